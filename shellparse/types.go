@@ -1,0 +1,167 @@
+package shellparse
+
+import "errors"
+
+// Limits applied when Options leaves them zero.
+const (
+	// DefaultMaxBytes is the largest input Parse accepts. Larger input is
+	// refused with ErrTooLarge; it is never truncated and analysed in part.
+	DefaultMaxBytes = 128 << 10
+	// DefaultMaxDepth bounds recursive parsing of literal payloads
+	// (bash -c '…', su -c, env -S). Deeper payloads become opaque segments.
+	DefaultMaxDepth = 4
+)
+
+// ErrTooLarge is returned by Parse for input over the size limit.
+var ErrTooLarge = errors.New("shellparse: command is larger than the size limit")
+
+// Options tunes Parse. The zero value is valid and uses the defaults above.
+type Options struct {
+	MaxBytes int // input size limit in bytes; 0 means DefaultMaxBytes
+	MaxDepth int // payload recursion limit; 0 means DefaultMaxDepth
+}
+
+// Span is a half-open byte range [Start, End) in the top-level source given to
+// Parse. Commands found inside a nested payload (bash -c '…') carry the span of
+// the outermost word that held them when the exact inner offsets cannot be
+// mapped back.
+type Span struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+// Script is the analysis of one command string.
+type Script struct {
+	Source    string     `json:"source"`
+	Commands  []Command  `json:"commands"`
+	Opaque    []Opaque   `json:"opaque,omitempty"`
+	Functions []Function `json:"functions,omitempty"`
+}
+
+// Command is one simple command reachable in the script, after wrappers have
+// been peeled off.
+type Command struct {
+	// Program is the effective program's normalised name: quotes and
+	// backslashes removed, directory stripped ("/usr/bin/rm", "./rm", "r\m"
+	// and "'r'm" are all "rm").
+	Program string `json:"program"`
+	// Spelling is the program word as written, after quote removal
+	// ("/usr/bin/rm", "./rm", "rm").
+	Spelling string `json:"spelling"`
+	// Args are the arguments after the program, in order.
+	Args []Word `json:"args,omitempty"`
+	// Env holds assignments that apply to the command: "X=1 cmd" and those
+	// given to an env wrapper.
+	Env []Assign `json:"env,omitempty"`
+	// EnvFlags records env wrapper options that change the environment
+	// (for example "-i", "-u NAME").
+	EnvFlags []string `json:"env_flags,omitempty"`
+	// Redirs are the command's redirections.
+	Redirs []Redir `json:"redirs,omitempty"`
+	// Wrappers are the peeled wrapper programs, outermost first, each with
+	// its own arguments as written (for example {"sudo", ["-u","bob"]}).
+	Wrappers []Wrapper `json:"wrappers,omitempty"`
+	// Context says where in the script the command sits.
+	Context Context `json:"context"`
+	// Text is the exact source text of the simple command (in the source it
+	// was parsed from; for payload commands, the payload's source).
+	Text string `json:"text"`
+	// Span locates the command in the top-level source.
+	Span Span `json:"span"`
+}
+
+// Word is one argument or target.
+type Word struct {
+	// Value is the word after quote removal. Parts that are not literal
+	// (parameter expansions, substitutions) keep their source text, so
+	// "$HOME/.aws" stays "$HOME/.aws" and "~/.ssh" stays "~/.ssh".
+	Value string `json:"value"`
+	// Literal reports whether the word is fully static: no expansion of any
+	// kind (a leading unquoted "~" counts as an expansion).
+	Literal bool `json:"literal"`
+	// Raw is the word's exact source text.
+	Raw string `json:"raw"`
+}
+
+// Assign is an environment assignment NAME=VALUE.
+type Assign struct {
+	Name  string `json:"name"`
+	Value Word   `json:"value"`
+}
+
+// Wrapper is a peeled wrapper program with its own arguments.
+type Wrapper struct {
+	Program string   `json:"program"`
+	Args    []string `json:"args,omitempty"`
+}
+
+// RedirMode is what a redirection does.
+type RedirMode string
+
+// Redirection modes.
+const (
+	RedirRead      RedirMode = "read"      // <
+	RedirWrite     RedirMode = "write"     // >, >|, &>
+	RedirAppend    RedirMode = "append"    // >>, &>>
+	RedirReadWrite RedirMode = "readwrite" // <>
+	RedirDup       RedirMode = "dup"       // >&, <&
+	RedirHeredoc   RedirMode = "heredoc"   // <<, <<-, <<<
+)
+
+// Redir is one redirection.
+type Redir struct {
+	Fd     string    `json:"fd,omitempty"` // explicit fd ("2"), empty for default
+	Mode   RedirMode `json:"mode"`
+	Target Word      `json:"target"`
+	// Body holds a heredoc's or here-string's text.
+	Body string `json:"body,omitempty"`
+}
+
+// Context says where a command sits in the script.
+type Context struct {
+	Pipeline     int    `json:"pipeline,omitempty"`     // 1-based position in a pipeline; 0 when not piped
+	PipelineLen  int    `json:"pipeline_len,omitempty"` // commands in that pipeline
+	Background   bool   `json:"background,omitempty"`   // runs under &
+	Subshell     bool   `json:"subshell,omitempty"`     // inside ( … )
+	Function     string `json:"function,omitempty"`     // enclosing function name
+	Loop         bool   `json:"loop,omitempty"`         // inside for/while/until
+	Substitution bool   `json:"substitution,omitempty"` // inside $( ), ` `, <( ) or >( )
+	Payload      int    `json:"payload,omitempty"`      // payload nesting depth (bash -c '…' = 1)
+}
+
+// OpaqueKind names why a segment could not be analysed.
+type OpaqueKind string
+
+// Kinds of opaque segment.
+const (
+	OpaqueDynamicProgram OpaqueKind = "dynamic-program"        // $(echo rm), "$CMD"
+	OpaqueEval           OpaqueKind = "eval"                   // eval …
+	OpaqueSource         OpaqueKind = "source"                 // source/. of a computed path
+	OpaquePayload        OpaqueKind = "payload"                // bash -c "$x", python -c …, node -e …
+	OpaquePipedShell     OpaqueKind = "piped-to-interpreter"   // curl … | sh, base64 -d | bash
+	OpaqueHeredoc        OpaqueKind = "heredoc-to-interpreter" // python <<EOF … EOF
+	OpaqueDepth          OpaqueKind = "depth-limit"            // payload nested past MaxDepth
+)
+
+// Opaque is a segment whose effect cannot be known statically. Text is its
+// exact source text: what a mandate's "=<exact text>" rule matches.
+type Opaque struct {
+	Kind    OpaqueKind `json:"kind"`
+	Program string     `json:"program,omitempty"` // the shell or interpreter involved, if any
+	Text    string     `json:"text"`
+	Span    Span       `json:"span"`
+}
+
+// Function is a shell function defined in the script.
+type Function struct {
+	Name string `json:"name"`
+	// SelfPipe reports whether the body runs the function itself in a pipeline.
+	SelfPipe bool `json:"self_pipe,omitempty"`
+	// SelfBackground reports whether the body runs the function itself with &.
+	SelfBackground bool `json:"self_background,omitempty"`
+	// Recursive reports whether the body calls the function at all.
+	Recursive bool `json:"recursive,omitempty"`
+	// Invoked reports whether the script calls the function after defining it.
+	Invoked bool `json:"invoked,omitempty"`
+	Span    Span `json:"span"`
+}
