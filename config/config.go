@@ -1,0 +1,221 @@
+package config
+
+import (
+	"time"
+)
+
+// Config is a loaded, validated configuration. After Load every profile is
+// complete: defaults are applied and paths are absolute, so consumers never
+// guess a missing value. A Config is plain data; it is not modified after
+// loading and may be shared between goroutines for reading.
+type Config struct {
+	// StateDir holds tether's state (allowlists, audit log, database).
+	// Default: $XDG_STATE_HOME/tether, else ~/.local/state/tether.
+	StateDir string `yaml:"state_dir" json:"state_dir"`
+	// DefaultProfile names the profile used when a call names none.
+	// Default: "default". It must exist in Profiles.
+	DefaultProfile string `yaml:"default_profile" json:"default_profile"`
+	// UI configures the optional web UI (served by `tether serve`).
+	UI UI `yaml:"ui" json:"ui"`
+	// Profiles maps a profile name to its settings. Names are made of
+	// letters, digits, '-', '_' and '.', because they name state files.
+	Profiles map[string]*Profile `yaml:"profiles" json:"profiles"`
+
+	// Source is the file the configuration came from, or EmbeddedSource.
+	Source string `yaml:"-" json:"source"`
+}
+
+// EmbeddedSource is Config.Source for the built-in default configuration.
+const EmbeddedSource = "<embedded default>"
+
+// UI configures the web UI.
+type UI struct {
+	Enabled bool   `yaml:"enabled" json:"enabled"`
+	Listen  string `yaml:"listen" json:"listen"` // host:port; default 127.0.0.1:8420
+}
+
+// Profile is one agent profile: where its commands run, which secrets it
+// sees, and how its flagged commands are approved.
+type Profile struct {
+	Name             string    `yaml:"-" json:"name"`
+	Terminal         Terminal  `yaml:"terminal" json:"terminal"`
+	Secrets          Secrets   `yaml:"secrets" json:"secrets"`
+	Approvals        Approvals `yaml:"approvals" json:"approvals"`
+	EnabledToolsets  []string  `yaml:"enabled_toolsets" json:"enabled_toolsets"`
+	DisabledToolsets []string  `yaml:"disabled_toolsets" json:"disabled_toolsets"`
+	Mandate          Mandate   `yaml:"mandate" json:"mandate"`
+}
+
+// Backend says where a profile's terminal commands run.
+type Backend string
+
+// Backends.
+const (
+	BackendSandbox Backend = "sandbox" // namespaces + cgroups (DESIGN.md §5); the default
+	BackendHost    Backend = "host"    // directly on the host, as tether's user; no isolation
+)
+
+// Terminal is a profile's complete terminal policy.
+type Terminal struct {
+	Backend Backend `yaml:"backend" json:"backend"`
+	// Cwd is the workspace: the working directory of commands, bound
+	// read-write into the sandbox. Relative paths are resolved against the
+	// config file's directory; "~" is the user's home. Empty means "the
+	// caller's working directory", supplied when the scope is resolved.
+	Cwd string `yaml:"cwd" json:"cwd"`
+	// Rootfs is a prepared root filesystem directory (tether rootfs build).
+	// Empty means the host's system directories, bound read-only.
+	Rootfs  string  `yaml:"rootfs" json:"rootfs"`
+	Network Network `yaml:"network" json:"network"`
+	Limits  Limits  `yaml:"limits" json:"limits"`
+	// LifetimeSeconds is how long an idle session sandbox lives.
+	// Default 300; 0 means the default.
+	LifetimeSeconds int `yaml:"lifetime_seconds" json:"lifetime_seconds"`
+	// PersistCwd reports whether a `cd` in one call carries over to the
+	// session's next call. Default true (set after loading, never nil).
+	PersistCwd *bool `yaml:"persist_cwd" json:"persist_cwd"`
+	// EnvPassthrough names the variables copied from the caller's
+	// environment into commands. Nothing else is inherited.
+	EnvPassthrough []string `yaml:"env_passthrough" json:"env_passthrough"`
+}
+
+// NetworkMode is a sandbox's network access.
+type NetworkMode string
+
+// Network modes.
+const (
+	NetworkNone  NetworkMode = "none"  // loopback only; the default
+	NetworkHost  NetworkMode = "host"  // the host's network namespace
+	NetworkProxy NetworkMode = "proxy" // egress only through tether's filtering proxy
+)
+
+// Network is a sandbox's network policy. Allow and Deny are host patterns
+// ("example.com", "*.example.com", an IP or CIDR, optionally ":port") and
+// apply only in proxy mode; Deny wins over Allow.
+type Network struct {
+	Mode  NetworkMode `yaml:"mode" json:"mode"`
+	Allow []string    `yaml:"allow" json:"allow"`
+	Deny  []string    `yaml:"deny" json:"deny"`
+}
+
+// Limits bound what one profile's commands may use. A zero value in the
+// file means the default given for each field; negative values are errors.
+type Limits struct {
+	Memory  ByteSize `yaml:"memory" json:"memory"`   // default 1GiB, for the profile's whole cgroup
+	Pids    int      `yaml:"pids" json:"pids"`       // default 512
+	CPUs    float64  `yaml:"cpus" json:"cpus"`       // default 1.0
+	Timeout Duration `yaml:"timeout" json:"timeout"` // wall clock per command; default 180s
+	Output  ByteSize `yaml:"output" json:"output"`   // stdout+stderr kept per command; default 1MiB
+	Tmpfs   ByteSize `yaml:"tmpfs" json:"tmpfs"`     // size of /tmp; default 256MiB
+}
+
+// Secrets is where a profile's secrets come from. Values given in both
+// places take the named value.
+type Secrets struct {
+	// EnvFile is a file of NAME=VALUE lines ("#" comments, optional
+	// "export ", optional single or double quotes). Relative paths are
+	// resolved against the config file's directory.
+	EnvFile string `yaml:"env_file" json:"env_file"`
+	// Values are named secrets written in the config itself.
+	Values map[string]string `yaml:"values" json:"values"`
+}
+
+// Mode is how flagged commands are approved.
+type Mode string
+
+// Approval modes.
+const (
+	ModeManual Mode = "manual" // ask a person (the default)
+	ModeSmart  Mode = "smart"  // ask a secondary model first; ESCALATE asks a person
+	ModeOff    Mode = "off"    // approve the approval tier; the hardline floor and deny globs still hold
+)
+
+// UnattendedPolicy is what happens to a flagged command when nobody can be
+// asked (cron, webhook, api, single-query platforms).
+type UnattendedPolicy string
+
+// Unattended policies.
+const (
+	UnattendedDeny    UnattendedPolicy = "deny" // the default
+	UnattendedApprove UnattendedPolicy = "approve"
+)
+
+// Approvals is a profile's approval policy.
+type Approvals struct {
+	Mode Mode `yaml:"mode" json:"mode"`
+	// Timeout is how long a person or model has to answer; silence is a
+	// deny. Default 300s.
+	Timeout Duration `yaml:"timeout" json:"timeout"`
+	// CronMode applies to the cron platform, UnattendedMode to webhook,
+	// api and single-query. Both default to deny.
+	CronMode       UnattendedPolicy `yaml:"cron_mode" json:"cron_mode"`
+	UnattendedMode UnattendedPolicy `yaml:"unattended_mode" json:"unattended_mode"`
+	// CommandAllowlist holds commands approved permanently: exact
+	// normalised command text or a glob ("*" any run of characters, "?"
+	// one character, "\" escapes), or "=<exact source text>" for a command
+	// the analyser cannot see into. It is merged with the entries that
+	// "always" answers add to <state_dir>/allowlist/<profile>.json.
+	CommandAllowlist []string `yaml:"command_allowlist" json:"command_allowlist"`
+	// Deny holds globs matched against normalised programs; a match
+	// refuses the command whoever approves.
+	Deny  []string `yaml:"deny" json:"deny"`
+	Smart Smart    `yaml:"smart" json:"smart"`
+}
+
+// Smart configures the secondary-model route (mode: smart).
+type Smart struct {
+	// Endpoint is an OpenAI-compatible base URL ("http://127.0.0.1:11434",
+	// "https://api.example.com/v1") or the full chat-completions URL.
+	Endpoint string `yaml:"endpoint" json:"endpoint"`
+	Model    string `yaml:"model" json:"model"`
+	// KeySecret names the profile secret holding the API key; empty sends
+	// no Authorization header.
+	KeySecret string `yaml:"key_secret" json:"key_secret"`
+	// Policy is extra guidance for the model (what this agent is for).
+	Policy string `yaml:"policy" json:"policy"`
+	// Timeout bounds one request; a timeout is ESCALATE. Default 30s.
+	Timeout Duration `yaml:"timeout" json:"timeout"`
+	// MaxDenials is how many DENY answers in one session open the
+	// session's breaker (later requests go to a person). Default 3.
+	MaxDenials int `yaml:"max_denials" json:"max_denials"`
+}
+
+// Violation is what an interactive run does with a call outside its mandate.
+type Violation string
+
+// Violation handling.
+const (
+	ViolationBlock   Violation = "block"   // the default
+	ViolationApprove Violation = "approve" // escalate to the approval prompt
+)
+
+// Mandate holds a profile's mandate settings.
+type Mandate struct {
+	InteractiveViolation Violation `yaml:"interactive_violation" json:"interactive_violation"`
+}
+
+// Defaults applied to unset values.
+const (
+	DefaultProfileName     = "default"
+	DefaultListen          = "127.0.0.1:8420"
+	DefaultLifetimeSeconds = 300
+	DefaultApprovalTimeout = 300 * time.Second
+	DefaultSmartTimeout    = 30 * time.Second
+	DefaultSmartMaxDenials = 3
+	DefaultMemory          = ByteSize(1 << 30)
+	DefaultPids            = 512
+	DefaultCPUs            = 1.0
+	DefaultCommandTimeout  = 180 * time.Second
+	DefaultOutput          = ByteSize(1 << 20)
+	DefaultTmpfs           = ByteSize(256 << 20)
+)
+
+// Profile returns the named profile, or the default profile for "".
+// It reports false when there is no such profile.
+func (c *Config) Profile(name string) (*Profile, bool) {
+	if name == "" {
+		name = c.DefaultProfile
+	}
+	p, ok := c.Profiles[name]
+	return p, ok
+}

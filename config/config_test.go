@@ -1,0 +1,210 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
+	return p
+}
+
+func TestEmbeddedDefaultLoads(t *testing.T) {
+	cfg, err := Default()
+	require.NoError(t, err)
+	assert.Equal(t, EmbeddedSource, cfg.Source)
+	p, ok := cfg.Profile("")
+	require.True(t, ok)
+	assert.Equal(t, "default", p.Name)
+	assert.Equal(t, BackendSandbox, p.Terminal.Backend)
+	assert.Equal(t, NetworkNone, p.Terminal.Network.Mode)
+	assert.Equal(t, ModeManual, p.Approvals.Mode)
+	assert.Equal(t, 300*time.Second, p.Approvals.Timeout.D())
+	assert.Equal(t, UnattendedDeny, p.Approvals.CronMode)
+	assert.Equal(t, UnattendedDeny, p.Approvals.UnattendedMode)
+	assert.Equal(t, 300, p.Terminal.LifetimeSeconds)
+	require.NotNil(t, p.Terminal.PersistCwd)
+	assert.True(t, *p.Terminal.PersistCwd)
+	assert.Equal(t, ViolationBlock, p.Mandate.InteractiveViolation)
+	assert.Equal(t, "", p.Terminal.Cwd, "the default profile runs in the caller's cwd")
+}
+
+func TestExampleLoads(t *testing.T) {
+	cfg, err := Load("example.yaml")
+	require.NoError(t, err)
+	p, ok := cfg.Profile("default")
+	require.True(t, ok)
+	assert.Equal(t, NetworkProxy, p.Terminal.Network.Mode)
+	assert.Equal(t, []string{"pypi.org", "*.pythonhosted.org", "github.com:443"}, p.Terminal.Network.Allow)
+	assert.Equal(t, ByteSize(1<<30), p.Terminal.Limits.Memory)
+	assert.Equal(t, ByteSize(256<<20), p.Terminal.Limits.Tmpfs)
+	assert.InDelta(t, 1.5, p.Terminal.Limits.CPUs, 0.001)
+	assert.Equal(t, 180*time.Second, p.Terminal.Limits.Timeout.D())
+	home, _ := os.UserHomeDir()
+	assert.Equal(t, filepath.Join(home, "work/project"), p.Terminal.Cwd)
+	abs, _ := filepath.Abs("secrets.env")
+	assert.Equal(t, abs, p.Secrets.EnvFile, "relative paths resolve against the config file's directory")
+	assert.Equal(t, []string{"sudo *", "git push --force*"}, p.Approvals.Deny)
+	assert.Equal(t, "llama3.1:8b", p.Approvals.Smart.Model)
+	n, ok := cfg.Profile("nightly")
+	require.True(t, ok)
+	assert.Equal(t, UnattendedApprove, n.Approvals.CronMode)
+	assert.Equal(t, UnattendedDeny, n.Approvals.UnattendedMode)
+	assert.Equal(t, "/srv/nightly", n.Terminal.Cwd)
+}
+
+func TestStrictness(t *testing.T) {
+	cases := []struct {
+		name string
+		text string
+		line int
+		msg  string
+	}{
+		{"unknown top-level key", "profiles:\n  default: {}\nstat_dir: /x\n", 3, "field stat_dir not found"},
+		{"unknown nested key", "profiles:\n  default:\n    terminal:\n      backend: host\n      netwrk: {}\n", 5, "field netwrk not found"},
+		{"bad enum", "profiles:\n  default:\n    approvals:\n      mode: sometimes\n", 4, `invalid approval mode "sometimes"`},
+		{"bad backend", "profiles:\n  default:\n    terminal:\n      backend: docker\n", 4, `invalid backend "docker"`},
+		{"bad duration", "profiles:\n  default:\n    approvals:\n      timeout: soon\n", 4, `invalid duration "soon"`},
+		{"bad size", "profiles:\n  default:\n    terminal:\n      limits:\n        memory: lots\n", 5, `invalid size "lots"`},
+		{"negative pids", "profiles:\n  default:\n    terminal:\n      limits:\n        pids: -1\n", 5, "limits.pids must not be negative"},
+		{"wrong type", "profiles:\n  default:\n    terminal:\n      lifetime_seconds: forever\n", 4, "cannot unmarshal"},
+		{"bad cron mode", "profiles:\n  default:\n    approvals:\n      cron_mode: maybe\n", 4, "invalid unattended policy"},
+		{"smart without endpoint", "profiles:\n  default:\n    approvals:\n      mode: smart\n", 4, "mode: smart needs"},
+		{"bad endpoint", "profiles:\n  default:\n    approvals:\n      smart:\n        endpoint: ftp://x\n", 5, "invalid smart.endpoint"},
+		{"allow without proxy", "profiles:\n  default:\n    terminal:\n      network:\n        allow: [example.com]\n", 4, "need mode: proxy"},
+		{"bad host entry", "profiles:\n  default:\n    terminal:\n      network:\n        mode: proxy\n        allow:\n          - \"exa mple\"\n", 7, "invalid network entry"},
+		{"bad env name", "profiles:\n  default:\n    terminal:\n      env_passthrough: [PATH, 1BAD]\n", 4, `invalid environment variable name "1BAD"`},
+		{"bad profile name", "default_profile: a\nprofiles:\n  a: {}\n  ../evil: {}\n", 4, "invalid profile name"},
+		{"missing default profile", "default_profile: prod\nprofiles:\n  dev: {}\n", 1, `default_profile "prod" is not defined`},
+		{"no profiles", "state_dir: /tmp/x\n", 1, "no profiles defined"},
+		{"duplicate key", "profiles:\n  default: {}\n  default: {}\n", 3, "already defined"},
+		{"syntax error", "profiles:\n  default: [\n", 0, ""},
+		{"two documents", "profiles:\n  default: {}\n---\nprofiles: {}\n", 0, "only one YAML document"},
+		{"bad violation", "profiles:\n  default:\n    mandate:\n      interactive_violation: ignore\n", 4, "invalid interactive_violation"},
+		{"bad allowlist glob", "profiles:\n  default:\n    approvals:\n      command_allowlist: [\"ls \\\\\"]\n", 4, "unfinished escape"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeFile(t, t.TempDir(), "config.yaml", tc.text)
+			cfg, err := Load(path)
+			require.Error(t, err)
+			assert.Nil(t, cfg)
+			var ie *InvalidError
+			require.True(t, errors.As(err, &ie), "%T %v", err, err)
+			require.NotEmpty(t, ie.Problems)
+			p := ie.Problems[0]
+			assert.Equal(t, path, p.File)
+			if tc.line > 0 {
+				assert.Equal(t, tc.line, p.Line, "%v", err)
+				assert.Contains(t, err.Error(), path+":"+itoa(tc.line)+": ")
+			} else {
+				assert.Positive(t, p.Line, "%v", err)
+			}
+			assert.Contains(t, err.Error(), tc.msg)
+		})
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestAllProblemsReported(t *testing.T) {
+	path := writeFile(t, t.TempDir(), "c.yaml", "profiles:\n  default:\n    terminal:\n      limits:\n        pids: -1\n        cpus: -2\n")
+	_, err := Load(path)
+	var ie *InvalidError
+	require.ErrorAs(t, err, &ie)
+	require.Len(t, ie.Problems, 2)
+	assert.Equal(t, 5, ie.Problems[0].Line)
+	assert.Equal(t, 6, ie.Problems[1].Line)
+}
+
+func TestUnreadableFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "missing.yaml"))
+	var ie *InvalidError
+	require.ErrorAs(t, err, &ie)
+	assert.Contains(t, err.Error(), "reading config")
+}
+
+func TestFind(t *testing.T) {
+	dir := t.TempDir()
+	xdg := filepath.Join(dir, "xdg")
+	require.NoError(t, os.MkdirAll(filepath.Join(xdg, "tether"), 0o700))
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	t.Setenv(EnvConfig, "")
+
+	// Nothing anywhere (unless the machine has /etc/tether/config.yaml).
+	if _, err := os.Stat(SystemPath); err != nil {
+		got, err := Find("")
+		require.NoError(t, err)
+		assert.Equal(t, "", got)
+	}
+
+	xdgFile := writeFile(t, filepath.Join(xdg, "tether"), "config.yaml", "profiles: {default: {}}\n")
+	got, err := Find("")
+	require.NoError(t, err)
+	assert.Equal(t, xdgFile, got)
+
+	envFile := writeFile(t, dir, "env.yaml", "profiles: {default: {}}\n")
+	t.Setenv(EnvConfig, envFile)
+	got, err = Find("")
+	require.NoError(t, err)
+	assert.Equal(t, envFile, got)
+
+	flagFile := writeFile(t, dir, "flag.yaml", "profiles: {default: {}}\n")
+	got, err = Find(flagFile)
+	require.NoError(t, err)
+	assert.Equal(t, flagFile, got)
+
+	_, err = Find(filepath.Join(dir, "nope.yaml"))
+	assert.ErrorIs(t, err, ErrNotFound, "an explicit file never falls back")
+	t.Setenv(EnvConfig, filepath.Join(dir, "nope.yaml"))
+	_, err = Find("")
+	assert.ErrorIs(t, err, ErrNotFound)
+}
+
+func TestSecrets(t *testing.T) {
+	dir := t.TempDir()
+	env := writeFile(t, dir, "s.env", "# comment\nexport A=1\nB=\"two words\"\nC='x=y'\n\n")
+	s := Secrets{EnvFile: env, Values: map[string]string{"A": "override"}}
+	got, err := s.LoadSecrets()
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"A": "override", "B": "two words", "C": "x=y"}, got)
+
+	bad := writeFile(t, dir, "bad.env", "A=1\nthis is hunter2\n")
+	_, err = Secrets{EnvFile: bad}.LoadSecrets()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), ":2:")
+	assert.NotContains(t, err.Error(), "hunter2", "a malformed line may hold a secret")
+
+	_, err = Secrets{EnvFile: filepath.Join(dir, "missing.env")}.LoadSecrets()
+	assert.Error(t, err, "an unreadable env file is an error, not an empty mapping")
+}
+
+func TestMasked(t *testing.T) {
+	cfg, err := Parse("x.yaml", []byte("profiles:\n  default:\n    secrets:\n      values: {TOKEN: hunter2}\n"), "/")
+	require.NoError(t, err)
+	m := cfg.Masked()
+	assert.Equal(t, "***", m.Profiles["default"].Secrets.Values["TOKEN"])
+	assert.Equal(t, "hunter2", cfg.Profiles["default"].Secrets.Values["TOKEN"], "the original is untouched")
+}
+
+func TestByteSize(t *testing.T) {
+	for in, want := range map[string]ByteSize{"10": 10, "1k": 1024, "512MiB": 512 << 20, "1.5G": 3 << 29, "2 gb": 2 << 30} {
+		got, err := ParseByteSize(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"", "G", "1x", "-1", "1e3"} {
+		_, err := ParseByteSize(in)
+		assert.Error(t, err, in)
+	}
+}

@@ -1,0 +1,186 @@
+package config
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// DefaultYAML returns the text of the embedded default configuration.
+func DefaultYAML() []byte { return bytes.Clone(defaultYAML) }
+
+// EnvConfig is the environment variable naming the config file.
+const EnvConfig = "TETHER_CONFIG"
+
+// SystemPath is the system-wide config file, the last one Find tries.
+const SystemPath = "/etc/tether/config.yaml"
+
+// ErrNotFound is returned by Find for an explicitly named file (flag or
+// $TETHER_CONFIG) that does not exist. An explicit name never falls back.
+var ErrNotFound = errors.New("config file not found")
+
+// Problem is one thing wrong with a config file.
+type Problem struct {
+	File string `json:"file"`
+	Line int    `json:"line"` // 0 when the problem has no line (an unreadable file)
+	Msg  string `json:"message"`
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
+	}
+	return fmt.Sprintf("%s: %s", p.File, p.Msg)
+}
+
+// InvalidError lists every problem found in a config file, in line order.
+type InvalidError struct {
+	Problems []Problem
+}
+
+func (e *InvalidError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Find returns the config file to load: explicit (a --config flag) if
+// non-empty, else $TETHER_CONFIG, else the first existing of
+// $XDG_CONFIG_HOME/tether/config.yaml (~/.config/tether/config.yaml) and
+// SystemPath. It returns "" and no error when none exists (use Default).
+// A file named by the flag or the variable must exist (ErrNotFound).
+func Find(explicit string) (string, error) {
+	for _, p := range []string{explicit, os.Getenv(EnvConfig)} {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return "", fmt.Errorf("%w: %s", ErrNotFound, p)
+			}
+			return "", fmt.Errorf("checking config file %s: %w", p, err)
+		}
+		return p, nil
+	}
+	var candidates []string
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
+		candidates = append(candidates, filepath.Join(x, "tether", "config.yaml"))
+	} else if home, err := os.UserHomeDir(); err == nil {
+		candidates = append(candidates, filepath.Join(home, ".config", "tether", "config.yaml"))
+	}
+	candidates = append(candidates, SystemPath)
+	for _, p := range candidates {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("checking config file %s: %w", p, err)
+		}
+	}
+	return "", nil
+}
+
+// Resolve finds and loads the configuration (see Find), falling back to
+// the embedded default when no file exists.
+func Resolve(explicit string) (*Config, error) {
+	path, err := Find(explicit)
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		return Default()
+	}
+	return Load(path)
+}
+
+// Default returns the embedded default configuration.
+func Default() (*Config, error) {
+	return Parse(EmbeddedSource, defaultYAML, "")
+}
+
+// Load reads and validates the config file at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &InvalidError{Problems: []Problem{{File: path, Msg: fmt.Sprintf("reading config: %v", err)}}}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("resolving config path %s: %w", path, err)
+	}
+	return Parse(path, data, filepath.Dir(abs))
+}
+
+var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// Parse decodes and validates data as a config file. name is used in error
+// messages and as Config.Source; relative paths in the file are resolved
+// against baseDir (the process's working directory when empty). Every
+// error is an *InvalidError.
+func Parse(name string, data []byte, baseDir string) (*Config, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, yamlError(name, err)
+	}
+	cfg := &Config{}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+		return nil, yamlError(name, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		line := extra.Line
+		return nil, &InvalidError{Problems: []Problem{{File: name, Line: line, Msg: "only one YAML document is allowed"}}}
+	}
+	v := validator{file: name, root: &root}
+	cfg.Source = name
+	if baseDir == "" {
+		baseDir, _ = os.Getwd()
+	}
+	v.check(cfg, baseDir)
+	if len(v.problems) > 0 {
+		sort.SliceStable(v.problems, func(i, j int) bool { return v.problems[i].Line < v.problems[j].Line })
+		return nil, &InvalidError{Problems: v.problems}
+	}
+	return cfg, nil
+}
+
+// yamlError turns a yaml error ("yaml: line 3: …" or a TypeError listing
+// "line 3: …" entries) into an *InvalidError with file:line problems.
+func yamlError(name string, err error) error {
+	var msgs []string
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	} else {
+		msgs = []string{err.Error()}
+	}
+	ie := &InvalidError{}
+	for _, m := range msgs {
+		p := Problem{File: name, Msg: strings.TrimPrefix(m, "yaml: ")}
+		if sm := yamlLine.FindStringSubmatch(m); sm != nil {
+			p.Line, _ = strconv.Atoi(sm[1])
+			p.Msg = sm[2]
+		}
+		p.Msg = strings.Replace(p.Msg, " in type config.", " in section ", 1)
+		ie.Problems = append(ie.Problems, p)
+	}
+	sort.SliceStable(ie.Problems, func(i, j int) bool { return ie.Problems[i].Line < ie.Problems[j].Line })
+	return ie
+}
