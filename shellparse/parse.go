@@ -1,29 +1,688 @@
 package shellparse
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// Parse parses src as bash and returns every simple command reachable in it.
-// It returns ErrTooLarge (wrapped) for input over the size limit and a
-// *syntax.ParseError (wrapped) for input that does not parse.
-//
-// SCAFFOLD: this first version only checks size and syntax; the structural
-// walk replaces it.
+// maxNesting bounds how deep the walker descends into nested statements and
+// words. Anything deeper is recorded as an opaque depth-limit segment rather
+// than analysed, so hostile input cannot exhaust the stack or the CPU.
+const maxNesting = 200
+
+// parserPool reuses bash parsers: a Parser carries kilobytes of buffers that
+// would otherwise be allocated for every command.
+var parserPool = sync.Pool{New: func() any {
+	return &pooledParser{p: syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))}
+}}
+
+type pooledParser struct {
+	p *syntax.Parser
+	r strings.Reader
+}
+
+// parseBash parses src as bash with a pooled parser.
+func parseBash(src string) (*syntax.File, error) {
+	pp := parserPool.Get().(*pooledParser)
+	pp.r.Reset(src)
+	f, err := pp.p.Parse(&pp.r, "")
+	pp.r.Reset("")
+	parserPool.Put(pp)
+	return f, err
+}
+
+// Parse parses src as bash and returns every simple command reachable in it,
+// the opaque segments and the functions it defines. It returns an error
+// wrapping ErrTooLarge for input over the size limit and one wrapping the
+// *syntax.ParseError (or *syntax.LangError) for input that does not parse;
+// the Script is nil in both cases. Parse is safe for concurrent use.
 func Parse(src string, opts Options) (*Script, error) {
-	max := opts.MaxBytes
-	if max <= 0 {
-		max = DefaultMaxBytes
+	maxBytes := opts.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
 	}
-	if len(src) > max {
-		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(src), max)
+	if len(src) > maxBytes {
+		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(src), maxBytes)
 	}
-	p := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
-	if _, err := p.Parse(strings.NewReader(src), ""); err != nil {
+	if err := checkNesting(src); err != nil {
+		return nil, err
+	}
+	f, err := parseBash(src)
+	if err != nil {
 		return nil, fmt.Errorf("parsing command: %w", err)
 	}
-	return &Script{Source: src}, nil
+	maxDepth := opts.MaxDepth
+	if maxDepth <= 0 {
+		maxDepth = DefaultMaxDepth
+	}
+	s := &Script{Source: src}
+	w := &walker{src: src, script: s, maxDepth: maxDepth}
+	w.stmts(f.Stmts, ctx{})
+	w.finishFunctions()
+	return s, nil
+}
+
+// ErrTooDeep is returned (wrapped) by Parse for input whose brackets nest so
+// deeply that parsing it would be unreasonably expensive.
+var ErrTooDeep = errors.New("shellparse: command nests too deeply")
+
+// checkNesting refuses input whose opening brackets nest past a limit before
+// the parser (which is recursive) sees it. It counts brackets only, which is
+// an over-estimate of syntactic nesting and never under-counts it.
+func checkNesting(src string) error {
+	depth, max := 0, 0
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '(', '{', '[', '`':
+			depth++
+			if depth > max {
+				max = depth
+			}
+		case ')', '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	if max > maxParseNesting {
+		return fmt.Errorf("%w: %d open brackets, limit %d", ErrTooDeep, max, maxParseNesting)
+	}
+	return nil
+}
+
+// maxParseNesting is the bracket depth checkNesting allows.
+const maxParseNesting = 1000
+
+// ctx is the walker's state for one statement: the public Context plus what
+// enclosing constructs impose on the simple commands inside.
+type ctx struct {
+	Context
+	// wrap are wrappers applying to every command inside (time, and the
+	// wrapper chain of a payload's shell).
+	wrap []Wrapper
+	// redirs are redirections of enclosing compound commands.
+	redirs []Redir
+	// nest is the structural nesting depth.
+	nest int
+}
+
+// substitution returns the context of a command or process substitution
+// inside a command in c: it runs in its own process, not piped and not under
+// the command's wrappers or redirections.
+func (c ctx) substitution() ctx {
+	c.Substitution = true
+	c.Pipeline, c.PipelineLen = 0, 0
+	c.wrap, c.redirs = nil, nil
+	c.ExtraArgs = false
+	return c
+}
+
+// walker walks one parsed source (the top-level command or a payload) and
+// appends what it finds to the shared Script.
+type walker struct {
+	src      string // the source the AST positions refer to
+	script   *Script
+	maxDepth int
+	// outer, when non-nil, is the span in the top-level source of the payload
+	// word this source came from; every span reported is then outer.
+	outer *Span
+	// funcs are the function definitions found so far, with the command
+	// index range of their bodies.
+	funcs *[]funcDef
+}
+
+type funcDef struct {
+	fn         int // index in script.Functions
+	start, end int // command indices of the body
+}
+
+func (w *walker) span(n syntax.Node) Span {
+	if w.outer != nil {
+		return *w.outer
+	}
+	s, e := offsets(n, len(w.src))
+	return Span{Start: s, End: e}
+}
+
+func (w *walker) text(n syntax.Node) string {
+	s, e := offsets(n, len(w.src))
+	return w.src[s:e]
+}
+
+// addOpaque records an opaque segment. Text falls back to the whole source
+// so that it is never empty.
+func (w *walker) addOpaque(kind OpaqueKind, program, text string, sp Span) {
+	if text == "" {
+		text = w.src
+	}
+	if text == "" {
+		text = string(kind)
+	}
+	w.script.Opaque = append(w.script.Opaque, Opaque{Kind: kind, Program: program, Text: text, Span: sp})
+}
+
+// tooDeep records a depth-limit segment for n when c is nested past the
+// limit, and reports whether it did.
+func (w *walker) tooDeep(n syntax.Node, c ctx) bool {
+	if c.nest <= maxNesting {
+		return false
+	}
+	w.addOpaque(OpaqueDepth, "", w.text(n), w.span(n))
+	return true
+}
+
+func (w *walker) stmts(list []*syntax.Stmt, c ctx) {
+	for _, s := range list {
+		w.stmt(s, c)
+	}
+}
+
+// stmt walks one statement. It returns the name of a shell or interpreter
+// that reads its program from standard input in this statement ("" if
+// none), used to spot data piped into an interpreter.
+func (w *walker) stmt(s *syntax.Stmt, c ctx) string {
+	c.nest++
+	if w.tooDeep(s, c) {
+		return ""
+	}
+	if s.Background || s.Coprocess || s.Disown {
+		c.Background = true
+	}
+	var redirs []Redir
+	if len(s.Redirs) > 0 {
+		redirs = w.redirs(s.Redirs, c)
+	}
+	switch cmd := s.Cmd.(type) {
+	case nil:
+		// Only redirections ("> file", which truncates it).
+		w.addBare(s, nil, redirs, c)
+	case *syntax.CallExpr:
+		return w.call(s, cmd, redirs, c)
+	default:
+		if len(redirs) > 0 {
+			c.redirs = append(c.redirs[:len(c.redirs):len(c.redirs)], redirs...)
+		}
+		return w.compound(cmd, c)
+	}
+	return ""
+}
+
+func (w *walker) compound(cmd syntax.Command, c ctx) string {
+	switch cmd := cmd.(type) {
+	case *syntax.BinaryCmd:
+		if cmd.Op == syntax.Pipe || cmd.Op == syntax.PipeAll {
+			return w.pipeline(cmd, c)
+		}
+		r := w.stmt(cmd.X, c)
+		if r2 := w.stmt(cmd.Y, c); r == "" {
+			r = r2
+		}
+		return r
+	case *syntax.Subshell:
+		c.Subshell = true
+		return w.stmtsStdin(cmd.Stmts, c)
+	case *syntax.Block:
+		return w.stmtsStdin(cmd.Stmts, c)
+	case *syntax.IfClause:
+		var r string
+		for cl := cmd; cl != nil; cl = cl.Else {
+			if x := w.stmtsStdin(cl.Cond, c); r == "" {
+				r = x
+			}
+			if x := w.stmtsStdin(cl.Then, c); r == "" {
+				r = x
+			}
+		}
+		return r
+	case *syntax.WhileClause:
+		c.Loop = true
+		r := w.stmtsStdin(cmd.Cond, c)
+		if x := w.stmtsStdin(cmd.Do, c); r == "" {
+			r = x
+		}
+		return r
+	case *syntax.ForClause:
+		c.Loop = true
+		switch l := cmd.Loop.(type) {
+		case *syntax.WordIter:
+			for _, it := range l.Items {
+				w.walkWord(it, c)
+			}
+		case *syntax.CStyleLoop:
+			w.arithm(l.Init, c)
+			w.arithm(l.Cond, c)
+			w.arithm(l.Post, c)
+		}
+		return w.stmtsStdin(cmd.Do, c)
+	case *syntax.CaseClause:
+		w.walkWord(cmd.Word, c)
+		var r string
+		for _, it := range cmd.Items {
+			for _, p := range it.Patterns {
+				w.walkWord(p, c)
+			}
+			if x := w.stmtsStdin(it.Stmts, c); r == "" {
+				r = x
+			}
+		}
+		return r
+	case *syntax.FuncDecl:
+		w.funcDecl(cmd, c)
+	case *syntax.ArithmCmd:
+		w.arithm(cmd.X, c)
+	case *syntax.TestClause:
+		w.test(cmd.X, c)
+	case *syntax.DeclClause:
+		w.decl(cmd, c)
+	case *syntax.LetClause:
+		w.let(cmd, c)
+	case *syntax.TimeClause:
+		if cmd.Stmt == nil {
+			return ""
+		}
+		tw := Wrapper{Program: "time"}
+		if cmd.PosixFormat {
+			tw.Args = []string{"-p"}
+		}
+		c.wrap = append(c.wrap[:len(c.wrap):len(c.wrap)], tw)
+		return w.stmt(cmd.Stmt, c)
+	case *syntax.CoprocClause:
+		if cmd.Name != nil {
+			w.walkWord(cmd.Name, c)
+		}
+		c.Background = true
+		return w.stmt(cmd.Stmt, c)
+	case *syntax.TestDecl:
+		if cmd.Description != nil {
+			w.walkWord(cmd.Description, c)
+		}
+		return w.stmt(cmd.Body, c)
+	}
+	return ""
+}
+
+// stmtsStdin walks a list and returns the first interpreter-from-stdin found.
+func (w *walker) stmtsStdin(list []*syntax.Stmt, c ctx) string {
+	var r string
+	for _, s := range list {
+		if x := w.stmt(s, c); r == "" {
+			r = x
+		}
+	}
+	return r
+}
+
+// pipeline walks a|b|c with each stage's position, and records data piped
+// into a shell or interpreter as opaque.
+func (w *walker) pipeline(b *syntax.BinaryCmd, c ctx) string {
+	var stagesBuf [8]*syntax.Stmt
+	stages := flattenPipe(b, stagesBuf[:0])
+	first := ""
+	for i, st := range stages {
+		sc := c
+		sc.Pipeline, sc.PipelineLen = i+1, len(stages)
+		r := w.stmt(st, sc)
+		if i == 0 {
+			first = r
+		} else if r != "" {
+			w.addOpaque(OpaquePipedShell, r, w.text(b), w.span(b))
+		}
+	}
+	return first
+}
+
+func flattenPipe(b *syntax.BinaryCmd, out []*syntax.Stmt) []*syntax.Stmt {
+	if x, ok := b.X.Cmd.(*syntax.BinaryCmd); ok && isPipe(x) && !b.X.Negated && len(b.X.Redirs) == 0 && !b.X.Background {
+		out = flattenPipe(x, out)
+	} else {
+		out = append(out, b.X)
+	}
+	if y, ok := b.Y.Cmd.(*syntax.BinaryCmd); ok && isPipe(y) && !b.Y.Negated && len(b.Y.Redirs) == 0 && !b.Y.Background {
+		return flattenPipe(y, out)
+	}
+	return append(out, b.Y)
+}
+
+func isPipe(b *syntax.BinaryCmd) bool { return b.Op == syntax.Pipe || b.Op == syntax.PipeAll }
+
+func (w *walker) funcDecl(fd *syntax.FuncDecl, c ctx) {
+	name := ""
+	if fd.Name != nil {
+		name = fd.Name.Value
+	}
+	if w.funcs == nil {
+		w.funcs = new([]funcDef)
+	}
+	w.script.Functions = append(w.script.Functions, Function{Name: name, Span: w.span(fd)})
+	def := funcDef{fn: len(w.script.Functions) - 1, start: len(w.script.Commands)}
+	c.Function = name
+	// A function body runs when the function is called, not where it is
+	// defined: nothing of the definition site's pipeline applies.
+	c.Pipeline, c.PipelineLen, c.Background = 0, 0, false
+	w.stmt(fd.Body, c)
+	def.end = len(w.script.Commands)
+	*w.funcs = append(*w.funcs, def)
+}
+
+// finishFunctions fills the recursion and invocation facts of each function
+// once every command is known.
+func (w *walker) finishFunctions() {
+	if w.funcs == nil {
+		return
+	}
+	cmds := w.script.Commands
+	for _, d := range *w.funcs {
+		f := &w.script.Functions[d.fn]
+		for i := d.start; i < d.end; i++ {
+			if cmds[i].Program != f.Name {
+				continue
+			}
+			f.Recursive = true
+			if cmds[i].Context.Pipeline > 0 {
+				f.SelfPipe = true
+			}
+			if cmds[i].Context.Background {
+				f.SelfBackground = true
+			}
+		}
+		for i := d.end; i < len(cmds); i++ {
+			if cmds[i].Program == f.Name {
+				f.Invoked = true
+				break
+			}
+		}
+	}
+}
+
+// redirs converts a statement's redirections, walking their words.
+func (w *walker) redirs(rs []*syntax.Redirect, c ctx) []Redir {
+	out := make([]Redir, 0, len(rs))
+	for _, r := range rs {
+		rd := Redir{}
+		if r.N != nil {
+			rd.Fd = r.N.Value
+		}
+		switch r.Op {
+		case syntax.RdrIn:
+			rd.Mode = RedirRead
+		case syntax.RdrOut, syntax.RdrClob, syntax.RdrAll, syntax.RdrAllClob:
+			rd.Mode = RedirWrite
+		case syntax.AppOut, syntax.AppClob, syntax.AppAll, syntax.AppAllClob:
+			rd.Mode = RedirAppend
+		case syntax.RdrInOut:
+			rd.Mode = RedirReadWrite
+		case syntax.DplIn, syntax.DplOut:
+			rd.Mode = RedirDup
+		case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+			rd.Mode = RedirHeredoc
+		default:
+			rd.Mode = RedirWrite
+		}
+		if rd.Fd == "" && (r.Op == syntax.RdrAll || r.Op == syntax.AppAll || r.Op == syntax.RdrAllClob || r.Op == syntax.AppAllClob) {
+			rd.Fd = "&"
+		}
+		if r.Word != nil {
+			w.walkWord(r.Word, c)
+			rd.Target = w.convWord(r.Word)
+			if r.Op == syntax.WordHdoc {
+				rd.Body = rd.Target.Value
+			}
+		}
+		if r.Hdoc != nil {
+			w.walkWord(r.Hdoc, c)
+			rd.Body = heredocBody(w.text(r.Hdoc), rd.Target.Value)
+		}
+		out = append(out, rd)
+	}
+	return out
+}
+
+// walkWord finds the commands inside a word's substitutions.
+func (w *walker) walkWord(sw *syntax.Word, c ctx) {
+	if sw == nil {
+		return
+	}
+	for _, p := range sw.Parts {
+		w.walkPart(p, c)
+	}
+}
+
+func (w *walker) walkPart(p syntax.WordPart, c ctx) {
+	switch p := p.(type) {
+	case *syntax.Lit, *syntax.SglQuoted, *syntax.ExtGlob:
+	case *syntax.DblQuoted:
+		for _, q := range p.Parts {
+			w.walkPart(q, c)
+		}
+	case *syntax.CmdSubst:
+		sc := c.substitution()
+		sc.nest++
+		if w.tooDeep(p, sc) {
+			return
+		}
+		w.stmts(p.Stmts, sc)
+	case *syntax.ProcSubst:
+		sc := c.substitution()
+		sc.nest++
+		if w.tooDeep(p, sc) {
+			return
+		}
+		w.stmts(p.Stmts, sc)
+	case *syntax.ArithmExp:
+		w.arithm(p.X, c)
+	case *syntax.ParamExp:
+		c.nest++
+		if w.tooDeep(p, c) {
+			return
+		}
+		if p.NestedParam != nil {
+			w.walkPart(p.NestedParam, c)
+		}
+		if p.Index != nil {
+			w.arithm(p.Index, c)
+		}
+		if p.Slice != nil {
+			w.arithm(p.Slice.Offset, c)
+			w.arithm(p.Slice.Length, c)
+		}
+		if p.Repl != nil {
+			w.walkWord(p.Repl.Orig, c)
+			w.walkWord(p.Repl.With, c)
+		}
+		if p.Exp != nil {
+			w.walkWord(p.Exp.Word, c)
+		}
+	case *syntax.BraceExp:
+		for _, e := range p.Elems {
+			w.walkWord(e, c)
+		}
+	}
+}
+
+func (w *walker) arithm(x syntax.ArithmExpr, c ctx) {
+	if x == nil {
+		return
+	}
+	c.nest++
+	if w.tooDeep(x, c) {
+		return
+	}
+	switch x := x.(type) {
+	case *syntax.Word:
+		w.walkWord(x, c)
+	case *syntax.BinaryArithm:
+		w.arithm(x.X, c)
+		w.arithm(x.Y, c)
+	case *syntax.UnaryArithm:
+		w.arithm(x.X, c)
+	case *syntax.ParenArithm:
+		w.arithm(x.X, c)
+	case *syntax.FlagsArithm:
+		w.arithm(x.X, c)
+	}
+}
+
+func (w *walker) test(x syntax.TestExpr, c ctx) {
+	if x == nil {
+		return
+	}
+	c.nest++
+	if w.tooDeep(x, c) {
+		return
+	}
+	switch x := x.(type) {
+	case *syntax.Word:
+		w.walkWord(x, c)
+	case *syntax.BinaryTest:
+		w.test(x.X, c)
+		w.test(x.Y, c)
+	case *syntax.UnaryTest:
+		w.test(x.X, c)
+	case *syntax.ParenTest:
+		w.test(x.X, c)
+	}
+}
+
+func (w *walker) assign(a *syntax.Assign, c ctx) Assign {
+	if a.Index != nil {
+		w.arithm(a.Index, c)
+	}
+	out := Assign{}
+	if a.Name != nil {
+		out.Name = a.Name.Value
+	}
+	if a.Value != nil {
+		w.walkWord(a.Value, c)
+		out.Value = w.convWord(a.Value)
+	} else if a.Array != nil {
+		for _, el := range a.Array.Elems {
+			if el.Index != nil {
+				w.arithm(el.Index, c)
+			}
+			w.walkWord(el.Value, c)
+		}
+		out.Value = Word{Value: w.text(a.Array), Raw: w.text(a.Array)}
+	} else {
+		out.Value = Word{Literal: true}
+	}
+	return out
+}
+
+// decl reports declare/export/local/readonly/typeset as a command whose
+// arguments are its assignments as written, after walking their values.
+func (w *walker) decl(d *syntax.DeclClause, c ctx) {
+	args := make([]Word, 0, len(d.Args))
+	for _, a := range d.Args {
+		as := w.assign(a, c)
+		s, e := offsets(a, len(w.src))
+		raw := w.src[s:e]
+		switch {
+		case a.Naked && a.Name == nil && a.Value != nil: // an option such as -x
+			args = append(args, as.Value)
+		case a.Naked:
+			args = append(args, Word{Value: as.Name, Literal: true, Raw: raw})
+		default:
+			eq := "="
+			if a.Append {
+				eq = "+="
+			}
+			args = append(args, Word{Value: as.Name + eq + as.Value.Value, Literal: as.Value.Literal && a.Index == nil, Raw: raw, Glob: as.Value.Glob})
+		}
+	}
+	w.addCommand(Command{
+		Program:  d.Variant.Value,
+		Spelling: d.Variant.Value,
+		Args:     args,
+		Redirs:   c.redirs,
+		Wrappers: c.wrap,
+		Context:  c.Context,
+		Text:     w.text(d),
+		Span:     w.span(d),
+	})
+}
+
+func (w *walker) let(l *syntax.LetClause, c ctx) {
+	args := make([]Word, 0, len(l.Exprs))
+	for _, x := range l.Exprs {
+		w.arithm(x, c)
+		t := w.text(x)
+		args = append(args, Word{Value: t, Raw: t})
+	}
+	w.addCommand(Command{
+		Program: "let", Spelling: "let", Args: args, Redirs: c.redirs,
+		Wrappers: c.wrap, Context: c.Context, Text: w.text(l), Span: w.span(l),
+	})
+}
+
+func (w *walker) addCommand(cmd Command) {
+	if cmd.Text == "" {
+		cmd.Text = w.src
+	}
+	w.script.Commands = append(w.script.Commands, cmd)
+}
+
+// addBare records a statement without a program: only assignments and/or
+// redirections ("X=1", "> file"). Its Program is empty.
+func (w *walker) addBare(s *syntax.Stmt, env []Assign, redirs []Redir, c ctx) {
+	w.addCommand(Command{
+		Env:      env,
+		Redirs:   joinRedirs(c.redirs, redirs),
+		Wrappers: c.wrap,
+		Context:  c.Context,
+		Text:     w.stmtText(s),
+		Span:     w.stmtSpan(s),
+	})
+}
+
+// stmtText is the text of a statement without its terminator (; or &) and
+// without heredoc bodies, which follow the line.
+func (w *walker) stmtText(s *syntax.Stmt) string {
+	a, b := w.stmtRange(s)
+	return w.src[a:b]
+}
+
+func (w *walker) stmtSpan(s *syntax.Stmt) Span {
+	if w.outer != nil {
+		return *w.outer
+	}
+	a, b := w.stmtRange(s)
+	return Span{Start: a, End: b}
+}
+
+func (w *walker) stmtRange(s *syntax.Stmt) (int, int) {
+	start, end := offsets(s, len(w.src))
+	if s.Cmd != nil {
+		_, end = offsets(s.Cmd, len(w.src))
+	} else {
+		end = start
+	}
+	for _, r := range s.Redirs {
+		if r.Word != nil {
+			if _, e := offsets(r.Word, len(w.src)); e > end {
+				end = e
+			}
+		}
+	}
+	return start, end
+}
+
+func joinRedirs(outer, own []Redir) []Redir {
+	if len(outer) == 0 {
+		return own
+	}
+	return append(outer[:len(outer):len(outer)], own...)
+}
+
+// heredocBody trims the closing delimiter line, which the parser's position
+// for a heredoc body includes.
+func heredocBody(text, delim string) string {
+	nl := strings.LastIndexByte(text, '\n')
+	if strings.TrimLeft(text[nl+1:], "\t") == delim {
+		return text[:nl+1]
+	}
+	return text
 }

@@ -1,6 +1,9 @@
 package shellparse
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Limits applied when Options leaves them zero.
 const (
@@ -68,6 +71,10 @@ type Command struct {
 	Text string `json:"text"`
 	// Span locates the command in the top-level source.
 	Span Span `json:"span"`
+	// NonASCII reports whether the program word holds characters outside
+	// printable ASCII: fullwidth or homoglyph letters ("ｒｍ" is not the rm
+	// binary, so Program keeps them as written) or control characters.
+	NonASCII bool `json:"non_ascii,omitempty"`
 }
 
 // Word is one argument or target.
@@ -81,6 +88,10 @@ type Word struct {
 	Literal bool `json:"literal"`
 	// Raw is the word's exact source text.
 	Raw string `json:"raw"`
+	// Glob reports whether the word holds unquoted pathname or brace
+	// expansion characters (*, ?, [, extended globs, {a,b}, {1..3}); such a
+	// word is not Literal, and Value keeps the pattern as written.
+	Glob bool `json:"glob,omitempty"`
 }
 
 // Assign is an environment assignment NAME=VALUE.
@@ -93,6 +104,25 @@ type Assign struct {
 type Wrapper struct {
 	Program string   `json:"program"`
 	Args    []string `json:"args,omitempty"`
+}
+
+// HasShortFlag reports whether the wrapper was given the single-letter option
+// f, alone ("-S") or inside a cluster ("-nS"). Only words that precede the
+// wrapped command are in Args, so operands like a user name never match
+// unless they look like options.
+func (w Wrapper) HasShortFlag(f byte) bool {
+	for _, a := range w.Args {
+		if a == "--" {
+			return false
+		}
+		if len(a) < 2 || a[0] != '-' || a[1] == '-' {
+			continue
+		}
+		if strings.IndexByte(a[1:], f) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // RedirMode is what a redirection does.
@@ -127,6 +157,10 @@ type Context struct {
 	Loop         bool   `json:"loop,omitempty"`         // inside for/while/until
 	Substitution bool   `json:"substitution,omitempty"` // inside $( ), ` `, <( ) or >( )
 	Payload      int    `json:"payload,omitempty"`      // payload nesting depth (bash -c '…' = 1)
+	// ExtraArgs reports whether the program receives arguments that are not
+	// in Args, supplied at run time by a wrapper (xargs, parallel,
+	// find -exec … {} +).
+	ExtraArgs bool `json:"extra_args,omitempty"`
 }
 
 // OpaqueKind names why a segment could not be analysed.

@@ -1,0 +1,180 @@
+package shellparse
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// cmdState is a simple command being resolved: its words, and what peeled
+// wrappers have contributed so far.
+type cmdState struct {
+	stmt     *syntax.Stmt
+	words    []Word
+	nodes    []*syntax.Word
+	env      []Assign
+	envFlags []string
+	redirs   []Redir
+	wrappers []Wrapper
+	extra    bool // the program receives run-time arguments (xargs …)
+	// lastWrap is the word index of the innermost peeled wrapper, -1 if none.
+	lastWrap int
+}
+
+// call walks a simple command: first the commands inside its words (they run
+// before it), then the command itself with its wrappers peeled. It returns
+// the shell or interpreter reading its program from stdin, if any.
+func (w *walker) call(s *syntax.Stmt, ce *syntax.CallExpr, redirs []Redir, c ctx) string {
+	var env []Assign
+	if len(ce.Assigns) > 0 {
+		env = make([]Assign, 0, len(ce.Assigns))
+		for _, a := range ce.Assigns {
+			env = append(env, w.assign(a, c))
+		}
+	}
+	if len(ce.Args) == 0 {
+		w.addBare(s, env, redirs, c)
+		return ""
+	}
+	words := make([]Word, len(ce.Args))
+	for i, a := range ce.Args {
+		w.walkWord(a, c)
+		words[i] = w.convWord(a)
+	}
+	cs := &cmdState{
+		stmt:     s,
+		words:    words,
+		nodes:    ce.Args,
+		env:      env,
+		redirs:   joinRedirs(c.redirs, redirs),
+		wrappers: c.wrap,
+		lastWrap: -1,
+	}
+	return w.resolve(cs, 0, c)
+}
+
+// resolve peels wrappers starting at word i and records the command.
+func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
+	for {
+		if i >= len(cs.words) {
+			// A wrapper with nothing to run is itself the program
+			// ("env", "sudo -l", "exec 3<>/dev/tcp/h/80").
+			if cs.lastWrap < 0 {
+				return ""
+			}
+			i = cs.lastWrap
+			cs.wrappers = cs.wrappers[:len(cs.wrappers)-1]
+			w.emit(cs, i, c)
+			return w.stdinReader(cs, i)
+		}
+		pw := cs.words[i]
+		if !pw.Literal {
+			w.addOpaque(OpaqueDynamicProgram, "", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			w.emit(cs, i, c)
+			return ""
+		}
+		name := baseName(pw.Value)
+		next, ok := w.peel(name, cs, i, c)
+		if next < 0 {
+			return "" // the wrapper handled the rest (payload, find -exec)
+		}
+		if !ok {
+			if done, stdin := w.interpreter(name, cs, i, c); done {
+				return stdin
+			}
+			w.emit(cs, i, c)
+			return ""
+		}
+		cs.lastWrap = i
+		i = next
+	}
+}
+
+// pushWrapper records the wrapper at word i whose own arguments end before
+// word next.
+func (cs *cmdState) pushWrapper(name string, i, next int) {
+	var args []string
+	if next > i+1 {
+		args = make([]string, 0, next-i-1)
+		for _, a := range cs.words[i+1 : next] {
+			args = append(args, a.Value)
+		}
+	}
+	cs.wrappers = append(cs.wrappers[:len(cs.wrappers):len(cs.wrappers)], Wrapper{Program: name, Args: args})
+}
+
+// emit records the command whose program is word i.
+func (w *walker) emit(cs *cmdState, i int, c ctx) {
+	pw := cs.words[i]
+	cmd := Command{
+		Spelling: pw.Value,
+		Env:      cs.env,
+		EnvFlags: cs.envFlags,
+		Redirs:   cs.redirs,
+		Wrappers: cs.wrappers,
+		Context:  c.Context,
+		Text:     w.stmtText(cs.stmt),
+		Span:     w.stmtSpan(cs.stmt),
+	}
+	if pw.Literal {
+		cmd.Program = baseName(pw.Value)
+		cmd.NonASCII = nonASCII(pw.Value)
+	}
+	if i+1 < len(cs.words) {
+		cmd.Args = cs.words[i+1:]
+	}
+	cmd.Context.ExtraArgs = cmd.Context.ExtraArgs || cs.extra
+	w.addCommand(cmd)
+}
+
+// payload parses text, the literal script given to a shell (bash -c, su -c,
+// env -S, watch …), and walks it as a nested source. node is the word (or
+// first word) that held it, end the last one.
+func (w *walker) payload(program, text string, first, last syntax.Node, cs *cmdState, c ctx) {
+	sp := w.outer
+	if sp == nil {
+		s, _ := offsets(first, len(w.src))
+		_, e := offsets(last, len(w.src))
+		sp = &Span{Start: s, End: e}
+	}
+	if c.Payload+1 > w.maxDepth {
+		w.addOpaque(OpaqueDepth, program, w.stmtText(cs.stmt), *sp)
+		return
+	}
+	f, err := parseBash(text)
+	if err == nil {
+		err = checkNesting(text)
+	}
+	if err != nil {
+		w.addOpaque(OpaquePayload, program, w.stmtText(cs.stmt), *sp)
+		return
+	}
+	sub := &walker{src: text, script: w.script, maxDepth: w.maxDepth, outer: sp, funcs: w.funcs}
+	if sub.funcs == nil {
+		w.funcs = new([]funcDef)
+		sub.funcs = w.funcs
+	}
+	pc := ctx{Context: c.Context, wrap: cs.wrappers, redirs: cs.redirs, nest: c.nest}
+	pc.Payload++
+	pc.Pipeline, pc.PipelineLen = 0, 0
+	pc.ExtraArgs = pc.ExtraArgs || cs.extra
+	sub.stmts(f.Stmts, pc)
+}
+
+// joinValues joins the values of words with spaces, as watch and ssh do, and
+// reports whether they were all literal.
+func joinValues(ws []Word) (string, bool) {
+	if len(ws) == 1 {
+		return ws[0].Value, ws[0].Literal
+	}
+	var b strings.Builder
+	lit := true
+	for i, a := range ws {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(a.Value)
+		lit = lit && a.Literal
+	}
+	return b.String(), lit
+}

@@ -1,0 +1,296 @@
+package shellparse
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// shells are the programs that run a shell script given with -c, a file
+// operand or standard input.
+var shells = map[string]bool{
+	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "ash": true,
+	"mksh": true, "yash": true, "posh": true, "rbash": true, "fish": true,
+	"csh": true, "tcsh": true, "ksh93": true, "oksh": true, "loksh": true,
+}
+
+// interpSpec describes how an interpreter takes inline code.
+type interpSpec struct {
+	inline     string   // short options whose argument is code ("c", "e")
+	inlineLong []string // long options whose argument is code
+	argOpts    string   // short options taking an argument (attached or next word)
+	argLong    []string // long options taking an argument
+	operandOpt string   // short options whose argument replaces the script (python -m)
+	inlineSub  string   // a subcommand whose arguments are code (deno eval)
+}
+
+// interpreters are the non-shell interpreters whose inline code (-c, -e …)
+// is opaque. Lookup is case-insensitive and ignores a ".exe" suffix, so
+// "BUN.EXE" and "Python3" are found too.
+var interpreters = map[string]*interpSpec{
+	"python":     {inline: "c", argOpts: "WXQ", operandOpt: "m"},
+	"pypy":       {inline: "c", argOpts: "WXQ", operandOpt: "m"},
+	"perl":       {inline: "eE", argOpts: "IMmxlidDC0"},
+	"ruby":       {inline: "e", argOpts: "IrECFTx"},
+	"node":       {inline: "ep", inlineLong: []string{"eval", "print"}, argOpts: "r", argLong: []string{"require", "import", "loader", "input-type", "conditions"}},
+	"nodejs":     {inline: "ep", inlineLong: []string{"eval", "print"}, argOpts: "r", argLong: []string{"require", "import", "loader", "input-type"}},
+	"bun":        {inline: "ep", inlineLong: []string{"eval", "print"}, argOpts: "r", argLong: []string{"preload", "cwd", "config"}},
+	"deno":       {inline: "", inlineSub: "eval"},
+	"php":        {inline: "rRBEF", argOpts: "cdzt", argLong: []string{"php-ini", "define"}},
+	"lua":        {inline: "e", argOpts: "l"},
+	"luajit":     {inline: "e", argOpts: "lbjO"},
+	"rscript":    {inline: "e", inlineLong: []string{}},
+	"r":          {inline: "e"},
+	"osascript":  {inline: "e", argOpts: "ls"},
+	"julia":      {inline: "eE", inlineLong: []string{"eval", "print"}},
+	"elixir":     {inline: "e", inlineLong: []string{"eval"}},
+	"guile":      {inline: "c", argOpts: "lLx"},
+	"tclsh":      {},
+	"pwsh":       {inlineLong: []string{"c", "command", "encodedcommand", "ec", "e"}},
+	"powershell": {inlineLong: []string{"c", "command", "encodedcommand", "ec", "e"}},
+}
+
+// interpName folds a program name for interpreter lookup: lower case, no
+// ".exe", and versioned pythons ("python3.12") to "python".
+func interpName(name string) string {
+	n := strings.ToLower(name)
+	n = strings.TrimSuffix(n, ".exe")
+	switch {
+	case strings.HasPrefix(n, "python"):
+		return "python"
+	case strings.HasPrefix(n, "pypy"):
+		return "pypy"
+	case strings.HasPrefix(n, "perl5"):
+		return "perl"
+	case strings.HasPrefix(n, "ruby"), strings.HasPrefix(n, "lua5"):
+		return strings.TrimRight(n, "0123456789.")
+	}
+	return n
+}
+
+// interpreter handles a program that may run code: shells (-c payloads are
+// parsed), interpreters (inline code is opaque), eval and source. It
+// reports whether it recorded the command itself, and the name of the
+// program when it reads its script from standard input.
+func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, string) {
+	switch name {
+	case "eval":
+		w.emit(cs, i, c)
+		w.addOpaque(OpaqueEval, "eval", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+		if i+1 < len(cs.words) {
+			// Also expose what a literal eval runs.
+			if _, lit := joinValues(cs.words[i+1:]); lit {
+				cs.pushWrapper("eval", i, i)
+				w.shellString("eval", cs, i+1, len(cs.words), c)
+			}
+		}
+		return true, ""
+	case "source", ".":
+		w.emit(cs, i, c)
+		if i+1 < len(cs.words) {
+			arg := cs.words[i+1]
+			switch {
+			case !arg.Literal:
+				w.addOpaque(OpaqueSource, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			case isStdinPath(arg.Value):
+				return true, w.stdinFed(name, cs)
+			}
+		}
+		return true, ""
+	}
+	fold := interpName(name)
+	if shells[fold] {
+		return w.shell(name, cs, i, c)
+	}
+	if sp := interpreters[fold]; sp != nil {
+		w.emit(cs, i, c)
+		return true, w.interp(name, sp, cs, i)
+	}
+	return false, ""
+}
+
+func isStdinPath(p string) bool {
+	return p == "-" || p == "/dev/stdin" || p == "/dev/fd/0" || p == "/proc/self/fd/0"
+}
+
+// shell handles sh/bash/…: a literal -c script is parsed as a payload with
+// the shell as its innermost wrapper; anything else is recorded as the
+// shell command with an opaque segment where its script is unknowable.
+func (w *walker) shell(name string, cs *cmdState, i int, c ctx) (bool, string) {
+	cmdMode, stdinMode := false, false
+	j := i + 1
+	for j < len(cs.words) {
+		wd := cs.words[j]
+		v := wd.Value
+		if !wd.Literal || len(v) < 2 || (v[0] != '-' && v[0] != '+') {
+			break
+		}
+		j++
+		if v == "--" || v == "-" {
+			break
+		}
+		if strings.HasPrefix(v, "--") {
+			if (v == "--rcfile" || v == "--init-file") && j < len(cs.words) {
+				j++
+			}
+			continue
+		}
+		takesArg := false
+		for k := 1; k < len(v); k++ {
+			switch v[k] {
+			case 'c':
+				cmdMode = cmdMode || v[0] == '-'
+			case 's':
+				stdinMode = stdinMode || v[0] == '-'
+			case 'o', 'O':
+				takesArg = true
+			}
+		}
+		if takesArg && j < len(cs.words) {
+			j++
+		}
+	}
+	if cmdMode {
+		if j >= len(cs.words) {
+			w.emit(cs, i, c)
+			return true, ""
+		}
+		pw := cs.words[j]
+		if !pw.Literal {
+			w.emit(cs, i, c)
+			w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return true, ""
+		}
+		cs.pushWrapper(name, i, j)
+		w.payload(name, pw.Value, cs.nodes[j], cs.nodes[j], cs, c)
+		return true, ""
+	}
+	w.emit(cs, i, c)
+	if stdinMode || j >= len(cs.words) || (cs.words[j].Literal && isStdinPath(cs.words[j].Value)) {
+		return true, w.stdinFed(name, cs)
+	}
+	if op := cs.words[j]; !op.Literal {
+		kind := OpaqueSource
+		if hasProcSubst(cs.nodes[j]) {
+			kind = OpaquePipedShell // bash <(curl …)
+		}
+		w.addOpaque(kind, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+	}
+	return true, ""
+}
+
+// interp records the opaque parts of an interpreter command (already
+// emitted) and returns its name when it reads its script from stdin.
+func (w *walker) interp(name string, sp *interpSpec, cs *cmdState, i int) string {
+	j := i + 1
+	if sp.inlineSub != "" && j < len(cs.words) && cs.words[j].Value == sp.inlineSub {
+		w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+		return ""
+	}
+	for j < len(cs.words) {
+		wd := cs.words[j]
+		v := wd.Value
+		if !wd.Literal || len(v) < 2 || v[0] != '-' {
+			break
+		}
+		j++
+		if v == "--" {
+			break
+		}
+		if v[1] == '-' || strings.EqualFold(name, "pwsh") || strings.EqualFold(name, "powershell") {
+			on := strings.TrimLeft(v, "-")
+			if eq := strings.IndexByte(on, '='); eq >= 0 {
+				on = on[:eq]
+			} else if contains(sp.argLong, on) && j < len(cs.words) {
+				j++
+			}
+			if contains(sp.inlineLong, strings.ToLower(on)) {
+				w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+				return ""
+			}
+			continue
+		}
+		for k := 1; k < len(v); k++ {
+			ch := v[k]
+			if strings.IndexByte(sp.inline, ch) >= 0 {
+				w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+				return ""
+			}
+			if strings.IndexByte(sp.operandOpt, ch) >= 0 {
+				return "" // python -m module: runs a named module
+			}
+			if strings.IndexByte(sp.argOpts, ch) >= 0 {
+				if k+1 == len(v) && j < len(cs.words) {
+					j++
+				}
+				break
+			}
+		}
+	}
+	if j >= len(cs.words) || (cs.words[j].Literal && isStdinPath(cs.words[j].Value)) {
+		return w.stdinFed(name, cs)
+	}
+	if hasProcSubst(cs.nodes[j]) {
+		w.addOpaque(OpaquePipedShell, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+	}
+	return ""
+}
+
+// stdinReader reports, for a wrapper left as the program because it has no
+// command, whether it is an interactive shell reading commands from stdin
+// (sudo -s, sudo -i, su, runuser, doas -s).
+func (w *walker) stdinReader(cs *cmdState, i int) string {
+	name := baseName(cs.words[i].Value)
+	switch name {
+	case "su", "runuser":
+	case "sudo", "doas":
+		wr := Wrapper{Args: values(cs.words[i+1:])}
+		if !wr.HasShortFlag('s') && !wr.HasShortFlag('i') && !contains(wr.Args, "--shell") && !contains(wr.Args, "--login") {
+			return ""
+		}
+	default:
+		return ""
+	}
+	return w.stdinFed(name, cs)
+}
+
+// stdinFed is called for a program that reads its script from stdin. If a
+// heredoc, here-string or input redirection feeds it, that is recorded as
+// opaque and "" returned; otherwise program is returned, so that a pipeline
+// feeding it is recorded by the caller.
+func (w *walker) stdinFed(program string, cs *cmdState) string {
+	for k := len(cs.redirs) - 1; k >= 0; k-- {
+		r := cs.redirs[k]
+		if r.Fd != "" && r.Fd != "0" {
+			continue
+		}
+		switch r.Mode {
+		case RedirHeredoc:
+			text := r.Body
+			if r.Target.Raw != "" && cs.stmt != nil && isHereString(cs.stmt, k-len(cs.redirs)+len(cs.stmt.Redirs)) {
+				text = r.Target.Raw
+			}
+			w.addOpaque(OpaqueHeredoc, program, text, w.stmtSpan(cs.stmt))
+			return ""
+		case RedirRead, RedirReadWrite:
+			w.addOpaque(OpaquePipedShell, program, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return ""
+		}
+	}
+	return program
+}
+
+// isHereString reports whether the statement's k-th redirection is <<<.
+func isHereString(s *syntax.Stmt, k int) bool {
+	return k >= 0 && k < len(s.Redirs) && s.Redirs[k].Op == syntax.WordHdoc
+}
+
+// hasProcSubst reports whether a word holds a process substitution.
+func hasProcSubst(sw *syntax.Word) bool {
+	for _, p := range sw.Parts {
+		if _, ok := p.(*syntax.ProcSubst); ok {
+			return true
+		}
+	}
+	return false
+}

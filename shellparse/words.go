@@ -1,0 +1,251 @@
+package shellparse
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// offsets returns the byte range of n in a source of length max, clamped so
+// that a malformed position can never slice out of bounds.
+func offsets(n syntax.Node, max int) (int, int) {
+	s, e := int(n.Pos().Offset()), int(n.End().Offset())
+	if s > max {
+		s = max
+	}
+	if e > max {
+		e = max
+	}
+	if e < s {
+		e = s
+	}
+	return s, e
+}
+
+// wordState accumulates the facts about one word while its parts are read.
+type wordState struct {
+	b       strings.Builder
+	literal bool
+	glob    bool
+	// brace tracks a possible unquoted brace expansion: 1 after "{", 2 after
+	// a following "," or "..".
+	brace int
+}
+
+// convWord converts a syntax word to a Word: quote removal for literal parts,
+// source text for expansions.
+func (w *walker) convWord(sw *syntax.Word) Word {
+	s, e := offsets(sw, len(w.src))
+	raw := w.src[s:e]
+	// Fast path: one unquoted literal without escapes or specials, the
+	// overwhelmingly common case, costs no allocation.
+	if len(sw.Parts) == 1 {
+		if l, ok := sw.Parts[0].(*syntax.Lit); ok && plainLit(l.Value) {
+			return Word{Value: l.Value, Literal: true, Raw: raw}
+		}
+	}
+	st := wordState{literal: true}
+	for i, p := range sw.Parts {
+		w.convPart(&st, p, i == 0)
+	}
+	if st.brace == 2 {
+		st.literal, st.glob = false, true
+	}
+	return Word{Value: st.b.String(), Literal: st.literal, Raw: raw, Glob: st.glob}
+}
+
+// plainLit reports whether an unquoted literal needs no processing: no
+// backslash, no glob or brace characters, no leading tilde.
+func plainLit(v string) bool {
+	if v == "" || v[0] == '~' {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '\\', '*', '?', '[', '{':
+			return false
+		}
+	}
+	return true
+}
+
+func (w *walker) convPart(st *wordState, p syntax.WordPart, first bool) {
+	switch p := p.(type) {
+	case *syntax.Lit:
+		v := p.Value
+		if first && strings.HasPrefix(v, "~") {
+			st.literal = false // tilde expansion
+		}
+		for i := 0; i < len(v); i++ {
+			c := v[i]
+			switch c {
+			case '\\':
+				if i+1 < len(v) {
+					i++
+					if v[i] != '\n' { // backslash-newline is a line continuation
+						st.b.WriteByte(v[i])
+					}
+				}
+				continue
+			case '*', '?', '[':
+				st.glob, st.literal = true, false
+			case '{':
+				if st.brace == 0 {
+					st.brace = 1
+				}
+			case ',':
+				if st.brace == 1 {
+					st.brace = 2
+				}
+			case '.':
+				if st.brace == 1 && i+1 < len(v) && v[i+1] == '.' {
+					st.brace = 2
+				}
+			}
+			st.b.WriteByte(c)
+		}
+	case *syntax.SglQuoted:
+		if p.Dollar {
+			st.b.WriteString(ansiC(p.Value))
+		} else {
+			st.b.WriteString(p.Value)
+		}
+	case *syntax.DblQuoted:
+		for _, q := range p.Parts {
+			if l, ok := q.(*syntax.Lit); ok {
+				dqUnescape(&st.b, l.Value)
+				continue
+			}
+			st.literal = false
+			s, e := offsets(q, len(w.src))
+			st.b.WriteString(w.src[s:e])
+		}
+	default:
+		// Parameter, command, arithmetic and process substitutions, extended
+		// globs: the value is only known at run time.
+		st.literal = false
+		if _, ok := p.(*syntax.ExtGlob); ok {
+			st.glob = true
+		}
+		s, e := offsets(p, len(w.src))
+		st.b.WriteString(w.src[s:e])
+	}
+}
+
+// dqUnescape writes a double-quoted literal with bash's escapes removed:
+// inside double quotes a backslash only escapes $ ` " \ and newline.
+func dqUnescape(b *strings.Builder, v string) {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c == '\\' && i+1 < len(v) {
+			switch v[i+1] {
+			case '$', '`', '"', '\\':
+				b.WriteByte(v[i+1])
+				i++
+				continue
+			case '\n':
+				i++
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+}
+
+// ansiC decodes the body of a $'…' string as bash does.
+func ansiC(v string) string {
+	if !strings.Contains(v, `\`) {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c != '\\' || i+1 >= len(v) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := v[i]; e {
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'e', 'E':
+			b.WriteByte(0x1b)
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case '\\', '\'', '"', '?':
+			b.WriteByte(e)
+		case 'c':
+			if i+1 < len(v) {
+				i++
+				b.WriteByte(v[i] & 0x1f)
+			}
+		case 'x', 'u', 'U':
+			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+			j := i + 1
+			for j < len(v) && j-i-1 < max && isHex(v[j]) {
+				j++
+			}
+			if j == i+1 {
+				b.WriteByte('\\')
+				b.WriteByte(e)
+				continue
+			}
+			n, _ := strconv.ParseUint(v[i+1:j], 16, 32)
+			if e == 'x' {
+				b.WriteByte(byte(n))
+			} else if r := rune(n); utf8.ValidRune(r) {
+				b.WriteRune(r)
+			}
+			i = j - 1
+		default:
+			if e >= '0' && e <= '7' {
+				j := i
+				for j < len(v) && j-i < 3 && v[j] >= '0' && v[j] <= '7' {
+					j++
+				}
+				n, _ := strconv.ParseUint(v[i:j], 8, 16)
+				b.WriteByte(byte(n))
+				i = j - 1
+				continue
+			}
+			b.WriteByte('\\')
+			b.WriteByte(e)
+		}
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// baseName strips the directory from a program spelling.
+func baseName(s string) string {
+	if i := strings.LastIndexByte(s, '/'); i >= 0 && i < len(s)-1 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// nonASCII reports whether s holds bytes outside printable ASCII: possible
+// homoglyphs (fullwidth letters) or control characters (ANSI escapes).
+func nonASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x7f || s[i] < 0x20 {
+			return true
+		}
+	}
+	return false
+}

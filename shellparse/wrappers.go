@@ -1,0 +1,490 @@
+package shellparse
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// wrapSpec describes the option syntax of a wrapper program: a program that
+// runs another program given on its command line. Options are getopt style
+// and stop at the first operand.
+type wrapSpec struct {
+	// shortArg lists the short options that take an argument, either
+	// attached ("-n5") or as the next word ("-n 5").
+	shortArg string
+	// shortOpt lists short options whose argument is optional and can only
+	// be attached ("xargs -i{}").
+	shortOpt string
+	// longArg lists the long options (without "--") that take an argument
+	// when it is not attached with "=".
+	longArg []string
+	// operands is how many operands precede the command (timeout's
+	// DURATION, chrt's PRIORITY, taskset's MASK, flock's FILE).
+	operands int
+	// stop lists short options that mean no command is run: a lookup, a
+	// listing or an attach to an existing process ("command -v", "sudo -l",
+	// "taskset -p").
+	stop string
+	// longStop lists the long options with the same meaning.
+	longStop []string
+	// assigns reports whether NAME=VALUE words before the command are
+	// environment assignments (env, sudo).
+	assigns bool
+	// extra reports whether the command receives run-time arguments.
+	extra bool
+}
+
+// wrappers is the table of wrapper programs peeled by the generic option
+// scanner. Wrappers with payloads or subcommands (env -S, su -c, watch,
+// flock -c, find -exec, busybox, parallel, shells) are handled in peel.
+var wrappers = map[string]*wrapSpec{
+	"env": {shortArg: "uCSP", longArg: []string{"unset", "chdir", "split-string"},
+		assigns: true},
+	"sudo": {shortArg: "ughpCDrtUTR", longArg: []string{"user", "group", "host", "prompt",
+		"close-from", "chdir", "role", "type", "other-user", "command-timeout", "chroot"},
+		stop: "elvKV", longStop: []string{"edit", "list", "validate", "remove-timestamp", "version", "help"},
+		assigns: true},
+	"doas":      {shortArg: "uC", stop: "CL"},
+	"pkexec":    {longArg: []string{"user"}},
+	"nice":      {shortArg: "n", longArg: []string{"adjustment"}},
+	"nohup":     {},
+	"setsid":    {},
+	"timeout":   {shortArg: "sk", longArg: []string{"signal", "kill-after"}, operands: 1},
+	"time":      {shortArg: "fo", longArg: []string{"format", "output"}},
+	"stdbuf":    {shortArg: "ioe", longArg: []string{"input", "output", "error"}},
+	"ionice":    {shortArg: "cnpPu", longArg: []string{"class", "classdata", "pid", "pgid", "uid"}, stop: "pPu", longStop: []string{"pid", "pgid", "uid"}},
+	"chrt":      {shortArg: "TPD", longArg: []string{"sched-runtime", "sched-period", "sched-deadline"}, operands: 1, stop: "pm", longStop: []string{"pid", "max"}},
+	"taskset":   {operands: 1, stop: "p", longStop: []string{"pid"}},
+	"exec":      {shortArg: "a"},
+	"command":   {stop: "vV"},
+	"builtin":   {},
+	"xargs":     {shortArg: "ILnPsdEa", shortOpt: "ile", longArg: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}, extra: true},
+	"nsenter":   {shortArg: "tSG", longArg: []string{"target", "setuid", "setgid"}},
+	"unshare":   {shortArg: "SGRw", longArg: []string{"setuid", "setgid", "root", "wd", "propagation", "setgroups"}},
+	"chroot":    {longArg: []string{"userspec", "groups"}, operands: 1},
+	"strace":    {shortArg: "abeEIoOpPsSuUX", stop: "p"},
+	"ltrace":    {shortArg: "aAeEFlnopsSuwxX", stop: "p"},
+	"gosu":      {operands: 1},
+	"su-exec":   {operands: 1},
+	"setpriv":   {longArg: []string{"reuid", "regid", "ruid", "rgid", "euid", "egid", "groups", "inh-caps", "ambient-caps", "bounding-set", "securebits", "selinux-label", "apparmor-profile", "landlock-access", "landlock-rule", "pdeathsig"}},
+	"numactl":   {shortArg: "CNmpiP", longArg: []string{"physcpubind", "cpunodebind", "membind", "preferred", "interleave"}},
+	"cgexec":    {shortArg: "g"},
+	"faketime":  {shortArg: "f", operands: 1},
+	"fakeroot":  {shortArg: "lsi", longArg: []string{"lib", "faked"}},
+	"eatmydata": {}, "catchsegv": {}, "unbuffer": {}, "dbus-run-session": {},
+	"torsocks":    {shortArg: "uapP"},
+	"tsocks":      {},
+	"proxychains": {shortArg: "f"}, "proxychains4": {shortArg: "f"},
+	"firejail":        {},
+	"caffeinate":      {shortArg: "tw"},
+	"systemd-run":     {shortArg: "upEHM", longArg: []string{"unit", "property", "setenv", "host", "machine", "description", "slice", "uid", "gid", "working-directory", "on-calendar", "on-active", "timer-property", "path-property", "socket-property"}},
+	"systemd-inhibit": {longArg: []string{"what", "who", "why", "mode"}},
+}
+
+// opt is one option seen by scanOpts.
+type opt struct {
+	name   string // "u" for -u, "user" for --user
+	long   bool
+	arg    string
+	argIdx int // word holding the argument, -1 if attached or none
+}
+
+// scanOpts scans the getopt-style options following the wrapper at word i
+// and returns the index of the first operand. fn, if non-nil, sees each
+// option. A non-literal word stops the scan: it is then taken as the
+// operand, which makes an unknowable command opaque rather than guessed.
+func scanOpts(ws []Word, i int, sp *wrapSpec, fn func(opt)) int {
+	j := i + 1
+	for j < len(ws) {
+		v := ws[j].Value
+		if !ws[j].Literal || len(v) < 2 || v[0] != '-' {
+			if v == "-" && fn != nil && ws[j].Literal { // "env -", "su -"
+				fn(opt{name: "-", argIdx: -1})
+				j++
+				continue
+			}
+			return j
+		}
+		j++
+		if v == "--" {
+			return j
+		}
+		if v[1] == '-' {
+			o := opt{name: v[2:], long: true, argIdx: -1}
+			if eq := strings.IndexByte(o.name, '='); eq >= 0 {
+				o.name, o.arg = o.name[:eq], o.name[eq+1:]
+			} else if contains(sp.longArg, o.name) && j < len(ws) {
+				o.arg, o.argIdx = ws[j].Value, j
+				j++
+			}
+			if fn != nil {
+				fn(o)
+			}
+			continue
+		}
+		for k := 1; k < len(v); k++ {
+			o := opt{name: v[k : k+1], argIdx: -1}
+			if strings.IndexByte(sp.shortOpt, v[k]) >= 0 {
+				o.arg = v[k+1:]
+				if fn != nil {
+					fn(o)
+				}
+				break
+			}
+			if strings.IndexByte(sp.shortArg, v[k]) >= 0 {
+				if k+1 < len(v) {
+					o.arg = v[k+1:]
+				} else if j < len(ws) {
+					o.arg, o.argIdx = ws[j].Value, j
+					j++
+				}
+				if fn != nil {
+					fn(o)
+				}
+				break
+			}
+			if fn != nil {
+				fn(o)
+			}
+		}
+	}
+	return j
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// stops reports whether o is one of sp's no-command options.
+func (sp *wrapSpec) stops(o opt) bool {
+	if o.long {
+		return contains(sp.longStop, o.name)
+	}
+	return strings.Contains(sp.stop, o.name)
+}
+
+// splitAssign splits a NAME=VALUE word given to env or sudo.
+func splitAssign(wd Word) (Assign, bool) {
+	eq := strings.IndexByte(wd.Value, '=')
+	if eq <= 0 || !syntax.ValidName(wd.Value[:eq]) {
+		return Assign{}, false
+	}
+	raw := wd.Raw
+	if k := strings.IndexByte(raw, '='); k >= 0 {
+		raw = raw[k+1:]
+	}
+	return Assign{Name: wd.Value[:eq], Value: Word{Value: wd.Value[eq+1:], Literal: wd.Literal, Raw: raw, Glob: wd.Glob}}, true
+}
+
+// peel handles a wrapper program at word i. It returns the index of the
+// wrapped command and true when name is a wrapper that runs one; false when
+// word i is the program itself; a negative index when peel recorded
+// everything itself (payloads, find -exec).
+func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
+	switch name {
+	case "find":
+		w.find(cs, i, c)
+		return -1, false
+	case "busybox", "toybox":
+		if i+1 < len(cs.words) && cs.words[i+1].Literal && !strings.HasPrefix(cs.words[i+1].Value, "-") {
+			cs.pushWrapper(name, i, i+1)
+			return i + 1, true
+		}
+		return 0, false
+	case "su", "runuser":
+		return w.peelSu(name, cs, i, c)
+	case "watch":
+		return w.peelWatch(cs, i, c)
+	case "flock":
+		return w.peelFlock(cs, i, c)
+	case "parallel":
+		return w.peelParallel(cs, i, c)
+	case "sg":
+		// sg GROUP [-c] COMMAND: the command is a shell string.
+		if i+2 < len(cs.words) {
+			j := i + 2
+			if cs.words[j].Value == "-c" && j+1 < len(cs.words) {
+				j++
+			}
+			cs.pushWrapper(name, i, j)
+			w.shellString(name, cs, j, len(cs.words), c)
+			return -1, false
+		}
+		return 0, false
+	}
+	sp := wrappers[name]
+	if sp == nil {
+		return 0, false
+	}
+	stopped := false
+	var split *opt
+	var envFlags []string
+	next := scanOpts(cs.words, i, sp, func(o opt) {
+		if sp.stops(o) {
+			stopped = true
+		}
+		if name == "env" {
+			switch {
+			case o.name == "i" || o.name == "-" || o.name == "ignore-environment":
+				envFlags = append(envFlags, "-i")
+			case o.name == "u" || o.name == "unset":
+				envFlags = append(envFlags, "-u "+o.arg)
+			case o.name == "S" || o.name == "split-string":
+				split = &o
+			}
+		}
+	})
+	if stopped {
+		return 0, false
+	}
+	if next+sp.operands > len(cs.words) {
+		// Not enough operands: the wrapper runs nothing (or fails).
+		return 0, false
+	}
+	next += sp.operands
+	var env []Assign
+	if sp.assigns {
+		for next < len(cs.words) {
+			a, ok := splitAssign(cs.words[next])
+			if !ok {
+				break
+			}
+			env = append(env, a)
+			next++
+		}
+	}
+	cs.pushWrapper(name, i, next)
+	if len(env) > 0 {
+		cs.env = append(cs.env[:len(cs.env):len(cs.env)], env...)
+	}
+	if len(envFlags) > 0 {
+		cs.envFlags = append(cs.envFlags[:len(cs.envFlags):len(cs.envFlags)], envFlags...)
+	}
+	if sp.extra {
+		cs.extra = true
+	}
+	if split != nil {
+		// env -S splits its string into arguments that precede the
+		// remaining words: parse it as shell words, which covers quoting.
+		text, lit := split.arg, cs.words[i].Literal
+		var firstNode syntax.Node = cs.nodes[i]
+		if split.argIdx >= 0 {
+			lit = cs.words[split.argIdx].Literal
+			firstNode = cs.nodes[split.argIdx]
+		}
+		for k := next; k < len(cs.words); k++ {
+			text += " " + cs.words[k].Raw
+		}
+		lastNode := cs.nodes[len(cs.nodes)-1]
+		if !lit {
+			w.addOpaque(OpaquePayload, "env", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return -1, false
+		}
+		w.payload("env", text, firstNode, lastNode, cs, c)
+		return -1, false
+	}
+	return next, true
+}
+
+// peelSu handles su and runuser. "-c CMD" (anywhere: words after the user
+// name go to the user's shell, which reads -c the same way) is a shell
+// string; runuser's "-u USER CMD…" runs a command directly. Without either
+// they start an interactive shell, and stay the program.
+func (w *walker) peelSu(name string, cs *cmdState, i int, c ctx) (int, bool) {
+	const argOpts = "cgGswu"
+	cmdIdx, cmdArg, userMode := -1, "", false
+	j := i + 1
+	for j < len(cs.words) {
+		wd := cs.words[j]
+		v := wd.Value
+		if userMode && (!wd.Literal || len(v) < 2 || v[0] != '-') {
+			break // runuser -u USER: the command starts here
+		}
+		j++
+		if !wd.Literal || len(v) < 2 || v[0] != '-' {
+			continue // "-", the user name, or shell arguments
+		}
+		if v == "--" {
+			if userMode {
+				break
+			}
+			continue
+		}
+		if v[1] == '-' {
+			on, arg, argIdx := v[2:], "", -1
+			if eq := strings.IndexByte(on, '='); eq >= 0 {
+				on, arg = on[:eq], on[eq+1:]
+			} else if contains([]string{"command", "session-command", "group", "supp-group", "shell", "whitelist-environment", "user"}, on) && j < len(cs.words) {
+				arg, argIdx = cs.words[j].Value, j
+				j++
+			}
+			switch on {
+			case "command", "session-command":
+				cmdIdx, cmdArg = argIdx, arg
+				if argIdx < 0 {
+					cmdIdx = j - 1
+				}
+			case "user":
+				userMode = name == "runuser"
+			}
+			continue
+		}
+		for k := 1; k < len(v); k++ {
+			if strings.IndexByte(argOpts, v[k]) < 0 {
+				continue
+			}
+			arg, argIdx := v[k+1:], j-1
+			if arg == "" && j < len(cs.words) {
+				arg, argIdx = cs.words[j].Value, j
+				j++
+			}
+			switch v[k] {
+			case 'c':
+				cmdIdx, cmdArg = argIdx, arg
+			case 'u':
+				userMode = name == "runuser"
+			}
+			break
+		}
+	}
+	if userMode {
+		if j >= len(cs.words) {
+			return 0, false
+		}
+		cs.pushWrapper(name, i, j)
+		return j, true
+	}
+	if cmdIdx < 0 {
+		return 0, false // interactive shell: su is the program
+	}
+	cs.pushWrapper(name, i, cmdIdx)
+	if !cs.words[cmdIdx].Literal {
+		w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+		return -1, false
+	}
+	w.payload(name, cmdArg, cs.nodes[cmdIdx], cs.nodes[cmdIdx], cs, c)
+	return -1, false
+}
+
+// peelWatch handles watch: without -x it joins its arguments into a string
+// run by sh -c.
+func (w *walker) peelWatch(cs *cmdState, i int, c ctx) (int, bool) {
+	sp := &wrapSpec{shortArg: "nq", longArg: []string{"interval", "equexit"}}
+	execMode := false
+	next := scanOpts(cs.words, i, sp, func(o opt) {
+		if o.name == "x" || o.name == "exec" {
+			execMode = true
+		}
+	})
+	if next >= len(cs.words) {
+		return 0, false
+	}
+	cs.pushWrapper("watch", i, next)
+	if execMode {
+		return next, true
+	}
+	w.shellString("watch", cs, next, len(cs.words), c)
+	return -1, false
+}
+
+// peelFlock handles flock [opts] FILE cmd… and flock [opts] FILE -c CMD.
+func (w *walker) peelFlock(cs *cmdState, i int, c ctx) (int, bool) {
+	sp := &wrapSpec{shortArg: "wEc", longArg: []string{"timeout", "wait", "conflict-exit-code", "command"}}
+	cmdIdx := -1
+	opts := func(o opt) {
+		if o.name == "c" || o.name == "command" {
+			cmdIdx = o.argIdx
+		}
+	}
+	next := scanOpts(cs.words, i, sp, opts)
+	if next >= len(cs.words) {
+		return 0, false // flock FD
+	}
+	file := next
+	if cmdIdx < 0 {
+		next = scanOpts(cs.words, file, sp, opts)
+	}
+	if cmdIdx >= 0 {
+		cs.pushWrapper("flock", i, cmdIdx)
+		w.shellString("flock", cs, cmdIdx, cmdIdx+1, c)
+		return -1, false
+	}
+	if next >= len(cs.words) {
+		return 0, false
+	}
+	cs.pushWrapper("flock", i, next)
+	return next, true
+}
+
+// peelParallel handles GNU parallel (best effort): the command words come
+// before ":::" and are run by a shell with the inputs appended.
+func (w *walker) peelParallel(cs *cmdState, i int, c ctx) (int, bool) {
+	sp := &wrapSpec{shortArg: "jSIdEaNnLPX", longArg: []string{"jobs", "sshlogin", "arg-file", "delimiter", "colsep", "results", "joblog", "max-args", "timeout", "tmpdir", "workdir", "env"}}
+	next := scanOpts(cs.words, i, sp, nil)
+	end := next
+	for end < len(cs.words) && !strings.HasPrefix(cs.words[end].Value, ":::") {
+		end++
+	}
+	if end == next {
+		return 0, false // commands come from the inputs
+	}
+	cs.pushWrapper("parallel", i, next)
+	cs.extra = true
+	w.shellString("parallel", cs, next, end, c)
+	return -1, false
+}
+
+// shellString treats words [from, to) as a string a shell will run: it is
+// parsed as a payload when literal, opaque otherwise.
+func (w *walker) shellString(program string, cs *cmdState, from, to int, c ctx) {
+	text, lit := joinValues(cs.words[from:to])
+	if !lit {
+		w.addOpaque(OpaquePayload, program, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+		return
+	}
+	w.payload(program, text, cs.nodes[from], cs.nodes[to-1], cs, c)
+}
+
+// find records find itself and each -exec/-execdir/-ok/-okdir command.
+func (w *walker) find(cs *cmdState, i int, c ctx) {
+	w.emit(cs, i, c)
+	for j := i + 1; j < len(cs.words); j++ {
+		switch cs.words[j].Value {
+		case "-exec", "-execdir", "-ok", "-okdir":
+		default:
+			continue
+		}
+		start := j + 1
+		end := start
+		for end < len(cs.words) && cs.words[end].Value != ";" && cs.words[end].Value != "+" {
+			end++
+		}
+		if end > start {
+			sub := &cmdState{
+				stmt:     cs.stmt,
+				words:    cs.words[start:end],
+				nodes:    cs.nodes[start:end],
+				redirs:   cs.redirs,
+				lastWrap: -1,
+			}
+			sub.wrappers = append(cs.wrappers[:len(cs.wrappers):len(cs.wrappers)], Wrapper{Program: "find", Args: values(cs.words[i+1 : j])})
+			sub.extra = end < len(cs.words) && cs.words[end].Value == "+"
+			w.resolve(sub, 0, c)
+		}
+		j = end
+	}
+}
+
+func values(ws []Word) []string {
+	out := make([]string, len(ws))
+	for i, wd := range ws {
+		out[i] = wd.Value
+	}
+	return out
+}
