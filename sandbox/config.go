@@ -1,0 +1,275 @@
+package sandbox
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tether-dev/tether/rootfs"
+)
+
+// Network is the network mode of a sandbox.
+type Network string
+
+const (
+	// NetworkNone gives the sandbox its own network namespace with only a
+	// loopback interface: no route to the host or the outside. The default.
+	NetworkNone Network = "none"
+	// NetworkHost shares the host's network namespace. Allowed only when the
+	// profile explicitly asks (Config.AllowHostNetwork).
+	NetworkHost Network = "host"
+)
+
+// SeccompMode says whether the seccomp filter must, may or must not be applied.
+type SeccompMode string
+
+const (
+	// SeccompRequired refuses to run when the binary was built without
+	// seccomp support (the default: fail closed).
+	SeccompRequired SeccompMode = "required"
+	// SeccompOptional applies the filter when available and runs without
+	// it otherwise (the Result's NotEnforced says so).
+	SeccompOptional SeccompMode = "optional"
+	// SeccompOff runs without a seccomp filter.
+	SeccompOff SeccompMode = "off"
+)
+
+// DefaultTmpfsBytes is the size of the sandbox's /tmp when Limits.TmpfsBytes is zero.
+const DefaultTmpfsBytes = 64 << 20
+
+// DefaultHostname is the sandbox's hostname when Config.Hostname is empty.
+const DefaultHostname = "tether"
+
+// DefaultEnv is the environment of a command when Config.Env is nil.
+var DefaultEnv = []string{
+	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+	"HOME=/tmp",
+	"LANG=C.UTF-8",
+}
+
+// Bind is an extra host path made visible in the sandbox.
+type Bind struct {
+	// Source is the absolute host path.
+	Source string `json:"source"`
+	// Destination is the absolute path inside the sandbox; empty means Source.
+	Destination string `json:"destination,omitempty"`
+	// ReadOnly mounts the bind read-only.
+	ReadOnly bool `json:"read_only,omitempty"`
+}
+
+// Limits bound what one command may use. A zero field means "no limit",
+// except TmpfsBytes, whose zero value means DefaultTmpfsBytes.
+type Limits struct {
+	// MemoryBytes caps the memory (RSS plus page cache, tmpfs included) of
+	// all processes of the command; exceeding it OOM-kills a process.
+	MemoryBytes int64 `json:"memory_bytes,omitempty"`
+	// Pids caps the number of processes and threads alive at once.
+	Pids int64 `json:"pids,omitempty"`
+	// CPUs caps CPU bandwidth in cores (1.5 = one and a half cores).
+	CPUs float64 `json:"cpus,omitempty"`
+	// Timeout is the wall-clock limit; on expiry the command gets SIGTERM,
+	// a grace period, then SIGKILL.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// OutputBytes caps stdout and stderr together; the rest is discarded
+	// and Result.OutputTruncated is set.
+	OutputBytes int64 `json:"output_bytes,omitempty"`
+	// TmpfsBytes is the size of the sandbox's /tmp.
+	TmpfsBytes int64 `json:"tmpfs_bytes,omitempty"`
+}
+
+// Config is the plain-data description of one sandbox. It holds no open
+// resources; Libcontainer translates it and Run executes it. The zero value
+// is a valid config: host root layout, no workspace, cwd "/", DefaultEnv,
+// no network, no user namespace (unless rootless), no limits except a
+// DefaultTmpfsBytes /tmp, seccomp required, hostname DefaultHostname.
+type Config struct {
+	// Rootfs is the root filesystem layout; the zero value is the host
+	// layout, probed when the sandbox starts.
+	Rootfs rootfs.Layout `json:"rootfs"`
+	// Workspace is an absolute host directory bound read-write into the
+	// sandbox at WorkspaceMount. Empty means no workspace.
+	Workspace string `json:"workspace,omitempty"`
+	// WorkspaceMount is where the workspace appears inside the sandbox;
+	// empty means the same path as on the host.
+	WorkspaceMount string `json:"workspace_mount,omitempty"`
+	// Binds are extra host paths made visible in the sandbox.
+	Binds []Bind `json:"binds,omitempty"`
+	// Env is the command's environment ("KEY=value"); nil means DefaultEnv.
+	Env []string `json:"env,omitempty"`
+	// Cwd is the absolute working directory inside the sandbox; empty means
+	// the workspace mount point when there is a workspace, "/" otherwise.
+	Cwd string `json:"cwd,omitempty"`
+	// UserNS runs the sandbox in its own user namespace (container root is
+	// an unprivileged host uid; the workspace is an idmapped mount). Always
+	// on when tether itself runs without root.
+	UserNS bool `json:"userns,omitempty"`
+	// Network is the network mode; empty means NetworkNone.
+	Network Network `json:"network,omitempty"`
+	// AllowHostNetwork must be set (by the profile) for Network to be NetworkHost.
+	AllowHostNetwork bool `json:"allow_host_network,omitempty"`
+	// Limits bound the command's resources.
+	Limits Limits `json:"limits"`
+	// Seccomp is the seccomp mode; empty means SeccompRequired.
+	Seccomp SeccompMode `json:"seccomp,omitempty"`
+	// Hostname is the sandbox's hostname; empty means DefaultHostname.
+	Hostname string `json:"hostname,omitempty"`
+}
+
+// Validate reports the first problem with the config as an error wrapping
+// ErrInvalidConfig. It does not touch the filesystem.
+func (c Config) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+	}
+	if err := c.Rootfs.Validate(); err != nil {
+		return bad("rootfs: %v", err)
+	}
+	if c.Workspace != "" {
+		if err := absPath("workspace", c.Workspace); err != nil {
+			return bad("%v", err)
+		}
+		if c.Workspace == "/" {
+			return bad("workspace must not be / (bind a project directory)")
+		}
+	}
+	if c.WorkspaceMount != "" {
+		if c.Workspace == "" {
+			return bad("workspace mount %q given without a workspace", c.WorkspaceMount)
+		}
+		if err := absPath("workspace mount", c.WorkspaceMount); err != nil {
+			return bad("%v", err)
+		}
+		if err := notReserved(c.WorkspaceMount); err != nil {
+			return bad("workspace mount: %v", err)
+		}
+	} else if c.Workspace != "" {
+		if err := notReserved(c.Workspace); err != nil {
+			return bad("workspace: %v", err)
+		}
+	}
+	for i, b := range c.Binds {
+		if err := absPath(fmt.Sprintf("bind %d source", i), b.Source); err != nil {
+			return bad("%v", err)
+		}
+		if b.Destination != "" {
+			if err := absPath(fmt.Sprintf("bind %d destination", i), b.Destination); err != nil {
+				return bad("%v", err)
+			}
+		}
+		if err := notReserved(b.dest()); err != nil {
+			return bad("bind %d: %v", i, err)
+		}
+	}
+	for _, kv := range c.Env {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || strings.ContainsRune(kv, 0) {
+			return bad("environment entry %q is not KEY=value", kv)
+		}
+	}
+	if c.Cwd != "" {
+		if err := absPath("cwd", c.Cwd); err != nil {
+			return bad("%v", err)
+		}
+	}
+	switch c.Network {
+	case "", NetworkNone:
+	case NetworkHost:
+		if !c.AllowHostNetwork {
+			return bad("network host is not allowed by this profile (use network none, or allow host network in the profile)")
+		}
+	default:
+		return bad("unknown network mode %q (want none or host)", c.Network)
+	}
+	l := c.Limits
+	switch {
+	case l.MemoryBytes < 0:
+		return bad("negative memory limit %d", l.MemoryBytes)
+	case l.MemoryBytes > 0 && l.MemoryBytes < 4<<20:
+		return bad("memory limit %d bytes is below the 4 MiB minimum", l.MemoryBytes)
+	case l.Pids < 0:
+		return bad("negative pids limit %d", l.Pids)
+	case l.Pids > 0 && l.Pids < 2:
+		return bad("pids limit %d is below the minimum of 2", l.Pids)
+	case l.CPUs < 0 || l.CPUs != l.CPUs:
+		return bad("invalid cpus limit %v", l.CPUs)
+	case l.CPUs > 0 && l.CPUs < 0.01:
+		return bad("cpus limit %v is below the minimum of 0.01", l.CPUs)
+	case l.Timeout < 0:
+		return bad("negative timeout %s", l.Timeout)
+	case l.OutputBytes < 0:
+		return bad("negative output limit %d", l.OutputBytes)
+	case l.TmpfsBytes < 0:
+		return bad("negative tmpfs size %d", l.TmpfsBytes)
+	}
+	switch c.Seccomp {
+	case "", SeccompRequired, SeccompOptional, SeccompOff:
+	default:
+		return bad("unknown seccomp mode %q (want required, optional or off)", c.Seccomp)
+	}
+	if c.Hostname != "" && (len(c.Hostname) > 64 || strings.ContainsAny(c.Hostname, "/ \x00\n")) {
+		return bad("invalid hostname %q", c.Hostname)
+	}
+	return nil
+}
+
+// workspaceMount returns where the workspace appears inside the sandbox.
+func (c Config) workspaceMount() string {
+	if c.WorkspaceMount != "" {
+		return c.WorkspaceMount
+	}
+	return c.Workspace
+}
+
+// cwd returns the effective working directory inside the sandbox.
+func (c Config) cwd() string {
+	switch {
+	case c.Cwd != "":
+		return c.Cwd
+	case c.Workspace != "":
+		return c.workspaceMount()
+	default:
+		return "/"
+	}
+}
+
+// env returns the effective environment.
+func (c Config) env() []string {
+	if c.Env == nil {
+		return DefaultEnv
+	}
+	return c.Env
+}
+
+func (b Bind) dest() string {
+	if b.Destination != "" {
+		return b.Destination
+	}
+	return b.Source
+}
+
+func absPath(what, p string) error {
+	if !filepath.IsAbs(p) {
+		return fmt.Errorf("%s %q must be an absolute path", what, p)
+	}
+	if strings.ContainsRune(p, 0) {
+		return fmt.Errorf("%s contains a NUL byte", what)
+	}
+	return nil
+}
+
+// reserved are mount points the sandbox itself owns; a bind on or under them
+// would undo its protections (a writable /proc, a host /dev). Binds under
+// /tmp are fine (mounted over the sandbox's tmpfs); /tmp itself is not.
+var reserved = []string{"/", "/proc", "/sys", "/dev", "/tmp"}
+
+func notReserved(p string) error {
+	clean := filepath.Clean(p)
+	for _, r := range reserved {
+		under := r != "/" && r != "/tmp" && strings.HasPrefix(clean, r+"/")
+		if clean == r || under {
+			return fmt.Errorf("%q would cover the sandbox's own %s", p, r)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,20 @@
+// Package sandbox runs one command in a fresh Linux container and removes
+// every trace of it afterwards (DESIGN.md §5). It is the execution half of
+// tether: after the gates have allowed a command, Run executes it under
+// namespaces (mount, pid, ipc, uts, net, cgroup; user when rootless or asked),
+// a read-only root (rootfs.Layout), a read-write workspace, Docker's default
+// capabilities minus CAP_MKNOD and CAP_NET_RAW, no_new_privs, masked and
+// read-only kernel paths, Docker's seccomp profile plus io_uring denied
+// (with -tags seccomp), and cgroup limits under a per-profile parent cgroup.
+//
+// Config is plain data; Config.Spec and Config.Libcontainer translate it
+// without touching the host (tested without root). Runner.Run needs root for
+// enforced limits; without root it uses a user namespace and reports the
+// limits it cannot enforce in Result.NotEnforced. GC reaps what a crashed
+// tether left behind.
+//
+// libcontainer starts a container by re-executing the current binary with
+// the argument "init": any binary using this package must call Init from
+// its main package's init function when IsInit reports true, after
+// runtime.LockOSThread.
+package sandbox

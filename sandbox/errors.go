@@ -1,0 +1,19 @@
+package sandbox
+
+import "errors"
+
+// Sentinel errors callers branch on; they are returned wrapped.
+var (
+	// ErrInvalidConfig: the Config is malformed (relative path, negative
+	// limit, host network not allowed...). Nothing was started.
+	ErrInvalidConfig = errors.New("invalid sandbox config")
+	// ErrSeccompUnavailable: seccomp is required but this binary was built
+	// without it (build with -tags seccomp and libseccomp-dev).
+	ErrSeccompUnavailable = errors.New("seccomp required but this tether was built without seccomp support (rebuild with -tags seccomp)")
+	// ErrNotFound: the program does not exist in the sandbox (exit status 127).
+	ErrNotFound = errors.New("command not found")
+	// ErrNotExecutable: the program exists but cannot be executed (exit status 126).
+	ErrNotExecutable = errors.New("command not executable")
+	// ErrNoCommand: Command has neither Args nor Shell.
+	ErrNoCommand = errors.New("no command given")
+)

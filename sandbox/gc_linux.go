@@ -1,0 +1,259 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/opencontainers/runc/libcontainer"
+	"golang.org/x/sys/unix"
+)
+
+// GCOptions says whose leftovers GC reaps. The zero value means
+// DefaultStateRoot() and the "tether" cgroup prefix.
+type GCOptions struct {
+	// StateRoot is the Runner.StateRoot to clean.
+	StateRoot string
+	// CgroupPrefix is the Runner.CgroupPrefix to clean.
+	CgroupPrefix string
+}
+
+// GCReport lists what GC removed.
+type GCReport struct {
+	// Containers are the ids of dead containers reaped.
+	Containers []string `json:"containers"`
+	// Cgroups are the cgroup directories removed (every hierarchy).
+	Cgroups []string `json:"cgroups"`
+	// Mounts are mount points under the state root that were detached.
+	Mounts []string `json:"mounts"`
+	// StateDirs are state directories and files removed.
+	StateDirs []string `json:"state_dirs"`
+	// Live counts containers kept because their owning tether is alive.
+	Live int `json:"live"`
+	// Errors are what could not be removed.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// GC removes the containers, cgroups, mounts and state that a crashed tether
+// left under the state root and cgroup prefix. A container whose owner still
+// holds its lock (a live tether, this one included) is never touched.
+func GC(opts GCOptions) (*GCReport, error) {
+	r := Runner{StateRoot: opts.StateRoot, CgroupPrefix: opts.CgroupPrefix}
+	stateRoot, prefix, _, err := r.paths()
+	if err != nil {
+		return nil, err
+	}
+	rep := &GCReport{Containers: []string{}, Cgroups: []string{}, Mounts: []string{}, StateDirs: []string{}}
+	fail := func(err error) { rep.Errors = append(rep.Errors, err.Error()) }
+
+	ids := map[string]bool{}
+	for _, d := range []string{containersDir, rootsDir, locksDir} {
+		entries, err := os.ReadDir(filepath.Join(stateRoot, d))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("reading state root: %w", err)
+		}
+		for _, e := range entries {
+			name := e.Name()
+			if d == locksDir {
+				if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".lock") {
+					continue // a lock being born (see lockOwner)
+				}
+				name = strings.TrimSuffix(name, ".lock")
+			}
+			ids[name] = true
+		}
+	}
+	var dead []string
+	for id := range ids {
+		lock, err := tryLock(filepath.Join(stateRoot, locksDir, id+".lock"))
+		if err != nil {
+			rep.Live++
+			continue
+		}
+		dead = append(dead, id)
+		defer func() {
+			os.Remove(filepath.Join(stateRoot, locksDir, id+".lock"))
+			lock.Close()
+		}()
+	}
+	sort.Strings(dead)
+	if len(dead) > 0 {
+		for _, m := range mountsUnder(stateRoot) {
+			if err := unix.Unmount(m, unix.MNT_DETACH); err != nil {
+				fail(fmt.Errorf("unmounting %s: %w", m, err))
+				continue
+			}
+			rep.Mounts = append(rep.Mounts, m)
+		}
+	}
+	for _, id := range dead {
+		rep.Containers = append(rep.Containers, id)
+		if c, err := libcontainer.Load(filepath.Join(stateRoot, containersDir), id); err == nil {
+			_ = c.Signal(unix.SIGKILL)
+			if err := c.Destroy(); err != nil {
+				fail(fmt.Errorf("destroying container %s: %w", id, err))
+			}
+		}
+		dirs, _ := cgroupDirs(prefix)
+		for _, d := range dirs {
+			if filepath.Base(d) != id {
+				continue
+			}
+			killCgroup(d)
+			if err := rmdirRetry(d); err != nil {
+				fail(err)
+				continue
+			}
+			rep.Cgroups = append(rep.Cgroups, d)
+		}
+		for _, p := range []string{filepath.Join(stateRoot, containersDir, id), filepath.Join(stateRoot, rootsDir, id), filepath.Join(stateRoot, locksDir, id+".lock")} {
+			if _, err := os.Lstat(p); err != nil {
+				continue
+			}
+			if err := os.RemoveAll(p); err != nil {
+				fail(fmt.Errorf("removing %s: %w", p, err))
+				continue
+			}
+			rep.StateDirs = append(rep.StateDirs, p)
+		}
+	}
+	rep.Cgroups = append(rep.Cgroups, removeIdleProfile(stateRoot, prefix)...)
+	return rep, nil
+}
+
+// killCgroup SIGKILLs every process left in a dead container's cgroup
+// directory (normally none: the pid namespace died with its init).
+func killCgroup(dir string) {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return
+	}
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 1 {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	}
+}
+
+// removeIdleProfile removes the profile cgroups under prefix (and prefix
+// itself) that have no containers left, when no Runner on this state root
+// is between creating a profile cgroup and finishing (they hold the lock
+// shared). It returns the directories removed.
+func removeIdleProfile(stateRoot, prefix string) []string {
+	lock, err := tryLock(filepath.Join(stateRoot, cgroupLock))
+	if err != nil {
+		return nil
+	}
+	defer lock.Close()
+	mounts, err := cgroupMounts()
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, m := range mounts {
+		top := filepath.Join(m, prefix)
+		entries, err := os.ReadDir(top)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			// A single attempt: EBUSY means the profile still has containers.
+			if d := filepath.Join(top, e.Name()); unix.Rmdir(d) == nil {
+				removed = append(removed, d)
+			}
+		}
+		if unix.Rmdir(top) == nil {
+			removed = append(removed, top)
+		}
+	}
+	return removed
+}
+
+// mountsUnder lists mount points at or below dir, deepest first.
+func mountsUnder(dir string) []string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		mp := unescapeMount(fields[4])
+		if mp == dir || strings.HasPrefix(mp, dir+"/") {
+			out = append(out, mp)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// lockOwner creates and exclusively locks <state>/locks/<id>.lock for the
+// life of a container. The file is locked under a hidden name and then
+// renamed, so GC never sees an unlocked lock file of a live container.
+func lockOwner(stateRoot, id string) (*os.File, error) {
+	dir := filepath.Join(stateRoot, locksDir)
+	tmp := filepath.Join(dir, "."+id+".tmp")
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("creating container lock: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("locking container lock: %w", err)
+	}
+	fmt.Fprintf(f, "%d\n", os.Getpid())
+	if err := os.Rename(tmp, filepath.Join(dir, id+".lock")); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, fmt.Errorf("publishing container lock: %w", err)
+	}
+	return f, nil
+}
+
+// lockShared takes a shared lock on path, creating it, waiting for an
+// exclusive holder (a GC) to finish.
+func lockShared(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening cgroup lock: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking cgroup lock: %w", err)
+	}
+	return f, nil
+}
+
+// tryLock takes an exclusive lock on an existing path without waiting. It
+// fails when another open file (in any process) holds a lock on it.
+func tryLock(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		// No lock file: its owner never got past creating it, or it was
+		// reaped. Lock a placeholder so the caller's Close works.
+		return os.Open(os.DevNull)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}

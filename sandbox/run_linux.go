@@ -1,0 +1,467 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/opencontainers/runc/libcontainer"
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/rootfs"
+)
+
+// Command is what to run inside the sandbox: either Args (a program and its
+// arguments, looked up in the sandbox's PATH) or Shell (a string for
+// /bin/sh -c). Nil Stdin reads as empty; nil Stdout/Stderr discard.
+type Command struct {
+	Args   []string
+	Shell  string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Result is what happened to one command. ExitCode follows the shell:
+// the program's status, 126 not executable, 127 not found, 128+n killed by
+// signal n.
+type Result struct {
+	// ContainerID names the container (and its cgroup) that ran the command.
+	ContainerID string `json:"container_id"`
+	ExitCode    int    `json:"exit_code"`
+	// Signal is the name of the signal that killed the command ("SIGKILL"), if any.
+	Signal string `json:"signal,omitempty"`
+	// TimedOut: Limits.Timeout expired and the command was stopped.
+	TimedOut bool `json:"timed_out"`
+	// OOMKilled: the kernel killed a process of the command for exceeding
+	// the memory limit (read from the memory cgroup's OOM counter).
+	OOMKilled bool `json:"oom_killed"`
+	// OutputTruncated: output beyond Limits.OutputBytes was discarded.
+	OutputTruncated bool `json:"output_truncated"`
+	// CPUTime is the CPU time of all the command's processes.
+	CPUTime time.Duration `json:"cpu_time_ns"`
+	// PeakMemory is the highest memory use of the command's cgroup, in bytes.
+	PeakMemory int64 `json:"peak_memory_bytes"`
+	// Duration is the wall time from start to exit.
+	Duration time.Duration `json:"duration_ns"`
+	// NotEnforced names the protections that could not be applied in this
+	// environment (rootless: "memory", "pids", "cpus"; "seccomp").
+	NotEnforced []string `json:"not_enforced,omitempty"`
+}
+
+// Runner runs commands in sandboxes that share a state root, a cgroup
+// prefix and a profile. The zero value is ready to use with the defaults
+// documented on each field. A Runner is safe for concurrent use.
+type Runner struct {
+	// StateRoot holds container state, lock files and empty roots; empty
+	// means DefaultStateRoot(). gc treats everything under it as tether's.
+	StateRoot string
+	// CgroupPrefix is the cgroup directory all containers live under;
+	// empty means "tether".
+	CgroupPrefix string
+	// Profile names the parent cgroup (CgroupPrefix/Profile) whose
+	// ProfileLimits bound all the profile's containers; empty means "default".
+	Profile string
+	// ProfileLimits are applied to the profile's parent cgroup (memory,
+	// pids and cpus are used; zero fields mean no limit).
+	ProfileLimits Limits
+	// Grace is how long a cancelled or timed-out command has between
+	// SIGTERM and SIGKILL; zero means 2s.
+	Grace time.Duration
+	// UserNSBase is the first host id of the range backing a root-started
+	// user namespace (Config.UserNS); zero means 1<<30.
+	UserNSBase int
+}
+
+// Run runs cmd in a new sandbox described by cfg with a zero Runner.
+func Run(ctx context.Context, cfg Config, cmd Command) (*Result, error) {
+	var r Runner
+	return r.Run(ctx, cfg, cmd)
+}
+
+// DefaultStateRoot is /run/tether for root and $XDG_RUNTIME_DIR/tether (or
+// a per-user directory under the temp dir) otherwise.
+func DefaultStateRoot() string {
+	if os.Geteuid() == 0 {
+		return "/run/tether"
+	}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "tether")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("tether-%d", os.Geteuid()))
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
+
+func (r *Runner) paths() (state, prefix, profile string, err error) {
+	state, prefix, profile = r.StateRoot, r.CgroupPrefix, r.Profile
+	if state == "" {
+		state = DefaultStateRoot()
+	}
+	if prefix == "" {
+		prefix = "tether"
+	}
+	if profile == "" {
+		profile = "default"
+	}
+	if !filepath.IsAbs(state) {
+		return "", "", "", fmt.Errorf("%w: state root %q must be absolute", ErrInvalidConfig, state)
+	}
+	for _, part := range strings.Split(prefix, "/") {
+		if !nameRE.MatchString(part) {
+			return "", "", "", fmt.Errorf("%w: cgroup prefix %q must be slash-separated names of letters, digits, _ . -", ErrInvalidConfig, prefix)
+		}
+	}
+	if !nameRE.MatchString(profile) {
+		return "", "", "", fmt.Errorf("%w: profile name %q must be letters, digits, _ . - (at most 64)", ErrInvalidConfig, profile)
+	}
+	return state, "/" + prefix, profile, nil
+}
+
+// state-root subdirectories.
+const (
+	containersDir = "containers" // libcontainer's root
+	locksDir      = "locks"      // <id>.lock, flocked by the owning tether
+	rootsDir      = "roots"      // <id>: the empty "/" of a host-layout container
+	cgroupLock    = "cgroup.lock"
+)
+
+var (
+	hostLayoutOnce sync.Once
+	hostLayout     rootfs.Layout
+	hostLayoutErr  error
+)
+
+// Run runs cmd in a new sandbox described by cfg and removes the sandbox
+// (processes, cgroups, state) before returning, on every path. A non-nil
+// error means the command could not be run as asked (bad config, setup
+// failure, ctx cancelled); a command that ran and failed is a Result with
+// its exit code. When ctx is cancelled the command gets SIGTERM, Grace,
+// then SIGKILL, and Run returns the Result with ctx's error.
+func (r *Runner) Run(ctx context.Context, cfg Config, cmd Command) (res *Result, err error) {
+	args := cmd.Args
+	if cmd.Shell != "" {
+		args = []string{"/bin/sh", "-c", cmd.Shell}
+	}
+	if len(args) == 0 || args[0] == "" {
+		return nil, ErrNoCommand
+	}
+	stateRoot, prefix, profile, err := r.paths()
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Rootfs.Kind == "" {
+		hostLayoutOnce.Do(func() { hostLayout, hostLayoutErr = rootfs.HostLayout() })
+		if hostLayoutErr != nil {
+			return nil, hostLayoutErr
+		}
+		cfg.Rootfs = hostLayout
+	}
+
+	rootless := os.Geteuid() != 0
+	res = &Result{}
+	if rootless {
+		// Without delegated cgroups, limits the kernel enforces through
+		// cgroups cannot be applied; say which instead of pretending.
+		if cfg.Limits.MemoryBytes > 0 || r.ProfileLimits.MemoryBytes > 0 {
+			res.NotEnforced = append(res.NotEnforced, "memory")
+		}
+		if cfg.Limits.Pids > 0 || r.ProfileLimits.Pids > 0 {
+			res.NotEnforced = append(res.NotEnforced, "pids")
+		}
+		if cfg.Limits.CPUs > 0 || r.ProfileLimits.CPUs > 0 {
+			res.NotEnforced = append(res.NotEnforced, "cpus")
+		}
+	}
+	if !seccompAvailable && cfg.Seccomp == SeccompOptional {
+		res.NotEnforced = append(res.NotEnforced, "seccomp")
+	}
+
+	id, err := newID(profile)
+	if err != nil {
+		return nil, err
+	}
+	res.ContainerID = id
+	for _, d := range []string{containersDir, locksDir, rootsDir} {
+		if err := os.MkdirAll(filepath.Join(stateRoot, d), 0o700); err != nil {
+			return nil, fmt.Errorf("creating state directory: %w", err)
+		}
+	}
+	// Reap what a crashed tether left under this state root first; live
+	// containers of other tethers are kept (their lock is held).
+	_, _ = GC(GCOptions{StateRoot: stateRoot, CgroupPrefix: strings.TrimPrefix(prefix, "/")})
+
+	// undo runs the cleanups of a half-built or finished sandbox in reverse.
+	var undo []func() error
+	defer func() {
+		var errs []error
+		for i := len(undo) - 1; i >= 0; i-- {
+			if e := undo[i](); e != nil {
+				errs = append(errs, e)
+			}
+		}
+		if e := errors.Join(errs...); e != nil && err == nil {
+			err = fmt.Errorf("cleaning up sandbox %s: %w", id, e)
+		}
+	}()
+
+	ownerLock, err := lockOwner(stateRoot, id)
+	if err != nil {
+		return nil, err
+	}
+	undo = append(undo, func() error {
+		os.Remove(filepath.Join(stateRoot, locksDir, id+".lock"))
+		return ownerLock.Close()
+	})
+
+	profileCgroup := prefix + "/" + profile
+	if !rootless {
+		cgLock, err := lockShared(filepath.Join(stateRoot, cgroupLock))
+		if err != nil {
+			return nil, err
+		}
+		undo = append(undo, func() error {
+			cgLock.Close()
+			removeIdleProfile(stateRoot, prefix)
+			return nil
+		})
+		if err := ensureProfileCgroup(profileCgroup, r.ProfileLimits); err != nil {
+			return nil, err
+		}
+	}
+	undo = append(undo, func() error { return removeCgroupTree(profileCgroup + "/" + id) })
+
+	p := Placement{CgroupPath: profileCgroup + "/" + id, Rootless: rootless}
+	switch {
+	case rootless:
+		p.HostUID, p.HostGID = os.Geteuid(), os.Getegid()
+	case cfg.UserNS:
+		base := r.UserNSBase
+		if base == 0 {
+			base = 1 << 30
+		}
+		p.HostUID, p.HostGID = base, base
+	}
+	if cfg.Rootfs.Kind == rootfs.KindHost {
+		p.RootDir = filepath.Join(stateRoot, rootsDir, id)
+		undo = append(undo, func() error { return os.RemoveAll(p.RootDir) })
+		if err := makeEmptyRoot(p.RootDir, cfg.Rootfs, cfg.UserNS && !rootless, p.HostUID, p.HostGID); err != nil {
+			return nil, err
+		}
+	}
+
+	lc, err := cfg.Libcontainer(id, p)
+	if err != nil {
+		return nil, err
+	}
+	container, err := libcontainer.Create(filepath.Join(stateRoot, containersDir), id, lc)
+	if err != nil {
+		return nil, fmt.Errorf("creating container: %w", err)
+	}
+	undo = append(undo, func() error {
+		_ = container.Signal(unix.SIGKILL)
+		return container.Destroy()
+	})
+
+	out := &capWriter{limit: cfg.Limits.OutputBytes}
+	process := &libcontainer.Process{
+		Args:   args,
+		Env:    cfg.env(),
+		Cwd:    cfg.cwd(),
+		Stdin:  cmd.Stdin,
+		Stdout: out.stream(cmd.Stdout),
+		Stderr: out.stream(cmd.Stderr),
+		Init:   true,
+	}
+
+	runCtx := ctx
+	if cfg.Limits.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, cfg.Limits.Timeout)
+		defer cancel()
+	}
+	start := time.Now()
+	if err := container.Run(process); err != nil {
+		res.Duration = time.Since(start)
+		return startFailure(res, args[0], err)
+	}
+	st, _ := container.State()
+
+	waited := make(chan waitResult, 1)
+	go func() {
+		ps, err := process.Wait()
+		waited <- waitResult{ps, err}
+	}()
+	var w waitResult
+	select {
+	case w = <-waited:
+	case <-runCtx.Done():
+		w = r.stop(container, process, waited)
+		res.TimedOut = ctx.Err() == nil
+	}
+	res.Duration = time.Since(start)
+	exitStatus(res, w)
+	if st != nil {
+		u := readUsage(st.CgroupPaths)
+		res.CPUTime, res.PeakMemory, res.OOMKilled = u.cpu, u.peakMem, u.oomKilled
+	}
+	res.OutputTruncated = out.truncated()
+	if !res.TimedOut && ctx.Err() != nil {
+		return res, fmt.Errorf("running %s: %w", args[0], ctx.Err())
+	}
+	return res, nil
+}
+
+type waitResult struct {
+	ps  *os.ProcessState
+	err error
+}
+
+// stop ends a running container: SIGTERM to every process in its cgroup (or
+// its init when there is no cgroup), Grace, then SIGKILL to init, which
+// takes down the whole pid namespace.
+func (r *Runner) stop(c *libcontainer.Container, p *libcontainer.Process, waited <-chan waitResult) waitResult {
+	grace := r.Grace
+	if grace == 0 {
+		grace = 2 * time.Second
+	}
+	pids, err := c.Processes()
+	if err != nil || len(pids) == 0 {
+		_ = p.Signal(unix.SIGTERM)
+	}
+	for _, pid := range pids {
+		_ = unix.Kill(pid, unix.SIGTERM)
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case w := <-waited:
+		return w
+	case <-t.C:
+	}
+	_ = p.Signal(unix.SIGKILL)
+	_ = c.Signal(unix.SIGKILL)
+	return <-waited
+}
+
+// exitStatus fills ExitCode and Signal the way a shell reports them.
+func exitStatus(res *Result, w waitResult) {
+	ps := w.ps
+	if ps == nil {
+		// Waiting failed: no status to report, so report failure.
+		res.ExitCode = 255
+		return
+	}
+	ws, ok := ps.Sys().(unix.WaitStatus)
+	switch {
+	case ok && ws.Signaled():
+		res.ExitCode = 128 + int(ws.Signal())
+		res.Signal = unix.SignalName(ws.Signal())
+	default:
+		res.ExitCode = ps.ExitCode()
+	}
+}
+
+// startFailure maps a failure to start the program to the shell's statuses.
+func startFailure(res *Result, prog string, err error) (*Result, error) {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "executable file not found") || strings.Contains(msg, "no such file or directory"):
+		res.ExitCode = 127
+		return res, fmt.Errorf("%w: %s: %w", ErrNotFound, prog, err)
+	case strings.Contains(msg, "permission denied") || strings.Contains(msg, "exec format error") || strings.Contains(msg, "is a directory"):
+		res.ExitCode = 126
+		return res, fmt.Errorf("%w: %s: %w", ErrNotExecutable, prog, err)
+	}
+	return nil, fmt.Errorf("starting %s in sandbox: %w", prog, err)
+}
+
+func newID(profile string) (string, error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("generating container id: %w", err)
+	}
+	return fmt.Sprintf("%s-%d-%s", profile, os.Getpid(), hex.EncodeToString(b[:])), nil
+}
+
+// makeEmptyRoot prepares the empty "/" of a host-layout container: the
+// merged-/usr symlinks, everything else becomes a mount point.
+func makeEmptyRoot(dir string, l rootfs.Layout, chown bool, uid, gid int) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("creating sandbox root: %w", err)
+	}
+	for path, target := range l.Symlinks {
+		if err := os.Symlink(target, filepath.Join(dir, path)); err != nil {
+			return fmt.Errorf("creating %s in sandbox root: %w", path, err)
+		}
+	}
+	if chown {
+		// Container root (a high host uid) must be able to create mount
+		// points in its own root.
+		if err := os.Chown(dir, uid, gid); err != nil {
+			return fmt.Errorf("handing sandbox root to its user namespace: %w", err)
+		}
+	}
+	return nil
+}
+
+// capWriter caps the bytes written through all its streams together and
+// silently discards the rest (the command is not made to fail on a full
+// pipe). It is safe for concurrent use.
+type capWriter struct {
+	limit int64 // 0: unlimited
+
+	mu    sync.Mutex
+	n     int64
+	trunc bool
+}
+
+func (c *capWriter) stream(w io.Writer) io.Writer {
+	if w == nil {
+		w = io.Discard
+	}
+	return &capStream{c: c, w: w}
+}
+
+func (c *capWriter) truncated() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.trunc
+}
+
+type capStream struct {
+	c *capWriter
+	w io.Writer
+}
+
+func (s *capStream) Write(p []byte) (int, error) {
+	c := s.c
+	c.mu.Lock()
+	keep := int64(len(p))
+	if c.limit > 0 {
+		if room := c.limit - c.n; room < keep {
+			keep = max(room, 0)
+			c.trunc = true
+		}
+	}
+	c.n += keep
+	c.mu.Unlock()
+	if keep > 0 {
+		if _, err := s.w.Write(p[:keep]); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}

@@ -1,0 +1,250 @@
+package sandbox
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/opencontainers/runc/libcontainer/configs"
+	"github.com/opencontainers/runc/libcontainer/specconv"
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/rootfs"
+)
+
+// Placement holds the host-side facts a translation needs that are not part
+// of the sandbox description: where the container's cgroup and empty root
+// live and which host ids back its user namespace. Run fills it in.
+type Placement struct {
+	// CgroupPath is the container's absolute cgroup path (a child of its
+	// profile's parent cgroup), e.g. /tether/default/<id>.
+	CgroupPath string
+	// RootDir is the empty directory used as "/" for the host layout
+	// (ignored for a prepared directory).
+	RootDir string
+	// Rootless says tether runs without root: a user namespace maps
+	// container root to HostUID/HostGID only, and cgroup limits are applied
+	// best-effort (they are reported in Result.NotEnforced).
+	Rootless bool
+	// HostUID and HostGID back container root: the invoking user when
+	// Rootless, the first id of a 65536-id range when Config.UserNS as root.
+	HostUID, HostGID int
+}
+
+// userNSSize is the number of ids mapped into a root-started user namespace.
+const userNSSize = 65536
+
+// dockerCaps is Docker's default capability set minus CAP_MKNOD and
+// CAP_NET_RAW: a sandboxed command has no use for device nodes or raw
+// packets, and both widen the attack surface (see DESIGN.md §5).
+var dockerCaps = []string{
+	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER",
+	"CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP",
+	"CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE",
+}
+
+// maskedPaths and readonlyPaths are Docker's (moby oci/defaults.go).
+var (
+	maskedPaths = []string{
+		"/proc/asound", "/proc/acpi", "/proc/interrupts", "/proc/kcore", "/proc/keys",
+		"/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
+		"/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",
+	}
+	readonlyPaths = []string{
+		"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
+	}
+)
+
+// Spec translates the config into an OCI runtime spec (without process
+// arguments, which Run supplies per command). It is pure: it reads nothing
+// from the host, so it is unit-tested without root.
+func (c Config) Spec(p Placement) (*specs.Spec, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	layout := c.Rootfs
+	if layout.Kind == "" {
+		return nil, fmt.Errorf("%w: rootfs layout not resolved (call rootfs.HostLayout first)", ErrInvalidConfig)
+	}
+	if !filepath.IsAbs(p.CgroupPath) {
+		return nil, fmt.Errorf("%w: cgroup path %q must be absolute", ErrInvalidConfig, p.CgroupPath)
+	}
+	userns := c.UserNS || p.Rootless
+
+	rootPath := layout.Dir
+	if layout.Kind == rootfs.KindHost {
+		if !filepath.IsAbs(p.RootDir) {
+			return nil, fmt.Errorf("%w: host layout needs an absolute empty root directory, got %q", ErrInvalidConfig, p.RootDir)
+		}
+		rootPath = p.RootDir
+	}
+
+	tmpfs := c.Limits.TmpfsBytes
+	if tmpfs == 0 {
+		tmpfs = DefaultTmpfsBytes
+	}
+	hostname := c.Hostname
+	if hostname == "" {
+		hostname = DefaultHostname
+	}
+	caps := append([]string(nil), dockerCaps...)
+
+	s := &specs.Spec{
+		Version:  specs.Version,
+		Root:     &specs.Root{Path: rootPath, Readonly: true},
+		Hostname: hostname,
+		Process: &specs.Process{
+			User:            specs.User{UID: 0, GID: 0},
+			Cwd:             c.cwd(),
+			Env:             c.env(),
+			NoNewPrivileges: true,
+			Capabilities: &specs.LinuxCapabilities{
+				Bounding: caps, Effective: caps, Permitted: caps,
+			},
+		},
+		Linux: &specs.Linux{
+			CgroupsPath:   p.CgroupPath,
+			MaskedPaths:   append([]string(nil), maskedPaths...),
+			ReadonlyPaths: append([]string(nil), readonlyPaths...),
+			Namespaces: []specs.LinuxNamespace{
+				{Type: specs.PIDNamespace}, {Type: specs.IPCNamespace},
+				{Type: specs.UTSNamespace}, {Type: specs.MountNamespace},
+				{Type: specs.CgroupNamespace},
+			},
+			Resources: &specs.LinuxResources{
+				Devices: []specs.LinuxDeviceCgroup{{Allow: false, Access: "rwm"}},
+			},
+		},
+	}
+	if c.Network != NetworkHost {
+		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.NetworkNamespace})
+	}
+	if userns {
+		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})
+		size := uint32(userNSSize)
+		if p.Rootless {
+			size = 1
+		}
+		s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: uint32(p.HostUID), Size: size}}
+		s.Linux.GIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: uint32(p.HostGID), Size: size}}
+	}
+
+	s.Mounts = c.mounts(layout, p, userns, tmpfs)
+	if err := c.resources(s.Linux.Resources); err != nil {
+		return nil, err
+	}
+
+	if c.Seccomp != SeccompOff {
+		if !seccompAvailable {
+			if c.Seccomp == "" || c.Seccomp == SeccompRequired {
+				return nil, ErrSeccompUnavailable
+			}
+		} else {
+			prof, err := seccompProfile(s)
+			if err != nil {
+				return nil, fmt.Errorf("building seccomp profile: %w", err)
+			}
+			s.Linux.Seccomp = prof
+		}
+	}
+	return s, nil
+}
+
+// mounts lists the sandbox's mounts in order: kernel filesystems, the
+// sized /tmp, the root layout's binds, then the workspace and extra binds
+// (so they may sit under /tmp).
+func (c Config) mounts(layout rootfs.Layout, p Placement, userns bool, tmpfs int64) []specs.Mount {
+	ms := []specs.Mount{
+		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
+		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+		{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
+		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
+		{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
+	}
+	if p.Rootless || c.Network == NetworkHost {
+		// A fresh sysfs needs a network namespace owned by our user
+		// namespace; bind the host's read-only instead.
+		ms = append(ms, specs.Mount{Destination: "/sys", Type: "none", Source: "/sys", Options: []string{"rbind", "nosuid", "noexec", "nodev", "ro"}})
+	} else {
+		ms = append(ms,
+			specs.Mount{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}},
+			specs.Mount{Destination: "/sys/fs/cgroup", Type: "cgroup", Source: "cgroup", Options: []string{"nosuid", "noexec", "nodev", "relatime", "ro"}},
+		)
+	}
+	ms = append(ms, specs.Mount{
+		Destination: "/tmp", Type: "tmpfs", Source: "tmpfs",
+		Options: []string{"nosuid", "nodev", "mode=1777", "size=" + strconv.FormatInt(tmpfs, 10)},
+	})
+	if layout.Kind == rootfs.KindHost {
+		binds := append([]string(nil), layout.Binds...)
+		sort.Strings(binds) // parents before children
+		for _, b := range binds {
+			ms = append(ms, specs.Mount{Destination: b, Type: "bind", Source: b, Options: []string{"rbind", "ro", "nosuid", "nodev"}})
+		}
+	}
+	rw := func(src, dst string, ro bool) specs.Mount {
+		opts := []string{"rbind", "nosuid", "nodev"}
+		if ro {
+			opts = append(opts, "ro")
+		} else {
+			opts = append(opts, "rw")
+		}
+		// As root with a user namespace, show files with their on-disk
+		// owners (an idmapped mount); rootless maps only one id, where the
+		// plain bind already shows the user's files as container root's.
+		if userns && !p.Rootless {
+			opts = append(opts, "idmap")
+		}
+		return specs.Mount{Destination: dst, Type: "bind", Source: src, Options: opts}
+	}
+	if c.Workspace != "" {
+		ms = append(ms, rw(c.Workspace, c.workspaceMount(), false))
+	}
+	for _, b := range c.Binds {
+		ms = append(ms, rw(b.Source, b.dest(), b.ReadOnly))
+	}
+	return ms
+}
+
+// resources maps Limits onto cgroup resources.
+func (c Config) resources(r *specs.LinuxResources) error {
+	l := c.Limits
+	if l.MemoryBytes > 0 {
+		m := l.MemoryBytes
+		r.Memory = &specs.LinuxMemory{Limit: &m}
+	}
+	if l.Pids > 0 {
+		r.Pids = &specs.LinuxPids{Limit: &l.Pids}
+	}
+	if l.CPUs > 0 {
+		period := uint64(100000)
+		quota := int64(l.CPUs * float64(period))
+		r.CPU = &specs.LinuxCPU{Period: &period, Quota: &quota}
+	}
+	return nil
+}
+
+// Libcontainer translates the config into libcontainer's configuration for
+// a container named id. It is pure apart from libcontainer reading the
+// process's working directory (used only for relative paths, which
+// Validate rejects).
+func (c Config) Libcontainer(id string, p Placement) (*configs.Config, error) {
+	s, err := c.Spec(p)
+	if err != nil {
+		return nil, err
+	}
+	lc, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
+		CgroupName:      id,
+		Spec:            s,
+		RootlessEUID:    p.Rootless,
+		RootlessCgroups: p.Rootless,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("translating sandbox config: %w", err)
+	}
+	// If tether dies, its containers die with it (gc reaps the rest).
+	lc.ParentDeathSignal = int(unix.SIGKILL)
+	return lc, nil
+}
