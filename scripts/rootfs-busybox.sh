@@ -55,8 +55,9 @@ while IFS= read -r applet; do
 		continue
 		;;
 	esac
-	install -d -m 0755 "$target/$(dirname "$applet")"
-	ln -sfn /bin/busybox "$target/$applet"
+	# Directories other than the usual four are rare; test before forking.
+	[ -d "$target/${applet%/*}" ] || install -d -m 0755 "$target/${applet%/*}"
+	ln -s /bin/busybox "$target/$applet"
 	n=$((n + 1))
 done < <("$bb" --list-full)
 if [ "$n" -eq 0 ]; then
