@@ -2,6 +2,8 @@ package approval
 
 import (
 	"errors"
+	"fmt"
+	"path"
 
 	"github.com/tether-dev/tether/shellparse"
 )
@@ -10,11 +12,14 @@ import (
 // commands are refused outright, never analysed in part.
 var ErrTooLarge = shellparse.ErrTooLarge
 
+// MaxCommandBytes is the size limit of one command string.
+const MaxCommandBytes = shellparse.DefaultMaxBytes
+
 // AnalyzeOptions gives the analyzer the facts it cannot know from the text.
 // The zero value is valid: no home folding beyond "~" and "$HOME", no cwd.
 type AnalyzeOptions struct {
 	Home string // the user's home directory, folded to "~" (works for any HOME, including /root)
-	Cwd  string // the working directory the command will run in
+	Cwd  string // the working directory the command will run in; relative paths are resolved against it
 }
 
 // Analyze parses command and applies the rule catalog. The error is non-nil
@@ -22,18 +27,101 @@ type AnalyzeOptions struct {
 // that does not parse yields an Analysis with Verdict TierApproval and
 // ParseErr set, never allow.
 //
-// SCAFFOLD: the rule catalog replaces this first version.
+// Every simple command shellparse finds (including those inside payloads,
+// substitutions and function bodies) goes through every rule; every opaque
+// segment becomes one approval finding, so an allow verdict never coexists
+// with an opaque segment. The verdict is the strongest finding's tier. Safe
+// is set only when the verdict is allow and every command is in the safe
+// class. Analyze is safe for concurrent use.
 func Analyze(command string, opts AnalyzeOptions) (*Analysis, error) {
-	s, err := shellparse.Parse(command, shellparse.Options{})
-	if errors.Is(err, shellparse.ErrTooLarge) {
-		return nil, err
+	return analyze(command, opts, 0)
+}
+
+func analyze(command string, opts AnalyzeOptions, depth int) (an *Analysis, err error) {
+	s, perr := parseCommand(command)
+	if perr != nil && errors.Is(perr, shellparse.ErrTooLarge) {
+		return nil, fmt.Errorf("analyzing command: %w", perr)
 	}
-	a := &Analysis{Command: command, Script: s}
-	if err != nil {
-		a.Verdict = TierApproval
-		a.ParseErr = err.Error()
-		a.Findings = append(a.Findings, Finding{Rule: "approval.unparseable", Tier: TierApproval,
-			Description: "command does not parse", Text: command, Span: shellparse.Span{End: len(command)}})
+	a := &analyzer{src: command, opts: opts, depth: depth}
+	if opts.Home != "" {
+		a.home = path.Clean(opts.Home)
 	}
-	return a, nil
+	if opts.Cwd != "" && opts.Cwd[0] == '/' {
+		a.cwd = foldHome(path.Clean(opts.Cwd), a.home)
+	}
+	an = &Analysis{Command: command}
+	whole := shellparse.Span{Start: 0, End: len(command)}
+	if perr != nil {
+		an.ParseErr = perr.Error()
+		a.hit(RuleUnparseable, command, whole)
+		a.findings[len(a.findings)-1].Reason = an.ParseErr
+	} else {
+		an.Script = s
+		a.script = s
+		a.run()
+	}
+
+	if hasControlChars(command) {
+		a.hit(RuleControlChars, command, whole)
+	}
+	if s != nil {
+		for i := range s.Commands {
+			if nonASCII(s.Commands[i].Program) {
+				a.hit(RuleControlChars, s.Commands[i].Text, s.Commands[i].Span)
+			}
+		}
+	}
+	variantDiffers := false
+	if v := normalizeVariant(command); v != command {
+		variantDiffers = true
+		if sub := a.sub(v); sub != nil {
+			for _, f := range sub.Findings {
+				if f.Rule != RuleUnparseable {
+					a.hit(f.Rule, command, whole)
+				}
+			}
+		}
+	}
+
+	an.Findings = a.findings
+	for _, f := range a.findings {
+		if f.Tier > an.Verdict {
+			an.Verdict = f.Tier
+		}
+	}
+	if s != nil && len(s.Opaque) > 0 && an.Verdict == TierAllow {
+		// Unreachable by construction (each opaque segment is a finding);
+		// kept so that a future change cannot break the invariant silently.
+		an.Verdict = TierApproval
+	}
+	an.Safe = an.Verdict == TierAllow && s != nil && !variantDiffers && allSafe(s)
+	return an, nil
+}
+
+// parseCommand runs shellparse, turning a panic inside it into a parse error so
+// that a parser bug fails closed (approval) instead of crashing the caller.
+func parseCommand(command string) (s *shellparse.Script, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = nil, fmt.Errorf("%s: %v", internalPanic, r)
+		}
+	}()
+	return shellparse.Parse(command, shellparse.Options{})
+}
+
+// internalPanic prefixes the parse error recorded when shellparse panics.
+const internalPanic = "internal error: shellparse panicked"
+
+// allSafe reports whether the script has commands, all of them safe, and
+// nothing opaque or self-defined.
+func allSafe(s *shellparse.Script) bool {
+	if len(s.Commands) == 0 || len(s.Opaque) > 0 || len(s.Functions) > 0 {
+		return false
+	}
+	for i := range s.Commands {
+		if !isSafeCommand(&s.Commands[i]) {
+			return false
+		}
+	}
+	return true
 }

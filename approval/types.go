@@ -27,11 +27,12 @@ func (t Tier) String() string {
 
 // Finding is one rule that matched, with the source text that made it match.
 type Finding struct {
-	Rule        string          `json:"rule"`        // stable id, e.g. "hardline.fork-bomb"
-	Tier        Tier            `json:"-"`           // the rule's tier
-	Description string          `json:"description"` // one line; also the approval key
-	Text        string          `json:"text"`        // exact source text that matched
-	Span        shellparse.Span `json:"span"`        // where Text sits in the top-level source
+	Rule        string          `json:"rule"`             // stable id, e.g. "hardline.fork-bomb"
+	Tier        Tier            `json:"-"`                // the rule's tier
+	Description string          `json:"description"`      // one line; also the approval key
+	Text        string          `json:"text"`             // exact source text that matched
+	Span        shellparse.Span `json:"span"`             // where Text sits in the top-level source
+	Reason      string          `json:"reason,omitempty"` // extra detail, e.g. the parse error
 }
 
 // Analysis is the analyzer's verdict on one command string.

@@ -1,0 +1,251 @@
+package approval
+
+import (
+	"strings"
+
+	"github.com/tether-dev/tether/shellparse"
+)
+
+// Shells and interpreters. Inline code given to an interpreter cannot be
+// read by a shell parser, so it needs approval whatever it says. The one
+// structural exception is a fork loop: a payload that calls fork inside a
+// loop (python "while 1: os.fork()", perl "fork while 1", ruby "loop { fork }")
+// is recognised from the payload word and is hardline. That check is a
+// keyword test on the single, literal payload word (the word "fork" and a
+// loop keyword), so an obfuscated payload still gets approval, never allow.
+
+// shells are programs that run shell scripts.
+var shells = map[string]bool{
+	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true,
+	"fish": true, "yash": true, "posh": true, "csh": true, "tcsh": true, "rbash": true,
+}
+
+func isShell(prog string) bool { return shells[prog] }
+
+// interpName normalises an interpreter name: lower case, no ".exe", no
+// version suffix ("python3.11" and "ruby3.2" become "python" and "ruby").
+func interpName(prog string) string {
+	p := strings.ToLower(prog)
+	p = strings.TrimSuffix(p, ".exe")
+	p = strings.TrimRight(p, "0123456789.")
+	if p == "" {
+		return strings.ToLower(prog)
+	}
+	return p
+}
+
+// codeFlags maps an interpreter to its inline-code options.
+var codeFlags = map[string][]string{
+	"python": {"-c"}, "pypy": {"-c"}, "perl": {"-e", "-E"}, "ruby": {"-e"}, "jruby": {"-e"},
+	"node": {"-e", "--eval", "-p", "--print"}, "nodejs": {"-e", "--eval", "-p", "--print"},
+	"bun": {"-e", "--eval", "-p", "--print"}, "deno": {"-e", "--eval"}, "php": {"-r", "-B", "-R", "-E"},
+	"lua": {"-e"}, "luajit": {"-e"}, "rscript": {"-e"}, "julia": {"-e", "-E", "--eval", "--print"},
+	"guile": {"-c"}, "groovy": {"-e"}, "elixir": {"-e", "--eval"}, "erl": {"-eval"}, "osascript": {"-e"},
+	"tclsh": nil, "wish": nil, "irb": nil, "jshell": nil, "racket": {"-e"}, "sbcl": {"--eval"},
+	"awk": nil, "gawk": nil, "mawk": nil, "nawk": nil, "busybox": nil, "pwsh": nil, "powershell": nil, "cmd": nil,
+}
+
+func isInterpreter(name string) bool {
+	_, ok := codeFlags[name]
+	return ok
+}
+
+// shellHasC reports whether a shell's options include -c (alone or in a
+// cluster such as -lc, -ce, -exc), before the first operand or "--".
+func shellHasC(args []string) bool {
+	for i := 0; i < len(args); i++ {
+		v := args[i]
+		if v == "--" || v == "-" || len(v) < 2 || (v[0] != '-' && v[0] != '+') {
+			return false
+		}
+		switch v {
+		case "-o", "+o", "-O", "+O", "--rcfile", "--init-file":
+			i++
+			continue
+		}
+		if v[0] == '-' && v[1] == '-' {
+			if v == "--command" {
+				return true
+			}
+			continue
+		}
+		if v[0] == '-' && strings.IndexByte(v[1:], 'c') >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// inlineCode returns the inline code given to interpreter name, if any.
+func inlineCode(name string, args []string) (string, bool) {
+	switch name {
+	case "pwsh", "powershell":
+		for i, v := range args {
+			l := strings.ToLower(strings.TrimLeft(v, "-/"))
+			if l != "" && strings.IndexByte("cef", l[0]) >= 0 && v != l {
+				if i+1 < len(args) {
+					return strings.Join(args[i+1:], " "), true
+				}
+				return "", true
+			}
+		}
+		return "", false
+	case "cmd":
+		for i, v := range args {
+			if l := strings.ToLower(v); l == "/c" || l == "/k" || l == "/r" {
+				return strings.Join(args[i+1:], " "), true
+			}
+		}
+		return "", false
+	case "awk", "gawk", "mawk", "nawk":
+		if hasShort(args, "f") {
+			return "", false
+		}
+		prog, _ := firstOperand(args, "-v", "-F", "--assign", "--field-separator")
+		if strings.Contains(prog, "system(") || strings.Contains(prog, "getline") || strings.Contains(prog, "|&") ||
+			strings.Contains(prog, `| "`) || strings.Contains(prog, `|"`) {
+			return prog, true
+		}
+		return "", false
+	case "deno":
+		if sub, rest := firstOperand(args); sub == "eval" {
+			code, _ := firstOperand(rest)
+			return code, true
+		}
+	}
+	flags := codeFlags[name]
+	for i := 0; i < len(args); i++ {
+		v := args[i]
+		if v == "--" || len(v) < 2 || v[0] != '-' {
+			return "", false // script file or end of options
+		}
+		for _, f := range flags {
+			if v == f {
+				if i+1 < len(args) {
+					return args[i+1], true
+				}
+				return "", true
+			}
+			if strings.HasPrefix(f, "--") && strings.HasPrefix(v, f+"=") {
+				return v[len(f)+1:], true
+			}
+		}
+		if v[1] == '-' {
+			continue
+		}
+		// A short cluster: -Ic, -pe, -lne, -Sc. The code follows the
+		// letter, in the same word or in the next one.
+		for j := 1; j < len(v); j++ {
+			ch := v[j]
+			for _, f := range flags {
+				if len(f) == 2 && f[1] == ch {
+					if j+1 < len(v) {
+						return v[j+1:], true
+					}
+					if i+1 < len(args) {
+						return args[i+1], true
+					}
+					return "", true
+				}
+			}
+			if (name == "python" || name == "pypy") && (ch == 'm' || ch == 'W' || ch == 'X' || ch == 'Q') {
+				return "", false // -m runs a module; -W/-X take a value
+			}
+			if (name == "perl" || name == "ruby") && strings.IndexByte("iIMmrx0lCdDTEWK", ch) >= 0 && ch != 'E' {
+				break // the rest of the cluster is this option's value
+			}
+		}
+	}
+	return "", false
+}
+
+// isForkLoop reports whether an interpreter payload calls fork in a loop.
+func isForkLoop(code string) bool {
+	if !strings.Contains(code, "fork") {
+		return false
+	}
+	for _, k := range [...]string{"while", "for ", "for(", "loop", "until", "repeat", "goto"} {
+		if strings.Contains(code, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// interpreter applies the rules for shells and interpreters.
+func (a *analyzer) interpreter(c *shellparse.Command, args []string) {
+	name := interpName(c.Program)
+	if isShell(name) {
+		switch {
+		case shellHasC(args):
+			if !a.opaqueCovers(c.Span) {
+				a.hitCmd(RuleShellPayload, c)
+			}
+		case stdinScript(args):
+			a.stdinFed(c, "")
+		}
+		return
+	}
+	if !isInterpreter(name) {
+		return
+	}
+	if name == "perl" || name == "ruby" {
+		a.inPlace(c, args, name)
+	}
+	if name == "python" || name == "pypy" {
+		if m, ok := optValue(args, "-m"); ok && (strings.HasPrefix(m, "hermes") || strings.HasPrefix(m, "tether")) {
+			a.hitCmd(RuleControlPlane, c)
+		}
+	}
+	if code, ok := inlineCode(name, args); ok {
+		if isForkLoop(code) {
+			a.hitCmd(RuleForkBomb, c)
+		}
+		if !a.opaqueCovers(c.Span) {
+			a.hitCmd(RuleInterpPay, c)
+		}
+		return
+	}
+	if name == "pwsh" || name == "powershell" || name == "cmd" || name == "busybox" {
+		return
+	}
+	if stdinScript(args) {
+		a.stdinFed(c, name)
+	}
+}
+
+// stdinScript reports whether a shell or interpreter reads its script from
+// stdin: no script operand, or "-" / "-s".
+func stdinScript(args []string) bool {
+	for _, v := range args {
+		if v == "-" || v == "-s" {
+			return true
+		}
+		if len(v) > 0 && v[0] != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// stdinFed flags a shell or interpreter whose script arrives on stdin from a
+// pipe or a heredoc (shellparse reports these as opaque segments; this is
+// the catalog's own check, so the verdict does not depend on one place).
+func (a *analyzer) stdinFed(c *shellparse.Command, name string) {
+	for i := range c.Redirs {
+		r := &c.Redirs[i]
+		if r.Mode != shellparse.RedirHeredoc {
+			continue
+		}
+		if name != "" && isForkLoop(r.Body) {
+			a.hit(RuleForkBomb, c.Text, c.Span)
+		}
+		if !a.opaqueCovers(c.Span) {
+			a.hit(RuleHeredocInt, c.Text, c.Span)
+		}
+		return
+	}
+	if c.Context.Pipeline > 1 && !a.opaqueCovers(c.Span) {
+		a.hit(RulePipeShell, c.Text, c.Span)
+	}
+}

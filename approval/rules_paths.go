@@ -1,0 +1,226 @@
+package approval
+
+import (
+	"path"
+	"strings"
+)
+
+// Path folding. Rules compare paths in one canonical form so that every
+// spelling of a location matches the same way:
+//
+//   - the current user's home, however written ("~", "~/", "$HOME", "${HOME}",
+//     a quoted "~/x", or the literal AnalyzeOptions.Home such as /root or
+//     /home/alice), becomes "~" followed by the rest of the path;
+//   - the path is cleaned ("//" is "/", "a/../b" is "b", a trailing "/" goes);
+//   - a relative path is joined to AnalyzeOptions.Cwd when that is known, and
+//     otherwise stays relative (rules then cannot tell where it points and
+//     treat it as an ordinary path).
+//
+// Other users' homes (/home/NAME, /Users/NAME, ~NAME) are recognised by
+// homeRel, so credential and rc-file rules hold for every account.
+
+// fold returns the canonical form of the path word value v.
+func (a *analyzer) fold(v string) string {
+	v = foldHome(v, a.home)
+	if v == "" {
+		return v
+	}
+	if v[0] != '/' && v[0] != '~' && a.cwd != "" && !strings.HasPrefix(v, "$") {
+		v = a.cwd + "/" + v
+	}
+	return cleanPath(v)
+}
+
+// foldHome rewrites a leading home spelling in v to "~".
+func foldHome(v, home string) string {
+	for _, p := range [...]string{"${HOME}", "$HOME"} {
+		if strings.HasPrefix(v, p) && (len(v) == len(p) || v[len(p)] == '/') {
+			return "~" + v[len(p):]
+		}
+	}
+	if home != "" && home != "/" && strings.HasPrefix(v, home) && (len(v) == len(home) || v[len(home)] == '/') {
+		return "~" + v[len(home):]
+	}
+	return v
+}
+
+// cleanPath cleans p like path.Clean, keeping a leading "~" as the home root.
+// A path that climbs out of the home ("~/..") resolves against a stand-in
+// home of /home/user, so it lands where rules can judge it ("/home").
+func cleanPath(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		const stand = "/home/user"
+		c := path.Clean(stand + p[1:])
+		if c == stand {
+			return "~"
+		}
+		if strings.HasPrefix(c, stand+"/") {
+			return "~" + c[len(stand):]
+		}
+		return c
+	}
+	if p == "" {
+		return p
+	}
+	return path.Clean(p)
+}
+
+// homeRel reports whether the canonical path p lies in a home directory (the
+// current user's "~", /root, /home/NAME, /Users/NAME or ~NAME) and returns the
+// part below the home without a leading slash ("" for the home itself).
+func homeRel(p string) (string, bool) {
+	switch {
+	case p == "~":
+		return "", true
+	case strings.HasPrefix(p, "~/"):
+		return p[2:], true
+	case strings.HasPrefix(p, "~"):
+		// ~NAME/rest: another user's home.
+		if i := strings.IndexByte(p, '/'); i > 0 {
+			return p[i+1:], true
+		}
+		return "", true
+	case p == "/root":
+		return "", true
+	case strings.HasPrefix(p, "/root/"):
+		return p[len("/root/"):], true
+	}
+	for _, base := range [...]string{"/home/", "/Users/"} {
+		if strings.HasPrefix(p, base) {
+			rest := p[len(base):]
+			if rest == "" || rest == "*" {
+				return "", false // the directory of homes, not a home
+			}
+			if i := strings.IndexByte(rest, '/'); i >= 0 {
+				return rest[i+1:], true
+			}
+			return "", true
+		}
+	}
+	return "", false
+}
+
+// under reports whether rel equals dir or lies below it.
+func under(rel, dir string) bool {
+	return rel == dir || strings.HasPrefix(rel, dir+"/")
+}
+
+// credentialDirs are home-relative places that hold credentials.
+var credentialDirs = []string{
+	".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure", ".config/gh",
+	".config/gcloud", ".config/hub", ".netrc", ".git-credentials", ".npmrc",
+	".pypirc", ".gem/credentials", ".cargo/credentials", ".cargo/credentials.toml",
+	".vault-token", ".password-store", ".local/share/keyrings", ".terraform.d",
+	".config/op", ".pgpass", ".my.cnf", ".s3cfg", ".boto",
+}
+
+// shellRCFiles are home-relative shell start-up files.
+var shellRCFiles = []string{
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases",
+	".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
+	".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".config/fish", ".inputrc",
+	".xprofile", ".xinitrc", ".login", ".envrc",
+}
+
+// agentDirs are home-relative directories of agent control planes (tether's
+// own and the peer agent's); an agent must not rewrite its own guardrails.
+var agentDirs = []string{".hermes", ".config/tether", ".local/share/tether", ".local/state/tether"}
+
+// agentEnvDirs are environment variables naming agent control-plane homes.
+var agentEnvDirs = []string{"HERMES_HOME", "TETHER_HOME", "TETHER_CONFIG"}
+
+// inList reports whether rel is one of dirs or below one of them.
+func inList(rel string, dirs []string) bool {
+	for _, d := range dirs {
+		if under(rel, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// systemDirs are directories whose recursive deletion wrecks the host.
+var systemDirs = map[string]bool{
+	"/": true, "/bin": true, "/boot": true, "/dev": true, "/etc": true, "/home": true,
+	"/lib": true, "/lib32": true, "/lib64": true, "/libx32": true, "/media": true,
+	"/mnt": true, "/opt": true, "/proc": true, "/root": true, "/run": true, "/sbin": true,
+	"/srv": true, "/sys": true, "/usr": true, "/var": true, "/snap": true,
+	"/usr/bin": true, "/usr/sbin": true, "/usr/lib": true, "/usr/lib64": true,
+	"/usr/local": true, "/usr/share": true, "/usr/include": true, "/usr/libexec": true,
+	"/var/lib": true, "/var/log": true, "/var/spool": true, "/var/cache": true,
+	"/System": true, "/Library": true, "/Applications": true, "/Users": true,
+	"/private": true, "/private/etc": true, "/private/var": true,
+}
+
+// isCatastrophicTarget reports whether deleting the canonical path p
+// recursively destroys the system or a home: "/", a system directory, a
+// home directory, or every entry of one of those ("/*", "~/*", "/etc/*").
+func isCatastrophicTarget(p string) bool {
+	if p == "" {
+		return false
+	}
+	for _, suf := range [...]string{"/*", "/.*", "/*/", "/.[!.]*"} {
+		if strings.HasSuffix(p, suf) {
+			parent := p[:len(p)-len(suf)]
+			if parent == "" {
+				parent = "/"
+			}
+			return isCatastrophicTarget(cleanPath(parent))
+		}
+	}
+	if p == "*" || p == ".*" {
+		return false // relative glob, cwd unknown
+	}
+	if systemDirs[p] {
+		return true
+	}
+	if rel, ok := homeRel(p); ok && rel == "" {
+		return true
+	}
+	return false
+}
+
+// isEtc reports whether the canonical path p is /etc or below it (including
+// macOS /private/etc).
+func isEtc(p string) bool {
+	return under(p, "/etc") || under(p, "/private/etc")
+}
+
+// isBlockDevice reports whether the canonical path p names a disk or
+// partition device node.
+func isBlockDevice(p string) bool {
+	if !strings.HasPrefix(p, "/dev/") {
+		return false
+	}
+	n := p[len("/dev/"):]
+	for _, pre := range [...]string{"mapper/", "disk/"} {
+		if strings.HasPrefix(n, pre) && len(n) > len(pre) {
+			return true
+		}
+	}
+	if strings.Contains(n, "/") {
+		return false
+	}
+	for _, pre := range [...]string{"sd", "hd", "vd", "xvd", "nvme", "mmcblk", "md", "nbd", "dm-", "loop", "disk", "rdisk", "sr", "ubd", "zd", "rbd"} {
+		if strings.HasPrefix(n, pre) && len(n) > len(pre) {
+			c := n[len(pre)]
+			if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// envPrefixed reports whether the raw value v starts with one of the named
+// environment variables ($NAME or ${NAME}).
+func envPrefixed(v string, names []string) bool {
+	for _, n := range names {
+		for _, p := range [...]string{"$" + n, "${" + n + "}"} {
+			if strings.HasPrefix(v, p) && (len(v) == len(p) || v[len(p)] == '/') {
+				return true
+			}
+		}
+	}
+	return false
+}
