@@ -26,7 +26,7 @@ var safePrograms = map[string]func(args []string) bool{
 	"type": nil, "whereis": nil, "uptime": nil, "free": nil, "nproc": nil, "lscpu": nil, "lsblk": nil,
 	"ps": nil, "groups": nil, "locale": nil, "tty": nil, "cd": nil, "arch": nil, "zcat": nil,
 	"sleep": nil, "cal": nil, "tac": nil, "rev": nil, "fold": nil, "expand": nil, "strings": nil,
-	"date": func(args []string) bool { return !hasShort(args, "s") && !hasLong(args, "--set") },
+	"date":     func(args []string) bool { return !hasShort(args, "s") && !hasLong(args, "--set") },
 	"hostname": func(args []string) bool { return len(operands(args)) == 0 },
 	"env":      func(args []string) bool { return len(args) == 0 },
 	"tree":     func(args []string) bool { return !hasShort(args, "o") },
