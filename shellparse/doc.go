@@ -6,4 +6,119 @@
 //
 // It is the first step of the terminal gate (DESIGN.md §2). It is pure: no
 // policy, no I/O, no processes, no privileges. Policy lives in package approval.
+//
+// # Model
+//
+// Parse parses the source with mvdan.cc/sh/v3/syntax (bash dialect) and walks
+// the syntax tree; it never matches text. Every simple command reachable
+// anywhere becomes a Command: in lists, pipelines, && and ||, subshells,
+// blocks, if/case/for/while/until conditions and bodies, function bodies,
+// $( ), backticks, <( ) and >( ), substitutions inside arguments, assignment
+// values, redirection targets, heredoc bodies, parameter expansions,
+// arithmetic and [[ ]] expressions, coproc, time, and declare/export/local
+// values. Commands inside substitutions are listed before the command whose
+// words hold them, as they run first.
+//
+// A Command's Program is its name after quote and backslash removal with the
+// directory stripped ("r\m", "'r'm", "/usr/bin/rm" and "./rm" are all "rm");
+// Spelling keeps the path. Characters are never folded: a fullwidth "ｒｍ"
+// stays "ｒｍ" (it is not the rm binary) and the Command is marked NonASCII.
+// A program word that is not fully literal ("$(echo rm)", "$CMD", "${X}rm",
+// "r${IFS}m", a glob or a brace expansion) yields an opaque dynamic-program
+// segment and a Command with an empty Program (its arguments and
+// redirections are still listed). A statement without a program (only
+// assignments or redirections: "X=1", "> /dev/sda") is also a Command with
+// an empty Program.
+//
+// Words keep their value after quote removal; expansions keep their source
+// text ("$HOME/.aws"), and Word.Literal is false for any expansion, a
+// leading "~", and unquoted glob or brace patterns (also marked Glob).
+//
+// Redirections of a compound command ("{ a; b; } > f", "while …; done < f")
+// are listed on every command inside it, after the command's own. The
+// redirections of a shell running a literal payload are listed on the
+// payload's commands.
+//
+// # Wrappers
+//
+// Wrappers are programs that run another program named on their command
+// line. They are peeled off, each recorded in Command.Wrappers (outermost
+// first, with the words it was given before the wrapped command), and they
+// nest ("sudo env X=1 nice -n 5 timeout 3 rm -rf /" is rm with four
+// wrappers). Each wrapper's option syntax is known, so option arguments are
+// not mistaken for the program:
+//
+//	env [-i] [-u NAME] [-C DIR] [-S STR] [NAME=VAL…] cmd   assignments → Env, -i/-u → EnvFlags, -S STR parsed as a payload
+//	sudo [-u U -g G -h H -p P -C N -D D -r R -t T -U U -T T -R D …] [NAME=VAL…] cmd
+//	     (-l -e -v -K -V: no command run; -s/-i without a command: sudo is the program, an interactive shell)
+//	doas [-u U] [-n -s] cmd         (-C/-L: no command run)
+//	su [-] [-l] [-c CMD] [user [args]], runuser (same, plus -u USER cmd): -c payload parsed; without it su is the program
+//	nice [-n N | -N], nohup, setsid [-f -w -c], timeout [-s SIG -k DUR] DURATION, time [-p] (keyword) and /usr/bin/time [-f F -o F]
+//	stdbuf [-i/-o/-e MODE], ionice [-c N -n N -t] (-p: no command), chrt [opts] PRIO (-p/-m: none), taskset [-a -c] MASK (-p: none)
+//	exec [-a NAME -c -l], command [-p] (-v/-V is a lookup: command is the program), builtin
+//	xargs [-0 -r -t -I R -i -L N -l -n N -P N -s N -d D -E S -e -a F …]   (Context.ExtraArgs)
+//	find … -exec|-execdir|-ok|-okdir cmd … ; or +   (find stays a Command; each cmd is one more, with find as wrapper; "+" sets ExtraArgs)
+//	watch [-n N …] words (joined and parsed as a payload; -x runs them directly), flock [opts] FILE cmd | flock [opts] FILE -c CMD
+//	busybox APPLET, toybox APPLET, parallel [opts] cmd ::: … (command words parsed as a payload, ExtraArgs), sg GROUP [-c] CMD
+//	pkexec, nsenter, unshare, chroot DIR, strace, ltrace, gosu USER, su-exec USER, setpriv, numactl, cgexec,
+//	faketime TIME, fakeroot, eatmydata, catchsegv, unbuffer, dbus-run-session, torsocks, tsocks,
+//	proxychains, proxychains4, firejail, caffeinate, systemd-run, systemd-inhibit
+//
+// A wrapper with nothing left to run is itself the program ("env",
+// "sudo -l", "exec 3<>/dev/tcp/h/80"). An option word that is not literal
+// ends option scanning and is taken as the program, which makes it opaque.
+//
+// # Payloads
+//
+// A literal script given to a shell is parsed recursively: sh, bash, dash,
+// zsh, ksh, ash, mksh … with any option cluster containing c ("-c", "-lc",
+// "-xec"), su/runuser -c, env -S, watch, flock -c, parallel, sg, and the
+// literal arguments of eval. The payload's commands are added to
+// Script.Commands with Context.Payload set to the nesting depth, Text in the
+// payload's own source, Span that of the outermost payload word, and the
+// shell (or su, env, watch …) as their innermost wrapper. The shell running
+// a literal payload is not itself a Command. Past Options.MaxDepth the
+// payload is an opaque depth-limit segment; a payload that does not parse is
+// an opaque payload segment.
+//
+// # Opaque segments
+//
+// Opaque.Text is exact source text: the simple command's text unless noted.
+//
+//	dynamic-program         the program word is not literal
+//	eval                    eval … (a literal eval is also parsed as a payload)
+//	source                  source/. of a non-literal path; a shell or interpreter given a non-literal script path
+//	payload                 a shell's non-literal -c script (bash -c "$x"); any interpreter inline code, literal
+//	                        or not (python -c, perl -e/-ne, ruby -e, node/bun -e/-p/--eval, deno eval, php -r,
+//	                        lua -e, Rscript -e, osascript -e, julia, elixir, guile, pwsh -c …; names are matched
+//	                        case-insensitively without ".exe"); a payload that does not parse; env -S/su -c/watch
+//	                        with a non-literal string
+//	piped-to-interpreter    a shell or interpreter reading its script from stdin fed by a pipe (Text is the whole
+//	                        pipeline: curl … | sh, base64 -d | bash, … | sudo bash, cat x | python3 -), from an
+//	                        input redirection (sh < file), or from a process substitution (bash <(curl …))
+//	heredoc-to-interpreter  a heredoc or here-string feeding such a program (Text is the heredoc body, or the
+//	                        here-string word as written)
+//	depth-limit             a payload nested past Options.MaxDepth, or syntax nested past the walker's limit
+//
+// "Reads its script from stdin" means: a shell or interpreter without a
+// script operand or -c/-e code, with "-", "/dev/stdin" or -s; an interactive
+// sudo -s/-i, su, runuser or doas -s; and source/. of /dev/stdin.
+//
+// # Functions
+//
+// Each function definition is a Function. Commands in its body are reported
+// with Context.Function set, and Recursive, SelfPipe and SelfBackground
+// describe calls of the function by its own name inside its body; Invoked
+// reports a call after the definition. A fork bomb is a function that is
+// SelfPipe or SelfBackground and Invoked, whatever its name
+// (":(){ :|:& };:").
+//
+// # Bounds
+//
+// Input over Options.MaxBytes is refused with ErrTooLarge (never truncated).
+// Input whose brackets nest past 1000 levels is refused with ErrTooDeep
+// before parsing (the parser is recursive); the walker stops descending
+// past 200 levels and records a depth-limit segment. Parsers are pooled; a
+// typical one-line command costs a few microseconds and about a dozen
+// allocations (BenchmarkParse).
 package shellparse

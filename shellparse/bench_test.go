@@ -1,0 +1,28 @@
+package shellparse
+
+import "testing"
+
+// typicalCommands are one-line commands of the kind coding agents run most.
+var typicalCommands = []string{
+	"git status",
+	"ls -la src/",
+	"go test ./...",
+	"grep -rn foo .",
+	"cat README.md",
+	"git diff --stat HEAD~1",
+	"npm run build && npm test",
+	"find . -name '*.go' | xargs wc -l",
+}
+
+func BenchmarkParse(b *testing.B) {
+	for _, src := range typicalCommands {
+		b.Run(src, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Parse(src, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
