@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# scripts/bench-launch.sh [-n N] [-j] — how long it takes to launch /bin/true
+# in each isolation mechanism, measured in one run on this machine:
+#
+#   plain exec   fork/exec of /bin/true, the baseline
+#   unshare      util-linux unshare: mount, pid (+ /proc), ipc, uts, net namespaces
+#   bwrap        bubblewrap: --unshare-all, host root read-only, /dev and /proc
+#   runc run     Debian's runc with a `runc spec` bundle on a busybox root
+#                (read-only, namespaces pid, net, ipc, uts, mount)
+#   tether run   bin/tether run -- /bin/true (the host layout, default limits)
+#
+# Prints one table: name, median ms, p95 ms and the ratio of each median to the
+# plain exec median. Runs are interleaved (run i of every row, then run i+1),
+# so load elsewhere on the machine falls on every row alike. A row that cannot
+# run here says "not available (reason)" and gets no number.
+#
+# Options: -n N timed runs per row (default 200); -j prints JSON instead.
+# Env: TETHER=path uses that tether binary instead of building one.
+# Needs: Go, root for runc and tether run (other rows run unprivileged), the
+# packages bubblewrap, runc, util-linux, busybox-static (scripts/provision.sh).
+# Everything it creates (a temp dir, runc containers and their cgroups) is
+# removed on exit.
+set -euo pipefail
+
+n=200
+json=()
+while getopts "n:jh" opt; do
+	case $opt in
+	n) n=$OPTARG ;;
+	j) json=(-json) ;;
+	*)
+		sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+		exit 2
+		;;
+	esac
+done
+case $n in
+'' | *[!0-9]* | 0)
+	echo "bench-launch: -n wants a positive number, got '$n'" >&2
+	exit 2
+	;;
+esac
+
+cd "$(dirname "$0")/.."
+repo=$PWD
+work=$(mktemp -d "${TMPDIR:-/tmp}/tether-bench.XXXXXX")
+prefix="tether-bench-$$"
+runc_root="$work/runc-state"
+
+cleanup() {
+	set +e
+	# runc run deletes its container when the process exits; anything left
+	# (an interrupted run) is ours by the unique prefix.
+	if command -v runc >/dev/null 2>&1 && [ -d "$runc_root" ]; then
+		for id in $(runc --root "$runc_root" list -q 2>/dev/null | grep "^$prefix-"); do
+			runc --root "$runc_root" kill "$id" KILL 2>/dev/null
+			runc --root "$runc_root" delete -f "$id" 2>/dev/null
+		done
+	fi
+	# cgroups named after our container ids, in every hierarchy (v1, the
+	# hybrid unified tree, v2).
+	find /sys/fs/cgroup -mindepth 1 -maxdepth 3 -type d -name "$prefix-*" 2>/dev/null |
+		sort -r | while read -r cg; do rmdir "$cg" 2>/dev/null; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "bench-launch: building the timing helper" >&2
+go build -o "$work/benchlaunch" ./scripts/benchlaunch
+
+# tether: the given binary, or one built from this checkout.
+tether=${TETHER:-}
+tether_reason=""
+if [ -z "$tether" ]; then
+	echo "bench-launch: building tether" >&2
+	if go build -tags seccomp -o "$work/tether" ./cmd/tether 2>"$work/tether-build.log"; then
+		tether="$work/tether"
+	else
+		tether_reason="go build ./cmd/tether failed: $(grep -m1 . "$work/tether-build.log" || true)"
+	fi
+fi
+
+# A busybox root for runc, built by tether when it can, else by the script.
+rootfs="$work/rootfs"
+rootfs_ok=""
+if [ -n "$tether" ] && "$tether" rootfs build --from busybox "$rootfs" >/dev/null 2>"$work/rootfs.log"; then
+	rootfs_ok=1
+elif rm -rf "$rootfs" && ./scripts/rootfs-busybox.sh "$rootfs" >"$work/rootfs.log" 2>&1; then
+	rootfs_ok=1
+fi
+
+rows=()
+add_row() { rows+=("$@" ";;"); }
+unavailable() { rows+=("$1" --unavailable "$2" ";;"); }
+
+add_row "plain exec" /bin/true
+
+if command -v unshare >/dev/null 2>&1 && unshare --mount --pid --fork --mount-proc --ipc --uts --net /bin/true 2>/dev/null; then
+	add_row unshare unshare --mount --pid --fork --mount-proc --ipc --uts --net /bin/true
+else
+	unavailable unshare "unshare failed here (needs root or user namespaces; package util-linux)"
+fi
+
+bwrap_args=(--unshare-all --ro-bind / / --dev /dev --proc /proc /bin/true)
+if ! command -v bwrap >/dev/null 2>&1; then
+	unavailable bwrap "bwrap not installed (package bubblewrap)"
+elif err=$(bwrap "${bwrap_args[@]}" 2>&1); then
+	add_row bwrap bwrap "${bwrap_args[@]}"
+else
+	unavailable bwrap "bwrap failed: ${err%%$'\n'*}"
+fi
+
+runc_row() {
+	if ! command -v runc >/dev/null 2>&1; then
+		unavailable "runc run" "runc not installed (package runc)"
+		return
+	fi
+	if [ "$(id -u)" -ne 0 ]; then
+		unavailable "runc run" "needs root"
+		return
+	fi
+	if [ -z "$rootfs_ok" ]; then
+		unavailable "runc run" "no busybox root: $(tail -n1 "$work/rootfs.log")"
+		return
+	fi
+	local bundle="$work/bundle"
+	mkdir -p "$bundle"
+	(cd "$bundle" && runc spec)
+	python3 - "$bundle/config.json" "$rootfs" <<'EOF'
+import json, sys
+path, rootfs = sys.argv[1], sys.argv[2]
+with open(path) as f:
+    c = json.load(f)
+c["process"]["args"] = ["/bin/true"]
+c["process"]["terminal"] = False
+c["root"] = {"path": rootfs, "readonly": True}
+with open(path, "w") as f:
+    json.dump(c, f, indent=1)
+EOF
+	local err
+	if ! err=$(runc --root "$runc_root" run --bundle "$bundle" "$prefix-probe" 2>&1 </dev/null); then
+		unavailable "runc run" "runc run failed: ${err%%$'\n'*}"
+		return
+	fi
+	add_row "runc run" runc --root "$runc_root" run --bundle "$bundle" "$prefix-{i}"
+}
+runc_row
+
+tether_row() {
+	if [ -z "$tether" ]; then
+		unavailable "tether run" "$tether_reason"
+		return
+	fi
+	if ! "$tether" run --help >/dev/null 2>&1; then
+		unavailable "tether run" "this tether has no run command yet"
+		return
+	fi
+	local err
+	if ! err=$("$tether" run -- /bin/true 2>&1 </dev/null); then
+		unavailable "tether run" "tether run -- /bin/true failed: ${err%%$'\n'*}"
+		return
+	fi
+	add_row "tether run" "$tether" run -- /bin/true
+}
+tether_row
+
+# ---------------------------------------------------------------------------
+# WARM SESSION ROW — to be filled in by the sessions work (DESIGN.md §5:
+# "commands in a warm session should cost little more than a plain
+# fork/exec"). Start a session before the measurement (and close it in
+# cleanup above), then replace the `unavailable` line with something like:
+#     add_row "tether session" "$tether" sessions exec "$session" -- /bin/true
+# ---------------------------------------------------------------------------
+warm_session_row() {
+	unavailable "tether session (warm)" "sessions are not implemented yet"
+}
+warm_session_row
+
+echo "bench-launch: timing /bin/true, $n runs per row (interleaved), $(nproc) CPUs, kernel $(uname -r)" >&2
+"$work/benchlaunch" -n "$n" "${json[@]}" "${rows[@]}"
