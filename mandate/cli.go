@@ -1,0 +1,138 @@
+package mandate
+
+// cliSpec says how subcommand words of one known program are recognised.
+type cliSpec struct {
+	// deeper lists first-level subcommands that take one more subcommand
+	// word ("git remote add", "npm run build").
+	deeper map[string]bool
+	// valueFlags are options that take their value as the next argument and
+	// may come before the subcommand ("git -C DIR status").
+	valueFlags []string
+	// allTargets makes every positional word a subcommand word (make
+	// targets are actions, not operands). Words holding "=" (make variable
+	// assignments) are skipped.
+	allTargets bool
+}
+
+// maxWords is how many subcommand words the spec can take at most (while
+// looking for them, value flags consume their value).
+func (s *cliSpec) maxWords() int {
+	if s.allTargets {
+		return 1 << 30
+	}
+	return 2
+}
+
+// subWords picks the subcommand words out of the positional words.
+func (s *cliSpec) subWords(positional []string, afterDashes bool) []string {
+	if s.allTargets {
+		var out []string
+		for _, w := range positional {
+			if containsByte(w, '=') || isNumber(w) { // "VAR=x", the value of "-j 4"
+				continue
+			}
+			out = append(out, w)
+		}
+		_ = afterDashes
+		return out
+	}
+	if len(positional) == 0 {
+		return nil
+	}
+	n := 1
+	if s.deeper[positional[0]] && len(positional) > 1 {
+		n = 2
+	}
+	return append([]string(nil), positional[:n]...)
+}
+
+func containsByte(s string, b byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == b {
+			return true
+		}
+	}
+	return false
+}
+
+func set(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+var dockerSpec = &cliSpec{
+	deeper: set("compose", "container", "image", "network", "volume", "system", "buildx",
+		"context", "builder", "plugin", "secret", "service", "stack", "swarm", "node", "config",
+		"trust", "manifest"),
+	valueFlags: []string{"-H", "--host", "--context", "-c", "--config", "-l", "--log-level",
+		"-f", "--file", "-p", "--project-name", "--project-directory", "--env-file", "--profile"},
+}
+
+// cliTable is the table of known multi-level CLIs.
+var cliTable = map[string]*cliSpec{
+	"git": {
+		deeper: set("remote", "stash", "submodule", "worktree", "bisect", "notes", "lfs",
+			"sparse-checkout", "reflog", "maintenance"),
+		valueFlags: []string{"-C", "-c", "--git-dir", "--work-tree", "--namespace"},
+	},
+	"go":    {deeper: set("mod", "work", "tool"), valueFlags: []string{"-C"}},
+	"npm":   {deeper: set("run", "run-script"), valueFlags: []string{"--prefix", "-w", "--workspace"}},
+	"pnpm":  {deeper: set("run"), valueFlags: []string{"-C", "--dir", "--filter", "-F"}},
+	"yarn":  {deeper: set("run", "workspace"), valueFlags: []string{"--cwd"}},
+	"npx":   {},
+	"bun":   {deeper: set("run", "x")},
+	"cargo": {valueFlags: []string{"--manifest-path", "-Z", "--config"}},
+	"rustup": {
+		deeper: set("toolchain", "target", "component", "override", "self"),
+	},
+	"pip":            {},
+	"pip3":           {},
+	"uv":             {deeper: set("pip", "tool", "python")},
+	"poetry":         {deeper: set("run", "env", "self")},
+	"bundle":         {deeper: set("exec")},
+	"apt":            {},
+	"apt-get":        {},
+	"dnf":            {},
+	"yum":            {},
+	"brew":           {deeper: set("services")},
+	"docker":         dockerSpec,
+	"podman":         dockerSpec,
+	"docker-compose": {valueFlags: []string{"-f", "--file", "-p", "--project-name", "--env-file", "--profile"}},
+	"kubectl": {
+		deeper: set("get", "describe", "delete", "create", "rollout", "config", "top", "explain",
+			"edit", "label", "annotate", "scale", "expose", "autoscale", "set", "auth", "certificate"),
+		valueFlags: []string{"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user",
+			"-l", "--selector", "-o", "--output", "-f", "--filename", "-c", "--container"},
+	},
+	"helm": {
+		deeper:     set("repo", "plugin", "dependency", "get", "show", "registry"),
+		valueFlags: []string{"-n", "--namespace", "--kube-context", "--kubeconfig"},
+	},
+	"gh": {
+		deeper: set("pr", "issue", "repo", "release", "run", "workflow", "gist", "auth", "label",
+			"secret", "variable", "codespace", "project", "ssh-key", "gpg-key", "cache", "extension"),
+		valueFlags: []string{"-R", "--repo"},
+	},
+	"terraform": {deeper: set("state", "workspace", "providers")},
+	"systemctl": {
+		deeper: set("start", "stop", "restart", "reload", "enable", "disable", "mask", "unmask",
+			"kill", "status", "is-active", "is-enabled"),
+	},
+	"make":  {allTargets: true, valueFlags: []string{"-C", "--directory", "-f", "--file", "--makefile", "-I", "-o", "-W"}},
+	"gmake": {allTargets: true, valueFlags: []string{"-C", "--directory", "-f", "--file", "--makefile", "-I", "-o", "-W"}},
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,351 @@
+package mandate
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DriftRecord is a blocked or escalated call.
+type DriftRecord struct {
+	ID       string    `json:"id"` // "d-<n>", numbered per job
+	Time     time.Time `json:"time"`
+	Run      string    `json:"run"`
+	Families []string  `json:"families"`
+	Call     string    `json:"call"` // redacted
+	Reason   string    `json:"reason"`
+	Verdict  Verdict   `json:"verdict"`
+	Status   string    `json:"status"` // open, escalated, widened
+	// WidenedBy is the pending or approved version that covers the call.
+	WidenedBy int `json:"widened_by,omitempty"`
+
+	failures []Failure
+}
+
+// Preconditions: tx is the caller's transaction.
+func (s *Store) insertDrift(ctx context.Context, tx *sql.Tx, run Run, callID int64, c Call, fs []Failure, reason string, v Verdict, status string) (string, error) {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(n), 0) + 1 FROM drift WHERE job = ?`, run.Job).Scan(&n); err != nil {
+		return "", fmt.Errorf("numbering drift record: %w", err)
+	}
+	fj, err := json.Marshal(fs)
+	if err != nil {
+		return "", fmt.Errorf("encoding drift failures: %w", err)
+	}
+	famj, _ := json.Marshal(failedFamilies(fs))
+	if _, err := tx.ExecContext(ctx, `INSERT INTO drift(job, n, time, run, call_id, families, failures, call_text, reason, verdict, status)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?)`, run.Job, n, s.stamp(), run.ID, callID, string(famj), string(fj),
+		redact(callText(c)), reason, string(v), status); err != nil {
+		return "", fmt.Errorf("recording drift: %w", err)
+	}
+	return "d-" + strconv.Itoa(n), nil
+}
+
+// Drift lists a job's drift records, newest first.
+func (s *Store) Drift(ctx context.Context, job string) ([]DriftRecord, error) {
+	if _, err := s.job(ctx, s.db, job); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT n, time, run, families, failures, call_text, reason, verdict, status, widened_version
+		FROM drift WHERE job = ? ORDER BY n DESC`, job)
+	if err != nil {
+		return nil, fmt.Errorf("listing drift of %s: %w", job, err)
+	}
+	defer rows.Close()
+	var out []DriftRecord
+	for rows.Next() {
+		d, err := scanDrift(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+type scanner interface{ Scan(...any) error }
+
+func scanDrift(r scanner) (DriftRecord, error) {
+	var d DriftRecord
+	var n int
+	var t, fam, fail, verdict string
+	var wv sql.NullInt64
+	if err := r.Scan(&n, &t, &d.Run, &fam, &fail, &d.Call, &d.Reason, &verdict, &d.Status, &wv); err != nil {
+		return d, fmt.Errorf("reading drift record: %w", err)
+	}
+	d.ID = "d-" + strconv.Itoa(n)
+	d.Time, _ = time.Parse(time.RFC3339Nano, t)
+	d.Verdict = Verdict(verdict)
+	d.WidenedBy = int(wv.Int64)
+	if err := json.Unmarshal([]byte(fam), &d.Families); err != nil {
+		return d, fmt.Errorf("decoding drift families: %w", err)
+	}
+	if err := json.Unmarshal([]byte(fail), &d.failures); err != nil {
+		return d, fmt.Errorf("decoding drift failures: %w", err)
+	}
+	return d, nil
+}
+
+// parseDriftID accepts "d-7" or "7".
+func parseDriftID(id string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(id, "d-"))
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("drift id %q: %w (ids look like d-3; list them with `tether mandate drift JOB`)", id, ErrUnknownDrift)
+	}
+	return n, nil
+}
+
+// Preview says what a widening would newly allow among the calls recorded
+// for the job.
+type Preview struct {
+	NewlyAllowed int      `json:"newly_allowed"`
+	Examples     []string `json:"examples,omitempty"` // up to 20, redacted, oldest first
+}
+
+// WidenResult is the outcome of Widen.
+type WidenResult struct {
+	Version Version `json:"version"`
+	Added   []Rule  `json:"added"` // rules added, as "family: value" in Value
+	Preview Preview `json:"preview"`
+}
+
+// MaxPreviewExamples bounds Preview.Examples.
+const MaxPreviewExamples = 20
+
+// Widen writes a new pending version that also allows the call of drift
+// record id, covering every family it failed at once. By default each rule
+// is the exact subject (the verbatim "=text" form for an opaque segment);
+// with pattern, broader rules: "program sub -*" for commands, "DIR/**" for
+// paths, "*.domain" for hosts. It builds on the latest pending version when
+// there is one, else on the active one. It never activates anything: the
+// drift record becomes "widened" when the new version is approved.
+func (s *Store) Widen(ctx context.Context, job, id string, pattern bool) (WidenResult, error) {
+	var res WidenResult
+	n, err := parseDriftID(id)
+	if err != nil {
+		return res, err
+	}
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := s.job(ctx, tx, job); err != nil {
+			return err
+		}
+		d, err := scanDrift(tx.QueryRowContext(ctx, `SELECT n, time, run, families, failures, call_text, reason, verdict, status, widened_version
+			FROM drift WHERE job = ? AND n = ?`, job, n))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("drift %s of job %s: %w", id, job, ErrUnknownDrift)
+		}
+		if err != nil {
+			return err
+		}
+		base, err := s.widenBase(ctx, tx, job)
+		if err != nil {
+			return err
+		}
+		old, err := Load([]byte(base.Text))
+		if err != nil {
+			return fmt.Errorf("loading mandate %s v%d: %w", job, base.Number, err)
+		}
+		m, err := Load([]byte(base.Text)) // a copy to widen
+		if err != nil {
+			return err
+		}
+		added, err := widen(m, d.failures, pattern)
+		if err != nil {
+			return fmt.Errorf("widening %s: %w", d.ID, err)
+		}
+		res.Added = added
+		res.Preview, err = s.preview(ctx, tx, job, NewMatcher(old), NewMatcher(m))
+		if err != nil {
+			return err
+		}
+		src := "widen " + d.ID
+		if pattern {
+			src += " --pattern"
+		}
+		res.Version, err = s.insertVersion(ctx, tx, job, m.Marshal(), src)
+		if err != nil {
+			return err
+		}
+		if base.Status == StatusPending {
+			// The new version carries the base's widenings along.
+			if _, err := tx.ExecContext(ctx, `UPDATE drift SET widened_version = ? WHERE job = ? AND widened_version = ? AND status != 'widened'`,
+				res.Version.Number, job, base.Number); err != nil {
+				return fmt.Errorf("carrying widenings of v%d: %w", base.Number, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE drift SET widened_version = ? WHERE job = ? AND n = ?`, res.Version.Number, job, n); err != nil {
+			return fmt.Errorf("linking drift %s to v%d: %w", d.ID, res.Version.Number, err)
+		}
+		return s.audit(ctx, tx, job, "cli", "widen", fmt.Sprintf("%s -> v%d pending (pattern=%v)", d.ID, res.Version.Number, pattern))
+	})
+	return res, err
+}
+
+// widenBase is the version Widen builds on: the latest pending, else the active.
+//
+// Preconditions: tx is the caller's transaction.
+func (s *Store) widenBase(ctx context.Context, tx *sql.Tx, job string) (Version, error) {
+	vs, err := s.versions(ctx, tx, job)
+	if err != nil {
+		return Version{}, err
+	}
+	for i := len(vs) - 1; i >= 0; i-- {
+		if vs[i].Status == StatusPending {
+			return vs[i], nil
+		}
+	}
+	for _, v := range vs {
+		if v.Active {
+			return v, nil
+		}
+	}
+	return Version{}, fmt.Errorf("job %s has no mandate to widen: compile one first", job)
+}
+
+// widen adds to m the rules covering fs and returns them (Value is
+// "family: rule").
+func widen(m *Mandate, fs []Failure, pattern bool) ([]Rule, error) {
+	var added []Rule
+	add := func(fam, v string) error {
+		cv, err := canonRule(fam, v)
+		if err != nil {
+			return err
+		}
+		rules := m.family(fam)
+		for _, r := range *rules {
+			if r.Value == cv {
+				return nil
+			}
+		}
+		*rules = append(*rules, Rule{Value: cv, Seen: 1})
+		added = append(added, Rule{Value: fam + ": " + cv, Seen: 1})
+		return nil
+	}
+	for _, f := range fs {
+		var err error
+		switch f.Family {
+		case FamilyMaxWrites:
+			n, _ := strconv.Atoi(f.Value)
+			if n > m.MaxWritesPerRun {
+				m.MaxWritesPerRun = n
+				added = append(added, Rule{Value: FamilyMaxWrites + ": " + f.Value})
+			}
+		case FamilyTools:
+			err = add(FamilyTools, f.Value)
+		case FamilyPaths:
+			v := f.Value
+			if d := path.Dir(v); pattern && d != "." && d != "/" && !climbs(v) {
+				v = d + "/**"
+			}
+			err = add(FamilyPaths, v)
+		case FamilyHosts:
+			v := f.Value
+			if pattern {
+				if d := registrable(v); d != "" {
+					if d == v {
+						err = add(FamilyHosts, v)
+					}
+					v = "*." + d
+				}
+			}
+			if err == nil {
+				err = add(FamilyHosts, v)
+			}
+		case FamilyCommands:
+			v := f.Value
+			if pattern && !strings.HasPrefix(v, "=") {
+				r, perr := parseCommandRule(v)
+				if perr != nil {
+					return nil, perr
+				}
+				r.anyFlags, r.flags = true, nil
+				v = r.String()
+			}
+			err = add(FamilyCommands, v)
+		default:
+			return nil, fmt.Errorf("%w: failure family %q (%s)", ErrNotWidenable, f.Family, f.Value)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(added) == 0 {
+		return nil, errors.New("the mandate already allows this call")
+	}
+	return added, nil
+}
+
+// registrable approximates a host's registrable domain as its last two
+// labels; IP addresses and single labels have none.
+func registrable(h string) string {
+	if strings.Contains(h, ":") {
+		return ""
+	}
+	labels := strings.Split(h, ".")
+	if len(labels) < 2 {
+		return ""
+	}
+	if _, err := strconv.Atoi(labels[len(labels)-1]); err == nil {
+		return "" // IPv4
+	}
+	return strings.Join(labels[len(labels)-2:], ".")
+}
+
+// preview counts recorded calls of job that old refuses and m allows
+// (ignoring max_writes_per_run, which depends on the run).
+//
+// Preconditions: tx is the caller's transaction.
+func (s *Store) preview(ctx context.Context, tx *sql.Tx, job string, old, m *Matcher) (Preview, error) {
+	var p Preview
+	rows, err := tx.QueryContext(ctx, `SELECT call_text, facts FROM calls WHERE job = ? ORDER BY id`, job)
+	if err != nil {
+		return p, fmt.Errorf("reading recorded calls: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var text, fj string
+		if err := rows.Scan(&text, &fj); err != nil {
+			return p, fmt.Errorf("reading recorded call: %w", err)
+		}
+		var f Facts
+		if err := json.Unmarshal([]byte(fj), &f); err != nil {
+			continue // an unreadable record is never counted as allowed
+		}
+		f.Wrote = false
+		if len(old.Evaluate(f, 0)) > 0 && len(m.Evaluate(f, 0)) == 0 {
+			p.NewlyAllowed++
+			if len(p.Examples) < MaxPreviewExamples {
+				p.Examples = append(p.Examples, text)
+			}
+		}
+	}
+	return p, rows.Err()
+}
+
+var redactors = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	{regexp.MustCompile(`(?i)\b((?:proxy-)?authorization)(\s*[:=]\s*)(?:(?:bearer|basic|token)\s+)?[^\s'"]+`), `$1$2[REDACTED]`},
+	{regexp.MustCompile(`(?i)\b(bearer|token)(\s+)[A-Za-z0-9._~+/=-]{8,}`), `$1$2[REDACTED]`},
+	{regexp.MustCompile(`(?i)([A-Za-z0-9_-]*(?:passw(?:or)?d|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential)[A-Za-z0-9_-]*)(=|:\s*|\s+)([^\s'"]+)`), `$1$2[REDACTED]`},
+	{regexp.MustCompile(`://([^/@\s:]+):([^/@\s]+)@`), `://$1:[REDACTED]@`},
+	{regexp.MustCompile(`\b(ghp|gho|ghs|ghr|ghu|github_pat|glpat|xox[abprs]|sk|sk-ant|AKIA|ASIA)[-_][A-Za-z0-9_-]{10,}|\bAKIA[A-Z0-9]{16}\b`), `[REDACTED]`},
+}
+
+// redact hides secret-looking parts of text (tokens, passwords,
+// Authorization headers, URL credentials) for display and storage of
+// descriptions. It may hide more than needed; it is never used for matching.
+func redact(text string) string {
+	for _, r := range redactors {
+		text = r.re.ReplaceAllString(text, r.repl)
+	}
+	return text
+}

@@ -1,0 +1,375 @@
+package mandate
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/tether-dev/tether/shellparse"
+)
+
+// ToolTerminal is the tool name of shell command calls.
+const ToolTerminal = "terminal"
+
+// Call is one tool call of a job's run, as the mandate sees it.
+type Call struct {
+	// Tool is the tool's name: ToolTerminal for shell commands, or a file
+	// tool such as "read_file", "write_file", "patch".
+	Tool string `json:"tool"`
+	// Command is the shell command text of a terminal call.
+	Command string `json:"command,omitempty"`
+	// Paths are the paths a file tool reads or writes.
+	Paths []string `json:"paths,omitempty"`
+	// Wrote reports whether the call writes (a file tool that mutates, or a
+	// terminal call the caller knows to write). Write redirections in a
+	// command count as writes on their own.
+	Wrote bool `json:"wrote,omitempty"`
+	// Workspace is the directory paths are made relative to; empty leaves
+	// relative paths as given and absolute paths absolute.
+	Workspace string `json:"workspace,omitempty"`
+}
+
+// CommandFact is the structural summary of one simple command: what a
+// command rule is matched against.
+type CommandFact struct {
+	Wrappers []string `json:"wrappers,omitempty"` // peeled wrapper programs other than env, outermost first
+	Program  string   `json:"program"`            // normalised name, or the spelling when path-qualified
+	Sub      []string `json:"sub,omitempty"`      // subcommand words
+	Flags    []string `json:"flags,omitempty"`    // flag names used, sorted and unique
+	Env      []string `json:"env,omitempty"`      // env names set and env options, sorted and unique
+}
+
+// Facts is everything a mandate checks about one call. It is what the store
+// records for an observed call and what compile and preview work from.
+type Facts struct {
+	Tool     string        `json:"tool"`
+	Paths    []string      `json:"paths,omitempty"`
+	Commands []CommandFact `json:"commands,omitempty"`
+	Opaque   []string      `json:"opaque,omitempty"` // exact texts of opaque segments
+	Hosts    []string      `json:"hosts,omitempty"`
+	Wrote    bool          `json:"wrote,omitempty"`
+}
+
+// parseFunc is the command analyser; a variable so tests can inject faults.
+type parseFunc func(src string) (*shellparse.Script, error)
+
+func defaultParse(src string) (*shellparse.Script, error) {
+	return shellparse.Parse(src, shellparse.Options{})
+}
+
+// extract computes the facts of c using parse for terminal commands. An
+// error means the call could not be analysed (it is too large, or the
+// analyser failed); a command that merely does not parse becomes one opaque
+// segment holding its whole text.
+func extract(c Call, parse parseFunc) (Facts, error) {
+	f := Facts{Tool: c.Tool, Wrote: c.Wrote}
+	if c.Tool == "" {
+		return f, fmt.Errorf("analysing call: tool name is empty")
+	}
+	for _, p := range c.Paths {
+		if np := normPath(p, c.Workspace); np != "" {
+			f.Paths = append(f.Paths, np)
+		}
+	}
+	if c.Tool == ToolTerminal || c.Command != "" {
+		if err := extractCommand(&f, c, parse); err != nil {
+			return f, err
+		}
+	}
+	f.Paths = uniqSorted(f.Paths)
+	f.Hosts = uniqSorted(f.Hosts)
+	f.Opaque = uniqSorted(f.Opaque)
+	return f, nil
+}
+
+func extractCommand(f *Facts, c Call, parse parseFunc) error {
+	s, err := parse(c.Command)
+	if err != nil {
+		if errorsIsTooLarge(err) {
+			return fmt.Errorf("analysing command: %w", err)
+		}
+		// Unparseable input is never reasoned about: only an exact
+		// "=<text>" rule can allow it.
+		f.Opaque = append(f.Opaque, c.Command)
+		return nil
+	}
+	if s == nil {
+		return fmt.Errorf("analysing command: analyser returned no result")
+	}
+	for _, cmd := range s.Commands {
+		f.Commands = append(f.Commands, commandFact(cmd))
+		for _, r := range cmd.Redirs {
+			switch r.Mode {
+			case shellparse.RedirDup, shellparse.RedirHeredoc:
+				continue
+			}
+			t := r.Target.Value
+			if !r.Target.Literal {
+				t = r.Target.Raw
+			}
+			if isDevStream(t) {
+				continue
+			}
+			if np := normPath(t, c.Workspace); np != "" {
+				f.Paths = append(f.Paths, np)
+			}
+			if r.Mode != shellparse.RedirRead {
+				f.Wrote = true
+			}
+		}
+		f.Hosts = append(f.Hosts, commandHosts(cmd)...)
+	}
+	for _, o := range s.Opaque {
+		f.Opaque = append(f.Opaque, o.Text)
+	}
+	if len(s.Commands) == 0 && len(s.Opaque) == 0 && strings.TrimSpace(c.Command) != "" {
+		// Non-blank text with nothing found is not "nothing to check":
+		// only its exact text can allow it.
+		f.Opaque = append(f.Opaque, c.Command)
+	}
+	return nil
+}
+
+func errorsIsTooLarge(err error) bool { return errors.Is(err, shellparse.ErrTooLarge) }
+
+func isDevStream(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty":
+		return true
+	}
+	return false
+}
+
+// wordText is a word's value when literal, else its source text, so a
+// non-literal word only ever matches the same text.
+func wordText(w shellparse.Word) string {
+	if w.Literal {
+		return w.Value
+	}
+	return w.Raw
+}
+
+func commandFact(cmd shellparse.Command) CommandFact {
+	cf := CommandFact{Program: cmd.Program}
+	if strings.Contains(cmd.Spelling, "/") {
+		cf.Program = cmd.Spelling
+	}
+	for _, w := range cmd.Wrappers {
+		if w.Program == "env" {
+			continue
+		}
+		cf.Wrappers = append(cf.Wrappers, w.Program)
+	}
+	for _, a := range cmd.Env {
+		cf.Env = append(cf.Env, a.Name)
+	}
+	for _, e := range cmd.EnvFlags {
+		cf.Env = append(cf.Env, strings.Join(strings.Fields(e), ""))
+	}
+	cf.Env = uniqSorted(cf.Env)
+	spec := cliTable[cmd.Program]
+	if strings.Contains(cmd.Spelling, "/") {
+		spec = nil // a path-qualified program is not the known CLI
+	}
+	var positional []string
+	afterDashes := false
+	skipNext := false
+	for _, a := range cmd.Args {
+		t := wordText(a)
+		if skipNext {
+			skipNext = false
+			continue
+		}
+		if afterDashes {
+			positional = append(positional, t)
+			continue
+		}
+		if t == "--" {
+			afterDashes = true
+			continue
+		}
+		if len(t) > 1 && t[0] == '-' {
+			name := t
+			if strings.HasPrefix(t, "--") {
+				if i := strings.IndexByte(t, '='); i > 0 {
+					name = t[:i]
+				}
+			}
+			cf.Flags = append(cf.Flags, name)
+			if spec != nil && len(positional) < spec.maxWords() && name == t && slices.Contains(spec.valueFlags, t) {
+				skipNext = true
+			}
+			continue
+		}
+		positional = append(positional, t)
+	}
+	if spec != nil {
+		cf.Sub = spec.subWords(positional, afterDashes)
+	}
+	cf.Flags = uniqSorted(cf.Flags)
+	return cf
+}
+
+// normPath cleans p and makes it relative to workspace when inside it.
+// Non-literal paths (containing "$" or a leading "~") are kept verbatim.
+func normPath(p, workspace string) string {
+	if p == "" {
+		return ""
+	}
+	if strings.ContainsAny(p, "$`") || strings.HasPrefix(p, "~") {
+		return p
+	}
+	if !filepath.IsAbs(p) {
+		if workspace == "" {
+			return path.Clean(p)
+		}
+		p = filepath.Join(workspace, p)
+	}
+	p = filepath.Clean(p)
+	if workspace != "" {
+		ws := filepath.Clean(workspace)
+		if rel, err := filepath.Rel(ws, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return rel
+		}
+	}
+	return p
+}
+
+// hostPrograms take a host as their first operand.
+var hostPrograms = map[string][]string{ // program → flags that take a value
+	"ssh":      {"-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w"},
+	"mosh":     {"-p", "--ssh", "--port"},
+	"telnet":   {"-l", "-n"},
+	"nc":       {"-p", "-s", "-w", "-i", "-q", "-x", "-X"},
+	"ncat":     {"-p", "-s", "-w", "-i", "-x"},
+	"ping":     {"-c", "-i", "-I", "-s", "-t", "-W", "-w"},
+	"ping6":    {"-c", "-i", "-I", "-s", "-t", "-W", "-w"},
+	"dig":      {"-p", "-t", "-c", "-x", "-b", "-q"},
+	"nslookup": nil,
+	"host":     {"-t", "-c", "-W"},
+}
+
+// fetchPrograms treat a bare "name.tld/…" operand as an http URL.
+var fetchPrograms = map[string]bool{"curl": true, "wget": true, "http": true, "https": true, "xh": true}
+
+// scpPrograms accept "host:path" operands.
+var scpPrograms = map[string]bool{"scp": true, "rsync": true, "sftp": true}
+
+func commandHosts(cmd shellparse.Command) []string {
+	var hosts []string
+	valueFlags, hostProg := hostPrograms[cmd.Program]
+	firstOperand := hostProg
+	skip := false
+	for _, a := range cmd.Args {
+		if !a.Literal {
+			continue
+		}
+		v := a.Value
+		if skip {
+			skip = false
+			continue
+		}
+		if strings.HasPrefix(v, "-") {
+			if i := strings.IndexByte(v, '='); i > 0 {
+				if h := hostOf(v[i+1:], cmd.Program, false); h != "" {
+					hosts = append(hosts, h)
+				}
+			}
+			if hostProg && slices.Contains(valueFlags, v) {
+				skip = true
+			}
+			continue
+		}
+		if firstOperand {
+			firstOperand = false
+			if h := bareHost(v[strings.LastIndexByte(v, '@')+1:]); h != "" {
+				hosts = append(hosts, h)
+				continue
+			}
+		}
+		if h := hostOf(v, cmd.Program, true); h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
+}
+
+// hostOf returns the host named by v, or "".
+func hostOf(v, program string, operand bool) string {
+	if strings.Contains(v, "://") {
+		u, err := url.Parse(v)
+		if err != nil || u.Host == "" {
+			return ""
+		}
+		return bareHost(u.Hostname())
+	}
+	// user@host, user@host:path (scp-like git remotes)
+	if at := strings.LastIndexByte(v, '@'); at > 0 && !strings.ContainsAny(v[:at], "/:") {
+		rest := v[at+1:]
+		if i := strings.IndexByte(rest, ':'); i >= 0 {
+			rest = rest[:i]
+		}
+		return bareHost(rest)
+	}
+	if scpPrograms[program] && operand {
+		if i := strings.IndexByte(v, ':'); i > 0 && !strings.Contains(v[:i], "/") {
+			return bareHost(v[:i])
+		}
+	}
+	if fetchPrograms[program] && operand {
+		h := v
+		if i := strings.IndexAny(h, "/?#"); i >= 0 {
+			h = h[:i]
+		}
+		if i := strings.LastIndexByte(h, ':'); i > 0 {
+			h = h[:i]
+		}
+		if strings.Contains(h, ".") {
+			return bareHost(h)
+		}
+	}
+	return ""
+}
+
+// bareHost validates and normalises a host name or IP literal.
+func bareHost(h string) string {
+	h = strings.TrimSuffix(strings.ToLower(strings.Trim(h, "[]")), ".")
+	if h == "" || len(h) > 253 {
+		return ""
+	}
+	for _, r := range h {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == ':' || r == '_') {
+			return ""
+		}
+	}
+	return h
+}
+
+func uniqSorted(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	s = slices.Clone(s)
+	sort.Strings(s)
+	return slices.Compact(s)
+}
+
+// validWord reports whether w can appear as one word of a command rule.
+func validWord(w string) bool {
+	if w == "" || !utf8.ValidString(w) {
+		return false
+	}
+	for _, r := range w {
+		if unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}

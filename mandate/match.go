@@ -1,0 +1,154 @@
+package mandate
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Failure is one aspect of a call a mandate does not allow. Value is, in the
+// family's rule syntax, the exact rule that would allow it.
+type Failure struct {
+	Family string `json:"family"`
+	Value  string `json:"value"`
+}
+
+// Matcher answers whether calls fall inside one mandate. Build it once with
+// NewMatcher; it is immutable and safe for concurrent use.
+type Matcher struct {
+	tools        map[string]bool
+	paths        map[string]bool
+	pathPrefixes map[string]bool // "dir/" for a "dir/**" rule
+	hosts        map[string]bool
+	hostSuffixes map[string]bool // ".domain" for a "*.domain" rule
+	cmds         map[string][]cmdRule
+	exact        map[string]bool
+	maxWrites    int
+}
+
+// NewMatcher compiles m for matching. m must come from Load or Compile (its
+// rules valid); an invalid rule is skipped, which only ever narrows.
+func NewMatcher(m *Mandate) *Matcher {
+	x := &Matcher{
+		tools: map[string]bool{}, paths: map[string]bool{}, pathPrefixes: map[string]bool{},
+		hosts: map[string]bool{}, hostSuffixes: map[string]bool{}, cmds: map[string][]cmdRule{},
+		exact: map[string]bool{}, maxWrites: m.MaxWritesPerRun,
+	}
+	for _, r := range m.Tools {
+		x.tools[r.Value] = true
+	}
+	for _, r := range m.Paths {
+		if p, ok := strings.CutSuffix(r.Value, "/**"); ok {
+			x.pathPrefixes[p+"/"] = true
+		} else {
+			x.paths[r.Value] = true
+		}
+	}
+	for _, r := range m.Hosts {
+		if d, ok := strings.CutPrefix(r.Value, "*."); ok {
+			x.hostSuffixes["."+d] = true
+		} else {
+			x.hosts[r.Value] = true
+		}
+	}
+	for _, r := range m.Commands {
+		cr, err := parseCommandRule(r.Value)
+		if err != nil {
+			continue
+		}
+		if cr.isExact {
+			x.exact[cr.exact] = true
+			continue
+		}
+		k := headKey(cr.head)
+		x.cmds[k] = append(x.cmds[k], cr)
+	}
+	return x
+}
+
+func headKey(head []string) string { return strings.Join(head, "\x00") }
+
+// Evaluate returns every aspect of f the mandate does not allow, in family
+// order; none means the call is inside the mandate. writesBefore is the
+// number of writing calls the run already made.
+func (x *Matcher) Evaluate(f Facts, writesBefore int) []Failure {
+	var out []Failure
+	if !x.tools[f.Tool] {
+		out = append(out, Failure{FamilyTools, f.Tool})
+	}
+	for _, p := range f.Paths {
+		if !x.pathAllowed(p) {
+			out = append(out, Failure{FamilyPaths, p})
+		}
+	}
+	for _, c := range f.Commands {
+		if !x.commandAllowed(c) {
+			out = append(out, Failure{FamilyCommands, factRule(c).String()})
+		}
+	}
+	for _, o := range f.Opaque {
+		if !x.exact[o] {
+			out = append(out, Failure{FamilyCommands, "=" + o})
+		}
+	}
+	for _, h := range f.Hosts {
+		if !x.hostAllowed(h) {
+			out = append(out, Failure{FamilyHosts, h})
+		}
+	}
+	if f.Wrote && writesBefore+1 > x.maxWrites {
+		out = append(out, Failure{FamilyMaxWrites, strconv.Itoa(writesBefore + 1)})
+	}
+	return out
+}
+
+func (x *Matcher) pathAllowed(p string) bool {
+	if x.paths[p] {
+		return true
+	}
+	if p == ".." || strings.HasPrefix(p, "../") || strings.Contains(p, "/../") || strings.HasSuffix(p, "/..") {
+		return false // only an exact rule may name a path that climbs
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' && x.pathPrefixes[p[:i+1]] {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *Matcher) hostAllowed(h string) bool {
+	if x.hosts[h] {
+		return true
+	}
+	for i := 0; i < len(h); i++ {
+		if h[i] == '.' && i > 0 && x.hostSuffixes[h[i:]] {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *Matcher) commandAllowed(c CommandFact) bool {
+	r := factRule(c)
+	for _, cr := range x.cmds[headKey(r.head)] {
+		if subset(c.Env, cr.env) && (cr.anyFlags || subset(c.Flags, cr.flags)) {
+			return true
+		}
+	}
+	return false
+}
+
+// subset reports whether sorted a is a subset of sorted b.
+func subset(a, b []string) bool {
+	j := 0
+	for _, s := range a {
+		for j < len(b) && b[j] < s {
+			j++
+		}
+		if j == len(b) || b[j] != s {
+			return false
+		}
+		j++
+	}
+	return true
+}
