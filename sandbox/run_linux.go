@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
@@ -364,11 +365,11 @@ func exitStatus(res *Result, w waitResult) {
 		res.ExitCode = 255
 		return
 	}
-	ws, ok := ps.Sys().(unix.WaitStatus)
+	ws, ok := ps.Sys().(syscall.WaitStatus)
 	switch {
 	case ok && ws.Signaled():
 		res.ExitCode = 128 + int(ws.Signal())
-		res.Signal = unix.SignalName(ws.Signal())
+		res.Signal = unix.SignalName(unix.Signal(ws.Signal()))
 	default:
 		res.ExitCode = ps.ExitCode()
 	}
