@@ -253,4 +253,3 @@ func configFromFlags(f runFlags) (sandbox.Config, error) {
 	}
 	return cfg, nil
 }
-
