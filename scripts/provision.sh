@@ -13,6 +13,7 @@ packages=(
 	uidmap passwd                      # rootless tests: newuidmap, useradd
 	iproute2 curl ca-certificates      # sandbox network tests
 	python3                            # clients inside the sandbox in tests
+	vagrant                            # `vagrant validate` of the Vagrantfile (scripts/scripts_test.go)
 )
 
 missing=()
