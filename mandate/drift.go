@@ -148,9 +148,19 @@ func (s *Store) Widen(ctx context.Context, job, id string, pattern bool) (WidenR
 		if err != nil {
 			return err
 		}
-		old, err := Load([]byte(base.Text))
-		if err != nil {
-			return fmt.Errorf("loading mandate %s v%d: %w", job, base.Number, err)
+		// The preview compares with what is enforced now (nothing in
+		// observe mode), so carried-along pending rules count too.
+		old := &Mandate{}
+		if vs, err := s.versions(ctx, tx, job); err == nil {
+			for _, v := range vs {
+				if v.Active {
+					if old, err = Load([]byte(v.Text)); err != nil {
+						return fmt.Errorf("loading mandate %s v%d: %w", job, v.Number, err)
+					}
+				}
+			}
+		} else {
+			return err
 		}
 		m, err := Load([]byte(base.Text)) // a copy to widen
 		if err != nil {

@@ -387,4 +387,3 @@ func (s *Store) Export(ctx context.Context, job string) (Export, error) {
 	}
 	return e, nil
 }
-
