@@ -45,7 +45,8 @@ func (w *walker) call(s *syntax.Stmt, ce *syntax.CallExpr, redirs []Redir, c ctx
 		stmt:     s,
 		words:    words,
 		nodes:    ce.Args,
-		env:      env,
+		env:      joinEnv(c.env, env),
+		envFlags: c.envFlags,
 		redirs:   joinRedirs(c.redirs, redirs),
 		wrappers: c.wrap,
 		lastWrap: -1,
@@ -83,7 +84,7 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 				return stdin
 			}
 			w.emit(cs, i, c)
-			return ""
+			return w.stdinReader(cs, i)
 		}
 		cs.lastWrap = i
 		i = next
@@ -154,7 +155,7 @@ func (w *walker) payload(program, text string, first, last syntax.Node, cs *cmdS
 		w.funcs = new([]funcDef)
 		sub.funcs = w.funcs
 	}
-	pc := ctx{Context: c.Context, wrap: cs.wrappers, redirs: cs.redirs, nest: c.nest}
+	pc := ctx{Context: c.Context, wrap: cs.wrappers, redirs: cs.redirs, env: cs.env, envFlags: cs.envFlags, nest: c.nest}
 	pc.Payload++
 	pc.Pipeline, pc.PipelineLen = 0, 0
 	pc.ExtraArgs = pc.ExtraArgs || cs.extra

@@ -19,6 +19,7 @@ type interpSpec struct {
 	inline     string   // short options whose argument is code ("c", "e")
 	inlineLong []string // long options whose argument is code
 	argOpts    string   // short options taking an argument (attached or next word)
+	attachOpts string   // short options whose optional argument can only be attached
 	argLong    []string // long options taking an argument
 	operandOpt string   // short options whose argument replaces the script (python -m)
 	inlineSub  string   // a subcommand whose arguments are code (deno eval)
@@ -30,13 +31,13 @@ type interpSpec struct {
 var interpreters = map[string]*interpSpec{
 	"python":     {inline: "c", argOpts: "WXQ", operandOpt: "m"},
 	"pypy":       {inline: "c", argOpts: "WXQ", operandOpt: "m"},
-	"perl":       {inline: "eE", argOpts: "IMmxlidDC0"},
-	"ruby":       {inline: "e", argOpts: "IrECFTx"},
+	"perl":       {inline: "eE", argOpts: "I", attachOpts: "MmxlidDC0"},
+	"ruby":       {inline: "e", argOpts: "IrCE", attachOpts: "xFTW0"},
 	"node":       {inline: "ep", inlineLong: []string{"eval", "print"}, argOpts: "r", argLong: []string{"require", "import", "loader", "input-type", "conditions"}},
 	"nodejs":     {inline: "ep", inlineLong: []string{"eval", "print"}, argOpts: "r", argLong: []string{"require", "import", "loader", "input-type"}},
 	"bun":        {inline: "ep", inlineLong: []string{"eval", "print"}, argOpts: "r", argLong: []string{"preload", "cwd", "config"}},
 	"deno":       {inline: "", inlineSub: "eval"},
-	"php":        {inline: "rRBEF", argOpts: "cdzt", argLong: []string{"php-ini", "define"}},
+	"php":        {inline: "rRBE", argOpts: "cdzt", argLong: []string{"php-ini", "define"}},
 	"lua":        {inline: "e", argOpts: "l"},
 	"luajit":     {inline: "e", argOpts: "lbjO"},
 	"rscript":    {inline: "e", inlineLong: []string{}},
@@ -90,7 +91,7 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 		if i+1 < len(cs.words) {
 			arg := cs.words[i+1]
 			switch {
-			case !arg.Literal:
+			case !arg.Literal && !onlyTilde(arg):
 				w.addOpaque(OpaqueSource, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
 			case isStdinPath(arg.Value):
 				return true, w.stdinFed(name, cs)
@@ -107,6 +108,12 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 		return true, w.interp(name, sp, cs, i)
 	}
 	return false, ""
+}
+
+// onlyTilde reports whether a word's only expansion is a leading tilde
+// ("~/bin/x.sh"): a known path, not a computed one.
+func onlyTilde(wd Word) bool {
+	return strings.HasPrefix(wd.Value, "~") && !wd.Glob && !strings.ContainsAny(wd.Raw, "$`")
 }
 
 func isStdinPath(p string) bool {
@@ -169,13 +176,7 @@ func (w *walker) shell(name string, cs *cmdState, i int, c ctx) (bool, string) {
 	if stdinMode || j >= len(cs.words) || (cs.words[j].Literal && isStdinPath(cs.words[j].Value)) {
 		return true, w.stdinFed(name, cs)
 	}
-	if op := cs.words[j]; !op.Literal {
-		kind := OpaqueSource
-		if hasProcSubst(cs.nodes[j]) {
-			kind = OpaquePipedShell // bash <(curl …)
-		}
-		w.addOpaque(kind, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
-	}
+	w.scriptOperand(name, cs, j)
 	return true, ""
 }
 
@@ -219,6 +220,9 @@ func (w *walker) interp(name string, sp *interpSpec, cs *cmdState, i int) string
 			if strings.IndexByte(sp.operandOpt, ch) >= 0 {
 				return "" // python -m module: runs a named module
 			}
+			if strings.IndexByte(sp.attachOpts, ch) >= 0 {
+				break
+			}
 			if strings.IndexByte(sp.argOpts, ch) >= 0 {
 				if k+1 == len(v) && j < len(cs.words) {
 					j++
@@ -230,10 +234,21 @@ func (w *walker) interp(name string, sp *interpSpec, cs *cmdState, i int) string
 	if j >= len(cs.words) || (cs.words[j].Literal && isStdinPath(cs.words[j].Value)) {
 		return w.stdinFed(name, cs)
 	}
-	if hasProcSubst(cs.nodes[j]) {
-		w.addOpaque(OpaquePipedShell, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
-	}
+	w.scriptOperand(name, cs, j)
 	return ""
+}
+
+// scriptOperand records a script path that is not literal: streamed from a
+// process substitution (bash <(curl …)) or computed ("$f").
+func (w *walker) scriptOperand(name string, cs *cmdState, j int) {
+	if cs.words[j].Literal || onlyTilde(cs.words[j]) {
+		return
+	}
+	kind := OpaqueSource
+	if hasProcSubst(cs.nodes[j]) {
+		kind = OpaquePipedShell
+	}
+	w.addOpaque(kind, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
 }
 
 // stdinReader reports, for a wrapper left as the program because it has no
@@ -259,6 +274,9 @@ func (w *walker) stdinReader(cs *cmdState, i int) string {
 // opaque and "" returned; otherwise program is returned, so that a pipeline
 // feeding it is recorded by the caller.
 func (w *walker) stdinFed(program string, cs *cmdState) string {
+	// The statement's own redirections are the last of cs.redirs; the
+	// others come from enclosing compound commands.
+	own := len(cs.redirs) - len(cs.stmt.Redirs)
 	for k := len(cs.redirs) - 1; k >= 0; k-- {
 		r := cs.redirs[k]
 		if r.Fd != "" && r.Fd != "0" {
@@ -266,11 +284,11 @@ func (w *walker) stdinFed(program string, cs *cmdState) string {
 		}
 		switch r.Mode {
 		case RedirHeredoc:
-			text := r.Body
-			if r.Target.Raw != "" && cs.stmt != nil && isHereString(cs.stmt, k-len(cs.redirs)+len(cs.stmt.Redirs)) {
-				text = r.Target.Raw
+			text, sp := r.Body, w.stmtSpan(cs.stmt)
+			if k >= own {
+				text, sp = w.heredocText(cs.stmt.Redirs[k-own], r.Body)
 			}
-			w.addOpaque(OpaqueHeredoc, program, text, w.stmtSpan(cs.stmt))
+			w.addOpaque(OpaqueHeredoc, program, text, sp)
 			return ""
 		case RedirRead, RedirReadWrite:
 			w.addOpaque(OpaquePipedShell, program, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
@@ -280,9 +298,27 @@ func (w *walker) stdinFed(program string, cs *cmdState) string {
 	return program
 }
 
-// isHereString reports whether the statement's k-th redirection is <<<.
-func isHereString(s *syntax.Stmt, k int) bool {
-	return k >= 0 && k < len(s.Redirs) && s.Redirs[k].Op == syntax.WordHdoc
+// heredocText returns the exact source text of a heredoc body (body) or a
+// here-string word, and its span.
+func (w *walker) heredocText(r *syntax.Redirect, body string) (string, Span) {
+	var s, e int
+	switch {
+	case r.Op == syntax.WordHdoc:
+		s, e = offsets(r.Word, len(w.src))
+	case r.Hdoc != nil:
+		s, _ = offsets(r.Hdoc, len(w.src))
+		e = s + len(body)
+	default: // an empty heredoc: report the operator and delimiter
+		s, _ = offsets(r, len(w.src))
+		_, e = offsets(r.Word, len(w.src))
+	}
+	if e > len(w.src) || e < s {
+		e = s
+	}
+	if w.outer != nil {
+		return w.src[s:e], *w.outer
+	}
+	return w.src[s:e], Span{Start: s, End: e}
 }
 
 // hasProcSubst reports whether a word holds a process substitution.

@@ -106,6 +106,10 @@ type ctx struct {
 	wrap []Wrapper
 	// redirs are redirections of enclosing compound commands.
 	redirs []Redir
+	// env and envFlags are the environment given to the shell running a
+	// payload (sudo X=1 bash -c '…'), inherited by the payload's commands.
+	env      []Assign
+	envFlags []string
 	// nest is the structural nesting depth.
 	nest int
 }
@@ -117,6 +121,7 @@ func (c ctx) substitution() ctx {
 	c.Substitution = true
 	c.Pipeline, c.PipelineLen = 0, 0
 	c.wrap, c.redirs = nil, nil
+	c.env, c.envFlags = nil, nil
 	c.ExtraArgs = false
 	return c
 }
@@ -214,12 +219,17 @@ func (w *walker) stmt(s *syntax.Stmt, c ctx) string {
 func (w *walker) compound(cmd syntax.Command, c ctx) string {
 	switch cmd := cmd.(type) {
 	case *syntax.BinaryCmd:
-		if cmd.Op == syntax.Pipe || cmd.Op == syntax.PipeAll {
+		if isPipe(cmd) {
 			return w.pipeline(cmd, c)
 		}
-		r := w.stmt(cmd.X, c)
-		if r2 := w.stmt(cmd.Y, c); r == "" {
-			r = r2
+		// a && b || c nests to the left; walk the chain as a list so a long
+		// chain costs no nesting depth.
+		var buf [8]*syntax.Stmt
+		var r string
+		for _, st := range flatten(cmd, buf[:0], false) {
+			if x := w.stmt(st, c); r == "" {
+				r = x
+			}
 		}
 		return r
 	case *syntax.Subshell:
@@ -320,7 +330,7 @@ func (w *walker) stmtsStdin(list []*syntax.Stmt, c ctx) string {
 // into a shell or interpreter as opaque.
 func (w *walker) pipeline(b *syntax.BinaryCmd, c ctx) string {
 	var stagesBuf [8]*syntax.Stmt
-	stages := flattenPipe(b, stagesBuf[:0])
+	stages := flatten(b, stagesBuf[:0], true)
 	first := ""
 	for i, st := range stages {
 		sc := c
@@ -335,16 +345,24 @@ func (w *walker) pipeline(b *syntax.BinaryCmd, c ctx) string {
 	return first
 }
 
-func flattenPipe(b *syntax.BinaryCmd, out []*syntax.Stmt) []*syntax.Stmt {
-	if x, ok := b.X.Cmd.(*syntax.BinaryCmd); ok && isPipe(x) && !b.X.Negated && len(b.X.Redirs) == 0 && !b.X.Background {
-		out = flattenPipe(x, out)
-	} else {
-		out = append(out, b.X)
+// flatten returns the operands of a chain of pipes (pipe true) or of && and
+// || (pipe false) in source order, without recursion. An operand that is
+// itself negated, redirected or backgrounded stays whole.
+func flatten(b *syntax.BinaryCmd, out []*syntax.Stmt, pipe bool) []*syntax.Stmt {
+	start := len(out)
+	for {
+		out = append(out, b.Y)
+		x, ok := b.X.Cmd.(*syntax.BinaryCmd)
+		if !ok || isPipe(x) != pipe || b.X.Negated || len(b.X.Redirs) > 0 || b.X.Background {
+			out = append(out, b.X)
+			break
+		}
+		b = x
 	}
-	if y, ok := b.Y.Cmd.(*syntax.BinaryCmd); ok && isPipe(y) && !b.Y.Negated && len(b.Y.Redirs) == 0 && !b.Y.Background {
-		return flattenPipe(y, out)
+	for i, j := start, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
 	}
-	return append(out, b.Y)
+	return out
 }
 
 func isPipe(b *syntax.BinaryCmd) bool { return b.Op == syntax.Pipe || b.Op == syntax.PipeAll }
@@ -629,7 +647,8 @@ func (w *walker) addCommand(cmd Command) {
 // redirections ("X=1", "> file"). Its Program is empty.
 func (w *walker) addBare(s *syntax.Stmt, env []Assign, redirs []Redir, c ctx) {
 	w.addCommand(Command{
-		Env:      env,
+		Env:      joinEnv(c.env, env),
+		EnvFlags: c.envFlags,
 		Redirs:   joinRedirs(c.redirs, redirs),
 		Wrappers: c.wrap,
 		Context:  c.Context,
@@ -668,6 +687,13 @@ func (w *walker) stmtRange(s *syntax.Stmt) (int, int) {
 		}
 	}
 	return start, end
+}
+
+func joinEnv(outer, own []Assign) []Assign {
+	if len(outer) == 0 {
+		return own
+	}
+	return append(outer[:len(outer):len(outer)], own...)
 }
 
 func joinRedirs(outer, own []Redir) []Redir {

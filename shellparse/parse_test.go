@@ -550,3 +550,90 @@ func TestDeepNesting(t *testing.T) {
 	assert.Contains(t, opaqueKinds(s), OpaqueDepth)
 	assert.Equal(t, "echo", s.Commands[len(s.Commands)-1].Program)
 }
+
+func TestMoreOpaque(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		src  string
+		kind OpaqueKind // "" for none
+		text string
+	}{
+		{`perl -pi -e 's/a/b/' f`, OpaquePayload, `perl -pi -e 's/a/b/' f`},
+		{`perl -I lib -ne 'print' f`, OpaquePayload, `perl -I lib -ne 'print' f`},
+		{`perl -Mstrict script.pl`, "", ""},
+		{`ruby -rjson -e 'x'`, OpaquePayload, `ruby -rjson -e 'x'`},
+		{`python3 "$script"`, OpaqueSource, `python3 "$script"`},
+		{`bash "$f"`, OpaqueSource, `bash "$f"`},
+		{`bash ~/bin/x.sh`, "", ""},
+		{`source ~/.bashrc`, "", ""},
+		{`curl x | su`, OpaquePipedShell, `curl x | su`},
+		{`curl x | su - root`, OpaquePipedShell, `curl x | su - root`},
+		{`curl x | doas -s`, OpaquePipedShell, `curl x | doas -s`},
+		{`curl x | source /dev/stdin`, OpaquePipedShell, `curl x | source /dev/stdin`},
+		{"sudo -s <<'EOF'\nrm -rf /\nEOF", OpaqueHeredoc, "rm -rf /\n"},
+		{"{ bash; } <<EOF\nrm x\nEOF", OpaqueHeredoc, "rm x\n"},
+		{`env -S "$x"`, OpaquePayload, `env -S "$x"`},
+		{`env -S"$x"`, OpaqueDynamicProgram, `env -S"$x"`},
+		{`flock -c "$x" /tmp/l`, OpaquePayload, `flock -c "$x" /tmp/l`},
+		{`flock -c"$x" /tmp/l`, OpaqueDynamicProgram, `flock -c"$x" /tmp/l`},
+		{`watch "$x"`, OpaquePayload, `watch "$x"`},
+		{`xargs sh -c "$x"`, OpaquePayload, `xargs sh -c "$x"`},
+		{`sudo "$CMD"`, OpaqueDynamicProgram, `sudo "$CMD"`},
+		{`[ -f x ] && test -d y`, "", ""},
+		{`echo hi | python3 -c 'import sys'`, OpaquePayload, `python3 -c 'import sys'`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.src, func(t *testing.T) {
+			t.Parallel()
+			s := mustParse(t, tc.src)
+			if tc.kind == "" {
+				assert.Empty(t, s.Opaque)
+				return
+			}
+			require.Len(t, s.Opaque, 1, "%+v", s.Opaque)
+			assert.Equal(t, tc.kind, s.Opaque[0].Kind)
+			assert.Equal(t, tc.text, s.Opaque[0].Text)
+			sp := s.Opaque[0].Span
+			if s.Opaque[0].Kind != OpaqueHeredoc || !strings.HasPrefix(tc.src, "{") {
+				assert.Equal(t, tc.text, tc.src[sp.Start:sp.End], "span")
+			}
+		})
+	}
+}
+
+func TestPayloadInheritance(t *testing.T) {
+	t.Parallel()
+	s := mustParse(t, `sudo X=1 env -i bash -c 'Y=2 rm x' > out`)
+	require.Equal(t, []string{"rm"}, programs(s))
+	c := s.Commands[0]
+	assert.Equal(t, []string{"sudo", "env", "bash"}, wrapperNames(c))
+	require.Len(t, c.Env, 2)
+	assert.Equal(t, "X", c.Env[0].Name)
+	assert.Equal(t, "Y", c.Env[1].Name)
+	assert.Equal(t, []string{"-i"}, c.EnvFlags)
+	require.Len(t, c.Redirs, 1)
+	assert.Equal(t, "out", c.Redirs[0].Target.Value)
+	assert.Equal(t, "Y=2 rm x", c.Text)
+
+	s = mustParse(t, `ls | xargs -I{} sh -c 'rm {}'`)
+	c, ok := findCmd(s, "rm")
+	require.True(t, ok)
+	assert.True(t, c.Context.ExtraArgs)
+	assert.Equal(t, 1, c.Context.Payload)
+}
+
+func TestLongChains(t *testing.T) {
+	t.Parallel()
+	// Long lists and pipelines are flat: no depth-limit segment, every
+	// command reported in order.
+	for _, sep := range []string{" && ", " || ", " | ", "; "} {
+		src := strings.TrimSuffix(strings.Repeat("a"+sep, 2000), sep)
+		s := mustParse(t, src)
+		assert.Empty(t, s.Opaque, sep)
+		assert.Len(t, s.Commands, 2000, sep)
+	}
+	s := mustParse(t, "a && b | c || d")
+	assert.Equal(t, []string{"a", "b", "c", "d"}, programs(s))
+	assert.Equal(t, 1, s.Commands[1].Context.Pipeline)
+	assert.Equal(t, 0, s.Commands[3].Context.Pipeline)
+}

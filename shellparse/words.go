@@ -89,8 +89,14 @@ func (w *walker) convPart(st *wordState, p syntax.WordPart, first bool) {
 					}
 				}
 				continue
-			case '*', '?', '[':
+			case '*', '?':
 				st.glob, st.literal = true, false
+			case '[':
+				// A bracket expression needs its closing ']': a lone
+				// "[" (the test command) is literal.
+				if strings.IndexByte(v[i+1:], ']') >= 0 {
+					st.glob, st.literal = true, false
+				}
 			case '{':
 				if st.brace == 0 {
 					st.brace = 1

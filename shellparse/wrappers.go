@@ -87,7 +87,8 @@ type opt struct {
 	name   string // "u" for -u, "user" for --user
 	long   bool
 	arg    string
-	argIdx int // word holding the argument, -1 if attached or none
+	argIdx int  // word holding the argument, -1 if none
+	inline bool // the argument is attached to the option word ("-n5", "--x=y")
 }
 
 // scanOpts scans the getopt-style options following the wrapper at word i
@@ -114,6 +115,7 @@ func scanOpts(ws []Word, i int, sp *wrapSpec, fn func(opt)) int {
 			o := opt{name: v[2:], long: true, argIdx: -1}
 			if eq := strings.IndexByte(o.name, '='); eq >= 0 {
 				o.name, o.arg = o.name[:eq], o.name[eq+1:]
+				o.argIdx, o.inline = j-1, true
 			} else if contains(sp.longArg, o.name) && j < len(ws) {
 				o.arg, o.argIdx = ws[j].Value, j
 				j++
@@ -126,7 +128,7 @@ func scanOpts(ws []Word, i int, sp *wrapSpec, fn func(opt)) int {
 		for k := 1; k < len(v); k++ {
 			o := opt{name: v[k : k+1], argIdx: -1}
 			if strings.IndexByte(sp.shortOpt, v[k]) >= 0 {
-				o.arg = v[k+1:]
+				o.arg, o.argIdx, o.inline = v[k+1:], j-1, true
 				if fn != nil {
 					fn(o)
 				}
@@ -134,7 +136,7 @@ func scanOpts(ws []Word, i int, sp *wrapSpec, fn func(opt)) int {
 			}
 			if strings.IndexByte(sp.shortArg, v[k]) >= 0 {
 				if k+1 < len(v) {
-					o.arg = v[k+1:]
+					o.arg, o.argIdx, o.inline = v[k+1:], j-1, true
 				} else if j < len(ws) {
 					o.arg, o.argIdx = ws[j].Value, j
 					j++
@@ -272,12 +274,11 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 	if split != nil {
 		// env -S splits its string into arguments that precede the
 		// remaining words: parse it as shell words, which covers quoting.
-		text, lit := split.arg, cs.words[i].Literal
-		var firstNode syntax.Node = cs.nodes[i]
-		if split.argIdx >= 0 {
-			lit = cs.words[split.argIdx].Literal
-			firstNode = cs.nodes[split.argIdx]
+		if split.argIdx < 0 {
+			return 0, false // env -S without a string fails
 		}
+		text, lit := split.arg, cs.words[split.argIdx].Literal
+		firstNode := cs.nodes[split.argIdx]
 		for k := next; k < len(cs.words); k++ {
 			text += " " + cs.words[k].Raw
 		}
@@ -379,6 +380,7 @@ func (w *walker) peelWatch(cs *cmdState, i int, c ctx) (int, bool) {
 	execMode := false
 	next := scanOpts(cs.words, i, sp, func(o opt) {
 		if o.name == "x" || o.name == "exec" {
+			// watch -x runs its arguments directly, not through sh -c.
 			execMode = true
 		}
 	})
@@ -396,10 +398,10 @@ func (w *walker) peelWatch(cs *cmdState, i int, c ctx) (int, bool) {
 // peelFlock handles flock [opts] FILE cmd… and flock [opts] FILE -c CMD.
 func (w *walker) peelFlock(cs *cmdState, i int, c ctx) (int, bool) {
 	sp := &wrapSpec{shortArg: "wEc", longArg: []string{"timeout", "wait", "conflict-exit-code", "command"}}
-	cmdIdx := -1
+	cmdIdx, cmdArg := -1, ""
 	opts := func(o opt) {
 		if o.name == "c" || o.name == "command" {
-			cmdIdx = o.argIdx
+			cmdIdx, cmdArg = o.argIdx, o.arg
 		}
 	}
 	next := scanOpts(cs.words, i, sp, opts)
@@ -407,12 +409,21 @@ func (w *walker) peelFlock(cs *cmdState, i int, c ctx) (int, bool) {
 		return 0, false // flock FD
 	}
 	file := next
+	if fw := cs.words[file]; !fw.Literal && strings.HasPrefix(fw.Value, "-") {
+		// An option that cannot be read: make the command opaque.
+		cs.pushWrapper("flock", i, file)
+		return file, true
+	}
 	if cmdIdx < 0 {
 		next = scanOpts(cs.words, file, sp, opts)
 	}
 	if cmdIdx >= 0 {
 		cs.pushWrapper("flock", i, cmdIdx)
-		w.shellString("flock", cs, cmdIdx, cmdIdx+1, c)
+		if !cs.words[cmdIdx].Literal {
+			w.addOpaque(OpaquePayload, "flock", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return -1, false
+		}
+		w.payload("flock", cmdArg, cs.nodes[cmdIdx], cs.nodes[cmdIdx], cs, c)
 		return -1, false
 	}
 	if next >= len(cs.words) {
