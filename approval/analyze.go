@@ -66,7 +66,7 @@ func analyze(command string, opts AnalyzeOptions, depth int) (an *Analysis, err 
 	}
 	if s != nil {
 		for i := range s.Commands {
-			if nonASCII(s.Commands[i].Program) {
+			if oddProgram(s.Commands[i].Program) {
 				a.hit(RuleControlChars, s.Commands[i].Text, s.Commands[i].Span)
 			}
 		}

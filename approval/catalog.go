@@ -72,6 +72,7 @@ const (
 	RuleCrontab      = "approval.crontab"
 	RuleTruncate     = "approval.truncate"
 	RuleEnvExec      = "approval.env-exec"
+	RuleEnvSplit     = "approval.env-split-string"
 	RuleControlChars = "approval.control-chars"
 	RuleHardlineText = "approval.hardline-text"
 	RuleSafe         = "safe.read-only"
@@ -306,9 +307,13 @@ var catalog = []Rule{
 		Description: "environment variable that loads or runs code (LD_PRELOAD, PATH, BASH_ENV …)",
 		Match:       []string{"LD_PRELOAD=/tmp/x.so ls", "env BASH_ENV=/tmp/x bash s.sh", "PATH=.:$PATH ls", "GIT_SSH_COMMAND='sh x' git fetch"},
 		NoMatch:     []string{"LC_ALL=C ls", "FOO=1 make"}},
+	{ID: RuleEnvSplit, Tier: TierApproval,
+		Description: "env -S/--split-string re-splitting its argument into a command line",
+		Match:       []string{"env -S 'sh -c reboot'", "env --s='ls -l'", "env --split-string=x", "env -iS 'id'", `env -S "sh\_-c\_id"`},
+		NoMatch:     []string{"env -i ls", "env -u FOO make", "env -uS ls", "echo -S"}},
 	{ID: RuleControlChars, Tier: TierApproval,
-		Description: "terminal control characters or a non-ASCII program name",
-		Match:       []string{"\x1b[31mls\x1b[0m", "ｌｓ", "echo a\rb"},
+		Description: "terminal control characters, or a program name with non-ASCII or shell-special characters",
+		Match:       []string{"\x1b[31mls\x1b[0m", "ｌｓ", "echo a\rb", "'$(printf sh)' -c x"},
 		NoMatch:     []string{"echo 'héllo'", "ls"}},
 	{ID: RuleHardlineText, Tier: TierApproval,
 		Description: "argument that is itself a complete hardline command",

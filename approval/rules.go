@@ -483,6 +483,10 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string) {
 				a.hitCmd(RuleEnvExec, c)
 			}
 		}
+	case "env":
+		if envSplit(args) {
+			a.hitCmd(RuleEnvSplit, c)
+		}
 	case "gh":
 		// gh itself is allowed; its arguments are checked by hardlineText.
 	}
@@ -834,6 +838,45 @@ func sudoStdin(args []string) bool {
 	return false
 }
 
+// envSplit reports whether env's own options include -S or --split-string
+// (or any unambiguous abbreviation of it, down to "--s"). GNU env re-splits
+// that argument with its own quoting and escape rules ("\_" is a space), a
+// second parse the analyzer does not trust to match exactly.
+func envSplit(args []string) bool {
+	for i := 0; i < len(args); i++ {
+		v := args[i]
+		if v == "--" || len(v) < 2 || v[0] != '-' {
+			if strings.Contains(v, "=") && len(v) > 0 && v[0] != '-' {
+				continue // NAME=value
+			}
+			return false
+		}
+		if v[1] == '-' {
+			name, _, hasVal := strings.Cut(v, "=")
+			if len(name) >= 3 && strings.HasPrefix("--split-string", name) {
+				return true
+			}
+			if !hasVal && (name == "--unset" || name == "--chdir" || name == "--argv0") {
+				i++
+			}
+			continue
+		}
+		if v == "-u" || v == "-C" || v == "-a" {
+			i++
+			continue
+		}
+		for j := 1; j < len(v); j++ {
+			if v[j] == 'S' {
+				return true
+			}
+			if v[j] == 'u' || v[j] == 'C' || v[j] == 'a' {
+				break
+			}
+		}
+	}
+	return false
+}
+
 func (a *analyzer) sudoStdin(c *shellparse.Command, args []string) {
 	if sudoStdin(args) {
 		a.hitCmd(RuleSudoStdin, c)
@@ -843,6 +886,10 @@ func (a *analyzer) sudoStdin(c *shellparse.Command, args []string) {
 // wrapper applies the rules that concern a peeled wrapper's own options.
 func (a *analyzer) wrapper(c *shellparse.Command, w *shellparse.Wrapper) {
 	switch w.Program {
+	case "env":
+		if envSplit(w.Args) {
+			a.hit(RuleEnvSplit, c.Text, c.Span)
+		}
 	case "sudo":
 		if sudoStdin(w.Args) {
 			a.hit(RuleSudoStdin, c.Text, c.Span)
@@ -869,6 +916,9 @@ func (a *analyzer) container(c *shellparse.Command, args []string) {
 			if i+1 < len(args) {
 				val = args[i+1]
 			}
+			i++
+		case containerValued[v]:
+			i++
 		default:
 			if j := strings.IndexByte(v, '='); j > 0 {
 				switch v[:j] {
@@ -881,7 +931,7 @@ func (a *analyzer) container(c *shellparse.Command, args []string) {
 			a.hitCmd(RuleRemoteExec, c)
 		}
 	}
-	sub, rest := firstOperand(args, "-H", "--host", "--url", "--connection", "-c", "--context", "--log-level", "-l", "--config", "--identity", "--root", "--runroot", "--storage-driver", "--tlscacert", "--tlscert", "--tlskey")
+	sub, rest := firstOperand(args, containerValuedList...)
 	if sub == "container" || sub == "image" || sub == "volume" || sub == "network" || sub == "system" || sub == "compose" || sub == "builder" {
 		var next string
 		next, rest = firstOperand(rest, "-f", "--file", "-p", "--project-name", "--profile", "--env-file", "--project-directory")
@@ -905,6 +955,19 @@ func (a *analyzer) container(c *shellparse.Command, args []string) {
 		a.privileged(c, rest)
 	}
 }
+
+// containerValuedList are docker/podman global options that take a value.
+var containerValuedList = []string{"-H", "--host", "--url", "--connection", "-c", "--context", "--log-level", "-l",
+	"--config", "--identity", "--root", "--runroot", "--storage-driver", "--tlscacert", "--tlscert", "--tlskey",
+	"--cgroup-manager", "--events-backend", "--runtime", "--tmpdir", "--network-cmd-path", "--ssh"}
+
+var containerValued = func() map[string]bool {
+	m := map[string]bool{}
+	for _, o := range containerValuedList {
+		m[o] = true
+	}
+	return m
+}()
 
 // privileged flags container options that hand the container the host.
 func (a *analyzer) privileged(c *shellparse.Command, args []string) {
@@ -1346,13 +1409,55 @@ func (a *analyzer) hardlineText(c *shellparse.Command) {
 		if !w.Literal || !strings.ContainsAny(v, " \t") || !mayBeHardline(v) {
 			continue
 		}
-		sub := a.sub(v)
-		if sub == nil || sub.Verdict != TierHardline || sub.Script == nil || len(sub.Script.Commands) != 1 || len(sub.Script.Opaque) != 0 {
+		if a.isHardlineText(v) {
+			a.hit(RuleHardlineText, c.Text, c.Span)
+			return
+		}
+	}
+}
+
+// isHardlineText reports whether v is one complete hardline command, or
+// contains, starting at one of its words, a command that destroys a named
+// target (rm -rf /, a disk write or format, kill -1). Hardline rules that
+// need no target (reboot, halt) count only when they are the whole text, so
+// prose such as "remember to reboot the server" stays allowed.
+func (a *analyzer) isHardlineText(v string) bool {
+	sub := a.sub(v)
+	if sub == nil {
+		return false
+	}
+	if sub.Verdict == TierHardline && sub.Script != nil && len(sub.Script.Commands) == 1 && len(sub.Script.Opaque) == 0 {
+		return true
+	}
+	tries := 0
+	for i := 1; i < len(v) && tries < 3; i++ {
+		if (v[i-1] != ' ' && v[i-1] != '\t') || v[i] == ' ' {
 			continue
 		}
-		a.hit(RuleHardlineText, c.Text, c.Span)
-		return
+		w := v[i:]
+		if j := strings.IndexAny(w, " \t"); j >= 0 {
+			w = w[:j]
+		}
+		switch path.Base(w) {
+		case "rm", "dd", "wipefs", "shred", "kill", "mkswap", "sgdisk", "mke2fs", "cat":
+		default:
+			if !strings.HasPrefix(path.Base(w), "mkfs") {
+				continue
+			}
+		}
+		tries++
+		sub := a.sub(v[i:])
+		if sub == nil || sub.Script == nil || len(sub.Script.Commands) != 1 {
+			continue
+		}
+		for _, f := range sub.Findings {
+			switch f.Rule {
+			case RuleRmRoot, RuleDiskFormat, RuleDiskWrite, RuleKillAll:
+				return true
+			}
+		}
 	}
+	return false
 }
 
 // mayBeHardline is a cheap filter before parsing an argument as a command:

@@ -14,7 +14,9 @@ import (
 //     an approval prompt;
 //   - fullwidth letters ("ｒｍ") that a font shows as ASCII and that some
 //     pipelines fold with Unicode NFKC;
-//   - CRLF line ends, which some hosts normalise to LF;
+//   - CRLF line ends, which some hosts normalise to LF, and a lone CR,
+//     which bash reads as part of a word (printf SAFE\r#x; reboot runs
+//     reboot) while the parser takes it for a blank;
 //   - ${IFS} between words, which word splitting turns into a separator.
 //
 // Decision: we analyse the text as written AND a normalised variant (escape
@@ -40,6 +42,12 @@ func normalizeVariant(src string) string {
 			i = skipEscape(src, i)
 			continue
 		case c == '\r' && i+1 < len(src) && src[i+1] == '\n':
+			i++
+			continue
+		case c == '\r':
+			// bash reads a lone CR as part of a word; the parser reads it
+			// as a blank. The variant makes it a word character.
+			b.WriteByte('_')
 			i++
 			continue
 		case c == '$' && strings.HasPrefix(src[i:], "${IFS}"):
@@ -141,6 +149,13 @@ func hasControlChars(src string) bool {
 		}
 	}
 	return false
+}
+
+// oddProgram reports whether a program name holds non-ASCII characters or
+// characters special to the shell (a program literally named "$(printf sh)"
+// only exists to confuse a reader).
+func oddProgram(p string) bool {
+	return nonASCII(p) || (p != "[" && strings.ContainsAny(p, "$`(){}<>;|&*?[]!\"' \t\\"))
 }
 
 // nonASCII reports whether s has a byte outside ASCII.
