@@ -1,0 +1,755 @@
+package approval
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tether-dev/tether/config"
+)
+
+// errSessionCleared is the cause given to requests waiting in a cleared
+// session.
+var errSessionCleared = errors.New("the session was cleared")
+
+// ErrDenied is wrapped by the error Decide returns for every decision that
+// does not allow the command. Nothing ran.
+var ErrDenied = errors.New("command not approved")
+
+// DeniedError carries the denied Decision. errors.Is(err, ErrDenied) holds.
+type DeniedError struct {
+	Decision Decision
+}
+
+func (e *DeniedError) Error() string { return e.Decision.Message }
+
+// Is reports whether target is ErrDenied.
+func (e *DeniedError) Is(target error) bool { return target == ErrDenied }
+
+// Platform is where a call comes from; it decides who can be asked.
+type Platform string
+
+// Platforms.
+const (
+	PlatformCLI         Platform = "cli"          // a person at a terminal
+	PlatformGateway     Platform = "gateway"      // a messaging client answering through the gateway queue
+	PlatformCron        Platform = "cron"         // scheduled run: nobody to ask
+	PlatformWebhook     Platform = "webhook"      // triggered by a webhook: nobody to ask
+	PlatformAPI         Platform = "api"          // programmatic API call: nobody to ask
+	PlatformSingleQuery Platform = "single-query" // one-shot query: nobody to ask
+)
+
+// ParsePlatform parses a platform name.
+func ParsePlatform(s string) (Platform, error) {
+	switch p := Platform(s); p {
+	case PlatformCLI, PlatformGateway, PlatformCron, PlatformWebhook, PlatformAPI, PlatformSingleQuery:
+		return p, nil
+	}
+	return "", fmt.Errorf("invalid platform %q (want cli, gateway, cron, webhook, api or single-query)", s)
+}
+
+// Unattended reports whether nobody can answer a prompt on p.
+func (p Platform) Unattended() bool {
+	switch p {
+	case PlatformCLI, PlatformGateway:
+		return false
+	}
+	return true
+}
+
+// Request is one terminal call to decide.
+type Request struct {
+	Command  string
+	Profile  string // "" for the config's default profile
+	Session  string // session key; "" means no session (no session scope, no session yolo)
+	Platform Platform
+	Job      string // mandate job name, if the call belongs to one
+	Cwd      string // working directory the command will run in
+	Home     string // the user's home directory, for the analyzer
+}
+
+// Stage is the step of the approval order that decided.
+type Stage string
+
+// Stages, in DESIGN.md §3 order.
+const (
+	StageConfig      Stage = "config"       // unknown profile or platform
+	StageParserLimit Stage = "parser-limit" // input over the size limit
+	StageHardline    Stage = "hardline"     // the hardline floor
+	StageDenyGlob    Stage = "deny-glob"    // a user deny glob
+	StageMandate     Stage = "mandate"      // the job's mandate
+	StageAnalysis    Stage = "analysis"     // nothing to approve
+	StageYolo        Stage = "yolo"         // process or session yolo
+	StageModeOff     Stage = "mode-off"     // approvals mode: off
+	StageAllowlist   Stage = "allowlist"    // the permanent allowlist
+	StageSession     Stage = "session"      // an earlier session approval
+	StageRoute       Stage = "route"        // a route answered
+	StageInternal    Stage = "internal"     // the engine could not decide (fails closed)
+)
+
+// Decision is the structured record of one decision, returned to the
+// caller and appended to the audit log.
+type Decision struct {
+	ID        string        `json:"id"`
+	Allowed   bool          `json:"allowed"`
+	Stage     Stage         `json:"stage"`
+	Route     string        `json:"route,omitempty"`
+	Scope     Scope         `json:"scope,omitempty"`
+	Rules     []string      `json:"rules,omitempty"`    // ids of the rules that matched
+	Verdict   string        `json:"verdict,omitempty"`  // the analyzer's tier
+	DecidedBy string        `json:"decided_by"`         // "engine", "process yolo", "cli", "gateway:…", "smart:model", "config:cron_mode", …
+	Reason    string        `json:"reason"`             // for logs and people
+	Message   string        `json:"message"`            // what the model is told
+	DriftID   string        `json:"drift_id,omitempty"` // mandate block or escalation
+	Allowlist string        `json:"allowlist,omitempty"`
+	Profile   string        `json:"profile"`
+	Session   string        `json:"session,omitempty"`
+	Platform  Platform      `json:"platform"`
+	Job       string        `json:"job,omitempty"`
+	Command   string        `json:"command"` // redacted
+	Time      time.Time     `json:"time"`
+	Elapsed   time.Duration `json:"elapsed_ns"`
+
+	// Analysis is the analyzer's full result (not logged: it holds the
+	// unredacted command).
+	Analysis *Analysis `json:"-"`
+}
+
+// Err returns nil for an allowed decision and a *DeniedError otherwise.
+func (d Decision) Err() error {
+	if d.Allowed {
+		return nil
+	}
+	return &DeniedError{Decision: d}
+}
+
+// MandateOutcome is a mandate's answer on one call.
+type MandateOutcome int
+
+// Mandate outcomes. The zero value is MandateNotApplicable.
+const (
+	MandateNotApplicable MandateOutcome = iota // no mandate, or observe mode
+	MandateAllow                               // inside the mandate: the normal flow continues
+	MandateBlock                               // outside it: refused, a drift record exists
+	MandateEscalate                            // outside it, interactive: ask a person
+)
+
+// MandateCall is what the mandate hook sees.
+type MandateCall struct {
+	Profile  string
+	Session  string
+	Job      string
+	Platform Platform
+	Command  string
+	Analysis *Analysis
+}
+
+// MandateVerdict is the mandate hook's answer.
+type MandateVerdict struct {
+	Outcome MandateOutcome
+	DriftID string // for block and escalate
+	Reason  string
+}
+
+// MandateHook checks a call against its job's mandate (package mandate
+// implements it). It must fail closed: an evaluation error is a block.
+type MandateHook interface {
+	CheckCall(ctx context.Context, call MandateCall) MandateVerdict
+}
+
+// DenyFunc matches a profile's deny globs against an analysed command and
+// returns the finding of the glob that matched. See MatchDenyGlobs, the
+// default.
+type DenyFunc func(globs []string, a *Analysis) (Finding, bool)
+
+// Options configures an Engine. The zero value is valid: no CLI prompter
+// (CLI calls that need approval are denied), a gateway without notify
+// callback, no mandate, the audit log in the state directory.
+type Options struct {
+	// Prompter answers on the CLI platform; nil denies there.
+	Prompter Route
+	// Gateway queues requests of the gateway platform; nil creates one.
+	Gateway *Gateway
+	// Mandate is consulted after the deny globs; nil means no mandates.
+	Mandate MandateHook
+	// Deny matches deny globs; nil uses MatchDenyGlobs.
+	Deny DenyFunc
+	// Audit receives every decision; nil opens <state_dir>/audit.jsonl.
+	Audit AuditSink
+	// Redact masks secret values of a profile in text (runner's Masker);
+	// nil leaves text unchanged.
+	Redact func(profile, text string) string
+	// Secret returns a profile's secret (for smart.key_secret); nil means
+	// no secrets.
+	Secret func(profile, name string) (string, error)
+	// HTTPClient is used by smart routes; nil uses a default client.
+	HTTPClient *http.Client
+	// Yolo approves the approval tier for the whole process (never the
+	// hardline floor, deny globs or a mandate).
+	Yolo bool
+	// Logger receives internal errors; nil discards.
+	Logger *slog.Logger
+	// Now is the clock; nil uses time.Now.
+	Now func() time.Time
+}
+
+// Engine decides terminal calls in the DESIGN.md §3 order. It is safe for
+// concurrent use. Create it with NewEngine; call Close when done.
+type Engine struct {
+	cfg       *config.Config
+	opts      Options
+	gateway   *Gateway
+	audit     AuditSink
+	ownAudit  bool
+	allowlist *AllowlistStore
+	log       *slog.Logger
+	yolo      atomic.Bool
+
+	mu       sync.Mutex
+	sessions map[sessionKey]*sessionState // guarded by mu
+	inflight map[sessionKey]map[string]context.CancelCauseFunc // requests waiting on a route; guarded by mu
+	smart    map[string]*Smart            // per profile; guarded by mu
+	hooks    []func(profile, session string)
+}
+
+type sessionKey struct{ profile, session string }
+
+type sessionState struct {
+	yolo     bool
+	approved map[string]bool // approval keys
+}
+
+// NewEngine returns an engine for cfg.
+func NewEngine(cfg *config.Config, opts Options) (*Engine, error) {
+	if cfg == nil {
+		return nil, errors.New("creating approval engine: no configuration")
+	}
+	e := &Engine{
+		cfg:       cfg,
+		opts:      opts,
+		gateway:   opts.Gateway,
+		audit:     opts.Audit,
+		allowlist: NewAllowlistStore(cfg.StateDir),
+		log:       opts.Logger,
+		sessions:  map[sessionKey]*sessionState{},
+		inflight:  map[sessionKey]map[string]context.CancelCauseFunc{},
+		smart:     map[string]*Smart{},
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if e.opts.Now == nil {
+		e.opts.Now = time.Now
+	}
+	if e.opts.Deny == nil {
+		e.opts.Deny = MatchDenyGlobs
+	}
+	if e.gateway == nil {
+		e.gateway = NewGateway(GatewayOptions{Logger: e.log})
+	}
+	if e.audit == nil {
+		a, err := OpenFileAudit(AuditPath(cfg.StateDir))
+		if err != nil {
+			return nil, fmt.Errorf("creating approval engine: %w", err)
+		}
+		e.audit, e.ownAudit = a, true
+	}
+	e.yolo.Store(opts.Yolo)
+	return e, nil
+}
+
+// Close releases the audit log if the engine opened it.
+func (e *Engine) Close() error {
+	if c, ok := e.audit.(interface{ Close() error }); ok && e.ownAudit {
+		return c.Close()
+	}
+	return nil
+}
+
+// Gateway returns the engine's gateway queue (for the API and the CLI).
+func (e *Engine) Gateway() *Gateway { return e.gateway }
+
+// Allowlist returns the store of "always" approvals.
+func (e *Engine) Allowlist() *AllowlistStore { return e.allowlist }
+
+// SetYolo turns process yolo on or off.
+func (e *Engine) SetYolo(on bool) { e.yolo.Store(on) }
+
+// SetSessionYolo turns yolo on or off for one session of one profile.
+func (e *Engine) SetSessionYolo(profile, session string, on bool) error {
+	if session == "" {
+		return errors.New("session yolo needs a session key")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.session(profile, session).yolo = on
+	return nil
+}
+
+// OnSessionClear registers f to run when a session is cleared (the
+// sessions code closes the session's sandboxes there).
+func (e *Engine) OnSessionClear(f func(profile, session string)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.hooks = append(e.hooks, f)
+}
+
+// ClearSession denies and wakes the session's pending requests, drops its
+// approvals, yolo flag and smart breaker, and runs the session-close
+// hooks. It returns the number of waiting requests it denied.
+func (e *Engine) ClearSession(profile, session string) int {
+	profile = e.profileName(profile)
+	n := 0
+	e.mu.Lock()
+	delete(e.sessions, sessionKey{profile, session})
+	for _, cancel := range e.inflight[sessionKey{profile, session}] {
+		cancel(errSessionCleared)
+		n++
+	}
+	delete(e.inflight, sessionKey{profile, session})
+	if s := e.smart[profile]; s != nil {
+		s.Reset(session)
+	}
+	hooks := append([]func(string, string){}, e.hooks...)
+	e.mu.Unlock()
+	// Requests queued but no longer waited on by anyone are dropped too.
+	e.gateway.Clear(profile, session, errSessionCleared.Error())
+	for _, h := range hooks {
+		h(profile, session)
+	}
+	return n
+}
+
+// session returns the state of a session, creating it.
+//
+// Preconditions: e.mu is held.
+func (e *Engine) session(profile, session string) *sessionState {
+	k := sessionKey{e.profileName(profile), session}
+	s := e.sessions[k]
+	if s == nil {
+		s = &sessionState{approved: map[string]bool{}}
+		e.sessions[k] = s
+	}
+	return s
+}
+
+func (e *Engine) profileName(p string) string {
+	if p == "" {
+		return e.cfg.DefaultProfile
+	}
+	return p
+}
+
+// Decide runs the approval order for req and returns the decision. The
+// error is nil exactly when the command may run; otherwise it is a
+// *DeniedError (errors.Is(err, ErrDenied)) carrying the same decision.
+func (e *Engine) Decide(ctx context.Context, req Request) (Decision, error) {
+	start := e.opts.Now()
+	d := Decision{ID: newID(), Profile: e.profileName(req.Profile), Session: req.Session,
+		Platform: req.Platform, Job: req.Job, Time: start.UTC(), DecidedBy: "engine"}
+	d.Command = e.redact(d.Profile, req.Command)
+	d = e.decide(ctx, req, d)
+	d.Elapsed = e.opts.Now().Sub(start)
+	if !d.Allowed && d.Message == "" {
+		d.Message = denyMessage(d)
+	}
+	if err := e.audit.Append(ctx, d); err != nil {
+		e.log.Error("appending to the audit log", "id", d.ID, "err", err)
+		if d.Allowed {
+			// An effect nobody can account for later is not allowed.
+			d.Allowed, d.Stage, d.DecidedBy = false, StageInternal, "engine"
+			d.Reason = fmt.Sprintf("the audit log is unavailable: %v", err)
+			d.Message = denyMessage(d)
+		}
+	}
+	return d, d.Err()
+}
+
+func (e *Engine) redact(profile, s string) string {
+	if e.opts.Redact == nil {
+		return s
+	}
+	return e.opts.Redact(profile, s)
+}
+
+func deny(d Decision, stage Stage, reason string) Decision {
+	d.Allowed, d.Stage, d.Reason = false, stage, reason
+	return d
+}
+
+func allow(d Decision, stage Stage, by, reason string) Decision {
+	d.Allowed, d.Stage, d.DecidedBy, d.Reason = true, stage, by, reason
+	return d
+}
+
+// decide is the approval order; it never returns an allowed decision by
+// default.
+func (e *Engine) decide(ctx context.Context, req Request, d Decision) Decision {
+	prof, ok := e.cfg.Profile(req.Profile)
+	if !ok {
+		return deny(d, StageConfig, fmt.Sprintf("unknown profile %q", d.Profile))
+	}
+	if _, err := ParsePlatform(string(req.Platform)); err != nil {
+		return deny(d, StageConfig, err.Error())
+	}
+
+	// 1. Parser limits.
+	a, err := Analyze(req.Command, AnalyzeOptions{Home: req.Home, Cwd: req.Cwd})
+	if errors.Is(err, ErrTooLarge) {
+		return deny(d, StageParserLimit, fmt.Sprintf("the command is over the size limit (%d bytes); it was not analysed", len(req.Command)))
+	}
+	if err != nil || a == nil {
+		return deny(d, StageInternal, fmt.Sprintf("analysing the command: %v", err))
+	}
+	d.Analysis = a
+	d.Verdict = a.Verdict.String()
+	d.Rules = ruleIDs(a.Findings, TierApproval)
+
+	// 2. The hardline floor.
+	if a.Verdict == TierHardline {
+		d.Rules = ruleIDs(a.Findings, TierHardline)
+		return deny(d, StageHardline, "blocked by the hardline floor: "+describe(a.Findings, TierHardline))
+	}
+
+	// 3. User deny globs.
+	if f, ok := e.opts.Deny(prof.Approvals.Deny, a); ok {
+		d.Rules = []string{f.Rule}
+		return deny(d, StageDenyGlob, fmt.Sprintf("%s (profile %s)", f.Description, prof.Name))
+	}
+
+	// 4. The job's mandate.
+	escalate := ""
+	if e.opts.Mandate != nil {
+		v := e.opts.Mandate.CheckCall(ctx, MandateCall{Profile: prof.Name, Session: req.Session, Job: req.Job,
+			Platform: req.Platform, Command: req.Command, Analysis: a})
+		d.DriftID = v.DriftID
+		switch v.Outcome {
+		case MandateNotApplicable, MandateAllow:
+		case MandateBlock:
+			return deny(d, StageMandate, "outside the job's mandate: "+v.Reason)
+		case MandateEscalate:
+			if req.Platform.Unattended() || prof.Mandate.InteractiveViolation != config.ViolationApprove {
+				return deny(d, StageMandate, "outside the job's mandate: "+v.Reason)
+			}
+			escalate = "outside the job's mandate: " + v.Reason
+		default:
+			return deny(d, StageMandate, fmt.Sprintf("the mandate returned an unknown outcome %d", v.Outcome))
+		}
+	}
+	if escalate != "" {
+		// A mandate escalation is for a person: yolo, mode off, the
+		// allowlist and session approvals do not answer it.
+		return e.route(ctx, req, prof, a, d, escalate)
+	}
+
+	// Nothing to approve.
+	if a.Verdict == TierAllow {
+		return allow(d, StageAnalysis, "engine", "no rule matched")
+	}
+
+	// 5. Yolo and mode: off bypass the approval tier only.
+	if e.yolo.Load() {
+		return allow(d, StageYolo, "process yolo", "yolo mode approves the approval tier")
+	}
+	keys := approvalKeys(a)
+	e.mu.Lock()
+	var sessYolo, sessApproved bool
+	if req.Session != "" {
+		if s := e.sessions[sessionKey{prof.Name, req.Session}]; s != nil {
+			sessYolo = s.yolo
+			sessApproved = len(keys) > 0
+			for _, k := range keys {
+				sessApproved = sessApproved && s.approved[k]
+			}
+		}
+	}
+	e.mu.Unlock()
+	if sessYolo {
+		return allow(d, StageYolo, "session yolo", "session yolo approves the approval tier")
+	}
+	if prof.Approvals.Mode == config.ModeOff {
+		return allow(d, StageModeOff, "config:approvals.mode", "approvals mode is off")
+	}
+
+	// 6. The permanent allowlist.
+	entries, err := e.allowlistEntries(prof)
+	if err != nil {
+		e.log.Warn("reading the allowlist; ignoring it", "profile", prof.Name, "err", err)
+	}
+	if entry, ok := MatchAllowlist(entries, a); ok {
+		d.Allowlist = entry
+		return allow(d, StageAllowlist, "allowlist", fmt.Sprintf("allowed by the allowlist entry %q", entry))
+	}
+
+	// 7. Session approvals.
+	if sessApproved {
+		return allow(d, StageSession, "session approval", "approved earlier in this session")
+	}
+
+	// 8–9. The findings go to a route.
+	return e.route(ctx, req, prof, a, d, "")
+}
+
+func (e *Engine) allowlistEntries(p *config.Profile) ([]string, error) {
+	entries := append([]string{}, p.Approvals.CommandAllowlist...)
+	stored, err := e.allowlist.Load(p.Name)
+	for _, s := range stored {
+		entries = append(entries, s.Pattern)
+	}
+	return entries, err
+}
+
+// route asks the platform's route. escalated is non-empty for a mandate
+// escalation (a person must answer).
+func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a *Analysis, d Decision, escalated string) Decision {
+	q := Question{ID: d.ID, Profile: prof.Name, Session: req.Session, Platform: req.Platform,
+		Command: d.Command, Findings: redactFindings(a.Findings, func(s string) string { return e.redact(prof.Name, s) }),
+		Cwd: req.Cwd, Reason: escalated, Created: d.Time, Scopes: []Scope{ScopeOnce}, raw: req.Command}
+	if req.Session != "" {
+		q.Scopes = append(q.Scopes, ScopeSession)
+	}
+	if escalated == "" {
+		q.Scopes = append(q.Scopes, ScopeAlways)
+	}
+
+	if req.Platform.Unattended() {
+		u := Unattended{Policy: prof.Approvals.UnattendedMode, Key: "approvals.unattended_mode"}
+		if req.Platform == PlatformCron {
+			u = Unattended{Policy: prof.Approvals.CronMode, Key: "approvals.cron_mode"}
+		}
+		if escalated != "" {
+			u.Policy = config.UnattendedDeny
+		}
+		ans, _ := u.Ask(ctx, q)
+		return e.apply(d, u.Name(), q, ans, nil, a)
+	}
+
+	ctx, done := e.track(ctx, q.Profile, q.Session, q.ID)
+	defer done()
+
+	if prof.Approvals.Mode == config.ModeSmart && escalated == "" {
+		smart := e.smartRoute(prof)
+		sctx, cancel := context.WithTimeout(ctx, prof.Approvals.Smart.Timeout.D())
+		ans, err := smart.Ask(sctx, Question{ID: q.ID, Profile: q.Profile, Session: q.Session, Platform: q.Platform,
+			Command: q.Command, Findings: q.Findings, Cwd: q.Cwd, Scopes: []Scope{ScopeOnce}, Created: q.Created})
+		cancel()
+		if err == nil && ans.Verdict != VerdictEscalate {
+			ans.Scope = ScopeOnce // a model's approval covers this call only
+			return e.apply(d, smart.Name(), q, ans, nil, a)
+		}
+		q.Reason = "the smart reviewer escalated: " + ans.Reason
+		if err != nil {
+			q.Reason = "the smart reviewer failed: " + err.Error()
+		}
+	}
+
+	var human Route
+	switch req.Platform {
+	case PlatformCLI:
+		if e.opts.Prompter != nil {
+			human = e.opts.Prompter
+		}
+	case PlatformGateway:
+		human = e.gateway
+	}
+	if human == nil {
+		d.Route = string(req.Platform)
+		return deny(d, StageRoute, "nobody can be asked: no terminal prompt is available")
+	}
+	timeout := prof.Approvals.Timeout.D()
+	q.Deadline = d.Time.Add(timeout)
+	hctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ans, err := human.Ask(hctx, q)
+	if err != nil {
+		switch {
+		case errors.Is(context.Cause(ctx), errSessionCleared):
+			err = errSessionCleared
+		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+			err = fmt.Errorf("no answer within %s: silence is not consent", timeout)
+		}
+	}
+	return e.apply(d, human.Name(), q, ans, err, a)
+}
+
+// apply turns a route's answer into the decision, recording session and
+// always approvals.
+func (e *Engine) apply(d Decision, route string, q Question, ans Answer, err error, a *Analysis) Decision {
+	d.Route = route
+	if ans.By != "" {
+		d.DecidedBy = ans.By
+	} else {
+		d.DecidedBy = route
+	}
+	if err != nil {
+		return deny(d, StageRoute, err.Error())
+	}
+	if ans.Verdict != VerdictApprove {
+		reason := ans.Reason
+		if reason == "" {
+			reason = "denied by " + d.DecidedBy
+		}
+		return deny(d, StageRoute, reason)
+	}
+	scope := ans.Scope
+	if scope == "" || !q.Allows(scope) {
+		scope = ScopeOnce
+	}
+	d.Scope = scope
+	reason := fmt.Sprintf("approved (%s) by %s", scope, d.DecidedBy)
+	switch scope {
+	case ScopeSession:
+		e.mu.Lock()
+		s := e.session(q.Profile, q.Session)
+		for _, k := range approvalKeys(a) {
+			s.approved[k] = true
+		}
+		e.mu.Unlock()
+	case ScopeAlways:
+		entries := AllowlistKeys(a)
+		add := make([]AllowEntry, len(entries))
+		for i, p := range entries {
+			add[i] = AllowEntry{Pattern: p, Added: d.Time, By: d.DecidedBy, Decision: d.ID}
+		}
+		if err := e.allowlist.Add(q.Profile, add...); err != nil {
+			e.log.Error("saving an always approval", "profile", q.Profile, "err", err)
+			d.Scope = ScopeOnce
+			reason += fmt.Sprintf("; saving it to the allowlist failed (%v), so it covers this call only", err)
+		}
+	}
+	return allow(d, StageRoute, d.DecidedBy, reason)
+}
+
+// track registers a request waiting on a route so ClearSession can wake
+// it; done unregisters it.
+func (e *Engine) track(ctx context.Context, profile, session, id string) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	if session == "" {
+		return ctx, func() { cancel(nil) }
+	}
+	k := sessionKey{profile, session}
+	e.mu.Lock()
+	if e.inflight[k] == nil {
+		e.inflight[k] = map[string]context.CancelCauseFunc{}
+	}
+	e.inflight[k][id] = cancel
+	e.mu.Unlock()
+	return ctx, func() {
+		e.mu.Lock()
+		delete(e.inflight[k], id)
+		if len(e.inflight[k]) == 0 {
+			delete(e.inflight, k)
+		}
+		e.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+func (e *Engine) smartRoute(p *config.Profile) *Smart {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s := e.smart[p.Name]; s != nil {
+		return s
+	}
+	key := ""
+	if p.Approvals.Smart.KeySecret != "" && e.opts.Secret != nil {
+		k, err := e.opts.Secret(p.Name, p.Approvals.Smart.KeySecret)
+		if err != nil {
+			e.log.Error("reading the smart route's key", "profile", p.Name, "err", err)
+		}
+		key = k
+	}
+	s := NewSmart(p.Approvals.Smart, key, e.opts.HTTPClient)
+	e.smart[p.Name] = s
+	return s
+}
+
+// approvalKeys are what a session approval records and checks: the
+// description of every approval-tier finding, or for a command the
+// analyser cannot see into (opaque segments, unparseable) its exact text.
+func approvalKeys(a *Analysis) []string {
+	if a.Script == nil || a.ParseErr != "" || len(a.Script.Opaque) > 0 {
+		return []string{"=" + strings.TrimSpace(a.Command)}
+	}
+	var keys []string
+	seen := map[string]bool{}
+	for _, f := range a.Findings {
+		if f.Tier != TierApproval || seen[f.Description] {
+			continue
+		}
+		seen[f.Description] = true
+		keys = append(keys, f.Description)
+	}
+	return keys
+}
+
+func ruleIDs(fs []Finding, tier Tier) []string {
+	var ids []string
+	seen := map[string]bool{}
+	for _, f := range fs {
+		if f.Tier >= tier && !seen[f.Rule] {
+			seen[f.Rule] = true
+			ids = append(ids, f.Rule)
+		}
+	}
+	return ids
+}
+
+func describe(fs []Finding, tier Tier) string {
+	var parts []string
+	for _, f := range fs {
+		if f.Tier == tier {
+			parts = append(parts, fmt.Sprintf("%s (%s)", f.Description, f.Rule))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func redactFindings(fs []Finding, redact func(string) string) []Finding {
+	out := make([]Finding, len(fs))
+	for i, f := range fs {
+		f.Text = redact(f.Text)
+		out[i] = f
+	}
+	return out
+}
+
+// denyMessage is what the model is told: what happened, that nothing ran,
+// and not to work around it.
+func denyMessage(d Decision) string {
+	var what string
+	switch d.Stage {
+	case StageHardline:
+		what = "this command is blocked by tether's hardline floor and can never run"
+	case StageDenyGlob:
+		what = "this command matches a deny rule of the user's configuration"
+	case StageMandate:
+		what = "this command is outside the job's approved mandate"
+	case StageParserLimit:
+		what = "this command is too large to analyse"
+	case StageRoute:
+		what = "this command was not approved"
+	default:
+		what = "this command could not be authorised"
+	}
+	msg := fmt.Sprintf("Not run: %s (%s). Nothing was executed. Do not retry this command or a variation of it; "+
+		"explain to the user what you wanted to do and let them decide.", what, d.Reason)
+	if d.DriftID != "" {
+		msg += " Drift record: " + d.DriftID + "."
+	}
+	return msg
+}
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,287 @@
+package approval
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+)
+
+// ErrNoPending is returned when an answer targets no pending request of
+// the given session.
+var ErrNoPending = errors.New("no pending approval request")
+
+// Pending is a request waiting in the gateway queue, as shown to a
+// messaging client or the API. Command is redacted.
+type Pending struct {
+	ID       string    `json:"id"`
+	Profile  string    `json:"profile"`
+	Session  string    `json:"session"`
+	Platform Platform  `json:"platform"`
+	Command  string    `json:"command"`
+	Findings []Finding `json:"findings"`
+	Reason   string    `json:"reason,omitempty"`
+	Scopes   []Scope   `json:"scopes"`
+	Created  time.Time `json:"created"`
+	Deadline time.Time `json:"deadline,omitzero"`
+	Waiters  int       `json:"waiters"` // identical concurrent requests coalesced into this one
+}
+
+// pending is a queued request; done is closed once answer is set.
+type pending struct {
+	Pending
+	raw     string // coalescing key: the unredacted command
+	done    chan struct{}
+	answer  Answer
+	waiters int
+}
+
+// Notifier tells the messaging side that a request is pending (for example
+// a webhook POST). Errors are logged; the request stays pending and can be
+// answered through the API.
+type Notifier func(ctx context.Context, p Pending) error
+
+// GatewayOptions configures a Gateway. The zero value is valid.
+type GatewayOptions struct {
+	Notify        Notifier
+	NotifyTimeout time.Duration // per notification; default 10s
+	Logger        *slog.Logger
+}
+
+// Gateway is the approval route of messaging platforms: requests queue
+// under their (profile, session) key until a client answers through the
+// API. Identical concurrent requests of one session (same command) are
+// coalesced into one pending entry whose answer reaches every waiter.
+// Answers always name the session, so one session can never answer
+// another's request. Safe for concurrent use.
+type Gateway struct {
+	opts GatewayOptions
+
+	mu     sync.Mutex
+	queues map[sessionKey][]*pending // oldest first
+}
+
+// NewGateway returns an empty queue.
+func NewGateway(opts GatewayOptions) *Gateway {
+	if opts.NotifyTimeout <= 0 {
+		opts.NotifyTimeout = 10 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Gateway{opts: opts, queues: map[sessionKey][]*pending{}}
+}
+
+// Name returns "gateway".
+func (g *Gateway) Name() string { return "gateway" }
+
+// Ask queues q (or joins an identical pending request of the same session)
+// and waits for an answer or for ctx to end.
+func (g *Gateway) Ask(ctx context.Context, q Question) (Answer, error) {
+	if q.Session == "" {
+		return Answer{}, errors.New("gateway requests need a session key")
+	}
+	k := sessionKey{q.Profile, q.Session}
+	g.mu.Lock()
+	raw := q.raw
+	if raw == "" {
+		raw = q.Command
+	}
+	var p *pending
+	for _, x := range g.queues[k] {
+		if x.raw == raw && slices.Equal(x.Scopes, q.Scopes) {
+			p = x
+			break
+		}
+	}
+	fresh := p == nil
+	if fresh {
+		p = &pending{Pending: Pending{ID: q.ID, Profile: q.Profile, Session: q.Session, Platform: q.Platform,
+			Command: q.Command, Findings: q.Findings, Reason: q.Reason, Scopes: q.Scopes,
+			Created: q.Created, Deadline: q.Deadline}, raw: raw, done: make(chan struct{})}
+		g.queues[k] = append(g.queues[k], p)
+	}
+	p.waiters++
+	snapshot := p.snapshot()
+	g.mu.Unlock()
+
+	if fresh && g.opts.Notify != nil {
+		go g.notify(snapshot)
+	}
+	select {
+	case <-p.done:
+		return p.answer, nil
+	case <-ctx.Done():
+		g.mu.Lock()
+		p.waiters--
+		if p.waiters == 0 {
+			g.remove(k, p)
+		}
+		g.mu.Unlock()
+		return Answer{}, ctx.Err()
+	}
+}
+
+func (g *Gateway) notify(p Pending) {
+	ctx, cancel := context.WithTimeout(context.Background(), g.opts.NotifyTimeout)
+	defer cancel()
+	if err := g.opts.Notify(ctx, p); err != nil {
+		g.opts.Logger.Warn("notifying about a pending approval", "id", p.ID, "session", p.Session, "err", err)
+	}
+}
+
+// snapshot copies the public view.
+//
+// Preconditions: g.mu is held.
+func (p *pending) snapshot() Pending {
+	s := p.Pending
+	s.Waiters = p.waiters
+	s.Findings = slices.Clone(p.Findings)
+	s.Scopes = slices.Clone(p.Scopes)
+	return s
+}
+
+// remove drops p from its queue.
+//
+// Preconditions: g.mu is held.
+func (g *Gateway) remove(k sessionKey, p *pending) {
+	q := g.queues[k]
+	if i := slices.Index(q, p); i >= 0 {
+		q = slices.Delete(q, i, i+1)
+	}
+	if len(q) == 0 {
+		delete(g.queues, k)
+	} else {
+		g.queues[k] = q
+	}
+}
+
+// Oldest returns the session's oldest pending request: what a reconnecting
+// client gets back. It never returns another session's request.
+func (g *Gateway) Oldest(profile, session string) (Pending, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	q := g.queues[sessionKey{profile, session}]
+	if len(q) == 0 {
+		return Pending{}, false
+	}
+	return q[0].snapshot(), true
+}
+
+// List returns the pending requests of one session, oldest first; with
+// session "" those of every session of profile; with both "" all of them.
+func (g *Gateway) List(profile, session string) []Pending {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []Pending
+	for k, q := range g.queues {
+		if (profile != "" && k.profile != profile) || (session != "" && k.session != session) {
+			continue
+		}
+		for _, p := range q {
+			out = append(out, p.snapshot())
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Pending) int { return a.Created.Compare(b.Created) })
+	return out
+}
+
+// Answer answers one pending request of the session: the one with id, or
+// the oldest when id is "". It returns ErrNoPending when the session has
+// no such request (an id of another session included).
+func (g *Gateway) Answer(profile, session, id string, ans Answer) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	k := sessionKey{profile, session}
+	q := g.queues[k]
+	for _, p := range q {
+		if id == "" || p.ID == id {
+			g.resolve(k, p, ans)
+			return nil
+		}
+	}
+	if id == "" {
+		return fmt.Errorf("%w in session %q of profile %q", ErrNoPending, session, profile)
+	}
+	return fmt.Errorf("%w with id %s in session %q of profile %q", ErrNoPending, id, session, profile)
+}
+
+// AnswerAll answers every pending request of the session and returns how
+// many there were.
+func (g *Gateway) AnswerAll(profile, session string, ans Answer) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	k := sessionKey{profile, session}
+	q := slices.Clone(g.queues[k])
+	for _, p := range q {
+		g.resolve(k, p, ans)
+	}
+	return len(q)
+}
+
+// Clear denies every pending request of the session with reason.
+func (g *Gateway) Clear(profile, session, reason string) int {
+	return g.AnswerAll(profile, session, Answer{Verdict: VerdictDeny, By: "engine", Reason: reason})
+}
+
+// resolve sets p's answer, wakes its waiters and dequeues it.
+//
+// Preconditions: g.mu is held.
+func (g *Gateway) resolve(k sessionKey, p *pending, ans Answer) {
+	p.answer = ans
+	close(p.done)
+	g.remove(k, p)
+}
+
+// Webhook posts pending requests as JSON to a URL:
+//
+//	{"event": "approval.pending", "request": Pending}
+//
+// A non-2xx status is an error.
+type Webhook struct {
+	URL    string
+	Client *http.Client // nil: http.DefaultClient; the Gateway bounds each call with NotifyTimeout
+	Header http.Header  // extra headers (for example Authorization)
+}
+
+// Notify implements Notifier.
+func (w *Webhook) Notify(ctx context.Context, p Pending) error {
+	body, err := json.Marshal(struct {
+		Event   string  `json:"event"`
+		Request Pending `json:"request"`
+	}{"approval.pending", p})
+	if err != nil {
+		return fmt.Errorf("encoding webhook body: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("building webhook request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, vs := range w.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	c := w.Client
+	if c == nil {
+		c = http.DefaultClient
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return fmt.Errorf("posting webhook: %w", err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("posting webhook: %s", resp.Status)
+	}
+	return nil
+}
