@@ -1,0 +1,115 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// requireSandbox skips the test when containers cannot run here (not root,
+// no cgroups), or fails it when REQUIRE_SANDBOX=1 (CI) says they must.
+func requireSandbox(t testing.TB) {
+	t.Helper()
+	reason := ""
+	switch {
+	case os.Geteuid() != 0:
+		reason = "needs root (namespaces and cgroups)"
+	case !dirExists("/sys/fs/cgroup"):
+		reason = "no cgroup filesystem at /sys/fs/cgroup"
+	}
+	if reason == "" {
+		return
+	}
+	if os.Getenv("REQUIRE_SANDBOX") == "1" {
+		t.Fatalf("REQUIRE_SANDBOX=1 but sandbox tests cannot run: %s", reason)
+	}
+	t.Skip(reason)
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+var testSeq atomic.Int64
+
+// testPrefix is this test binary's cgroup prefix; every cgroup the tests
+// create lives under it.
+var testPrefix = fmt.Sprintf("tether-test-%d", os.Getpid())
+
+// newTestRunner returns a Runner with a unique state root and cgroup prefix,
+// and registers a cleanup that fails the test if anything is left behind.
+func newTestRunner(t testing.TB) *Runner {
+	t.Helper()
+	requireSandbox(t)
+	n := testSeq.Add(1)
+	// Short state root: unix socket paths inside it are length-limited.
+	state, err := os.MkdirTemp("", "tst")
+	require.NoError(t, err)
+	r := &Runner{
+		StateRoot:    state,
+		CgroupPrefix: fmt.Sprintf("%s/r%d", testPrefix, n),
+		Grace:        300 * time.Millisecond,
+	}
+	t.Cleanup(func() {
+		assertNoLeaks(t, r)
+		_ = removeCgroupTree("/" + r.CgroupPrefix)
+		_ = os.RemoveAll(state)
+		_ = removeCgroupTree("/" + testPrefix) // fails harmlessly while siblings exist
+	})
+	return r
+}
+
+// assertNoLeaks checks that nothing of r's remains: no processes in, and no
+// directories of, its cgroups in any hierarchy (unified included), no mounts
+// and no state entries under its state root.
+func assertNoLeaks(t testing.TB, r *Runner) {
+	t.Helper()
+	dirs, err := cgroupDirs("/" + r.CgroupPrefix)
+	require.NoError(t, err)
+	for _, d := range dirs {
+		b, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		t.Errorf("leftover cgroup %s (procs %q)", d, strings.TrimSpace(string(b)))
+	}
+	if m := mountsUnder(r.StateRoot); len(m) > 0 {
+		t.Errorf("leftover mounts: %v", m)
+	}
+	for _, sub := range []string{containersDir, rootsDir, locksDir} {
+		entries, _ := os.ReadDir(filepath.Join(r.StateRoot, sub))
+		for _, e := range entries {
+			t.Errorf("leftover state %s/%s", sub, e.Name())
+		}
+	}
+}
+
+// run runs a shell snippet in a host-layout sandbox and returns the result
+// and the combined output.
+func run(t testing.TB, r *Runner, cfg Config, script string) (*Result, string) {
+	t.Helper()
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := r.Run(ctx, cfg, Command{Shell: script, Stdout: &out, Stderr: &out})
+	require.NoError(t, err, "output: %s", out.String())
+	return res, out.String()
+}
+
+// pidAlive reports whether a host process exists and is not a zombie.
+func pidAlive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
