@@ -145,7 +145,7 @@ func (a *analyzer) command(c *shellparse.Command) {
 	if len(args) > 0 && (args[0] == "--help" || args[0] == "--version") {
 		return
 	}
-	a.dry = isDryRun(args)
+	a.dry = isDryRun(args) || hasLong(args, "--help")
 	prog := c.Program
 	a.program(c, prog, args)
 	a.interpreter(c, args)
