@@ -176,16 +176,19 @@ func TestWidenCoversEveryFamily(t *testing.T) {
 	assert.Contains(t, res.Version.Text, "  - loot/out.txt  # seen 1x\n")
 
 	assert.Equal(t, Block, s.Check(ctx, cron, bad).Verdict, "widening never activates")
+	other := s.Check(ctx, cron, term("rm -rf x"))
+	require.Equal(t, Block, other.Verdict)
 	_, err = s.Approve(ctx, "j", 0, "bob")
 	require.NoError(t, err)
 	assert.Equal(t, Allow, s.Check(ctx, Run{Job: "j", ID: "c9", Mode: RunCron}, bad).Verdict)
 	ds, err := s.Drift(ctx, "j")
 	require.NoError(t, err)
+	require.Len(t, ds, 3)
 	for _, dr := range ds {
-		if dr.ID == d.DriftID {
-			assert.Equal(t, "widened", dr.Status)
+		if dr.ID == other.DriftID {
+			assert.Equal(t, "open", dr.Status, "an unrelated call stays open")
 		} else {
-			assert.Equal(t, "open", dr.Status, dr.ID)
+			assert.Equal(t, "widened", dr.Status, "%s: its call is allowed by the approved version", dr.ID)
 		}
 	}
 }

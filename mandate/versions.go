@@ -237,8 +237,8 @@ func (s *Store) Approve(ctx context.Context, job string, n int, by string) (Vers
 		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET mode = 'enforce', active_version = ? WHERE name = ?`, v.Number, job); err != nil {
 			return fmt.Errorf("activating %s v%d: %w", job, v.Number, err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE drift SET status = 'widened' WHERE job = ? AND widened_version = ?`, job, v.Number); err != nil {
-			return fmt.Errorf("marking widened drift: %w", err)
+		if err := s.markWidened(ctx, tx, job, v.Number, NewMatcher(m)); err != nil {
+			return err
 		}
 		if err := s.audit(ctx, tx, job, by, "approve", fmt.Sprintf("v%d sha256 %s", v.Number, v.SHA256)); err != nil {
 			return err
@@ -386,4 +386,55 @@ func (s *Store) Export(ctx context.Context, job string) (Export, error) {
 		e.Families[f] = rules
 	}
 	return e, nil
+}
+
+// markWidened marks as widened the drift records linked to version n by
+// Widen and every other open or escalated record whose call x now allows
+// (judged on its recorded facts, without the per-run write count). Records
+// of run-mode or evaluation failures are never covered by rules.
+//
+// Preconditions: tx is the caller's transaction.
+func (s *Store) markWidened(ctx context.Context, tx *sql.Tx, job string, n int, x *Matcher) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE drift SET status = 'widened' WHERE job = ? AND widened_version = ?`, job, n); err != nil {
+		return fmt.Errorf("marking widened drift: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT d.n, d.failures, c.facts FROM drift d JOIN calls c ON c.id = d.call_id
+		WHERE d.job = ? AND d.status != 'widened'`, job)
+	if err != nil {
+		return fmt.Errorf("reading open drift: %w", err)
+	}
+	var covered []int
+	for rows.Next() {
+		var dn int
+		var fj, factsj string
+		if err := rows.Scan(&dn, &fj, &factsj); err != nil {
+			rows.Close()
+			return fmt.Errorf("reading drift record: %w", err)
+		}
+		var fails []Failure
+		var f Facts
+		if json.Unmarshal([]byte(fj), &fails) != nil || json.Unmarshal([]byte(factsj), &f) != nil {
+			continue
+		}
+		ruleOnly := len(fails) > 0
+		for _, fl := range fails {
+			if fl.Family != FamilyTools && fl.Family != FamilyPaths && fl.Family != FamilyCommands && fl.Family != FamilyHosts {
+				ruleOnly = false
+			}
+		}
+		f.Wrote = false
+		if ruleOnly && len(x.Evaluate(f, 0)) == 0 {
+			covered = append(covered, dn)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading open drift: %w", err)
+	}
+	for _, dn := range covered {
+		if _, err := tx.ExecContext(ctx, `UPDATE drift SET status = 'widened', widened_version = COALESCE(widened_version, ?) WHERE job = ? AND n = ?`, n, job, dn); err != nil {
+			return fmt.Errorf("marking drift d-%d widened: %w", dn, err)
+		}
+	}
+	return nil
 }
