@@ -52,7 +52,7 @@ checked, so a failed or interrupted build leaves DIR unchanged. DIR must be
 absent or empty unless --force is given. Progress goes to stderr; --json
 prints the result on stdout.
 
-Exit status: 0 when built, 1 on any error.`,
+Exit status: 0 when built, 130 when interrupted, 1 on any other error.`,
 		Example: `  tether rootfs build --from busybox ~/.local/share/tether/roots/busybox
   sudo tether rootfs build --from debootstrap --suite bookworm /var/lib/tether/roots/bookworm`,
 		Args: cobra.ExactArgs(1),
@@ -68,6 +68,10 @@ Exit status: 0 when built, 1 on any error.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := rootfs.Build(ctx, opts)
+			if err != nil && ctx.Err() != nil && cmd.Context().Err() == nil {
+				// Stopped by SIGINT/SIGTERM: the shell's 128+SIGINT.
+				return &exitError{Code: 130, Err: fmt.Errorf("interrupted: %w", err)}
+			}
 			if err != nil {
 				return err
 			}
