@@ -44,6 +44,9 @@ type Run struct {
 	ID           string  `json:"id"`
 	Mode         RunMode `json:"mode"`
 	CronIdentity string  `json:"cron_identity,omitempty"`
+	// Violation overrides the job's interactive_violation ("block" or
+	// "approve") for this run; empty uses the job's stored setting.
+	Violation string `json:"violation,omitempty"`
 }
 
 // Verdict is the mandate's answer for one call.
@@ -192,7 +195,11 @@ func (s *Store) enforce(ctx context.Context, run Run, c Call) (Decision, error) 
 			return err
 		}
 		d.Verdict = Block
-		if run.Mode == RunInteractive && j.violations == "approve" && d.Failures[0].Family != FamilyRun {
+		viol := j.violations
+		if run.Violation != "" {
+			viol = run.Violation
+		}
+		if run.Mode == RunInteractive && viol == "approve" && d.Failures[0].Family != FamilyRun {
 			d.Verdict = Escalate
 		}
 		outcome, status := "blocked", "open"

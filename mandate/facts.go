@@ -34,6 +34,9 @@ type Call struct {
 	// Workspace is the directory paths are made relative to; empty leaves
 	// relative paths as given and absolute paths absolute.
 	Workspace string `json:"workspace,omitempty"`
+	// Script is the analyser's result for Command when the caller already
+	// has it; it is used only when its Source is exactly Command.
+	Script *shellparse.Script `json:"-"`
 }
 
 // CommandFact is the structural summary of one simple command: what a
@@ -90,7 +93,10 @@ func extract(c Call, parse parseFunc) (Facts, error) {
 }
 
 func extractCommand(f *Facts, c Call, parse parseFunc) error {
-	s, err := parse(c.Command)
+	s, err := c.Script, error(nil)
+	if s == nil || s.Source != c.Command {
+		s, err = parse(c.Command)
+	}
 	if err != nil {
 		if errorsIsTooLarge(err) {
 			return fmt.Errorf("analysing command: %w", err)

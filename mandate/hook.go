@@ -1,0 +1,85 @@
+package mandate
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tether-dev/tether/approval"
+)
+
+// Hook plugs a Store into the approval engine (approval.Options.Mandate).
+// It is safe for concurrent use when its fields are not changed after
+// first use.
+type Hook struct {
+	// Store holds the mandates; nil blocks every call of a job.
+	Store *Store
+	// Violation returns a profile's interactive_violation ("block" or
+	// "approve"); nil uses each job's stored setting (`tether mandate set`).
+	Violation func(profile string) string
+	// Workspace returns the directory a profile's paths are relative to;
+	// nil leaves paths as given.
+	Workspace func(profile string) string
+}
+
+var _ approval.MandateHook = (*Hook)(nil)
+
+// runMode maps where a call comes from to the run mode the mandate uses.
+// Unattended platforms other than cron are treated like cron: nobody can
+// be asked, so a call outside the mandate is only ever blocked. An unknown
+// platform might be cron.
+func runMode(p approval.Platform) (RunMode, string) {
+	switch p {
+	case approval.PlatformCLI, approval.PlatformGateway:
+		return RunInteractive, ""
+	case approval.PlatformCron:
+		return RunCron, "platform:cron"
+	case approval.PlatformWebhook, approval.PlatformAPI, approval.PlatformSingleQuery:
+		return RunCron, "platform:" + string(p)
+	}
+	return RunUnknown, ""
+}
+
+// CheckCall implements approval.MandateHook. A call without a job, or of a
+// job in observe mode, is not applicable (and is recorded as an
+// observation). The run id is the session (or "no-session").
+func (h *Hook) CheckCall(ctx context.Context, call approval.MandateCall) (v approval.MandateVerdict) {
+	if call.Job == "" {
+		return approval.MandateVerdict{Outcome: approval.MandateNotApplicable}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			v = approval.MandateVerdict{Outcome: approval.MandateBlock, Reason: fmt.Sprintf("mandate evaluation failed: %v", p)}
+		}
+	}()
+	if h.Store == nil {
+		return approval.MandateVerdict{Outcome: approval.MandateBlock, Reason: "no mandate store is configured"}
+	}
+	mode, ident := runMode(call.Platform)
+	run := Run{Job: call.Job, ID: call.Session, Mode: mode, CronIdentity: ident}
+	if run.ID == "" {
+		run.ID = "no-session"
+	}
+	if h.Violation != nil {
+		run.Violation = h.Violation(call.Profile)
+	}
+	c := Call{Tool: ToolTerminal, Command: call.Command}
+	if call.Analysis != nil && call.Analysis.Script != nil {
+		c.Script = call.Analysis.Script
+	}
+	if h.Workspace != nil {
+		c.Workspace = h.Workspace(call.Profile)
+	}
+	d := h.Store.Check(ctx, run, c)
+	v = approval.MandateVerdict{DriftID: d.DriftID, Reason: d.Reason}
+	switch {
+	case d.Mode == "observe":
+		v.Outcome = approval.MandateNotApplicable
+	case d.Verdict == Allow:
+		v.Outcome = approval.MandateAllow
+	case d.Verdict == Escalate:
+		v.Outcome = approval.MandateEscalate
+	default:
+		v.Outcome = approval.MandateBlock
+	}
+	return v
+}
