@@ -142,7 +142,7 @@ func (w *walker) payload(program, text string, first, last syntax.Node, cs *cmdS
 		w.addOpaque(OpaqueDepth, program, w.stmtText(cs.stmt), *sp)
 		return
 	}
-	f, err := parseBash(text)
+	f, cr, err := parseBash(text)
 	if err == nil {
 		err = checkNesting(text)
 	}
@@ -150,7 +150,7 @@ func (w *walker) payload(program, text string, first, last syntax.Node, cs *cmdS
 		w.addOpaque(OpaquePayload, program, w.stmtText(cs.stmt), *sp)
 		return
 	}
-	sub := &walker{src: text, script: w.script, maxDepth: w.maxDepth, outer: sp, funcs: w.funcs}
+	sub := &walker{src: text, script: w.script, maxDepth: w.maxDepth, outer: sp, funcs: w.funcs, cr: cr}
 	if sub.funcs == nil {
 		w.funcs = new([]funcDef)
 		sub.funcs = w.funcs

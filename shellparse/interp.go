@@ -124,39 +124,7 @@ func isStdinPath(p string) bool {
 // the shell as its innermost wrapper; anything else is recorded as the
 // shell command with an opaque segment where its script is unknowable.
 func (w *walker) shell(name string, cs *cmdState, i int, c ctx) (bool, string) {
-	cmdMode, stdinMode := false, false
-	j := i + 1
-	for j < len(cs.words) {
-		wd := cs.words[j]
-		v := wd.Value
-		if !wd.Literal || len(v) < 2 || (v[0] != '-' && v[0] != '+') {
-			break
-		}
-		j++
-		if v == "--" || v == "-" {
-			break
-		}
-		if strings.HasPrefix(v, "--") {
-			if (v == "--rcfile" || v == "--init-file") && j < len(cs.words) {
-				j++
-			}
-			continue
-		}
-		takesArg := false
-		for k := 1; k < len(v); k++ {
-			switch v[k] {
-			case 'c':
-				cmdMode = cmdMode || v[0] == '-'
-			case 's':
-				stdinMode = stdinMode || v[0] == '-'
-			case 'o', 'O':
-				takesArg = true
-			}
-		}
-		if takesArg && j < len(cs.words) {
-			j++
-		}
-	}
+	j, cmdMode, stdinMode := scanShellOpts(cs.words, i+1)
 	if cmdMode {
 		if j >= len(cs.words) {
 			w.emit(cs, i, c)
@@ -178,6 +146,44 @@ func (w *walker) shell(name string, cs *cmdState, i int, c ctx) (bool, string) {
 	}
 	w.scriptOperand(name, cs, j)
 	return true, ""
+}
+
+// scanShellOpts reads a shell's options from word j on, as bash reads
+// them: it returns the index of the first operand (the -c script in
+// command mode) and whether -c or -s was given.
+func scanShellOpts(ws []Word, j int) (next int, cmdMode, stdinMode bool) {
+	for j < len(ws) {
+		wd := ws[j]
+		v := wd.Value
+		if !wd.Literal || len(v) < 2 || (v[0] != '-' && v[0] != '+') {
+			break
+		}
+		j++
+		if v == "--" || v == "-" {
+			break
+		}
+		if strings.HasPrefix(v, "--") {
+			if (v == "--rcfile" || v == "--init-file") && j < len(ws) {
+				j++
+			}
+			continue
+		}
+		takesArg := false
+		for k := 1; k < len(v); k++ {
+			switch v[k] {
+			case 'c':
+				cmdMode = cmdMode || v[0] == '-'
+			case 's':
+				stdinMode = stdinMode || v[0] == '-'
+			case 'o', 'O':
+				takesArg = true
+			}
+		}
+		if takesArg && j < len(ws) {
+			j++
+		}
+	}
+	return j, cmdMode, stdinMode
 }
 
 // interp records the opaque parts of an interpreter command (already

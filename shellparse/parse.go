@@ -26,14 +26,53 @@ type pooledParser struct {
 }
 
 // parseBash parses src as bash with a pooled parser.
-func parseBash(src string) (*syntax.File, error) {
+//
+// Bash reads a carriage return as an ordinary word character, whereas
+// mvdan/sh reads it as a blank (and drops it before a newline), which would
+// turn "printf SAFE\r#x; reboot" into a comment. Carriage returns are
+// therefore replaced, byte for byte, by a control byte absent from src that
+// both read as a word character; cr returns that byte (0 if src had none)
+// so that word values can be mapped back.
+func parseBash(src string) (f *syntax.File, cr byte, err error) {
+	if strings.IndexByte(src, '\r') >= 0 {
+		cr = unusedControl(src)
+		if cr == 0 {
+			return nil, 0, fmt.Errorf("%w: carriage returns alongside every control byte", ErrUnsupported)
+		}
+		src = strings.ReplaceAll(src, "\r", string(rune(cr)))
+	}
 	pp := parserPool.Get().(*pooledParser)
 	pp.r.Reset(src)
-	f, err := pp.p.Parse(&pp.r, "")
+	f, err = pp.p.Parse(&pp.r, "")
 	pp.r.Reset("")
 	parserPool.Put(pp)
-	return f, err
+	return f, cr, err
 }
+
+// unusedControl returns a C0 control byte (other than tab, newline, vertical
+// tab, form feed, carriage return and escape) that does not occur in s, or 0.
+func unusedControl(s string) byte {
+	var seen [32]bool
+	for i := 0; i < len(s); i++ {
+		if s[i] < 32 {
+			seen[s[i]] = true
+		}
+	}
+	for b := byte(1); b < 32; b++ {
+		switch b {
+		case '\t', '\n', '\v', '\f', '\r', 0x1b:
+			continue
+		}
+		if !seen[b] {
+			return b
+		}
+	}
+	return 0
+}
+
+// ErrUnsupported is returned (wrapped) by Parse for input it cannot analyse
+// faithfully.
+var ErrUnsupported = errors.New("shellparse: unsupported input")
 
 // Parse parses src as bash and returns every simple command reachable in it,
 // the opaque segments and the functions it defines. It returns an error
@@ -51,7 +90,7 @@ func Parse(src string, opts Options) (*Script, error) {
 	if err := checkNesting(src); err != nil {
 		return nil, err
 	}
-	f, err := parseBash(src)
+	f, cr, err := parseBash(src)
 	if err != nil {
 		return nil, fmt.Errorf("parsing command: %w", err)
 	}
@@ -60,7 +99,7 @@ func Parse(src string, opts Options) (*Script, error) {
 		maxDepth = DefaultMaxDepth
 	}
 	s := &Script{Source: src}
-	w := &walker{src: src, script: s, maxDepth: maxDepth}
+	w := &walker{src: src, script: s, maxDepth: maxDepth, cr: cr}
 	w.stmts(f.Stmts, ctx{})
 	w.finishFunctions()
 	return s, nil
@@ -130,6 +169,7 @@ func (c ctx) substitution() ctx {
 // appends what it finds to the shared Script.
 type walker struct {
 	src      string // the source the AST positions refer to
+	cr       byte   // stand-in for carriage returns in the AST's values (see parseBash), 0 if none
 	script   *Script
 	maxDepth int
 	// outer, when non-nil, is the span in the top-level source of the payload

@@ -338,8 +338,16 @@ func TestPayloads(t *testing.T) {
 		{`su -c 'rm x' root`, []string{"rm"}, []string{"su"}, 1},
 		{`su - root -c 'rm x'`, []string{"rm"}, []string{"su"}, 1},
 		{`runuser -l bob -c 'rm x'`, []string{"rm"}, []string{"runuser"}, 1},
-		{`env -S 'rm -rf /'`, []string{"rm"}, []string{"env"}, 1},
-		{`env -S 'rm -rf' /tmp`, []string{"rm"}, []string{"env"}, 1},
+		{`env -S 'rm -rf /'`, []string{"rm"}, []string{"env", "env"}, 1},
+		{`env -S 'rm -rf' /tmp`, []string{"rm"}, []string{"env", "env"}, 1},
+		{`env -iS 'reboot'`, []string{"reboot"}, []string{"env", "env"}, 1},
+		{`env --s''='sh -c reboot'`, []string{"reboot"}, []string{"env", "env", "sh"}, 2},
+		{`env --split-str=sh\ -c\ reboot`, []string{"reboot"}, []string{"env", "env", "sh"}, 2},
+		{`env -S "sh\_-c\_reboot"`, []string{"reboot"}, []string{"env", "env", "sh"}, 2},
+		{`env -vS/bin/sh -c 'rm -rf /'`, []string{"rm"}, []string{"env", "env", "sh"}, 2},
+		{`env -S '-i sh -c reboot'`, []string{"reboot"}, []string{"env", "env", "sh"}, 2},
+		{`env --argv0 custom -S 'sh -c reboot'`, []string{"reboot"}, []string{"env", "env", "sh"}, 2},
+		{`su --comm 'reboot' root`, []string{"reboot"}, []string{"su"}, 1},
 		{`watch -n 1 'ls | wc -l'`, []string{"ls", "wc"}, []string{"watch"}, 1},
 		{`watch rm -rf /`, []string{"rm"}, []string{"watch"}, 1},
 		{`flock /tmp/l -c 'rm x'`, []string{"rm"}, []string{"flock"}, 1},
@@ -636,4 +644,47 @@ func TestLongChains(t *testing.T) {
 	assert.Equal(t, []string{"a", "b", "c", "d"}, programs(s))
 	assert.Equal(t, 1, s.Commands[1].Context.Pipeline)
 	assert.Equal(t, 0, s.Commands[3].Context.Pipeline)
+}
+
+func TestCarriageReturn(t *testing.T) {
+	t.Parallel()
+	// Bash reads \r as a word character: "#x" is not a comment here.
+	s := mustParse(t, "printf SAFE\r#x; reboot")
+	assert.Equal(t, []string{"printf", "reboot"}, programs(s))
+	assert.Equal(t, "SAFE\r#x", s.Commands[0].Args[0].Value)
+	assert.Equal(t, "printf SAFE\r#x;", s.Commands[0].Text+";")
+
+	s = mustParse(t, "ls\r\nrm x\r\n")
+	assert.Equal(t, []string{"ls\r", "rm"}, programs(s))
+	assert.True(t, s.Commands[0].NonASCII)
+	assert.Equal(t, "x\r", s.Commands[1].Args[0].Value)
+
+	s = mustParse(t, "bash -c $'a\\r#x; reboot'")
+	assert.Equal(t, []string{"a\r#x", "reboot"}, programs(s))
+}
+
+func TestSuForms(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		src  string
+		want []string
+	}{
+		{"su root -c reboot", []string{"reboot"}},
+		{"su -l root -c 'rm x'", []string{"rm"}},
+		{"su -creboot root", []string{"reboot"}},
+		{"su --session-command=reboot", []string{"reboot"}},
+		{"runuser -- root --session-command reboot", []string{"runuser"}},
+		{"su -wFOO,creboot root", []string{"su"}},
+		{"runuser --whitelist-environment=FOO,creboot root", []string{"runuser"}},
+		{"su - bob", []string{"su"}},
+		{"runuser -u bob -- ls -la", []string{"ls"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.src, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tc.want, programs(mustParse(t, tc.src)))
+		})
+	}
+	s := mustParse(t, "runuser -u bob -- ls -la")
+	assert.Equal(t, []string{"-la"}, argValues(s.Commands[0]))
 }

@@ -41,7 +41,7 @@ func (w *walker) convWord(sw *syntax.Word) Word {
 	raw := w.src[s:e]
 	// Fast path: one unquoted literal without escapes or specials, the
 	// overwhelmingly common case, costs no allocation.
-	if len(sw.Parts) == 1 {
+	if len(sw.Parts) == 1 && w.cr == 0 {
 		if l, ok := sw.Parts[0].(*syntax.Lit); ok && plainLit(l.Value) {
 			return Word{Value: l.Value, Literal: true, Raw: raw}
 		}
@@ -53,7 +53,11 @@ func (w *walker) convWord(sw *syntax.Word) Word {
 	if st.brace == 2 {
 		st.literal, st.glob = false, true
 	}
-	return Word{Value: st.b.String(), Literal: st.literal, Raw: raw, Glob: st.glob}
+	v := st.b.String()
+	if w.cr != 0 {
+		v = strings.ReplaceAll(v, string(rune(w.cr)), "\r")
+	}
+	return Word{Value: v, Literal: st.literal, Raw: raw, Glob: st.glob}
 }
 
 // plainLit reports whether an unquoted literal needs no processing: no

@@ -28,6 +28,9 @@ type wrapSpec struct {
 	stop string
 	// longStop lists the long options with the same meaning.
 	longStop []string
+	// longFlags lists the other long options, so that an abbreviation
+	// ("--s" for "--split-string") resolves as getopt_long resolves it.
+	longFlags []string
 	// assigns reports whether NAME=VALUE words before the command are
 	// environment assignments (env, sudo).
 	assigns bool
@@ -39,27 +42,32 @@ type wrapSpec struct {
 // scanner. Wrappers with payloads or subcommands (env -S, su -c, watch,
 // flock -c, find -exec, busybox, parallel, shells) are handled in peel.
 var wrappers = map[string]*wrapSpec{
-	"env": {shortArg: "uCSP", longArg: []string{"unset", "chdir", "split-string"},
+	"env": {shortArg: "uCSPa", longArg: []string{"unset", "chdir", "split-string", "argv0"},
+		longFlags: []string{"ignore-environment", "null", "block-signal", "default-signal", "ignore-signal",
+			"list-signal-handling", "debug", "help", "version"},
 		assigns: true},
 	"sudo": {shortArg: "ughpCDrtUTR", longArg: []string{"user", "group", "host", "prompt",
 		"close-from", "chdir", "role", "type", "other-user", "command-timeout", "chroot"},
 		stop: "elvKV", longStop: []string{"edit", "list", "validate", "remove-timestamp", "version", "help"},
+		longFlags: []string{"askpass", "background", "bell", "preserve-env", "set-home", "login",
+			"reset-timestamp", "non-interactive", "preserve-groups", "stdin", "shell"},
 		assigns: true},
-	"doas":      {shortArg: "uC", stop: "CL"},
-	"pkexec":    {longArg: []string{"user"}},
-	"nice":      {shortArg: "n", longArg: []string{"adjustment"}},
-	"nohup":     {},
-	"setsid":    {},
-	"timeout":   {shortArg: "sk", longArg: []string{"signal", "kill-after"}, operands: 1},
-	"time":      {shortArg: "fo", longArg: []string{"format", "output"}},
-	"stdbuf":    {shortArg: "ioe", longArg: []string{"input", "output", "error"}},
-	"ionice":    {shortArg: "cnpPu", longArg: []string{"class", "classdata", "pid", "pgid", "uid"}, stop: "pPu", longStop: []string{"pid", "pgid", "uid"}},
-	"chrt":      {shortArg: "TPD", longArg: []string{"sched-runtime", "sched-period", "sched-deadline"}, operands: 1, stop: "pm", longStop: []string{"pid", "max"}},
-	"taskset":   {operands: 1, stop: "p", longStop: []string{"pid"}},
-	"exec":      {shortArg: "a"},
-	"command":   {stop: "vV"},
-	"builtin":   {},
-	"xargs":     {shortArg: "ILnPsdEa", shortOpt: "ile", longArg: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"}, extra: true},
+	"doas":    {shortArg: "uC", stop: "CL"},
+	"pkexec":  {longArg: []string{"user"}},
+	"nice":    {shortArg: "n", longArg: []string{"adjustment"}},
+	"nohup":   {},
+	"setsid":  {},
+	"timeout": {shortArg: "sk", longArg: []string{"signal", "kill-after"}, longFlags: []string{"foreground", "preserve-status", "verbose"}, operands: 1},
+	"time":    {shortArg: "fo", longArg: []string{"format", "output"}},
+	"stdbuf":  {shortArg: "ioe", longArg: []string{"input", "output", "error"}},
+	"ionice":  {shortArg: "cnpPu", longArg: []string{"class", "classdata", "pid", "pgid", "uid"}, stop: "pPu", longStop: []string{"pid", "pgid", "uid"}},
+	"chrt":    {shortArg: "TPD", longArg: []string{"sched-runtime", "sched-period", "sched-deadline"}, operands: 1, stop: "pm", longStop: []string{"pid", "max"}},
+	"taskset": {operands: 1, stop: "p", longStop: []string{"pid"}},
+	"exec":    {shortArg: "a"},
+	"command": {stop: "vV"},
+	"builtin": {},
+	"xargs": {shortArg: "ILnPsdEa", shortOpt: "ile", longArg: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"},
+		longFlags: []string{"null", "no-run-if-empty", "verbose", "interactive", "open-tty", "exit", "show-limits", "replace", "max-lines", "eof"}, extra: true},
 	"nsenter":   {shortArg: "tSG", longArg: []string{"target", "setuid", "setgid"}},
 	"unshare":   {shortArg: "SGRw", longArg: []string{"setuid", "setgid", "root", "wd", "propagation", "setgroups"}},
 	"chroot":    {longArg: []string{"userspec", "groups"}, operands: 1},
@@ -116,7 +124,8 @@ func scanOpts(ws []Word, i int, sp *wrapSpec, fn func(opt)) int {
 			if eq := strings.IndexByte(o.name, '='); eq >= 0 {
 				o.name, o.arg = o.name[:eq], o.name[eq+1:]
 				o.argIdx, o.inline = j-1, true
-			} else if contains(sp.longArg, o.name) && j < len(ws) {
+				o.name = expandLong(o.name, sp.longArg, sp.longFlags, sp.longStop)
+			} else if o.name = expandLong(o.name, sp.longArg, sp.longFlags, sp.longStop); contains(sp.longArg, o.name) && j < len(ws) {
 				o.arg, o.argIdx = ws[j].Value, j
 				j++
 			}
@@ -152,6 +161,30 @@ func scanOpts(ws []Word, i int, sp *wrapSpec, fn func(opt)) int {
 		}
 	}
 	return j
+}
+
+// expandLong resolves an abbreviated long option as getopt_long does: an
+// exact match, else the only option it is a prefix of; otherwise it is
+// returned unchanged.
+func expandLong(name string, lists ...[]string) string {
+	found := ""
+	for _, l := range lists {
+		for _, x := range l {
+			if x == name {
+				return x
+			}
+			if strings.HasPrefix(x, name) {
+				if found != "" && found != x {
+					return name // ambiguous
+				}
+				found = x
+			}
+		}
+	}
+	if found == "" || name == "" {
+		return name
+	}
+	return found
 }
 
 func contains(list []string, s string) bool {
@@ -277,60 +310,72 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 		if split.argIdx < 0 {
 			return 0, false // env -S without a string fails
 		}
-		text, lit := split.arg, cs.words[split.argIdx].Literal
-		firstNode := cs.nodes[split.argIdx]
-		for k := next; k < len(cs.words); k++ {
-			text += " " + cs.words[k].Raw
-		}
-		lastNode := cs.nodes[len(cs.nodes)-1]
-		if !lit {
+		args, ok := envSplit(split.arg)
+		if !ok || !cs.words[split.argIdx].Literal {
 			w.addOpaque(OpaquePayload, "env", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
 			return -1, false
 		}
-		w.payload("env", text, firstNode, lastNode, cs, c)
+		// The split arguments take the place of the -S option in env's own
+		// argument list, where options and assignments are still read: run
+		// them through env again.
+		var b strings.Builder
+		b.WriteString("env")
+		for _, a := range args {
+			b.WriteByte(' ')
+			b.WriteString(shellQuote(a))
+		}
+		for k := split.argIdx + 1; k < len(cs.words); k++ {
+			b.WriteByte(' ')
+			b.WriteString(cs.words[k].Raw)
+		}
+		w.payload("env", b.String(), cs.nodes[split.argIdx], cs.nodes[len(cs.nodes)-1], cs, c)
 		return -1, false
 	}
 	return next, true
 }
 
-// peelSu handles su and runuser. "-c CMD" (anywhere: words after the user
-// name go to the user's shell, which reads -c the same way) is a shell
-// string; runuser's "-u USER CMD…" runs a command directly. Without either
-// they start an interactive shell, and stay the program.
+// Long options of su and runuser (util-linux), for abbreviations.
+var (
+	suLongArg   = []string{"command", "session-command", "group", "supp-group", "shell", "whitelist-environment", "user"}
+	suLongFlags = []string{"login", "preserve-environment", "pty", "fast", "help", "version"}
+)
+
+// peelSu handles su and runuser. Their own options stop at the first
+// operand (getopt "+"); "-c CMD" among them is a shell string. After the
+// user name, the remaining words are handed to the user's shell, which
+// reads "-c CMD" the same way. runuser's "-u USER CMD…" runs a command
+// directly. Without a command they start an interactive shell and stay the
+// program.
 func (w *walker) peelSu(name string, cs *cmdState, i int, c ctx) (int, bool) {
 	const argOpts = "cgGswu"
 	cmdIdx, cmdArg, userMode := -1, "", false
+	n := len(cs.words)
 	j := i + 1
-	for j < len(cs.words) {
+	for j < n {
 		wd := cs.words[j]
 		v := wd.Value
-		if userMode && (!wd.Literal || len(v) < 2 || v[0] != '-') {
-			break // runuser -u USER: the command starts here
+		if !wd.Literal || len(v) < 2 || v[0] != '-' {
+			if wd.Literal && v == "-" { // "su -": a login shell
+				j++
+				continue
+			}
+			break
 		}
 		j++
-		if !wd.Literal || len(v) < 2 || v[0] != '-' {
-			continue // "-", the user name, or shell arguments
-		}
 		if v == "--" {
-			if userMode {
-				break
-			}
-			continue
+			break
 		}
 		if v[1] == '-' {
-			on, arg, argIdx := v[2:], "", -1
+			on, arg, argIdx := v[2:], "", j-1
 			if eq := strings.IndexByte(on, '='); eq >= 0 {
-				on, arg = on[:eq], on[eq+1:]
-			} else if contains([]string{"command", "session-command", "group", "supp-group", "shell", "whitelist-environment", "user"}, on) && j < len(cs.words) {
+				on, arg = expandLong(on[:eq], suLongArg, suLongFlags), on[eq+1:]
+			} else if on = expandLong(on, suLongArg, suLongFlags); contains(suLongArg, on) && j < n {
 				arg, argIdx = cs.words[j].Value, j
 				j++
 			}
 			switch on {
 			case "command", "session-command":
 				cmdIdx, cmdArg = argIdx, arg
-				if argIdx < 0 {
-					cmdIdx = j - 1
-				}
 			case "user":
 				userMode = name == "runuser"
 			}
@@ -341,7 +386,7 @@ func (w *walker) peelSu(name string, cs *cmdState, i int, c ctx) (int, bool) {
 				continue
 			}
 			arg, argIdx := v[k+1:], j-1
-			if arg == "" && j < len(cs.words) {
+			if arg == "" && j < n {
 				arg, argIdx = cs.words[j].Value, j
 				j++
 			}
@@ -355,11 +400,18 @@ func (w *walker) peelSu(name string, cs *cmdState, i int, c ctx) (int, bool) {
 		}
 	}
 	if userMode {
-		if j >= len(cs.words) {
+		if j >= n {
 			return 0, false
 		}
 		cs.pushWrapper(name, i, j)
 		return j, true
+	}
+	if cmdIdx < 0 && j+1 < n {
+		// su USER -c CMD: the words after the user go to the shell.
+		k, cmdMode, _ := scanShellOpts(cs.words, j+1)
+		if cmdMode && k < n {
+			cmdIdx, cmdArg = k, cs.words[k].Value
+		}
 	}
 	if cmdIdx < 0 {
 		return 0, false // interactive shell: su is the program
