@@ -83,4 +83,32 @@
 // and scp-style "git@host:repo", "host:/path" for scp/rsync, and the host
 // operand of ssh, nc, ping and friends. A git remote name ("git push origin")
 // is not a host. A rule is an exact host or "*.domain" (any subdomain).
+//
+// # Enforcement
+//
+// In enforce mode, Check blocks a call outside the mandate, any evaluation
+// error or panic, a stored text whose SHA-256 differs from the one recorded
+// at approval, and every call of a run whose mode is unknown (a failed
+// cron-identity lookup makes it unknown: it might be cron). Cron runs are
+// only ever blocked; an interactive run escalates instead when the job's
+// interactive_violation is "approve". max_writes_per_run counts the run's
+// writing calls already allowed.
+//
+// # Drift and widening
+//
+// Blocked and escalated calls become drift records "d-N" (numbered per job)
+// holding the redacted call for display and the failing rules verbatim for
+// Widen (an "=text" rule needs the exact text). Widen builds on the newest
+// pending version, else the active one, and never activates anything. A
+// drift record becomes "widened" when a version is approved that was widened
+// from it or that allows its call.
+//
+// # Limits
+//
+// Wrapper arguments are not bound: a rule "sudo make test" allows
+// "sudo -u anyone make test". Hosts are only seen when named literally
+// ("curl $URL" names none). Paths are compared lexically; symlinks are not
+// resolved (the sandbox is the boundary). Rules whose text cannot be written
+// (invalid UTF-8, words holding spaces) are never compiled, so such calls
+// stay outside the mandate.
 package mandate

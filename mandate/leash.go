@@ -46,6 +46,9 @@ type LeashLine struct {
 	MaxWrites      int     `json:"max_writes_per_run"`
 	Calls          int     `json:"calls"`
 	Tracks         []Track `json:"tracks"`
+	// Other holds drift that no family's rules can cover: runs whose mode
+	// was unknown, tampered text, evaluation failures.
+	Other []Mark `json:"other,omitempty"`
 }
 
 // Leash builds the Leash Line of job from its active and pending versions
@@ -124,6 +127,17 @@ func BuildLeash(ll LeashLine, active, pending *Mandate, drift []DriftRecord) Lea
 		}
 		ll.Tracks = append(ll.Tracks, t)
 	}
+	ll.Other = nil
+	for _, d := range drift {
+		if slices.ContainsFunc(d.Families, func(f string) bool { return slices.Contains(Families, f) }) {
+			continue
+		}
+		k := MarkBlocked
+		if d.Status == "widened" {
+			k = MarkWidened
+		}
+		ll.Other = append(ll.Other, Mark{Kind: k, Label: strings.Join(d.Families, ","), Drift: d.ID, Call: d.Call})
+	}
 	return ll
 }
 
@@ -201,6 +215,15 @@ func (ll LeashLine) RenderANSI(w io.Writer) error {
 		}
 		b.WriteString("\n")
 	}
+	if len(ll.Other) > 0 {
+		fmt.Fprintf(&b, "%-9s ", "other")
+		var ids []string
+		for _, m := range ll.Other {
+			b.WriteString(paint(colRed, string(glyphBlocked)))
+			ids = append(ids, paint(colRed, "▼"+m.Drift+" ("+m.Label+")"))
+		}
+		b.WriteString("  " + strings.Join(ids, " ") + "\n")
+	}
 	b.WriteString(paint(colGreen, "▁▄█") + " allowed (height = evidence)  " + paint(colYellow, "◆") + " pending  " +
 		paint(colRed, "▼") + " blocked  " + paint(colYellow, "▲") + " widened\n")
 	_, err := io.WriteString(w, b.String())
@@ -230,6 +253,12 @@ func (ll LeashLine) RenderPlain(w io.Writer) error {
 			case MarkWidened:
 				fmt.Fprintf(&b, "  [▲] %-8s %s\n", m.Drift, m.Call)
 			}
+		}
+	}
+	if len(ll.Other) > 0 {
+		fmt.Fprintf(&b, "\nother (no rule can cover): %d blocked\n", len(ll.Other))
+		for _, m := range ll.Other {
+			fmt.Fprintf(&b, "  [▼] %-8s %s — %s\n", m.Drift, m.Label, m.Call)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
