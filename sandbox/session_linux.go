@@ -1,0 +1,776 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/opencontainers/runc/libcontainer"
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/rootfs"
+)
+
+// Labels stored in a session container's libcontainer config, read back
+// by ListSessionSandboxes.
+const (
+	labelSession = "tether.session="
+	labelProfile = "tether.profile="
+	labelOwner   = "tether.owner="
+)
+
+// readyTimeout bounds how long a new supervisor may take to say it is up.
+const readyTimeout = 20 * time.Second
+
+// watchdogSlack is added to a command's timeout and grace before the host
+// gives up on the supervisor reporting its exit and destroys the session.
+const watchdogSlack = 5 * time.Second
+
+// Sessions owns the session sandboxes of one process, keyed by (profile,
+// session). The zero value is ready to use; fields must not change after
+// first use. A Sessions is safe for concurrent use. The owner must call
+// Close before exiting (a crash leaves sandboxes for GC).
+type Sessions struct {
+	// StateRoot, CgroupPrefix, Grace and UserNSBase mean what they mean
+	// on Runner; sessions and one-shot runs may share them.
+	StateRoot    string
+	CgroupPrefix string
+	Grace        time.Duration
+	UserNSBase   int
+
+	mu       sync.Mutex
+	sessions map[sessionKey]*Session
+	closed   bool
+}
+
+type sessionKey struct{ profile, name string }
+
+// Open returns the live session (profile, name), creating its sandbox
+// when there is none. An existing session with a different spec is an
+// error wrapping ErrSpecChanged (close it first).
+func (m *Sessions) Open(ctx context.Context, profile, name string, spec SessionSpec) (*Session, error) {
+	if !nameRE.MatchString(name) {
+		return nil, fmt.Errorf("%w: session name %q must be letters, digits, _ . - (at most 64)", ErrInvalidConfig, name)
+	}
+	key := sessionKey{profile, name}
+	for {
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			return nil, ErrSessionClosed
+		}
+		if m.sessions == nil {
+			m.sessions = map[sessionKey]*Session{}
+		}
+		s := m.sessions[key]
+		if s == nil {
+			// Reserve the key while the sandbox is built, so concurrent
+			// first uses create one sandbox.
+			s = &Session{mgr: m, key: key, spec: spec, ready: make(chan struct{})}
+			m.sessions[key] = s
+			m.mu.Unlock()
+			s.readyErr = s.create(ctx)
+			close(s.ready)
+			if s.readyErr != nil {
+				m.forget(s)
+				return nil, s.readyErr
+			}
+			return s, nil
+		}
+		m.mu.Unlock()
+		select {
+		case <-s.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if s.readyErr != nil || s.isDone() {
+			m.forget(s) // a failed or dying session: build a new one
+			continue
+		}
+		if !reflect.DeepEqual(s.spec, spec) {
+			return nil, fmt.Errorf("opening session %s/%s: %w", profile, name, ErrSpecChanged)
+		}
+		return s, nil
+	}
+}
+
+// Run runs cmd in the session (profile, name), opening it when needed.
+func (m *Sessions) Run(ctx context.Context, profile, name string, spec SessionSpec, cmd Command) (*Result, error) {
+	s, err := m.Open(ctx, profile, name, spec)
+	if err != nil {
+		return nil, err
+	}
+	return s.Run(ctx, cmd)
+}
+
+// Lookup returns the live session (profile, name), if any.
+func (m *Sessions) Lookup(profile, name string) (*Session, bool) {
+	m.mu.Lock()
+	s := m.sessions[sessionKey{profile, name}]
+	m.mu.Unlock()
+	if s == nil {
+		return nil, false
+	}
+	<-s.ready
+	if s.readyErr != nil || s.isDone() {
+		return nil, false
+	}
+	return s, true
+}
+
+// CloseSession closes the session (profile, name) and destroys its sandbox;
+// closing a session that does not exist is not an error. The approval
+// engine calls it when a session is cleared.
+func (m *Sessions) CloseSession(profile, name string) error {
+	m.mu.Lock()
+	s := m.sessions[sessionKey{profile, name}]
+	m.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	<-s.ready
+	return s.Close()
+}
+
+// List describes the live sessions, sorted by profile and name.
+func (m *Sessions) List() []SessionInfo {
+	m.mu.Lock()
+	var ss []*Session
+	for _, s := range m.sessions {
+		ss = append(ss, s)
+	}
+	m.mu.Unlock()
+	var out []SessionInfo
+	for _, s := range ss {
+		select {
+		case <-s.ready:
+		default:
+			continue
+		}
+		if s.readyErr == nil && !s.isDone() {
+			out = append(out, s.Info())
+		}
+	}
+	sortInfos(out)
+	return out
+}
+
+// Close closes every session and refuses new ones.
+func (m *Sessions) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	var ss []*Session
+	for _, s := range m.sessions {
+		ss = append(ss, s)
+	}
+	m.mu.Unlock()
+	var errs []error
+	for _, s := range ss {
+		<-s.ready
+		if err := s.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (m *Sessions) forget(s *Session) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sessions[s.key] == s {
+		delete(m.sessions, s.key)
+	}
+}
+
+// Session is one live session sandbox. It is safe for concurrent use:
+// commands may run in parallel. It is owned by its Sessions.
+type Session struct {
+	mgr  *Sessions
+	key  sessionKey
+	spec SessionSpec
+
+	ready    chan struct{} // closed when create has finished
+	readyErr error
+
+	// Set by create, then read-only.
+	id        string
+	created   time.Time
+	container *libcontainer.Container
+	conn      *os.File
+	initDone  chan struct{} // closed when the supervisor process has exited
+	cleanup   []func() error
+	grace     time.Duration
+
+	writeMu sync.Mutex // serialises frames to the supervisor
+
+	mu       sync.Mutex // guards the fields below
+	calls    map[uint64]*call
+	bg       map[uint64]*Background // background processes, running or recently finished
+	nextID   uint64
+	active   int // commands running in the foreground
+	lastUsed time.Time
+	done     bool  // closing or closed
+	doneErr  error // why it ended, for pending calls
+	idle     *time.Timer
+	maxAge   *time.Timer
+	closeErr error
+	closed   chan struct{} // closed when teardown is complete
+}
+
+// call is one command in flight, from exec to its exit frame.
+type call struct {
+	id         uint64
+	args       []string
+	shell      string
+	background bool
+	started    time.Time
+
+	cw             *capWriter
+	stdout, stderr io.Writer
+
+	done chan struct{} // closed on exit or when the session ends
+	exit *reply        // nil when the session ended first
+}
+
+// create builds the session's sandbox and starts its supervisor.
+func (s *Session) create(ctx context.Context) (err error) {
+	m := s.mgr
+	spec := s.spec
+	cfg := spec.Config
+	r := Runner{StateRoot: m.StateRoot, CgroupPrefix: m.CgroupPrefix, Profile: s.key.profile}
+	stateRoot, prefix, profile, err := r.paths()
+	if err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cfg.Rootfs.Kind == "" {
+		hostLayoutOnce.Do(func() { hostLayout, hostLayoutErr = rootfs.HostLayout() })
+		if hostLayoutErr != nil {
+			return hostLayoutErr
+		}
+		cfg.Rootfs = hostLayout
+	}
+	s.grace = m.Grace
+	if s.grace == 0 {
+		s.grace = 2 * time.Second
+	}
+	rootless := os.Geteuid() != 0
+	id, err := newID(profile)
+	if err != nil {
+		return err
+	}
+	s.id = id
+	for _, d := range []string{containersDir, locksDir, rootsDir} {
+		if err := os.MkdirAll(filepath.Join(stateRoot, d), 0o700); err != nil {
+			return fmt.Errorf("creating state directory: %w", err)
+		}
+	}
+	// On failure, undo what was built, in reverse; on success the same
+	// steps are the session's teardown.
+	var undo []func() error
+	defer func() {
+		if err != nil {
+			runUndo(undo)
+		}
+	}()
+
+	ownerLock, err := lockOwner(stateRoot, id)
+	if err != nil {
+		return err
+	}
+	undo = append(undo, func() error {
+		os.Remove(filepath.Join(stateRoot, locksDir, id+".lock"))
+		return ownerLock.Close()
+	})
+	profileCgroup := prefix + "/" + profile
+	if !rootless {
+		cgLock, err := lockShared(filepath.Join(stateRoot, cgroupLock))
+		if err != nil {
+			return err
+		}
+		undo = append(undo, func() error {
+			cgLock.Close()
+			removeIdleProfile(stateRoot, prefix)
+			return nil
+		})
+		if err := ensureProfileCgroup(profileCgroup, spec.ProfileLimits); err != nil {
+			return err
+		}
+	}
+	undo = append(undo, func() error { return removeCgroupTree(profileCgroup + "/" + id) })
+
+	p := Placement{CgroupPath: profileCgroup + "/" + id, Rootless: rootless}
+	switch {
+	case rootless:
+		p.HostUID, p.HostGID = os.Geteuid(), os.Getegid()
+	case cfg.UserNS:
+		base := m.UserNSBase
+		if base == 0 {
+			base = 1 << 30
+		}
+		p.HostUID, p.HostGID = base, base
+	}
+	if cfg.Rootfs.Kind == rootfs.KindHost {
+		p.RootDir = filepath.Join(stateRoot, rootsDir, id)
+		undo = append(undo, func() error { return os.RemoveAll(p.RootDir) })
+		if err := makeEmptyRoot(p.RootDir, cfg.Rootfs, cfg.UserNS && !rootless, p.HostUID, p.HostGID); err != nil {
+			return err
+		}
+	}
+	lc, err := cfg.Libcontainer(id, p)
+	if err != nil {
+		return err
+	}
+	lc.Labels = append(lc.Labels, labelSession+s.key.name, labelProfile+s.key.profile, fmt.Sprintf("%s%d", labelOwner, os.Getpid()))
+	container, err := libcontainer.Create(filepath.Join(stateRoot, containersDir), id, lc)
+	if err != nil {
+		return fmt.Errorf("creating session container: %w", err)
+	}
+	s.container = container
+	undo = append(undo, func() error {
+		_ = container.Signal(unix.SIGKILL)
+		return container.Destroy()
+	})
+
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("creating supervisor channel: %w", err)
+	}
+	hostEnd, childEnd := os.NewFile(uintptr(fds[0]), "supervisor"), os.NewFile(uintptr(fds[1]), "supervisor-child")
+	undo = append(undo, func() error { hostEnd.Close(); return nil })
+	s.conn = hostEnd
+
+	process := &libcontainer.Process{
+		Args:       []string{"/proc/self/exe", SupervisorArg},
+		Env:        append(append([]string(nil), cfg.env()...), supervisorEnv+"=1"),
+		Cwd:        cfg.cwd(),
+		ExtraFiles: []*os.File{childEnd},
+		Init:       true,
+	}
+	s.initDone = make(chan struct{})
+	started := make(chan error, 1)
+	// The container's init carries a parent-death signal, which the
+	// kernel ties to the thread that forked it. Fork from a thread locked
+	// for the session's lifetime, so the Go runtime never retires it while
+	// the sandbox lives; it exits (unlocked never) once init has.
+	go func() {
+		runtime.LockOSThread()
+		if err := container.Run(process); err != nil {
+			started <- err
+			close(s.initDone)
+			return
+		}
+		started <- nil
+		_, _ = process.Wait()
+		close(s.initDone)
+	}()
+	err = <-started
+	childEnd.Close()
+	if err != nil {
+		return fmt.Errorf("starting session supervisor: %w", err)
+	}
+	undo = append(undo, func() error {
+		<-s.initDone
+		return nil
+	})
+
+	// The first frame must be "ready".
+	readyCh := make(chan error, 1)
+	go func() {
+		var rep reply
+		_, err := readFrame(hostEnd, nil, &rep)
+		if err == nil && rep.Op != opReady {
+			err = fmt.Errorf("unexpected first frame %q", rep.Op)
+		}
+		readyCh <- err
+	}()
+	t := time.NewTimer(readyTimeout)
+	defer t.Stop()
+	select {
+	case err = <-readyCh:
+	case <-t.C:
+		err = errors.New("timed out")
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		hostEnd.Close()
+		_ = container.Signal(unix.SIGKILL)
+		return fmt.Errorf("waiting for session supervisor: %w", err)
+	}
+
+	now := time.Now()
+	s.created, s.lastUsed = now, now
+	s.calls = map[uint64]*call{}
+	s.closed = make(chan struct{})
+	s.cleanup = undo
+	idle, maxAge := spec.Options.IdleTimeout, spec.Options.MaxAge
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	if maxAge <= 0 {
+		maxAge = DefaultMaxAge
+	}
+	s.mu.Lock()
+	s.idle = time.AfterFunc(idle, func() { s.idleCheck(idle) })
+	s.maxAge = time.AfterFunc(maxAge, func() { s.end(ErrSessionClosed) })
+	s.mu.Unlock()
+	go s.readLoop()
+	go func() {
+		<-s.initDone
+		s.end(fmt.Errorf("%w: supervisor exited", ErrSessionBroken))
+	}()
+	return nil
+}
+
+func runUndo(undo []func() error) error {
+	var errs []error
+	for i := len(undo) - 1; i >= 0; i-- {
+		if err := undo[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// idleCheck closes the session if nothing ran for the idle timeout.
+func (s *Session) idleCheck(idle time.Duration) {
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return
+	}
+	if left := idle - time.Since(s.lastUsed); s.active > 0 || left > 0 {
+		if left <= 0 {
+			left = idle
+		}
+		s.idle.Reset(left)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.end(fmt.Errorf("%w: idle for %s", ErrSessionClosed, idle))
+}
+
+// readLoop dispatches the supervisor's frames until the channel fails.
+// Any protocol violation breaks the session.
+func (s *Session) readLoop() {
+	var buf []byte
+	for {
+		var rep reply
+		var err error
+		buf, err = readFrame(s.conn, buf, &rep)
+		if err == nil {
+			err = checkReply(&rep)
+		}
+		if err == nil {
+			err = s.dispatch(&rep)
+		}
+		if err != nil {
+			s.end(fmt.Errorf("%w: %w", ErrSessionBroken, err))
+			return
+		}
+	}
+}
+
+func (s *Session) dispatch(rep *reply) error {
+	if rep.Op == opReady {
+		return errors.New("second ready frame")
+	}
+	s.mu.Lock()
+	c := s.calls[rep.ID]
+	if c != nil && rep.Op == opExit {
+		delete(s.calls, rep.ID)
+	}
+	s.mu.Unlock()
+	if c == nil {
+		return fmt.Errorf("frame %s for unknown command %d", rep.Op, rep.ID)
+	}
+	switch rep.Op {
+	case opOutput:
+		w := c.stdout
+		if rep.Stream == 2 {
+			w = c.stderr
+		}
+		_, _ = w.Write(rep.Data)
+	case opExit:
+		c.exit = rep
+		close(c.done)
+	}
+	return nil
+}
+
+// send writes one frame to the supervisor.
+func (s *Session) send(req *request) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if err := writeFrame(s.conn, req); err != nil {
+		return fmt.Errorf("%w: writing to supervisor: %w", ErrSessionBroken, err)
+	}
+	return nil
+}
+
+// begin registers a new command; it fails when the session is done.
+func (s *Session) begin(c *call, foreground bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return s.doneErr
+	}
+	s.nextID++
+	c.id = s.nextID
+	c.started = time.Now()
+	c.done = make(chan struct{})
+	s.calls[c.id] = c
+	if foreground {
+		s.active++
+	}
+	s.lastUsed = c.started
+	return nil
+}
+
+// finish marks a foreground command's end for the idle timer.
+func (s *Session) finish() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active--
+	s.lastUsed = time.Now()
+}
+
+// Run runs cmd in the session with the session Config's per-command limits.
+func (s *Session) Run(ctx context.Context, cmd Command) (*Result, error) {
+	return s.Exec(ctx, cmd, ExecOptions{})
+}
+
+// Exec runs cmd in the session and waits for it. Only this command is
+// stopped by its timeout or by ctx (SIGTERM to its process group, the
+// session's grace, SIGKILL); the session and its other processes go on.
+// The Result's ExitCode is 127/126 with ErrNotFound/ErrNotExecutable when
+// the program cannot be started. Output is written to cmd.Stdout/Stderr
+// from the session's reader: slow writers delay the session's other
+// commands.
+func (s *Session) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Result, error) {
+	if cmd.Shell == "" && (len(cmd.Args) == 0 || cmd.Args[0] == "") {
+		return nil, ErrNoCommand
+	}
+	limits := s.spec.Config.Limits
+	if opts.Timeout > 0 {
+		limits.Timeout = opts.Timeout
+	}
+	if opts.OutputBytes > 0 {
+		limits.OutputBytes = opts.OutputBytes
+	}
+	cw := &capWriter{limit: limits.OutputBytes}
+	c := &call{args: cmd.Args, shell: cmd.Shell, cw: cw, stdout: cw.stream(cmd.Stdout), stderr: cw.stream(cmd.Stderr)}
+	if err := s.begin(c, true); err != nil {
+		return nil, err
+	}
+	defer s.finish()
+	req := &request{
+		Op: opExec, ID: c.id, Args: cmd.Args, Shell: cmd.Shell,
+		TimeoutMS: limits.Timeout.Milliseconds(), GraceMS: s.grace.Milliseconds(),
+		OutputMax: limits.OutputBytes, Persist: s.spec.Options.PersistCwd,
+		HasStdin: cmd.Stdin != nil,
+	}
+	if limits.Timeout > 0 && req.TimeoutMS == 0 {
+		req.TimeoutMS = 1
+	}
+	return s.await(ctx, c, req, cmd.Stdin, limits.Timeout)
+}
+
+// await sends the exec request, streams stdin and waits for the exit.
+func (s *Session) await(ctx context.Context, c *call, req *request, stdin io.Reader, timeout time.Duration) (*Result, error) {
+	if err := s.send(req); err != nil {
+		s.end(err)
+		return nil, err
+	}
+	if stdin != nil {
+		go s.pumpStdin(c, stdin, !req.PTY)
+	}
+	var watchdog <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout + s.grace + watchdogSlack)
+		defer t.Stop()
+		watchdog = t.C
+	}
+	select {
+	case <-c.done:
+	case <-watchdog:
+		s.end(fmt.Errorf("%w: command %d outlived its timeout", ErrSessionBroken, c.id))
+		<-c.done
+	case <-ctx.Done():
+		s.stopCall(c)
+	}
+	res, err := s.result(c)
+	if err == nil && ctx.Err() != nil {
+		err = fmt.Errorf("running in session: %w", ctx.Err())
+	}
+	return res, err
+}
+
+// stopCall stops a command whose caller gave up: SIGTERM, grace, SIGKILL,
+// and a supervisor that does not report the exit in time breaks the
+// session.
+func (s *Session) stopCall(c *call) {
+	_ = s.send(&request{Op: opSignal, ID: c.id, Signal: int(unix.SIGTERM)})
+	t := time.NewTimer(s.grace)
+	defer t.Stop()
+	select {
+	case <-c.done:
+		return
+	case <-t.C:
+	}
+	_ = s.send(&request{Op: opSignal, ID: c.id, Signal: int(unix.SIGKILL)})
+	t.Reset(watchdogSlack)
+	select {
+	case <-c.done:
+	case <-t.C:
+		s.end(fmt.Errorf("%w: command %d did not stop", ErrSessionBroken, c.id))
+		<-c.done
+	}
+}
+
+// pumpStdin streams r to the command's stdin in chunks.
+func (s *Session) pumpStdin(c *call, r io.Reader, eof bool) {
+	buf := make([]byte, outputChunk)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			select {
+			case <-c.done:
+				return
+			default:
+			}
+			if s.send(&request{Op: opStdin, ID: c.id, Data: buf[:n]}) != nil {
+				return
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if eof {
+		_ = s.send(&request{Op: opEOF, ID: c.id})
+	}
+}
+
+// result turns a finished call into a Result.
+func (s *Session) result(c *call) (*Result, error) {
+	res := &Result{ContainerID: s.id, Duration: time.Since(c.started)}
+	rep := c.exit
+	if rep == nil {
+		s.mu.Lock()
+		err := s.doneErr
+		s.mu.Unlock()
+		return nil, fmt.Errorf("running in session: %w", err)
+	}
+	res.ExitCode = rep.ExitCode
+	if rep.Signal > 0 {
+		res.Signal = unix.SignalName(unix.Signal(rep.Signal))
+		res.ExitCode = 128 + rep.Signal
+	}
+	res.TimedOut = rep.TimedOut
+	res.OutputTruncated = rep.Truncated || c.cw.truncated()
+	res.CPUTime = time.Duration(rep.CPUMicros) * time.Microsecond
+	res.PeakMemory = rep.MaxRSSKiB << 10
+	prog := c.shell
+	if len(c.args) > 0 {
+		prog = c.args[0]
+	}
+	switch rep.StartError {
+	case startNotFound:
+		return res, fmt.Errorf("%w: %s", ErrNotFound, prog)
+	case startNoExec:
+		return res, fmt.Errorf("%w: %s", ErrNotExecutable, prog)
+	case startOther:
+		return nil, fmt.Errorf("starting %s in session: %s", prog, strings.ToValidUTF8(rep.Message, "?"))
+	}
+	return res, nil
+}
+
+// isDone reports whether the session is closing or closed.
+func (s *Session) isDone() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.done
+}
+
+// Info describes the session.
+func (s *Session) Info() SessionInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return SessionInfo{
+		Profile: s.key.profile, Session: s.key.name, ContainerID: s.id,
+		Created: s.created, LastUsed: s.lastUsed, Running: len(s.calls),
+	}
+}
+
+// Close ends the session: every process in it is killed and its container,
+// cgroups, root and lock are removed. It waits for the teardown and returns
+// its error; closing again returns the same.
+func (s *Session) Close() error {
+	s.end(ErrSessionClosed)
+	<-s.closed
+	return s.closeErr
+}
+
+// Done returns a channel closed when the session has been torn down.
+func (s *Session) Done() <-chan struct{} { return s.closed }
+
+// end starts the teardown once, recording why for pending commands.
+func (s *Session) end(why error) {
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return
+	}
+	s.done, s.doneErr = true, why
+	s.idle.Stop()
+	s.maxAge.Stop()
+	s.mu.Unlock()
+	s.mgr.forget(s)
+	go s.teardown()
+}
+
+func (s *Session) teardown() {
+	// Closing the channel makes the supervisor (pid 1) exit, which kills
+	// the pid namespace; SIGKILL covers a supervisor that does not.
+	s.conn.Close()
+	_ = s.container.Signal(unix.SIGKILL)
+	err := runUndo(s.cleanup)
+	s.mu.Lock()
+	calls := s.calls
+	s.calls = map[uint64]*call{}
+	s.closeErr = err
+	s.mu.Unlock()
+	for _, c := range calls {
+		close(c.done) // c.exit stays nil: the session ended first
+	}
+	close(s.closed)
+}
+
+// HostPIDs returns the host pids of every process in the session sandbox
+// (from its cgroup), supervisor included.
+func (s *Session) HostPIDs() ([]int, error) {
+	return s.container.Processes()
+}
+
+func sortInfos(infos []SessionInfo) {
+	sort.Slice(infos, func(i, j int) bool {
+		if infos[i].Profile != infos[j].Profile {
+			return infos[i].Profile < infos[j].Profile
+		}
+		return infos[i].Session < infos[j].Session
+	})
+}

@@ -1,0 +1,626 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// The supervisor is the init process of a session sandbox: this binary,
+// re-executed inside the container as "/proc/self/exe tether-supervisor"
+// with supervisorEnv set and the control socket as fd 3. It runs in the
+// sandbox with the sandbox's namespaces, cgroup, capabilities and seccomp
+// filter, so nothing it does is trusted by the host.
+
+// SupervisorArg is the first argument of a session supervisor process.
+const SupervisorArg = "tether-supervisor"
+
+// supervisorEnv marks a supervisor process (with SupervisorArg); it is
+// removed from the environment commands inherit.
+const supervisorEnv = "_TETHER_SUPERVISOR"
+
+// drainGrace is how long a finished command's output pipes may stay open
+// (held by a child it left running) before its exit is reported anyway.
+const drainGrace = 50 * time.Millisecond
+
+// persistWrapper runs a shell string with its working directory and
+// exported environment dumped to fd 3 when it exits, even through exit.
+// The user's code runs with fd 3 closed, so its children never hold it.
+const persistWrapper = `trap '__tether_rc=$?; { command cat /proc/self/environ; printf "\0\0"; } >&3 2>/dev/null; exit $__tether_rc' EXIT
+__tether_s=$1; shift; eval "$__tether_s" 3>&-`
+
+// IsSupervisor reports whether this process was started as a session
+// supervisor.
+func IsSupervisor() bool {
+	return len(os.Args) > 1 && os.Args[1] == SupervisorArg && os.Getenv(supervisorEnv) == "1"
+}
+
+// init turns the process into the supervisor before any main package runs:
+// it dispatches on its own marker so the container-init hook of the main
+// package (IsInit/Init) needs no change to support sessions.
+func init() {
+	if IsSupervisor() {
+		os.Exit(runSupervisor())
+	}
+}
+
+// supervisor is the state of the supervisor process.
+type supervisor struct {
+	conn *os.File
+
+	writeMu sync.Mutex // serialises frames on conn
+
+	// mu guards the fields below and is held across fork so that the
+	// reaper cannot see a child's exit before it is registered.
+	mu    sync.Mutex
+	procs map[int]*supProc    // by pid
+	byID  map[uint64]*supProc // by request id
+	env   []string            // persisted environment
+	cwd   string              // persisted working directory
+}
+
+// supProc is one command run by the supervisor.
+type supProc struct {
+	id      uint64
+	pid     int
+	persist bool
+	stdin   *os.File // nil when closed or absent
+	ptmx    *os.File // pty master, nil without a pty
+
+	outMax int64
+
+	mu        sync.Mutex // guards the fields below
+	outN      int64
+	truncated bool
+	timedOut  bool
+	finished  bool // the exit frame was sent: no more output frames
+
+	inMu   sync.Mutex // guards the input queue
+	inQ    [][]byte
+	inEOF  bool
+	inBusy bool
+
+	readers sync.WaitGroup
+	exited  chan unix.WaitStatus
+	rusage  unix.Rusage
+	state   bytes.Buffer // persist dump (fd 3), capped
+	stateOK chan struct{}
+}
+
+func runSupervisor() int {
+	conn := os.NewFile(3, "control")
+	unix.CloseOnExec(3)
+	// Termination signals from inside the sandbox must not take the
+	// supervisor down; catching them (rather than ignoring them) keeps
+	// the default disposition for the commands it executes.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, unix.SIGTERM, unix.SIGINT, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2)
+	go func() {
+		for range sigs {
+		}
+	}()
+	cwd, _ := os.Getwd()
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, supervisorEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	s := &supervisor{conn: conn, procs: map[int]*supProc{}, byID: map[uint64]*supProc{}, env: env, cwd: cwd}
+	go s.reap()
+	s.send(&reply{Op: opReady})
+	var buf []byte
+	for {
+		var req request
+		var err error
+		buf, err = readFrame(conn, buf, &req)
+		if err != nil {
+			// The host closed the channel (or died): end the session.
+			// Exiting pid 1 kills every process in the namespace.
+			return 0
+		}
+		s.handle(&req)
+	}
+}
+
+func (s *supervisor) send(r *reply) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if err := writeFrame(s.conn, r); err != nil {
+		os.Exit(1) // the host is gone or the frame is unencodable
+	}
+}
+
+func (s *supervisor) handle(req *request) {
+	s.mu.Lock()
+	p := s.byID[req.ID]
+	s.mu.Unlock()
+	switch req.Op {
+	case opExec:
+		if p != nil || req.ID == 0 {
+			return
+		}
+		s.exec(req)
+	case opStdin:
+		if p != nil && len(req.Data) > 0 {
+			p.queueInput(append([]byte(nil), req.Data...), false)
+		}
+	case opEOF:
+		if p != nil && p.ptmx == nil {
+			p.queueInput(nil, true)
+		}
+	case opSignal:
+		if p != nil && req.Signal > 0 && req.Signal < 65 {
+			_ = unix.Kill(-p.pid, unix.Signal(req.Signal))
+		}
+	case opResize:
+		if p != nil && p.ptmx != nil {
+			_ = pty.Setsize(p.ptmx, &pty.Winsize{Rows: req.Rows, Cols: req.Cols})
+		}
+	}
+}
+
+// reap collects every child's exit, commands and orphans alike: the
+// supervisor is pid 1 of the sandbox, so orphans are reparented to it.
+func (s *supervisor) reap() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, unix.SIGCHLD)
+	for {
+		for {
+			var ws unix.WaitStatus
+			var ru unix.Rusage
+			pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, &ru)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil || pid <= 0 {
+				break
+			}
+			s.mu.Lock()
+			p := s.procs[pid]
+			delete(s.procs, pid)
+			s.mu.Unlock()
+			if p != nil {
+				p.rusage = ru
+				p.exited <- ws
+			}
+		}
+		<-ch
+	}
+}
+
+func (s *supervisor) exec(req *request) {
+	p := &supProc{id: req.ID, outMax: req.OutputMax, exited: make(chan unix.WaitStatus, 1), persist: req.Persist && req.Shell != "" && !req.PTY, stateOK: make(chan struct{})}
+	fail := func(kind string, err error) {
+		code := 126
+		if kind == startNotFound {
+			code = 127
+		} else if kind == startOther {
+			code = 125
+		}
+		s.send(&reply{Op: opExit, ID: req.ID, ExitCode: code, StartError: kind, Message: truncate(err.Error(), 1024)})
+	}
+
+	s.mu.Lock()
+	env := append([]string(nil), s.env...)
+	cwd := s.cwd
+	s.mu.Unlock()
+	env = setEnv(env, "PWD", cwd)
+	for _, kv := range req.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" && !strings.ContainsRune(kv, 0) {
+			env = setEnv(env, k, v)
+		}
+	}
+
+	args := req.Args
+	switch {
+	case req.Shell != "" && p.persist:
+		args = []string{"/bin/sh", "-c", persistWrapper, "sh", req.Shell}
+	case req.Shell != "":
+		args = []string{"/bin/sh", "-c", req.Shell}
+	}
+	if len(args) == 0 || args[0] == "" {
+		fail(startOther, ErrNoCommand)
+		return
+	}
+	path, err := lookPath(args[0], env, cwd)
+	if err != nil {
+		kind := startNoExec
+		if errors.Is(err, os.ErrNotExist) {
+			kind = startNotFound
+		}
+		fail(kind, err)
+		return
+	}
+
+	// Files of the child; the parent's copies of the child ends are
+	// closed after the fork.
+	var childEnds []*os.File
+	defer func() {
+		for _, f := range childEnds {
+			f.Close()
+		}
+	}()
+	var outR, errR *os.File
+	files := make([]uintptr, 3, 4)
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	if req.PTY {
+		ptmx, tty, err := pty.Open()
+		if err != nil {
+			fail(startOther, err)
+			return
+		}
+		if req.Rows > 0 && req.Cols > 0 {
+			_ = pty.Setsize(ptmx, &pty.Winsize{Rows: req.Rows, Cols: req.Cols})
+		}
+		childEnds = append(childEnds, tty)
+		p.ptmx, p.stdin, outR = ptmx, ptmx, ptmx
+		files[0], files[1], files[2] = tty.Fd(), tty.Fd(), tty.Fd()
+		attr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	} else {
+		if req.HasStdin {
+			r, w, err := os.Pipe()
+			if err != nil {
+				fail(startOther, err)
+				return
+			}
+			childEnds = append(childEnds, r)
+			p.stdin = w
+			files[0] = r.Fd()
+		} else {
+			null, err := os.Open(os.DevNull)
+			if err != nil {
+				fail(startOther, err)
+				return
+			}
+			childEnds = append(childEnds, null)
+			files[0] = null.Fd()
+		}
+		var ow, ew *os.File
+		if outR, ow, err = os.Pipe(); err != nil {
+			fail(startOther, err)
+			return
+		}
+		if errR, ew, err = os.Pipe(); err != nil {
+			outR.Close()
+			ow.Close()
+			fail(startOther, err)
+			return
+		}
+		childEnds = append(childEnds, ow, ew)
+		files[1], files[2] = ow.Fd(), ew.Fd()
+	}
+	var stateR *os.File
+	if p.persist {
+		r, w, err := os.Pipe()
+		if err != nil {
+			fail(startOther, err)
+			return
+		}
+		stateR = r
+		childEnds = append(childEnds, w)
+		files = append(files, w.Fd())
+	}
+
+	s.mu.Lock()
+	pid, err := syscall.ForkExec(path, args, &syscall.ProcAttr{Dir: cwd, Env: env, Files: files, Sys: attr})
+	if err == nil {
+		p.pid = pid
+		s.procs[pid] = p
+		s.byID[p.id] = p
+	}
+	s.mu.Unlock()
+	if err != nil {
+		for _, f := range []*os.File{outR, errR, stateR, p.stdin} {
+			if f != nil {
+				f.Close()
+			}
+		}
+		kind := startOther
+		switch {
+		case errors.Is(err, unix.ENOENT):
+			kind = startNotFound
+		case errors.Is(err, unix.EACCES), errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.EISDIR):
+			kind = startNoExec
+		}
+		fail(kind, err)
+		return
+	}
+
+	p.readers.Add(1)
+	go s.forward(p, outR, 1)
+	if errR != nil {
+		p.readers.Add(1)
+		go s.forward(p, errR, 2)
+	}
+	if stateR != nil {
+		go p.readState(stateR)
+	}
+	go s.wait(p, time.Duration(req.TimeoutMS)*time.Millisecond, time.Duration(req.GraceMS)*time.Millisecond)
+}
+
+// forward relays one output stream as frames, enforcing the output cap
+// (the host enforces it again: this copy is not trusted).
+func (s *supervisor) forward(p *supProc, f *os.File, stream int) {
+	defer f.Close()
+	signalled := false
+	defer func() {
+		if !signalled {
+			p.readers.Done()
+		}
+	}()
+	buf := make([]byte, outputChunk)
+	done := false
+	for {
+		n, err := f.Read(buf)
+		if n > 0 && !done {
+			p.mu.Lock()
+			keep := int64(n)
+			if p.outMax > 0 && p.outN+keep > p.outMax {
+				keep = max(p.outMax-p.outN, 0)
+				p.truncated = true
+			}
+			p.outN += keep
+			if p.finished {
+				keep = 0
+			}
+			if keep > 0 {
+				s.send(&reply{Op: opOutput, ID: p.id, Stream: stream, Data: buf[:keep]})
+			}
+			p.mu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+		if !done {
+			// Once the command is done, keep reading only so that stray
+			// children writing to the stream do not get SIGPIPE.
+			p.mu.Lock()
+			if p.finished {
+				done, signalled = true, true
+				p.readers.Done()
+			}
+			p.mu.Unlock()
+		}
+	}
+}
+
+// readState collects the persist dump, stopping at its terminator.
+func (p *supProc) readState(f *os.File) {
+	defer f.Close()
+	defer close(p.stateOK)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := f.Read(buf)
+		if p.state.Len()+n > 1<<20 {
+			p.state.Reset() // too large to persist: drop it
+			return
+		}
+		p.state.Write(buf[:n])
+		if bytes.HasSuffix(p.state.Bytes(), []byte("\x00\x00")) || err != nil {
+			return
+		}
+	}
+}
+
+// wait enforces the timeout, waits for exit and output, then reports.
+func (s *supervisor) wait(p *supProc, timeout, grace time.Duration) {
+	var ws unix.WaitStatus
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		select {
+		case ws = <-p.exited:
+			t.Stop()
+		case <-t.C:
+			p.mu.Lock()
+			p.timedOut = true
+			p.mu.Unlock()
+			_ = unix.Kill(-p.pid, unix.SIGTERM)
+			if grace <= 0 {
+				grace = 2 * time.Second
+			}
+			g := time.NewTimer(grace)
+			select {
+			case ws = <-p.exited:
+				g.Stop()
+			case <-g.C:
+				_ = unix.Kill(-p.pid, unix.SIGKILL)
+				ws = <-p.exited
+			}
+		}
+	} else {
+		ws = <-p.exited
+	}
+	// Output written before exit is in the pipes: wait for EOF, but not
+	// for children that keep the pipes open.
+	drained := make(chan struct{})
+	go func() { p.readers.Wait(); close(drained) }()
+	t := time.NewTimer(drainGrace)
+	select {
+	case <-drained:
+	case <-t.C:
+	}
+	t.Stop()
+	if p.persist {
+		t := time.NewTimer(drainGrace)
+		select {
+		case <-p.stateOK:
+			s.applyState(p.state.Bytes())
+		case <-t.C:
+		}
+		t.Stop()
+	}
+
+	r := &reply{Op: opExit, ID: p.id}
+	switch {
+	case ws.Signaled():
+		r.Signal = int(ws.Signal())
+		r.ExitCode = 128 + r.Signal
+	default:
+		r.ExitCode = ws.ExitStatus()
+	}
+	r.CPUMicros = p.rusage.Utime.Usec + p.rusage.Utime.Sec*1e6 + p.rusage.Stime.Usec + p.rusage.Stime.Sec*1e6
+	r.MaxRSSKiB = p.rusage.Maxrss
+	s.mu.Lock()
+	delete(s.byID, p.id)
+	s.mu.Unlock()
+	p.mu.Lock()
+	r.TimedOut, r.Truncated = p.timedOut, p.truncated
+	p.finished = true
+	s.send(r)
+	p.mu.Unlock()
+	if p.ptmx == nil {
+		p.closeStdin()
+	}
+}
+
+// queueInput hands data (or, with eof, the end of input) to the stdin
+// writer. The queue is unbounded so that a command not reading its stdin
+// never stalls the control channel; it lives in the sandbox's memory.
+func (p *supProc) queueInput(data []byte, eof bool) {
+	p.inMu.Lock()
+	defer p.inMu.Unlock()
+	if eof {
+		p.inEOF = true
+	} else {
+		p.inQ = append(p.inQ, data)
+	}
+	if !p.inBusy {
+		p.inBusy = true
+		go p.writeInput()
+	}
+}
+
+// writeInput drains the input queue in order.
+func (p *supProc) writeInput() {
+	for {
+		p.inMu.Lock()
+		if len(p.inQ) == 0 {
+			eof := p.inEOF
+			p.inBusy = false
+			p.inMu.Unlock()
+			if eof {
+				p.closeStdin()
+			}
+			return
+		}
+		data := p.inQ[0]
+		p.inQ = p.inQ[1:]
+		p.inMu.Unlock()
+		p.mu.Lock()
+		in := p.stdin
+		p.mu.Unlock()
+		if in != nil {
+			_, _ = in.Write(data)
+		}
+	}
+}
+
+func (p *supProc) closeStdin() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stdin != nil {
+		p.stdin.Close()
+		p.stdin = nil
+	}
+}
+
+// applyState adopts a persist dump: NUL-separated KEY=value entries; the
+// working directory is PWD.
+func (s *supervisor) applyState(dump []byte) {
+	if !bytes.HasSuffix(dump, []byte("\x00\x00")) {
+		return
+	}
+	var env []string
+	cwd := ""
+	for _, kv := range strings.Split(strings.TrimRight(string(dump), "\x00"), "\x00") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || k == "_" || k == supervisorEnv || k == "SHLVL" {
+			continue
+		}
+		if k == "PWD" {
+			cwd = v
+		}
+		env = append(env, kv)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.env = env
+	if filepath.IsAbs(cwd) {
+		s.cwd = cwd
+	}
+}
+
+// lookPath resolves prog the way a shell does, in the command's PATH.
+func lookPath(prog string, env []string, cwd string) (string, error) {
+	check := func(p string) error {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if fi.IsDir() || fi.Mode()&0o111 == 0 {
+			return &os.PathError{Op: "exec", Path: p, Err: os.ErrPermission}
+		}
+		return nil
+	}
+	if strings.Contains(prog, "/") {
+		if !filepath.IsAbs(prog) {
+			prog = filepath.Join(cwd, prog)
+		}
+		return prog, check(prog)
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	var firstErr error
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, prog)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		err := check(p)
+		if err == nil {
+			return p, nil
+		}
+		if firstErr == nil && !errors.Is(err, os.ErrNotExist) {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		return "", firstErr
+	}
+	return "", &os.PathError{Op: "exec", Path: prog, Err: os.ErrNotExist}
+}
+
+// setEnv returns env with key set to value.
+func setEnv(env []string, key, value string) []string {
+	for i, kv := range env {
+		if strings.HasPrefix(kv, key+"=") {
+			env[i] = key + "=" + value
+			return env
+		}
+	}
+	return append(env, key+"="+value)
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
