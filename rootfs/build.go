@@ -161,8 +161,10 @@ func Build(ctx context.Context, opts BuildOptions) (BuildResult, error) {
 		return res, fmt.Errorf("creating parent of %s: %w", dir, err)
 	}
 	tmp := fmt.Sprintf("%s.tmp-%d", dir, os.Getpid())
-	if err := os.Mkdir(tmp, 0o755); err != nil {
-		return res, fmt.Errorf("creating build directory: %w (remove it if a crashed build left it)", err)
+	if err := os.Mkdir(tmp, 0o755); errors.Is(err, fs.ErrExist) {
+		return res, fmt.Errorf("creating build directory: %w (a crashed build left it; remove it)", err)
+	} else if err != nil {
+		return res, fmt.Errorf("creating build directory: %w", err)
 	}
 	ok := false
 	defer func() {
@@ -357,7 +359,6 @@ func runScript(ctx context.Context, bash, script, name string, args, env []strin
 	cmd := exec.CommandContext(ctx, bash, append([]string{"-c", script, name}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Env = append(cmd.Env, "PATH="+os.Getenv("PATH")+":/usr/sbin:/sbin", "LC_ALL=C")
-	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// The script's children (debootstrap, dpkg, chroot) are in its process
