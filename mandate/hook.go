@@ -3,6 +3,7 @@ package mandate
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/tether-dev/tether/approval"
 )
@@ -70,7 +71,8 @@ func (h *Hook) CheckCall(ctx context.Context, call approval.MandateCall) (v appr
 		c.Workspace = h.Workspace(call.Profile)
 	}
 	d := h.Store.Check(ctx, run, c)
-	v = approval.MandateVerdict{DriftID: d.DriftID, Reason: d.Reason}
+	// The engine prefixes "outside the job's mandate: ".
+	v = approval.MandateVerdict{DriftID: d.DriftID, Reason: strings.TrimPrefix(d.Reason, "outside the mandate: ")}
 	switch {
 	case d.Mode == "observe":
 		v.Outcome = approval.MandateNotApplicable
