@@ -26,3 +26,15 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPathological measures deeply nested input near the size limit:
+// the bounds must keep each parse in the milliseconds.
+func BenchmarkPathological(b *testing.B) {
+	for _, src := range pathological() {
+		b.Run(src[:12], func(b *testing.B) {
+			for b.Loop() {
+				_, _ = Parse(src, Options{})
+			}
+		})
+	}
+}

@@ -48,7 +48,9 @@
 // wrappers). Each wrapper's option syntax is known, so option arguments are
 // not mistaken for the program:
 //
-//	env [-i] [-u NAME] [-C DIR] [-S STR] [NAME=VAL…] cmd   assignments → Env, -i/-u → EnvFlags, -S STR parsed as a payload
+//	env [-i] [-u NAME] [-C DIR] [-a ARG0] [-S STR] [NAME=VAL…] cmd   assignments → Env, -i/-u → EnvFlags;
+//	     -S STR is split as GNU env splits it (\_ separators, quotes, # comments) and its words re-read
+//	     by env, so the payload's commands carry two env wrappers (a ${VAR} in STR makes it opaque)
 //	sudo [-u U -g G -h H -p P -C N -D D -r R -t T -U U -T T -R D …] [NAME=VAL…] cmd
 //	     (-l -e -v -K -V: no command run; -s/-i without a command: sudo is the program, an interactive shell)
 //	doas [-u U] [-n -s] cmd         (-C/-L: no command run)
@@ -67,6 +69,12 @@
 // A wrapper with nothing left to run is itself the program ("env",
 // "sudo -l", "exec 3<>/dev/tcp/h/80"). An option word that is not literal
 // ends option scanning and is taken as the program, which makes it opaque.
+// Long options may be abbreviated as getopt_long allows ("env --s=…" is
+// --split-string, "su --comm" is --command). su and runuser stop reading
+// their own options at the user name; the words after it go to the user's
+// shell, so "su root -c CMD" is a payload too. Environment, redirections
+// and wrappers of a shell running a literal payload are inherited by the
+// payload's commands.
 //
 // # Payloads
 //
@@ -113,12 +121,20 @@
 // SelfPipe or SelfBackground and Invoked, whatever its name
 // (":(){ :|:& };:").
 //
+// # Fidelity to bash
+//
+// mvdan/sh reads a carriage return as a blank, bash as a word character
+// ("printf SAFE\r#x; reboot" runs reboot in bash). Parse replaces carriage
+// returns by an unused control byte before parsing and maps them back in
+// word values, so commands split exactly where bash splits them.
+//
 // # Bounds
 //
 // Input over Options.MaxBytes is refused with ErrTooLarge (never truncated).
 // Input whose brackets nest past 1000 levels is refused with ErrTooDeep
 // before parsing (the parser is recursive); the walker stops descending
-// past 200 levels and records a depth-limit segment. Parsers are pooled; a
+// past 200 levels (16 for function definitions inside function bodies) and
+// records a depth-limit segment. Parsers are pooled; a
 // typical one-line command costs a few microseconds and about a dozen
 // allocations (BenchmarkParse).
 package shellparse

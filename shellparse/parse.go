@@ -14,6 +14,9 @@ import (
 // than analysed, so hostile input cannot exhaust the stack or the CPU.
 const maxNesting = 200
 
+// maxFuncNesting bounds function definitions nested in function bodies.
+const maxFuncNesting = 16
+
 // parserPool reuses bash parsers: a Parser carries kilobytes of buffers that
 // would otherwise be allocated for every command.
 var parserPool = sync.Pool{New: func() any {
@@ -151,6 +154,8 @@ type ctx struct {
 	envFlags []string
 	// nest is the structural nesting depth.
 	nest int
+	// funcNest counts enclosing function definitions.
+	funcNest int
 }
 
 // substitution returns the context of a command or process substitution
@@ -408,6 +413,13 @@ func flatten(b *syntax.BinaryCmd, out []*syntax.Stmt, pipe bool) []*syntax.Stmt 
 func isPipe(b *syntax.BinaryCmd) bool { return b.Op == syntax.Pipe || b.Op == syntax.PipeAll }
 
 func (w *walker) funcDecl(fd *syntax.FuncDecl, c ctx) {
+	// Every nested definition's span costs a walk down the nested bodies
+	// (syntax.FuncDecl.End recurses), so nesting is bounded tightly.
+	c.funcNest++
+	if c.funcNest > maxFuncNesting {
+		w.addOpaque(OpaqueDepth, "", w.text(fd), w.span(fd))
+		return
+	}
 	name := ""
 	if fd.Name != nil {
 		name = fd.Name.Value

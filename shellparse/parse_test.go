@@ -688,3 +688,29 @@ func TestSuForms(t *testing.T) {
 	s := mustParse(t, "runuser -u bob -- ls -la")
 	assert.Equal(t, []string{"-la"}, argValues(s.Commands[0]))
 }
+
+func TestPathologicalNesting(t *testing.T) {
+	t.Parallel()
+	// Each input nests thousands deep within the size limit. Parse must
+	// refuse it (ErrTooDeep) or report the part past the limit as a
+	// depth-limit segment; BenchmarkPathological measures the cost.
+	for _, src := range pathological() {
+		s, err := Parse(src, Options{})
+		if err != nil {
+			assert.ErrorIs(t, err, ErrTooDeep, src[:20])
+			continue
+		}
+		assert.Contains(t, opaqueKinds(s), OpaqueDepth, src[:20])
+	}
+}
+
+func pathological() []string {
+	var out []string
+	for _, pat := range [][2]string{{"if a; then ", "; fi"}, {"while a; do ", "; done"},
+		{"for x in y; do ", "; done"}, {"case x in y) ", ";; esac"}, {"time ", ""}, {"coproc ", ""},
+		{"{ ", "; }"}, {"x=$(", ")"}, {"[[ ", " ]]"}, {"f() ", ""}, {"echo ${x:-", "}"}} {
+		n := 120000 / (len(pat[0]) + len(pat[1]))
+		out = append(out, strings.Repeat(pat[0], n)+"a"+strings.Repeat(pat[1], n))
+	}
+	return out
+}
