@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
 	"golang.org/x/sys/unix"
@@ -95,6 +96,13 @@ func GC(opts GCOptions) (*GCReport, error) {
 		rep.Containers = append(rep.Containers, id)
 		if c, err := libcontainer.Load(filepath.Join(stateRoot, containersDir), id); err == nil {
 			_ = c.Signal(unix.SIGKILL)
+			// The init is no child of ours: wait for whoever reaps it.
+			for i := 0; i < 250; i++ {
+				if st, err := c.Status(); err != nil || st == libcontainer.Stopped {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
 			if err := c.Destroy(); err != nil {
 				fail(fmt.Errorf("destroying container %s: %w", id, err))
 			}

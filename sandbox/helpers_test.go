@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -42,6 +43,13 @@ func dirExists(p string) bool {
 
 var testSeq atomic.Int64
 
+// stateRoots are all state roots the tests created (the final leak check
+// asserts they are gone).
+var (
+	stateRootsMu sync.Mutex
+	stateRoots   []string
+)
+
 // testPrefix is this test binary's cgroup prefix; every cgroup the tests
 // create lives under it.
 var testPrefix = fmt.Sprintf("tether-test-%d", os.Getpid())
@@ -55,6 +63,9 @@ func newTestRunner(t testing.TB) *Runner {
 	// Short state root: unix socket paths inside it are length-limited.
 	state, err := os.MkdirTemp("", "tst")
 	require.NoError(t, err)
+	stateRootsMu.Lock()
+	stateRoots = append(stateRoots, state)
+	stateRootsMu.Unlock()
 	r := &Runner{
 		StateRoot:    state,
 		CgroupPrefix: fmt.Sprintf("%s/r%d", testPrefix, n),

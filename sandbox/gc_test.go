@@ -1,0 +1,110 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// startHelper starts a stand-in tether (this test binary in helper mode)
+// running "sleep 600" in a sandbox, and waits until the sandboxed sleep is
+// in its cgroup. It returns the helper and the sleep's host pid.
+func startHelper(t *testing.T, r *Runner) (*exec.Cmd, int) {
+	t.Helper()
+	self, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), helperEnv+"="+r.StateRoot+":"+r.CgroupPrefix)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		dirs, _ := cgroupDirs("/" + r.CgroupPrefix)
+		for _, d := range dirs {
+			if !strings.Contains(d, "/pids/") {
+				continue
+			}
+			b, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+			for _, f := range strings.Fields(string(b)) {
+				pid, _ := strconv.Atoi(f)
+				cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+				if strings.HasPrefix(string(cmdline), "sleep\x00600") {
+					return cmd, pid
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("helper's sandboxed sleep never appeared")
+	return nil, 0
+}
+
+func TestGCReapsCrashedTether(t *testing.T) {
+	r := newTestRunner(t)
+	helper, sleepPid := startHelper(t, r)
+
+	// While the owner lives, gc keeps its container.
+	rep, err := GC(GCOptions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix})
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.Live)
+	assert.Empty(t, rep.Containers)
+	assert.True(t, pidAlive(sleepPid), "a live tether's container is never touched")
+
+	// Crash the owner: SIGKILL leaves state, cgroups and the lock file.
+	require.NoError(t, helper.Process.Kill())
+	_ = helper.Wait()
+	entries, _ := os.ReadDir(filepath.Join(r.StateRoot, containersDir))
+	require.Len(t, entries, 1, "the crash left libcontainer state behind")
+	dirs, _ := cgroupDirs("/" + r.CgroupPrefix)
+	require.NotEmpty(t, dirs, "the crash left cgroups behind")
+
+	rep, err = GC(GCOptions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix})
+	require.NoError(t, err)
+	assert.Empty(t, rep.Errors)
+	assert.Len(t, rep.Containers, 1)
+	assert.Zero(t, rep.Live)
+	assert.NotEmpty(t, rep.Cgroups)
+	assert.NotEmpty(t, rep.StateDirs)
+	assert.Eventually(t, func() bool { return !pidAlive(sleepPid) }, 5*time.Second, 20*time.Millisecond,
+		"the orphaned sandbox's processes are gone")
+	// The runner's cleanup asserts nothing at all remains.
+
+	rep, err = GC(GCOptions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix})
+	require.NoError(t, err)
+	assert.Empty(t, rep.Containers, "a second gc finds nothing")
+	assert.Empty(t, rep.Cgroups)
+}
+
+func TestRunReapsDeadLeftoversAtStart(t *testing.T) {
+	r := newTestRunner(t)
+	helper, _ := startHelper(t, r)
+	require.NoError(t, helper.Process.Kill())
+	_ = helper.Wait()
+
+	// The next run on the same state root cleans up the crash first.
+	res, _ := run(t, r, Config{}, "true")
+	assert.Equal(t, 0, res.ExitCode)
+	entries, _ := os.ReadDir(filepath.Join(r.StateRoot, containersDir))
+	assert.Empty(t, entries)
+}
+
+func TestGCOnEmptyStateRoot(t *testing.T) {
+	requireSandbox(t)
+	rep, err := GC(GCOptions{StateRoot: filepath.Join(t.TempDir(), "never-used"), CgroupPrefix: testPrefix + "/none"})
+	require.NoError(t, err)
+	assert.Empty(t, rep.Containers)
+	assert.Zero(t, rep.Live)
+	_, err = GC(GCOptions{StateRoot: "relative"})
+	assert.ErrorIs(t, err, ErrInvalidConfig)
+	_, err = GC(GCOptions{StateRoot: "/x", CgroupPrefix: "../escape"})
+	assert.ErrorIs(t, err, ErrInvalidConfig)
+}
