@@ -52,7 +52,8 @@
 //	     -S STR is split as GNU env splits it (\_ separators, quotes, # comments) and its words re-read
 //	     by env, so the payload's commands carry two env wrappers (a ${VAR} in STR makes it opaque)
 //	sudo [-u U -g G -h H -p P -C N -D D -r R -t T -U U -T T -R D …] [NAME=VAL…] cmd
-//	     (-l -e -v -K -V: no command run; -s/-i without a command: sudo is the program, an interactive shell)
+//	     (-l -e -v -K -V: no command run; -s/-i without a command: sudo is the program, an interactive
+//	     shell; -s/-i with a command: the words are joined and parsed as the shell's -c payload)
 //	doas [-u U] [-n -s] cmd         (-C/-L: no command run)
 //	su [-] [-l] [-c CMD] [user [args]], runuser (same, plus -u USER cmd): -c payload parsed; without it su is the program
 //	nice [-n N | -N], nohup, setsid [-f -w -c], timeout [-s SIG -k DUR] DURATION, time [-p] (keyword) and /usr/bin/time [-f F -o F]
@@ -64,7 +65,9 @@
 //	busybox APPLET, toybox APPLET, parallel [opts] cmd ::: … (command words parsed as a payload, ExtraArgs), sg GROUP [-c] CMD
 //	pkexec, nsenter, unshare, chroot DIR, strace, ltrace, gosu USER, su-exec USER, setpriv, numactl, cgexec,
 //	faketime TIME, fakeroot, eatmydata, catchsegv, unbuffer, dbus-run-session, torsocks, tsocks,
-//	proxychains, proxychains4, firejail, caffeinate, systemd-run, systemd-inhibit
+//	proxychains, proxychains4, firejail, caffeinate, systemd-run, systemd-inhibit, screen
+//	trap ACTION SIG…, tmux new-session|new-window|split-window|respawn-*|run-shell|display-popup … CMD,
+//	script -c CMD, nix-shell --run|--command CMD, parallel ::: CMD… : shell strings parsed as payloads
 //
 // A wrapper with nothing left to run is itself the program ("env",
 // "sudo -l", "exec 3<>/dev/tcp/h/80"). An option word that is not literal
@@ -110,7 +113,11 @@
 //
 // "Reads its script from stdin" means: a shell or interpreter without a
 // script operand or -c/-e code, with "-", "/dev/stdin" or -s; an interactive
-// sudo -s/-i, su, runuser or doas -s; and source/. of /dev/stdin.
+// sudo -s/-i, su, runuser or doas -s; source/. of /dev/stdin; at and batch
+// without -f; crontab installing a table from stdin.
+//
+// ">& word" with a word that is not a file descriptor is "&> word": it is
+// reported as a write of fd "&", like "&>".
 //
 // # Functions
 //

@@ -264,6 +264,25 @@ func (w *walker) stdinReader(cs *cmdState, i int) string {
 	name := baseName(cs.words[i].Value)
 	switch name {
 	case "su", "runuser":
+	case "at", "batch":
+		// at reads the job's commands from stdin unless -f FILE; its
+		// listing and removal modes run nothing.
+		for _, a := range cs.words[i+1:] {
+			if a.Value == "-f" || strings.HasPrefix(a.Value, "-f") || a.Value == "-l" || a.Value == "-r" || a.Value == "-d" || a.Value == "-c" {
+				return ""
+			}
+		}
+	case "crontab":
+		// crontab with no file (or "-") installs a table read from stdin.
+		for k := i + 1; k < len(cs.words); k++ {
+			switch v := cs.words[k].Value; {
+			case v == "-u":
+				k++ // -u USER
+			case v == "-":
+			case !strings.HasPrefix(v, "-"), strings.ContainsAny(v[1:], "lre"):
+				return "" // a file, or list/remove/edit
+			}
+		}
 	case "sudo", "doas":
 		wr := Wrapper{Args: values(cs.words[i+1:])}
 		if !wr.HasShortFlag('s') && !wr.HasShortFlag('i') && !contains(wr.Args, "--shell") && !contains(wr.Args, "--login") {

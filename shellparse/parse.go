@@ -498,6 +498,10 @@ func (w *walker) redirs(rs []*syntax.Redirect, c ctx) []Redir {
 		if r.Word != nil {
 			w.walkWord(r.Word, c)
 			rd.Target = w.convWord(r.Word)
+			if r.Op == syntax.DplOut && rd.Fd == "" && rd.Target.Literal && !isFdWord(rd.Target.Value) {
+				// ">& file" is "&> file": both outputs written to file.
+				rd.Mode, rd.Fd = RedirWrite, "&"
+			}
 			if r.Op == syntax.WordHdoc {
 				rd.Body = rd.Target.Value
 			}
@@ -753,6 +757,18 @@ func joinRedirs(outer, own []Redir) []Redir {
 		return own
 	}
 	return append(outer[:len(outer):len(outer)], own...)
+}
+
+// isFdWord reports whether a dup target names a file descriptor ("1",
+// "3-") or closes one ("-").
+func isFdWord(s string) bool {
+	s = strings.TrimSuffix(s, "-")
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // heredocBody trims the closing delimiter line, which the parser's position

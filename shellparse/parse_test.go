@@ -714,3 +714,57 @@ func pathological() []string {
 	}
 	return out
 }
+
+func TestMorePayloadHosts(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		src      string
+		programs []string
+		opaque   []OpaqueKind
+	}{
+		{`trap 'rm -rf /tmp/x' EXIT`, []string{"rm"}, nil},
+		{`trap "rm -f $tmp" EXIT`, nil, []OpaqueKind{OpaquePayload}},
+		{`trap - EXIT; trap -l`, []string{"trap", "trap"}, nil},
+		{`tmux new-session -d -s dev 'npm run dev'`, []string{"npm"}, nil},
+		{`tmux -L sock new -d "rm -rf /"`, []string{"rm"}, nil},
+		{`tmux ls`, []string{"tmux"}, nil},
+		{`script -q -c 'rm x' /dev/null`, []string{"rm"}, nil},
+		{`nix-shell -p hello --run 'rm x'`, []string{"rm"}, nil},
+		{`screen -dmS name bash -c 'rm x'`, []string{"rm"}, nil},
+		{`screen -ls`, []string{"screen"}, nil},
+		{`sudo -s rm -rf /`, []string{"rm"}, nil},
+		{`sudo -i 'rm -rf /; reboot'`, []string{"rm", "reboot"}, nil},
+		{`parallel ::: 'rm x' 'reboot'`, []string{"rm", "reboot"}, nil},
+		{`echo 'rm -rf /' | at now`, []string{"echo", "at"}, []OpaqueKind{OpaquePipedShell}},
+		{`at -f job.sh now`, []string{"at"}, nil},
+		{`echo '* * * * * rm' | crontab -`, []string{"echo", "crontab"}, []OpaqueKind{OpaquePipedShell}},
+		{`crontab -l | cat`, []string{"crontab", "cat"}, nil},
+		{`echo x | crontab -u bob -`, []string{"echo", "crontab"}, []OpaqueKind{OpaquePipedShell}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.src, func(t *testing.T) {
+			t.Parallel()
+			s := mustParse(t, tc.src)
+			assert.Equal(t, tc.programs, nilIfEmpty(programs(s)))
+			assert.Equal(t, tc.opaque, nilKinds(opaqueKinds(s)))
+		})
+	}
+	s := mustParse(t, `trap 'rm -rf /tmp/x' EXIT`)
+	assert.Equal(t, []string{"trap"}, wrapperNames(s.Commands[0]))
+}
+
+func nilKinds(k []OpaqueKind) []OpaqueKind {
+	if len(k) == 0 {
+		return nil
+	}
+	return k
+}
+
+func TestDupToFile(t *testing.T) {
+	t.Parallel()
+	r := mustParse(t, "echo x >& file").Commands[0].Redirs[0]
+	assert.Equal(t, Redir{Fd: "&", Mode: RedirWrite, Target: Word{Value: "file", Literal: true, Raw: "file"}}, r)
+	for _, src := range []string{"echo x >&2", "echo x 2>&1", "echo x >&-", "echo x 3>&1-"} {
+		assert.Equal(t, RedirDup, mustParse(t, src).Commands[0].Redirs[0].Mode, src)
+	}
+}

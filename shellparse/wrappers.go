@@ -84,6 +84,7 @@ var wrappers = map[string]*wrapSpec{
 	"torsocks":    {shortArg: "uapP"},
 	"tsocks":      {},
 	"proxychains": {shortArg: "f"}, "proxychains4": {shortArg: "f"},
+	"screen":          {shortArg: "SctehpT", stop: "rRxXlQv", longStop: []string{"list", "ls"}},
 	"firejail":        {},
 	"caffeinate":      {shortArg: "tw"},
 	"systemd-run":     {shortArg: "upEHM", longArg: []string{"unit", "property", "setenv", "host", "machine", "description", "slice", "uid", "gid", "working-directory", "on-calendar", "on-active", "timer-property", "path-property", "socket-property"}},
@@ -240,6 +241,12 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 		return w.peelFlock(cs, i, c)
 	case "parallel":
 		return w.peelParallel(cs, i, c)
+	case "trap":
+		return w.peelTrap(cs, i, c)
+	case "tmux":
+		return w.peelTmux(cs, i, c)
+	case "script", "nix-shell":
+		return w.peelRunOpt(name, cs, i, c)
 	case "sg":
 		// sg GROUP [-c] COMMAND: the command is a shell string.
 		if i+2 < len(cs.words) {
@@ -257,12 +264,15 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 	if sp == nil {
 		return 0, false
 	}
-	stopped := false
+	stopped, shellMode := false, false
 	var split *opt
 	var envFlags []string
 	next := scanOpts(cs.words, i, sp, func(o opt) {
 		if sp.stops(o) {
 			stopped = true
+		}
+		if (name == "sudo" || name == "doas") && (o.name == "s" || o.name == "i" || o.name == "shell" || o.name == "login") {
+			shellMode = true
 		}
 		if name == "env" {
 			switch {
@@ -303,6 +313,11 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 	}
 	if sp.extra {
 		cs.extra = true
+	}
+	if shellMode && next < len(cs.words) {
+		// sudo -s/-i CMD…: the user's shell runs the words with -c.
+		w.shellString(name, cs, next, len(cs.words), c)
+		return -1, false
 	}
 	if split != nil {
 		// env -S splits its string into arguments that precede the
@@ -425,6 +440,92 @@ func (w *walker) peelSu(name string, cs *cmdState, i int, c ctx) (int, bool) {
 	return -1, false
 }
 
+// peelTrap handles trap ACTION SIGNAL…: the action is a shell string run
+// later, parsed as a payload with trap as its wrapper.
+func (w *walker) peelTrap(cs *cmdState, i int, c ctx) (int, bool) {
+	j := i + 1
+	for j < len(cs.words) && cs.words[j].Literal && strings.HasPrefix(cs.words[j].Value, "-") && cs.words[j].Value != "-" {
+		if cs.words[j].Value == "--" {
+			j++
+			break
+		}
+		return 0, false // trap -l, trap -p: listings
+	}
+	if j+1 >= len(cs.words) || (cs.words[j].Literal && (cs.words[j].Value == "-" || cs.words[j].Value == "")) {
+		return 0, false // a reset, or trap SIGNAL alone
+	}
+	cs.pushWrapper("trap", i, j)
+	w.shellString("trap", cs, j, j+1, c)
+	return -1, false
+}
+
+// tmuxShellCommands are the tmux commands whose trailing arguments are a
+// shell command, with the options that take a value.
+var tmuxShellCommands = map[string]string{
+	"new-session": "cefnstxyF", "new": "cefnstxyF",
+	"new-window": "censtF", "neww": "censtF",
+	"split-window": "celtF", "splitw": "celtF",
+	"respawn-pane": "cet", "respawnp": "cet",
+	"respawn-window": "cet", "respawnw": "cet",
+	"run-shell": "dt", "run": "dt",
+	"display-popup": "bcdehSstTwxy", "popup": "bcdehSstTwxy",
+}
+
+// peelTmux handles tmux commands that run a shell command (new-session,
+// new-window, split-window, respawn-*, run-shell, display-popup): the
+// trailing words are a shell string. Other tmux commands stay tmux.
+func (w *walker) peelTmux(cs *cmdState, i int, c ctx) (int, bool) {
+	j := scanOpts(cs.words, i, &wrapSpec{shortArg: "cfLST"}, nil)
+	if j >= len(cs.words) {
+		return 0, false
+	}
+	argOpts, ok := tmuxShellCommands[cs.words[j].Value]
+	if !ok {
+		return 0, false
+	}
+	k := scanOpts(cs.words, j, &wrapSpec{shortArg: argOpts}, nil)
+	if k >= len(cs.words) {
+		return 0, false
+	}
+	cs.pushWrapper("tmux", i, k)
+	w.shellString("tmux", cs, k, len(cs.words), c)
+	return -1, false
+}
+
+// peelRunOpt handles programs with an option whose value is a shell
+// string: script -c CMD, nix-shell --run/--command CMD.
+func (w *walker) peelRunOpt(name string, cs *cmdState, i int, c ctx) (int, bool) {
+	sp := &wrapSpec{shortArg: "cIOBTE", longArg: []string{"command", "run", "log-in", "log-out", "log-io", "log-timing", "echo", "arg", "argstr", "attr", "packages", "expr", "include", "option"}}
+	if name == "nix-shell" {
+		sp = &wrapSpec{shortArg: "pAIE", longArg: []string{"command", "run", "arg", "argstr", "attr", "packages", "expr", "include", "option", "keep", "exclude"}}
+	}
+	idx, arg := -1, ""
+	// Both permute their options: scan all words.
+	for j := i; j < len(cs.words); {
+		next := scanOpts(cs.words, j, sp, func(o opt) {
+			switch {
+			case name == "script" && (o.name == "c" || o.name == "command"),
+				name == "nix-shell" && (o.name == "run" || o.name == "command"):
+				idx, arg = o.argIdx, o.arg
+			}
+		})
+		if next <= j {
+			break
+		}
+		j = next
+	}
+	if idx < 0 {
+		return 0, false
+	}
+	cs.pushWrapper(name, i, idx)
+	if !cs.words[idx].Literal {
+		w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+		return -1, false
+	}
+	w.payload(name, arg, cs.nodes[idx], cs.nodes[idx], cs, c)
+	return -1, false
+}
+
 // peelWatch handles watch: without -x it joins its arguments into a string
 // run by sh -c.
 func (w *walker) peelWatch(cs *cmdState, i int, c ctx) (int, bool) {
@@ -488,14 +589,22 @@ func (w *walker) peelFlock(cs *cmdState, i int, c ctx) (int, bool) {
 // peelParallel handles GNU parallel (best effort): the command words come
 // before ":::" and are run by a shell with the inputs appended.
 func (w *walker) peelParallel(cs *cmdState, i int, c ctx) (int, bool) {
-	sp := &wrapSpec{shortArg: "jSIdEaNnLPX", longArg: []string{"jobs", "sshlogin", "arg-file", "delimiter", "colsep", "results", "joblog", "max-args", "timeout", "tmpdir", "workdir", "env"}}
+	sp := &wrapSpec{shortArg: "jSIdEaNnLP", longArg: []string{"jobs", "sshlogin", "arg-file", "delimiter", "colsep", "results", "joblog", "max-args", "timeout", "tmpdir", "workdir", "env"}}
 	next := scanOpts(cs.words, i, sp, nil)
 	end := next
 	for end < len(cs.words) && !strings.HasPrefix(cs.words[end].Value, ":::") {
 		end++
 	}
 	if end == next {
-		return 0, false // commands come from the inputs
+		if end >= len(cs.words) || cs.words[end].Value != ":::" {
+			return 0, false // commands come from stdin or a file
+		}
+		// parallel ::: CMD…: each input is a command line.
+		cs.pushWrapper("parallel", i, end+1)
+		for k := end + 1; k < len(cs.words) && !strings.HasPrefix(cs.words[k].Value, ":::"); k++ {
+			w.shellString("parallel", cs, k, k+1, c)
+		}
+		return -1, false
 	}
 	cs.pushWrapper("parallel", i, next)
 	cs.extra = true
