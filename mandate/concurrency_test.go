@@ -2,6 +2,7 @@ package mandate
 
 import (
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 
@@ -95,5 +96,40 @@ func TestPathsCannotClimbOutOfARule(t *testing.T) {
 	} {
 		d := s.Check(ctx, Run{Job: "p", ID: "c", Mode: RunCron}, Call{Tool: "read_file", Paths: []string{p}, Workspace: ws})
 		assert.Equal(t, want, d.Verdict, p)
+	}
+}
+
+func TestMigrations(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{})
+	require.NoError(t, err)
+	var v int
+	require.NoError(t, s.db.QueryRow("PRAGMA user_version").Scan(&v))
+	assert.Equal(t, len(migrations), v)
+	var mode string
+	require.NoError(t, s.db.QueryRow("PRAGMA journal_mode").Scan(&mode))
+	assert.Equal(t, "wal", mode)
+	_, err = s.db.Exec("PRAGMA user_version = 99")
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	_, err = Open(dir, Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "newer than this tether")
+}
+
+func TestStateDir(t *testing.T) {
+	t.Setenv("TETHER_STATE_DIR", "/x/y")
+	d, err := StateDir()
+	require.NoError(t, err)
+	assert.Equal(t, "/x/y", d)
+	t.Setenv("TETHER_STATE_DIR", "")
+	t.Setenv("XDG_STATE_HOME", "/xdg")
+	d, err = StateDir()
+	require.NoError(t, err)
+	if os.Geteuid() == 0 {
+		assert.Equal(t, "/var/lib/tether", d)
+	} else {
+		assert.Equal(t, "/xdg/tether", d)
 	}
 }

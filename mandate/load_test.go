@@ -117,3 +117,22 @@ func FuzzLoadMandate(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCommandRule: a command rule that parses has one canonical text, and
+// that text parses back to the same rule.
+func FuzzCommandRule(f *testing.F) {
+	for _, s := range []string{"git status", "env A,B: make test -*", "=bash -c \"$X\"", "go test -race -v", "git -v status", "env X make", "sudo make -j"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := parseCommandRule(s)
+		if err != nil {
+			return
+		}
+		c := r.String()
+		r2, err := parseCommandRule(c)
+		require.NoError(t, err, "canonical text %q of %q must parse", c, s)
+		require.Equal(t, r, r2)
+		require.Equal(t, c, r2.String())
+	})
+}
