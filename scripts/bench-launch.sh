@@ -7,7 +7,8 @@
 #   bwrap        bubblewrap: --unshare-all, host root read-only, /dev and /proc
 #   runc run     Debian's runc with a `runc spec` bundle on a busybox root
 #                (read-only, namespaces pid, net, ipc, uts, mount)
-#   tether run   bin/tether run -- /bin/true (the host layout, default limits)
+#   tether run   bin/tether run -- /bin/true (the host layout, default limits),
+#                and again with --rootfs on the busybox root that runc uses
 #
 # Prints one table: name, median ms, p95 ms and the ratio of each median to the
 # plain exec median. Runs are interleaved (run i of every row, then run i+1),
@@ -162,6 +163,10 @@ tether_row() {
 		return
 	fi
 	add_row "tether run" "$tether" run -- /bin/true
+	# The same root as the runc row, for a like-for-like comparison.
+	if [ -n "$rootfs_ok" ] && "$tether" run --rootfs "$rootfs" -- /bin/true >/dev/null 2>&1 </dev/null; then
+		add_row "tether run --rootfs busybox" "$tether" run --rootfs "$rootfs" -- /bin/true
+	fi
 }
 tether_row
 
