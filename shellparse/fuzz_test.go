@@ -64,6 +64,9 @@ func FuzzParse(f *testing.F) {
 			if c.Text == "" {
 				t.Fatalf("command %+v without text", c)
 			}
+			if c.Context.Payload == 0 && src[c.Span.Start:c.Span.End] != c.Text {
+				t.Fatalf("command text %q is not its span %+v (%q)", c.Text, c.Span, src[c.Span.Start:c.Span.End])
+			}
 		}
 		for _, o := range s.Opaque {
 			inBounds("opaque "+o.Text, o.Span)

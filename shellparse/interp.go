@@ -204,7 +204,7 @@ func (w *walker) interp(name string, sp *interpSpec, cs *cmdState, i int) string
 		if v == "--" {
 			break
 		}
-		if v[1] == '-' || strings.EqualFold(name, "pwsh") || strings.EqualFold(name, "powershell") {
+		if fold := interpName(name); v[1] == '-' || fold == "pwsh" || fold == "powershell" {
 			on := strings.TrimLeft(v, "-")
 			if eq := strings.IndexByte(on, '='); eq >= 0 {
 				on = on[:eq]
