@@ -3,6 +3,7 @@ package mandate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -307,4 +308,21 @@ func TestRedact(t *testing.T) {
 	for in, want := range tests {
 		assert.Equal(t, want, redact(in), in)
 	}
+}
+
+func TestWidenPreviewCapsExamples(t *testing.T) {
+	s, ctx := enforced(t)
+	var first string
+	for i := 0; i < 25; i++ {
+		d := s.Check(ctx, cron, term(fmt.Sprintf("git push --opt%d origin", i)))
+		require.Equal(t, Block, d.Verdict)
+		if first == "" {
+			first = d.DriftID
+		}
+	}
+	res, err := s.Widen(ctx, "j", first, true)
+	require.NoError(t, err)
+	assert.Equal(t, 25, res.Preview.NewlyAllowed)
+	require.Len(t, res.Preview.Examples, MaxPreviewExamples)
+	assert.Equal(t, "git push --opt0 origin", res.Preview.Examples[0], "oldest first")
 }
