@@ -171,6 +171,9 @@ func (ll LeashLine) header() string {
 	if ll.PendingVersion > 0 {
 		h += fmt.Sprintf(", v%d pending", ll.PendingVersion)
 	}
+	if ll.ActiveVersion == 0 {
+		return h + fmt.Sprintf(", no mandate: every call is allowed and recorded; %d calls recorded)", ll.Calls)
+	}
 	return h + fmt.Sprintf(", %d calls recorded, max %d writes per run)", ll.Calls, ll.MaxWrites)
 }
 
