@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,6 +97,286 @@ func TestSessionSmoke(t *testing.T) {
 	assert.Equal(t, 3, res.ExitCode)
 	out, res = sh(t, s, "echo $$")
 	assert.Equal(t, 0, res.ExitCode)
-	assert.NotEqual(t, "1\n", out)
-	_ = strings.TrimSpace
+	assert.NotEqual(t, "1\n", out, "commands are not the sandbox's init")
+	assert.Equal(t, s.Info().ContainerID, res.ContainerID)
+
+	res, err = s.Run(t.Context(), Command{Args: []string{"no-such-program-xyz"}})
+	require.ErrorIs(t, err, ErrNotFound)
+	assert.Equal(t, 127, res.ExitCode)
+	res, err = s.Run(t.Context(), Command{Args: []string{"/tmp"}})
+	require.ErrorIs(t, err, ErrNotExecutable)
+	assert.Equal(t, 126, res.ExitCode)
+
+	var in bytes.Buffer
+	in.WriteString("typed input\n")
+	var cat bytes.Buffer
+	res, err = s.Run(t.Context(), Command{Args: []string{"cat"}, Stdin: &in, Stdout: &cat})
+	require.NoError(t, err)
+	assert.Equal(t, 0, res.ExitCode)
+	assert.Equal(t, "typed input\n", cat.String())
+
+	res, err = s.Exec(t.Context(), Command{Shell: "head -c 100000 /dev/zero", Stdout: &cat}, ExecOptions{OutputBytes: 1000})
+	require.NoError(t, err)
+	assert.True(t, res.OutputTruncated)
+	assert.Equal(t, len("typed input\n")+1000, cat.Len())
+
+	out, res = sh(t, s, "kill -9 $$")
+	assert.Equal(t, 137, res.ExitCode)
+	assert.Equal(t, "SIGKILL", res.Signal)
+	assert.Empty(t, out)
+}
+
+func TestSessionStatePersistsAndIsolated(t *testing.T) {
+	m := newTestSessions(t)
+	spec := testSpec()
+	spec.Options.PersistCwd = true
+	a, err := m.Open(t.Context(), "default", "a", spec)
+	require.NoError(t, err)
+	b, err := m.Open(t.Context(), "default", "b", spec)
+	require.NoError(t, err)
+	other, err := m.Open(t.Context(), "other", "a", spec)
+	require.NoError(t, err)
+	again, err := m.Open(t.Context(), "default", "a", spec)
+	require.NoError(t, err)
+	assert.Same(t, a, again, "the same (profile, session) reuses its sandbox")
+	_, err = m.Open(t.Context(), "default", "a", testSpec())
+	assert.ErrorIs(t, err, ErrSpecChanged)
+
+	sh(t, a, `echo secret-a > /tmp/state.txt; mkdir -p /tmp/work/sub; cd /tmp/work/sub; export TETHER_VAR='x y'\''z'; UNEXPORTED=1`)
+	out, _ := sh(t, a, "cat /tmp/state.txt; pwd; echo \"$TETHER_VAR\"; echo \"u=$UNEXPORTED\"")
+	assert.Equal(t, "secret-a\n/tmp/work/sub\nx y'z\nu=\n", out)
+	// exit inside the command still persists its state.
+	sh(t, a, "cd /tmp; export AFTER_EXIT=1; exit 4")
+	out, _ = sh(t, a, "pwd; echo $AFTER_EXIT")
+	assert.Equal(t, "/tmp\n1\n", out)
+	// Args commands run in the persisted directory and environment.
+	var pwd bytes.Buffer
+	_, err = a.Run(t.Context(), Command{Args: []string{"sh", "-c", "pwd; echo $TETHER_VAR"}, Stdout: &pwd})
+	require.NoError(t, err)
+	assert.Equal(t, "/tmp\nx y'z\n", pwd.String())
+
+	for _, s := range []*Session{b, other} {
+		out, res := sh(t, s, "cat /tmp/state.txt 2>/dev/null; pwd; echo \"v=$TETHER_VAR\"")
+		assert.Equal(t, "/\nv=\n", out, "state leaked into %s/%s", s.key.profile, s.key.name)
+		assert.Equal(t, 0, res.ExitCode)
+	}
+}
+
+func TestSessionWithoutPersistCwd(t *testing.T) {
+	m := newTestSessions(t)
+	s, err := m.Open(t.Context(), "default", "np", testSpec())
+	require.NoError(t, err)
+	sh(t, s, "cd /tmp; export V=1; touch /tmp/file")
+	out, _ := sh(t, s, "pwd; echo v=$V; ls /tmp/file")
+	assert.Equal(t, "/\nv=\n/tmp/file\n", out, "files persist, cwd and env do not")
+}
+
+// alive reports whether a host pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
+}
+
+// waitGone waits (bounded) until none of pids is alive.
+func waitGone(t *testing.T, pids []int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		left := 0
+		for _, p := range pids {
+			if alive(p) {
+				left++
+			}
+		}
+		if left == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, p := range pids {
+		assert.False(t, alive(p), "host pid %d still alive", p)
+	}
+}
+
+func TestSessionBackground(t *testing.T) {
+	m := newTestSessions(t)
+	s, err := m.Open(t.Context(), "default", "bg", testSpec())
+	require.NoError(t, err)
+
+	server, err := s.Start(Command{Shell: "echo started; echo warn >&2; exec sleep 1000"})
+	require.NoError(t, err)
+	stdinR, stdinW := io.Pipe()
+	defer stdinW.Close()
+	counter, err := s.Start(Command{Shell: "while read line; do echo \"got:$line\"; done", Stdin: stdinR})
+	require.NoError(t, err)
+	_, err = stdinW.Write([]byte("one\n"))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		o, _, _ := counter.Output()
+		return string(o) == "got:one\n"
+	}, 10*time.Second, 10*time.Millisecond, "background stdin is streamed")
+
+	// The background process survives between calls.
+	for i := 0; i < 3; i++ {
+		out, _ := sh(t, s, "pgrep -x sleep >/dev/null && echo yes")
+		assert.Equal(t, "yes\n", out)
+	}
+	require.Eventually(t, func() bool {
+		o, e, _ := server.Output()
+		return string(o) == "started\n" && string(e) == "warn\n"
+	}, 10*time.Second, 10*time.Millisecond)
+
+	procs := s.Processes()
+	require.Len(t, procs, 2)
+	assert.True(t, procs[0].Running && procs[0].Background)
+	assert.Equal(t, server.ID(), procs[0].ID)
+
+	// Signal and wait.
+	require.NoError(t, counter.Signal(15))
+	res, err := counter.Wait(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, 143, res.ExitCode)
+	assert.Equal(t, "SIGTERM", res.Signal)
+	p, err := s.Process(counter.ID())
+	require.NoError(t, err)
+	assert.Same(t, counter, p)
+	assert.ErrorIs(t, counter.Signal(9), ErrNoProcess)
+	_, err = s.Process(999)
+	assert.ErrorIs(t, err, ErrNoProcess)
+
+	done, err := s.Start(Command{Args: []string{"sh", "-c", "cat; exit 5"}, Stdin: strings.NewReader("piped\n")})
+	require.NoError(t, err)
+	res, err = done.Wait(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, 5, res.ExitCode)
+	o, _, _ := done.Output()
+	assert.Equal(t, "piped\n", string(o))
+
+	// Everything dies with the session.
+	pids, err := s.HostPIDs()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(pids), 2, "supervisor and sleep")
+	require.NoError(t, s.Close())
+	waitGone(t, pids)
+	res, err = server.Wait(t.Context())
+	assert.Nil(t, res)
+	assert.ErrorIs(t, err, ErrSessionClosed)
+	_, err = s.Run(t.Context(), Command{Args: []string{"true"}})
+	assert.ErrorIs(t, err, ErrSessionClosed)
+}
+
+func TestSessionIdleExpiry(t *testing.T) {
+	m := newTestSessions(t)
+	spec := testSpec()
+	spec.Options.IdleTimeout = 300 * time.Millisecond
+	s, err := m.Open(t.Context(), "default", "idle", spec)
+	require.NoError(t, err)
+	// A command running longer than the idle timeout keeps it alive.
+	out, _ := sh(t, s, "sleep 0.6; echo ok")
+	assert.Equal(t, "ok\n", out)
+	pids, err := s.HostPIDs()
+	require.NoError(t, err)
+	select {
+	case <-s.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("idle session was not closed")
+	}
+	waitGone(t, pids)
+	_, ok := m.Lookup("default", "idle")
+	assert.False(t, ok)
+	assert.Empty(t, m.List())
+	// The next use creates a fresh sandbox.
+	s2, err := m.Open(t.Context(), "default", "idle", spec)
+	require.NoError(t, err)
+	assert.NotEqual(t, s.Info().ContainerID, s2.Info().ContainerID)
+}
+
+func TestSessionCommandTimeout(t *testing.T) {
+	m := newTestSessions(t)
+	s, err := m.Open(t.Context(), "default", "to", testSpec())
+	require.NoError(t, err)
+	bg, err := s.Start(Command{Args: []string{"sleep", "1000"}})
+	require.NoError(t, err)
+
+	var out bytes.Buffer
+	res, err := s.Exec(t.Context(), Command{Shell: "echo before; trap '' TERM; sleep 1000; echo never", Stdout: &out}, ExecOptions{Timeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	assert.True(t, res.TimedOut)
+	assert.Equal(t, 137, res.ExitCode, "TERM ignored, so SIGKILL after the grace")
+	assert.Equal(t, "before\n", out.String())
+
+	// ctx cancellation stops only that command too.
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	res, err = s.Run(ctx, Command{Args: []string{"sleep", "1000"}})
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NotNil(t, res)
+	assert.Equal(t, 143, res.ExitCode)
+
+	// The session and its background process survive.
+	got, res := sh(t, s, "echo alive; pgrep -x sleep | wc -l")
+	assert.Equal(t, "alive\n1\n", got)
+	assert.Equal(t, 0, res.ExitCode)
+	select {
+	case <-bg.Done():
+		t.Fatal("background process died with the timed-out command")
+	default:
+	}
+}
+
+func TestSessionForkBombIsolated(t *testing.T) {
+	m := newTestSessions(t)
+	spec := testSpec()
+	spec.Config.Limits.Pids = 64
+	bomber, err := m.Open(t.Context(), "default", "bomber", spec)
+	require.NoError(t, err)
+	victim, err := m.Open(t.Context(), "default", "victim", spec)
+	require.NoError(t, err)
+
+	bombDone := make(chan *Result, 1)
+	go func() {
+		res, _ := bomber.Exec(context.Background(), Command{Shell: "bomb() { bomb | bomb & }; bomb; sleep 5"}, ExecOptions{Timeout: 4 * time.Second})
+		bombDone <- res
+	}()
+	// Let the bomb hit the pids limit, then use the other session.
+	require.Eventually(t, func() bool {
+		n, _ := pidsLimitHits(bomber)
+		return n > 0
+	}, 20*time.Second, 20*time.Millisecond)
+	for i := 0; i < 20; i++ {
+		tok := fmt.Sprintf("tok-%d", i)
+		out, res := sh(t, victim, "echo "+tok)
+		assert.Equal(t, tok+"\n", out)
+		assert.Equal(t, 0, res.ExitCode)
+	}
+	n, cur := pidsLimitHits(bomber)
+	assert.Positive(t, n)
+	assert.LessOrEqual(t, cur, int64(64), "pids limit holds")
+	pids, err := bomber.HostPIDs()
+	require.NoError(t, err)
+	<-bombDone
+	require.NoError(t, bomber.Close())
+	waitGone(t, pids)
+	out, _ := sh(t, victim, "echo still")
+	assert.Equal(t, "still\n", out)
+}
+
+// pidsLimitHits reads the session cgroup's pids.events "max" counter (forks
+// refused at the limit) and pids.current.
+func pidsLimitHits(s *Session) (hits, current int64) {
+	st, err := s.container.State()
+	if err != nil {
+		return 0, 0
+	}
+	dir := st.CgroupPaths["pids"]
+	if dir == "" {
+		dir = st.CgroupPaths[""]
+	}
+	hits, _ = readKey(filepath.Join(dir, "pids.events"), "max")
+	current, _ = readInt(filepath.Join(dir, "pids.current"))
+	return hits, current
 }
