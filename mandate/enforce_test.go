@@ -326,3 +326,12 @@ func TestWidenPreviewCapsExamples(t *testing.T) {
 	require.Len(t, res.Preview.Examples, MaxPreviewExamples)
 	assert.Equal(t, "git push --opt0 origin", res.Preview.Examples[0], "oldest first")
 }
+
+func TestMissingApprovalBlocks(t *testing.T) {
+	s, ctx := enforced(t)
+	_, err := s.db.Exec(`DELETE FROM approvals WHERE job = 'j'`)
+	require.NoError(t, err)
+	d := s.Check(ctx, cron, term("git status"))
+	assert.Equal(t, Block, d.Verdict, "an active version without its approval record is not trusted")
+	require.Error(t, d.Err)
+}

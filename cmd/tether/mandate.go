@@ -224,7 +224,8 @@ might be a cron run is blocked outright. Exit status: 0 allowed, 3 blocked,
 }
 
 func newMandateCompileCmd(open storeOpener) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "compile JOB",
 		Short: "Compile the job's observations into a new pending mandate version",
 		Args:  cobra.ExactArgs(1),
@@ -234,12 +235,17 @@ func newMandateCompileCmd(open storeOpener) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), v)
+				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "compiled %s v%d (pending); review, then: tether mandate approve %s\n", v.Job, v.Number, v.Job)
 				_, err = io.WriteString(cmd.OutOrStdout(), v.Text)
 				return err
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the new version as JSON")
+	return cmd
 }
 
 func newMandateShowCmd(open storeOpener) *cobra.Command {
@@ -302,6 +308,7 @@ func defaultActor() string {
 func newMandateApproveCmd(open storeOpener) *cobra.Command {
 	var n int
 	var by string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "approve JOB",
 		Short: "Approve a pending version (default: the newest) and enforce it",
@@ -315,6 +322,9 @@ func newMandateApproveCmd(open storeOpener) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), v)
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "approved %s v%d by %s (sha256 %s); job is enforcing\n", v.Job, v.Number, v.ApprovedBy, v.SHA256)
 				return nil
 			})
@@ -322,11 +332,13 @@ func newMandateApproveCmd(open storeOpener) *cobra.Command {
 	}
 	cmd.Flags().IntVar(&n, "version", 0, "version to approve (default: newest pending)")
 	cmd.Flags().StringVar(&by, "by", "", "who approves (default: $USER)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the approved version as JSON")
 	return cmd
 }
 
 func newMandateUndoCmd(open storeOpener) *cobra.Command {
 	var by string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "undo JOB",
 		Short: "Reactivate the previous approved version, or return to observe mode",
@@ -340,6 +352,9 @@ func newMandateUndoCmd(open storeOpener) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), r)
+				}
 				if r.To == 0 {
 					fmt.Fprintf(cmd.OutOrStdout(), "undid v%d; %s is back in observe mode with no mandate\n", r.From, args[0])
 				} else {
@@ -350,6 +365,7 @@ func newMandateUndoCmd(open storeOpener) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&by, "by", "", "who undoes (default: $USER)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what changed as JSON")
 	return cmd
 }
 
