@@ -439,33 +439,145 @@ func (w *walker) funcDecl(fd *syntax.FuncDecl, c ctx) {
 }
 
 // finishFunctions fills the recursion and invocation facts of each function
-// once every command is known.
+// once every command is known. Recursion is found on the call graph of the
+// defined functions, so functions that call each other (a calls b, b calls
+// a) are recursive too, and a call in a pipeline or in the background
+// anywhere on the cycle makes each of them SelfPipe or SelfBackground.
 func (w *walker) finishFunctions() {
 	if w.funcs == nil {
 		return
 	}
+	defs := *w.funcs
 	cmds := w.script.Commands
-	for _, d := range *w.funcs {
-		f := &w.script.Functions[d.fn]
+	byName := make(map[string][]int, len(defs))
+	for di, d := range defs {
+		name := w.script.Functions[d.fn].Name
+		byName[name] = append(byName[name], di)
+	}
+	g := callGraph{edges: make([][]callEdge, len(defs))}
+	for di, d := range defs {
 		for i := d.start; i < d.end; i++ {
-			if cmds[i].Program != f.Name {
-				continue
-			}
-			f.Recursive = true
-			if cmds[i].Context.Pipeline > 0 {
-				f.SelfPipe = true
-			}
-			if cmds[i].Context.Background {
-				f.SelfBackground = true
+			for _, to := range byName[cmds[i].Program] {
+				ctx := cmds[i].Context
+				g.edges[di] = append(g.edges[di], callEdge{to: to, pipe: ctx.Pipeline > 0, bg: ctx.Background})
 			}
 		}
+	}
+	comp := g.components()
+	ncomp := 0
+	for _, c := range comp {
+		ncomp = max(ncomp, c+1)
+	}
+	cyclic := make([]bool, ncomp)
+	pipe := make([]bool, ncomp)
+	bg := make([]bool, ncomp)
+	for from, es := range g.edges {
+		for _, e := range es {
+			if comp[from] != comp[e.to] {
+				continue
+			}
+			c := comp[from]
+			cyclic[c] = true
+			pipe[c] = pipe[c] || e.pipe
+			bg[c] = bg[c] || e.bg
+		}
+	}
+	// A function is invoked when a command outside every function body
+	// calls it after its definition, or when an invoked function calls it.
+	inBody := make([]bool, len(cmds))
+	for _, d := range defs {
+		for i := d.start; i < d.end; i++ {
+			inBody[i] = true
+		}
+	}
+	invoked := make([]bool, len(defs))
+	for di, d := range defs {
+		name := w.script.Functions[d.fn].Name
 		for i := d.end; i < len(cmds); i++ {
-			if cmds[i].Program == f.Name {
-				f.Invoked = true
+			if !inBody[i] && cmds[i].Program == name {
+				invoked[di] = true
 				break
 			}
 		}
 	}
+	for changed := true; changed; {
+		changed = false
+		for from, es := range g.edges {
+			if !invoked[from] {
+				continue
+			}
+			for _, e := range es {
+				if !invoked[e.to] {
+					invoked[e.to], changed = true, true
+				}
+			}
+		}
+	}
+	for di, d := range defs {
+		f := &w.script.Functions[d.fn]
+		c := comp[di]
+		f.Recursive, f.SelfPipe, f.SelfBackground = cyclic[c], pipe[c], bg[c]
+		f.Invoked = invoked[di]
+	}
+}
+
+// callGraph is the graph of calls between defined functions.
+type callGraph struct {
+	edges [][]callEdge
+}
+
+type callEdge struct {
+	to       int
+	pipe, bg bool // the call runs in a pipeline, in the background
+}
+
+// components returns the strongly connected component of each node
+// (Tarjan's algorithm).
+func (g *callGraph) components() []int {
+	n := len(g.edges)
+	index := make([]int, n)
+	low := make([]int, n)
+	comp := make([]int, n)
+	onStack := make([]bool, n)
+	for i := range index {
+		index[i] = -1
+	}
+	var stack []int
+	next, ncomp := 0, 0
+	var visit func(v int)
+	visit = func(v int) {
+		index[v], low[v] = next, next
+		next++
+		stack = append(stack, v)
+		onStack[v] = true
+		for _, e := range g.edges[v] {
+			switch {
+			case index[e.to] < 0:
+				visit(e.to)
+				low[v] = min(low[v], low[e.to])
+			case onStack[e.to]:
+				low[v] = min(low[v], index[e.to])
+			}
+		}
+		if low[v] == index[v] {
+			for {
+				x := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				onStack[x] = false
+				comp[x] = ncomp
+				if x == v {
+					break
+				}
+			}
+			ncomp++
+		}
+	}
+	for v := range n {
+		if index[v] < 0 {
+			visit(v)
+		}
+	}
+	return comp
 }
 
 // redirs converts a statement's redirections, walking their words.

@@ -517,13 +517,16 @@ func TestFunctions(t *testing.T) {
 		{"f(){ f & f; }; f", Function{Name: "f", SelfBackground: true, Recursive: true, Invoked: true}},
 		{"function g { g | g; }", Function{Name: "g", SelfPipe: true, Recursive: true}},
 		{"h() { ls; }; h", Function{Name: "h", Invoked: true}},
+		{"h; h() { ls; }", Function{Name: "h"}},
+		{"h() { ls; }; g() { h; }", Function{Name: "h"}},
 		{"bash -c ':(){ :|:& };:'", Function{Name: ":", SelfPipe: true, SelfBackground: true, Recursive: true, Invoked: true}},
+		{"f() { f; }", Function{Name: "f", Recursive: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.src, func(t *testing.T) {
 			t.Parallel()
 			s := mustParse(t, tc.src)
-			require.Len(t, s.Functions, 1)
+			require.NotEmpty(t, s.Functions)
 			got := s.Functions[0]
 			got.Span = Span{}
 			assert.Equal(t, tc.want, got)
@@ -767,4 +770,17 @@ func TestDupToFile(t *testing.T) {
 	for _, src := range []string{"echo x >&2", "echo x 2>&1", "echo x >&-", "echo x 3>&1-"} {
 		assert.Equal(t, RedirDup, mustParse(t, src).Commands[0].Redirs[0].Mode, src)
 	}
+}
+
+func TestMutualRecursion(t *testing.T) {
+	t.Parallel()
+	s := mustParse(t, "a(){ b|b& }; b(){ a; }; c(){ a; }; a")
+	require.Len(t, s.Functions, 3)
+	for _, f := range s.Functions[:2] {
+		assert.True(t, f.Recursive && f.SelfPipe && f.SelfBackground, "%+v", f)
+	}
+	assert.True(t, s.Functions[0].Invoked)
+	assert.True(t, s.Functions[1].Invoked, "b is called by a, which is invoked")
+	c := s.Functions[2]
+	assert.False(t, c.Recursive || c.SelfPipe || c.SelfBackground || c.Invoked, "%+v", c)
 }

@@ -189,11 +189,14 @@ type Opaque struct {
 // Function is a shell function defined in the script.
 type Function struct {
 	Name string `json:"name"`
-	// SelfPipe reports whether the body runs the function itself in a pipeline.
+	// SelfPipe reports whether the body runs the function itself in a
+	// pipeline, directly or through functions that call it back (then some
+	// call on that cycle is piped).
 	SelfPipe bool `json:"self_pipe,omitempty"`
-	// SelfBackground reports whether the body runs the function itself with &.
+	// SelfBackground reports the same for a call with &.
 	SelfBackground bool `json:"self_background,omitempty"`
-	// Recursive reports whether the body calls the function at all.
+	// Recursive reports whether the body calls the function at all,
+	// directly or through other functions defined in the script.
 	Recursive bool `json:"recursive,omitempty"`
 	// Invoked reports whether the script calls the function after defining it.
 	Invoked bool `json:"invoked,omitempty"`
