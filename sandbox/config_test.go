@@ -225,6 +225,8 @@ func TestLibcontainerRootless(t *testing.T) {
 	assert.Equal(t, []configs.IDMap{{ContainerID: 0, HostID: 1235, Size: 1}}, lc.GIDMappings)
 	assert.True(t, lc.RootlessEUID)
 	assert.True(t, lc.RootlessCgroups)
+	assert.Empty(t, lc.Cgroups.Path, "no cgroup path: libcontainer then tolerates an undelegated hierarchy")
+	assert.Zero(t, lc.Cgroups.Resources.Memory, "limits are reported as not enforced, not silently attempted")
 	assert.Nil(t, mountAt(t, lc, "/w").IDMapping, "a one-id mapping needs no idmapped mount")
 	assert.True(t, lc.Namespaces.IsPrivate(configs.NEWNET), "rootless keeps network isolation")
 	assert.True(t, lc.NoNewPrivileges)

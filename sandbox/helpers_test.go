@@ -63,6 +63,7 @@ func newTestRunner(t testing.TB) *Runner {
 	// Short state root: unix socket paths inside it are length-limited.
 	state, err := os.MkdirTemp("", "tst")
 	require.NoError(t, err)
+	require.NoError(t, os.Chmod(state, 0o711)) // as Run would create it
 	stateRootsMu.Lock()
 	stateRoots = append(stateRoots, state)
 	stateRootsMu.Unlock()

@@ -1,11 +1,15 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
+	"time"
 )
 
 // init makes the test binary act as the container init when libcontainer
@@ -24,9 +28,20 @@ func init() {
 // command and waits to be killed (TestGC* simulate a crash with it).
 const helperEnv = "TETHER_SANDBOX_TEST_HELPER"
 
+// rootlessEnv makes the test binary run one script in a sandbox (as
+// whatever user started it) and print the Result as JSON on stdout; the
+// value is "STATE_ROOT:WORKSPACE", the script is in rootlessScriptEnv.
+const (
+	rootlessEnv       = "TETHER_SANDBOX_TEST_ROOTLESS"
+	rootlessScriptEnv = "TETHER_SANDBOX_TEST_SCRIPT"
+)
+
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(helperEnv); spec != "" {
 		os.Exit(helperMain(spec))
+	}
+	if spec := os.Getenv(rootlessEnv); spec != "" {
+		os.Exit(rootlessMain(spec))
 	}
 	os.Exit(m.Run())
 }
@@ -45,4 +60,22 @@ func helperMain(spec string) int {
 	res, err := r.Run(context.Background(), Config{}, Command{Args: []string{"sleep", "600"}})
 	fmt.Fprintln(os.Stderr, "helper: finished unexpectedly:", res, err)
 	return 3
+}
+
+func rootlessMain(spec string) int {
+	state, ws, _ := strings.Cut(spec, ":")
+	r := &Runner{StateRoot: state}
+	var out bytes.Buffer
+	cfg := Config{Workspace: ws, Limits: Limits{MemoryBytes: 64 << 20, Pids: 50, Timeout: 30 * time.Second}}
+	res, err := r.Run(context.Background(), cfg, Command{Shell: os.Getenv(rootlessScriptEnv), Stdout: &out, Stderr: &out})
+	doc := struct {
+		Result *Result
+		Output string
+		Error  string
+	}{res, out.String(), ""}
+	if err != nil {
+		doc.Error = err.Error()
+	}
+	_ = json.NewEncoder(os.Stdout).Encode(doc)
+	return 0
 }

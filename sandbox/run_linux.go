@@ -195,8 +195,17 @@ func (r *Runner) Run(ctx context.Context, cfg Config, cmd Command) (res *Result,
 		return nil, err
 	}
 	res.ContainerID = id
+	// 0711: a user-namespaced container's root (an unprivileged host uid)
+	// must traverse to its empty root under roots/, but may list nothing.
+	if err := os.MkdirAll(stateRoot, 0o711); err != nil {
+		return nil, fmt.Errorf("creating state root: %w", err)
+	}
 	for _, d := range []string{containersDir, locksDir, rootsDir} {
-		if err := os.MkdirAll(filepath.Join(stateRoot, d), 0o700); err != nil {
+		perm := os.FileMode(0o700)
+		if d == rootsDir {
+			perm = 0o711
+		}
+		if err := os.Mkdir(filepath.Join(stateRoot, d), perm); err != nil && !errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("creating state directory: %w", err)
 		}
 	}
@@ -318,6 +327,11 @@ func (r *Runner) Run(ctx context.Context, cfg Config, cmd Command) (res *Result,
 		u := readUsage(st.CgroupPaths)
 		res.CPUTime, res.PeakMemory, res.OOMKilled = u.cpu, u.peakMem, u.oomKilled
 	}
+	if res.CPUTime == 0 && w.ps != nil {
+		// No cgroup (rootless): the init's rusage covers it and the
+		// children it reaped, a lower bound.
+		res.CPUTime = w.ps.UserTime() + w.ps.SystemTime()
+	}
 	res.OutputTruncated = out.truncated()
 	if !res.TimedOut && ctx.Err() != nil {
 		return res, fmt.Errorf("running %s: %w", args[0], ctx.Err())
@@ -377,12 +391,16 @@ func exitStatus(res *Result, w waitResult) {
 
 // startFailure maps a failure to start the program to the shell's statuses.
 func startFailure(res *Result, prog string, err error) (*Result, error) {
+	// libcontainer's init reports the program lookup and exec failures
+	// as text (`exec: "prog": executable file not found in $PATH`).
 	msg := err.Error()
+	_, execErr, isExec := strings.Cut(msg, `exec: "`)
 	switch {
-	case strings.Contains(msg, "executable file not found") || strings.Contains(msg, "no such file or directory"):
+	case isExec && (strings.Contains(execErr, "executable file not found") || strings.Contains(execErr, "no such file or directory")):
 		res.ExitCode = 127
 		return res, fmt.Errorf("%w: %s: %w", ErrNotFound, prog, err)
-	case strings.Contains(msg, "permission denied") || strings.Contains(msg, "exec format error") || strings.Contains(msg, "is a directory"):
+	case isExec && (strings.Contains(execErr, "permission denied") || strings.Contains(execErr, "is a directory")),
+		strings.Contains(msg, "exec format error"):
 		res.ExitCode = 126
 		return res, fmt.Errorf("%w: %s: %w", ErrNotExecutable, prog, err)
 	}

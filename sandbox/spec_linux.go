@@ -132,8 +132,13 @@ func (c Config) Spec(p Placement) (*specs.Spec, error) {
 	}
 
 	s.Mounts = c.mounts(layout, p, userns, tmpfs)
-	if err := c.resources(s.Linux.Resources); err != nil {
-		return nil, err
+	if p.Rootless {
+		// Without delegated cgroups there is nothing to put limits in:
+		// libcontainer tolerates a failed cgroup only without an explicit
+		// path and without limits. Run reports them in Result.NotEnforced.
+		s.Linux.CgroupsPath = ""
+	} else {
+		c.resources(s.Linux.Resources)
 	}
 
 	if c.Seccomp != SeccompOff {
@@ -209,7 +214,7 @@ func (c Config) mounts(layout rootfs.Layout, p Placement, userns bool, tmpfs int
 }
 
 // resources maps Limits onto cgroup resources.
-func (c Config) resources(r *specs.LinuxResources) error {
+func (c Config) resources(r *specs.LinuxResources) {
 	l := c.Limits
 	if l.MemoryBytes > 0 {
 		m := l.MemoryBytes
@@ -223,7 +228,6 @@ func (c Config) resources(r *specs.LinuxResources) error {
 		quota := int64(l.CPUs * float64(period))
 		r.CPU = &specs.LinuxCPU{Period: &period, Quota: &quota}
 	}
-	return nil
 }
 
 // Libcontainer translates the config into libcontainer's configuration for

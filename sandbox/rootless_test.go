@@ -1,0 +1,135 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRootless runs a sandbox as an unprivileged user created for the test:
+// it must work through a user namespace and report, not hide, the cgroup
+// limits it cannot enforce.
+func TestRootless(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("useradd"); err != nil {
+		t.Skip("useradd missing (package passwd; run scripts/provision.sh)")
+	}
+	name := fmt.Sprintf("tether-rl-%d", os.Getpid())
+	out, err := exec.Command("useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput()
+	require.NoError(t, err, "useradd: %s", out)
+	t.Cleanup(func() { _ = exec.Command("userdel", name).Run() })
+	u, err := user.Lookup(name)
+	require.NoError(t, err)
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+
+	// A directory the user owns: a copy of this test binary (the build
+	// cache is root-only), its state root and its workspace.
+	base, err := os.MkdirTemp("", "tether-rl")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	require.NoError(t, os.Chmod(base, 0o755))
+	self, err := os.Executable()
+	require.NoError(t, err)
+	bin := filepath.Join(base, "sandbox.test")
+	copyFile(t, self, bin)
+	for _, d := range []string{"state", "ws"} {
+		require.NoError(t, os.Mkdir(filepath.Join(base, d), 0o700))
+		require.NoError(t, os.Chown(filepath.Join(base, d), uid, gid))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(base, "ws", "input.txt"), []byte("from host\n"), 0o644))
+	require.NoError(t, os.Chown(filepath.Join(base, "ws", "input.txt"), uid, gid))
+
+	type doc struct {
+		Result *Result
+		Output string
+		Error  string
+	}
+	runAs := func(script string) doc {
+		cmd := exec.Command(bin)
+		cmd.Dir = filepath.Join(base, "ws")
+		cmd.Env = []string{
+			"PATH=/usr/bin:/bin",
+			rootlessEnv + "=" + filepath.Join(base, "state") + ":" + filepath.Join(base, "ws"),
+			rootlessScriptEnv + "=" + script,
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}}
+		stdout, err := cmd.Output()
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		require.NoError(t, err, "stderr: %s", stderr)
+		var d doc
+		require.NoError(t, json.Unmarshal(stdout, &d), "stdout: %s", stdout)
+		t.Logf("%s -> %+v\n%s", script, d.Result, d.Output)
+		return d
+	}
+
+	d := runAs("id -u; cat input.txt; echo made > output.txt; hostname; cat /proc/self/uid_map; grep NoNewPrivs /proc/self/status; " +
+		py("import socket\ntry:\n socket.create_connection((\"1.1.1.1\", 53), 2)\nexcept OSError as e: print(\"net:\", e)"))
+	require.Empty(t, d.Error)
+	require.NotNil(t, d.Result)
+	assert.Equal(t, 0, d.Result.ExitCode)
+	assert.Contains(t, d.Output, "0\nfrom host\n", "container root, workspace readable")
+	assert.Contains(t, d.Output, DefaultHostname+"\n")
+	assert.Regexp(t, `\s+0\s+`+u.Uid+`\s+1\n`, d.Output, "uid 0 inside maps to the user only")
+	assert.Contains(t, d.Output, "NoNewPrivs:\t1")
+	assert.Contains(t, d.Output, "Network is unreachable")
+	assert.ElementsMatch(t, []string{"memory", "pids"}, d.Result.NotEnforced, "limits without delegated cgroups are reported")
+	made, err := os.Stat(filepath.Join(base, "ws", "output.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, uint32(uid), made.Sys().(*syscall.Stat_t).Uid, "files written are the user's on the host")
+
+	// The user gains nothing: host root files stay out of reach.
+	d = runAs("cat /etc/shadow; touch /usr/x; cat /root/.bashrc; ls /root")
+	assert.NotEqual(t, 0, d.Result.ExitCode)
+	assert.Contains(t, d.Output, "No such file or directory")
+	assert.Contains(t, d.Output, "Read-only file system")
+
+	// Nothing is left in the user's state root.
+	for _, sub := range []string{containersDir, rootsDir, locksDir} {
+		entries, _ := os.ReadDir(filepath.Join(base, "state", sub))
+		assert.Empty(t, entries, sub)
+	}
+}
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	in, err := os.Open(src)
+	require.NoError(t, err)
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	require.NoError(t, err)
+	_, err = io.Copy(out, in)
+	require.NoError(t, err)
+	require.NoError(t, out.Close())
+}
+
+// TestUserNamespaceAsRoot runs with Config.UserNS as root: container root
+// is an unprivileged host uid, and the workspace is an idmapped mount so
+// files keep their on-disk owners.
+func TestUserNamespaceAsRoot(t *testing.T) {
+	r := newTestRunner(t)
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "in.txt"), []byte("hello\n"), 0o600))
+	res, out := run(t, r, Config{Workspace: ws, UserNS: true, Limits: Limits{Pids: 32}}, "id -u; cat /proc/self/uid_map; cat in.txt; echo x > out.txt; stat -c %u out.txt")
+	t.Log(out)
+	assert.Equal(t, 0, res.ExitCode)
+	assert.Regexp(t, `\s+0\s+1073741824\s+65536\n`, out, "container root is host uid 1<<30")
+	assert.Contains(t, out, "hello\n", "the root-owned 0600 workspace file is readable through the idmapped mount")
+	fi, err := os.Stat(filepath.Join(ws, "out.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, uint32(0), fi.Sys().(*syscall.Stat_t).Uid, "written as on-disk root via the idmapped mount")
+	assert.Empty(t, res.NotEnforced, "as root the cgroup limits are enforced")
+}
