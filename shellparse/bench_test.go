@@ -38,3 +38,10 @@ func BenchmarkPathological(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkManyFunctions(b *testing.B) {
+	src := manyFunctions()
+	for b.Loop() {
+		_, _ = Parse(src, Options{})
+	}
+}

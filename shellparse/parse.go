@@ -439,27 +439,38 @@ func (w *walker) funcDecl(fd *syntax.FuncDecl, c ctx) {
 }
 
 // finishFunctions fills the recursion and invocation facts of each function
-// once every command is known. Recursion is found on the call graph of the
-// defined functions, so functions that call each other (a calls b, b calls
-// a) are recursive too, and a call in a pipeline or in the background
-// anywhere on the cycle makes each of them SelfPipe or SelfBackground.
+// once every command is known. They are computed on the call graph of the
+// function names defined in the script (a redefinition shares its name's
+// node), so functions that call each other (a calls b, b calls a) are
+// recursive too, and a call in a pipeline or in the background anywhere on
+// the cycle makes each of them SelfPipe or SelfBackground. The work is
+// linear in the number of commands.
 func (w *walker) finishFunctions() {
 	if w.funcs == nil {
 		return
 	}
 	defs := *w.funcs
 	cmds := w.script.Commands
-	byName := make(map[string][]int, len(defs))
-	for di, d := range defs {
+	node := make(map[string]int, len(defs))
+	firstEnd := []int{}
+	for _, d := range defs {
 		name := w.script.Functions[d.fn].Name
-		byName[name] = append(byName[name], di)
+		if n, ok := node[name]; ok {
+			firstEnd[n] = min(firstEnd[n], d.end)
+			continue
+		}
+		node[name] = len(firstEnd)
+		firstEnd = append(firstEnd, d.end)
 	}
-	g := callGraph{edges: make([][]callEdge, len(defs))}
-	for di, d := range defs {
+	g := callGraph{edges: make([][]callEdge, len(firstEnd))}
+	inBody := make([]bool, len(cmds))
+	for _, d := range defs {
+		from := node[w.script.Functions[d.fn].Name]
 		for i := d.start; i < d.end; i++ {
-			for _, to := range byName[cmds[i].Program] {
-				ctx := cmds[i].Context
-				g.edges[di] = append(g.edges[di], callEdge{to: to, pipe: ctx.Pipeline > 0, bg: ctx.Background})
+			inBody[i] = true
+			if to, ok := node[cmds[i].Program]; ok {
+				c := cmds[i].Context
+				g.edges[from] = append(g.edges[from], callEdge{to: to, pipe: c.Pipeline > 0, bg: c.Background})
 			}
 		}
 	}
@@ -484,40 +495,29 @@ func (w *walker) finishFunctions() {
 	}
 	// A function is invoked when a command outside every function body
 	// calls it after its definition, or when an invoked function calls it.
-	inBody := make([]bool, len(cmds))
+	invoked := make([]bool, len(firstEnd))
+	var work []int
+	for i, c := range cmds {
+		if n, ok := node[c.Program]; ok && !inBody[i] && i >= firstEnd[n] && !invoked[n] {
+			invoked[n] = true
+			work = append(work, n)
+		}
+	}
+	for len(work) > 0 {
+		n := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, e := range g.edges[n] {
+			if !invoked[e.to] {
+				invoked[e.to] = true
+				work = append(work, e.to)
+			}
+		}
+	}
 	for _, d := range defs {
-		for i := d.start; i < d.end; i++ {
-			inBody[i] = true
-		}
-	}
-	invoked := make([]bool, len(defs))
-	for di, d := range defs {
-		name := w.script.Functions[d.fn].Name
-		for i := d.end; i < len(cmds); i++ {
-			if !inBody[i] && cmds[i].Program == name {
-				invoked[di] = true
-				break
-			}
-		}
-	}
-	for changed := true; changed; {
-		changed = false
-		for from, es := range g.edges {
-			if !invoked[from] {
-				continue
-			}
-			for _, e := range es {
-				if !invoked[e.to] {
-					invoked[e.to], changed = true, true
-				}
-			}
-		}
-	}
-	for di, d := range defs {
 		f := &w.script.Functions[d.fn]
-		c := comp[di]
-		f.Recursive, f.SelfPipe, f.SelfBackground = cyclic[c], pipe[c], bg[c]
-		f.Invoked = invoked[di]
+		n := node[f.Name]
+		c := comp[n]
+		f.Recursive, f.SelfPipe, f.SelfBackground, f.Invoked = cyclic[c], pipe[c], bg[c], invoked[n]
 	}
 }
 

@@ -784,3 +784,19 @@ func TestMutualRecursion(t *testing.T) {
 	c := s.Functions[2]
 	assert.False(t, c.Recursive || c.SelfPipe || c.SelfBackground || c.Invoked, "%+v", c)
 }
+
+func TestManyFunctions(t *testing.T) {
+	t.Parallel()
+	// Thousands of (re)definitions calling each other: the call-graph work
+	// stays linear (BenchmarkManyFunctions).
+	src := manyFunctions()
+	s := mustParse(t, src)
+	assert.Len(t, s.Functions, 2*4000)
+	for _, f := range s.Functions {
+		assert.True(t, f.Recursive && f.SelfPipe && f.Invoked, "%+v", f)
+	}
+}
+
+func manyFunctions() string {
+	return strings.Repeat("f(){ g|f; }; g(){ f; }; ", 4000) + "f"
+}
