@@ -41,7 +41,8 @@
 // # Command rules
 //
 // A command rule is "[env NAMES: ]HEAD... [FLAGS...]". HEAD is the peeled
-// wrapper programs (other than env), the program, and its subcommand words;
+// wrapper programs other than env, each with its arguments bound
+// ("sudo(-u,bob)", "timeout(60)"), the program, and its subcommand words;
 // FLAGS are the flags allowed (a call may use any subset), or "-*" for any
 // flags. Flags are compared by name: "--output=x" is the flag "--output";
 // short clusters are kept as written ("-rf" is not "-fr"). Positional
@@ -105,8 +106,7 @@
 //
 // # Limits
 //
-// Wrapper arguments are not bound: a rule "sudo make test" allows
-// "sudo -u anyone make test". Hosts are only seen when named literally
+// Hosts are only seen when named literally
 // ("curl $URL" names none). Paths are compared lexically; symlinks are not
 // resolved (the sandbox is the boundary). Rules whose text cannot be written
 // (invalid UTF-8, words holding spaces) are never compiled, so such calls

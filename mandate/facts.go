@@ -171,7 +171,7 @@ func commandFact(cmd shellparse.Command) CommandFact {
 		if w.Program == "env" {
 			continue
 		}
-		cf.Wrappers = append(cf.Wrappers, w.Program)
+		cf.Wrappers = append(cf.Wrappers, wrapperWord(w))
 	}
 	for _, a := range cmd.Env {
 		cf.Env = append(cf.Env, a.Name)
@@ -378,4 +378,20 @@ func validWord(w string) bool {
 		}
 	}
 	return true
+}
+
+// wrapperWord writes a peeled wrapper as one rule word, binding its
+// arguments: "sudo(-u,bob)", "timeout(60)", "nohup". Arguments holding
+// whitespace, ',', '(' or ')' cannot be written; the word then holds a space,
+// so no rule can ever match it and Compile leaves the command out.
+func wrapperWord(w shellparse.Wrapper) string {
+	if len(w.Args) == 0 {
+		return w.Program
+	}
+	for _, a := range w.Args {
+		if a == "" || !validWord(a) || strings.ContainsAny(a, ",()") {
+			return w.Program + "(unrepresentable arguments)"
+		}
+	}
+	return w.Program + "(" + strings.Join(w.Args, ",") + ")"
 }

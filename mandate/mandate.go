@@ -212,9 +212,11 @@ func factRule(c CommandFact) cmdRule {
 // representable reports whether the exact rule for c round-trips through
 // the text form (words with spaces, for example, cannot be written).
 func representable(c CommandFact) (string, bool) {
-	s := factRule(c).String()
+	want := factRule(c)
+	s := want.String()
 	r, err := parseCommandRule(s)
-	if err != nil || r.String() != s || r.anyFlags {
+	if err != nil || r.anyFlags || !slices.Equal(r.head, want.head) || !slices.Equal(r.env, want.env) ||
+		!slices.Equal(r.flags, want.flags) {
 		return "", false
 	}
 	return s, true
@@ -296,7 +298,7 @@ func plainSafe(s string) bool {
 		c := s[i]
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("_./@+,=-* ", c) >= 0:
+		case strings.IndexByte("_./@+,=-*() ", c) >= 0:
 			if c == ' ' && i > 0 && s[i-1] == ' ' {
 				return false
 			}
