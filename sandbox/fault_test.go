@@ -241,3 +241,19 @@ func TestCancelStopsCommand(t *testing.T) {
 	assert.Equal(t, 42, res.ExitCode, "SIGTERM first: the command's handler ran")
 	assert.Contains(t, out.String(), "got TERM")
 }
+
+// TestFaultProfileLimitBoundsContainer: the profile's parent cgroup limit
+// holds even when the container itself asks for none.
+func TestFaultProfileLimitBoundsContainer(t *testing.T) {
+	r := newTestRunner(t)
+	r.ProfileLimits = Limits{Pids: 16}
+	w := watchCgroup(r)
+	res, out := run(t, r, Config{}, "for i in $(seq 40); do sleep 1 & done 2>&1 | head -3; wait")
+	maxPids, _ := w.finish()
+	t.Logf("%+v max pids %d: %s", res, maxPids, out)
+	assert.LessOrEqual(t, maxPids, int64(16))
+	assert.Greater(t, maxPids, int64(8))
+	assert.Contains(t, out, "fork")
+	dirs, _ := cgroupDirs("/" + r.CgroupPrefix)
+	assert.Empty(t, dirs, "the profile cgroup goes when its last container does")
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -302,6 +303,11 @@ func (r *Runner) Run(ctx context.Context, cfg Config, cmd Command) (res *Result,
 		runCtx, cancel = context.WithTimeout(ctx, cfg.Limits.Timeout)
 		defer cancel()
 	}
+	// The container's init gets SIGKILL when the thread that forked it
+	// exits (ParentDeathSignal). libcontainer ends threads it has locked
+	// for setns, so keep the forking thread ours until the command is done.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	start := time.Now()
 	if err := container.Run(process); err != nil {
 		res.Duration = time.Since(start)

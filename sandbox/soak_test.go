@@ -1,9 +1,12 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,4 +55,36 @@ func countFDs(t *testing.T) int {
 	entries, err := os.ReadDir("/proc/self/fd")
 	require.NoError(t, err)
 	return len(entries)
+}
+
+// TestConcurrentRuns runs several sandboxes of one profile at once: each
+// gets its own cgroup under the shared profile cgroup, which is removed only
+// when the last one is done.
+func TestConcurrentRuns(t *testing.T) {
+	r := newTestRunner(t)
+	r.ProfileLimits = Limits{Pids: 200, MemoryBytes: 512 << 20}
+	const n = 6
+	var wg sync.WaitGroup
+	results := make([]*Result, n)
+	errs := make([]error, n)
+	outs := make([]bytes.Buffer, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = r.Run(context.Background(), Config{}, Command{
+				Shell:  fmt.Sprintf("cat /proc/self/cgroup | grep pids; sleep 0.%d; exit %d", i, i),
+				Stdout: &outs[i],
+			})
+		}()
+	}
+	wg.Wait()
+	ids := map[string]bool{}
+	for i := 0; i < n; i++ {
+		require.NoError(t, errs[i])
+		assert.Equal(t, i, results[i].ExitCode)
+		ids[results[i].ContainerID] = true
+		assert.Contains(t, outs[i].String(), "pids:/", "in its own cgroup namespace")
+	}
+	assert.Len(t, ids, n, "distinct containers")
 }
