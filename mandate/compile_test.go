@@ -171,6 +171,10 @@ func TestExtractFacts(t *testing.T) {
 		{cmd: "cat < in.txt", rules: []string{"cat"}, paths: []string{"in.txt"}},
 		{cmd: "git $SUB", rules: []string{"git $SUB"}},
 		{cmd: "sudo -u bob make test", rules: []string{"sudo(-u,bob) make test"}},
+		{cmd: `curl -H "Authorization: $T" "$URL/x"`, rules: []string{"curl -H"}, hosts: []string{`="$URL/x"`}},
+		{cmd: "curl -x proxy.corp:3128 -o out https://a.example/", rules: []string{"curl -o -x"}, hosts: []string{"a.example", "proxy.corp"}},
+		{cmd: `ssh -p "$PORT" "$HOST" uptime`, rules: []string{"ssh -p"}, hosts: []string{`="$HOST"`}},
+		{cmd: `ssh -p 22 ci@build.example "$CMD"`, rules: []string{"ssh -p"}, hosts: []string{"build.example"}},
 		{cmd: "timeout 60 nice -n 5 make", rules: []string{"timeout(60) nice(-n,5) make"}},
 		{cmd: "nohup ./run.sh", rules: []string{"nohup ./run.sh"}},
 	}

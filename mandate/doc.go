@@ -83,7 +83,9 @@
 // Hosts come from literal arguments: URLs ("https://x.y/z" → x.y), "user@host"
 // and scp-style "git@host:repo", "host:/path" for scp/rsync, and the host
 // operand of ssh, nc, ping and friends. A git remote name ("git push origin")
-// is not a host. A rule is an exact host or "*.domain" (any subdomain).
+// is not a host. A host operand that is not literal ("curl "$URL"", "ssh
+// $HOST") is recorded as its source text and needs the exact rule "=TEXT".
+// A rule is an exact host, "*.domain" (any subdomain), or "=TEXT".
 //
 // # Enforcement
 //
@@ -106,8 +108,8 @@
 //
 // # Limits
 //
-// Hosts are only seen when named literally
-// ("curl $URL" names none). Paths are compared lexically; symlinks are not
+// Hosts are seen only in the argument forms above (a host inside a config
+// file or a script's variable default is not). Paths are compared lexically; symlinks are not
 // resolved (the sandbox is the boundary). Rules whose text cannot be written
 // (invalid UTF-8, words holding spaces) are never compiled, so such calls
 // stay outside the mandate.

@@ -257,7 +257,7 @@ func widen(m *Mandate, fs []Failure, pattern bool) ([]Rule, error) {
 			err = add(FamilyPaths, v)
 		case FamilyHosts:
 			v := f.Value
-			if pattern {
+			if pattern && !strings.HasPrefix(v, "=") {
 				if d := registrable(v); d != "" {
 					if d == v {
 						err = add(FamilyHosts, v)

@@ -335,3 +335,17 @@ func TestMissingApprovalBlocks(t *testing.T) {
 	assert.Equal(t, Block, d.Verdict, "an active version without its approval record is not trusted")
 	require.Error(t, d.Err)
 }
+
+func TestDynamicHostNeedsExactRule(t *testing.T) {
+	s, ctx := enforced(t) // allows "curl -s" and api.github.com
+	d := s.Check(ctx, cron, term(`curl -s "$URL"`))
+	require.Equal(t, Block, d.Verdict)
+	assert.Equal(t, []Failure{{FamilyHosts, `="$URL"`}}, d.Failures)
+	res, err := s.Widen(ctx, "j", d.DriftID, true)
+	require.NoError(t, err)
+	assert.Contains(t, res.Version.Text, `  - "=\"$URL\""  # seen 1x`+"\n")
+	_, err = s.Approve(ctx, "j", 0, "t")
+	require.NoError(t, err)
+	assert.Equal(t, Allow, s.Check(ctx, cron, term(`curl -s "$URL"`)).Verdict)
+	assert.Equal(t, Block, s.Check(ctx, cron, term(`curl -s "$OTHER"`)).Verdict)
+}

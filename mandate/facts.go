@@ -271,15 +271,25 @@ var scpPrograms = map[string]bool{"scp": true, "rsync": true, "sftp": true}
 func commandHosts(cmd shellparse.Command) []string {
 	var hosts []string
 	valueFlags, hostProg := hostPrograms[cmd.Program]
+	fetch := fetchPrograms[cmd.Program]
+	if fetch {
+		valueFlags = fetchValueFlags
+	}
 	firstOperand := hostProg
 	skip := false
 	for _, a := range cmd.Args {
-		if !a.Literal {
+		if skip {
+			skip = false
 			continue
 		}
 		v := a.Value
-		if skip {
-			skip = false
+		if !a.Literal {
+			// A host that cannot be known statically is recorded as its
+			// source text ("=$URL"): only an exact rule allows it.
+			if (fetch || firstOperand) && !strings.HasPrefix(a.Raw, "-") {
+				hosts = append(hosts, "="+a.Raw)
+			}
+			firstOperand = false
 			continue
 		}
 		if strings.HasPrefix(v, "-") {
@@ -288,7 +298,7 @@ func commandHosts(cmd shellparse.Command) []string {
 					hosts = append(hosts, h)
 				}
 			}
-			if hostProg && slices.Contains(valueFlags, v) {
+			if slices.Contains(valueFlags, v) {
 				skip = true
 			}
 			continue
@@ -306,6 +316,15 @@ func commandHosts(cmd shellparse.Command) []string {
 	}
 	return hosts
 }
+
+// fetchValueFlags are curl and wget options whose separate value is not a
+// URL (a proxy, -x, is deliberately absent: its value is a host).
+var fetchValueFlags = []string{"-H", "--header", "-d", "--data", "--data-raw", "--data-binary",
+	"--data-urlencode", "-o", "--output", "-u", "--user", "-A", "--user-agent", "-e", "--referer",
+	"-b", "--cookie", "-c", "--cookie-jar", "-F", "--form", "-T", "--upload-file", "-X", "--request",
+	"-w", "--write-out", "-m", "--max-time", "--connect-timeout", "-K", "--config", "-E", "--cert",
+	"--key", "--cacert", "-r", "--range", "--retry", "-O", "-a", "-P", "--password", "-t", "-U",
+	"--post-data", "--post-file", "--body-data", "--output-document", "--directory-prefix"}
 
 // hostOf returns the host named by v, or "".
 func hostOf(v, program string, operand bool) string {

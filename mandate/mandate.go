@@ -92,6 +92,12 @@ func canonRule(family, v string) (string, error) {
 		}
 		return v, nil
 	case FamilyHosts:
+		if text, ok := strings.CutPrefix(v, "="); ok {
+			if text == "" || strings.ContainsRune(text, 0) {
+				return "", fmt.Errorf("host rule %q: an exact rule needs the argument's text after '='", v)
+			}
+			return v, nil
+		}
 		h := v
 		if rest, ok := strings.CutPrefix(v, "*."); ok {
 			h = rest
