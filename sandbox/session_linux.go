@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/opencontainers/runc/libcontainer"
+	"github.com/opencontainers/runc/libcontainer/configs"
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-dev/tether/rootfs"
@@ -332,6 +333,19 @@ func (s *Session) create(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	supervisorExe := "/proc/self/exe"
+	if exe, ok := hostExecutable(); ok {
+		// Run the supervisor from a read-only, nosuid bind of this binary
+		// rather than from libcontainer's per-container sealed copy (a
+		// memfd the size of the binary, held for the session's life).
+		// The sandbox cannot change the host file: the mount is read-only
+		// and a running executable refuses writes (ETXTBSY).
+		lc.Mounts = append(lc.Mounts, &configs.Mount{
+			Source: exe, Destination: supervisorPath, Device: "bind",
+			Flags: unix.MS_BIND | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV,
+		})
+		supervisorExe = supervisorPath
+	}
 	lc.Labels = append(lc.Labels, labelSession+s.key.name, labelProfile+s.key.profile, fmt.Sprintf("%s%d", labelOwner, os.Getpid()))
 	container, err := libcontainer.Create(filepath.Join(stateRoot, containersDir), id, lc)
 	if err != nil {
@@ -352,7 +366,7 @@ func (s *Session) create(ctx context.Context) (err error) {
 	s.conn = hostEnd
 
 	process := &libcontainer.Process{
-		Args:       []string{"/proc/self/exe", SupervisorArg},
+		Args:       []string{supervisorExe, SupervisorArg},
 		Env:        append(append([]string(nil), cfg.env()...), supervisorEnv+"=1"),
 		Cwd:        cfg.cwd(),
 		ExtraFiles: []*os.File{childEnd},
@@ -432,6 +446,25 @@ func (s *Session) create(ctx context.Context) (err error) {
 		s.end(fmt.Errorf("%w: supervisor exited", ErrSessionBroken))
 	}()
 	return nil
+}
+
+// supervisorPath is where this binary is bound read-only in a session
+// sandbox (inside the sandbox's own /dev tmpfs, so no root filesystem is
+// touched).
+const supervisorPath = "/dev/.tether-supervisor"
+
+// hostExecutable returns the path of the running binary when it still
+// names the file being executed (not deleted or replaced).
+func hostExecutable() (string, bool) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", false
+	}
+	var a, b unix.Stat_t
+	if unix.Stat(exe, &a) != nil || unix.Stat("/proc/self/exe", &b) != nil {
+		return "", false
+	}
+	return exe, a.Dev == b.Dev && a.Ino == b.Ino
 }
 
 func runUndo(undo []func() error) error {
