@@ -66,7 +66,11 @@ func (p *Prompter) Ask(ctx context.Context, q Question) (Answer, error) {
 	defer p.mu.Unlock()
 
 	// Discard type-ahead: only an answer typed after the question counts.
-	_ = unix.IoctlSetInt(int(p.tty.Fd()), unix.TCFLSH, unix.TCIFLUSH)
+	// (SyscallConn, not Fd: Fd would switch the file to blocking mode and
+	// disable the read deadlines that enforce the timeout.)
+	if rc, err := p.tty.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) { _ = unix.IoctlSetInt(int(fd), unix.TCFLSH, unix.TCIFLUSH) })
+	}
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "\ntether: approval needed (profile %s", q.Profile)
