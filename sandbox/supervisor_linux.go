@@ -82,7 +82,7 @@ type supProc struct {
 	outN      int64
 	truncated bool
 	timedOut  bool
-	finished  bool // the exit frame was sent: no more output frames
+	finished  bool // the exit frame was sent: no output frames after it
 
 	inMu   sync.Mutex // guards the input queue
 	inQ    [][]byte
@@ -92,8 +92,12 @@ type supProc struct {
 	readers sync.WaitGroup
 	exited  chan unix.WaitStatus
 	rusage  unix.Rusage
-	state   bytes.Buffer // persist dump (fd 3), capped
-	stateOK chan struct{}
+	outputs []*os.File // stdout, stderr (or the pty master), read by forward
+	stateR  *os.File   // persist dump pipe, read by readState
+
+	state       bytes.Buffer // persist dump (fd 3), capped
+	stateTooBig bool
+	stateOK     chan struct{} // closed when readState is done
 }
 
 func runSupervisor() int {
@@ -337,12 +341,15 @@ func (s *supervisor) exec(req *request) {
 	}
 
 	p.readers.Add(1)
+	p.outputs = append(p.outputs, outR)
 	go s.forward(p, outR, 1)
 	if errR != nil {
 		p.readers.Add(1)
+		p.outputs = append(p.outputs, errR)
 		go s.forward(p, errR, 2)
 	}
 	if stateR != nil {
+		p.stateR = stateR
 		go p.readState(stateR)
 	}
 	go s.wait(p, time.Duration(req.TimeoutMS)*time.Millisecond, time.Duration(req.GraceMS)*time.Millisecond)
@@ -352,45 +359,96 @@ func (s *supervisor) exec(req *request) {
 // (the host enforces it again: this copy is not trusted).
 func (s *supervisor) forward(p *supProc, f *os.File, stream int) {
 	defer f.Close()
-	signalled := false
-	defer func() {
-		if !signalled {
-			p.readers.Done()
-		}
-	}()
 	buf := make([]byte, outputChunk)
-	done := false
+	eof := readUntilDrained(f, buf, func(b []byte) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		keep := int64(len(b))
+		if p.outMax > 0 && p.outN+keep > p.outMax {
+			keep = max(p.outMax-p.outN, 0)
+			p.truncated = true
+		}
+		p.outN += keep
+		if keep > 0 && !p.finished {
+			s.send(&reply{Op: opOutput, ID: p.id, Stream: stream, Data: b[:keep]})
+		}
+	})
+	p.readers.Done()
+	if !eof {
+		// Children the command left running still hold the stream: keep
+		// reading (and discarding) so their writes do not get SIGPIPE.
+		for {
+			if _, err := f.Read(buf); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// readUntilDrained reads f, handing data to handle, until end of file
+// (true) or, once the reader is told the command has exited (a read
+// deadline in the past, see drain), until the data already in the pipe has
+// been read (false). Nothing the command wrote before it exited is lost,
+// however late this goroutine runs.
+func readUntilDrained(f *os.File, buf []byte, handle func([]byte)) bool {
+	draining := false
 	for {
+		if draining && pending(f) == 0 {
+			return false
+		}
 		n, err := f.Read(buf)
-		if n > 0 && !done {
-			p.mu.Lock()
-			keep := int64(n)
-			if p.outMax > 0 && p.outN+keep > p.outMax {
-				keep = max(p.outMax-p.outN, 0)
-				p.truncated = true
-			}
-			p.outN += keep
-			if p.finished {
-				keep = 0
-			}
-			if keep > 0 {
-				s.send(&reply{Op: opOutput, ID: p.id, Stream: stream, Data: buf[:keep]})
-			}
-			p.mu.Unlock()
+		if n > 0 {
+			handle(buf[:n])
 		}
-		if err != nil {
-			return
-		}
-		if !done {
-			// Once the command is done, keep reading only so that stray
-			// children writing to the stream do not get SIGPIPE.
-			p.mu.Lock()
-			if p.finished {
-				done, signalled = true, true
-				p.readers.Done()
+		switch {
+		case err == nil:
+		case errors.Is(err, os.ErrDeadlineExceeded) && !draining:
+			draining = true
+			if f.SetReadDeadline(time.Time{}) != nil {
+				return false
 			}
-			p.mu.Unlock()
+		default:
+			return true
 		}
+	}
+}
+
+// pending returns how many bytes can be read from f without blocking.
+func pending(f *os.File) int {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	_ = rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+	return n
+}
+
+// drain tells the readers of files that the command has exited, after a
+// short grace for them to see end of file on their own, and waits until
+// done is closed.
+func drain(done <-chan struct{}, files ...*os.File) {
+	t := time.NewTimer(drainGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	bounded := false
+	for _, f := range files {
+		if f != nil && f.SetReadDeadline(time.Now()) != nil {
+			bounded = true // not pollable: the reader cannot be told
+		}
+	}
+	if !bounded {
+		<-done
+		return
+	}
+	t.Reset(time.Second)
+	select {
+	case <-done:
+	case <-t.C:
 	}
 }
 
@@ -399,17 +457,15 @@ func (p *supProc) readState(f *os.File) {
 	defer f.Close()
 	defer close(p.stateOK)
 	buf := make([]byte, 32<<10)
-	for {
-		n, err := f.Read(buf)
-		if p.state.Len()+n > 1<<20 {
+	readUntilDrained(f, buf, func(b []byte) {
+		if p.state.Len()+len(b) > 1<<20 {
 			p.state.Reset() // too large to persist: drop it
-			return
+			p.stateTooBig = true
 		}
-		p.state.Write(buf[:n])
-		if bytes.HasSuffix(p.state.Bytes(), []byte("\x00\x00")) || err != nil {
-			return
+		if !p.stateTooBig {
+			p.state.Write(b)
 		}
-	}
+	})
 }
 
 // wait enforces the timeout, waits for exit and output, then reports.
@@ -440,24 +496,14 @@ func (s *supervisor) wait(p *supProc, timeout, grace time.Duration) {
 	} else {
 		ws = <-p.exited
 	}
-	// Output written before exit is in the pipes: wait for EOF, but not
-	// for children that keep the pipes open.
+	// Output written before the exit is in the pipes: wait for end of
+	// file or, when children hold the pipes open, for what is buffered.
 	drained := make(chan struct{})
 	go func() { p.readers.Wait(); close(drained) }()
-	t := time.NewTimer(drainGrace)
-	select {
-	case <-drained:
-	case <-t.C:
-	}
-	t.Stop()
+	drain(drained, p.outputs...)
 	if p.persist {
-		t := time.NewTimer(drainGrace)
-		select {
-		case <-p.stateOK:
-			s.applyState(p.state.Bytes())
-		case <-t.C:
-		}
-		t.Stop()
+		drain(p.stateOK, p.stateR)
+		s.applyState(p.state.Bytes())
 	}
 
 	r := &reply{Op: opExit, ID: p.id}
