@@ -106,7 +106,7 @@ func TestCompileAllowsEveryObservedCall(t *testing.T) {
 			strings.Contains(o.Facts.Commands[0].Wrappers[0], " ") {
 			// sudo -u 'build bot': a wrapper argument with a space cannot
 			// be written, so the call stays outside the mandate.
-			assert.Equal(t, []Failure{{FamilyCommands, "sudo(unrepresentable arguments) make lint"}}, fails)
+			assert.Equal(t, []Failure{{Family: FamilyCommands, Value: "sudo(unrepresentable arguments) make lint", Unwritable: true}}, fails)
 			continue
 		}
 		assert.Empty(t, fails, "%+v", o.Facts)

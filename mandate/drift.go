@@ -240,6 +240,9 @@ func widen(m *Mandate, fs []Failure, pattern bool) ([]Rule, error) {
 	}
 	for _, f := range fs {
 		var err error
+		if f.Unwritable {
+			return nil, fmt.Errorf("%w: no rule can express the command %q (a word holds a space or the program starts with '=')", ErrNotWidenable, f.Value)
+		}
 		switch f.Family {
 		case FamilyMaxWrites:
 			n, _ := strconv.Atoi(f.Value)

@@ -53,7 +53,7 @@ func TestCheckInsideAndOutside(t *testing.T) {
 	assert.Equal(t, Allow, d.Verdict, "a subset of the rule's flags is allowed")
 	d = s.Check(ctx, cron, term("go test -race ./..."))
 	assert.Equal(t, Block, d.Verdict, "a flag outside the rule is not")
-	assert.Equal(t, []Failure{{FamilyCommands, "go test -race"}}, d.Failures)
+	assert.Equal(t, []Failure{{Family: FamilyCommands, Value: "go test -race"}}, d.Failures)
 	assert.Equal(t, "d-1", d.DriftID)
 }
 
@@ -157,7 +157,7 @@ func TestMaxWritesPerRun(t *testing.T) {
 	assert.Equal(t, Allow, s.Check(ctx, run, w).Verdict)
 	d := s.Check(ctx, run, w)
 	assert.Equal(t, Block, d.Verdict)
-	assert.Equal(t, []Failure{{FamilyMaxWrites, "2"}}, d.Failures)
+	assert.Equal(t, []Failure{{Family: FamilyMaxWrites, Value: "2"}}, d.Failures)
 	assert.Equal(t, Allow, s.Check(ctx, Run{Job: "j", ID: "w2", Mode: RunCron}, w).Verdict, "the count is per run")
 }
 
@@ -340,7 +340,7 @@ func TestDynamicHostNeedsExactRule(t *testing.T) {
 	s, ctx := enforced(t) // allows "curl -s" and api.github.com
 	d := s.Check(ctx, cron, term(`curl -s "$URL"`))
 	require.Equal(t, Block, d.Verdict)
-	assert.Equal(t, []Failure{{FamilyHosts, `="$URL"`}}, d.Failures)
+	assert.Equal(t, []Failure{{Family: FamilyHosts, Value: `="$URL"`}}, d.Failures)
 	res, err := s.Widen(ctx, "j", d.DriftID, true)
 	require.NoError(t, err)
 	assert.Contains(t, res.Version.Text, `  - "=\"$URL\""  # seen 1x`+"\n")
@@ -348,4 +348,16 @@ func TestDynamicHostNeedsExactRule(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Allow, s.Check(ctx, cron, term(`curl -s "$URL"`)).Verdict)
 	assert.Equal(t, Block, s.Check(ctx, cron, term(`curl -s "$OTHER"`)).Verdict)
+}
+
+func TestWidenRefusesUnwritableCommand(t *testing.T) {
+	s, ctx := enforced(t)
+	d := s.Check(ctx, cron, term("sudo -u 'build bot' make lint"))
+	require.Equal(t, Block, d.Verdict)
+	require.True(t, d.Failures[0].Unwritable)
+	_, err := s.Widen(ctx, "j", d.DriftID, false)
+	assert.ErrorIs(t, err, ErrNotWidenable)
+	vs, err := s.Versions(ctx, "j")
+	require.NoError(t, err)
+	assert.Len(t, vs, 1, "a refused widening writes nothing")
 }

@@ -10,6 +10,10 @@ import (
 type Failure struct {
 	Family string `json:"family"`
 	Value  string `json:"value"`
+	// Unwritable reports that no rule text can express Value (a word
+	// holding a space, a program starting with '='), so widening cannot
+	// cover it.
+	Unwritable bool `json:"unwritable,omitempty"`
 }
 
 // Matcher answers whether calls fall inside one mandate. Build it once with
@@ -73,30 +77,34 @@ func headKey(head []string) string { return strings.Join(head, "\x00") }
 func (x *Matcher) Evaluate(f Facts, writesBefore int) []Failure {
 	var out []Failure
 	if !x.tools[f.Tool] {
-		out = append(out, Failure{FamilyTools, f.Tool})
+		out = append(out, Failure{Family: FamilyTools, Value: f.Tool})
 	}
 	for _, p := range f.Paths {
 		if !x.pathAllowed(p) {
-			out = append(out, Failure{FamilyPaths, p})
+			out = append(out, Failure{Family: FamilyPaths, Value: p})
 		}
 	}
 	for _, c := range f.Commands {
 		if !x.commandAllowed(c) {
-			out = append(out, Failure{FamilyCommands, factRule(c).String()})
+			v, ok := representable(c)
+			if !ok {
+				v = factRule(c).String()
+			}
+			out = append(out, Failure{Family: FamilyCommands, Value: v, Unwritable: !ok})
 		}
 	}
 	for _, o := range f.Opaque {
 		if !x.exact[o] {
-			out = append(out, Failure{FamilyCommands, "=" + o})
+			out = append(out, Failure{Family: FamilyCommands, Value: "=" + o})
 		}
 	}
 	for _, h := range f.Hosts {
 		if !x.hostAllowed(h) {
-			out = append(out, Failure{FamilyHosts, h})
+			out = append(out, Failure{Family: FamilyHosts, Value: h})
 		}
 	}
 	if f.Wrote && writesBefore+1 > x.maxWrites {
-		out = append(out, Failure{FamilyMaxWrites, strconv.Itoa(writesBefore + 1)})
+		out = append(out, Failure{Family: FamilyMaxWrites, Value: strconv.Itoa(writesBefore + 1)})
 	}
 	return out
 }
