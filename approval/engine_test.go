@@ -20,6 +20,7 @@ import (
 // (indented under "profiles:"), with the state dir in a temp dir.
 func testConfig(t *testing.T, profiles string) *config.Config {
 	t.Helper()
+	t.Setenv(config.EnvStateDir, "") // the state dir below, not the caller's
 	text := "state_dir: " + t.TempDir() + "\nprofiles:\n" + profiles
 	cfg, err := config.Parse("test.yaml", []byte(text), "/")
 	require.NoError(t, err)

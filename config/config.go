@@ -10,7 +10,8 @@ import (
 // loading and may be shared between goroutines for reading.
 type Config struct {
 	// StateDir holds tether's state (allowlists, audit log, database).
-	// Default: $XDG_STATE_HOME/tether, else ~/.local/state/tether.
+	// $TETHER_STATE_DIR overrides it. Default: /var/lib/tether for root,
+	// else $XDG_STATE_HOME/tether, else ~/.local/state/tether.
 	StateDir string `yaml:"state_dir" json:"state_dir"`
 	// DefaultProfile names the profile used when a call names none.
 	// Default: "default". It must exist in Profiles.

@@ -208,3 +208,14 @@ func TestByteSize(t *testing.T) {
 		assert.Error(t, err, in)
 	}
 }
+
+func TestStateDir(t *testing.T) {
+	t.Setenv(EnvStateDir, "")
+	cfg, err := Parse("x.yaml", []byte("state_dir: rel/state\nprofiles: {default: {}}\n"), "/base")
+	require.NoError(t, err)
+	assert.Equal(t, "/base/rel/state", cfg.StateDir)
+	t.Setenv(EnvStateDir, "/env/state")
+	cfg, err = Parse("x.yaml", []byte("state_dir: rel/state\nprofiles: {default: {}}\n"), "/base")
+	require.NoError(t, err)
+	assert.Equal(t, "/env/state", cfg.StateDir, "$TETHER_STATE_DIR wins, as for package mandate")
+}

@@ -72,9 +72,12 @@ var (
 
 // check fills defaults into cfg and validates it.
 func (v *validator) check(cfg *Config, baseDir string) {
-	if cfg.StateDir == "" {
+	switch env := os.Getenv(EnvStateDir); {
+	case env != "":
+		cfg.StateDir = absPath(env, baseDir)
+	case cfg.StateDir == "":
 		cfg.StateDir = defaultStateDir()
-	} else {
+	default:
 		cfg.StateDir = absPath(cfg.StateDir, baseDir)
 	}
 	if cfg.UI.Listen == "" {
@@ -304,7 +307,15 @@ func absPath(p, base string) string {
 	return filepath.Clean(p)
 }
 
+// EnvStateDir overrides state_dir (the same variable package mandate reads).
+const EnvStateDir = "TETHER_STATE_DIR"
+
+// defaultStateDir follows mandate.StateDir: /var/lib/tether for root, else
+// $XDG_STATE_HOME/tether, else ~/.local/state/tether.
 func defaultStateDir() string {
+	if os.Geteuid() == 0 {
+		return "/var/lib/tether"
+	}
 	if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
 		return filepath.Join(x, "tether")
 	}
