@@ -66,6 +66,8 @@ type Result struct {
 type Runner struct {
 	// StateRoot holds container state, lock files and empty roots; empty
 	// means DefaultStateRoot(). gc treats everything under it as tether's.
+	// Runners sharing a CgroupPrefix must share the StateRoot too: the
+	// profile cgroups' lock lives there.
 	StateRoot string
 	// CgroupPrefix is the cgroup directory all containers live under;
 	// empty means "tether".
@@ -144,7 +146,10 @@ var (
 )
 
 // Run runs cmd in a new sandbox described by cfg and removes the sandbox
-// (processes, cgroups, state) before returning, on every path. A non-nil
+// (processes, cgroups, state) before returning, on every path. The command
+// is pid 1 of its pid namespace: like `docker run` without --init, it
+// ignores signals it has no handler for, and when it exits every process it
+// left behind (setsid, nohup, daemons) is killed with it. A non-nil
 // error means the command could not be run as asked (bad config, setup
 // failure, ctx cancelled); a command that ran and failed is a Result with
 // its exit code. When ctx is cancelled the command gets SIGTERM, Grace,
@@ -159,6 +164,9 @@ func (r *Runner) Run(ctx context.Context, cfg Config, cmd Command) (res *Result,
 	}
 	stateRoot, prefix, profile, err := r.paths()
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -448,6 +456,7 @@ func makeEmptyRoot(dir string, l rootfs.Layout, chown bool, uid, gid int) error 
 type capWriter struct {
 	limit int64 // 0: unlimited
 
+	// mu guards n and trunc, and serialises writes to the streams.
 	mu    sync.Mutex
 	n     int64
 	trunc bool
@@ -471,9 +480,12 @@ type capStream struct {
 	w io.Writer
 }
 
+// Write holds the lock while writing so that callers may pass one writer
+// as both Stdout and Stderr (the two streams are copied concurrently).
 func (s *capStream) Write(p []byte) (int, error) {
 	c := s.c
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	keep := int64(len(p))
 	if c.limit > 0 {
 		if room := c.limit - c.n; room < keep {
@@ -482,7 +494,6 @@ func (s *capStream) Write(p []byte) (int, error) {
 		}
 	}
 	c.n += keep
-	c.mu.Unlock()
 	if keep > 0 {
 		if _, err := s.w.Write(p[:keep]); err != nil {
 			return 0, err

@@ -62,7 +62,9 @@ default capabilities minus CAP_MKNOD and CAP_NET_RAW, no_new_privs, and
 Docker's seccomp profile with io_uring denied.
 
 The workspace is the current directory (or --cwd DIR), bound read-write at
-the same path; the command starts there.
+the same path; the command starts there. The command is pid 1 of its pid
+namespace: processes it leaves behind (background jobs, setsid, nohup) are
+killed when it exits.
 
 Limits apply to the command's cgroup, a child of the profile's parent cgroup
 (<prefix>/<profile>). Without root tether uses a user namespace and cannot
