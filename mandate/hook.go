@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/config"
 )
 
 // Hook plugs a Store into the approval engine (approval.Options.Mandate).
@@ -23,6 +24,27 @@ type Hook struct {
 }
 
 var _ approval.MandateHook = (*Hook)(nil)
+
+// NewHook returns a Hook on s that takes each profile's
+// interactive_violation and workspace (terminal.cwd) from cfg. A profile
+// missing from cfg gets "block" and no workspace.
+func NewHook(s *Store, cfg *config.Config) *Hook {
+	return &Hook{
+		Store: s,
+		Violation: func(profile string) string {
+			if p, ok := cfg.Profile(profile); ok && p.Mandate.InteractiveViolation == config.ViolationApprove {
+				return "approve"
+			}
+			return "block"
+		},
+		Workspace: func(profile string) string {
+			if p, ok := cfg.Profile(profile); ok {
+				return p.Terminal.Cwd
+			}
+			return ""
+		},
+	}
+}
 
 // runMode maps where a call comes from to the run mode the mandate uses.
 // Unattended platforms other than cron are treated like cron: nobody can
