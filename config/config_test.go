@@ -70,8 +70,8 @@ func TestStrictness(t *testing.T) {
 		line int
 		msg  string
 	}{
-		{"unknown top-level key", "profiles:\n  default: {}\nstat_dir: /x\n", 3, "field stat_dir not found"},
-		{"unknown nested key", "profiles:\n  default:\n    terminal:\n      backend: host\n      netwrk: {}\n", 5, "field netwrk not found"},
+		{"unknown top-level key", "profiles:\n  default: {}\nstat_dir: /x\n", 3, `unknown key "stat_dir" in config`},
+		{"unknown nested key", "profiles:\n  default:\n    terminal:\n      backend: host\n      netwrk: {}\n", 5, `unknown key "netwrk" in terminal`},
 		{"bad enum", "profiles:\n  default:\n    approvals:\n      mode: sometimes\n", 4, `invalid approval mode "sometimes"`},
 		{"bad backend", "profiles:\n  default:\n    terminal:\n      backend: docker\n", 4, `invalid backend "docker"`},
 		{"bad duration", "profiles:\n  default:\n    approvals:\n      timeout: soon\n", 4, `invalid duration "soon"`},
@@ -218,4 +218,13 @@ func TestStateDir(t *testing.T) {
 	cfg, err = Parse("x.yaml", []byte("state_dir: rel/state\nprofiles: {default: {}}\n"), "/base")
 	require.NoError(t, err)
 	assert.Equal(t, "/env/state", cfg.StateDir, "$TETHER_STATE_DIR wins, as for package mandate")
+}
+
+func TestByteSizeString(t *testing.T) {
+	for in, want := range map[ByteSize]string{1 << 30: "1GiB", 512 << 20: "512MiB", 1536: "1536", 0: "0", 3 << 10: "3KiB"} {
+		assert.Equal(t, want, in.String())
+		back, err := ParseByteSize(want)
+		require.NoError(t, err)
+		assert.Equal(t, in, back)
+	}
 }

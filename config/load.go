@@ -126,6 +126,8 @@ func Load(path string) (*Config, error) {
 	return Parse(path, data, filepath.Dir(abs))
 }
 
+var unknownField = regexp.MustCompile(`^field (\S+) not found in type config\.(\w+)$`)
+
 var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
 // Parse decodes and validates data as a config file. name is used in error
@@ -178,7 +180,9 @@ func yamlError(name string, err error) error {
 			p.Line, _ = strconv.Atoi(sm[1])
 			p.Msg = sm[2]
 		}
-		p.Msg = strings.Replace(p.Msg, " in type config.", " in section ", 1)
+		if sm := unknownField.FindStringSubmatch(p.Msg); sm != nil {
+			p.Msg = fmt.Sprintf("unknown key %q in %s (see config/example.yaml for every key)", sm[1], strings.ToLower(sm[2]))
+		}
 		ie.Problems = append(ie.Problems, p)
 	}
 	sort.SliceStable(ie.Problems, func(i, j int) bool { return ie.Problems[i].Line < ie.Problems[j].Line })

@@ -94,6 +94,23 @@ func ParseByteSize(s string) (ByteSize, error) {
 	return ByteSize(f * float64(mult)), nil
 }
 
+// String returns the size with the largest binary unit that divides it
+// ("512MiB", "1GiB", "100").
+func (b ByteSize) String() string {
+	for _, u := range []struct {
+		name string
+		n    int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if b != 0 && int64(b)%u.n == 0 {
+			return fmt.Sprintf("%d%s", int64(b)/u.n, u.name)
+		}
+	}
+	return strconv.FormatInt(int64(b), 10)
+}
+
+// MarshalYAML implements yaml.Marshaler.
+func (b ByteSize) MarshalYAML() (any, error) { return b.String(), nil }
+
 // UnmarshalYAML implements yaml.Unmarshaler.
 func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 	s, err := scalar(n, "a size")
