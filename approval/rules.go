@@ -352,7 +352,7 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string) {
 	case "truncate":
 		a.hitCmd(RuleTruncate, c)
 	case "crontab":
-		if hasShort(args, "r") || len(operands(args, "-u")) > 0 {
+		if hasShort(args, "re") || len(operands(args, "-u")) > 0 {
 			a.hitCmd(RuleCrontab, c)
 		}
 	case "docker", "podman", "nerdctl":
@@ -439,6 +439,9 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string) {
 			a.execOption(c, v)
 		}
 	case "rsync":
+		if hasLong(args, "--delete", "--delete-before", "--delete-during", "--delete-after", "--delete-delay", "--delete-excluded", "--remove-source-files") {
+			a.hitCmd(RuleRmRecursive, c)
+		}
 		if v, ok := optValue(args, "-e", "--rsh", "--rsync-path"); ok {
 			a.execOption(c, v)
 		}
@@ -447,7 +450,15 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string) {
 		if v, ok := optValue(args, "-TT", "--unzip-command"); ok {
 			a.execOption(c, v)
 		}
-	case "cp", "mv", "install", "ln", "scp":
+	case "mv":
+		ops := operands(args, "-t", "--target-directory", "-S", "--suffix")
+		for i, v := range ops {
+			if i < len(ops)-1 {
+				a.moveSource(c, v)
+			}
+		}
+		a.destination(c, args, "-t", "--target-directory", "-S", "--suffix")
+	case "cp", "install", "ln", "scp":
 		a.destination(c, args, "-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group", "-P", "-i", "-F", "-J", "-l", "-c", "-o")
 	case "tee":
 		for _, v := range operands(args) {
@@ -486,6 +497,36 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string) {
 	case "env":
 		if envSplit(args) {
 			a.hitCmd(RuleEnvSplit, c)
+		}
+	case "iptables", "ip6tables", "iptables-legacy", "iptables-nft", "ebtables":
+		if hasShort(args, "FXPD") || hasLong(args, "--flush", "--delete-chain", "--policy", "--delete") {
+			a.hitCmd(RuleFirewall, c)
+		}
+	case "nft":
+		if hasWord(args, "flush") || hasWord(args, "delete") {
+			a.hitCmd(RuleFirewall, c)
+		}
+	case "ufw":
+		if hasWord(args, "disable") || hasWord(args, "reset") || hasWord(args, "delete") {
+			a.hitCmd(RuleFirewall, c)
+		}
+	case "passwd", "chpasswd", "useradd", "userdel", "usermod", "groupadd", "groupdel", "groupmod", "adduser", "deluser", "visudo", "vipw", "chsh":
+		a.hitCmd(RuleAccounts, c)
+	case "mount", "umount", "swapoff", "swapon":
+		if len(operands(args, "-t", "-o", "-L", "-U")) > 0 || hasShort(args, "a") {
+			a.hitCmd(RuleMount, c)
+		}
+	case "at", "batch":
+		if !hasShort(args, "l") {
+			a.hitCmd(RuleCrontab, c)
+		}
+	case "terraform", "tofu", "pulumi":
+		if hasWord(args, "destroy") || hasLong(args, "-destroy") {
+			a.hitCmd(RuleContainer, c)
+		}
+	case "helm":
+		if sub, _ := firstOperand(args, "-n", "--namespace", "--kube-context"); sub == "uninstall" || sub == "delete" {
+			a.hitCmd(RuleContainer, c)
 		}
 	case "gh":
 		// gh itself is allowed; its arguments are checked by hardlineText.
@@ -723,6 +764,20 @@ func (a *analyzer) git(c *shellparse.Command, args []string) {
 	case "branch":
 		if hasShort(rest, "D") || ((hasShort(rest, "d") || hasLong(rest, "--delete")) && (hasShort(rest, "f") || hasLong(rest, "--force"))) {
 			a.hitCmd(RuleGitBranchDel, c)
+		}
+	case "filter-branch", "filter-repo":
+		a.hitCmd(RuleGitHistory, c)
+	case "reflog":
+		if len(rest) > 0 && (rest[0] == "expire" || rest[0] == "delete") {
+			a.hitCmd(RuleGitHistory, c)
+		}
+	case "gc":
+		if hasLong(rest, "--prune") {
+			a.hitCmd(RuleGitHistory, c)
+		}
+	case "update-ref":
+		if hasShort(rest, "d") {
+			a.hitCmd(RuleGitHistory, c)
 		}
 	case "config":
 		if !hasLong(rest, "--global", "--system") {
@@ -1149,6 +1204,16 @@ func (a *analyzer) hermes(c *shellparse.Command, args []string) {
 	}
 }
 
+// moveSource checks a path that mv takes away: moving a credential
+// directory, a shell rc file or /etc content changes it as much as writing.
+func (a *analyzer) moveSource(c *shellparse.Command, v string) {
+	p := a.fold(v)
+	if isCatastrophicTarget(p) {
+		a.hitCmd(RuleRmRecursive, c)
+	}
+	a.checkWrite(c, v, p)
+}
+
 // destination checks the target of a copy-like command (the last operand or
 // the -t directory).
 func (a *analyzer) destination(c *shellparse.Command, args []string, valued ...string) {
@@ -1350,6 +1415,12 @@ func (a *analyzer) checkWrite(c *shellparse.Command, v, p string) {
 
 // secretRead flags private keys and password databases among the arguments.
 func (a *analyzer) secretRead(c *shellparse.Command, args []string) {
+	switch c.Program {
+	case "chmod", "chown", "chgrp", "ssh-keygen", "ssh-add", "ssh", "ls", "stat", "file", "test", "[", "touch", "rm", "shred":
+		return // these use or inspect a key file without copying its content
+	case "curl", "wget", "http", "https":
+		a.credentialUpload(c, args)
+	}
 	for _, v := range args {
 		if !strings.Contains(v, "id_") && !strings.Contains(v, "shadow") {
 			continue
@@ -1365,6 +1436,36 @@ func (a *analyzer) secretRead(c *shellparse.Command, args []string) {
 		}
 	}
 }
+
+// credentialUpload flags an HTTP client sending a credential file
+// (curl -d @file, --data-binary @file, -F k=@file, -T file, wget --post-file).
+func (a *analyzer) credentialUpload(c *shellparse.Command, args []string) {
+	for i, v := range args {
+		var file string
+		switch {
+		case strings.HasPrefix(v, "@"):
+			file = v[1:]
+		case strings.Contains(v, "=@"):
+			file = v[strings.Index(v, "=@")+2:]
+		case strings.HasPrefix(v, "--post-file=") || strings.HasPrefix(v, "--body-file="):
+			file = v[strings.IndexByte(v, '=')+1:]
+		case (v == "-T" || v == "--upload-file" || v == "--post-file" || v == "--body-file") && i+1 < len(args):
+			file = args[i+1]
+		default:
+			continue
+		}
+		if i := strings.IndexByte(file, ';'); i >= 0 {
+			file = file[:i] // -F "k=@file;type=text/plain"
+		}
+		p := a.fold(file)
+		if rel, ok := homeRel(p); ok && inList(rel, credentialDirs) || p == "/etc/shadow" || base(p) == ".env" {
+			a.hitCmd(RuleSecretRead, c)
+			return
+		}
+	}
+}
+
+func base(p string) string { return path.Base(p) }
 
 // execEnv are environment variables that load or run code in the command.
 var execEnv = map[string]bool{
