@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/tether-dev/tether/config"
 )
@@ -152,4 +153,57 @@ func CommandEnv(policy TerminalPolicy, secrets SecretScope, lookup func(string) 
 		out = append(out, k+"="+env[k])
 	}
 	return out, nil
+}
+
+// ProfileSecrets resolves and caches the secret scope of each profile of
+// one loaded configuration. It provides what package approval's engine
+// needs (Options.Redact and Options.Secret) without that package knowing
+// about scopes. Safe for concurrent use.
+type ProfileSecrets struct {
+	cfg *config.Config
+
+	mu      sync.Mutex
+	scopes  map[string]SecretScope // guarded by mu
+	maskers map[string]*Masker     // guarded by mu
+}
+
+// NewProfileSecrets returns a resolver for cfg's profiles.
+func NewProfileSecrets(cfg *config.Config) *ProfileSecrets {
+	return &ProfileSecrets{cfg: cfg, scopes: map[string]SecretScope{}, maskers: map[string]*Masker{}}
+}
+
+// Scope returns the profile's secret scope (a refusal when its secrets
+// cannot be loaded).
+func (p *ProfileSecrets) Scope(profile string) SecretScope {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s, ok := p.scopes[profile]
+	if !ok {
+		s = ResolveSecretScope(p.cfg, nil, profile)
+		p.scopes[profile] = s
+		p.maskers[profile] = s.Masker()
+	}
+	return s
+}
+
+// Redact masks the profile's secret values in text.
+func (p *ProfileSecrets) Redact(profile, text string) string {
+	p.Scope(profile)
+	p.mu.Lock()
+	m := p.maskers[profile]
+	p.mu.Unlock()
+	return m.Mask(text)
+}
+
+// Secret returns the profile's named secret; a missing one is an error.
+func (p *ProfileSecrets) Secret(profile, name string) (string, error) {
+	s := p.Scope(profile)
+	if err := s.Err(); err != nil {
+		return "", err
+	}
+	v, ok := s.values[name]
+	if !ok {
+		return "", fmt.Errorf("profile %q has no secret %q", s.profile, name)
+	}
+	return v, nil
 }

@@ -309,3 +309,21 @@ func FuzzMasker(f *testing.F) {
 		}
 	})
 }
+
+func TestProfileSecrets(t *testing.T) {
+	cfg, _, _ := twoProfiles(t)
+	ps := NewProfileSecrets(cfg)
+	assert.Equal(t, "token=*** other=b-secret", ps.Redact("alpha", "token=a-secret other=b-secret"),
+		"a profile's redaction masks its own values")
+	assert.Equal(t, "*** ***", ps.Redact("beta", "beta-shared b-secret"))
+	assert.Equal(t, "a-secret", ps.Redact("broken", "a-secret"), "a profile without loadable secrets has nothing to mask")
+	v, err := ps.Secret("beta", "BETA_ONLY")
+	require.NoError(t, err)
+	assert.Equal(t, "b-secret", v)
+	_, err = ps.Secret("alpha", "BETA_ONLY")
+	assert.Error(t, err)
+	_, err = ps.Secret("broken", "X")
+	assert.ErrorIs(t, err, ErrUnscopedSecret)
+	_, err = ps.Secret("", "ALPHA_ONLY")
+	assert.NoError(t, err, `"" is the default profile`)
+}
