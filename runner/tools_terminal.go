@@ -1,0 +1,268 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/config"
+	"github.com/tether-dev/tether/rootfs"
+	"github.com/tether-dev/tether/sandbox"
+)
+
+var schemaTerminal = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"command":    map[string]any{"type": "string", "description": "Shell command (bash syntax) to run in the workspace."},
+		"timeout":    map[string]any{"type": "integer", "description": "Seconds before the command is stopped (at most the profile's limit).", "minimum": 1.0, "x-coerce-number": true},
+		"background": map[string]any{"type": "boolean", "description": "Start the command in the background of the session's sandbox and return at once."},
+		"session":    map[string]any{"type": "boolean", "description": "Run in the session's persistent sandbox (default true when the call belongs to a session)."},
+	},
+	"required":             []any{"command"},
+	"additionalProperties": false,
+}
+
+func terminalTool() Tool {
+	return Tool{Name: "terminal", Toolset: "terminal", Kind: KindTerminal, Schema: schemaTerminal, Handler: terminal,
+		Description: "Run a shell command in the profile's sandbox, in the workspace. Returns stdout, stderr and exit_code."}
+}
+
+// Builtins returns a registry holding the built-in tools: terminal,
+// read_file, write_file, patch and search_files.
+func Builtins() *Registry {
+	r := NewRegistry()
+	for _, t := range append([]Tool{terminalTool()}, fileTools()...) {
+		if err := r.Register(t); err != nil {
+			panic(err) // the built-in names are distinct
+		}
+	}
+	return r
+}
+
+func terminal(ctx context.Context, env *Env, c *Call) Result {
+	r := env.Runner
+	pol, err := TerminalScopeFrom(ctx)
+	if err != nil {
+		return refused(GatePlacement, "placement.terminal-policy", err.Error()+"; nothing ran")
+	}
+	if r.Engine == nil {
+		return refused(GateAuthorization, "authorization.unavailable", "no approval engine is configured; nothing ran")
+	}
+	command := argString(c.Args, "command")
+	home, _ := os.UserHomeDir()
+	d, err := r.Engine.Decide(ctx, approval.Request{Command: command, Profile: env.Profile.Name, Session: env.Session,
+		Platform: env.Platform, Job: env.Job, Cwd: env.Root, Home: home})
+	if err != nil {
+		return fromDecision(d)
+	}
+	dd := d
+	dd.Analysis = nil
+
+	background := argBool(c.Args, "background")
+	useSession := env.Session != "" && r.Sessions != nil
+	if v, ok := c.Args["session"].(bool); ok {
+		useSession = useSession && v
+	}
+	if background && !useSession {
+		res := failed("background commands need a session sandbox (create a session first); nothing ran", nil)
+		res.Ran, res.Decision = false, &dd
+		return res
+	}
+	timeout := pol.Limits.Timeout.D()
+	if t, ok := argInt(c.Args, "timeout"); ok && time.Duration(t)*time.Second < timeout {
+		timeout = time.Duration(t) * time.Second
+	}
+	cmdEnv, err := CommandEnv(pol, env.Secrets, r.lookupEnv())
+	if err != nil {
+		return refused(GatePlacement, "placement.secret-scope", err.Error()+"; nothing ran")
+	}
+
+	var res Result
+	if pol.Backend == config.BackendHost {
+		if background {
+			res = failed("background commands need the sandbox backend; nothing ran", nil)
+			res.Ran = false
+		} else {
+			res = runHost(ctx, env, command, cmdEnv, timeout, int64(pol.Limits.Output))
+		}
+	} else {
+		res = runSandbox(ctx, env, pol, command, cmdEnv, timeout, useSession, background)
+	}
+	res.Decision = &dd
+	return res
+}
+
+func (r *Runner) lookupEnv() func(string) (string, bool) {
+	if r.LookupEnv != nil {
+		return r.LookupEnv
+	}
+	return os.LookupEnv
+}
+
+// sandboxConfig translates a profile's terminal policy into a sandbox
+// config. Protected paths that exist in the workspace are bound
+// read-only, so a command cannot plant hooks or rc files either. Proxy
+// network mode is not available yet and falls back to no network (the
+// stricter choice).
+func sandboxConfig(env *Env, pol TerminalPolicy, cmdEnv []string, timeout time.Duration) (sandbox.Config, error) {
+	layout, err := rootfs.Layout{}, error(nil)
+	if pol.Rootfs != "" {
+		layout, err = rootfs.Parse(pol.Rootfs)
+		if err != nil {
+			return sandbox.Config{}, fmt.Errorf("%w: rootfs %s: %w", ErrTerminalPolicyUnavailable, pol.Rootfs, err)
+		}
+	}
+	cfg := sandbox.Config{
+		Rootfs:    layout,
+		Workspace: env.Root,
+		Env:       cmdEnv,
+		Network:   sandbox.NetworkNone,
+		Limits: sandbox.Limits{
+			MemoryBytes: int64(pol.Limits.Memory),
+			Pids:        int64(pol.Limits.Pids),
+			CPUs:        pol.Limits.CPUs,
+			Timeout:     timeout,
+			OutputBytes: int64(pol.Limits.Output),
+			TmpfsBytes:  int64(pol.Limits.Tmpfs),
+		},
+	}
+	if pol.Network.Mode == config.NetworkHost {
+		cfg.Network, cfg.AllowHostNetwork = sandbox.NetworkHost, true
+	}
+	for _, p := range []string{".git/hooks", ".git/config", ".bashrc", ".bash_profile", ".profile", ".zshrc", ".zshenv", ".zprofile", ".bash_login"} {
+		abs := filepath.Join(env.Root, p)
+		if fi, err := os.Lstat(abs); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+			cfg.Binds = append(cfg.Binds, sandbox.Bind{Source: abs, ReadOnly: true})
+		}
+	}
+	return cfg, nil
+}
+
+func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command string, cmdEnv []string, timeout time.Duration, useSession, background bool) Result {
+	r := env.Runner
+	cfg, err := sandboxConfig(env, pol, cmdEnv, timeout)
+	if err != nil {
+		return refused(GatePlacement, "placement.terminal-policy", err.Error()+"; nothing ran")
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := sandbox.Command{Shell: command, Stdout: &stdout, Stderr: &stderr}
+	profLimits := sandbox.Limits{MemoryBytes: int64(pol.Limits.Memory), Pids: int64(pol.Limits.Pids), CPUs: pol.Limits.CPUs}
+	var res *sandbox.Result
+	if useSession {
+		spec := sandbox.SessionSpec{Config: cfg, ProfileLimits: profLimits, Options: sandbox.SessionOptions{
+			PersistCwd: pol.PersistCwd == nil || *pol.PersistCwd, IdleTimeout: time.Duration(pol.LifetimeSeconds) * time.Second}}
+		// The per-command timeout is an ExecOptions field: the session's
+		// spec must stay the same from call to call.
+		spec.Config.Limits.Timeout = pol.Limits.Timeout.D()
+		sess, err := r.Sessions.Open(ctx, pol.Profile, env.Session, spec)
+		if err != nil {
+			return notRun(fmt.Sprintf("opening the session sandbox: %v; nothing ran", err))
+		}
+		if background {
+			bg, err := sess.Start(sandbox.Command{Shell: command})
+			if err != nil {
+				return notRun(fmt.Sprintf("starting the background command: %v; nothing ran", err))
+			}
+			return succeeded(fmt.Sprintf("started in the background as process %d", bg.ID()),
+				map[string]any{"background": true, "process_id": bg.ID()})
+		}
+		res, err = sess.Exec(ctx, cmd, sandbox.ExecOptions{Timeout: timeout, OutputBytes: int64(pol.Limits.Output)})
+		if res == nil {
+			return notRun(fmt.Sprintf("running in the session sandbox: %v", err))
+		}
+	} else {
+		run := r.Sandbox
+		run.Profile, run.ProfileLimits = pol.Profile, profLimits
+		res, err = run.Run(ctx, cfg, cmd)
+		if res == nil {
+			return notRun(fmt.Sprintf("starting the sandbox: %v; nothing ran", err))
+		}
+	}
+	return commandResult(res.ExitCode, stdout.String(), stderr.String(), res.TimedOut, res.OOMKilled, res.OutputTruncated, res.Duration, res.NotEnforced)
+}
+
+func notRun(msg string) Result {
+	r := failed(msg, nil)
+	r.Ran = false
+	r.Gate = GateExecution
+	return r
+}
+
+func commandResult(code int, stdout, stderr string, timedOut, oom, truncated bool, dur time.Duration, notEnforced []string) Result {
+	out := map[string]any{"exit_code": code, "stdout": stdout, "stderr": stderr,
+		"timed_out": timedOut, "oom_killed": oom, "output_truncated": truncated, "duration_ms": dur.Milliseconds()}
+	if len(notEnforced) > 0 {
+		out["not_enforced"] = notEnforced
+	}
+	switch {
+	case timedOut:
+		return failed("the command timed out and was stopped", out)
+	case oom:
+		return failed("the command was killed for exceeding the memory limit", out)
+	case code != 0:
+		return failed(fmt.Sprintf("the command exited with status %d", code), out)
+	}
+	return succeeded("the command succeeded", out)
+}
+
+// capWriter keeps at most max bytes.
+type capWriter struct {
+	buf       *bytes.Buffer
+	max       int64
+	truncated *bool
+}
+
+func (w capWriter) Write(p []byte) (int, error) {
+	room := w.max - int64(w.buf.Len())
+	if room <= 0 {
+		*w.truncated = true
+		return len(p), nil
+	}
+	if int64(len(p)) > room {
+		*w.truncated = true
+		w.buf.Write(p[:room])
+		return len(p), nil
+	}
+	return w.buf.Write(p)
+}
+
+// runHost runs command directly on the host (backend: host): no
+// isolation, as the profile asked, but the same environment, cwd, timeout
+// and output cap.
+func runHost(ctx context.Context, env *Env, command string, cmdEnv []string, timeout time.Duration, maxOut int64) Result {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	truncated := false
+	if maxOut <= 0 {
+		maxOut = 1 << 20
+	}
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
+	cmd.Dir, cmd.Env = env.Root, cmdEnv
+	cmd.Stdout = capWriter{&stdout, maxOut / 2, &truncated}
+	cmd.Stderr = capWriter{&stderr, maxOut / 2, &truncated}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+		if code < 0 {
+			code = 137
+		}
+	case err != nil:
+		return notRun(fmt.Sprintf("starting the command: %v; nothing ran", err))
+	}
+	return commandResult(code, stdout.String(), stderr.String(), ctx.Err() == context.DeadlineExceeded, false, truncated, time.Since(start), nil)
+}
