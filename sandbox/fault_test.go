@@ -231,14 +231,27 @@ func TestFaultDetachedChildrenDie(t *testing.T) {
 func TestCancelStopsCommand(t *testing.T) {
 	r := newTestRunner(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(500*time.Millisecond, cancel)
+	defer cancel()
+	// Cancel once the command says its TERM handler is installed, so the
+	// test does not depend on how fast the sandbox starts.
+	var mu sync.Mutex
 	var out bytes.Buffer
-	res, err := r.Run(ctx, Config{}, Command{Shell: "trap 'echo got TERM; exit 42' TERM; while :; do sleep 0.05; done", Stdout: &out})
+	w := writerFunc(func(p []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		out.Write(p)
+		if bytes.Contains(out.Bytes(), []byte("ready\n")) {
+			cancel()
+		}
+	})
+	res, err := r.Run(ctx, Config{}, Command{Shell: "trap 'echo got TERM; exit 42' TERM; echo ready; while :; do sleep 0.05; done", Stdout: w})
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, context.Canceled))
 	require.NotNil(t, res)
 	assert.False(t, res.TimedOut, "cancelled, not timed out")
 	assert.Equal(t, 42, res.ExitCode, "SIGTERM first: the command's handler ran")
+	mu.Lock()
+	defer mu.Unlock()
 	assert.Contains(t, out.String(), "got TERM")
 }
 

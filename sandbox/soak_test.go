@@ -14,14 +14,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSoakSequentialTrue runs /bin/true 1,000 times (50 with -short) and
+// TestSoakSequentialTrue runs /bin/true 1,000 times (50 with -short, 200
+// with -race) and
 // checks that nothing accumulates: no cgroups, mounts, state (the runner's
 // cleanup), file descriptors or goroutines of this process.
 func TestSoakSequentialTrue(t *testing.T) {
 	r := newTestRunner(t)
 	n := 1000
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		n = 50
+	case raceEnabled:
+		// The race detector slows every re-executed init several-fold.
+		n = 200
 	}
 	// Warm up once so lazily opened descriptors (logging, host layout
 	// probe) do not count as a leak.
