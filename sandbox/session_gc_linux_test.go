@@ -91,3 +91,35 @@ func TestSessionGCAfterOwnerCrash(t *testing.T) {
 	assert.Len(t, rep.Containers, 1)
 	assertNothingLeft(t, root, prefix)
 }
+
+func TestKillSessionSandboxLiveOwner(t *testing.T) {
+	m := newTestSessions(t)
+	s, err := m.Open(t.Context(), "default", "victim", testSpec())
+	require.NoError(t, err)
+	_, err = s.Start(Command{Args: []string{"sleep", "1000"}})
+	require.NoError(t, err)
+	pids, err := s.HostPIDs()
+	require.NoError(t, err)
+	opts := GCOptions{StateRoot: m.StateRoot, CgroupPrefix: m.CgroupPrefix}
+
+	list, err := ListSessionSandboxes(opts)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, SandboxInfo{ContainerID: s.Info().ContainerID, Profile: "default", Session: "victim", OwnerPID: os.Getpid(), OwnerAlive: true, Status: "running"}, list[0])
+
+	_, err = KillSessionSandbox(opts, "no-such-id")
+	assert.ErrorIs(t, err, ErrNoProcess)
+	_, err = KillSessionSandbox(opts, list[0].ContainerID)
+	require.NoError(t, err)
+	// The owner notices its supervisor died and tears the session down.
+	select {
+	case <-s.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("session not torn down after its sandbox was killed")
+	}
+	waitGone(t, pids)
+	_, err = s.Run(t.Context(), Command{Args: []string{"true"}})
+	assert.ErrorIs(t, err, ErrSessionBroken)
+	_, ok := m.Lookup("default", "victim")
+	assert.False(t, ok)
+}

@@ -178,7 +178,31 @@ tether_row
 #     add_row "tether session" "$tether" sessions exec "$session" -- /bin/true
 # ---------------------------------------------------------------------------
 warm_session_row() {
-	unavailable "tether session (warm)" "sessions are not implemented yet"
+	# scripts/benchsession serves one warm session (as the daemon will);
+	# its tiny raw-syscall client is what gets launched and timed. The
+	# server closes the session and exits when this script does.
+	local row="tether session (warm)"
+	if [ "$(id -u)" != 0 ]; then
+		unavailable "$row" "needs root (cgroups)"
+		return
+	fi
+	if ! go build -tags seccomp -o "$work/benchsession" ./scripts/benchsession 2>"$work/benchsession-build.log" ||
+		! go build -o "$work/benchsession-client" ./scripts/benchsession/client 2>>"$work/benchsession-build.log"; then
+		unavailable "$row" "building scripts/benchsession failed: $(head -n1 "$work/benchsession-build.log")"
+		return
+	fi
+	"$work/benchsession" serve -state-root "$work/sessions" -cgroup-prefix "$prefix-session" \
+		-parent $$ "$work/session.sock" >"$work/benchsession.out" 2>&1 &
+	local i
+	for i in $(seq 100); do
+		grep -q ready "$work/benchsession.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	if ! grep -q ready "$work/benchsession.out"; then
+		unavailable "$row" "the session did not start: $(head -n1 "$work/benchsession.out")"
+		return
+	fi
+	add_row "$row" "$work/benchsession-client" "$work/session.sock" /bin/true
 }
 warm_session_row
 
