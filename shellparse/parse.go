@@ -113,13 +113,14 @@ func Parse(src string, opts Options) (*Script, error) {
 var ErrTooDeep = errors.New("shellparse: command nests too deeply")
 
 // checkNesting refuses input whose opening brackets nest past a limit before
-// the parser (which is recursive) sees it. It counts brackets only, which is
-// an over-estimate of syntactic nesting and never under-counts it.
+// the parser (which is recursive) sees it. It counts brackets only, an
+// over-estimate of syntactic nesting. Backquotes are not counted: they nest
+// only by escaping, which doubles the backslashes at every level.
 func checkNesting(src string) error {
 	depth, max := 0, 0
 	for i := 0; i < len(src); i++ {
 		switch src[i] {
-		case '(', '{', '[', '`':
+		case '(', '{', '[':
 			depth++
 			if depth > max {
 				max = depth

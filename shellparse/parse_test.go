@@ -800,3 +800,12 @@ func TestManyFunctions(t *testing.T) {
 func manyFunctions() string {
 	return strings.Repeat("f(){ g|f; }; g(){ f; }; ", 4000) + "f"
 }
+
+func TestManyBackquotesAndBrackets(t *testing.T) {
+	t.Parallel()
+	// Markdown with code fences in a heredoc, and balanced brackets, are
+	// not "deep".
+	src := "cat <<'EOF' > notes.md\n" + strings.Repeat("```go\nf(x[1]) { }\n```\n", 2000) + "EOF\n"
+	s := mustParse(t, src)
+	assert.Equal(t, []string{"cat"}, programs(s))
+}
