@@ -215,3 +215,24 @@ func TestEngineWithPtyPrompter(t *testing.T) {
 	require.ErrorIs(t, err, ErrDenied)
 	assert.Contains(t, d.Reason, "silence is not consent")
 }
+
+// TestClearSessionWakesPrompter: clearing the session ends a question on
+// the terminal as a deny and runs the close hook.
+func TestClearSessionWakesPrompter(t *testing.T) {
+	p := openPty(t)
+	e, _ := newEngine(t, testConfig(t, "  default: {approvals: {timeout: 1h}}\n"), Options{Prompter: NewPrompter(p.tty)})
+	closed := make(chan string, 1)
+	e.OnSessionClear(func(profile, session string) { closed <- profile + "/" + session })
+	done := make(chan Decision, 1)
+	go func() {
+		d, _ := e.Decide(t.Context(), Request{Command: "rm -rf ./build", Session: "tty-1", Platform: PlatformCLI})
+		done <- d
+	}()
+	p.waitFor(t, "allow?", 1)
+	assert.Equal(t, 1, e.ClearSession("", "tty-1"))
+	d := <-done
+	assert.False(t, d.Allowed)
+	assert.Contains(t, d.Reason, "session was cleared")
+	assert.Equal(t, "default/tty-1", <-closed)
+	p.waitFor(t, "no answer: denied", 1)
+}
