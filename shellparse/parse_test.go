@@ -256,6 +256,17 @@ func TestWrappers(t *testing.T) {
 		{"proxychains4 -q curl x", "curl", []string{"x"}, []string{"proxychains4"}},
 		{"firejail --net=none rm x", "rm", []string{"x"}, []string{"firejail"}},
 		{"chroot /mnt rm x", "rm", []string{"x"}, []string{"chroot"}},
+		{"pkexec --user bob rm x", "rm", []string{"x"}, []string{"pkexec"}},
+		{"nsenter -t 1 -m -u rm x", "rm", []string{"x"}, []string{"nsenter"}},
+		{"unshare -r --fork rm x", "rm", []string{"x"}, []string{"unshare"}},
+		{"strace -f -o log rm x", "rm", []string{"x"}, []string{"strace"}},
+		{"strace -p 42", "strace", []string{"-p", "42"}, nil},
+		{"gosu bob rm x", "rm", []string{"x"}, []string{"gosu"}},
+		{"setpriv --reuid 1000 rm x", "rm", []string{"x"}, []string{"setpriv"}},
+		{"systemd-run --user -p X=1 rm x", "rm", []string{"x"}, []string{"systemd-run"}},
+		{"torsocks curl x", "curl", []string{"x"}, []string{"torsocks"}},
+		{"timeout --preserve 5 rm x", "rm", []string{"x"}, []string{"timeout"}},
+		{"nice --adj=5 rm x", "rm", []string{"x"}, []string{"nice"}},
 		{"sudo env X=1 nice -n 5 timeout 3 rm -rf /", "rm", []string{"-rf", "/"}, []string{"sudo", "env", "nice", "timeout"}},
 	}
 	for _, tc := range cases {
