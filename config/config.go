@@ -119,6 +119,8 @@ type Secrets struct {
 	EnvFile string `yaml:"env_file" json:"env_file"`
 	// Values are named secrets written in the config itself.
 	Values map[string]string `yaml:"values" json:"values"`
+
+	envFileLine int // where env_file was set, for CheckSecrets
 }
 
 // Mode is how flagged commands are approved.

@@ -228,3 +228,19 @@ func TestByteSizeString(t *testing.T) {
 		assert.Equal(t, in, back)
 	}
 }
+
+func TestCheckSecrets(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "ok.env", "A=1\n")
+	writeFile(t, dir, "bad.env", "A=1\nnot a pair\n")
+	path := writeFile(t, dir, "c.yaml", "profiles:\n  a:\n    secrets:\n      env_file: ok.env\n  b:\n    secrets:\n      env_file: bad.env\n  c:\n    secrets:\n      env_file: missing.env\n  default: {}\n")
+	cfg, err := Load(path)
+	require.NoError(t, err)
+	probs := cfg.CheckSecrets()
+	require.Len(t, probs, 2)
+	assert.Equal(t, 7, probs[0].Line)
+	assert.Contains(t, probs[0].String(), "profile b:")
+	assert.Contains(t, probs[0].String(), "bad.env:2: want NAME=VALUE")
+	assert.Equal(t, 10, probs[1].Line)
+	assert.Contains(t, probs[1].String(), "profile c: reading secrets env file")
+}

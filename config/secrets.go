@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -53,6 +54,21 @@ func parseEnvFile(name string, data []byte, out map[string]string) error {
 		return fmt.Errorf("reading %s: %w", name, err)
 	}
 	return nil
+}
+
+// CheckSecrets loads every profile's secrets and reports those that cannot
+// be loaded (a missing or malformed env file): such a profile's calls are
+// refused at run time, so `tether config check` reports it now.
+func (c *Config) CheckSecrets() []Problem {
+	var out []Problem
+	for _, name := range slices.Sorted(maps.Keys(c.Profiles)) {
+		p := c.Profiles[name]
+		if _, err := p.Secrets.LoadSecrets(); err != nil {
+			out = append(out, Problem{File: c.Source, Line: p.Secrets.envFileLine,
+				Msg: fmt.Sprintf("profile %s: %v", name, err)})
+		}
+	}
+	return out
 }
 
 // Masked returns a deep copy of c with every secret value replaced by

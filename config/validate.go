@@ -192,6 +192,7 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 
 	if p.Secrets.EnvFile != "" {
 		p.Secrets.EnvFile = absPath(p.Secrets.EnvFile, baseDir)
+		p.Secrets.envFileLine = v.lineOf(at("secrets", "env_file")...)
 	}
 	for name := range p.Secrets.Values {
 		if !envNamePatern.MatchString(name) {

@@ -47,7 +47,8 @@ func newConfigCheckCmd(file *string) *cobra.Command {
 		Use:   "check [--config FILE] [--json]",
 		Short: "Validate a config file",
 		Long: `Validate the config file (see "tether config --help" for where it is found)
-and report every problem as file:line: message.
+and report every problem as file:line: message. Secrets env files are read
+too: a profile whose secrets cannot be loaded has its calls refused.
 
 Exit status: 0 when the file is valid, 1 when it is not (or cannot be read).`,
 		Args: cobra.NoArgs,
@@ -73,8 +74,11 @@ Exit status: 0 when the file is valid, 1 when it is not (or cannot be read).`,
 				res.Problems = []config.Problem{{File: res.File, Msg: err.Error()}}
 			}
 			if cfg != nil {
-				res.OK = true
 				res.Profiles = profileNames(cfg)
+				// A secrets file that cannot be read refuses that
+				// profile's calls at run time: report it now.
+				res.Problems = cfg.CheckSecrets()
+				res.OK = len(res.Problems) == 0
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
