@@ -1,0 +1,129 @@
+package runner
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func call(name, key string) *Call { return &Call{ID: key, Name: name, Key: name + " " + key} }
+
+func TestGuardIdenticalFailures(t *testing.T) {
+	t.Parallel()
+	for _, hard := range []bool{false, true} {
+		tr := NewTurn(GuardConfig{HardStop: &hard}, false)
+		c := call("terminal", `{"command":"make"}`)
+		r1 := tr.After(c, failed("x", map[string]any{"n": 1}))
+		assert.Empty(t, r1.Warning, "first failure: no warning")
+		require.Nil(t, tr.Before(c))
+		r2 := tr.After(c, failed("x", map[string]any{"n": 2}))
+		assert.Contains(t, r2.Warning, "failed 2 times", "warn at 2")
+		require.Nil(t, tr.Before(c))
+		tr.After(c, failed("x", map[string]any{"n": 3}))
+		stop := tr.Before(c)
+		require.NotNil(t, stop, "blocked at 3")
+		assert.Equal(t, "guardrail.identical-failures", stop.Rule)
+		assert.Equal(t, ClassRefused, stop.Class)
+		// A different call of the same tool still runs.
+		assert.Nil(t, tr.Before(call("terminal", `{"command":"make test"}`)))
+	}
+}
+
+func TestGuardToolFailuresAndHalt(t *testing.T) {
+	t.Parallel()
+	tr := NewTurn(GuardConfig{}, true) // unattended: hard stop on by default
+	for i := 0; i < 4; i++ {
+		c := call("terminal", string(rune('a'+i)))
+		require.Nil(t, tr.Before(c))
+		r := tr.After(c, failed("x", nil))
+		if i+1 >= 3 {
+			assert.Contains(t, r.Warning, "terminal has failed")
+		}
+	}
+	c := call("terminal", "e")
+	require.Nil(t, tr.Before(c))
+	tr.After(c, failed("x", nil))
+	stop := tr.Before(call("terminal", "f"))
+	require.NotNil(t, stop, "tool blocked at 5 failures")
+	assert.Equal(t, "guardrail.tool-failures", stop.Rule)
+	assert.Nil(t, tr.Before(call("read_file", "g")), "other tools still run")
+	assert.Empty(t, tr.Halted())
+}
+
+func TestGuardHaltOnlyWithHardStop(t *testing.T) {
+	t.Parallel()
+	run := func(unattended bool) *Turn {
+		tr := NewTurn(GuardConfig{IdenticalBlock: 100, RepeatBlock: 100, RepeatHalt: 100}, unattended)
+		c := call("terminal", "same")
+		for i := 0; i < 5; i++ {
+			tr.After(c, failed("x", map[string]any{"i": i}))
+		}
+		return tr
+	}
+	attended := run(false)
+	assert.Empty(t, attended.Halted(), "attended platforms only warn at the halt threshold")
+	unattended := run(true)
+	assert.NotEmpty(t, unattended.Halted())
+	stop := unattended.Before(call("read_file", "other"))
+	require.NotNil(t, stop)
+	assert.Equal(t, "guardrail.halt", stop.Rule)
+}
+
+func TestGuardNoProgress(t *testing.T) {
+	t.Parallel()
+	tr := NewTurn(GuardConfig{}, false)
+	c := call("read_file", `{"path":"a"}`)
+	same := succeeded("read", map[string]any{"content": "x"})
+	for i := 1; i <= 3; i++ {
+		require.Nil(t, tr.Before(c))
+		r := tr.After(c, same)
+		if i == 3 {
+			assert.Contains(t, r.Warning, "no progress")
+		} else {
+			assert.Empty(t, r.Warning)
+		}
+	}
+	require.Nil(t, tr.Before(c))
+	tr.After(c, same)
+	stop := tr.Before(c)
+	require.NotNil(t, stop, "blocked at 4 identical results")
+	assert.Equal(t, "guardrail.no-progress", stop.Rule)
+	// The same call with a changing result is progress.
+	tr2 := NewTurn(GuardConfig{}, false)
+	for i := 0; i < 6; i++ {
+		require.Nil(t, tr2.Before(c))
+		tr2.After(c, succeeded("read", map[string]any{"content": i}))
+	}
+}
+
+func TestGuardRefusalsNeverCount(t *testing.T) {
+	t.Parallel()
+	tr := NewTurn(GuardConfig{}, true)
+	c := call("terminal", "rm")
+	for i := 0; i < 20; i++ {
+		tr.After(c, refused(GateGuardrail, "x", ""))
+		tr.After(c, Result{Class: ClassBlocked})
+		tr.After(c, Result{Class: ClassPending})
+	}
+	assert.Nil(t, tr.Before(c))
+	assert.Empty(t, tr.Halted())
+}
+
+func TestGuardInvalidTurns(t *testing.T) {
+	t.Parallel()
+	tr := NewTurn(GuardConfig{}, false)
+	end, _ := tr.Batch(true)
+	assert.False(t, end)
+	end, _ = tr.Batch(true)
+	assert.False(t, end)
+	end, _ = tr.Batch(false) // a valid call resets the streak
+	assert.False(t, end)
+	for i := 0; i < 2; i++ {
+		end, _ = tr.Batch(true)
+		assert.False(t, end)
+	}
+	end, why := tr.Batch(true)
+	assert.True(t, end, "third consecutive all-invalid batch ends the turn")
+	assert.Contains(t, why, "3 consecutive")
+}

@@ -1,0 +1,5 @@
+package runner
+
+import "context"
+
+type contextT = context.Context
