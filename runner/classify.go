@@ -50,16 +50,16 @@ const (
 // Result is the structured outcome of one call. Message is what the model
 // is told; the other fields are for the host and the logs.
 type Result struct {
-	CallID  string             `json:"call_id"`
-	Tool    string             `json:"tool"`
-	Class   Class              `json:"class"`
-	Effect  Effect             `json:"effect"`
-	Ran     bool               `json:"ran"`
-	Gate    string             `json:"gate"`
-	Rule    string             `json:"rule,omitempty"`
-	Message string             `json:"message"`
-	Output  map[string]any     `json:"output,omitempty"`
-	Warning string             `json:"warning,omitempty"` // a loop guardrail warning
+	CallID   string             `json:"call_id"`
+	Tool     string             `json:"tool"`
+	Class    Class              `json:"class"`
+	Effect   Effect             `json:"effect"`
+	Ran      bool               `json:"ran"`
+	Gate     string             `json:"gate"`
+	Rule     string             `json:"rule,omitempty"`
+	Message  string             `json:"message"`
+	Output   map[string]any     `json:"output,omitempty"`
+	Warning  string             `json:"warning,omitempty"` // a loop guardrail warning
 	Decision *approval.Decision `json:"decision,omitempty"`
 }
 
