@@ -99,6 +99,8 @@
 //	dynamic-program         the program word is not literal
 //	eval                    eval … (a literal eval is also parsed as a payload)
 //	source                  source/. of a non-literal path; a shell or interpreter given a non-literal script path
+//	                        (a leading "~/" and plain $HOME or ${HOME} count as known: "source $HOME/.cargo/env"
+//	                        is not opaque)
 //	payload                 a shell's non-literal -c script (bash -c "$x"); any interpreter inline code, literal
 //	                        or not (python -c, perl -e/-ne, ruby -e, node/bun -e/-p/--eval, deno eval, php -r,
 //	                        lua -e, Rscript -e, osascript -e, julia, elixir, guile, pwsh -c …; names are matched

@@ -91,7 +91,7 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 		if i+1 < len(cs.words) {
 			arg := cs.words[i+1]
 			switch {
-			case !arg.Literal && !onlyTilde(arg):
+			case !arg.Literal && !homePath(arg, cs.nodes[i+1]):
 				w.addOpaque(OpaqueSource, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
 			case isStdinPath(arg.Value):
 				return true, w.stdinFed(name, cs)
@@ -110,10 +110,40 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 	return false, ""
 }
 
-// onlyTilde reports whether a word's only expansion is a leading tilde
-// ("~/bin/x.sh"): a known path, not a computed one.
-func onlyTilde(wd Word) bool {
-	return strings.HasPrefix(wd.Value, "~") && !wd.Glob && !strings.ContainsAny(wd.Raw, "$`")
+// homePath reports whether a word's only expansions are a leading tilde or
+// plain $HOME / ${HOME} ("~/bin/x.sh", "$HOME/.cargo/env"): a path relative
+// to the home directory, which the caller knows, not a computed one.
+func homePath(wd Word, sw *syntax.Word) bool {
+	if wd.Glob {
+		return false
+	}
+	for i, p := range sw.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if strings.HasPrefix(p.Value, "~") && (i > 0 || !(p.Value == "~" || strings.HasPrefix(p.Value, "~/"))) {
+				return false // ~user or a tilde not leading
+			}
+		case *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if _, ok := q.(*syntax.Lit); !ok && !isHomeParam(q) {
+					return false
+				}
+			}
+		default:
+			if !isHomeParam(p) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// isHomeParam reports whether p is $HOME or ${HOME} with no operator.
+func isHomeParam(p syntax.WordPart) bool {
+	pe, ok := p.(*syntax.ParamExp)
+	return ok && pe.Param != nil && pe.Param.Value == "HOME" && pe.Exp == nil && pe.Repl == nil &&
+		pe.Slice == nil && pe.Index == nil && !pe.Excl && !pe.Length && pe.NestedParam == nil
 }
 
 func isStdinPath(p string) bool {
@@ -247,7 +277,7 @@ func (w *walker) interp(name string, sp *interpSpec, cs *cmdState, i int) string
 // scriptOperand records a script path that is not literal: streamed from a
 // process substitution (bash <(curl …)) or computed ("$f").
 func (w *walker) scriptOperand(name string, cs *cmdState, j int) {
-	if cs.words[j].Literal || onlyTilde(cs.words[j]) {
+	if cs.words[j].Literal || homePath(cs.words[j], cs.nodes[j]) {
 		return
 	}
 	kind := OpaqueSource
