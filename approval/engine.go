@@ -174,7 +174,8 @@ type DenyFunc func(globs []string, a *Analysis) (Finding, bool)
 // (CLI calls that need approval are denied), a gateway without notify
 // callback, no mandate, the audit log in the state directory.
 type Options struct {
-	// Prompter answers on the CLI platform; nil denies there.
+	// Prompter answers on the CLI platform (OpenPrompter); nil denies
+	// there. It must not be a nil pointer in a non-nil interface.
 	Prompter Route
 	// Gateway queues requests of the gateway platform; nil creates one.
 	Gateway *Gateway
@@ -184,11 +185,12 @@ type Options struct {
 	Deny DenyFunc
 	// Audit receives every decision; nil opens <state_dir>/audit.jsonl.
 	Audit AuditSink
-	// Redact masks secret values of a profile in text (runner's Masker);
-	// nil leaves text unchanged.
+	// Redact masks secret values of a profile in text, for records,
+	// prompts and the smart route (runner.ProfileSecrets.Redact); nil
+	// leaves text unchanged.
 	Redact func(profile, text string) string
-	// Secret returns a profile's secret (for smart.key_secret); nil means
-	// no secrets.
+	// Secret returns a profile's secret, for smart.key_secret
+	// (runner.ProfileSecrets.Secret); nil means no secrets.
 	Secret func(profile, name string) (string, error)
 	// HTTPClient is used by smart routes; nil uses a default client.
 	HTTPClient *http.Client
@@ -201,8 +203,27 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Engine decides terminal calls in the DESIGN.md §3 order. It is safe for
-// concurrent use. Create it with NewEngine; call Close when done.
+// Engine decides terminal calls in the DESIGN.md §3 order:
+//
+//  1. parser limits: input over the size limit is refused unanalysed;
+//  2. the hardline floor: never runs, whatever else is configured;
+//  3. the profile's deny globs (Options.Deny);
+//  4. the job's mandate (Options.Mandate): block, or escalate to a person
+//     (interactive platforms with interactive_violation: approve only);
+//  5. commands with no finding run; process yolo, session yolo and
+//     approvals mode off approve the approval tier (and nothing above it);
+//  6. the permanent allowlist: the config's command_allowlist merged with
+//     <state_dir>/allowlist/<profile>.json (MatchAllowlist);
+//  7. session approvals: a session answer approves the descriptions of the
+//     command's findings (the catalog's approval keys) for that profile and
+//     session, or the exact text of a command the analyser cannot see into;
+//  8. a route: unattended platforms follow cron_mode / unattended_mode;
+//     mode smart asks the model first (ESCALATE falls through); the CLI
+//     platform asks Options.Prompter, the gateway platform queues.
+//
+// Sessions are keyed by (profile, session): nothing crosses either. The
+// engine is safe for concurrent use. Create it with NewEngine; call Close
+// when done.
 type Engine struct {
 	cfg       *config.Config
 	opts      Options
