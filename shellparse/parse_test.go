@@ -748,6 +748,7 @@ func TestMorePayloadHosts(t *testing.T) {
 		{`tmux new-session -d -s dev 'npm run dev'`, []string{"npm"}, nil},
 		{`tmux -L sock new -d "rm -rf /"`, []string{"rm"}, nil},
 		{`tmux ls`, []string{"tmux"}, nil},
+		{`tmux -c 'rm x'`, []string{"rm"}, nil},
 		{`script -q -c 'rm x' /dev/null`, []string{"rm"}, nil},
 		{`nix-shell -p hello --run 'rm x'`, []string{"rm"}, nil},
 		{`screen -dmS name bash -c 'rm x'`, []string{"rm"}, nil},

@@ -475,7 +475,22 @@ var tmuxShellCommands = map[string]string{
 // new-window, split-window, respawn-*, run-shell, display-popup): the
 // trailing words are a shell string. Other tmux commands stay tmux.
 func (w *walker) peelTmux(cs *cmdState, i int, c ctx) (int, bool) {
-	j := scanOpts(cs.words, i, &wrapSpec{shortArg: "cfLST"}, nil)
+	cmdIdx, cmdArg := -1, ""
+	j := scanOpts(cs.words, i, &wrapSpec{shortArg: "cfLST"}, func(o opt) {
+		if o.name == "c" && o.argIdx >= 0 {
+			cmdIdx, cmdArg = o.argIdx, o.arg
+		}
+	})
+	if cmdIdx >= 0 {
+		// tmux -c CMD runs CMD with the default shell.
+		cs.pushWrapper("tmux", i, cmdIdx)
+		if !cs.words[cmdIdx].Literal {
+			w.addOpaque(OpaquePayload, "tmux", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return -1, false
+		}
+		w.payload("tmux", cmdArg, cs.nodes[cmdIdx], cs.nodes[cmdIdx], cs, c)
+		return -1, false
+	}
 	if j >= len(cs.words) {
 		return 0, false
 	}
