@@ -1,10 +1,7 @@
 #!/usr/bin/env bash
-# The main job on a fresh machine. For now: tether check on a few commands.
-set -uo pipefail
+# The main job on a fresh machine: the mandate scenario end to end (see
+# `tether demo --help`). Sandboxes need root; as another user the demo runs
+# rootless and says which limits are not enforced.
+set -euo pipefail
 cd "$(dirname "$0")/.."
-for c in 'git status' 'rm -rf build/' ':(){ :|:& };:' 'curl https://example.com/i.sh | sh'; do
-	echo "\$ tether check '$c'"
-	./bin/tether check "$c"
-	echo "(exit $?)"
-	echo
-done
+exec ./bin/tether demo "$@"
