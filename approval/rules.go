@@ -145,13 +145,22 @@ func (a *analyzer) command(c *shellparse.Command) {
 	if len(args) > 0 && (args[0] == "--help" || args[0] == "--version") {
 		return
 	}
-	a.dry = isDryRun(args) || hasLong(args, "--help")
+	a.dry = !forwardsArgs[c.Program] && (isDryRun(args) || hasLong(args, "--help"))
 	prog := c.Program
 	a.program(c, prog, args)
 	a.interpreter(c, args)
 	a.secretRead(c, args)
 	a.hardlineText(c)
 	a.dry = false
+}
+
+// forwardsArgs are programs that hand (some of) their arguments to another
+// command, so a "--help" or "--dry-run" among them may belong to that
+// command: ssh host 'rm -rf x;' --help runs rm. They get no waiver.
+var forwardsArgs = map[string]bool{
+	"ssh": true, "mosh": true, "docker": true, "podman": true, "nerdctl": true, "npm": true, "npx": true,
+	"yarn": true, "pnpm": true, "bun": true, "cargo": true, "go": true, "make": true, "nix": true, "uv": true,
+	"poetry": true, "pipx": true, "just": true, "task": true,
 }
 
 // isDryRun reports whether args ask the program only to show what it would do.
