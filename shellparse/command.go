@@ -17,6 +17,9 @@ type cmdState struct {
 	redirs   []Redir
 	wrappers []Wrapper
 	extra    bool // the program receives run-time arguments (xargs …)
+	// replace is the string a wrapper replaces with run-time data in the
+	// command's words (xargs -I, find -exec's {}), "" if none.
+	replace string
 	// lastWrap is the word index of the innermost peeled wrapper, -1 if none.
 	lastWrap int
 }

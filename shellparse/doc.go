@@ -105,7 +105,8 @@
 //	                        or not (python -c, perl -e/-ne, ruby -e, node/bun -e/-p/--eval, deno eval, php -r,
 //	                        lua -e, Rscript -e, osascript -e, julia, elixir, guile, pwsh -c …; names are matched
 //	                        case-insensitively without ".exe"); a payload that does not parse; env -S/su -c/watch
-//	                        with a non-literal string
+//	                        with a non-literal string; a literal -c script into which xargs -I/-i, find -exec's {}
+//	                        or parallel splice run-time data (xargs -I{} sh -c 'rm {}'; the script is still parsed)
 //	piped-to-interpreter    a shell or interpreter reading its script from stdin fed by a pipe (Text is the whole
 //	                        pipeline: curl … | sh, base64 -d | bash, … | sudo bash, cat x | python3 -), from an
 //	                        input redirection (sh < file), or from a process substitution (bash <(curl …))

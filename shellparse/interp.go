@@ -167,6 +167,11 @@ func (w *walker) shell(name string, cs *cmdState, i int, c ctx) (bool, string) {
 			return true, ""
 		}
 		cs.pushWrapper(name, i, j)
+		if cs.replace != "" && strings.Contains(pw.Value, cs.replace) {
+			// xargs -I{} sh -c 'x {}': run-time data is spliced into the
+			// script itself, so what runs cannot be known.
+			w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+		}
 		w.payload(name, pw.Value, cs.nodes[j], cs.nodes[j], cs, c)
 		return true, ""
 	}

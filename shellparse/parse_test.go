@@ -827,3 +827,29 @@ func TestManyBackquotesAndBrackets(t *testing.T) {
 	s := mustParse(t, src)
 	assert.Equal(t, []string{"cat"}, programs(s))
 }
+
+func TestDataSplicedIntoScript(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		src    string
+		opaque bool
+	}{
+		{`ls | xargs -I{} sh -c 'rm {}'`, true},
+		{`ls | xargs -I % sh -c 'rm %'`, true},
+		{`ls | xargs -i sh -c 'rm {}'`, true},
+		{`find . -exec sh -c 'rm {}' \;`, true},
+		{`ls | xargs sh -c 'rm "$@"' _`, false},
+		{`find . -exec sh -c 'rm "$1"' _ {} \;`, false},
+		{`ls | xargs -I{} rm {}`, false},
+	}
+	for _, tc := range cases {
+		s := mustParse(t, tc.src)
+		if tc.opaque {
+			assert.Equal(t, []OpaqueKind{OpaquePayload}, opaqueKinds(s), tc.src)
+		} else {
+			assert.Empty(t, s.Opaque, tc.src)
+		}
+		c, ok := findCmd(s, "rm")
+		assert.True(t, ok && c.Context.ExtraArgs == strings.Contains(tc.src, "xargs"), tc.src)
+	}
+}

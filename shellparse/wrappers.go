@@ -264,12 +264,21 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 	if sp == nil {
 		return 0, false
 	}
-	stopped, shellMode := false, false
+	stopped, shellMode, replace := false, false, ""
 	var split *opt
 	var envFlags []string
 	next := scanOpts(cs.words, i, sp, func(o opt) {
 		if sp.stops(o) {
 			stopped = true
+		}
+		if name == "xargs" {
+			switch o.name {
+			case "I", "i", "replace":
+				replace = o.arg
+				if replace == "" && o.name != "I" {
+					replace = "{}"
+				}
+			}
 		}
 		if (name == "sudo" || name == "doas") && (o.name == "s" || o.name == "i" || o.name == "shell" || o.name == "login") {
 			shellMode = true
@@ -313,6 +322,9 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 	}
 	if sp.extra {
 		cs.extra = true
+	}
+	if replace != "" {
+		cs.replace = replace
 	}
 	if shellMode && next < len(cs.words) {
 		// sudo -s/-i CMD…: the user's shell runs the words with -c.
@@ -623,6 +635,7 @@ func (w *walker) peelParallel(cs *cmdState, i int, c ctx) (int, bool) {
 	}
 	cs.pushWrapper("parallel", i, next)
 	cs.extra = true
+	cs.replace = "{"
 	w.shellString("parallel", cs, next, end, c)
 	return -1, false
 }
@@ -662,6 +675,7 @@ func (w *walker) find(cs *cmdState, i int, c ctx) {
 			}
 			sub.wrappers = append(cs.wrappers[:len(cs.wrappers):len(cs.wrappers)], Wrapper{Program: "find", Args: values(cs.words[i+1 : j])})
 			sub.extra = end < len(cs.words) && cs.words[end].Value == "+"
+			sub.replace = "{}"
 			w.resolve(sub, 0, c)
 		}
 		j = end
