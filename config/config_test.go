@@ -4,7 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -243,4 +246,31 @@ func TestCheckSecrets(t *testing.T) {
 	assert.Contains(t, probs[0].String(), "bad.env:2: want NAME=VALUE")
 	assert.Equal(t, 10, probs[1].Line)
 	assert.Contains(t, probs[1].String(), "profile c: reading secrets env file")
+}
+
+// TestExampleDocumentsEveryKey: every key of the file format appears in
+// example.yaml, so the documented example stays complete.
+func TestExampleDocumentsEveryKey(t *testing.T) {
+	data, err := os.ReadFile("example.yaml")
+	require.NoError(t, err)
+	text := string(data)
+	var walk func(rt reflect.Type, path string)
+	walk = func(rt reflect.Type, path string) {
+		for rt.Kind() == reflect.Pointer || rt.Kind() == reflect.Map || rt.Kind() == reflect.Slice {
+			rt = rt.Elem()
+		}
+		if rt.Kind() != reflect.Struct {
+			return
+		}
+		for i := range rt.NumField() {
+			f := rt.Field(i)
+			key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if key == "" || key == "-" {
+				continue
+			}
+			assert.Regexp(t, `(?m)^\s*`+regexp.QuoteMeta(key)+`:`, text, "example.yaml does not document %s%s", path, key)
+			walk(f.Type, path+key+".")
+		}
+	}
+	walk(reflect.TypeOf(Config{}), "")
 }
