@@ -537,6 +537,14 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string) {
 		if sub, _ := firstOperand(args, "-n", "--namespace", "--kube-context"); sub == "uninstall" || sub == "delete" {
 			a.hitCmd(RuleContainer, c)
 		}
+	case "alias":
+		for _, v := range args {
+			if _, val, ok := strings.Cut(v, "="); ok && strings.ContainsAny(val, " \t;|&") {
+				if sub := a.sub(val); sub != nil && sub.Verdict >= TierApproval {
+					a.hitCmd(RuleScriptWrite, c)
+				}
+			}
+		}
 	case "gh":
 		// gh itself is allowed; its arguments are checked by hardlineText.
 	}
@@ -863,6 +871,14 @@ func (a *analyzer) systemctl(c *shellparse.Command, args []string) {
 			return
 		}
 		a.hitCmd(RuleServiceStop, c)
+	case "start", "restart-or-start":
+		for _, u := range rest {
+			switch strings.TrimSuffix(u, ".target") {
+			case "reboot", "poweroff", "halt", "kexec", "ctrl-alt-del", "rescue", "emergency", "soft-reboot":
+				a.hitCmd(RulePower, c)
+				return
+			}
+		}
 	case "stop", "disable", "mask", "kill", "restart", "try-restart", "reload-or-restart", "condrestart", "force-reload", "terminate":
 		a.hitCmd(RuleServiceStop, c)
 	}
@@ -1388,6 +1404,10 @@ func (a *analyzer) scriptWrite(c *shellparse.Command, args []string) {
 // writeTarget checks one write destination given as word value v.
 func (a *analyzer) writeTarget(c *shellparse.Command, v string, redirect bool) {
 	p := a.fold(v)
+	if p == "/proc/sysrq-trigger" {
+		a.hit(RulePower, c.Text, c.Span) // "echo b >" reboots, "echo o >" powers off, at once
+		return
+	}
 	if !redirect && isBlockDevice(p) {
 		a.hit(RuleDeviceWrite, c.Text, c.Span)
 		return
