@@ -51,6 +51,9 @@ type svgTrack struct {
 // leashSVG is the laid-out Leash Line.
 type leashSVG struct {
 	Width, Height int
+	// DisplayW and DisplayH are the drawing's natural size in CSS pixels
+	// (1.5× the viewBox); style.css shrinks it to narrower windows.
+	DisplayW, DisplayH int
 	Tracks        []svgTrack
 	Desc          string
 }
@@ -117,6 +120,7 @@ func layoutLeash(ll mandate.LeashLine) leashSVG {
 		out.Tracks[i].EndX = out.Width - svgPad
 	}
 	out.Height = max(len(tracks), 1)*svgTrackH + 4
+	out.DisplayW, out.DisplayH = out.Width*3/2, out.Height*3/2
 	out.Desc = strings.Join(desc, "; ") + "."
 	return out
 }

@@ -482,12 +482,13 @@ func TestAssetsAreEmbedded(t *testing.T) {
 	for _, n := range findAll(doc, func(n *html.Node) bool { return n.Data == "link" || n.Data == "script" }) {
 		refs = append(refs, attr(n, "href")+attr(n, "src"))
 	}
-	assert.Equal(t, []string{"/assets/style.css", "/assets/refresh.js"}, refs)
+	assert.Equal(t, []string{"/assets/favicon.svg", "/assets/style.css", "/assets/refresh.js"}, refs)
 	for _, r := range refs {
 		rec := do(t, h, http.MethodGet, r)
 		require.Equal(t, http.StatusOK, rec.Code, r)
 		b, _ := io.ReadAll(rec.Body)
-		assert.NotContains(t, string(b), "http://")
+		// The favicon's xmlns is a name, not a fetch.
+		assert.NotContains(t, strings.ReplaceAll(string(b), `xmlns="http://www.w3.org/2000/svg"`, ""), "http://")
 		assert.NotContains(t, string(b), "https://")
 	}
 }
