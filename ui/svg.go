@@ -54,8 +54,8 @@ type leashSVG struct {
 	// DisplayW and DisplayH are the drawing's natural size in CSS pixels
 	// (1.5× the viewBox); style.css shrinks it to narrower windows.
 	DisplayW, DisplayH int
-	Tracks        []svgTrack
-	Desc          string
+	Tracks             []svgTrack
+	Desc               string
 }
 
 // layoutLeash places every mark of ll. It draws only what ll holds: the
