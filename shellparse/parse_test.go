@@ -193,6 +193,10 @@ func TestWords(t *testing.T) {
 		{`x {a,b}`, "{a,b}", false, true},
 		{`x {}`, "{}", true, false},
 		{`x $(date)`, "$(date)", false, false},
+		{`x of=~/disk.img`, "of=~/disk.img", false, false},
+		{`x PATH=/a:~/bin`, "PATH=/a:~/bin", false, false},
+		{`x --dir=~/x`, "--dir=~/x", true, false},
+		{`x a\`, `a\`, true, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.src, func(t *testing.T) {

@@ -84,7 +84,9 @@ type Word struct {
 	// "$HOME/.aws" stays "$HOME/.aws" and "~/.ssh" stays "~/.ssh".
 	Value string `json:"value"`
 	// Literal reports whether the word is fully static: no expansion of any
-	// kind (a leading unquoted "~" counts as an expansion).
+	// kind (a leading unquoted "~" counts as an expansion, as does one after
+	// the "=" of an assignment-like word such as "of=~/x", which bash expands;
+	// unquoted glob and brace patterns do too, see Glob).
 	Literal bool `json:"literal"`
 	// Raw is the word's exact source text.
 	Raw string `json:"raw"`

@@ -42,7 +42,7 @@ func (w *walker) convWord(sw *syntax.Word) Word {
 	// Fast path: one unquoted literal without escapes or specials, the
 	// overwhelmingly common case, costs no allocation.
 	if len(sw.Parts) == 1 && w.cr == 0 {
-		if l, ok := sw.Parts[0].(*syntax.Lit); ok && plainLit(l.Value) {
+		if l, ok := sw.Parts[0].(*syntax.Lit); ok && plainLit(l.Value) && !assignTilde(l.Value) {
 			return Word{Value: l.Value, Literal: true, Raw: raw}
 		}
 	}
@@ -53,11 +53,26 @@ func (w *walker) convWord(sw *syntax.Word) Word {
 	if st.brace == 2 {
 		st.literal, st.glob = false, true
 	}
+	if l, ok := sw.Parts[0].(*syntax.Lit); ok && assignTilde(l.Value) {
+		st.literal = false
+	}
 	v := st.b.String()
 	if w.cr != 0 {
 		v = strings.ReplaceAll(v, string(rune(w.cr)), "\r")
 	}
 	return Word{Value: v, Literal: st.literal, Raw: raw, Glob: st.glob}
+}
+
+// assignTilde reports whether an unquoted literal that looks like an
+// assignment ("of=~/x", "P=a:~/bin") has a tilde bash expands: after the
+// first "=" or after a ":" following it.
+func assignTilde(v string) bool {
+	eq := strings.IndexByte(v, '=')
+	if eq <= 0 || !syntax.ValidName(v[:eq]) {
+		return false
+	}
+	rest := v[eq+1:]
+	return strings.HasPrefix(rest, "~") || strings.Contains(rest, ":~")
 }
 
 // plainLit reports whether an unquoted literal needs no processing: no
@@ -86,11 +101,13 @@ func (w *walker) convPart(st *wordState, p syntax.WordPart, first bool) {
 			c := v[i]
 			switch c {
 			case '\\':
-				if i+1 < len(v) {
-					i++
-					if v[i] != '\n' { // backslash-newline is a line continuation
-						st.b.WriteByte(v[i])
-					}
+				if i+1 == len(v) {
+					st.b.WriteByte(c) // a final backslash stays
+					continue
+				}
+				i++
+				if v[i] != '\n' { // backslash-newline is a line continuation
+					st.b.WriteByte(v[i])
 				}
 				continue
 			case '*', '?':
