@@ -14,6 +14,7 @@ packages=(
 	iproute2 curl ca-certificates      # sandbox network tests
 	python3                            # clients inside the sandbox in tests
 	vagrant                            # `vagrant validate` of the Vagrantfile (scripts/scripts_test.go)
+	chromium                           # headless browser tests of the mandate page (ui/browser_test.go)
 )
 
 missing=()
