@@ -26,20 +26,25 @@ func (s *Session) Interactive(ctx context.Context, cmd Command, t Terminal) (*Re
 		Op: opExec, ID: c.id, Args: cmd.Args, Shell: cmd.Shell, PTY: true, HasStdin: true,
 		Rows: t.Size.Rows, Cols: t.Size.Cols, Env: t.Env, GraceMS: s.grace.Milliseconds(),
 	}
+	var onStart func()
 	if t.Resize != nil {
-		go func() {
-			for {
-				select {
-				case <-c.done:
-					return
-				case sz, ok := <-t.Resize:
-					if !ok {
+		// Started once the exec frame is sent, so that no resize frame
+		// can reach the supervisor before the command exists.
+		onStart = func() {
+			go func() {
+				for {
+					select {
+					case <-c.done:
 						return
+					case sz, ok := <-t.Resize:
+						if !ok {
+							return
+						}
+						_ = s.send(&request{Op: opResize, ID: c.id, Rows: sz.Rows, Cols: sz.Cols})
 					}
-					_ = s.send(&request{Op: opResize, ID: c.id, Rows: sz.Rows, Cols: sz.Cols})
 				}
-			}
-		}()
+			}()
+		}
 	}
-	return s.await(ctx, c, req, t.Stdin, 0)
+	return s.await(ctx, c, req, t.Stdin, 0, onStart)
 }

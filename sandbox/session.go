@@ -40,7 +40,10 @@ package sandbox
 // host destroys the whole sandbox. Nothing a supervisor says influences the
 // host beyond that command's own Result. Limits that matter (memory, pids,
 // cpu) are the session cgroup's, enforced by the kernel for every process
-// in the sandbox, the supervisor included.
+// in the sandbox, the supervisor included. Commands run with an OOM score
+// adjustment of 500, so that a command exceeding the session's memory
+// limit is killed rather than the supervisor; OOM kills are read from the
+// session's memory cgroup, not taken from the supervisor.
 //
 // Terminals. An interactive command gets a pty allocated by the supervisor
 // inside the sandbox (/dev/ptmx of the sandbox's own devpts instance) and

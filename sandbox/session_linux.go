@@ -210,6 +210,7 @@ type Session struct {
 	initDone  chan struct{} // closed when the supervisor process has exited
 	cleanup   []func() error
 	grace     time.Duration
+	memcg     string // v1 memory cgroup directory when a memory limit is set
 
 	writeMu sync.Mutex // serialises frames to the supervisor
 
@@ -394,6 +395,7 @@ func (s *Session) create(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("starting session supervisor: %w", err)
 	}
+
 	undo = append(undo, func() error {
 		<-s.initDone
 		return nil
@@ -429,6 +431,9 @@ func (s *Session) create(ctx context.Context) (err error) {
 	s.calls = map[uint64]*call{}
 	s.closed = make(chan struct{})
 	s.cleanup = undo
+	if st, err := container.State(); err == nil && cfg.Limits.MemoryBytes > 0 {
+		s.memcg = st.CgroupPaths["memory"]
+	}
 	idle, maxAge := spec.Options.IdleTimeout, spec.Options.MaxAge
 	if idle <= 0 {
 		idle = DefaultIdleTimeout
@@ -504,6 +509,9 @@ func (s *Session) readLoop() {
 		var rep reply
 		var err error
 		buf, err = readFrame(s.conn, buf, &rep)
+		if cap(buf) > 4<<10 {
+			buf = nil // do not keep a large buffer in an idle session
+		}
 		if err == nil {
 			err = checkReply(&rep)
 		}
@@ -619,14 +627,18 @@ func (s *Session) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Res
 	if limits.Timeout > 0 && req.TimeoutMS == 0 {
 		req.TimeoutMS = 1
 	}
-	return s.await(ctx, c, req, cmd.Stdin, limits.Timeout)
+	return s.await(ctx, c, req, cmd.Stdin, limits.Timeout, nil)
 }
 
 // await sends the exec request, streams stdin and waits for the exit.
-func (s *Session) await(ctx context.Context, c *call, req *request, stdin io.Reader, timeout time.Duration) (*Result, error) {
+func (s *Session) await(ctx context.Context, c *call, req *request, stdin io.Reader, timeout time.Duration, onStart func()) (*Result, error) {
+	oom := s.oomKills()
 	if err := s.send(req); err != nil {
 		s.end(err)
 		return nil, err
+	}
+	if onStart != nil {
+		onStart()
 	}
 	if stdin != nil {
 		go s.pumpStdin(c, stdin, !req.PTY)
@@ -646,6 +658,11 @@ func (s *Session) await(ctx context.Context, c *call, req *request, stdin io.Rea
 		s.stopCall(c)
 	}
 	res, err := s.result(c)
+	if res != nil && s.oomKills() > oom {
+		// The kernel's count, not the supervisor's word; with commands
+		// running concurrently it may be another one's kill.
+		res.OOMKilled = true
+	}
 	if err == nil && ctx.Err() != nil {
 		err = fmt.Errorf("running in session: %w", ctx.Err())
 	}
@@ -730,6 +747,16 @@ func (s *Session) result(c *call) (*Result, error) {
 		return nil, fmt.Errorf("starting %s in session: %s", prog, strings.ToValidUTF8(rep.Message, "?"))
 	}
 	return res, nil
+}
+
+// oomKills reads the session memory cgroup's OOM-kill counter (v1), zero
+// when there is no memory limit.
+func (s *Session) oomKills() int64 {
+	if s.memcg == "" {
+		return 0
+	}
+	n, _ := readKey(filepath.Join(s.memcg, "memory.oom_control"), "oom_kill")
+	return n
 }
 
 // isDone reports whether the session is closing or closed.

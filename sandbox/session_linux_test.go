@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -379,4 +380,41 @@ func pidsLimitHits(s *Session) (hits, current int64) {
 	hits, _ = readKey(filepath.Join(dir, "pids.events"), "max")
 	current, _ = readInt(filepath.Join(dir, "pids.current"))
 	return hits, current
+}
+
+func TestSessionOOMKillReported(t *testing.T) {
+	m := newTestSessions(t)
+	spec := testSpec()
+	spec.Config.Limits.MemoryBytes = 48 << 20
+	s, err := m.Open(t.Context(), "default", "oom", spec)
+	require.NoError(t, err)
+	res, err := s.Run(t.Context(), Command{Shell: `x=$(head -c 200000000 /dev/zero | tr '\0' a); echo survived`})
+	require.NoError(t, err)
+	assert.True(t, res.OOMKilled)
+	assert.NotEqual(t, 0, res.ExitCode)
+	out, res := sh(t, s, "echo after")
+	assert.Equal(t, "after\n", out, "the session survives a command's OOM kill")
+	assert.False(t, res.OOMKilled)
+}
+
+func TestSessionNoGoroutineLeak(t *testing.T) {
+	m := newTestSessions(t)
+	before := runtime.NumGoroutine()
+	for i := 0; i < 3; i++ {
+		s, err := m.Open(t.Context(), "default", fmt.Sprint("leak", i), testSpec())
+		require.NoError(t, err)
+		_, err = s.Start(Command{Args: []string{"sleep", "100"}})
+		require.NoError(t, err)
+		sh(t, s, "echo hi")
+		require.NoError(t, s.Close())
+	}
+	// Polled by hand: assert.Eventually runs goroutines of its own.
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !assert.LessOrEqual(t, runtime.NumGoroutine(), before) {
+		buf := make([]byte, 1<<20)
+		t.Logf("goroutines: %d before, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +28,9 @@ const SupervisorArg = "tether-supervisor"
 // supervisorEnv marks a supervisor process (with SupervisorArg); it is
 // removed from the environment commands inherit.
 const supervisorEnv = "_TETHER_SUPERVISOR"
+
+// commandOOMScoreAdj is the OOM score adjustment of every command.
+const commandOOMScoreAdj = "500"
 
 // drainGrace is how long a finished command's output pipes may stay open
 // (held by a child it left running) before its exit is reported anyway.
@@ -323,6 +327,13 @@ func (s *supervisor) exec(req *request) {
 		s.byID[p.id] = p
 	}
 	s.mu.Unlock()
+	if err == nil {
+		// A command exceeding the session's memory limit must be what the
+		// OOM killer picks, not the supervisor, whose death ends the
+		// session. Raising a child's score needs no privilege (lowering
+		// the supervisor's would need CAP_SYS_RESOURCE).
+		_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte(commandOOMScoreAdj), 0)
+	}
 	if err != nil {
 		for _, f := range []*os.File{outR, errR, stateR, p.stdin} {
 			if f != nil {
