@@ -17,6 +17,7 @@ const MaskText = "***"
 type Masker struct {
 	values [][]byte // distinct, non-empty, longest first
 	maxLen int
+	first  [256]bool // first bytes of the values: other positions are skipped fast
 }
 
 // NewMasker returns a Masker for values; empty values are ignored.
@@ -30,6 +31,7 @@ func NewMasker(values ...string) *Masker {
 		seen[v] = true
 		m.values = append(m.values, []byte(v))
 		m.maxLen = max(m.maxLen, len(v))
+		m.first[v[0]] = true
 	}
 	slices.SortStableFunc(m.values, func(a, b []byte) int { return len(b) - len(a) })
 	return m
@@ -51,6 +53,10 @@ func (m *Masker) Mask(s string) string {
 func (m *Masker) scan(out *bytes.Buffer, buf []byte, final bool) []byte {
 	start := 0
 	for i := 0; i < len(buf); {
+		if !m.first[buf[i]] {
+			i++
+			continue
+		}
 		rest := buf[i:]
 		if !final && len(rest) < m.maxLen && m.couldStart(rest) {
 			out.Write(buf[start:i])
