@@ -35,6 +35,7 @@ type runFlags struct {
 	cpus                                   float64
 	timeout, grace                         time.Duration
 	shell                                  string
+	env                                    []string
 	asJSON, userns                         bool
 	stateRoot, cgroupPrefix                string
 }
@@ -64,7 +65,8 @@ Docker's seccomp profile with io_uring denied.
 The workspace is the current directory (or --cwd DIR), bound read-write at
 the same path; the command starts there. The command is pid 1 of its pid
 namespace: processes it leaves behind (background jobs, setsid, nohup) are
-killed when it exits.
+killed when it exits. It gets a minimal environment (PATH, HOME=/tmp,
+LANG=C.UTF-8) plus --env, never tether's own (which may hold secrets).
 
 Limits apply to the command's cgroup, a child of the profile's parent cgroup
 (<prefix>/<profile>). Without root tether uses a user namespace and cannot
@@ -104,6 +106,7 @@ $XDG_RUNTIME_DIR/tether; run first reaps what a crashed tether left there.`,
 	fl.StringVar(&f.tmpfsSize, "tmpfs-size", "64M", "size of the sandbox's /tmp")
 	fl.StringVar(&f.seccomp, "seccomp", "required", `seccomp filter: "required", "optional" or "off"`)
 	fl.BoolVar(&f.userns, "userns", false, "use a user namespace even as root")
+	fl.StringArrayVarP(&f.env, "env", "e", nil, "add KEY=VALUE to the command's environment (repeatable)")
 	fl.StringVarP(&f.shell, "command", "c", "", "run this string with /bin/sh -c")
 	fl.BoolVar(&f.asJSON, "json", false, "capture output and print the result as JSON")
 	fl.StringVar(&f.stateRoot, "state-root", "", "state directory (default: $TETHER_STATE_ROOT, /run/tether or $XDG_RUNTIME_DIR/tether)")
@@ -250,6 +253,9 @@ func configFromFlags(f runFlags) (sandbox.Config, error) {
 	cfg.Limits.Pids, cfg.Limits.CPUs, cfg.Limits.Timeout = f.pids, f.cpus, f.timeout
 	cfg.Seccomp = sandbox.SeccompMode(f.seccomp)
 	cfg.UserNS = f.userns
+	if len(f.env) > 0 {
+		cfg.Env = append(append([]string(nil), sandbox.DefaultEnv...), f.env...)
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, &exitError{Code: exitUsage, Err: err}
 	}
