@@ -83,11 +83,14 @@
 //
 // A literal script given to a shell is parsed recursively: sh, bash, dash,
 // zsh, ksh, ash, mksh … with any option cluster containing c ("-c", "-lc",
-// "-xec"), su/runuser -c, env -S, watch, flock -c, parallel, sg, and the
-// literal arguments of eval. The payload's commands are added to
-// Script.Commands with Context.Payload set to the nesting depth, Text in the
-// payload's own source, Span that of the outermost payload word, and the
-// shell (or su, env, watch …) as their innermost wrapper. The shell running
+// "-xec"), su/runuser -c, sudo -s/-i CMD, env -S, watch, flock -c,
+// parallel, sg, trap, tmux, script -c, nix-shell --run, and the literal
+// arguments of eval. The payload's commands are added to Script.Commands
+// with Context.Payload set to the nesting depth, Text in the payload's own
+// source (for a payload made of several words, or an env -S string, that
+// source is the joined or re-quoted text the shell would read), Span that
+// of the outermost payload word(s), and the shell (or su, env, watch …) as
+// their innermost wrapper. The shell running
 // a literal payload is not itself a Command. Past Options.MaxDepth the
 // payload is an opaque depth-limit segment; a payload that does not parse is
 // an opaque payload segment.
@@ -125,18 +128,23 @@
 // # Functions
 //
 // Each function definition is a Function. Commands in its body are reported
-// with Context.Function set, and Recursive, SelfPipe and SelfBackground
-// describe calls of the function by its own name inside its body; Invoked
-// reports a call after the definition. A fork bomb is a function that is
+// with Context.Function set. Recursive, SelfPipe and SelfBackground are
+// computed on the call graph of the function names defined in the script:
+// a function is Recursive when it calls itself directly or through other
+// defined functions (a calls b, b calls a), and SelfPipe/SelfBackground
+// when a call on that cycle runs in a pipeline or with &. Invoked reports a
+// call after the definition from outside every function body, or from a
+// function that is itself invoked. A fork bomb is a function that is
 // SelfPipe or SelfBackground and Invoked, whatever its name
-// (":(){ :|:& };:").
+// (":(){ :|:& };:", "bomb(){ bomb|bomb& }; bomb", "f(){ f & f; }; f").
 //
 // # Fidelity to bash
 //
 // mvdan/sh reads a carriage return as a blank, bash as a word character
 // ("printf SAFE\r#x; reboot" runs reboot in bash). Parse replaces carriage
 // returns by an unused control byte before parsing and maps them back in
-// word values, so commands split exactly where bash splits them.
+// word values, so commands split exactly where bash splits them (input that
+// also holds every usable control byte is refused with ErrUnsupported).
 //
 // # Bounds
 //
