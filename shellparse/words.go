@@ -219,7 +219,13 @@ func ansiC(v string) string {
 				b.WriteByte(v[i] & 0x1f)
 			}
 		case 'x', 'u', 'U':
-			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+			max := 2 // \xHH
+			switch e {
+			case 'u':
+				max = 4
+			case 'U':
+				max = 8
+			}
 			j := i + 1
 			for j < len(v) && j-i-1 < max && isHex(v[j]) {
 				j++

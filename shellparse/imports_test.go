@@ -1,0 +1,40 @@
+package shellparse
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPureImports keeps the package pure: parsing only, no I/O, no
+// processes, no policy.
+func TestPureImports(t *testing.T) {
+	t.Parallel()
+	allowed := map[string]bool{
+		"errors": true, "fmt": true, "strconv": true, "strings": true, "sync": true,
+		"unicode/utf8": true, "mvdan.cc/sh/v3/syntax": true,
+	}
+	entries, err := os.ReadDir(".")
+	require.NoError(t, err)
+	fset := token.NewFileSet()
+	checked := 0
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, e.Name(), nil, parser.ImportsOnly)
+		require.NoError(t, err)
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			assert.True(t, allowed[path], "%s imports %s", e.Name(), path)
+		}
+		checked++
+	}
+	assert.Positive(t, checked)
+}
