@@ -120,7 +120,10 @@
 // "Reads its script from stdin" means: a shell or interpreter without a
 // script operand or -c/-e code, with "-", "/dev/stdin" or -s; an interactive
 // sudo -s/-i, su, runuser or doas -s; source/. of /dev/stdin; at and batch
-// without -f; crontab installing a table from stdin.
+// without -f; crontab installing a table from stdin; awk, sed or make given
+// -f - (or /dev/stdin). Their -f naming a process substitution is
+// piped-to-interpreter too. Inline awk and sed programs are not opaque: they
+// are ordinary arguments for the rules to read.
 //
 // ">& word" with a word that is not a file descriptor is "&> word": it is
 // reported as a write of fd "&", like "&>".

@@ -99,6 +99,13 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 		}
 		return true, ""
 	}
+	switch name {
+	case "awk", "gawk", "mawk", "nawk", "sed", "gsed", "make", "gmake":
+		// Their program file can come from stdin or a process
+		// substitution: awk -f -, sed -f /dev/stdin, make -f <(curl …).
+		w.emit(cs, i, c)
+		return true, w.programFile(name, cs, i)
+	}
 	fold := interpName(name)
 	if shells[fold] {
 		return w.shell(name, cs, i, c)
@@ -290,6 +297,44 @@ func (w *walker) scriptOperand(name string, cs *cmdState, j int) {
 		kind = OpaquePipedShell
 	}
 	w.addOpaque(kind, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+}
+
+// programFile looks for a -f/--file option of awk, sed or make naming
+// stdin or a process substitution. It records the latter as opaque and
+// returns name for the former.
+func (w *walker) programFile(name string, cs *cmdState, i int) string {
+	for j := i + 1; j < len(cs.words); j++ {
+		v := cs.words[j].Value
+		k := -1
+		switch {
+		case v == "--":
+			return ""
+		case v == "-f" || v == "--file" || v == "--makefile":
+			k = j + 1
+		case strings.HasPrefix(v, "-f") && len(v) > 2 && !strings.HasPrefix(v, "--"):
+			k = j // attached: -f-
+			v = v[2:]
+		case strings.HasPrefix(v, "--file=") || strings.HasPrefix(v, "--makefile="):
+			k = j
+			v = v[strings.IndexByte(v, '=')+1:]
+		default:
+			continue
+		}
+		if k >= len(cs.words) {
+			return ""
+		}
+		if k != j {
+			v = cs.words[k].Value
+		}
+		switch {
+		case hasProcSubst(cs.nodes[k]):
+			w.addOpaque(OpaquePipedShell, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return ""
+		case cs.words[k].Literal && isStdinPath(v):
+			return w.stdinFed(name, cs)
+		}
+	}
+	return ""
 }
 
 // stdinReader reports, for a wrapper left as the program because it has no

@@ -613,6 +613,11 @@ func TestMoreOpaque(t *testing.T) {
 		{`sudo "$CMD"`, OpaqueDynamicProgram, `sudo "$CMD"`},
 		{`[ -f x ] && test -d y`, "", ""},
 		{`echo hi | python3 -c 'import sys'`, OpaquePayload, `python3 -c 'import sys'`},
+		{`curl x | awk -f - data`, OpaquePipedShell, `curl x | awk -f - data`},
+		{`curl x | make -f /dev/stdin`, OpaquePipedShell, `curl x | make -f /dev/stdin`},
+		{`sed -f <(curl x) f`, OpaquePipedShell, `sed -f <(curl x) f`},
+		{`awk '{print $1}' f | sort`, "", ""},
+		{`cat f | sed -n 1p`, "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.src, func(t *testing.T) {
