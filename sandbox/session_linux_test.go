@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -417,4 +418,70 @@ func TestSessionNoGoroutineLeak(t *testing.T) {
 		buf := make([]byte, 1<<20)
 		t.Logf("goroutines: %d before, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
 	}
+}
+
+func TestSessionMaxAgeAndCloseSession(t *testing.T) {
+	m := newTestSessions(t)
+	spec := testSpec()
+	spec.Options.IdleTimeout = time.Hour
+	spec.Options.MaxAge = 500 * time.Millisecond
+	old, err := m.Open(t.Context(), "default", "old", spec)
+	require.NoError(t, err)
+	// Busy or not, the session ends at its maximum age.
+	deadline := time.Now().Add(30 * time.Second)
+	for !old.isDone() && time.Now().Before(deadline) {
+		_, _ = old.Run(t.Context(), Command{Args: []string{"true"}})
+	}
+	select {
+	case <-old.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("session outlived its maximum age")
+	}
+	_, err = old.Run(t.Context(), Command{Args: []string{"true"}})
+	assert.ErrorIs(t, err, ErrSessionClosed)
+
+	// CloseSession (what clearing a session calls) ends only that session.
+	keep, err := m.Open(t.Context(), "default", "keep", testSpec())
+	require.NoError(t, err)
+	gone, err := m.Open(t.Context(), "default", "gone", testSpec())
+	require.NoError(t, err)
+	require.NoError(t, m.CloseSession("default", "gone"))
+	require.NoError(t, m.CloseSession("default", "never-existed"))
+	_, err = gone.Run(t.Context(), Command{Args: []string{"true"}})
+	assert.ErrorIs(t, err, ErrSessionClosed)
+	out, _ := sh(t, keep, "echo kept")
+	assert.Equal(t, "kept\n", out)
+	infos := m.List()
+	require.Len(t, infos, 1)
+	assert.Equal(t, "keep", infos[0].Session)
+}
+
+func TestSessionConcurrentOpenBuildsOne(t *testing.T) {
+	m := newTestSessions(t)
+	var wg sync.WaitGroup
+	got := make([]*Session, 8)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := m.Open(context.Background(), "default", "shared", testSpec())
+			assert.NoError(t, err)
+			got[i] = s
+		}()
+	}
+	wg.Wait()
+	for _, s := range got {
+		assert.Same(t, got[0], s)
+	}
+	entries, err := os.ReadDir(filepath.Join(m.StateRoot, containersDir))
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "one sandbox for one (profile, session)")
+}
+
+func TestSessionOpenRejectsBadNames(t *testing.T) {
+	var m Sessions
+	_, err := m.Open(t.Context(), "default", "../escape", testSpec())
+	assert.ErrorIs(t, err, ErrInvalidConfig)
+	_, err = m.Open(t.Context(), "", "", testSpec())
+	assert.ErrorIs(t, err, ErrInvalidConfig)
 }
