@@ -19,13 +19,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tether-dev/tether/approval"
-	"github.com/tether-dev/tether/config"
 )
 
 func init() { addCommand(newApprovalsCmd) }
 
-// EnvSocket names the socket of `tether serve`.
-const envSocket = "TETHER_SOCKET"
+// Environment variables of the approvals client.
+const (
+	envSocket      = "TETHER_SOCKET"       // the socket of tether serve
+	envClientToken = "TETHER_CLIENT_TOKEN" // the client token that owns the sessions
+	headerClient   = "Tether-Client-Token" // runner.HeaderClientToken
+)
 
 // errNoDaemon is the message of every approvals subcommand when `tether
 // serve` is not reachable.
@@ -33,8 +36,7 @@ var errNoDaemon = errors.New("tether serve is not running")
 
 type approvalsFlags struct {
 	socket  string
-	config  string
-	profile string
+	token   string
 	session string
 	asJSON  bool
 }
@@ -49,8 +51,11 @@ running daemon, one queue per profile and session. These commands are its
 client: they require "tether serve". When it is not running they change
 nothing and exit 1 with "tether serve is not running".
 
-The daemon is reached on --socket, else $TETHER_SOCKET, else
-<state_dir>/tether.sock (state_dir from the configuration).
+The daemon is reached on --socket, else $TETHER_SOCKET, else its default
+socket ($XDG_RUNTIME_DIR/tether/tether.sock; /run/tether/tether.sock for
+root). The daemon shows a client only the sessions it created: give the
+client token (the client_token of POST /v1/sessions) with --client-token
+or $TETHER_CLIENT_TOKEN.
 
 Answers always name a session (--session): one session never answers
 another's requests. Without an ID or --all, the session's oldest request
@@ -62,10 +67,9 @@ such request, 2 for bad usage.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&f.socket, "socket", "", "daemon socket (default: $TETHER_SOCKET, else <state_dir>/tether.sock)")
-	pf.StringVar(&f.config, "config", "", "config file (for state_dir and the default profile)")
-	pf.StringVar(&f.profile, "profile", "", "profile (default: the config's default_profile)")
-	pf.StringVar(&f.session, "session", "", "session key")
+	pf.StringVar(&f.socket, "socket", "", "daemon socket (default: $TETHER_SOCKET, else the daemon's default socket)")
+	pf.StringVar(&f.token, "client-token", "", "client token owning the sessions (default: $TETHER_CLIENT_TOKEN)")
+	pf.StringVar(&f.session, "session", "", "session id")
 	pf.BoolVar(&f.asJSON, "json", false, "print JSON")
 	cmd.AddCommand(newApprovalsListCmd(f), newApprovalsAnswerCmd(f, approval.VerdictApprove), newApprovalsAnswerCmd(f, approval.VerdictDeny))
 	return cmd
@@ -76,18 +80,21 @@ func newApprovalsListCmd(f *approvalsFlags) *cobra.Command {
 		Use:   "list [--session S] [--json]",
 		Short: "List pending approval requests (oldest first)",
 		Long: `List the pending requests of one session (--session), or of every session of
-the profile. Requires "tether serve"; not running: exit 1 with that message.`,
+the client. Requires "tether serve"; not running: exit 1 with that message.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := dialDaemon(f)
 			if err != nil {
 				return err
 			}
-			q := url.Values{"profile": {f.profile}, "session": {f.session}}
+			path := "/v1/approvals"
+			if f.session != "" {
+				path = "/v1/sessions/" + url.PathEscape(f.session) + "/approvals"
+			}
 			var out struct {
 				Pending []approval.Pending `json:"pending"`
 			}
-			if err := c.do(cmd.Context(), http.MethodGet, "/v1/approvals?"+q.Encode(), nil, &out); err != nil {
+			if err := c.do(cmd.Context(), http.MethodGet, path, nil, &out); err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
@@ -126,7 +133,7 @@ request ID, or every one with --all. Requires "tether serve"; not running:
 exit 1 with that message.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req := approval.DecideRequest{Profile: f.profile, Session: f.session, All: all, Verdict: v, By: "cli:" + userName()}
+			req := decideBody{All: all, Verdict: string(v), Reason: "answered with tether approvals by " + userName()}
 			if len(args) == 1 {
 				req.ID = args[0]
 			}
@@ -141,15 +148,18 @@ exit 1 with that message.`,
 				if err != nil {
 					return &exitError{Code: 2, Err: err}
 				}
-				req.Scope = s
+				req.Scope = string(s)
 			}
 			c, err := dialDaemon(f)
 			if err != nil {
 				return err
 			}
 			body, _ := json.Marshal(req)
-			var out approval.DecideResponse
-			if err := c.do(cmd.Context(), http.MethodPost, "/v1/approvals/decide", body, &out); err != nil {
+			var out struct {
+				Answered int `json:"answered"`
+			}
+			path := "/v1/sessions/" + url.PathEscape(f.session) + "/approvals"
+			if err := c.do(cmd.Context(), http.MethodPost, path, body, &out); err != nil {
 				return err
 			}
 			if f.asJSON {
@@ -166,11 +176,34 @@ exit 1 with that message.`,
 	return cmd
 }
 
-// daemonClient speaks the gateway API (approval.GatewayHandler) over the
-// daemon's unix socket.
+// decideBody is the body of POST /v1/sessions/{id}/approvals.
+type decideBody struct {
+	ID      string `json:"id,omitempty"`  // "" answers the oldest
+	All     bool   `json:"all,omitempty"` // every pending request of the session
+	Verdict string `json:"verdict"`
+	Scope   string `json:"scope,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// daemonClient speaks tether serve's HTTP API (runner.Server) over its
+// unix socket.
 type daemonClient struct {
 	http   *http.Client
 	socket string
+	token  string
+}
+
+// defaultSocket mirrors runner.DefaultSocket: $XDG_RUNTIME_DIR/tether/
+// tether.sock, else $TMPDIR/tether-<uid>/tether.sock, and
+// /run/tether/tether.sock for root.
+func defaultSocket() string {
+	if os.Geteuid() == 0 {
+		return "/run/tether/tether.sock"
+	}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "tether", "tether.sock")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("tether-%d", os.Geteuid()), "tether.sock")
 }
 
 // dialDaemon finds the socket and checks that the daemon answers on it.
@@ -180,11 +213,11 @@ func dialDaemon(f *approvalsFlags) (*daemonClient, error) {
 		sock = os.Getenv(envSocket)
 	}
 	if sock == "" {
-		cfg, err := config.Resolve(f.config)
-		if err != nil {
-			return nil, &exitError{Code: 1, Err: fmt.Errorf("%w (and the configuration does not load: %v)", errNoDaemon, err)}
-		}
-		sock = filepath.Join(cfg.StateDir, "tether.sock")
+		sock = defaultSocket()
+	}
+	token := f.token
+	if token == "" {
+		token = os.Getenv(envClientToken)
 	}
 	conn, err := net.DialTimeout("unix", sock, 2*time.Second)
 	if err != nil {
@@ -195,7 +228,7 @@ func dialDaemon(f *approvalsFlags) (*daemonClient, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", sock)
 	}}
-	return &daemonClient{http: &http.Client{Transport: tr, Timeout: 30 * time.Second}, socket: sock}, nil
+	return &daemonClient{http: &http.Client{Transport: tr, Timeout: 30 * time.Second}, socket: sock, token: token}, nil
 }
 
 func (c *daemonClient) do(ctx context.Context, method, path string, body []byte, out any) error {
@@ -205,6 +238,9 @@ func (c *daemonClient) do(ctx context.Context, method, path string, body []byte,
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set(headerClient, c.token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
