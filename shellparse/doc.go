@@ -149,6 +149,15 @@
 // word values, so commands split exactly where bash splits them (input that
 // also holds every usable control byte is refused with ErrUnsupported).
 //
+// Known approximations: aliases are not expanded (bash does not expand them
+// in a non-interactive shell); remote commands (ssh HOST CMD) and programs
+// run through options of other tools (rg --pre, sort --compress-program,
+// git -c core.pager) are ordinary arguments left to the rules; a
+// reassignment of HOME earlier in the script is not tracked when a $HOME
+// script path is judged known; sudo's quoting of the words it hands to
+// "$SHELL -c" under -s/-i is not modelled (the words are parsed as a
+// script, which can only over-report).
+//
 // # Bounds
 //
 // Input over Options.MaxBytes is refused with ErrTooLarge (never truncated).
