@@ -29,6 +29,7 @@ type DeniedError struct {
 	Decision Decision
 }
 
+// Error returns the message for the model (Decision.Message).
 func (e *DeniedError) Error() string { return e.Decision.Message }
 
 // Is reports whether target is ErrDenied.

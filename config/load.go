@@ -40,6 +40,7 @@ type Problem struct {
 	Msg  string `json:"message"`
 }
 
+// String returns "file:line: message" (or "file: message" without a line).
 func (p Problem) String() string {
 	if p.Line > 0 {
 		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
@@ -52,6 +53,7 @@ type InvalidError struct {
 	Problems []Problem
 }
 
+// Error returns one problem per line.
 func (e *InvalidError) Error() string {
 	lines := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
