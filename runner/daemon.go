@@ -1,0 +1,298 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/config"
+	"github.com/tether-dev/tether/mandate"
+	"github.com/tether-dev/tether/sandbox"
+)
+
+// ErrTCPWithoutTokens is returned when a TCP listener is asked for
+// without bearer tokens.
+var ErrTCPWithoutTokens = errors.New("refusing to listen on TCP without bearer tokens (give --token-file)")
+
+// ErrSocketInUse is returned when another daemon answers on the socket.
+var ErrSocketInUse = errors.New("another tether serve is listening on the socket")
+
+// DefaultSocket returns the default unix socket path:
+// $XDG_RUNTIME_DIR/tether/tether.sock, or /run/tether/tether.sock for root
+// and when XDG_RUNTIME_DIR is unset.
+func DefaultSocket() string {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && os.Geteuid() != 0 {
+		return filepath.Join(d, "tether", "tether.sock")
+	}
+	if os.Geteuid() != 0 {
+		return filepath.Join(os.TempDir(), fmt.Sprintf("tether-%d", os.Geteuid()), "tether.sock")
+	}
+	return "/run/tether/tether.sock"
+}
+
+// DaemonOptions configures a Daemon.
+type DaemonOptions struct {
+	Config    *config.Config
+	ConfigErr error
+	// Socket is the unix socket path ("" means DefaultSocket()).
+	Socket string
+	// Listen is an optional TCP address; it requires Tokens.
+	Listen string
+	Tokens []string
+	// Sandbox is the template of one-shot runs; Sessions holds session
+	// sandboxes (nil creates one sharing Sandbox's state root and prefix).
+	Sandbox  sandbox.Runner
+	Sessions *sandbox.Sessions
+	// Guard sets the loop guardrail thresholds.
+	Guard GuardConfig
+	// Workers bounds parallel calls (0: 2×GOMAXPROCS).
+	Workers int
+	// ShutdownGrace bounds how long shutdown waits for requests; 0 is 10s.
+	ShutdownGrace time.Duration
+	Version       string
+	Logger        *slog.Logger
+}
+
+// Daemon is `tether serve`: the runner, the approval engine, the mandate
+// store and the API server, on a unix socket and optionally TCP. Create it
+// with NewDaemon, run it with Serve.
+type Daemon struct {
+	opts     DaemonOptions
+	Runner   *Runner
+	Engine   *approval.Engine
+	Mandates *mandate.Store
+	Server   *Server
+	sessions *sandbox.Sessions
+	base     context.Context
+	cancel   context.CancelFunc
+	log      *slog.Logger
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewDaemon opens the state (mandate database, audit log, allowlists) and
+// builds the daemon. The caller must call Serve (which closes it) or
+// Close.
+func NewDaemon(opts DaemonOptions) (*Daemon, error) {
+	if opts.Config == nil {
+		return nil, fmt.Errorf("starting the daemon: no configuration (%v)", opts.ConfigErr)
+	}
+	if opts.Listen != "" && len(opts.Tokens) == 0 {
+		return nil, ErrTCPWithoutTokens
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg := opts.Config
+	store, err := mandate.Open(cfg.StateDir, mandate.Options{Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("opening the mandate store: %w", err)
+	}
+	d := &Daemon{opts: opts, Mandates: store, log: log}
+	d.base, d.cancel = context.WithCancel(context.Background())
+	d.sessions = opts.Sessions
+	if d.sessions == nil {
+		d.sessions = &sandbox.Sessions{StateRoot: opts.Sandbox.StateRoot, CgroupPrefix: opts.Sandbox.CgroupPrefix, Grace: opts.Sandbox.Grace}
+	}
+	// The gateway tells the server about new requests (server-sent events);
+	// the server exists only after the engine, hence the indirection.
+	var srv *Server
+	gw := approval.NewGateway(approval.GatewayOptions{Logger: log, Notify: func(ctx context.Context, p approval.Pending) error {
+		if srv == nil {
+			return nil
+		}
+		return srv.Publish(ctx, p)
+	}})
+	hook := &mandate.Hook{Store: store, Workspace: func(profile string) string {
+		p, ok := cfg.Profile(profile)
+		if !ok {
+			return ""
+		}
+		return p.Terminal.Cwd
+	}, Violation: func(profile string) string {
+		p, ok := cfg.Profile(profile)
+		if !ok {
+			return ""
+		}
+		return string(p.Mandate.InteractiveViolation)
+	}}
+	eng, err := approval.NewEngine(cfg, approval.Options{Gateway: gw, Mandate: hook, Logger: log,
+		Redact: func(profile, text string) string {
+			return ResolveSecretScope(cfg, nil, profile).Masker().Mask(text)
+		},
+		Secret: func(profile, name string) (string, error) {
+			return ResolveSecretScope(cfg, nil, profile).Get(name, "")
+		}})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	eng.OnSessionClear(func(profile, session string) {
+		if err := d.sessions.CloseSession(profile, session); err != nil {
+			log.Warn("closing a session sandbox", "profile", profile, "session", session, "err", err)
+		}
+	})
+	d.Engine = eng
+	d.Runner = &Runner{Config: cfg, ConfigErr: opts.ConfigErr, Engine: eng, Mandates: store, Sandbox: opts.Sandbox,
+		Sessions: d.sessions, Workers: opts.Workers, Guard: opts.Guard, Logger: log}
+	srv = NewServer(d.base, d.Runner, store, opts.Tokens, opts.Version, log)
+	d.Server = srv
+	return d, nil
+}
+
+// listenUnix creates the socket (mode 0600, its directory 0700). A stale
+// socket nobody answers on is replaced; a live one is ErrSocketInUse.
+func listenUnix(path string) (net.Listener, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the socket directory: %w", err)
+	}
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("%s exists and is not a socket; remove it or choose another --socket", path)
+		}
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("%w: %s", ErrSocketInUse, path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("removing the stale socket: %w", err)
+		}
+	}
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("making the socket private: %w", err)
+	}
+	return l, nil
+}
+
+// Serve listens and serves until ctx ends, then shuts down gracefully:
+// waiting calls are cancelled (denied and audited; nothing runs),
+// in-flight requests finish, every session is cleared (its sandboxes
+// closed), and the state is closed. ready, if non-nil, is called with the
+// socket path once it accepts connections.
+func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
+	sock := d.opts.Socket
+	if sock == "" {
+		sock = DefaultSocket()
+	}
+	ul, err := listenUnix(sock)
+	if err != nil {
+		d.Close()
+		return err
+	}
+	listeners := []net.Listener{ul}
+	if d.opts.Listen != "" {
+		tl, err := net.Listen("tcp", d.opts.Listen)
+		if err != nil {
+			ul.Close()
+			d.Close()
+			return fmt.Errorf("listening on %s: %w", d.opts.Listen, err)
+		}
+		listeners = append(listeners, tl)
+	}
+	hs := &http.Server{Handler: d.Server, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+	errc := make(chan error, len(listeners))
+	for _, l := range listeners {
+		go func() { errc <- hs.Serve(l) }()
+	}
+	d.log.Info("tether serve listening", "socket", sock, "tcp", d.opts.Listen)
+	if ready != nil {
+		ready(sock)
+	}
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	d.log.Info("shutting down")
+	// Calls waiting for an approval end now (denied, audited); requests
+	// then drain.
+	d.cancel()
+	grace := d.opts.ShutdownGrace
+	if grace <= 0 {
+		grace = 10 * time.Second
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		d.log.Warn("shutting down the API", "err", err)
+		hs.Close()
+	}
+	_ = os.Remove(sock)
+	cerr := d.Close()
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	return cerr
+}
+
+// Close clears every session, closes the session sandboxes and the state.
+// Serve calls it.
+func (d *Daemon) Close() error {
+	d.closeOnce.Do(func() { d.closeErr = d.close() })
+	return d.closeErr
+}
+
+func (d *Daemon) close() error {
+	d.cancel()
+	d.Server.closeSessions()
+	var errs []error
+	if err := d.sessions.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing session sandboxes: %w", err))
+	}
+	if err := d.Engine.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing the audit log: %w", err))
+	}
+	if err := d.Mandates.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing the mandate store: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// ReadTokens reads bearer tokens from a file, one per line ("#"
+// comments and blank lines ignored). The file must not be readable by
+// others.
+func ReadTokens(path string) ([]string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the token file: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("the token file %s is readable by others (mode %v); chmod 600 it", path, fi.Mode().Perm())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the token file: %w", err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if len(l) < 16 {
+			return nil, fmt.Errorf("a token in %s is shorter than 16 characters", path)
+		}
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("the token file %s holds no token", path)
+	}
+	return out, nil
+}

@@ -1,0 +1,273 @@
+package runner
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/config"
+	"github.com/tether-dev/tether/mandate"
+	"github.com/tether-dev/tether/sandbox"
+)
+
+// errNoElicitation is the route error when the MCP client cannot ask its
+// user: the call is then pending, and nothing ran.
+var errNoElicitation = errors.New("the MCP client does not support elicitation, so nobody can be asked")
+
+// MCPOptions configures the MCP server of `tether mcp`.
+type MCPOptions struct {
+	Config    *config.Config
+	ConfigErr error
+	Profile   string // "" for the default profile
+	Job       string // mandate job of the calls, if any
+	Cwd       string // the caller's cwd, used when the profile sets none
+	Sandbox   sandbox.Runner
+	Guard     GuardConfig
+	Version   string
+	Logger    *slog.Logger
+}
+
+// MCP is an MCP server exposing the profile's visible tools through the
+// gates. Calls come from the user's own MCP client, so they are on the
+// cli platform: a command needing approval is asked through MCP
+// elicitation when the client supports it, and is otherwise returned as
+// pending with nothing run. Create it with NewMCP; Run closes it.
+type MCP struct {
+	Server   *mcp.Server
+	runner   *Runner
+	engine   *approval.Engine
+	store    *mandate.Store
+	sessions *sandbox.Sessions
+	opts     MCPOptions
+	session  string
+	route    *elicitRoute
+
+	mu       sync.Mutex
+	turn     *Turn     // guarded by mu
+	lastCall time.Time // guarded by mu
+}
+
+// turnIdle is how long without calls starts a new guardrail turn (MCP
+// has no notion of turns).
+const turnIdle = 2 * time.Minute
+
+type mcpCallKey struct{}
+
+// mcpCall is the per-invocation state of one MCP tool call: the answer
+// the client sent back (multi round-trip elicitation) and the question
+// asked, if any.
+type mcpCall struct {
+	session *mcp.ServerSession
+	answer  *mcp.ElicitResult
+	state   string
+	asked   *approval.Question
+}
+
+// errNeedsInput makes the engine record the call as waiting: the handler
+// then returns the question as an MCP input request and the client calls
+// again with the user's answer.
+var errNeedsInput = errors.New("waiting for the user's answer through MCP elicitation")
+
+// elicitRoute asks the MCP client's user through elicitation. MCP asks
+// through multi round-trip input requests (SEP-2322): the first
+// invocation of a tool call returns the question, the client asks its
+// user and calls again with the answer, and the whole pipeline decides
+// again from the start (so the hardline floor, deny rules and mandate are
+// re-checked). The answer is bound to the question by an HMAC in the
+// request state, so it applies to that command only.
+type elicitRoute struct{ key []byte }
+
+func (*elicitRoute) Name() string { return "mcp-elicitation" }
+
+func (r *elicitRoute) mac(q approval.Question) string {
+	h := hmac.New(sha256.New, r.key)
+	fmt.Fprintf(h, "%s\x00%s\x00%s", q.Profile, q.Cwd, q.Command)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func supportsElicitation(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	ip := ss.InitializeParams()
+	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
+}
+
+func (r *elicitRoute) Ask(ctx context.Context, q approval.Question) (approval.Answer, error) {
+	st, _ := ctx.Value(mcpCallKey{}).(*mcpCall)
+	if st == nil || !supportsElicitation(st.session) {
+		return approval.Answer{}, errNoElicitation
+	}
+	if st.answer != nil && hmac.Equal([]byte(st.state), []byte(r.mac(q))) {
+		res := st.answer
+		st.answer = nil
+		switch res.Action {
+		case "accept":
+			d, _ := res.Content["decision"].(string)
+			switch d {
+			case "once", "session", "always":
+				return approval.Answer{Verdict: approval.VerdictApprove, Scope: approval.Scope(d), By: "mcp:user"}, nil
+			}
+			return approval.Answer{Verdict: approval.VerdictDeny, By: "mcp:user", Reason: "denied by the user"}, nil
+		case "decline":
+			return approval.Answer{Verdict: approval.VerdictDeny, By: "mcp:user", Reason: "declined by the user"}, nil
+		}
+		return approval.Answer{Verdict: approval.VerdictDeny, By: "mcp:user", Reason: "the user dismissed the question"}, nil
+	}
+	qq := q
+	st.asked = &qq
+	return approval.Answer{}, errNeedsInput
+}
+
+// elicitParams is the question shown to the user.
+func elicitParams(q approval.Question) *mcp.ElicitParams {
+	choices := []any{"deny"}
+	for _, s := range q.Scopes {
+		choices = append(choices, string(s))
+	}
+	var why []string
+	for _, f := range q.Findings {
+		why = append(why, f.Description)
+	}
+	if q.Reason != "" {
+		why = append(why, q.Reason)
+	}
+	msg := fmt.Sprintf("tether: the agent wants to run\n\n    %s\n\nin %s. Flagged: %s.\nApprove once, for this session, always, or deny?",
+		q.Command, q.Cwd, strings.Join(why, "; "))
+	return &mcp.ElicitParams{Message: msg, RequestedSchema: map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"decision": map[string]any{"type": "string", "enum": choices, "description": "once, session, always or deny"},
+		},
+		"required": []any{"decision"},
+	}}
+}
+
+// NewMCP builds the server. The caller must call Run or Close.
+func NewMCP(opts MCPOptions) (*MCP, error) {
+	if opts.Config == nil {
+		return nil, fmt.Errorf("starting the MCP server: no configuration (%v)", opts.ConfigErr)
+	}
+	prof, ok := opts.Config.Profile(opts.Profile)
+	if !ok {
+		return nil, fmt.Errorf("starting the MCP server: unknown profile %q", opts.Profile)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg := opts.Config
+	store, err := mandate.Open(cfg.StateDir, mandate.Options{Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("opening the mandate store: %w", err)
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		store.Close()
+		return nil, fmt.Errorf("making the MCP state key: %w", err)
+	}
+	route := &elicitRoute{key: key}
+	eng, err := approval.NewEngine(cfg, approval.Options{Prompter: route, Logger: log,
+		Mandate: &mandate.Hook{Store: store},
+		Redact: func(profile, text string) string {
+			return ResolveSecretScope(cfg, nil, profile).Masker().Mask(text)
+		}})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	sessions := &sandbox.Sessions{StateRoot: opts.Sandbox.StateRoot, CgroupPrefix: opts.Sandbox.CgroupPrefix, Grace: opts.Sandbox.Grace}
+	m := &MCP{opts: opts, engine: eng, store: store, sessions: sessions, route: route,
+		session: fmt.Sprintf("mcp-%d-%s", os.Getpid(), randomID("", 3))}
+	m.runner = &Runner{Config: cfg, ConfigErr: opts.ConfigErr, Engine: eng, Mandates: store, Sandbox: opts.Sandbox,
+		Sessions: sessions, Guard: opts.Guard, Logger: log}
+	m.Server = mcp.NewServer(&mcp.Implementation{Name: "tether", Version: opts.Version}, nil)
+	for _, t := range m.runner.Tools().Visible(prof) {
+		m.Server.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: publicSchema(t.Schema)}, m.handler(t.Name))
+	}
+	return m, nil
+}
+
+func (m *MCP) currentTurn() *Turn {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.turn == nil || time.Since(m.lastCall) > turnIdle {
+		m.turn = NewTurn(m.opts.Guard, false)
+	}
+	m.lastCall = time.Now()
+	return m.turn
+}
+
+func (m *MCP) handler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		st := &mcpCall{session: req.Session, state: req.Params.RequestState}
+		for _, v := range req.Params.InputResponses {
+			if er, ok := v.(*mcp.ElicitResult); ok {
+				st.answer = er
+			}
+		}
+		ctx = context.WithValue(ctx, mcpCallKey{}, st)
+		args := req.Params.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		out := m.runner.Execute(ctx, Batch{Profile: m.opts.Profile, Session: m.session, Platform: approval.PlatformCLI,
+			Job: m.opts.Job, Cwd: m.opts.Cwd, Calls: []RawCall{{ID: "mcp", Name: name, Arguments: args}}}, m.currentTurn())
+		if len(out.Results) == 0 {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: out.EndReason}}}, nil
+		}
+		r := out.Results[0]
+		if st.asked != nil && r.Class == ClassPending {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"approval": elicitParams(*st.asked)},
+				RequestState: m.route.mac(*st.asked)}, nil
+		}
+		text := r.Message
+		if s, ok := r.Output["stdout"].(string); ok && s != "" {
+			text += "\nstdout:\n" + s
+		}
+		if s, ok := r.Output["stderr"].(string); ok && s != "" {
+			text += "\nstderr:\n" + s
+		}
+		if s, ok := r.Output["content"].(string); ok {
+			text = s
+		}
+		if r.Warning != "" {
+			text += "\nwarning: " + r.Warning
+		}
+		return &mcp.CallToolResult{IsError: r.Class != ClassSucceeded, Content: []mcp.Content{&mcp.TextContent{Text: text}},
+			StructuredContent: r}, nil
+	}
+}
+
+// Run serves one MCP connection on t until the client disconnects or ctx
+// ends, then closes the server's sandboxes and state.
+func (m *MCP) Run(ctx context.Context, t mcp.Transport) error {
+	err := m.Server.Run(ctx, t)
+	if cerr := m.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// Close clears the server's session (closing its sandbox) and closes the
+// state.
+func (m *MCP) Close() error {
+	m.engine.ClearSession(m.opts.Profile, m.session)
+	return errors.Join(m.sessions.Close(), m.engine.Close(), m.store.Close())
+}

@@ -1,0 +1,166 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tether-dev/tether/config"
+	"github.com/tether-dev/tether/sandbox"
+)
+
+// mcpHelperEnv makes the test binary act as `tether mcp`: the value is a
+// JSON mcpHelperSpec.
+const mcpHelperEnv = "TETHER_RUNNER_TEST_MCP"
+
+type mcpHelperSpec struct {
+	Config    string `json:"config"`
+	StateRoot string `json:"state_root"`
+	Prefix    string `json:"prefix"`
+}
+
+// mcpHelperMain serves MCP on stdin/stdout, as `tether mcp` does.
+func mcpHelperMain() int {
+	var spec mcpHelperSpec
+	if err := json.Unmarshal([]byte(os.Getenv(mcpHelperEnv)), &spec); err != nil {
+		return 2
+	}
+	cfg, err := config.Load(spec.Config)
+	m, err := NewMCP(MCPOptions{Config: cfg, ConfigErr: err, Version: "test",
+		Sandbox: sandbox.Runner{StateRoot: spec.StateRoot, CgroupPrefix: spec.Prefix}})
+	if err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		return 1
+	}
+	if err := m.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		return 1
+	}
+	return 0
+}
+
+// mcpConfigFile writes a config file for a workspace and returns its path.
+func mcpConfigFile(t *testing.T) (path, ws string) {
+	t.Helper()
+	dir := t.TempDir()
+	ws = filepath.Join(dir, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	path = filepath.Join(dir, "config.yaml")
+	y := "state_dir: " + filepath.Join(dir, "state") + "\nprofiles:\n  default:\n    terminal:\n      cwd: " + ws + "\n    approvals:\n      timeout: 60s\n"
+	require.NoError(t, os.WriteFile(path, []byte(y), 0o600))
+	return path, ws
+}
+
+func callText(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestMCPOverStdio(t *testing.T) {
+	sb := testSandbox(t)
+	cfgPath, ws := mcpConfigFile(t)
+	spec, _ := json.Marshal(mcpHelperSpec{Config: cfgPath, StateRoot: sb.StateRoot, Prefix: sb.CgroupPrefix})
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), mcpHelperEnv+"="+string(spec))
+	cmd.Stderr = os.Stderr
+
+	var asked []string
+	answer := "once"
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = append(asked, req.Params.Message)
+			if answer == "decline" {
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": answer}}, nil
+		}})
+	ctx := t.Context()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+
+	tools, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+	}
+	assert.ElementsMatch(t, []string{"terminal", "read_file", "write_file", "patch", "search_files"}, names)
+
+	// An allowed command runs in the sandbox (its own hostname).
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "hostname; echo hi > made.txt"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, callText(res))
+	assert.Contains(t, callText(res), sandbox.DefaultHostname)
+	assert.FileExists(t, filepath.Join(ws, "made.txt"))
+	assert.Empty(t, asked, "an allowed command asks nobody")
+
+	// A hardline command is refused without asking.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "rm -rf / --no-preserve-root"}})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, callText(res), "hardline")
+	assert.Empty(t, asked)
+
+	// A command needing approval is asked through elicitation.
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "build"), 0o755))
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "rm -rf build"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, callText(res))
+	require.Len(t, asked, 1)
+	assert.Contains(t, asked[0], "rm -rf build")
+	assert.NoDirExists(t, filepath.Join(ws, "build"))
+
+	answer = "decline"
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "keep"), 0o755))
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "rm -rf keep"}})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, callText(res), "declined by the user")
+	assert.DirExists(t, filepath.Join(ws, "keep"))
+
+	// File tools go through the same gates.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": ".git/hooks/pre-commit", "content": "x"}})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, callText(res), "protected")
+}
+
+func TestMCPWithoutElicitationIsPending(t *testing.T) {
+	sb := testSandbox(t)
+	cfgPath, ws := mcpConfigFile(t)
+	cfg, err := config.Load(cfgPath)
+	require.NoError(t, err)
+	m, err := NewMCP(MCPOptions{Config: cfg, Sandbox: sb})
+	require.NoError(t, err)
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx, st) }()
+	defer func() { cancel(); <-done }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "plain", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, ct, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "build"), 0o755))
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "rm -rf build"}})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	assert.Contains(t, callText(res), "nothing ran")
+	sc, _ := json.Marshal(res.StructuredContent)
+	assert.Contains(t, string(sc), `"class":"pending_approval"`)
+	assert.DirExists(t, filepath.Join(ws, "build"))
+}

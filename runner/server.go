@@ -1,0 +1,616 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/mandate"
+)
+
+// Headers of the API.
+const (
+	// HeaderClientToken carries the client token returned when the client
+	// created its first session. It identifies the client: a client acts
+	// only on the sessions created with its token.
+	HeaderClientToken = "Tether-Client-Token"
+	// maxBodyBytes bounds a request body.
+	maxBodyBytes = 8 << 20
+	// maxTurns is how many turns' guardrail counters a session keeps.
+	maxTurns = 32
+)
+
+// Server is the HTTP/JSON API of `tether serve` (see docs/api.md). It is
+// an http.Handler; Daemon puts it on a socket. Safe for concurrent use.
+type Server struct {
+	runner   *Runner
+	engine   *approval.Engine
+	mandates *mandate.Store
+	// tokens are the bearer tokens every request must carry (TCP); empty
+	// means none are needed (the unix socket, mode 0600).
+	tokens  [][32]byte
+	version string
+	log     *slog.Logger
+	mux     *http.ServeMux
+	// base is cancelled at shutdown: waiting calls end (nothing runs).
+	base context.Context
+
+	mu       sync.Mutex
+	sessions map[string]*apiSession   // by id; guarded by mu
+	clients  map[[32]byte]string      // token hash → client id; guarded by mu
+	subs     map[*subscriber]struct{} // SSE subscribers; guarded by mu
+}
+
+type apiSession struct {
+	ID       string            `json:"id"`
+	Profile  string            `json:"profile"`
+	Platform approval.Platform `json:"platform"`
+	Job      string            `json:"job,omitempty"`
+	Cwd      string            `json:"cwd,omitempty"`
+	Created  time.Time         `json:"created"`
+	client   string
+	mu       sync.Mutex
+	turns    map[string]*Turn // guarded by mu
+	order    []string         // turn ids, oldest first; guarded by mu
+}
+
+type subscriber struct {
+	client string
+	ch     chan approval.Pending
+}
+
+// NewServer returns the API over r (whose Engine must be set). tokens, if
+// any, are required as "Authorization: Bearer …" on every request.
+func NewServer(base context.Context, r *Runner, mandates *mandate.Store, tokens []string, version string, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{runner: r, engine: r.Engine, mandates: mandates, version: version, log: log, base: base,
+		sessions: map[string]*apiSession{}, clients: map[[32]byte]string{}, subs: map[*subscriber]struct{}{}}
+	for _, t := range tokens {
+		s.tokens = append(s.tokens, sha256.Sum256([]byte(t)))
+	}
+	m := http.NewServeMux()
+	m.HandleFunc("GET /v1/health", s.health)
+	m.HandleFunc("GET /v1/tools", s.tools)
+	m.HandleFunc("POST /v1/sessions", s.createSession)
+	m.HandleFunc("GET /v1/sessions", s.listSessions)
+	m.HandleFunc("DELETE /v1/sessions/{id}", s.clearSession)
+	m.HandleFunc("POST /v1/sessions/{id}/calls", s.calls)
+	m.HandleFunc("GET /v1/sessions/{id}/approvals", s.sessionApprovals)
+	m.HandleFunc("GET /v1/sessions/{id}/approvals/oldest", s.oldestApproval)
+	m.HandleFunc("POST /v1/sessions/{id}/approvals", s.decide)
+	m.HandleFunc("GET /v1/approvals", s.approvals)
+	m.HandleFunc("GET /v1/events", s.events)
+	m.HandleFunc("GET /v1/mandates", s.mandateJobs)
+	m.HandleFunc("GET /v1/mandates/{job}", s.mandateExport)
+	m.HandleFunc("GET /v1/mandates/{job}/drift", s.mandateDrift)
+	s.mux = m
+	return s
+}
+
+// ServeHTTP checks the bearer token (when tokens are configured) and
+// dispatches.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if len(s.tokens) > 0 {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		h := sha256.Sum256([]byte(tok))
+		good := false
+		for _, t := range s.tokens {
+			if subtle.ConstantTimeCompare(h[:], t[:]) == 1 {
+				good = true
+			}
+		}
+		if !ok || !good {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="tether"`)
+			writeErr(w, http.StatusUnauthorized, "a valid bearer token is required (Authorization: Bearer TOKEN)")
+			return
+		}
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	s.mux.ServeHTTP(w, r)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeErr(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+func decodeBody(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("reading the request body: %w", err)
+	}
+	return nil
+}
+
+func randomID(prefix string, n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// client returns the client id of the request's client token ("" when
+// the request carries none, or an unknown one).
+func (s *Server) client(r *http.Request) string {
+	tok := r.Header.Get(HeaderClientToken)
+	if tok == "" {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clients[sha256.Sum256([]byte(tok))]
+}
+
+// owned returns the session id of the path if the request's client owns
+// it. Another client's session answers 404, exactly like a missing one,
+// so clients cannot probe each other's sessions.
+func (s *Server) owned(w http.ResponseWriter, r *http.Request) *apiSession {
+	c := s.client(r)
+	if c == "" {
+		writeErr(w, http.StatusUnauthorized, "missing or unknown "+HeaderClientToken+" header (the client_token returned by POST /v1/sessions)")
+		return nil
+	}
+	s.mu.Lock()
+	sess := s.sessions[r.PathValue("id")]
+	s.mu.Unlock()
+	if sess == nil || sess.client != c {
+		writeErr(w, http.StatusNotFound, fmt.Sprintf("no session %q for this client", r.PathValue("id")))
+		return nil
+	}
+	return sess
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	n := len(s.sessions)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": s.version, "sessions": n,
+		"pending_approvals": len(s.engine.Gateway().List("", ""))})
+}
+
+func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
+	cfg := s.runner.Config
+	if cfg == nil {
+		writeErr(w, http.StatusServiceUnavailable, "the configuration could not be loaded")
+		return
+	}
+	prof, ok := cfg.Profile(r.URL.Query().Get("profile"))
+	if !ok {
+		writeErr(w, http.StatusNotFound, fmt.Sprintf("unknown profile %q", r.URL.Query().Get("profile")))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"profile": prof.Name, "tools": s.runner.Tools().Schemas(prof)})
+}
+
+type createSessionReq struct {
+	Profile  string `json:"profile"`
+	Platform string `json:"platform"`
+	Job      string `json:"job"`
+	Cwd      string `json:"cwd"`
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+	var req createSessionReq
+	if err := decodeBody(r, &req); err != nil {
+		writeErr(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if s.runner.Config == nil {
+		writeErr(w, http.StatusServiceUnavailable, "the configuration could not be loaded")
+		return
+	}
+	prof, ok := s.runner.Config.Profile(req.Profile)
+	if !ok {
+		writeErr(w, http.StatusBadRequest, fmt.Sprintf("unknown profile %q", req.Profile))
+		return
+	}
+	plat := approval.PlatformGateway
+	if req.Platform != "" {
+		p, err := approval.ParsePlatform(req.Platform)
+		if err != nil {
+			writeErr(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		if p == approval.PlatformCLI {
+			writeErr(w, http.StatusBadRequest, "the cli platform needs a terminal; API sessions use gateway (answered through this API) or an unattended platform")
+			return
+		}
+		plat = p
+	}
+	if req.Cwd != "" && !strings.HasPrefix(req.Cwd, "/") {
+		writeErr(w, http.StatusBadRequest, "cwd must be an absolute path")
+		return
+	}
+	tok := r.Header.Get(HeaderClientToken)
+	s.mu.Lock()
+	var client string
+	if tok != "" {
+		client = s.clients[sha256.Sum256([]byte(tok))]
+		if client == "" {
+			s.mu.Unlock()
+			writeErr(w, http.StatusUnauthorized, "unknown "+HeaderClientToken+"; omit it to register a new client")
+			return
+		}
+	} else {
+		tok = randomID("tct_", 24)
+		client = randomID("c-", 6)
+		s.clients[sha256.Sum256([]byte(tok))] = client
+	}
+	sess := &apiSession{ID: randomID("s-", 8), Profile: prof.Name, Platform: plat, Job: req.Job, Cwd: req.Cwd,
+		Created: time.Now().UTC(), client: client, turns: map[string]*Turn{}}
+	s.sessions[sess.ID] = sess
+	s.mu.Unlock()
+	writeJSON(w, http.StatusCreated, map[string]any{"session": sess.ID, "client_token": tok, "client": client,
+		"profile": sess.Profile, "platform": sess.Platform, "job": sess.Job})
+}
+
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
+	c := s.client(r)
+	if c == "" {
+		writeErr(w, http.StatusUnauthorized, "missing or unknown "+HeaderClientToken+" header")
+		return
+	}
+	s.mu.Lock()
+	out := []*apiSession{}
+	for _, x := range s.sessions {
+		if x.client == c {
+			out = append(out, x)
+		}
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
+}
+
+func (s *Server) clearSession(w http.ResponseWriter, r *http.Request) {
+	sess := s.owned(w, r)
+	if sess == nil {
+		return
+	}
+	s.mu.Lock()
+	delete(s.sessions, sess.ID)
+	s.mu.Unlock()
+	n := s.engine.ClearSession(sess.Profile, sess.ID)
+	writeJSON(w, http.StatusOK, map[string]any{"session": sess.ID, "cleared": true, "denied_pending": n})
+}
+
+type callsReq struct {
+	Turn  string    `json:"turn"`
+	Calls []RawCall `json:"calls"`
+}
+
+// maxCalls bounds one batch.
+const maxCalls = 128
+
+func (s *Server) calls(w http.ResponseWriter, r *http.Request) {
+	sess := s.owned(w, r)
+	if sess == nil {
+		return
+	}
+	var req callsReq
+	if err := decodeBody(r, &req); err != nil {
+		writeErr(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if len(req.Calls) > maxCalls {
+		writeErr(w, http.StatusBadRequest, fmt.Sprintf("at most %d calls per batch", maxCalls))
+		return
+	}
+	turn := sess.turn(req.Turn, s.runner.Guard)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(s.base, cancel)
+	defer stop()
+	out := s.runner.Execute(ctx, Batch{Profile: sess.Profile, Session: sess.ID, Platform: sess.Platform,
+		Job: sess.Job, Cwd: sess.Cwd, Calls: req.Calls}, turn)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// turn returns the guardrail counters of turn id ("" is a fresh turn).
+func (a *apiSession) turn(id string, cfg GuardConfig) *Turn {
+	if id == "" {
+		return NewTurn(cfg, a.Platform.Unattended())
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if t := a.turns[id]; t != nil {
+		return t
+	}
+	t := NewTurn(cfg, a.Platform.Unattended())
+	a.turns[id] = t
+	a.order = append(a.order, id)
+	if len(a.order) > maxTurns {
+		delete(a.turns, a.order[0])
+		a.order = a.order[1:]
+	}
+	return t
+}
+
+func (s *Server) sessionApprovals(w http.ResponseWriter, r *http.Request) {
+	sess := s.owned(w, r)
+	if sess == nil {
+		return
+	}
+	list := s.engine.Gateway().List(sess.Profile, sess.ID)
+	if list == nil {
+		list = []approval.Pending{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"pending": list})
+}
+
+func (s *Server) oldestApproval(w http.ResponseWriter, r *http.Request) {
+	sess := s.owned(w, r)
+	if sess == nil {
+		return
+	}
+	p, ok := s.engine.Gateway().Oldest(sess.Profile, sess.ID)
+	if !ok {
+		writeErr(w, http.StatusNotFound, "no pending approval in this session")
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+// approvals lists the pending requests of every session of the client.
+func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
+	c := s.client(r)
+	if c == "" {
+		writeErr(w, http.StatusUnauthorized, "missing or unknown "+HeaderClientToken+" header")
+		return
+	}
+	out := []approval.Pending{}
+	for _, sess := range s.clientSessions(c) {
+		out = append(out, s.engine.Gateway().List(sess.Profile, sess.ID)...)
+	}
+	slices.SortStableFunc(out, func(a, b approval.Pending) int { return a.Created.Compare(b.Created) })
+	writeJSON(w, http.StatusOK, map[string]any{"pending": out})
+}
+
+func (s *Server) clientSessions(c string) []*apiSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*apiSession
+	for _, x := range s.sessions {
+		if x.client == c {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+type decideReq struct {
+	ID      string `json:"id"`  // a request id; "" means the oldest
+	All     bool   `json:"all"` // answer every pending request of the session
+	Verdict string `json:"verdict"`
+	Scope   string `json:"scope"`
+	Reason  string `json:"reason"`
+}
+
+func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
+	sess := s.owned(w, r)
+	if sess == nil {
+		return
+	}
+	var req decideReq
+	if err := decodeBody(r, &req); err != nil {
+		writeErr(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	ans := approval.Answer{By: "api:" + sess.client, Reason: req.Reason}
+	switch approval.Verdict(req.Verdict) {
+	case approval.VerdictApprove, approval.VerdictDeny:
+		ans.Verdict = approval.Verdict(req.Verdict)
+	default:
+		writeErr(w, http.StatusBadRequest, `verdict must be "approve" or "deny"`)
+		return
+	}
+	if req.Scope != "" {
+		sc, err := approval.ParseScope(req.Scope)
+		if err != nil {
+			writeErr(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		ans.Scope = sc
+	}
+	g := s.engine.Gateway()
+	if req.All {
+		n := g.AnswerAll(sess.Profile, sess.ID, ans)
+		writeJSON(w, http.StatusOK, map[string]any{"answered": n})
+		return
+	}
+	if ans.Scope != "" && ans.Verdict == approval.VerdictApprove {
+		// Check the scope is offered before answering: a wrong scope must
+		// not consume the request.
+		for _, p := range g.List(sess.Profile, sess.ID) {
+			if (req.ID == "" || p.ID == req.ID) && !slices.Contains(append(p.Scopes, approval.ScopeOnce), ans.Scope) {
+				writeErr(w, http.StatusBadRequest, fmt.Sprintf("scope %q is not offered for request %s (offered: %v)", ans.Scope, p.ID, p.Scopes))
+				return
+			}
+			if req.ID == "" {
+				break
+			}
+		}
+	}
+	if err := g.Answer(sess.Profile, sess.ID, req.ID, ans); err != nil {
+		if errors.Is(err, approval.ErrNoPending) {
+			writeErr(w, http.StatusNotFound, err.Error())
+			return
+		}
+		writeErr(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"answered": 1})
+}
+
+// Publish delivers a new pending request to the event streams of the
+// client owning its session. It is the gateway's notify callback.
+func (s *Server) Publish(_ context.Context, p approval.Pending) error {
+	s.mu.Lock()
+	sess := s.sessions[p.Session]
+	var targets []*subscriber
+	if sess != nil && sess.Profile == p.Profile {
+		for sub := range s.subs {
+			if sub.client == sess.client {
+				targets = append(targets, sub)
+			}
+		}
+	}
+	s.mu.Unlock()
+	for _, sub := range targets {
+		select {
+		case sub.ch <- p:
+		default:
+			s.log.Warn("event stream full; dropping an approval event (it stays pending and listed)", "id", p.ID)
+		}
+	}
+	return nil
+}
+
+// events streams server-sent events: "approval" events carrying a
+// Pending request of one of the client's sessions. Requests already
+// pending when the stream opens are sent first.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	c := s.client(r)
+	if c == "" {
+		writeErr(w, http.StatusUnauthorized, "missing or unknown "+HeaderClientToken+" header")
+		return
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		writeErr(w, http.StatusInternalServerError, "streaming is not supported")
+		return
+	}
+	sub := &subscriber{client: c, ch: make(chan approval.Pending, 64)}
+	s.mu.Lock()
+	s.subs[sub] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.subs, sub)
+		s.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": tether events\n\n")
+	send := func(p approval.Pending) bool {
+		b, _ := json.Marshal(p)
+		_, err := fmt.Fprintf(w, "event: approval\nid: %s\ndata: %s\n\n", p.ID, b)
+		fl.Flush()
+		return err == nil
+	}
+	seen := map[string]bool{}
+	for _, sess := range s.clientSessions(c) {
+		for _, p := range s.engine.Gateway().List(sess.Profile, sess.ID) {
+			seen[p.ID] = true
+			if !send(p) {
+				return
+			}
+		}
+	}
+	fl.Flush()
+	tick := time.NewTicker(15 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.base.Done():
+			return
+		case <-tick.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			fl.Flush()
+		case p := <-sub.ch:
+			if seen[p.ID] {
+				continue
+			}
+			seen[p.ID] = true
+			if !send(p) {
+				return
+			}
+		}
+	}
+}
+
+func (s *Server) mandateJobs(w http.ResponseWriter, r *http.Request) {
+	if s.mandates == nil {
+		writeErr(w, http.StatusServiceUnavailable, "no mandate store")
+		return
+	}
+	jobs, err := s.mandates.Jobs(r.Context())
+	if err != nil {
+		writeErr(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	if jobs == nil {
+		jobs = []mandate.Job{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"jobs": jobs})
+}
+
+func (s *Server) mandateExport(w http.ResponseWriter, r *http.Request) {
+	if s.mandates == nil {
+		writeErr(w, http.StatusServiceUnavailable, "no mandate store")
+		return
+	}
+	ex, err := s.mandates.Export(r.Context(), r.PathValue("job"))
+	if err != nil {
+		writeErr(w, http.StatusNotFound, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, ex)
+}
+
+func (s *Server) mandateDrift(w http.ResponseWriter, r *http.Request) {
+	if s.mandates == nil {
+		writeErr(w, http.StatusServiceUnavailable, "no mandate store")
+		return
+	}
+	d, err := s.mandates.Drift(r.Context(), r.PathValue("job"))
+	if err != nil {
+		writeErr(w, http.StatusNotFound, err.Error())
+		return
+	}
+	if d == nil {
+		d = []mandate.DriftRecord{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"job": r.PathValue("job"), "drift": d})
+}
+
+// closeSessions clears every session (denying their pending requests and
+// closing their sandboxes) and returns how many there were.
+func (s *Server) closeSessions() int {
+	s.mu.Lock()
+	list := make([]*apiSession, 0, len(s.sessions))
+	for _, x := range s.sessions {
+		list = append(list, x)
+	}
+	s.sessions = map[string]*apiSession{}
+	s.mu.Unlock()
+	for _, x := range list {
+		s.engine.ClearSession(x.Profile, x.ID)
+	}
+	return len(list)
+}
