@@ -151,6 +151,13 @@ func TestSessionStatePersistsAndIsolated(t *testing.T) {
 	sh(t, a, "cd /tmp; export AFTER_EXIT=1; exit 4")
 	out, _ = sh(t, a, "pwd; echo $AFTER_EXIT")
 	assert.Equal(t, "/tmp\n1\n", out)
+	// A removed working directory falls back to /.
+	sh(t, a, "mkdir /tmp/gone && cd /tmp/gone")
+	sh(t, a, "rmdir /tmp/gone")
+	out, res := sh(t, a, "pwd")
+	assert.Equal(t, "/\n", out)
+	assert.Equal(t, 0, res.ExitCode)
+	sh(t, a, "cd /tmp")
 	// Args commands run in the persisted directory and environment.
 	var pwd bytes.Buffer
 	_, err = a.Run(t.Context(), Command{Args: []string{"sh", "-c", "pwd; echo $TETHER_VAR"}, Stdout: &pwd})

@@ -222,6 +222,11 @@ func (s *supervisor) exec(req *request) {
 	env := append([]string(nil), s.env...)
 	cwd := s.cwd
 	s.mu.Unlock()
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		// The persisted directory was removed: start at the root rather
+		// than fail as if the program were missing.
+		cwd = "/"
+	}
 	env = setEnv(env, "PWD", cwd)
 	for _, kv := range req.Env {
 		if k, v, ok := strings.Cut(kv, "="); ok && k != "" && !strings.ContainsRune(kv, 0) {
