@@ -862,3 +862,48 @@ func TestDataSplicedIntoScript(t *testing.T) {
 		assert.True(t, ok && c.Context.ExtraArgs == strings.Contains(tc.src, "xargs"), tc.src)
 	}
 }
+
+func TestEnvSplit(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		in   string
+		want []string
+		ok   bool
+	}{
+		{`sh -c reboot`, []string{"sh", "-c", "reboot"}, true},
+		{`sh\_-c\_reboot`, []string{"sh", "-c", "reboot"}, true},
+		{`"a\_b" 'c d' e\\f`, []string{"a b", "c d", `e\f`}, true},
+		{`'it\'s' "q\"q"`, []string{"it's", `q"q`}, true},
+		{`a\tb\nc`, []string{"a\tb\nc"}, true},
+		{`a #comment rest`, []string{"a"}, true},
+		{`a b\c ignored`, []string{"a", "b"}, true},
+		{`a${HOME}b`, nil, false},
+		{`a \$HOME`, []string{"a", "$HOME"}, true},
+		{`""`, []string{""}, true},
+	}
+	for _, tc := range cases {
+		got, ok := envSplit(tc.in)
+		assert.Equal(t, tc.ok, ok, tc.in)
+		if tc.ok {
+			assert.Equal(t, tc.want, got, tc.in)
+		}
+	}
+}
+
+func TestANSIC(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		`\x72\x6d`:       "rm",
+		`\162\155`:       "rm",
+		`\u0072m`:        "rm",
+		`\U0000ff52`:     "ｒ",
+		`a\tb\n`:         "a\tb\n",
+		`\e[0m`:          "\x1b[0m",
+		`\cA`:            "\x01",
+		`it\'s \"q\" \\`: `it's "q" \`,
+		`\q \x`:          `\q \x`,
+	}
+	for in, want := range cases {
+		assert.Equal(t, want, ansiC(in), in)
+	}
+}
