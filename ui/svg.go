@@ -43,6 +43,7 @@ type svgTrack struct {
 	Y        int // top of the track
 	LabelY   int
 	Baseline int
+	StartX   int // where the band starts, after the family name
 	EndX     int
 	Marks    []svgMark
 	Summary  string // counts, for the accessible description
@@ -70,7 +71,7 @@ func layoutLeash(ll mandate.LeashLine) leashSVG {
 	for i, t := range tracks {
 		top := i * svgTrackH
 		base := top + svgBaseline
-		st := svgTrack{Family: t.Family, Y: top, LabelY: base - 6, Baseline: base}
+		st := svgTrack{Family: t.Family, Y: top, LabelY: base - 6, Baseline: base, StartX: svgLabelW}
 		x := svgLabelW
 		c := map[mandate.MarkKind]int{}
 		for _, m := range t.Marks {

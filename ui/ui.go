@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -123,6 +124,13 @@ func loopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// assetTypes are the content types of the embedded assets, by extension.
+var assetTypes = map[string]string{
+	".css": "text/css; charset=utf-8",
+	".js":  "text/javascript; charset=utf-8",
+	".svg": "image/svg+xml",
+}
+
 // assetServer serves the embedded assets without directory listings.
 func assetServer(fsys fs.FS) http.Handler {
 	files := http.FileServerFS(fsys)
@@ -131,6 +139,14 @@ func assetServer(fsys fs.FS) http.Handler {
 			http.NotFound(w, r)
 			return
 		}
+		// Fixed types: the system's mime table varies, and nosniff makes
+		// the browser refuse a script or style sheet with the wrong one.
+		ctype, ok := assetTypes[path.Ext(r.URL.Path)]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", ctype)
 		w.Header().Set("Cache-Control", "no-cache")
 		files.ServeHTTP(w, r)
 	})
