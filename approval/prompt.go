@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -21,8 +20,8 @@ import (
 // ends (the engine's timeout) is a deny. One question is asked at a time.
 // Safe for concurrent use; the caller must call Close.
 type Prompter struct {
-	mu  sync.Mutex // one question at a time
-	tty *os.File
+	turn chan struct{} // holds a token while a question is shown: one at a time
+	tty  *os.File
 	out io.Writer
 	own bool
 }
@@ -46,7 +45,7 @@ func OpenPrompter() (*Prompter, error) {
 // read-write, for example the slave side of a pty). The caller keeps
 // ownership of tty.
 func NewPrompter(tty *os.File) *Prompter {
-	return &Prompter{tty: tty, out: tty}
+	return &Prompter{turn: make(chan struct{}, 1), tty: tty, out: tty}
 }
 
 // Close closes the terminal if OpenPrompter opened it.
@@ -62,8 +61,13 @@ func (p *Prompter) Name() string { return "cli" }
 
 // Ask shows q and waits for o(nce), s(ession), a(lways) or d(eny).
 func (p *Prompter) Ask(ctx context.Context, q Question) (Answer, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	select {
+	case p.turn <- struct{}{}:
+		defer func() { <-p.turn }()
+	case <-ctx.Done():
+		// Still waiting for another question to be answered: a deny.
+		return Answer{}, ctx.Err()
+	}
 
 	// Discard type-ahead: only an answer typed after the question counts.
 	// (SyscallConn, not Fd: Fd would switch the file to blocking mode and

@@ -236,3 +236,25 @@ func TestClearSessionWakesPrompter(t *testing.T) {
 	assert.Equal(t, "default/tty-1", <-closed)
 	p.waitFor(t, "no answer: denied", 1)
 }
+
+// TestPrompterOneQuestionAtATime: a second question waits for the first;
+// when its time runs out while waiting, it is a deny and never shown.
+func TestPrompterOneQuestionAtATime(t *testing.T) {
+	p := openPty(t)
+	pr := NewPrompter(p.tty)
+	first := make(chan Answer, 1)
+	go func() {
+		a, _ := pr.Ask(t.Context(), question())
+		first <- a
+	}()
+	p.waitFor(t, "allow?", 1)
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	q := question()
+	q.Command = "git push --force"
+	_, err := pr.Ask(ctx, q)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.NotContains(t, p.output(), "git push --force", "the waiting question was never shown")
+	p.typeLine(t, "o")
+	assert.Equal(t, VerdictApprove, (<-first).Verdict)
+}
