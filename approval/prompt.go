@@ -22,8 +22,8 @@ import (
 type Prompter struct {
 	turn chan struct{} // holds a token while a question is shown: one at a time
 	tty  *os.File
-	out io.Writer
-	own bool
+	out  io.Writer
+	own  bool
 }
 
 // ErrNoTerminal is returned by OpenPrompter when the process has no
