@@ -22,6 +22,8 @@ type cmdState struct {
 	replace string
 	// lastWrap is the word index of the innermost peeled wrapper, -1 if none.
 	lastWrap int
+	// ctx is the context the command was found in.
+	ctx ctx
 }
 
 // call walks a simple command: first the commands inside its words (they run
@@ -53,6 +55,7 @@ func (w *walker) call(s *syntax.Stmt, ce *syntax.CallExpr, redirs []Redir, c ctx
 		redirs:   joinRedirs(c.redirs, redirs),
 		wrappers: c.wrap,
 		lastWrap: -1,
+		ctx:      c,
 	}
 	return w.resolve(cs, 0, c)
 }
@@ -135,11 +138,16 @@ func (w *walker) emit(cs *cmdState, i int, c ctx) {
 // env -S, watch …), and walks it as a nested source. node is the word (or
 // first word) that held it, end the last one.
 func (w *walker) payload(program, text string, first, last syntax.Node, cs *cmdState, c ctx) {
+	s, _ := offsets(first, len(w.src))
+	_, e := offsets(last, len(w.src))
+	w.payloadAt(program, text, Span{Start: s, End: e}, cs, c)
+}
+
+// payloadAt is payload with the span of the payload text in w.src given.
+func (w *walker) payloadAt(program, text string, at Span, cs *cmdState, c ctx) {
 	sp := w.outer
 	if sp == nil {
-		s, _ := offsets(first, len(w.src))
-		_, e := offsets(last, len(w.src))
-		sp = &Span{Start: s, End: e}
+		sp = &at
 	}
 	if c.Payload+1 > w.maxDepth {
 		w.addOpaque(OpaqueDepth, program, w.stmtText(cs.stmt), *sp)

@@ -114,7 +114,10 @@
 //	                        pipeline: curl … | sh, base64 -d | bash, … | sudo bash, cat x | python3 -), from an
 //	                        input redirection (sh < file), or from a process substitution (bash <(curl …))
 //	heredoc-to-interpreter  a heredoc or here-string feeding such a program (Text is the heredoc body, or the
-//	                        here-string word as written)
+//	                        here-string word as written; Span is the body's). When the program reads shell
+//	                        commands (a shell, su, sudo -s, source /dev/stdin, at) and the text has no
+//	                        expansion (quoted delimiter, or no $ ` \ in the body), the script is also parsed as
+//	                        a payload with the program as its innermost wrapper
 //	depth-limit             a payload nested past Options.MaxDepth, or syntax nested past the walker's limit
 //
 // "Reads its script from stdin" means: a shell or interpreter without a

@@ -394,6 +394,17 @@ func (w *walker) stdinFed(program string, cs *cmdState) string {
 				text, sp = w.heredocText(cs.stmt.Redirs[k-own], r.Body)
 			}
 			w.addOpaque(OpaqueHeredoc, program, text, sp)
+			if k >= own && readsShell(program) {
+				// Also expose what a literal script fed to a shell runs.
+				if body, ok := literalHeredoc(cs.stmt.Redirs[k-own], r); ok {
+					// The script's commands run under the shell, without
+					// the heredoc that fed it.
+					fed := *cs
+					fed.wrappers = append(cs.wrappers[:len(cs.wrappers):len(cs.wrappers)], Wrapper{Program: program})
+					fed.redirs = append(append([]Redir(nil), cs.redirs[:k]...), cs.redirs[k+1:]...)
+					w.payloadAt(program, body, sp, &fed, cs.ctx)
+				}
+			}
 			return ""
 		case RedirRead, RedirReadWrite:
 			w.addOpaque(OpaquePipedShell, program, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
@@ -401,6 +412,43 @@ func (w *walker) stdinFed(program string, cs *cmdState) string {
 		}
 	}
 	return program
+}
+
+// readsShell reports whether a program reading its script from stdin reads
+// shell commands (rather than Python, awk …).
+func readsShell(program string) bool {
+	switch program {
+	case "su", "runuser", "sudo", "doas", "source", ".", "at", "batch":
+		return true
+	}
+	return shells[interpName(program)]
+}
+
+// literalHeredoc returns the text a heredoc or here-string feeds, when it
+// has no expansion: a quoted heredoc delimiter, or an unquoted body without
+// expansions or backslashes; a literal here-string word.
+func literalHeredoc(r *syntax.Redirect, rd Redir) (string, bool) {
+	if r.Op == syntax.WordHdoc {
+		return rd.Target.Value, rd.Target.Literal
+	}
+	if r.Hdoc == nil {
+		return "", false
+	}
+	quoted := false
+	for _, p := range r.Word.Parts {
+		if _, ok := p.(*syntax.Lit); !ok {
+			quoted = true
+		} else if strings.ContainsRune(p.(*syntax.Lit).Value, '\\') {
+			quoted = true
+		}
+	}
+	for _, p := range r.Hdoc.Parts {
+		l, ok := p.(*syntax.Lit)
+		if !ok || (!quoted && strings.ContainsRune(l.Value, '\\')) {
+			return "", false
+		}
+	}
+	return rd.Body, true
 }
 
 // heredocText returns the exact source text of a heredoc body (body) or a

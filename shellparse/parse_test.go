@@ -907,3 +907,35 @@ func TestANSIC(t *testing.T) {
 		assert.Equal(t, want, ansiC(in), in)
 	}
 }
+
+func TestHeredocScripts(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		src      string
+		programs []string
+	}{
+		{"bash <<'EOF'\nrm -rf /\nEOF", []string{"bash", "rm"}},
+		{"sh <<EOF\nrm -rf /tmp/x\nreboot\nEOF", []string{"sh", "rm", "reboot"}},
+		{"sudo -s <<'EOF'\nrm -rf /\nEOF", []string{"sudo", "rm"}},
+		{"bash <<< 'rm -rf /'", []string{"bash", "rm"}},
+		{"bash <<EOF\nrm $x\nEOF", []string{"bash"}},
+		{"bash <<EOF\nrm \\$x\nEOF", []string{"bash"}},
+		{"bash <<< \"$x\"", []string{"bash"}},
+		{"python3 <<'EOF'\nimport os\nEOF", []string{"python3"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.src, func(t *testing.T) {
+			t.Parallel()
+			s := mustParse(t, tc.src)
+			assert.Equal(t, tc.programs, programs(s))
+			assert.Equal(t, []OpaqueKind{OpaqueHeredoc}, opaqueKinds(s))
+			if len(s.Commands) > 1 {
+				c := s.Commands[1]
+				assert.Equal(t, 1, c.Context.Payload)
+				assert.Empty(t, c.Redirs)
+				assert.Equal(t, s.Commands[0].Program, c.Wrappers[len(c.Wrappers)-1].Program)
+				assert.Equal(t, s.Opaque[0].Span, c.Span)
+			}
+		})
+	}
+}

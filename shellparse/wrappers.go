@@ -672,6 +672,7 @@ func (w *walker) find(cs *cmdState, i int, c ctx) {
 				nodes:    cs.nodes[start:end],
 				redirs:   cs.redirs,
 				lastWrap: -1,
+				ctx:      cs.ctx,
 			}
 			sub.wrappers = append(cs.wrappers[:len(cs.wrappers):len(cs.wrappers)], Wrapper{Program: "find", Args: values(cs.words[i+1 : j])})
 			sub.extra = end < len(cs.words) && cs.words[end].Value == "+"
