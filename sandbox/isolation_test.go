@@ -216,6 +216,15 @@ except OSError as e: print("denied", e)`),
 				assert.NotContains(t, out, "/sys/fs/cgroup")
 				assert.NotContains(t, out, "/run/")
 			}},
+		// A 32-bit syscall (int 0x80, getpid) from a 64-bit process: the
+		// filter lists only the native ABI, so the caller is killed.
+		{name: "32-bit syscall ABI", seccomp: true, script: py(`import ctypes, mmap
+m = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+m.write(bytes([0xb8, 0x14, 0, 0, 0, 0xcd, 0x80, 0xc3]))
+f = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(m)))
+print("int80 returned", f())`) + "; echo status=$?", want: []string{"status=159"}, check: func(t *testing.T, out string) {
+			assert.NotContains(t, out, "int80 returned")
+		}},
 		{name: "keyctl", seccomp: true, script: sysc(250, "0", "-3", "0"), want: []string{"errno=1"}},
 		{name: "bpf", script: sysc(321, "0", "0", "0"), want: []string{"errno=1"}},
 		{name: "io_uring", seccomp: true, script: sysc(425, "8", "0"), want: []string{"ret=-1 errno=1"}},

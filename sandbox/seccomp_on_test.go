@@ -39,6 +39,9 @@ func TestLibcontainerSeccompProfile(t *testing.T) {
 			assert.False(t, allowed[name], "%s must not be unconditionally allowed", name)
 		}
 		assert.True(t, allowed["read"])
+		if nativeArch != "" {
+			assert.Len(t, lc.Seccomp.Architectures, 1, "only the native ABI")
+		}
 	}
 	lc, err := Config{Rootfs: testLayout, Seccomp: SeccompOff}.Libcontainer("c1", testPlacement)
 	require.NoError(t, err)
