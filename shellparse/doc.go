@@ -84,7 +84,8 @@
 // A literal script given to a shell is parsed recursively: sh, bash, dash,
 // zsh, ksh, ash, mksh … with any option cluster containing c ("-c", "-lc",
 // "-xec"), su/runuser -c, sudo -s/-i CMD, env -S, watch, flock -c,
-// parallel, sg, trap, tmux, script -c, nix-shell --run, and the literal
+// parallel, sg, trap, tmux, script -c, nix-shell --run, alias values
+// (alias x='…': the alias command stays a Command too), and the literal
 // arguments of eval. The payload's commands are added to Script.Commands
 // with Context.Payload set to the nesting depth, Text in the payload's own
 // source (for a payload made of several words, or an env -S string, that
@@ -152,8 +153,9 @@
 // word values, so commands split exactly where bash splits them (input that
 // also holds every usable control byte is refused with ErrUnsupported).
 //
-// Known approximations: aliases are not expanded (bash does not expand them
-// in a non-interactive shell); remote commands (ssh HOST CMD) and programs
+// Known approximations: aliases are not expanded at their use (bash does
+// not expand them in a non-interactive shell; their values are parsed where
+// they are defined); remote commands (ssh HOST CMD) and programs
 // run through options of other tools (rg --pre, sort --compress-program,
 // git -c core.pager) are ordinary arguments left to the rules; a
 // reassignment of HOME earlier in the script is not tracked when a $HOME

@@ -86,6 +86,25 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 			}
 		}
 		return true, ""
+	case "alias":
+		// An alias value is code that runs wherever the name is used
+		// later (with expand_aliases, or in an interactive shell): expose
+		// it as a payload.
+		w.emit(cs, i, c)
+		for k := i + 1; k < len(cs.words); k++ {
+			a, ok := splitAssign(cs.words[k])
+			if !ok {
+				continue
+			}
+			if !a.Value.Literal {
+				w.addOpaque(OpaquePayload, "alias", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+				continue
+			}
+			ac := *cs
+			ac.wrappers = append(cs.wrappers[:len(cs.wrappers):len(cs.wrappers)], Wrapper{Program: "alias", Args: []string{a.Name}})
+			w.payload("alias", a.Value.Value, cs.nodes[k], cs.nodes[k], &ac, c)
+		}
+		return true, ""
 	case "source", ".":
 		w.emit(cs, i, c)
 		if i+1 < len(cs.words) {
