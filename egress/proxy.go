@@ -1,0 +1,620 @@
+package egress
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults for zero Limits fields.
+const (
+	DefaultMaxConns    = 64
+	DefaultDialTimeout = 10 * time.Second
+	DefaultIdleTimeout = 2 * time.Minute
+)
+
+// ErrByteLimit is the error a connection ends with when its command has
+// used up Limits.MaxBytes.
+var ErrByteLimit = errors.New("egress byte limit reached")
+
+// Limits bound what one command may do through the proxy. The zero value
+// means the defaults and no byte limit.
+type Limits struct {
+	// MaxConns caps concurrent client connections; 0 means
+	// DefaultMaxConns. Connections over the cap are closed at once.
+	MaxConns int
+	// MaxBytes caps the bytes (both directions, all connections) of one
+	// command; 0 means no cap. The connection that crosses it is cut.
+	MaxBytes int64
+	// DialTimeout bounds connecting upstream; 0 means DefaultDialTimeout.
+	DialTimeout time.Duration
+	// IdleTimeout closes a connection with no traffic in either direction
+	// for this long; 0 means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+}
+
+// Attribution names what the sandbox is running, for events.
+type Attribution struct {
+	Run     string `json:"run,omitempty"`
+	Command string `json:"command,omitempty"`
+}
+
+// Event is one connection attempt through the proxy: one proxied HTTP
+// request, one CONNECT tunnel or one SOCKS5 connection.
+type Event struct {
+	Attribution
+	Decision
+	Time     time.Time     `json:"time"`
+	Method   string        `json:"method"` // HTTP method, "CONNECT" or "SOCKS5"
+	Dialled  string        `json:"dialled,omitempty"`
+	Up       int64         `json:"bytes_up"`   // sandbox → destination
+	Down     int64         `json:"bytes_down"` // destination → sandbox
+	Duration time.Duration `json:"duration"`
+	Err      string        `json:"error,omitempty"`
+}
+
+// Options configure a Proxy. Only Policy is required.
+type Options struct {
+	Policy Policy
+	Limits Limits
+	// Dial connects upstream; nil means a net.Dialer. It is only ever
+	// called with network "tcp" and a literal "ip:port" that Policy
+	// checked.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// OnDecision, when set, is called synchronously with each decision
+	// before any dial (so a caller can record drift for a refusal).
+	OnDecision func(Attribution, Decision)
+	// Observe, when set, is called when each attempt ends, allowed or not.
+	Observe func(Event)
+	// Log receives internal errors; nil discards them.
+	Log *slog.Logger
+}
+
+// Proxy is an HTTP forward proxy (absolute-form requests and CONNECT, no
+// TLS interception) that also speaks SOCKS5 CONNECT on the same port.
+// Create it with New; it is safe for concurrent use. The caller must call
+// Close.
+type Proxy struct {
+	opts Options
+	log  *slog.Logger
+
+	mu     sync.Mutex
+	policy Policy
+	budget *budget
+	conns     map[net.Conn]struct{}
+	listeners []net.Listener
+	closed    bool
+	wg     sync.WaitGroup
+}
+
+// budget is one command's share: its attribution and byte count.
+type budget struct {
+	attr  Attribution
+	max   int64
+	used  atomic.Int64
+	conns atomic.Int64
+}
+
+// add counts n bytes and reports ErrByteLimit once the budget is spent.
+func (b *budget) add(n int) error {
+	if b.used.Add(int64(n)) > b.max && b.max > 0 {
+		return ErrByteLimit
+	}
+	return nil
+}
+
+// New returns a proxy that serves nothing until Serve.
+func New(opts Options) *Proxy {
+	if opts.Limits.MaxConns <= 0 {
+		opts.Limits.MaxConns = DefaultMaxConns
+	}
+	if opts.Limits.DialTimeout <= 0 {
+		opts.Limits.DialTimeout = DefaultDialTimeout
+	}
+	if opts.Limits.IdleTimeout <= 0 {
+		opts.Limits.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.Dial == nil {
+		d := &net.Dialer{}
+		opts.Dial = d.DialContext
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &Proxy{opts: opts, log: log, policy: opts.Policy, conns: map[net.Conn]struct{}{}}
+	p.budget = &budget{max: opts.Limits.MaxBytes}
+	return p
+}
+
+// Begin starts a new command: later connections are attributed to a and
+// count against a fresh byte budget. Connections already open keep theirs.
+func (p *Proxy) Begin(a Attribution) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.budget = &budget{attr: a, max: p.opts.Limits.MaxBytes}
+}
+
+// SetPolicy replaces the policy for later connections (a session whose
+// job's mandate changed).
+func (p *Proxy) SetPolicy(pol Policy) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.policy = pol
+}
+
+// Serve accepts connections on l until l fails or the proxy is closed. It
+// closes l on return.
+func (p *Proxy) Serve(l net.Listener) error {
+	defer l.Close()
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.listeners = append(p.listeners, l)
+	p.mu.Unlock()
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			p.mu.Lock()
+			closed := p.closed
+			p.mu.Unlock()
+			if closed {
+				return nil
+			}
+			return fmt.Errorf("accepting proxy connection: %w", err)
+		}
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			c.Close()
+			return nil
+		}
+		b, pol := p.budget, p.policy
+		p.conns[c] = struct{}{}
+		p.mu.Unlock()
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			defer func() {
+				p.mu.Lock()
+				delete(p.conns, c)
+				p.mu.Unlock()
+				c.Close()
+			}()
+			if n := b.conns.Add(1); n > int64(p.opts.Limits.MaxConns) {
+				b.conns.Add(-1)
+				p.report(b.attr, Event{Time: time.Now(), Decision: Decision{Refusal: RefusedLimit,
+					Message: fmt.Sprintf("tether egress: more than %d concurrent connections", p.opts.Limits.MaxConns)}})
+				return
+			}
+			defer b.conns.Add(-1)
+			p.handle(c, b, pol)
+		}()
+	}
+}
+
+// Close stops serving: it closes the listeners given to Serve, cuts every
+// open connection and waits for their handlers.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	for _, l := range p.listeners {
+		l.Close()
+	}
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+	return nil
+}
+
+func (p *Proxy) report(a Attribution, ev Event) {
+	ev.Attribution = a
+	if p.opts.Observe != nil {
+		p.opts.Observe(ev)
+	}
+}
+
+func (p *Proxy) decide(pol Policy, b *budget, host string, port int) Decision {
+	ctx, cancel := context.WithTimeout(context.Background(), p.opts.Limits.DialTimeout)
+	defer cancel()
+	d := pol.Decide(ctx, host, port)
+	if d.Allowed && b.max > 0 && b.used.Load() >= b.max {
+		d = refuse(d.Host, port, RefusedLimit, "", "byte limit of %d bytes for this command reached", b.max)
+	}
+	if p.opts.OnDecision != nil {
+		p.opts.OnDecision(b.attr, d)
+	}
+	return d
+}
+
+// dial connects to the first reachable checked address.
+func (p *Proxy) dial(d Decision) (net.Conn, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), p.opts.Limits.DialTimeout)
+	defer cancel()
+	var errs []error
+	for _, a := range d.Addrs {
+		addr := netip.AddrPortFrom(a, uint16(d.Port)).String()
+		c, err := p.opts.Dial(ctx, "tcp", addr)
+		if err == nil {
+			return p.track(c), addr, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, "", fmt.Errorf("connecting to %s port %d: %w", d.Host, d.Port, errors.Join(errs...))
+}
+
+// track registers an upstream connection so Close cuts it too; closing
+// the returned conn unregisters it.
+func (p *Proxy) track(c net.Conn) net.Conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		c.Close()
+	}
+	p.conns[c] = struct{}{}
+	return &trackedConn{Conn: c, p: p}
+}
+
+type trackedConn struct {
+	net.Conn
+	p *Proxy
+}
+
+func (t *trackedConn) Close() error {
+	t.p.mu.Lock()
+	delete(t.p.conns, t.Conn)
+	t.p.mu.Unlock()
+	return t.Conn.Close()
+}
+
+func (t *trackedConn) CloseWrite() error {
+	if cw, ok := t.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// handle serves one client connection: SOCKS5 when its first byte is 5,
+// otherwise HTTP proxy requests until the client or a response closes.
+func (p *Proxy) handle(c net.Conn, b *budget, pol Policy) {
+	idle := p.opts.Limits.IdleTimeout
+	br := bufio.NewReader(c)
+	c.SetReadDeadline(time.Now().Add(idle))
+	first, err := br.Peek(1)
+	if err != nil {
+		return
+	}
+	if first[0] == socksVersion {
+		p.socks(c, br, b, pol)
+		return
+	}
+	for {
+		c.SetReadDeadline(time.Now().Add(idle))
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !isTimeout(err) && !errors.Is(err, net.ErrClosed) {
+				writeError(c, http.StatusBadRequest, "tether egress: malformed proxy request: "+err.Error())
+			}
+			return
+		}
+		c.SetReadDeadline(time.Time{})
+		if req.Method == http.MethodConnect {
+			p.connect(c, br, req, b, pol)
+			return
+		}
+		if !p.forward(c, req, b, pol) {
+			return
+		}
+	}
+}
+
+// connect serves a CONNECT request: 403 before tunnelling when refused.
+func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request, b *budget, pol Policy) {
+	start := time.Now()
+	ev := Event{Time: start, Method: http.MethodConnect}
+	host, port, err := splitHostPort(req.Host, 443)
+	if err != nil {
+		ev.Decision = refuse(req.Host, 0, RefusedInvalid, "", "CONNECT target %q: %v", req.Host, err)
+		writeError(c, http.StatusBadRequest, ev.Message)
+		p.report(b.attr, ev)
+		return
+	}
+	ev.Decision = p.decide(pol, b, host, port)
+	if !ev.Allowed {
+		writeError(c, refusalStatus(ev.Refusal), ev.Message)
+		p.report(b.attr, ev)
+		return
+	}
+	up, addr, err := p.dial(ev.Decision)
+	if err != nil {
+		ev.Err = err.Error()
+		writeError(c, http.StatusBadGateway, "tether egress: "+err.Error())
+		ev.Duration = time.Since(start)
+		p.report(b.attr, ev)
+		return
+	}
+	defer up.Close()
+	ev.Dialled = addr
+	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		return
+	}
+	ev.Up, ev.Down, err = p.tunnel(c, br, up, b)
+	if err != nil {
+		ev.Err = err.Error()
+	}
+	ev.Duration = time.Since(start)
+	p.report(b.attr, ev)
+}
+
+// forward proxies one absolute-form HTTP request over a fresh upstream
+// connection. It reports whether the client connection may carry another
+// request.
+func (p *Proxy) forward(c net.Conn, req *http.Request, b *budget, pol Policy) (keep bool) {
+	start := time.Now()
+	ev := Event{Time: start, Method: req.Method}
+	defer func() {
+		ev.Duration = time.Since(start)
+		p.report(b.attr, ev)
+	}()
+	if req.URL.Scheme != "http" || req.URL.Host == "" {
+		ev.Decision = refuse(req.Host, 0, RefusedInvalid, "", "only absolute http:// requests and CONNECT are proxied (got %q)", req.RequestURI)
+		writeError(c, http.StatusBadRequest, ev.Message)
+		return false
+	}
+	host, port, err := splitHostPort(req.URL.Host, 80)
+	if err != nil {
+		ev.Decision = refuse(req.URL.Host, 0, RefusedInvalid, "", "request host %q: %v", req.URL.Host, err)
+		writeError(c, http.StatusBadRequest, ev.Message)
+		return false
+	}
+	ev.Decision = p.decide(pol, b, host, port)
+	if !ev.Allowed {
+		writeError(c, refusalStatus(ev.Refusal), ev.Message)
+		return false
+	}
+	up, addr, err := p.dial(ev.Decision)
+	if err != nil {
+		ev.Err = err.Error()
+		writeError(c, http.StatusBadGateway, "tether egress: "+err.Error())
+		return false
+	}
+	defer up.Close()
+	ev.Dialled = addr
+	idle := p.opts.Limits.IdleTimeout
+	clientClose := req.Close
+	removeHopHeaders(req.Header)
+	req.RequestURI = ""
+	req.Close = true // one request per upstream connection
+	if strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
+		req.Header.Del("Expect")
+		if _, err := io.WriteString(c, "HTTP/1.1 100 Continue\r\n\r\n"); err != nil {
+			return false
+		}
+	}
+	uc := &countConn{Conn: up, b: b, idle: idle}
+	if err := req.Write(uc); err != nil {
+		ev.Err = err.Error()
+		ev.Up, ev.Down = uc.up, uc.down
+		writeError(c, http.StatusBadGateway, "tether egress: sending request upstream: "+err.Error())
+		return false
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(uc), req)
+	if err != nil {
+		ev.Err = err.Error()
+		ev.Up, ev.Down = uc.up, uc.down
+		writeError(c, http.StatusBadGateway, "tether egress: reading response: "+err.Error())
+		return false
+	}
+	defer resp.Body.Close()
+	removeHopHeaders(resp.Header)
+	closeDelimited := resp.ContentLength < 0 && !chunked(resp.TransferEncoding) && req.Method != http.MethodHead &&
+		resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusNotModified && resp.StatusCode >= 200
+	resp.Close = clientClose || closeDelimited
+	c.SetWriteDeadline(time.Time{})
+	err = resp.Write(&idleWriter{Conn: c, idle: idle})
+	ev.Up, ev.Down = uc.up, uc.down
+	if err != nil {
+		ev.Err = err.Error()
+		return false
+	}
+	return !resp.Close
+}
+
+// tunnel copies bytes both ways until either side closes, the command's
+// byte budget is spent or the connection idles. It returns the bytes sent
+// up and down.
+func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, up net.Conn, b *budget) (int64, int64, error) {
+	idle := p.opts.Limits.IdleTimeout
+	var last atomic.Int64
+	last.Store(time.Now().UnixNano())
+	var upN, downN int64
+	var upErr, downErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		downN, downErr = copyCounted(c, up, b, &last, idle)
+		// The destination finished: tell the client, and stop reading it.
+		closeWrite(c)
+	}()
+	src := io.Reader(c)
+	if br.Buffered() > 0 {
+		src = io.MultiReader(io.LimitReader(br, int64(br.Buffered())), c)
+	}
+	upN, upErr = copyCounted(up, readerConn{Reader: src, Conn: c}, b, &last, idle)
+	closeWrite(up)
+	if upErr != nil {
+		// Cut the other direction too.
+		up.Close()
+		c.Close()
+	}
+	<-done
+	return upN, downN, errors.Join(upErr, downErr)
+}
+
+// readerConn reads from Reader but sets deadlines on Conn.
+type readerConn struct {
+	io.Reader
+	net.Conn
+}
+
+func (r readerConn) Read(b []byte) (int, error) { return r.Reader.Read(b) }
+
+// copyCounted copies src to dst, counting against b, closing both when the
+// budget is spent. A read idles out only when neither direction moved for
+// idle (last holds the newest activity of either direction).
+func copyCounted(dst net.Conn, src net.Conn, b *budget, last *atomic.Int64, idle time.Duration) (int64, error) {
+	buf := make([]byte, 32<<10)
+	var n int64
+	for {
+		src.SetReadDeadline(time.Now().Add(idle))
+		r, err := src.Read(buf)
+		if r > 0 {
+			last.Store(time.Now().UnixNano())
+			if _, werr := dst.Write(buf[:r]); werr != nil {
+				return n, werr
+			}
+			n += int64(r)
+			if lerr := b.add(r); lerr != nil {
+				dst.Close()
+				src.Close()
+				return n, lerr
+			}
+		}
+		if err != nil {
+			if isTimeout(err) && time.Since(time.Unix(0, last.Load())) < idle {
+				continue // the other direction is active
+			}
+			if errors.Is(err, io.EOF) {
+				return n, nil
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return n, nil
+			}
+			return n, err
+		}
+	}
+}
+
+// countConn counts an upstream connection's bytes against a budget and
+// refreshes its deadline on each operation.
+type countConn struct {
+	net.Conn
+	b        *budget
+	idle     time.Duration
+	up, down int64
+}
+
+func (c *countConn) Read(p []byte) (int, error) {
+	c.Conn.SetReadDeadline(time.Now().Add(c.idle))
+	n, err := c.Conn.Read(p)
+	c.down += int64(n)
+	if lerr := c.b.add(n); lerr != nil {
+		return n, lerr
+	}
+	return n, err
+}
+
+func (c *countConn) Write(p []byte) (int, error) {
+	c.Conn.SetWriteDeadline(time.Now().Add(c.idle))
+	n, err := c.Conn.Write(p)
+	c.up += int64(n)
+	if lerr := c.b.add(n); lerr != nil && err == nil {
+		return n, lerr
+	}
+	return n, err
+}
+
+// idleWriter refreshes the client connection's write deadline per write.
+type idleWriter struct {
+	net.Conn
+	idle time.Duration
+}
+
+func (w *idleWriter) Write(p []byte) (int, error) {
+	w.Conn.SetWriteDeadline(time.Now().Add(w.idle))
+	return w.Conn.Write(p)
+}
+
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func chunked(te []string) bool { return len(te) > 0 && te[0] == "chunked" }
+
+// hopHeaders are connection-level headers a proxy must not forward.
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+func removeHopHeaders(h http.Header) {
+	for _, v := range h.Values("Connection") {
+		for _, name := range strings.Split(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				h.Del(name)
+			}
+		}
+	}
+	for _, name := range hopHeaders {
+		h.Del(name)
+	}
+}
+
+// splitHostPort splits an authority, defaulting the port.
+func splitHostPort(hostport string, def int) (string, int, error) {
+	host, ps, err := net.SplitHostPort(hostport)
+	if err != nil {
+		if !strings.Contains(err.Error(), "missing port") {
+			return "", 0, err
+		}
+		host, ps = strings.Trim(hostport, "[]"), strconv.Itoa(def)
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil || port < 1 || port > 65535 {
+		return "", 0, fmt.Errorf("invalid port %q", ps)
+	}
+	if host == "" {
+		return "", 0, errors.New("empty host")
+	}
+	return host, port, nil
+}
+
+func refusalStatus(r Refusal) int {
+	switch r {
+	case RefusedInvalid:
+		return http.StatusBadRequest
+	case RefusedResolve:
+		return http.StatusBadGateway
+	case RefusedLimit:
+		return http.StatusTooManyRequests
+	}
+	return http.StatusForbidden
+}
+
+// writeError answers the client with a plain-text error and no keep-alive.
+func writeError(c net.Conn, status int, msg string) {
+	body := msg + "\n"
+	c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nX-Tether-Egress: refused\r\n\r\n%s",
+		status, http.StatusText(status), len(body), body)
+}
