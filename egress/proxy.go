@@ -89,13 +89,13 @@ type Proxy struct {
 	opts Options
 	log  *slog.Logger
 
-	mu     sync.Mutex
-	policy Policy
-	budget *budget
+	mu        sync.Mutex
+	policy    Policy
+	budget    *budget
 	conns     map[net.Conn]struct{}
 	listeners []net.Listener
 	closed    bool
-	wg     sync.WaitGroup
+	wg        sync.WaitGroup
 }
 
 // budget is one command's share: its attribution and byte count.
