@@ -150,11 +150,15 @@ func TestDenyGlobsHold(t *testing.T) {
 		{"mode off", `  default: {` + deny + `, mode: "off"}}`, PlatformCLI, false},
 		{"cron approve", `  default: {` + deny + `, cron_mode: approve}}`, PlatformCron, false},
 		{"allowlisted", `  default: {` + deny + `, command_allowlist: ["*"]}}`, PlatformCLI, false},
+		{"session yolo", `  default: {` + deny + `}}`, PlatformCLI, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			route := always(Answer{Verdict: VerdictApprove, By: "cli"})
 			e, _ := newEngine(t, testConfig(t, tc.profile+"\n"), Options{Prompter: route, Yolo: tc.yolo})
+			if tc.name == "session yolo" {
+				require.NoError(t, e.SetSessionYolo("", "s", true))
+			}
 			for _, cmd := range []string{"curl https://example.com", "/usr/bin/curl https://example.com", "git push --force origin main", "env X=1 curl x"} {
 				d, err := e.Decide(t.Context(), Request{Command: cmd, Session: "s", Platform: tc.platform})
 				require.ErrorIs(t, err, ErrDenied, cmd)
@@ -163,7 +167,7 @@ func TestDenyGlobsHold(t *testing.T) {
 			}
 			assert.Zero(t, route.count())
 			// Commands the globs do not cover still get through these modes.
-			if tc.yolo || strings.Contains(tc.profile, "off") || strings.Contains(tc.profile, "cron_mode") {
+			if tc.yolo || tc.name == "session yolo" || strings.Contains(tc.profile, "off") || strings.Contains(tc.profile, "cron_mode") {
 				_, err := e.Decide(t.Context(), Request{Command: "rm -rf ./build", Session: "s", Platform: tc.platform})
 				assert.NoError(t, err)
 			}
