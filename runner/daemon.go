@@ -27,16 +27,16 @@ var ErrTCPWithoutTokens = errors.New("refusing to listen on TCP without bearer t
 var ErrSocketInUse = errors.New("another tether serve is listening on the socket")
 
 // DefaultSocket returns the default unix socket path:
-// $XDG_RUNTIME_DIR/tether/tether.sock, or /run/tether/tether.sock for root
-// and when XDG_RUNTIME_DIR is unset.
+// /run/tether/tether.sock for root, else $XDG_RUNTIME_DIR/tether/tether.sock,
+// else $TMPDIR/tether-<uid>/tether.sock.
 func DefaultSocket() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && os.Geteuid() != 0 {
+	if os.Geteuid() == 0 {
+		return "/run/tether/tether.sock"
+	}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
 		return filepath.Join(d, "tether", "tether.sock")
 	}
-	if os.Geteuid() != 0 {
-		return filepath.Join(os.TempDir(), fmt.Sprintf("tether-%d", os.Geteuid()), "tether.sock")
-	}
-	return "/run/tether/tether.sock"
+	return filepath.Join(os.TempDir(), fmt.Sprintf("tether-%d", os.Geteuid()), "tether.sock")
 }
 
 // DaemonOptions configures a Daemon.
@@ -146,10 +146,13 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 	d.Engine = eng
 	d.Runner = &Runner{Config: cfg, ConfigErr: opts.ConfigErr, Engine: eng, Mandates: store, Sandbox: opts.Sandbox,
 		Sessions: d.sessions, Workers: opts.Workers, Guard: opts.Guard, Logger: log}
-	srv = NewServer(d.base, d.Runner, store, opts.Tokens, opts.Version, log)
+	srv = NewServer(d.base, d.Runner, store, opts.Version, log)
 	d.Server = srv
 	return d, nil
 }
+
+// TCPHandler is the API as served on TCP: behind the bearer tokens.
+func (d *Daemon) TCPHandler() http.Handler { return RequireBearer(d.opts.Tokens, d.Server) }
 
 // listenUnix creates the socket (mode 0600, its directory 0700). A stale
 // socket nobody answers on is replaced; a live one is ErrSocketInUse.
@@ -205,11 +208,14 @@ func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
 		}
 		listeners = append(listeners, tl)
 	}
-	hs := &http.Server{Handler: d.Server, ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+	base := func(net.Listener) context.Context { return context.WithoutCancel(ctx) }
+	servers := []*http.Server{{Handler: d.Server, ReadHeaderTimeout: 10 * time.Second, BaseContext: base}}
+	if len(listeners) > 1 {
+		servers = append(servers, &http.Server{Handler: d.TCPHandler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: base})
+	}
 	errc := make(chan error, len(listeners))
-	for _, l := range listeners {
-		go func() { errc <- hs.Serve(l) }()
+	for i, l := range listeners {
+		go func() { errc <- servers[i].Serve(l) }()
 	}
 	d.log.Info("tether serve listening", "socket", sock, "tcp", d.opts.Listen)
 	if ready != nil {
@@ -230,9 +236,11 @@ func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
-		d.log.Warn("shutting down the API", "err", err)
-		hs.Close()
+	for _, hs := range servers {
+		if err := hs.Shutdown(sctx); err != nil {
+			d.log.Warn("shutting down the API", "err", err)
+			hs.Close()
+		}
 	}
 	_ = os.Remove(sock)
 	cerr := d.Close()

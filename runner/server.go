@@ -39,12 +39,9 @@ type Server struct {
 	runner   *Runner
 	engine   *approval.Engine
 	mandates *mandate.Store
-	// tokens are the bearer tokens every request must carry (TCP); empty
-	// means none are needed (the unix socket, mode 0600).
-	tokens  [][32]byte
-	version string
-	log     *slog.Logger
-	mux     *http.ServeMux
+	version  string
+	log      *slog.Logger
+	mux      *http.ServeMux
 	// base is cancelled at shutdown: waiting calls end (nothing runs).
 	base context.Context
 
@@ -72,17 +69,15 @@ type subscriber struct {
 	ch     chan approval.Pending
 }
 
-// NewServer returns the API over r (whose Engine must be set). tokens, if
-// any, are required as "Authorization: Bearer …" on every request.
-func NewServer(base context.Context, r *Runner, mandates *mandate.Store, tokens []string, version string, log *slog.Logger) *Server {
+// NewServer returns the API over r (whose Engine must be set). It checks
+// no bearer token: the unix socket is private (mode 0600); put
+// RequireBearer in front of it on TCP.
+func NewServer(base context.Context, r *Runner, mandates *mandate.Store, version string, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{runner: r, engine: r.Engine, mandates: mandates, version: version, log: log, base: base,
 		sessions: map[string]*apiSession{}, clients: map[[32]byte]string{}, subs: map[*subscriber]struct{}{}}
-	for _, t := range tokens {
-		s.tokens = append(s.tokens, sha256.Sum256([]byte(t)))
-	}
 	m := http.NewServeMux()
 	m.HandleFunc("GET /v1/health", s.health)
 	m.HandleFunc("GET /v1/tools", s.tools)
@@ -102,26 +97,34 @@ func NewServer(base context.Context, r *Runner, mandates *mandate.Store, tokens 
 	return s
 }
 
-// ServeHTTP checks the bearer token (when tokens are configured) and
-// dispatches.
+// ServeHTTP bounds the request body and dispatches.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if len(s.tokens) > 0 {
+	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	s.mux.ServeHTTP(w, r)
+}
+
+// RequireBearer returns h behind a bearer-token check: every request must
+// carry "Authorization: Bearer T" for one of tokens (compared in constant
+// time on their SHA-256).
+func RequireBearer(tokens []string, h http.Handler) http.Handler {
+	sums := make([][32]byte, len(tokens))
+	for i, t := range tokens {
+		sums[i] = sha256.Sum256([]byte(t))
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		h := sha256.Sum256([]byte(tok))
-		good := false
-		for _, t := range s.tokens {
-			if subtle.ConstantTimeCompare(h[:], t[:]) == 1 {
-				good = true
-			}
+		h1 := sha256.Sum256([]byte(tok))
+		good := 0
+		for _, t := range sums {
+			good |= subtle.ConstantTimeCompare(h1[:], t[:])
 		}
-		if !ok || !good {
+		if !ok || good != 1 || len(sums) == 0 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="tether"`)
 			writeErr(w, http.StatusUnauthorized, "a valid bearer token is required (Authorization: Bearer TOKEN)")
 			return
 		}
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
-	s.mux.ServeHTTP(w, r)
+		h.ServeHTTP(w, r)
+	})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

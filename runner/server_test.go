@@ -116,7 +116,7 @@ func TestServeTCPNeedsBearer(t *testing.T) {
 	d, err := NewDaemon(DaemonOptions{Config: e.cfg, Socket: e.socket, Listen: "127.0.0.1:0", Tokens: []string{"0123456789abcdef0123"}})
 	require.NoError(t, err)
 	defer d.Close()
-	srv := d.Server
+	srv := d.TCPHandler()
 	req, _ := http.NewRequest(http.MethodGet, "/v1/health", nil)
 	rec := newRecorder()
 	srv.ServeHTTP(rec, req)
@@ -128,6 +128,11 @@ func TestServeTCPNeedsBearer(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer 0123456789abcdef0123")
 	rec = newRecorder()
 	srv.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusOK, rec.code)
+	// The unix socket (mode 0600) needs no bearer token.
+	req.Header.Del("Authorization")
+	rec = newRecorder()
+	d.Server.ServeHTTP(rec, req)
 	assert.Equal(t, http.StatusOK, rec.code)
 }
 

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/config"
+	"github.com/tether-dev/tether/runner"
+)
+
+func init() { addCommand(newMCPCmd) }
+
+func newMCPCmd() *cobra.Command {
+	var cfgPath, profile, job, stateRoot, prefix string
+	cmd := &cobra.Command{
+		Use:   "mcp [--profile P] [--job J]",
+		Short: "Serve the terminal and file tools to an MCP client over stdio",
+		Long: `tether mcp is an MCP server on stdin/stdout. It exposes the profile's visible
+tools (terminal, read_file, write_file, patch, search_files) with all of
+tether's gates: commands run in the profile's sandbox, the hardline floor and
+deny rules refuse, the job's mandate (--job) is enforced, and file tools
+cannot leave the workspace or write protected paths.
+
+When a command needs approval and the client supports elicitation, the user
+is asked through it (once, session, always or deny). A client without
+elicitation gets a pending result that says nothing ran.
+
+The workspace is the profile's terminal.cwd, else the current directory.
+Configure it in an MCP client as: {"command": "tether", "args": ["mcp"]}.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := config.Resolve(cfgPath)
+			if err != nil {
+				return &exitError{Code: 1, Err: fmt.Errorf("loading the configuration: %w", err)}
+			}
+			wd, err := os.Getwd()
+			if err != nil {
+				return &exitError{Code: 1, Err: fmt.Errorf("finding the current directory: %w", err)}
+			}
+			// stdout carries the protocol: logs go to stderr only.
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+			m, err := runner.NewMCP(runner.MCPOptions{Config: cfg, Profile: profile, Job: job, Cwd: wd,
+				Sandbox: *runnerFor(stateRoot, prefix, "", 0), Version: version, Logger: log})
+			if err != nil {
+				return &exitError{Code: 1, Err: err}
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, unix.SIGTERM)
+			defer stop()
+			if err := m.Run(ctx, &mcp.StdioTransport{}); err != nil {
+				return &exitError{Code: 1, Err: err}
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&cfgPath, "config", "", "config file (default: $TETHER_CONFIG, then the XDG and /etc paths, then the embedded default)")
+	fl.StringVar(&profile, "profile", "", "profile (default: the config's default profile)")
+	fl.StringVar(&job, "job", "", "mandate job the calls belong to (observed, or enforced once approved)")
+	fl.StringVar(&stateRoot, "state-root", "", "sandbox state root (default: $TETHER_STATE_ROOT)")
+	fl.StringVar(&prefix, "cgroup-prefix", "", "cgroup directory of the sandboxes (default: $TETHER_CGROUP_PREFIX, else tether)")
+	return cmd
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/config"
+	"github.com/tether-dev/tether/runner"
+)
+
+func init() { addCommand(newServeCmd) }
+
+type serveFlags struct {
+	config       string
+	socket       string
+	listen       string
+	tokenFile    string
+	stateRoot    string
+	cgroupPrefix string
+	workers      int
+	verbose      bool
+}
+
+func newServeCmd() *cobra.Command {
+	f := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:   "serve [--socket PATH] [--listen ADDR --token-file FILE]",
+		Short: "Run the daemon: an HTTP/JSON API for tool calls, sessions and approvals",
+		Long: `tether serve runs the execution control plane as a daemon. Agent hosts send
+batches of tool calls to it, create and clear sessions, and answer approval
+requests, over an HTTP/JSON API (see docs/api.md).
+
+It listens on a unix socket (mode 0600, so only this user and root can
+connect): --socket, else $TETHER_SOCKET, else $XDG_RUNTIME_DIR/tether/tether.sock
+(/run/tether/tether.sock for root). A TCP listener (--listen 127.0.0.1:8421)
+is opened only with --token-file: a file (mode 600) of bearer tokens, one per
+line, that every TCP request must carry ("Authorization: Bearer TOKEN").
+
+Each client is identified by the client token returned when it creates its
+first session; it sees and answers only the approvals of its own sessions.
+
+SIGTERM or SIGINT shut it down gracefully: waiting calls are denied (nothing
+runs), requests drain, every session is cleared and its sandbox closed, and
+the audit log, allowlists and mandates stay on disk for the next start.
+
+Exit status: 0 after a clean shutdown, 1 when it cannot start (socket in
+use, bad configuration), 2 for bad usage.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "config file (default: $TETHER_CONFIG, then the XDG and /etc paths, then the embedded default)")
+	fl.StringVar(&f.socket, "socket", "", "unix socket path (default: $TETHER_SOCKET, else the per-user runtime dir)")
+	fl.StringVar(&f.listen, "listen", "", "also listen on this TCP address (requires --token-file)")
+	fl.StringVar(&f.tokenFile, "token-file", "", "file of bearer tokens, one per line (mode 600)")
+	fl.StringVar(&f.stateRoot, "state-root", "", "sandbox state root (default: $TETHER_STATE_ROOT, else /run/tether or the runtime dir)")
+	fl.StringVar(&f.cgroupPrefix, "cgroup-prefix", "", "cgroup directory of the sandboxes (default: $TETHER_CGROUP_PREFIX, else tether)")
+	fl.IntVar(&f.workers, "workers", 0, "calls run in parallel at most (default: 2 x CPUs)")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log every request outcome at debug level")
+	return cmd
+}
+
+func runServe(cmd *cobra.Command, f *serveFlags) error {
+	if f.listen != "" && f.tokenFile == "" {
+		return &exitError{Code: 2, Err: fmt.Errorf("%w", runner.ErrTCPWithoutTokens)}
+	}
+	var tokens []string
+	if f.tokenFile != "" {
+		t, err := runner.ReadTokens(f.tokenFile)
+		if err != nil {
+			return &exitError{Code: 2, Err: err}
+		}
+		tokens = t
+	}
+	cfg, err := config.Resolve(f.config)
+	if err != nil {
+		return &exitError{Code: 1, Err: fmt.Errorf("loading the configuration: %w", err)}
+	}
+	sock := f.socket
+	if sock == "" {
+		sock = os.Getenv("TETHER_SOCKET")
+	}
+	level := slog.LevelInfo
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	sb := runnerFor(f.stateRoot, f.cgroupPrefix, "", 0)
+	d, err := runner.NewDaemon(runner.DaemonOptions{Config: cfg, Socket: sock, Listen: f.listen, Tokens: tokens,
+		Sandbox: *sb, Workers: f.workers, Version: version, Logger: log, ShutdownGrace: 10 * time.Second})
+	if err != nil {
+		return &exitError{Code: 1, Err: err}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, unix.SIGTERM)
+	defer stop()
+	err = d.Serve(ctx, func(s string) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "tether serve: listening on %s\n", s)
+	})
+	if err != nil {
+		return &exitError{Code: 1, Err: err}
+	}
+	fmt.Fprintln(cmd.ErrOrStderr(), "tether serve: stopped")
+	return nil
+}
