@@ -402,6 +402,13 @@ func (e *Engine) redact(profile, s string) string {
 	return e.opts.Redact(profile, s)
 }
 
+func joinReasons(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
 func deny(d Decision, stage Stage, reason string) Decision {
 	d.Allowed, d.Stage, d.Reason = false, stage, reason
 	return d
@@ -447,8 +454,17 @@ func (e *Engine) decide(ctx context.Context, req Request, d Decision) Decision {
 		return deny(d, StageDenyGlob, fmt.Sprintf("%s (profile %s)", f.Description, prof.Name))
 	}
 
-	// 4. The job's mandate.
+	// Deny globs match normalised commands; they cannot see into an opaque
+	// segment (eval "sudo …", bash -c "$x") or an unparseable command. When
+	// a profile has deny rules, such a command goes to a person: yolo, mode
+	// off, the allowlist and session approvals must not run what the deny
+	// rules could not check.
 	escalate := ""
+	if len(prof.Approvals.Deny) > 0 && (a.Script == nil || len(a.Script.Opaque) > 0) {
+		escalate = "contains code the profile's deny rules cannot check (" + describe(a.Findings, TierApproval) + ")"
+	}
+
+	// 4. The job's mandate.
 	if e.opts.Mandate != nil {
 		v := e.opts.Mandate.CheckCall(ctx, MandateCall{Profile: prof.Name, Session: req.Session, Job: req.Job,
 			Platform: req.Platform, Command: req.Command, Analysis: a})
@@ -461,14 +477,15 @@ func (e *Engine) decide(ctx context.Context, req Request, d Decision) Decision {
 			if req.Platform.Unattended() || prof.Mandate.InteractiveViolation != config.ViolationApprove {
 				return deny(d, StageMandate, "outside the job's mandate: "+v.Reason)
 			}
-			escalate = "outside the job's mandate: " + v.Reason
+			escalate = joinReasons(escalate, "outside the job's mandate: "+v.Reason)
 		default:
 			return deny(d, StageMandate, fmt.Sprintf("the mandate returned an unknown outcome %d", v.Outcome))
 		}
 	}
 	if escalate != "" {
-		// A mandate escalation is for a person: yolo, mode off, the
-		// allowlist and session approvals do not answer it.
+		// A mandate escalation, or code the deny rules cannot check, is for
+		// a person: yolo, mode off, the allowlist and session approvals do
+		// not answer it.
 		return e.route(ctx, req, prof, a, d, escalate)
 	}
 

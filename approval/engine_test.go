@@ -508,3 +508,41 @@ func TestDeniedErrorCarriesDecision(t *testing.T) {
 	assert.Equal(t, StageHardline, de.Decision.Stage)
 	assert.Equal(t, de.Decision.Message, err.Error())
 }
+
+// TestDenyGlobsOpaqueGoesToAPerson: deny globs cannot see into an opaque
+// segment, so with deny rules set such a command is never approved by yolo,
+// mode off or the allowlist — only a person (and nobody on cron) may.
+func TestDenyGlobsOpaqueGoesToAPerson(t *testing.T) {
+	deny := `approvals: {deny: ["sudo *"]`
+	cases := []struct {
+		name     string
+		profile  string
+		platform Platform
+		yolo     bool
+	}{
+		{"process yolo", `  default: {` + deny + `}}`, PlatformCLI, true},
+		{"mode off", `  default: {` + deny + `, mode: "off"}}`, PlatformCLI, false},
+		{"allowlisted", `  default: {` + deny + `, command_allowlist: ["*"]}}`, PlatformCLI, false},
+		{"cron approve", `  default: {` + deny + `, cron_mode: approve}}`, PlatformCron, false},
+	}
+	for _, cmd := range []string{`eval "$(printf 'sudo id')"`, `bash -c "$X"`} {
+		for _, tc := range cases {
+			t.Run(tc.name+"/"+cmd, func(t *testing.T) {
+				route := always(Answer{Verdict: VerdictDeny, By: "cli"})
+				e, _ := newEngine(t, testConfig(t, tc.profile+"\n"), Options{Prompter: route, Yolo: tc.yolo})
+				d, err := e.Decide(t.Context(), Request{Command: cmd, Session: "s", Platform: tc.platform})
+				require.ErrorIs(t, err, ErrDenied)
+				assert.Equal(t, StageRoute, d.Stage)
+				if tc.platform == PlatformCLI {
+					require.Equal(t, 1, route.count(), "a person is asked")
+					assert.Contains(t, route.asked[0].Reason, "deny rules cannot check")
+					assert.NotContains(t, route.asked[0].Scopes, ScopeAlways, "no permanent approval of unchecked code")
+				}
+			})
+		}
+	}
+	// Without deny rules, yolo still approves opaque segments (the approval tier).
+	e, _ := newEngine(t, testConfig(t, "  default: {}\n"), Options{Yolo: true})
+	_, err := e.Decide(t.Context(), Request{Command: `bash -c "$X"`, Platform: PlatformCLI})
+	assert.NoError(t, err)
+}
