@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Load test of tether serve: starts a private daemon on a unix socket in a
+# temporary directory (nothing listens on the network), runs
+# CLIENTS concurrent clients x CALLS tool calls through it with
+# scripts/loadtest, prints calls/s and p50/p99 per call type, and stops the
+# daemon. Exit 1 on any error or lost result. Bounded by TIMEOUT.
+#
+#   scripts/load-test.sh                 # 32 clients x 100 calls
+#   CLIENTS=8 CALLS=50 scripts/load-test.sh
+#
+# Terminal calls run in session sandboxes and need root; without root they
+# are left out (and the script says so).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CLIENTS=${CLIENTS:-32}
+CALLS=${CALLS:-100}
+TIMEOUT=${TIMEOUT:-300s}
+
+tmp=$(mktemp -d /tmp/tether-load.XXXXXX)
+daemon=
+cleanup() {
+	if [ -n "$daemon" ]; then
+		kill -TERM "$daemon" 2>/dev/null || true
+		wait "$daemon" 2>/dev/null || true
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+go build -tags seccomp -o "$tmp/tether" ./cmd/tether
+go build -o "$tmp/loadtest" ./scripts/loadtest
+
+mkdir -p "$tmp/ws/load" "$tmp/state"
+cat >"$tmp/config.yaml" <<YAML
+state_dir: $tmp/state
+profiles:
+  default:
+    terminal:
+      cwd: $tmp/ws
+YAML
+
+extra=()
+if [ "$(id -u)" != 0 ]; then
+	echo "load-test: not root, so no sandbox: terminal calls are left out" >&2
+	extra+=(-no-terminal)
+fi
+
+sock="$tmp/tether.sock"
+"$tmp/tether" serve --config "$tmp/config.yaml" --socket "$sock" \
+	--state-root "$tmp/sbx" --cgroup-prefix "tether-load-$$" 2>"$tmp/serve.log" &
+daemon=$!
+for _ in $(seq 100); do
+	[ -S "$sock" ] && break
+	sleep 0.1
+done
+[ -S "$sock" ] || { cat "$tmp/serve.log" >&2; echo "load-test: the daemon did not start" >&2; exit 1; }
+
+echo "load-test: $CLIENTS clients x $CALLS calls through tether serve ($sock)"
+status=0
+"$tmp/loadtest" -socket "$sock" -clients "$CLIENTS" -calls "$CALLS" -timeout "$TIMEOUT" "${extra[@]}" || status=$?
+
+kill -TERM "$daemon"
+wait "$daemon" || { echo "load-test: the daemon did not stop cleanly" >&2; status=1; }
+daemon=
+exit $status
