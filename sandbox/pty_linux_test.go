@@ -46,7 +46,7 @@ func TestSessionInteractiveTTY(t *testing.T) {
 	done := make(chan ret, 1)
 	go func() {
 		res, err := s.Interactive(t.Context(),
-			Command{Shell: `tty; stty size; echo "term=$TERM"; read a; stty size; read b; echo "got:$a:$b"; [ -t 0 ] && echo stdin-is-tty; exit 7`},
+			Command{Shell: `tty; stty size; echo "term=$TERM"; while read a; do [ "$a" = q ] && break; echo "got:$a"; stty size; done; [ -t 0 ] && echo stdin-is-tty; exit 7`},
 			Terminal{Stdin: inR, Stdout: &out, Size: Winsize{Rows: 33, Cols: 101}, Resize: resize, Env: []string{"TERM=xterm-test"}})
 		done <- ret{res, err}
 	}()
@@ -55,14 +55,17 @@ func TestSessionInteractiveTTY(t *testing.T) {
 		require.Eventually(t, func() bool { return strings.Contains(out.String(), s) }, 20*time.Second, 10*time.Millisecond, "waiting for %q in %q", s, out.String())
 	}
 	waitFor("33 101")
-	resize <- Winsize{Rows: 40, Cols: 120}
-	// The resize frame is sent before the typed line is; give it its
-	// own turn so the order does not depend on goroutine scheduling.
-	time.Sleep(50 * time.Millisecond)
 	_, err = inW.Write([]byte("hello\n"))
 	require.NoError(t, err)
-	waitFor("40 120")
-	_, err = inW.Write([]byte("world\n"))
+	waitFor("got:hello")
+	resize <- Winsize{Rows: 40, Cols: 120}
+	// The resize and the typed lines travel separately: type until the
+	// shell reports the new size.
+	require.Eventually(t, func() bool {
+		_, err := inW.Write([]byte("again\n"))
+		return err == nil && strings.Contains(out.String(), "40 120")
+	}, 20*time.Second, 50*time.Millisecond)
+	_, err = inW.Write([]byte("q\n"))
 	require.NoError(t, err)
 	r := <-done
 	require.NoError(t, r.err)
@@ -70,7 +73,7 @@ func TestSessionInteractiveTTY(t *testing.T) {
 	text := strings.ReplaceAll(out.String(), "\r\n", "\n")
 	assert.Regexp(t, `(?m)^/dev/pts/\d+$`, text)
 	assert.Contains(t, text, "term=xterm-test\n")
-	assert.Contains(t, text, "got:hello:world\n")
+	assert.Contains(t, text, "got:hello\n")
 	assert.Contains(t, text, "stdin-is-tty\n")
 	// Typed input is echoed by the terminal's line discipline.
 	assert.Contains(t, text, "hello\n")
