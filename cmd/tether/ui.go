@@ -30,18 +30,20 @@ reads the mandate store; approving, widening and undoing stay in the terminal
 
 The page listens on loopback only (127.0.0.1, [::1] or localhost); any other
 address is refused. --listen defaults to the configuration's ui.listen
-(127.0.0.1:8420). "tether serve" serves the same page when the configuration
-sets ui.enabled: true.
+(127.0.0.1:8420) and --state-dir to its state_dir, as for "tether serve",
+which serves the same page when the configuration sets ui.enabled: true.
 
 Exit status: 0 when stopped by a signal, 2 for a refused address, 1 for other
 errors.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The same configuration as `tether serve`, so both read
+			// the same store and default address.
+			cfg, err := config.Resolve(configPath)
+			if err != nil {
+				return fmt.Errorf("loading configuration: %w", err)
+			}
 			if !cmd.Flags().Changed("listen") {
-				cfg, err := config.Resolve(configPath)
-				if err != nil {
-					return fmt.Errorf("loading configuration: %w", err)
-				}
 				listen = cfg.UI.Listen
 			}
 			if err := ui.CheckListen(listen); err != nil {
@@ -49,11 +51,7 @@ errors.`,
 			}
 			dir := stateDir
 			if dir == "" {
-				d, err := mandate.StateDir()
-				if err != nil {
-					return err
-				}
-				dir = d
+				dir = cfg.StateDir
 			}
 			// A viewer has nothing to show in an empty directory; do
 			// not create a store there.
@@ -80,7 +78,7 @@ errors.`,
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", config.DefaultListen, "loopback host:port to listen on (default: the configuration's ui.listen)")
-	cmd.Flags().StringVar(&stateDir, "state-dir", "", "state directory (default: $TETHER_STATE_DIR, /var/lib/tether as root, else $XDG_STATE_HOME/tether)")
+	cmd.Flags().StringVar(&stateDir, "state-dir", "", "state directory (default: the configuration's state_dir: $TETHER_STATE_DIR, /var/lib/tether as root, else $XDG_STATE_HOME/tether)")
 	cmd.Flags().StringVar(&configPath, "config", "", "configuration file (default: $TETHER_CONFIG, ~/.config/tether/config.yaml, /etc/tether/config.yaml)")
 	return cmd
 }
