@@ -211,6 +211,8 @@ type Session struct {
 	cleanup   []func() error
 	grace     time.Duration
 	memcg     string // v1 memory cgroup directory when a memory limit is set
+	// notEnforced lists protections this environment cannot apply.
+	notEnforced []string
 
 	writeMu sync.Mutex // serialises frames to the supervisor
 
@@ -268,6 +270,25 @@ func (s *Session) create(ctx context.Context) (err error) {
 		s.grace = 2 * time.Second
 	}
 	rootless := os.Geteuid() != 0
+	if rootless {
+		// As Run does: say which limits cannot be enforced without
+		// delegated cgroups rather than pretend.
+		for _, l := range []struct {
+			name string
+			set  bool
+		}{
+			{"memory", cfg.Limits.MemoryBytes > 0 || spec.ProfileLimits.MemoryBytes > 0},
+			{"pids", cfg.Limits.Pids > 0 || spec.ProfileLimits.Pids > 0},
+			{"cpus", cfg.Limits.CPUs > 0 || spec.ProfileLimits.CPUs > 0},
+		} {
+			if l.set {
+				s.notEnforced = append(s.notEnforced, l.name)
+			}
+		}
+	}
+	if !seccompAvailable && cfg.Seccomp == SeccompOptional {
+		s.notEnforced = append(s.notEnforced, "seccomp")
+	}
 	id, err := newID(profile)
 	if err != nil {
 		return err
@@ -717,7 +738,7 @@ func (s *Session) pumpStdin(c *call, r io.Reader, eof bool) {
 
 // result turns a finished call into a Result.
 func (s *Session) result(c *call) (*Result, error) {
-	res := &Result{ContainerID: s.id, Duration: time.Since(c.started)}
+	res := &Result{ContainerID: s.id, Duration: time.Since(c.started), NotEnforced: s.notEnforced}
 	rep := c.exit
 	if rep == nil {
 		s.mu.Lock()

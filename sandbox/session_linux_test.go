@@ -101,6 +101,11 @@ func TestSessionSmoke(t *testing.T) {
 	assert.Equal(t, 0, res.ExitCode)
 	assert.NotEqual(t, "1\n", out, "commands are not the sandbox's init")
 	assert.Equal(t, s.Info().ContainerID, res.ContainerID)
+	if seccompAvailable {
+		assert.Empty(t, res.NotEnforced)
+	} else {
+		assert.Equal(t, []string{"seccomp"}, res.NotEnforced, "optional seccomp, built without it")
+	}
 
 	res, err = s.Run(t.Context(), Command{Args: []string{"no-such-program-xyz"}})
 	require.ErrorIs(t, err, ErrNotFound)
