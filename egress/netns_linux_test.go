@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/tether-dev/tether/mandate"
 )
@@ -372,4 +373,9 @@ func TestNamespaceMandate(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []mandate.Failure{{Family: mandate.FamilyHosts, Value: "example.com"}, {Family: mandate.FamilyHosts, Value: "example.com"}}, drift)
+}
+
+// unixSetns moves the calling (locked) thread into ns.
+func unixSetns(ns *Namespace) error {
+	return unix.Setns(int(ns.fd.Fd()), unix.CLONE_NEWNET)
 }

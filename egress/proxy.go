@@ -426,7 +426,12 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, b *budget, pol Policy) (k
 		resp.StatusCode != http.StatusNoContent && resp.StatusCode != http.StatusNotModified && resp.StatusCode >= 200
 	resp.Close = clientClose || closeDelimited
 	c.SetWriteDeadline(time.Time{})
-	err = resp.Write(&idleWriter{Conn: c, idle: idle})
+	// Buffer so the status line and headers leave in one segment.
+	bw := bufio.NewWriterSize(&idleWriter{Conn: c, idle: idle}, 32<<10)
+	err = resp.Write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
 	ev.Up, ev.Down = uc.up, uc.down
 	if err != nil {
 		ev.Err = err.Error()
@@ -451,11 +456,22 @@ func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, up net.Conn, b *budget) (in
 		// The destination finished: tell the client, and stop reading it.
 		closeWrite(c)
 	}()
-	src := io.Reader(c)
-	if br.Buffered() > 0 {
-		src = io.MultiReader(io.LimitReader(br, int64(br.Buffered())), c)
+	// Bytes the client sent after its request header go first.
+	if n := br.Buffered(); n > 0 {
+		buf, _ := br.Peek(n)
+		w, err := up.Write(buf)
+		upN = int64(w)
+		if err == nil {
+			err = b.add(w)
+		}
+		upErr = err
+		br.Discard(n)
 	}
-	upN, upErr = copyCounted(up, readerConn{Reader: src, Conn: c}, b, &last, idle)
+	if upErr == nil {
+		var n int64
+		n, upErr = copyCounted(up, c, b, &last, idle)
+		upN += n
+	}
 	closeWrite(up)
 	if upErr != nil {
 		// Cut the other direction too.
@@ -466,22 +482,25 @@ func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, up net.Conn, b *budget) (in
 	return upN, downN, errors.Join(upErr, downErr)
 }
 
-// readerConn reads from Reader but sets deadlines on Conn.
-type readerConn struct {
-	io.Reader
-	net.Conn
-}
-
-func (r readerConn) Read(b []byte) (int, error) { return r.Reader.Read(b) }
-
 // copyCounted copies src to dst, counting against b, closing both when the
 // budget is spent. A read idles out only when neither direction moved for
 // idle (last holds the newest activity of either direction).
 func copyCounted(dst net.Conn, src net.Conn, b *budget, last *atomic.Int64, idle time.Duration) (int64, error) {
-	buf := make([]byte, 32<<10)
+	if td, ok := tcpOf(dst); ok {
+		if ts, ok := tcpOf(src); ok {
+			return spliceCounted(td, ts, b, last, idle)
+		}
+	}
+	buf := make([]byte, 64<<10)
 	var n int64
+	var armed time.Time // when the read deadline was last pushed back
 	for {
-		src.SetReadDeadline(time.Now().Add(idle))
+		// Pushing the deadline back costs a timer update; once a second
+		// is plenty for an idle timeout measured in seconds or minutes.
+		if now := time.Now(); now.Sub(armed) > time.Second || idle < 2*time.Second {
+			src.SetReadDeadline(now.Add(idle))
+			armed = now
+		}
 		r, err := src.Read(buf)
 		if r > 0 {
 			last.Store(time.Now().UnixNano())
@@ -508,6 +527,55 @@ func copyCounted(dst net.Conn, src net.Conn, b *budget, last *atomic.Int64, idle
 			return n, err
 		}
 	}
+}
+
+// spliceCounted is copyCounted between two TCP connections: the kernel
+// moves the bytes (splice) in bounded chunks, so counting, the byte budget
+// and the idle timeout still apply per chunk.
+func spliceCounted(dst, src *net.TCPConn, b *budget, last *atomic.Int64, idle time.Duration) (int64, error) {
+	const chunk = 256 << 10
+	var n int64
+	var armed time.Time
+	for {
+		if now := time.Now(); now.Sub(armed) > time.Second || idle < 2*time.Second {
+			src.SetReadDeadline(now.Add(idle))
+			armed = now
+		}
+		limit := int64(chunk)
+		if b.max > 0 {
+			// Stop right after the budget is crossed.
+			limit = max(1, min(limit, b.max-b.used.Load()+1))
+		}
+		r, err := dst.ReadFrom(&io.LimitedReader{R: src, N: limit})
+		if r > 0 {
+			last.Store(time.Now().UnixNano())
+			n += r
+			if lerr := b.add(int(r)); lerr != nil {
+				dst.Close()
+				src.Close()
+				return n, lerr
+			}
+		}
+		switch {
+		case err != nil && isTimeout(err) && time.Since(time.Unix(0, last.Load())) < idle:
+			continue // the other direction is active
+		case err != nil && errors.Is(err, net.ErrClosed):
+			return n, nil
+		case err != nil:
+			return n, err
+		case r == 0:
+			return n, nil // the source reached EOF
+		}
+	}
+}
+
+// tcpOf unwraps a tracked upstream connection to its TCP connection.
+func tcpOf(c net.Conn) (*net.TCPConn, bool) {
+	if t, ok := c.(*trackedConn); ok {
+		c = t.Conn
+	}
+	tc, ok := c.(*net.TCPConn)
+	return tc, ok
 }
 
 // countConn counts an upstream connection's bytes against a budget and
