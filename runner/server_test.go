@@ -197,6 +197,21 @@ func TestServeBatchMixed(t *testing.T) {
 	out, err = c.Call(t.Context(), s.Session, "t1", []RawCall{rawCall("b", "terminal", args("command", "cat /tmp/x"))})
 	require.NoError(t, err)
 	assert.Equal(t, "kept\n", out.Results[0].Output["stdout"], "/tmp persists within the session sandbox")
+	// Background commands run in the session sandbox and return at once.
+	out, err = c.Call(t.Context(), s.Session, "t1", []RawCall{rawCall("bg", "terminal", args("command", "echo bg > bg.txt", "background", true))})
+	require.NoError(t, err)
+	require.Equal(t, ClassSucceeded, out.Results[0].Class, out.Results[0].Message)
+	assert.Contains(t, out.Results[0].Output, "process_id")
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(e.ws, "bg.txt"))
+		return string(b) == "bg\n"
+	}, 20*time.Second, 50*time.Millisecond)
+	// Without a session sandbox (session: false) a background command
+	// cannot run.
+	out, err = c.Call(t.Context(), s.Session, "t1", []RawCall{rawCall("bg2", "terminal", args("command", "true", "background", true, "session", false))})
+	require.NoError(t, err)
+	assert.Equal(t, ClassFailed, out.Results[0].Class)
+	assert.False(t, out.Results[0].Ran)
 	require.NoError(t, c.ClearSession(t.Context(), s.Session))
 	_, err = c.Call(t.Context(), s.Session, "t1", []RawCall{rawCall("c", "terminal", args("command", "true"))})
 	var apiErr *APIError
