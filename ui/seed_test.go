@@ -29,7 +29,7 @@ type seeded struct {
 
 const seedJob = "nightly-triage"
 
-func seedStore(t *testing.T) *seeded {
+func seedStore(t testing.TB) *seeded {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
