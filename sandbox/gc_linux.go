@@ -13,6 +13,8 @@ import (
 
 	"github.com/opencontainers/runc/libcontainer"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/rootfs"
 )
 
 // GCOptions says whose leftovers GC reaps. The zero value means
@@ -131,6 +133,25 @@ func GC(opts GCOptions) (*GCReport, error) {
 		}
 	}
 	rep.Cgroups = append(rep.Cgroups, removeIdleProfile(stateRoot, prefix)...)
+	if rep.Live == 0 {
+		// Old /etc snapshots (the host's /etc changed) and abandoned
+		// half-built ones; only when no container could be using them.
+		keep := ""
+		if l, err := rootfs.HostLayout(); err == nil {
+			if etc, _ := etcEntries(l.Binds); len(etc) > 0 {
+				if hash, err := hashEtc(etc); err == nil {
+					keep = filepath.Join(stateRoot, etcSnapshotPrefix+hash)
+				}
+			}
+		}
+		for _, p := range staleEtcSnapshots(stateRoot, keep) {
+			if err := os.RemoveAll(p); err != nil {
+				fail(fmt.Errorf("removing %s: %w", p, err))
+				continue
+			}
+			rep.StateDirs = append(rep.StateDirs, p)
+		}
+	}
 	return rep, nil
 }
 

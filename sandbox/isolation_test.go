@@ -148,6 +148,9 @@ func TestIsolation(t *testing.T) {
 		{name: "read /home marker", script: "cat " + markers["home"] + "; ls /home", want: noent},
 		{name: "read /var marker", script: "cat " + markers["var"] + "; ls /var", want: noent},
 		{name: "read /etc/shadow", script: "cat /etc/shadow", want: noent},
+		{name: "read TLS private keys", script: "ls /etc/ssl/private; ls /etc/ssl", want: noent, check: func(t *testing.T, out string) {
+			assert.NotContains(t, out, "\nprivate\n")
+		}},
 		{name: "workspace symlink to /etc/shadow", script: "cat shadow-link", want: noent},
 		{name: "workspace symlink to /root marker", script: "cat marker-link; ls up-link", want: noent},
 		{name: "write /usr", script: "touch /usr/tether-escape-" + secret, want: rofs, check: func(t *testing.T, _ string) {

@@ -274,6 +274,11 @@ func (r *Runner) Run(ctx context.Context, cfg Config, cmd Command) (res *Result,
 		p.HostUID, p.HostGID = base, base
 	}
 	if cfg.Rootfs.Kind == rootfs.KindHost {
+		if etc, _ := etcEntries(cfg.Rootfs.Binds); len(etc) > 0 {
+			if p.EtcDir, err = etcSnapshot(stateRoot, etc); err != nil {
+				return nil, err
+			}
+		}
 		p.RootDir = filepath.Join(stateRoot, rootsDir, id)
 		undo = append(undo, func() error { return os.RemoveAll(p.RootDir) })
 		if err := makeEmptyRoot(p.RootDir, cfg.Rootfs, cfg.UserNS && !rootless, p.HostUID, p.HostGID); err != nil {

@@ -24,6 +24,9 @@ type Placement struct {
 	// RootDir is the empty directory used as "/" for the host layout
 	// (ignored for a prepared directory).
 	RootDir string
+	// EtcDir, when set, replaces the host layout's /etc/... binds with one
+	// read-only bind of this directory at /etc (a snapshot of those entries).
+	EtcDir string
 	// Rootless says tether runs without root: a user namespace maps
 	// container root to HostUID/HostGID only, and cgroup limits are applied
 	// best-effort (they are reported in Result.NotEnforced).
@@ -74,6 +77,9 @@ func (c Config) Spec(p Placement) (*specs.Spec, error) {
 	userns := c.UserNS || p.Rootless
 
 	rootPath := layout.Dir
+	if p.EtcDir != "" && !filepath.IsAbs(p.EtcDir) {
+		return nil, fmt.Errorf("%w: /etc snapshot %q must be absolute", ErrInvalidConfig, p.EtcDir)
+	}
 	if layout.Kind == rootfs.KindHost {
 		if !filepath.IsAbs(p.RootDir) {
 			return nil, fmt.Errorf("%w: host layout needs an absolute empty root directory, got %q", ErrInvalidConfig, p.RootDir)
@@ -184,9 +190,15 @@ func (c Config) mounts(layout rootfs.Layout, p Placement, userns bool, tmpfs int
 	})
 	if layout.Kind == rootfs.KindHost {
 		binds := append([]string(nil), layout.Binds...)
+		if p.EtcDir != "" {
+			_, binds = etcEntries(binds)
+		}
 		sort.Strings(binds) // parents before children
 		for _, b := range binds {
 			ms = append(ms, specs.Mount{Destination: b, Type: "bind", Source: b, Options: []string{"rbind", "ro", "nosuid", "nodev"}})
+		}
+		if p.EtcDir != "" {
+			ms = append(ms, specs.Mount{Destination: "/etc", Type: "bind", Source: p.EtcDir, Options: []string{"rbind", "ro", "nosuid", "nodev"}})
 		}
 	}
 	rw := func(src, dst string, ro bool) specs.Mount {
