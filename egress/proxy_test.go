@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -391,4 +392,33 @@ func TestProxyMaxConns(t *testing.T) {
 	assert.ErrorIs(t, err, io.EOF, "a connection over the limit is closed at once")
 	ev := h.waitEvents(t, 1)[0]
 	assert.Equal(t, RefusedLimit, ev.Refusal)
+}
+
+func TestProxyIdleTimeout(t *testing.T) {
+	up, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer up.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := up.Accept()
+		if err == nil {
+			accepted <- c // silent: never writes
+		}
+	}()
+	h := startProxy(t, allowPolicy(t, "127.0.0.1"), Limits{IdleTimeout: 50 * time.Millisecond})
+	c, err := net.Dial("tcp", h.addr)
+	require.NoError(t, err)
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: x\r\n\r\n", up.Addr())
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, 200, resp.StatusCode)
+	silent := <-accepted
+	defer silent.Close()
+	// Neither side says anything: the proxy closes the tunnel on its own.
+	_, err = br.ReadByte()
+	assert.ErrorIs(t, err, io.EOF)
+	ev := h.waitEvents(t, 1)[0]
+	assert.Contains(t, ev.Err, "timeout")
 }
