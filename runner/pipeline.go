@@ -246,6 +246,11 @@ func (r *Runner) env(ctx context.Context, b Batch) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: resolving the workspace: %w", ErrTerminalPolicyUnavailable, err)
 	}
+	if root == "/" {
+		// The whole host is not a workspace: file tools would reach
+		// everything, and the sandbox would bind / read-write.
+		return nil, fmt.Errorf("%w: the workspace is /; set terminal.cwd to a project directory", ErrTerminalPolicyUnavailable)
+	}
 	return &Env{Runner: r, Profile: prof, Policy: pol, Secrets: ResolveSecretScope(r.Config, r.ConfigErr, b.Profile),
 		Session: b.Session, Platform: b.Platform, Job: b.Job, Root: root}, nil
 }
