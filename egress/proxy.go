@@ -399,6 +399,10 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, b *budget, pol Policy) (k
 	clientClose := req.Close
 	removeHopHeaders(req.Header)
 	req.RequestURI = ""
+	// The Host header goes out as the checked authority: a different Host
+	// would let a client reach another virtual host (domain fronting) on
+	// an allowed address.
+	req.Host = req.URL.Host
 	req.Close = true // one request per upstream connection
 	if strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
 		req.Header.Del("Expect")

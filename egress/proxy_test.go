@@ -111,8 +111,10 @@ func allowPolicy(t *testing.T, allow ...string) Policy {
 
 func TestProxyHTTPForward(t *testing.T) {
 	var got http.Header
+	var gotHost string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = r.Header.Clone()
+		gotHost = r.Host
 		body, _ := io.ReadAll(r.Body)
 		fmt.Fprintf(w, "hello %s %s %s", r.Method, r.URL.RequestURI(), body)
 	}))
@@ -137,8 +139,25 @@ func TestProxyHTTPForward(t *testing.T) {
 	assert.Equal(t, "yes", got.Get("X-Keep"))
 	assert.Empty(t, got.Get("X-Hop"), "headers named by Connection are hop-by-hop")
 	assert.Empty(t, got.Get("Proxy-Authorization"))
+	assert.Equal(t, strings.TrimPrefix(srv.URL, "http://"), gotHost)
 
-	ev := h.waitEvents(t, 1)[0]
+	// A Host header naming another virtual host is replaced by the
+	// checked authority (no domain fronting).
+	c, err := net.Dial("tcp", h.addr)
+	require.NoError(t, err)
+	defer c.Close()
+	fmt.Fprintf(c, "GET %s/x HTTP/1.1\r\nHost: evil.example\r\n\r\n", srv.URL)
+	r2, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	r2.Body.Close()
+	assert.Equal(t, strings.TrimPrefix(srv.URL, "http://"), gotHost)
+
+	var ev Event
+	for _, e := range h.waitEvents(t, 2) {
+		if e.Method == "POST" {
+			ev = e
+		}
+	}
 	assert.True(t, ev.Allowed)
 	assert.Equal(t, "POST", ev.Method)
 	assert.Equal(t, "127.0.0.1", ev.Host)
@@ -147,7 +166,7 @@ func TestProxyHTTPForward(t *testing.T) {
 	assert.Equal(t, Attribution{Run: "run-1", Command: "cmd-1"}, ev.Attribution)
 	assert.Positive(t, ev.Up)
 	assert.Positive(t, ev.Down)
-	assert.EqualValues(t, 1, h.dials.Load())
+	assert.EqualValues(t, 2, h.dials.Load())
 }
 
 func TestProxyKeepAliveAndCloseDelimited(t *testing.T) {
