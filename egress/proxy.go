@@ -293,8 +293,8 @@ func (t *trackedConn) CloseWrite() error {
 // otherwise HTTP proxy requests until the client or a response closes.
 func (p *Proxy) handle(c net.Conn, b *budget, pol Policy) {
 	idle := p.opts.Limits.IdleTimeout
-	br := bufio.NewReader(c)
-	c.SetReadDeadline(time.Now().Add(idle))
+	cr := &limitReader{r: c, conn: c, idle: idle, left: maxHeaderBytes}
+	br := bufio.NewReader(cr)
 	first, err := br.Peek(1)
 	if err != nil {
 		return
@@ -304,15 +304,19 @@ func (p *Proxy) handle(c net.Conn, b *budget, pol Policy) {
 		return
 	}
 	for {
-		c.SetReadDeadline(time.Now().Add(idle))
+		cr.left = maxHeaderBytes
 		req, err := http.ReadRequest(br)
+		if errors.Is(err, errHeaderTooLarge) {
+			writeError(c, http.StatusRequestHeaderFieldsTooLarge, fmt.Sprintf("tether egress: request header larger than %d bytes", maxHeaderBytes))
+			return
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !isTimeout(err) && !errors.Is(err, net.ErrClosed) {
 				writeError(c, http.StatusBadRequest, "tether egress: malformed proxy request: "+err.Error())
 			}
 			return
 		}
-		c.SetReadDeadline(time.Time{})
+		cr.left = -1 // the body is bounded by the byte budget instead
 		if req.Method == http.MethodConnect {
 			p.connect(c, br, req, b, pol)
 			return
@@ -417,7 +421,9 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, b *budget, pol Policy) (k
 		writeError(c, http.StatusBadGateway, "tether egress: sending request upstream: "+err.Error())
 		return false
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(uc), req)
+	ur := &limitReader{r: uc, left: maxHeaderBytes}
+	resp, err := http.ReadResponse(bufio.NewReader(ur), req)
+	ur.left = -1
 	if err != nil {
 		ev.Err = err.Error()
 		ev.Up, ev.Down = uc.up, uc.down
@@ -580,6 +586,38 @@ func tcpOf(c net.Conn) (*net.TCPConn, bool) {
 	}
 	tc, ok := c.(*net.TCPConn)
 	return tc, ok
+}
+
+// maxHeaderBytes bounds a request or response header, so a hostile
+// client or server cannot make tether buffer without end.
+const maxHeaderBytes = 1 << 20
+
+var errHeaderTooLarge = errors.New("header too large")
+
+// limitReader fails once left bytes are read (left < 0: no limit) and,
+// when conn is set, pushes conn's read deadline back before each read.
+type limitReader struct {
+	r    io.Reader
+	conn net.Conn
+	idle time.Duration
+	left int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.left == 0 {
+		return 0, errHeaderTooLarge
+	}
+	if l.left > 0 && int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	if l.conn != nil {
+		l.conn.SetReadDeadline(time.Now().Add(l.idle))
+	}
+	n, err := l.r.Read(p)
+	if l.left > 0 {
+		l.left -= int64(n)
+	}
+	return n, err
 }
 
 // countConn counts an upstream connection's bytes against a budget and

@@ -441,3 +441,23 @@ func TestProxyIdleTimeout(t *testing.T) {
 	ev := h.waitEvents(t, 1)[0]
 	assert.Contains(t, ev.Err, "timeout")
 }
+
+func TestProxyHeaderLimit(t *testing.T) {
+	h := startProxy(t, allowPolicy(t, "127.0.0.1"), Limits{})
+	c, err := net.Dial("tcp", h.addr)
+	require.NoError(t, err)
+	defer c.Close()
+	go func() {
+		io.WriteString(c, "GET http://127.0.0.1:1/ HTTP/1.1\r\nHost: 127.0.0.1:1\r\nX-Big: ")
+		chunk := strings.Repeat("a", 64<<10)
+		for range 64 { // 4 MiB, never ending the header
+			if _, err := io.WriteString(c, chunk); err != nil {
+				return
+			}
+		}
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+	assert.Zero(t, h.dials.Load())
+}
