@@ -87,6 +87,7 @@ func TestFileToolsUnderMandate(t *testing.T) {
 		rawCall("1", "write_file", args("path", "src/a.go", "content", "package a\n")),
 		rawCall("2", "write_file", args("path", "README", "content", "hi\n")),
 		rawCall("3", "read_file", args("path", "README")),
+		rawCall("4", "terminal", args("command", "ls src")),
 	}
 	out := r.Execute(ctx, job, nil)
 	for _, res := range out.Results {
@@ -95,7 +96,7 @@ func TestFileToolsUnderMandate(t *testing.T) {
 	jobs, err := r.Mandates.Jobs(ctx)
 	require.NoError(t, err)
 	require.Len(t, jobs, 1)
-	assert.Equal(t, 3, jobs[0].Calls, "every file call of the job was observed")
+	assert.Equal(t, 4, jobs[0].Calls, "every call of the job was observed (terminal through the engine's hook)")
 
 	v, err := r.Mandates.Compile(ctx, "nightly")
 	require.NoError(t, err)
@@ -108,8 +109,14 @@ func TestFileToolsUnderMandate(t *testing.T) {
 	job.Calls = []RawCall{
 		rawCall("1", "write_file", args("path", "src/a.go", "content", "package a // v2\n")),
 		rawCall("2", "write_file", args("path", "deploy/key", "content", "x")),
+		rawCall("3", "terminal", args("command", "ls src")),
+		rawCall("4", "terminal", args("command", "cat README")),
 	}
 	out = r.Execute(ctx, job, nil)
+	assert.Equal(t, ClassSucceeded, out.Results[2].Class, out.Results[2].Message)
+	assert.Equal(t, ClassBlocked, out.Results[3].Class, "a command outside the mandate is blocked through the engine's hook")
+	require.NotNil(t, out.Results[3].Decision)
+	assert.Equal(t, approval.StageMandate, out.Results[3].Decision.Stage)
 	assert.Equal(t, ClassSucceeded, out.Results[0].Class, out.Results[0].Message)
 	assert.Equal(t, ClassBlocked, out.Results[1].Class)
 	assert.Equal(t, "mandate", out.Results[1].Rule)
@@ -117,7 +124,7 @@ func TestFileToolsUnderMandate(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(ws, "deploy/key"))
 	drift, err := r.Mandates.Drift(ctx, "nightly")
 	require.NoError(t, err)
-	assert.Len(t, drift, 1)
+	assert.Len(t, drift, 2)
 }
 
 func TestHandlerPanicIsAFailureWithPossibleEffect(t *testing.T) {
