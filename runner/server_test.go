@@ -149,7 +149,7 @@ func (r *recorder) WriteHeader(code int)        { r.code = code }
 
 func TestServeBatchMixed(t *testing.T) {
 	e := newDaemonEnv(t, testSandbox(t), "")
-	e.start(t)
+	d, _ := e.start(t)
 	c := NewClient(e.socket)
 	s, err := c.CreateSession(t.Context(), SessionRequest{})
 	require.NoError(t, err)
@@ -212,7 +212,11 @@ func TestServeBatchMixed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ClassFailed, out.Results[0].Class)
 	assert.False(t, out.Results[0].Ran)
+	_, live := d.sessions.Lookup("default", s.Session)
+	require.True(t, live, "the session has a live sandbox")
 	require.NoError(t, c.ClearSession(t.Context(), s.Session))
+	_, live = d.sessions.Lookup("default", s.Session)
+	assert.False(t, live, "clearing the session closed its sandbox")
 	_, err = c.Call(t.Context(), s.Session, "t1", []RawCall{rawCall("c", "terminal", args("command", "true"))})
 	var apiErr *APIError
 	require.ErrorAs(t, err, &apiErr)
