@@ -3,7 +3,9 @@
 // calls one batch at a time, cycling through read_file, write_file,
 // patch, search_files and (unless -no-terminal) terminal. Every result is
 // checked (call id, class, content), so a lost or wrong result is an
-// error. It prints calls/s and p50/p99 latency per call type, and exits 1
+// error. It prints calls/s and p50/p99 latency per call type (the first
+// terminal call of each session, which creates the session's sandbox, is
+// counted apart as terminal_cold), and exits 1
 // on any error. It is bounded by -timeout and stops by itself.
 //
 // Use scripts/load-test.sh, which starts a private daemon for it.
@@ -76,6 +78,7 @@ func client(ctx context.Context, socket string, n, calls int, tools []string, ou
 	defer c.ClearSession(context.Background(), s.Session)
 	file := fmt.Sprintf("load/c%02d.txt", n)
 	version := 0
+	coldTerminal := true
 	for i := 0; i < calls; i++ {
 		tool := tools[i%len(tools)]
 		var args map[string]any
@@ -142,7 +145,12 @@ func client(ctx context.Context, socket string, n, calls int, tools []string, ou
 		default:
 			err = check(res.Results[0])
 		}
-		out <- sample{tool: tool, dur: d, err: err}
+		label := tool
+		if tool == "terminal" && coldTerminal {
+			// The session's first command also creates its sandbox.
+			label, coldTerminal = "terminal_cold", false
+		}
+		out <- sample{tool: label, dur: d, err: err}
 	}
 }
 
