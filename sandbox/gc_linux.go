@@ -13,8 +13,6 @@ import (
 
 	"github.com/opencontainers/runc/libcontainer"
 	"golang.org/x/sys/unix"
-
-	"github.com/tether-dev/tether/rootfs"
 )
 
 // GCOptions says whose leftovers GC reaps. The zero value means
@@ -24,6 +22,10 @@ type GCOptions struct {
 	StateRoot string
 	// CgroupPrefix is the Runner.CgroupPrefix to clean.
 	CgroupPrefix string
+	// Caches also removes the state root's caches (shared empty roots,
+	// /etc snapshots) when no container is running. Runs keep them between
+	// calls; `tether gc` removes them.
+	Caches bool
 }
 
 // GCReport lists what GC removed.
@@ -133,18 +135,16 @@ func GC(opts GCOptions) (*GCReport, error) {
 		}
 	}
 	rep.Cgroups = append(rep.Cgroups, removeIdleProfile(stateRoot, prefix)...)
-	if rep.Live == 0 {
-		// Old /etc snapshots (the host's /etc changed) and abandoned
-		// half-built ones; only when no container could be using them.
-		keep := ""
-		if l, err := rootfs.HostLayout(); err == nil {
-			if etc, _ := etcEntries(l.Binds); len(etc) > 0 {
-				if hash, err := hashEtc(etc); err == nil {
-					keep = filepath.Join(stateRoot, etcSnapshotPrefix+hash)
-				}
+	if opts.Caches && rep.Live == 0 {
+		// No container runs, so none has these bound: shared roots and
+		// /etc snapshots (rebuilt on the next run), and half-built ones.
+		caches := staleEtcSnapshots(stateRoot, "")
+		if entries, err := os.ReadDir(filepath.Join(stateRoot, skelDir)); err == nil {
+			for _, e := range entries {
+				caches = append(caches, filepath.Join(stateRoot, skelDir, e.Name()))
 			}
 		}
-		for _, p := range staleEtcSnapshots(stateRoot, keep) {
+		for _, p := range caches {
 			if err := os.RemoveAll(p); err != nil {
 				fail(fmt.Errorf("removing %s: %w", p, err))
 				continue

@@ -108,3 +108,33 @@ func TestGCOnEmptyStateRoot(t *testing.T) {
 	_, err = GC(GCOptions{StateRoot: "/x", CgroupPrefix: "../escape"})
 	assert.ErrorIs(t, err, ErrInvalidConfig)
 }
+
+// TestSharedRootsAndCaches: runs with the same mounts share one empty root;
+// another workspace gets its own (so it never shows a foreign path); gc
+// with Caches removes the shared roots and /etc snapshots.
+func TestSharedRootsAndCaches(t *testing.T) {
+	r := newTestRunner(t)
+	ws1, ws2 := t.TempDir(), filepath.Join(t.TempDir(), "other-project")
+	require.NoError(t, os.Mkdir(ws2, 0o755))
+	for i := 0; i < 3; i++ {
+		run(t, r, Config{Workspace: ws1}, "true")
+	}
+	skels, _ := os.ReadDir(filepath.Join(r.StateRoot, skelDir))
+	assert.Len(t, skels, 1, "same mounts, one shared root")
+	_, out := run(t, r, Config{Workspace: ws2}, "ls -d "+filepath.Dir(ws1)+" "+ws1+"; true")
+	assert.Contains(t, out, "No such file or directory", "the other workspace's path is not in this root")
+	skels, _ = os.ReadDir(filepath.Join(r.StateRoot, skelDir))
+	assert.Len(t, skels, 2)
+	snaps := staleEtcSnapshots(r.StateRoot, "")
+	assert.Len(t, snaps, 1, "one /etc snapshot for an unchanged host")
+
+	rep, err := GC(GCOptions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix})
+	require.NoError(t, err)
+	assert.Empty(t, rep.StateDirs, "a plain gc (as run does) keeps the caches")
+	rep, err = GC(GCOptions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix, Caches: true})
+	require.NoError(t, err)
+	assert.Len(t, rep.StateDirs, 3)
+	skels, _ = os.ReadDir(filepath.Join(r.StateRoot, skelDir))
+	assert.Empty(t, skels)
+	assert.Empty(t, staleEtcSnapshots(r.StateRoot, ""))
+}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -135,7 +137,8 @@ func (r *Runner) paths() (state, prefix, profile string, err error) {
 const (
 	containersDir = "containers" // libcontainer's root
 	locksDir      = "locks"      // <id>.lock, flocked by the owning tether
-	rootsDir      = "roots"      // <id>: the empty "/" of a host-layout container
+	rootsDir      = "roots"      // <id>: the empty "/" of one container (sessions)
+	skelDir       = "skel"       // <key>: empty "/" dirs shared by runs with the same mounts
 	cgroupLock    = "cgroup.lock"
 )
 
@@ -209,9 +212,9 @@ func (r *Runner) Run(ctx context.Context, cfg Config, cmd Command) (res *Result,
 	if err := os.MkdirAll(stateRoot, 0o711); err != nil {
 		return nil, fmt.Errorf("creating state root: %w", err)
 	}
-	for _, d := range []string{containersDir, locksDir, rootsDir} {
+	for _, d := range []string{containersDir, locksDir, rootsDir, skelDir} {
 		perm := os.FileMode(0o700)
-		if d == rootsDir {
+		if d == rootsDir || d == skelDir {
 			perm = 0o711
 		}
 		if err := os.Mkdir(filepath.Join(stateRoot, d), perm); err != nil && !errors.Is(err, os.ErrExist) {
@@ -279,9 +282,7 @@ func (r *Runner) Run(ctx context.Context, cfg Config, cmd Command) (res *Result,
 				return nil, err
 			}
 		}
-		p.RootDir = filepath.Join(stateRoot, rootsDir, id)
-		undo = append(undo, func() error { return os.RemoveAll(p.RootDir) })
-		if err := makeEmptyRoot(p.RootDir, cfg.Rootfs, cfg.UserNS && !rootless, p.HostUID, p.HostGID); err != nil {
+		if p.RootDir, err = sharedRoot(stateRoot, cfg, p); err != nil {
 			return nil, err
 		}
 	}
@@ -432,6 +433,49 @@ func newID(profile string) (string, error) {
 		return "", fmt.Errorf("generating container id: %w", err)
 	}
 	return fmt.Sprintf("%s-%d-%s", profile, os.Getpid(), hex.EncodeToString(b[:])), nil
+}
+
+// sharedRoot returns the empty "/" for a host-layout container, shared by
+// every run whose mount points and owner are the same: removing a root
+// right after its container costs up to tens of milliseconds (the kernel
+// detaches the dead mount namespace's mounts on rmdir), so roots are kept
+// under skel/ as a cache and removed by GC with Caches. The key covers the
+// mount destinations, so a root never shows another workspace's path.
+func sharedRoot(stateRoot string, cfg Config, p Placement) (string, error) {
+	userns := cfg.UserNS || p.Rootless
+	chown := cfg.UserNS && !p.Rootless
+	h := sha256.New()
+	fmt.Fprintf(h, "owner %v %d %d\n", chown, p.HostUID, p.HostGID)
+	for _, m := range cfg.mounts(cfg.Rootfs, p, userns, 0) {
+		fmt.Fprintf(h, "mount %s\n", m.Destination)
+	}
+	links := make([]string, 0, len(cfg.Rootfs.Symlinks))
+	for path, target := range cfg.Rootfs.Symlinks {
+		links = append(links, path+" -> "+target)
+	}
+	sort.Strings(links)
+	for _, l := range links {
+		fmt.Fprintf(h, "link %s\n", l)
+	}
+	dir := filepath.Join(stateRoot, skelDir, hex.EncodeToString(h.Sum(nil))[:16])
+	if _, err := os.Lstat(dir); err == nil {
+		return dir, nil
+	}
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := fmt.Sprintf("%s.tmp-%d-%x", dir, os.Getpid(), rnd)
+	if err := makeEmptyRoot(tmp, cfg.Rootfs, chown, p.HostUID, p.HostGID); err != nil {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		if _, statErr := os.Lstat(dir); statErr == nil {
+			return dir, nil // another run published it first
+		}
+		return "", fmt.Errorf("publishing sandbox root: %w", err)
+	}
+	return dir, nil
 }
 
 // makeEmptyRoot prepares the empty "/" of a host-layout container: the

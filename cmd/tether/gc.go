@@ -22,12 +22,14 @@ func newGCCmd() *cobra.Command {
 unified tree), mounts and state directories that a crashed tether left under
 its state root and cgroup prefix. Containers whose tether is still running
 are kept. "tether run" does this for its own state root when it starts.
+When no sandbox is running, gc also removes the caches runs keep between
+calls (shared empty roots, /etc snapshots).
 
 Exit status: 0 when everything found was removed, 1 otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r := runnerFor(stateRoot, prefix, "", 0)
-			rep, err := sandbox.GC(sandbox.GCOptions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix})
+			rep, err := sandbox.GC(sandbox.GCOptions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix, Caches: true})
 			if err != nil {
 				return err
 			}
