@@ -161,9 +161,15 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 		// The per-command timeout is an ExecOptions field: the session's
 		// spec must stay the same from call to call.
 		spec.Config.Limits.Timeout = pol.Limits.Timeout.D()
-		sess, err := r.Sessions.Open(ctx, pol.Profile, env.Session, spec)
-		if err != nil {
-			return notRun(fmt.Sprintf("opening the session sandbox: %v; nothing ran", err))
+		// A live session keeps the sandbox it was created with (its spec
+		// may differ now: a protected path created since, for example);
+		// only a new one takes the current spec.
+		sess, ok := r.Sessions.Lookup(pol.Profile, env.Session)
+		if !ok {
+			sess, err = r.Sessions.Open(ctx, pol.Profile, env.Session, spec)
+			if err != nil {
+				return notRun(fmt.Sprintf("opening the session sandbox: %v; nothing ran", err))
+			}
 		}
 		if background {
 			bg, err := sess.Start(sandbox.Command{Shell: command})
@@ -175,7 +181,9 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 		}
 		res, err = sess.Exec(ctx, cmd, sandbox.ExecOptions{Timeout: timeout, OutputBytes: int64(pol.Limits.Output)})
 		if res == nil {
-			return notRun(fmt.Sprintf("running in the session sandbox: %v", err))
+			// The session may have closed while the command ran: it may
+			// have had effects, so this is not "nothing ran".
+			return failed(fmt.Sprintf("running in the session sandbox: %v; the command may have partly run", err), nil)
 		}
 	} else {
 		run := r.Sandbox
