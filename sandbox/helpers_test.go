@@ -26,6 +26,10 @@ func requireSandbox(t testing.TB) {
 		reason = "needs root (namespaces and cgroups)"
 	case !dirExists("/sys/fs/cgroup"):
 		reason = "no cgroup filesystem at /sys/fs/cgroup"
+	case !seccompAvailable:
+		// Configs default to seccomp "required"; the suites assert the
+		// filtered behaviour, so they need the seccomp build.
+		reason = "built without seccomp: run with -tags seccomp"
 	}
 	if reason == "" {
 		return
