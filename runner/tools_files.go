@@ -218,6 +218,11 @@ func writeNoFollow(root *os.Root, rel string, data []byte) (int, error) {
 		if !fi.Mode().IsRegular() {
 			return 0, fmt.Errorf("not a regular file")
 		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+			// Another name for the same file may lie outside the
+			// workspace or be protected: writing would change it too.
+			return 0, fmt.Errorf("the file has %d hard links; refusing to write through them", st.Nlink)
+		}
 		mode = fi.Mode().Perm()
 	}
 	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, mode)

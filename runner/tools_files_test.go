@@ -107,6 +107,26 @@ func TestFileToolsRefuseEscapesAndProtected(t *testing.T) {
 	assert.Equal(t, "# rc\n", string(rc))
 }
 
+func TestWriteRefusesHardLinks(t *testing.T) {
+	t.Parallel()
+	cfg, ws := testConfig(t, "")
+	outside := filepath.Join(t.TempDir(), "rc")
+	require.NoError(t, os.WriteFile(outside, []byte("safe\n"), 0o644))
+	require.NoError(t, os.Link(outside, filepath.Join(ws, "notes.txt")))
+	r := &Runner{Config: cfg}
+	out := r.Execute(t.Context(), Batch{Calls: []RawCall{
+		rawCall("1", "write_file", args("path", "notes.txt", "content", "evil\n")),
+		rawCall("2", "patch", args("path", "notes.txt", "old_string", "safe", "new_string", "evil")),
+	}}, nil)
+	for _, res := range out.Results {
+		assert.Equal(t, ClassFailed, res.Class)
+		assert.Equal(t, EffectNotLanded, res.Effect)
+		assert.Contains(t, res.Message, "hard links")
+	}
+	data, _ := os.ReadFile(outside)
+	assert.Equal(t, "safe\n", string(data))
+}
+
 func TestStateDirInsideWorkspaceProtected(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
