@@ -3,7 +3,6 @@ package runner
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -438,4 +437,63 @@ func TestServeUnattendedSessionDeniesAndGuards(t *testing.T) {
 	assert.Equal(t, ClassFailed, out.Results[0].Class)
 }
 
-var _ = errors.Is
+func TestServeReadOnlyViews(t *testing.T) {
+	t.Parallel()
+	e := newDaemonEnv(t, sandbox.Runner{}, "")
+	e.start(t)
+	ctx := t.Context()
+	c := NewClient(e.socket)
+
+	var jobs map[string]any
+	require.NoError(t, c.do(ctx, http.MethodGet, "/v1/mandates", nil, &jobs))
+	assert.Equal(t, []any{}, jobs["jobs"])
+
+	// A job observed through the daemon's store shows up.
+	s, err := c.CreateSession(ctx, SessionRequest{Job: "triage", Platform: "cron"})
+	require.NoError(t, err)
+	out, err := c.Call(ctx, s.Session, "", []RawCall{rawCall("1", "write_file", args("path", "a.txt", "content", "x"))})
+	require.NoError(t, err)
+	require.Equal(t, ClassSucceeded, out.Results[0].Class, out.Results[0].Message)
+	require.NoError(t, c.do(ctx, http.MethodGet, "/v1/mandates", nil, &jobs))
+	require.Len(t, jobs["jobs"], 1)
+	assert.Equal(t, "triage", jobs["jobs"].([]any)[0].(map[string]any)["name"])
+
+	var drift map[string]any
+	require.NoError(t, c.do(ctx, http.MethodGet, "/v1/mandates/triage/drift", nil, &drift))
+	assert.Equal(t, []any{}, drift["drift"])
+	var apiErr *APIError
+	err = c.do(ctx, http.MethodGet, "/v1/mandates/triage", nil, &drift)
+	require.ErrorAs(t, err, &apiErr, "no approved mandate yet")
+	assert.Equal(t, http.StatusNotFound, apiErr.Status)
+
+	// No pending request: oldest is 404; the list is empty.
+	err = c.do(ctx, http.MethodGet, "/v1/sessions/"+s.Session+"/approvals/oldest", nil, nil)
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusNotFound, apiErr.Status)
+	list, err := c.Approvals(ctx, s.Session)
+	require.NoError(t, err)
+	assert.Empty(t, list)
+
+	var sessions map[string][]map[string]any
+	require.NoError(t, c.do(ctx, http.MethodGet, "/v1/sessions", nil, &sessions))
+	require.Len(t, sessions["sessions"], 1)
+	assert.Equal(t, s.Session, sessions["sessions"][0]["id"])
+	assert.Equal(t, "cron", sessions["sessions"][0]["platform"])
+
+	// Bad input changes nothing.
+	err = c.do(ctx, http.MethodPost, "/v1/sessions", map[string]any{"profile": "ghost"}, nil)
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusBadRequest, apiErr.Status)
+	err = c.do(ctx, http.MethodPost, "/v1/sessions", map[string]any{"platform": "cli"}, nil)
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusBadRequest, apiErr.Status)
+	err = c.do(ctx, http.MethodPost, "/v1/sessions/"+s.Session+"/calls", map[string]any{"calls": []any{}, "extra": 1}, nil)
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusBadRequest, apiErr.Status)
+	_, err = c.Decide(ctx, s.Session, Decision{Verdict: "maybe"})
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusBadRequest, apiErr.Status)
+	h, err := c.Health(ctx)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, h["sessions"])
+}
