@@ -209,7 +209,7 @@ func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
 		listeners = append(listeners, tl)
 	}
 	base := func(net.Listener) context.Context { return context.WithoutCancel(ctx) }
-	servers := []*http.Server{{Handler: d.Server, ReadHeaderTimeout: 10 * time.Second, BaseContext: base}}
+	servers := []*http.Server{{Handler: d.Server, ReadHeaderTimeout: 10 * time.Second, BaseContext: base, ConnContext: PeerContext}}
 	if len(listeners) > 1 {
 		servers = append(servers, &http.Server{Handler: d.TCPHandler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: base})
 	}

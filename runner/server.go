@@ -11,12 +11,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/mandate"
@@ -421,6 +424,10 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ans := approval.Answer{By: "api:" + sess.client, Reason: req.Reason}
+	if uid, ok := PeerUID(r.Context()); ok {
+		// The audit record says which local user answered.
+		ans.By = fmt.Sprintf("api:%s@uid%d", sess.client, uid)
+	}
 	switch approval.Verdict(req.Verdict) {
 	case approval.VerdictApprove, approval.VerdictDeny:
 		ans.Verdict = approval.Verdict(req.Verdict)
@@ -601,6 +608,33 @@ func (s *Server) mandateDrift(w http.ResponseWriter, r *http.Request) {
 		d = []mandate.DriftRecord{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"job": r.PathValue("job"), "drift": d})
+}
+
+type peerKey struct{}
+
+// PeerContext stores the peer's uid of a unix-socket connection in ctx
+// (http.Server.ConnContext), read from SO_PEERCRED.
+func PeerContext(ctx context.Context, c net.Conn) context.Context {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return ctx
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return ctx
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil || cerr != nil {
+		return ctx
+	}
+	return context.WithValue(ctx, peerKey{}, cred.Uid)
+}
+
+// PeerUID returns the uid of the unix-socket peer of the request.
+func PeerUID(ctx context.Context) (uint32, bool) {
+	uid, ok := ctx.Value(peerKey{}).(uint32)
+	return uid, ok
 }
 
 // closeSessions clears every session (denying their pending requests and

@@ -317,7 +317,7 @@ func TestServeApprovalAnsweredOverAPI(t *testing.T) {
 	require.Equal(t, ClassSucceeded, r.Class, r.Message)
 	assert.Equal(t, "removed\n", r.Output["stdout"])
 	require.NotNil(t, r.Decision)
-	assert.Equal(t, "api:"+sa.Client, r.Decision.DecidedBy)
+	assert.Equal(t, fmt.Sprintf("api:%s@uid%d", sa.Client, os.Getuid()), r.Decision.DecidedBy, "who answered: the client and its uid (SO_PEERCRED)")
 	_, statErr = os.Stat(filepath.Join(e.ws, "build"))
 	assert.ErrorIs(t, statErr, os.ErrNotExist)
 
