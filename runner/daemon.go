@@ -114,26 +114,9 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 		}
 		return srv.Publish(ctx, p)
 	}})
-	hook := &mandate.Hook{Store: store, Workspace: func(profile string) string {
-		p, ok := cfg.Profile(profile)
-		if !ok {
-			return ""
-		}
-		return p.Terminal.Cwd
-	}, Violation: func(profile string) string {
-		p, ok := cfg.Profile(profile)
-		if !ok {
-			return ""
-		}
-		return string(p.Mandate.InteractiveViolation)
-	}}
-	eng, err := approval.NewEngine(cfg, approval.Options{Gateway: gw, Mandate: hook, Logger: log,
-		Redact: func(profile, text string) string {
-			return ResolveSecretScope(cfg, nil, profile).Masker().Mask(text)
-		},
-		Secret: func(profile, name string) (string, error) {
-			return ResolveSecretScope(cfg, nil, profile).Get(name, "")
-		}})
+	eopts := engineOptions(cfg, store, log)
+	eopts.Gateway = gw
+	eng, err := approval.NewEngine(cfg, eopts)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -149,6 +132,33 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 	srv = NewServer(d.base, d.Runner, store, opts.Version, log)
 	d.Server = srv
 	return d, nil
+}
+
+// engineOptions are the approval engine options shared by the daemon and
+// the MCP server: the mandate hook on the state's store (workspaces and
+// interactive_violation from the profiles), secret redaction in questions
+// and audit records, and secrets for the smart route's API key.
+func engineOptions(cfg *config.Config, store *mandate.Store, log *slog.Logger) approval.Options {
+	hook := &mandate.Hook{Store: store, Workspace: func(profile string) string {
+		p, ok := cfg.Profile(profile)
+		if !ok {
+			return ""
+		}
+		return p.Terminal.Cwd
+	}, Violation: func(profile string) string {
+		p, ok := cfg.Profile(profile)
+		if !ok {
+			return ""
+		}
+		return string(p.Mandate.InteractiveViolation)
+	}}
+	return approval.Options{Mandate: hook, Logger: log,
+		Redact: func(profile, text string) string {
+			return ResolveSecretScope(cfg, nil, profile).Masker().Mask(text)
+		},
+		Secret: func(profile, name string) (string, error) {
+			return ResolveSecretScope(cfg, nil, profile).Get(name, "")
+		}}
 }
 
 // TCPHandler is the API as served on TCP: behind the bearer tokens.

@@ -180,11 +180,9 @@ func NewMCP(opts MCPOptions) (*MCP, error) {
 		return nil, fmt.Errorf("making the MCP state key: %w", err)
 	}
 	route := &elicitRoute{key: key}
-	eng, err := approval.NewEngine(cfg, approval.Options{Prompter: route, Logger: log,
-		Mandate: &mandate.Hook{Store: store},
-		Redact: func(profile, text string) string {
-			return ResolveSecretScope(cfg, nil, profile).Masker().Mask(text)
-		}})
+	eopts := engineOptions(cfg, store, log)
+	eopts.Prompter = route
+	eng, err := approval.NewEngine(cfg, eopts)
 	if err != nil {
 		store.Close()
 		return nil, err
