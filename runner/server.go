@@ -35,6 +35,8 @@ const (
 	maxBodyBytes = 8 << 20
 	// maxTurns is how many turns' guardrail counters a session keeps.
 	maxTurns = 32
+	// maxSessions bounds the live sessions of the daemon.
+	maxSessions = 4096
 )
 
 // Server is the HTTP/JSON API of `tether serve` (see docs/api.md). It is
@@ -250,6 +252,11 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	tok := r.Header.Get(HeaderClientToken)
 	s.mu.Lock()
+	if len(s.sessions) >= maxSessions {
+		s.mu.Unlock()
+		writeErr(w, http.StatusTooManyRequests, fmt.Sprintf("%d sessions are open; clear some (DELETE /v1/sessions/{id}) first", maxSessions))
+		return
+	}
 	var client string
 	if tok != "" {
 		client = s.clients[sha256.Sum256([]byte(tok))]
