@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -199,4 +200,22 @@ func FuzzResolveIn(f *testing.F) {
 			t.Fatalf("%q resolved outside the root: %q", p, abs)
 		}
 	})
+}
+
+func TestExecuteStopsStartingCallsWhenCancelled(t *testing.T) {
+	t.Parallel()
+	cfg, ws := testConfig(t, "")
+	r := &Runner{Config: cfg}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	out := r.Execute(ctx, Batch{Calls: []RawCall{
+		rawCall("1", "write_file", args("path", "a", "content", "x")),
+		rawCall("2", "write_file", args("path", "b", "content", "y")),
+	}}, nil)
+	for _, res := range out.Results {
+		assert.Equal(t, ClassRefused, res.Class)
+		assert.Equal(t, "placement.cancelled", res.Rule)
+	}
+	assert.NoFileExists(t, filepath.Join(ws, "a"))
+	assert.NoFileExists(t, filepath.Join(ws, "b"))
 }

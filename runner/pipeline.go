@@ -165,6 +165,13 @@ func (r *Runner) Execute(ctx context.Context, b Batch, turn *Turn) BatchResult {
 		var ready []int
 		for _, j := range seg.Calls {
 			i := idx[j]
+			if ctx.Err() != nil {
+				// The caller is gone: nothing more starts.
+				res := refused(GatePlacement, "placement.cancelled", "the request was cancelled before the call ran; nothing ran")
+				res.CallID, res.Tool, res.Effect = calls[i].ID, calls[i].Name, EffectNone
+				out.Results[i] = res
+				continue
+			}
 			if stop := turn.Before(calls[i]); stop != nil {
 				out.Results[i] = *stop
 				continue
