@@ -134,6 +134,7 @@ func GC(opts GCOptions) (*GCReport, error) {
 			rep.StateDirs = append(rep.StateDirs, p)
 		}
 	}
+	rep.Cgroups = append(rep.Cgroups, removeOrphanCgroups(stateRoot, prefix, fail)...)
 	rep.Cgroups = append(rep.Cgroups, removeIdleProfile(stateRoot, prefix)...)
 	if opts.Caches && rep.Live == 0 {
 		// No container runs, so none has these bound: shared roots and
@@ -153,6 +154,41 @@ func GC(opts GCOptions) (*GCReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// removeOrphanCgroups removes container cgroups (prefix/<profile>/<id>)
+// that hold no process and whose id no live tether has locked: what is left
+// when a crashed tether's state root is gone too. Cgroups with processes
+// are left alone; they may belong to a tether this one cannot see.
+func removeOrphanCgroups(stateRoot, prefix string, fail func(error)) []string {
+	dirs, err := cgroupDirs(prefix)
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, d := range dirs {
+		rel := strings.TrimPrefix(d, d[:strings.Index(d, prefix)])
+		if strings.Count(rel, "/") != strings.Count(prefix, "/")+2 {
+			continue // not prefix/<profile>/<id>
+		}
+		id := filepath.Base(d)
+		lock, err := tryLock(filepath.Join(stateRoot, locksDir, id+".lock"))
+		if err != nil {
+			continue // live
+		}
+		b, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		if err != nil || strings.TrimSpace(string(b)) != "" {
+			lock.Close()
+			continue
+		}
+		if err := unix.Rmdir(d); err == nil {
+			removed = append(removed, d)
+		} else if !errors.Is(err, unix.ENOENT) {
+			fail(fmt.Errorf("removing cgroup %s: %w", d, err))
+		}
+		lock.Close()
+	}
+	return removed
 }
 
 // killCgroup SIGKILLs every process left in a dead container's cgroup

@@ -138,3 +138,40 @@ func TestSharedRootsAndCaches(t *testing.T) {
 	assert.Empty(t, skels)
 	assert.Empty(t, staleEtcSnapshots(r.StateRoot, ""))
 }
+
+// TestGCRemovesOrphanCgroups: empty container cgroups under the prefix
+// whose state is gone are removed; one holding a process is kept.
+func TestGCRemovesOrphanCgroups(t *testing.T) {
+	r := newTestRunner(t)
+	mounts, err := cgroupMounts()
+	require.NoError(t, err)
+	var pidsMount string
+	for _, m := range mounts {
+		require.NoError(t, os.MkdirAll(filepath.Join(m, r.CgroupPrefix, "default", "orphan-1"), 0o755))
+		if filepath.Base(m) == "pids" || (pidsMount == "" && filepath.Base(m) == "unified") {
+			pidsMount = m
+		}
+	}
+	busy := filepath.Join(pidsMount, r.CgroupPrefix, "default", "busy-1")
+	require.NoError(t, os.MkdirAll(busy, 0o755))
+	sleeper := exec.Command("sleep", "600")
+	require.NoError(t, sleeper.Start())
+	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait(); _ = rmdirRetry(busy) })
+	require.NoError(t, os.WriteFile(filepath.Join(busy, "cgroup.procs"), []byte(strconv.Itoa(sleeper.Process.Pid)), 0o644))
+
+	rep, err := GC(GCOptions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix})
+	require.NoError(t, err)
+	dirs, _ := cgroupDirs("/" + r.CgroupPrefix)
+	for _, d := range dirs {
+		assert.NotEqual(t, "orphan-1", filepath.Base(d), "orphan removed: %s", d)
+	}
+	assert.DirExists(t, busy, "a cgroup with a process is never removed")
+	assert.True(t, pidAlive(sleeper.Process.Pid))
+	assert.GreaterOrEqual(t, len(rep.Cgroups), len(mounts))
+
+	// Move the sleeper out again so the runner's leak check can pass.
+	require.NoError(t, os.WriteFile(filepath.Join(pidsMount, "cgroup.procs"), []byte(strconv.Itoa(sleeper.Process.Pid)), 0o644))
+	_, err = GC(GCOptions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix})
+	require.NoError(t, err)
+	assert.NoDirExists(t, busy, "removed once empty")
+}
