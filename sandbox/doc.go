@@ -4,14 +4,23 @@
 // namespaces (mount, pid, ipc, uts, net, cgroup; user when rootless or asked),
 // a read-only root (rootfs.Layout), a read-write workspace, Docker's default
 // capabilities minus CAP_MKNOD and CAP_NET_RAW, no_new_privs, masked and
-// read-only kernel paths, Docker's seccomp profile plus io_uring denied
-// (with -tags seccomp), and cgroup limits under a per-profile parent cgroup.
+// read-only kernel paths, Docker's seccomp profile for the native ABI only
+// plus io_uring denied (with -tags seccomp), and cgroup limits under a
+// per-profile parent cgroup (cgroup v1, hybrid and v2 via containerd/cgroups).
 //
 // Config is plain data; Config.Spec and Config.Libcontainer translate it
 // without touching the host (tested without root). Runner.Run needs root for
 // enforced limits; without root it uses a user namespace and reports the
 // limits it cannot enforce in Result.NotEnforced. GC reaps what a crashed
 // tether left behind.
+//
+// A state root (Runner.StateRoot) holds containers/ (libcontainer state),
+// locks/<id>.lock (held by the owning tether for the container's life, so GC
+// can tell live from dead), cgroup.lock (profile cgroups are removed only
+// when no run holds it), and two caches kept between runs and removed by
+// GC with Caches: skel/<key> (empty roots shared by runs with the same
+// mounts) and etc-<hash> (a snapshot of the world-readable /etc entries of
+// the host layout, bound as /etc).
 //
 // libcontainer starts a container by re-executing the current binary with
 // the argument "init": any binary using this package must call Init from
