@@ -98,7 +98,7 @@ func TestMCPOverStdio(t *testing.T) {
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
 	}
-	assert.ElementsMatch(t, []string{"terminal", "read_file", "write_file", "patch", "search_files"}, names)
+	assert.ElementsMatch(t, []string{"terminal", "process", "read_file", "write_file", "patch", "search_files"}, names)
 
 	// An allowed command runs in the sandbox (its own hostname).
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "hostname; echo hi > made.txt"}})

@@ -96,7 +96,7 @@ func TestServeSocketAndAuth(t *testing.T) {
 	assert.Equal(t, "ok", h["status"])
 	tools, err := c.Tools(t.Context(), "")
 	require.NoError(t, err)
-	assert.Len(t, tools, 5)
+	assert.Len(t, tools, 6)
 
 	// Session routes need a client token.
 	_, err = c.Call(t.Context(), "s-nope", "", nil)
@@ -220,6 +220,27 @@ func TestServeBatchMixed(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(e.ws, "bg.txt"))
 		return string(b) == "bg\n"
 	}, 20*time.Second, 50*time.Millisecond)
+	// The process tool reads a background command's status and output,
+	// and stops it.
+	out, err = c.Call(t.Context(), s.Session, "t1", []RawCall{rawCall("bg3", "terminal", args("command", "echo started; sleep 600", "background", true))})
+	require.NoError(t, err)
+	require.Equal(t, ClassSucceeded, out.Results[0].Class, out.Results[0].Message)
+	pid := out.Results[0].Output["process_id"]
+	require.Eventually(t, func() bool {
+		out, err := c.Call(t.Context(), s.Session, "", []RawCall{rawCall("st", "process", args("process_id", pid))})
+		return err == nil && out.Results[0].Output["stdout"] == "started\n" && out.Results[0].Output["running"] == true
+	}, 20*time.Second, 50*time.Millisecond)
+	out, err = c.Call(t.Context(), s.Session, "", []RawCall{rawCall("k", "process", args("process_id", pid, "action", "kill"))})
+	require.NoError(t, err)
+	require.Equal(t, ClassSucceeded, out.Results[0].Class, out.Results[0].Message)
+	require.Eventually(t, func() bool {
+		out, err := c.Call(t.Context(), s.Session, "", []RawCall{rawCall("st", "process", args("process_id", pid))})
+		return err == nil && out.Results[0].Output["running"] == false
+	}, 20*time.Second, 50*time.Millisecond)
+	out, err = c.Call(t.Context(), s.Session, "", []RawCall{rawCall("nx", "process", args("process_id", 999))})
+	require.NoError(t, err)
+	assert.Equal(t, ClassFailed, out.Results[0].Class)
+	assert.Contains(t, out.Results[0].Message, "no background process 999")
 	// Without a session sandbox (session: false) a background command
 	// cannot run.
 	out, err = c.Call(t.Context(), s.Session, "t1", []RawCall{rawCall("bg2", "terminal", args("command", "true", "background", true, "session", false))})

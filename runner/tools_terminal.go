@@ -34,11 +34,12 @@ func terminalTool() Tool {
 		Description: "Run a shell command in the profile's sandbox, in the workspace. Returns stdout, stderr and exit_code."}
 }
 
-// Builtins returns a registry holding the built-in tools: terminal,
-// read_file, write_file, patch and search_files.
+// Builtins returns a registry holding the built-in tools: terminal and
+// process (toolset "terminal"), read_file, write_file, patch and
+// search_files (toolset "files").
 func Builtins() *Registry {
 	r := NewRegistry()
-	for _, t := range append([]Tool{terminalTool()}, fileTools()...) {
+	for _, t := range append([]Tool{terminalTool(), processTool()}, fileTools()...) {
 		if err := r.Register(t); err != nil {
 			panic(err) // the built-in names are distinct
 		}

@@ -85,7 +85,7 @@ func TestUnknownToolListsAvailable(t *testing.T) {
 	t.Parallel()
 	_, bad := Validate(visibleBuiltins(t), RawCall{Name: "shell", Arguments: json.RawMessage(`{}`)})
 	require.NotNil(t, bad)
-	assert.Equal(t, `unknown tool "shell"; the available tools are: patch, read_file, search_files, terminal, write_file`, bad.Message)
+	assert.Equal(t, `unknown tool "shell"; the available tools are: patch, process, read_file, search_files, terminal, write_file`, bad.Message)
 }
 
 func TestRegistryVisibility(t *testing.T) {
@@ -105,7 +105,7 @@ func TestRegistryVisibility(t *testing.T) {
 		enabled, disabled []string
 		want              []string
 	}{
-		{"default toolsets", nil, nil, []string{"patch", "read_file", "search_files", "terminal", "write_file"}},
+		{"default toolsets", nil, nil, []string{"patch", "process", "read_file", "search_files", "terminal", "write_file"}},
 		{"files only", []string{"files"}, nil, []string{"patch", "read_file", "search_files", "write_file"}},
 		{"disabled subtracted last", []string{"files", "terminal"}, []string{"terminal"}, []string{"patch", "read_file", "search_files", "write_file"}},
 		{"disabled wins over enabled", []string{"terminal"}, []string{"terminal"}, nil},

@@ -23,7 +23,7 @@ func newMCPCmd() *cobra.Command {
 		Use:   "mcp [--profile P] [--job J]",
 		Short: "Serve the terminal and file tools to an MCP client over stdio",
 		Long: `tether mcp is an MCP server on stdin/stdout. It exposes the profile's visible
-tools (terminal, read_file, write_file, patch, search_files) with all of
+tools (terminal, process, read_file, write_file, patch, search_files) with all of
 tether's gates: commands run in the profile's sandbox, the hardline floor and
 deny rules refuse, the job's mandate (--job) is enforced, and file tools
 cannot leave the workspace or write protected paths.
