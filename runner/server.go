@@ -103,10 +103,36 @@ func NewServer(base context.Context, r *Runner, mandates *mandate.Store, version
 	return s
 }
 
-// ServeHTTP bounds the request body and dispatches.
+// ServeHTTP bounds the request body, dispatches, and logs the outcome at
+// debug level.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
-	s.mux.ServeHTTP(w, r)
+	if !s.log.Enabled(r.Context(), slog.LevelDebug) {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+	start := time.Now()
+	s.mux.ServeHTTP(sw, r)
+	s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.code, "elapsed", time.Since(start))
+}
+
+// statusWriter remembers the status code; it keeps Flush for the event
+// stream.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // RequireBearer returns h behind a bearer-token check: every request must
