@@ -40,9 +40,10 @@ func (k Kind) String() string {
 	return "effect"
 }
 
-// Handler executes one validated call. It returns the tool's output (a
-// JSON object) or an error. Handlers report refusals and approvals through
-// the Outcome of the result they build with Env.
+// Handler executes one validated call and returns its Result: the class
+// (refused, pending_approval, blocked, failed, succeeded), whether it ran,
+// the message for the model and the output object. Classify then fills in
+// the effect. Env says where the call comes from and holds its workspace.
 type Handler func(ctx context.Context, env *Env, call *Call) Result
 
 // Tool is one registry entry.
