@@ -108,6 +108,9 @@ type Config struct {
 	Network Network `json:"network,omitempty"`
 	// AllowHostNetwork must be set (by the profile) for Network to be NetworkHost.
 	AllowHostNetwork bool `json:"allow_host_network,omitempty"`
+	// NetNSPath is the network namespace a NetworkProxy sandbox joins
+	// (egress.Namespace.Path); empty for the other modes.
+	NetNSPath string `json:"netns_path,omitempty"`
 	// Limits bound the command's resources.
 	Limits Limits `json:"limits"`
 	// Seccomp is the seccomp mode; empty means SeccompRequired.
@@ -178,8 +181,12 @@ func (c Config) Validate() error {
 		if !c.AllowHostNetwork {
 			return bad("network host is not allowed by this profile (use network none, or allow host network in the profile)")
 		}
+	case NetworkProxy:
 	default:
-		return bad("unknown network mode %q (want none or host)", c.Network)
+		return bad("unknown network mode %q (want none, host or proxy)", c.Network)
+	}
+	if err := c.validateProxyNetwork(); err != nil {
+		return bad("%v", err)
 	}
 	l := c.Limits
 	switch {

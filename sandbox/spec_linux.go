@@ -125,7 +125,11 @@ func (c Config) Spec(p Placement) (*specs.Spec, error) {
 		},
 	}
 	if c.Network != NetworkHost {
-		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.NetworkNamespace})
+		ns, err := c.netNamespace(p)
+		if err != nil {
+			return nil, err
+		}
+		s.Linux.Namespaces = append(s.Linux.Namespaces, ns)
 	}
 	if userns {
 		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})
@@ -174,7 +178,7 @@ func (c Config) mounts(layout rootfs.Layout, p Placement, userns bool, tmpfs int
 		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
 		{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
 	}
-	if p.Rootless || c.Network == NetworkHost {
+	if c.bindsHostSys(p, userns) {
 		// A fresh sysfs needs a network namespace owned by our user
 		// namespace; bind the host's read-only instead.
 		ms = append(ms, specs.Mount{Destination: "/sys", Type: "none", Source: "/sys", Options: []string{"rbind", "nosuid", "noexec", "nodev", "ro"}})
