@@ -20,6 +20,9 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
+			// Decisions and mandates go to the script's own state dir,
+			// never the machine's /var/lib/tether (scripts may override).
+			env.Setenv("TETHER_STATE_DIR", env.WorkDir+"/.tether-state")
 			return nil
 		},
 		Condition: scriptCondition,

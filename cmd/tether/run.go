@@ -38,6 +38,7 @@ type runFlags struct {
 	env                                    []string
 	asJSON, userns                         bool
 	stateRoot, cgroupPrefix                string
+	gate                                   approvalFlags
 }
 
 // runJSON is the --json document: the sandbox Result plus the captured output.
@@ -68,6 +69,17 @@ namespace: processes it leaves behind (background jobs, setsid, nohup) are
 killed when it exits. It gets a minimal environment (PATH, HOME=/tmp,
 LANG=C.UTF-8) plus --env, never tether's own (which may hold secrets).
 
+Before anything runs, the command goes through the approval engine of the
+profile (--config, $TETHER_CONFIG, then the XDG and /etc paths, else the
+embedded default): the hardline floor, the profile's deny rules, yolo or
+mode off, the allowlist, then a route. On --platform cli (the default) a
+command that needs approval is asked on the controlling terminal (once /
+session / always / deny; no answer before the timeout is a deny); with no
+terminal it is denied. --yolo approves the approval tier, never the
+hardline floor or deny rules. Unattended platforms (cron, webhook, api,
+single-query) follow the profile's cron_mode / unattended_mode. Every
+decision is appended to the audit log in the state directory.
+
 Limits apply to the command's cgroup, a child of the profile's parent cgroup
 (<prefix>/<profile>). Without root tether uses a user namespace and cannot
 enforce cgroup limits: it says which on stderr and in --json "not_enforced".
@@ -77,7 +89,8 @@ Exit status:
   128+N killed by signal N. A command stopped by --timeout gets SIGTERM, then
   SIGKILL after the grace period, so it exits 143 or 137 (--json reports
   "timed_out": true). An OOM kill is 137 with "oom_killed": true.
-  2 usage or config error, 125 the sandbox could not be set up (nothing ran).
+  2 usage or config error, 3 refused by the approval engine (nothing ran),
+  125 the sandbox could not be set up (nothing ran).
 
 --json captures the command's output and prints one JSON object with
 exit_code, signal, timed_out, oom_killed, output_truncated, cpu_time_ns,
@@ -111,6 +124,9 @@ $XDG_RUNTIME_DIR/tether; run first reaps what a crashed tether left there.`,
 	fl.BoolVar(&f.asJSON, "json", false, "capture output and print the result as JSON")
 	fl.StringVar(&f.stateRoot, "state-root", "", "state directory (default: $TETHER_STATE_ROOT, /run/tether or $XDG_RUNTIME_DIR/tether)")
 	fl.StringVar(&f.cgroupPrefix, "cgroup-prefix", "", "cgroup directory of all sandboxes (default: $TETHER_CGROUP_PREFIX or tether)")
+	fl.StringVar(&f.gate.configPath, "config", "", "configuration file (default: $TETHER_CONFIG, XDG, /etc, else the embedded default)")
+	fl.StringVar(&f.gate.platform, "platform", "cli", "where the call comes from: cli, gateway, cron, webhook, api or single-query")
+	fl.BoolVar(&f.gate.yolo, "yolo", false, "approve the approval tier without asking (never the hardline floor or deny rules)")
 	_ = fl.MarkHidden("state-root")
 	_ = fl.MarkHidden("cgroup-prefix")
 	return cmd
@@ -143,10 +159,17 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	command, err := commandText(f.shell, args)
+	if err != nil {
+		return err
+	}
 	runner := runnerFor(f.stateRoot, f.cgroupPrefix, f.profile, f.grace)
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, unix.SIGTERM)
 	defer stop()
+	if _, err := authorize(ctx, cmd.ErrOrStderr(), f.gate, f.profile, command, cfg.Workspace); err != nil {
+		return err
+	}
 
 	var outBuf, errBuf bytes.Buffer
 	c := sandbox.Command{Args: args, Shell: f.shell, Stdin: os.Stdin, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
