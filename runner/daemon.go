@@ -17,6 +17,7 @@ import (
 	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/mandate"
 	"github.com/tether-dev/tether/sandbox"
+	"github.com/tether-dev/tether/ui"
 )
 
 // ErrTCPWithoutTokens is returned when a TCP listener is asked for
@@ -78,6 +79,19 @@ type Daemon struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// page is the mandate page while Serve runs with ui.enabled; set
+	// before Serve calls ready.
+	page *ui.Server
+}
+
+// PageURL returns the read-only mandate page's address while Serve runs
+// with ui.enabled, and "" otherwise. Call it after Serve's ready callback.
+func (d *Daemon) PageURL() string {
+	if d.page == nil {
+		return ""
+	}
+	return d.page.URL()
 }
 
 // NewDaemon opens the state (mandate database, audit log, allowlists) and
@@ -227,6 +241,22 @@ func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
 	for i, l := range listeners {
 		go func() { errc <- servers[i].Serve(l) }()
 	}
+	// The read-only mandate page, when the configuration enables it, on
+	// its own loopback address. It stops before the store closes.
+	page, err := ui.Start(d.opts.Config.UI, d.Mandates, ui.Options{Logger: d.log})
+	switch {
+	case errors.Is(err, ui.ErrDisabled):
+	case err != nil:
+		for _, l := range listeners {
+			l.Close()
+		}
+		_ = os.Remove(sock)
+		d.Close()
+		return fmt.Errorf("starting the mandate page: %w", err)
+	default:
+		d.page = page
+		d.log.Info("mandate page", "url", page.URL())
+	}
 	d.log.Info("tether serve listening", "socket", sock, "tcp", d.opts.Listen)
 	if ready != nil {
 		ready(sock)
@@ -253,6 +283,11 @@ func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
 		}
 	}
 	_ = os.Remove(sock)
+	if page != nil {
+		if err := page.Close(); err != nil {
+			d.log.Warn("stopping the mandate page", "err", err)
+		}
+	}
 	cerr := d.Close()
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		return serveErr
