@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/mandate"
 )
 
@@ -36,18 +37,22 @@ runs of a job set to "approve") and become drift records, which "widen" turns
 into a new pending version. "undo" walks back through approved versions to
 observe mode.
 
-State lives in --state-dir, else $TETHER_STATE_DIR, else /var/lib/tether for
-root, else $XDG_STATE_HOME/tether (~/.local/state/tether).`,
+State lives in --state-dir, else the configuration's state_dir (the same
+database tether serve and tether ui use), which defaults to $TETHER_STATE_DIR,
+else /var/lib/tether for root, else $XDG_STATE_HOME/tether
+(~/.local/state/tether).`,
 	}
-	cmd.PersistentFlags().StringVar(&stateDir, "state-dir", "", "state directory (default: $TETHER_STATE_DIR, /var/lib/tether as root, else $XDG_STATE_HOME/tether)")
+	var configPath string
+	cmd.PersistentFlags().StringVar(&stateDir, "state-dir", "", "state directory (default: the configuration's state_dir)")
+	cmd.PersistentFlags().StringVar(&configPath, "config", "", "configuration file whose state_dir to use (default: $TETHER_CONFIG, XDG, /etc, else the embedded default)")
 	open := func() (*mandate.Store, error) {
 		dir := stateDir
 		if dir == "" {
-			d, err := mandate.StateDir()
+			cfg, err := config.Resolve(configPath)
 			if err != nil {
 				return nil, err
 			}
-			dir = d
+			dir = cfg.StateDir
 		}
 		return mandate.Open(dir, mandate.Options{})
 	}
