@@ -165,7 +165,8 @@ exit 1 with that message.`,
 			if f.asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(out)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%sd %d request(s) in session %s\n", verb, out.Answered, f.session)
+			done := map[string]string{"approve": "approved", "deny": "denied"}[verb]
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %d request(s) in session %s\n", done, out.Answered, f.session)
 			return nil
 		},
 	}
