@@ -39,6 +39,8 @@ type runFlags struct {
 	asJSON, userns                         bool
 	stateRoot, cgroupPrefix                string
 	gate                                   approvalFlags
+	session, socket                        string
+	closeSession                           bool
 }
 
 // runJSON is the --json document: the sandbox Result plus the captured output.
@@ -97,8 +99,11 @@ exit_code, signal, timed_out, oom_killed, output_truncated, cpu_time_ns,
 peak_memory_bytes, duration_ns, not_enforced, stdout and stderr.
 
 State lives under $TETHER_STATE_ROOT, else /run/tether as root, else
-$XDG_RUNTIME_DIR/tether; run first reaps what a crashed tether left there.`,
+$XDG_RUNTIME_DIR/tether; run first reaps what a crashed tether left there.
+
+` + sessionHelp,
 		Example: `  tether run -- ls -la
+  tether run --session work -c 'cd src && make' ; tether run --session work -c 'ls'
   tether run --memory 512M --pids 256 --timeout 30s -c 'make test'
   tether run --rootfs ./root --network none --json -- /bin/sh -c 'id'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -127,6 +132,9 @@ $XDG_RUNTIME_DIR/tether; run first reaps what a crashed tether left there.`,
 	fl.StringVar(&f.gate.configPath, "config", "", "configuration file (default: $TETHER_CONFIG, XDG, /etc, else the embedded default)")
 	fl.StringVar(&f.gate.platform, "platform", "cli", "where the call comes from: cli, gateway, cron, webhook, api or single-query")
 	fl.BoolVar(&f.gate.yolo, "yolo", false, "approve the approval tier without asking (never the hardline floor or deny rules)")
+	fl.StringVar(&f.session, "session", "", "run in the daemon's persistent session sandbox S (needs tether serve; see below)")
+	fl.StringVar(&f.socket, "socket", "", "daemon socket for --session (default: $TETHER_SOCKET, else the daemon's default socket)")
+	fl.BoolVar(&f.closeSession, "close-session", false, "with --session S: clear the daemon session S and forget it")
 	_ = fl.MarkHidden("state-root")
 	_ = fl.MarkHidden("cgroup-prefix")
 	return cmd
@@ -149,6 +157,12 @@ func runnerFor(stateRoot, prefix, profile string, grace time.Duration) *sandbox.
 }
 
 func runRun(cmd *cobra.Command, f runFlags, args []string) error {
+	if cmd.Flags().Changed("session") {
+		return runSession(cmd, f, args)
+	}
+	if f.socket != "" || f.closeSession {
+		return usageErr("--socket and --close-session go with --session S")
+	}
 	if f.shell != "" && len(args) > 0 {
 		return usageErr("give either -c 'SHELL STRING' or -- PROGRAM ARGS, not both")
 	}
