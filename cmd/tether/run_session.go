@@ -201,9 +201,15 @@ func callInSession(ctx context.Context, stderr io.Writer, s *cliSession, file st
 	c := runner.NewClient(s.Socket)
 	c.ClientToken = s.ClientToken
 	evCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if events, err := c.Events(evCtx); err == nil {
+	done := make(chan struct{})
+	// Stop the hint goroutine before returning, so it never writes after
+	// the command's own output.
+	defer func() { cancel(); <-done }()
+	if events, err := c.Events(evCtx); err != nil {
+		close(done)
+	} else {
 		go func() {
+			defer close(done)
 			for p := range events {
 				if p.Session == s.Session {
 					fmt.Fprintf(stderr, "tether: %q waits for approval in the daemon's queue; answer it from another terminal:\n"+
