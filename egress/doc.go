@@ -21,6 +21,15 @@
 // services listen — are refused unless allowed by address, which is meant
 // for tests and development only.
 //
+// A CONNECT or SOCKS5 tunnel whose first bytes are a TLS ClientHello
+// naming another server than the target is cut before any byte is
+// forwarded (domain fronting by SNI). Without TLS interception the proxy
+// cannot see the HTTP Host inside the tunnel, so fronting by Host header
+// on a CDN that also serves an allowed name remains possible, and clients
+// using Encrypted Client Hello are refused when the outer name differs.
+// Programs that resolve names themselves before using the proxy fail:
+// the namespace has no DNS; the proxy resolves on the host.
+//
 // Every attempt is reported to Options.Observe as an Event (host, port,
 // method, bytes, verdict, rule, duration, run and command); refusals are
 // also reported synchronously to Options.OnDecision so a caller can record

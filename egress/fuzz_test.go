@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/netip"
 	"testing"
@@ -90,6 +91,22 @@ func FuzzSOCKSRequest(f *testing.F) {
 		}
 		if port < 0 || port > 65535 {
 			t.Fatalf("bad port %d for %q", port, host)
+		}
+	})
+}
+
+// FuzzHelloServerName: reading a server name from hostile bytes never
+// panics or hangs, and never consumes input.
+func FuzzHelloServerName(f *testing.F) {
+	f.Add([]byte{0x16, 3, 1, 0, 4, 1, 0, 0, 0})
+	f.Add([]byte("GET / HTTP/1.1\r\n\r\n"))
+	f.Add([]byte{0x16})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		br := bufio.NewReaderSize(bytes.NewReader(in), clientBufSize)
+		helloServerName(br)
+		rest, _ := io.ReadAll(br)
+		if !bytes.Equal(rest, in) {
+			t.Fatalf("helloServerName consumed input")
 		}
 	})
 }

@@ -294,7 +294,7 @@ func (t *trackedConn) CloseWrite() error {
 func (p *Proxy) handle(c net.Conn, b *budget, pol Policy) {
 	idle := p.opts.Limits.IdleTimeout
 	cr := &limitReader{r: c, conn: c, idle: idle, left: maxHeaderBytes}
-	br := bufio.NewReader(cr)
+	br := bufio.NewReaderSize(cr, clientBufSize)
 	first, err := br.Peek(1)
 	if err != nil {
 		return
@@ -357,12 +357,30 @@ func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request, b *budg
 	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		return
 	}
-	ev.Up, ev.Down, err = p.tunnel(c, br, up, b)
+	ev.Up, ev.Down, err = p.tunnel(c, br, up, b, p.sniCheck(b, &ev))
 	if err != nil {
 		ev.Err = err.Error()
 	}
 	ev.Duration = time.Since(start)
 	p.report(b.attr, ev)
+}
+
+// sniCheck returns the tunnel check refusing a TLS session whose server
+// name differs from the target: it turns ev into a refusal and reports it
+// to OnDecision.
+func (p *Proxy) sniCheck(b *budget, ev *Event) func(*bufio.Reader) error {
+	return func(br *bufio.Reader) error {
+		name := helloServerName(br)
+		if !sniMismatch(ev.Host, name) {
+			return nil
+		}
+		d := refuse(ev.Host, ev.Port, RefusedSNI, "", "TLS server name %q does not match tunnel host %s", name, ev.Host)
+		ev.Decision = d
+		if p.opts.OnDecision != nil {
+			p.opts.OnDecision(b.attr, d)
+		}
+		return errors.New(d.Message)
+	}
 }
 
 // forward proxies one absolute-form HTTP request over a fresh upstream
@@ -453,7 +471,7 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, b *budget, pol Policy) (k
 // tunnel copies bytes both ways until either side closes, the command's
 // byte budget is spent or the connection idles. It returns the bytes sent
 // up and down.
-func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, up net.Conn, b *budget) (int64, int64, error) {
+func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, up net.Conn, b *budget, check func(*bufio.Reader) error) (int64, int64, error) {
 	idle := p.opts.Limits.IdleTimeout
 	var last atomic.Int64
 	last.Store(time.Now().UnixNano())
@@ -466,6 +484,14 @@ func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, up net.Conn, b *budget) (in
 		// The destination finished: tell the client, and stop reading it.
 		closeWrite(c)
 	}()
+	if check != nil {
+		if err := check(br); err != nil {
+			up.Close()
+			c.Close()
+			<-done
+			return 0, downN, err
+		}
+	}
 	// Bytes the client sent after its request header go first.
 	if n := br.Buffered(); n > 0 {
 		buf, _ := br.Peek(n)

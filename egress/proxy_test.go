@@ -461,3 +461,56 @@ func TestProxyHeaderLimit(t *testing.T) {
 	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
 	assert.Zero(t, h.dials.Load())
 }
+
+func TestProxyTLSServerNameMustMatch(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "tls ok")
+	}))
+	defer srv.Close()
+	_, port := hostPortOf(t, srv.URL)
+	pol := allowPolicy(t, "web.test", "127.0.0.1")
+	pol.Resolver = &mapResolver{m: map[string][]string{"web.test": {"127.0.0.1"}}}
+	h := startProxy(t, pol, Limits{})
+	tunnel := func(serverName string) (string, error) {
+		c, err := net.Dial("tcp", h.addr)
+		require.NoError(t, err)
+		defer c.Close()
+		fmt.Fprintf(c, "CONNECT web.test:%d HTTP/1.1\r\nHost: web.test:%d\r\n\r\n", port, port)
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		require.Equal(t, 200, resp.StatusCode)
+		tc := tls.Client(&bufConn{Conn: c, r: br}, &tls.Config{ServerName: serverName, InsecureSkipVerify: true})
+		if err := tc.Handshake(); err != nil {
+			return "", err
+		}
+		fmt.Fprintf(tc, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", serverName)
+		b, err := io.ReadAll(tc)
+		return string(b), err
+	}
+	out, err := tunnel("web.test")
+	require.NoError(t, err)
+	assert.Contains(t, out, "tls ok")
+
+	_, err = tunnel("fronted.example")
+	require.Error(t, err, "a ClientHello for another name is never forwarded")
+	var refused Event
+	for _, ev := range h.waitEvents(t, 2) {
+		if ev.Refusal == RefusedSNI {
+			refused = ev
+		}
+	}
+	assert.Equal(t, `tether egress: TLS server name "fronted.example" does not match tunnel host web.test`, refused.Message)
+	assert.Zero(t, refused.Up, "no client byte reached the server")
+	h.mu.Lock()
+	assert.Equal(t, RefusedSNI, h.decisions[len(h.decisions)-1].Refusal)
+	h.mu.Unlock()
+}
+
+// bufConn reads through a bufio.Reader that may hold bytes already.
+type bufConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufConn) Read(p []byte) (int, error) { return c.r.Read(p) }

@@ -60,7 +60,7 @@ func (p *Proxy) socks(c net.Conn, br *bufio.Reader, b *budget, pol Policy) {
 	if socksReply(c, socksSucceeded) != nil {
 		return
 	}
-	ev.Up, ev.Down, err = p.tunnel(c, br, up, b)
+	ev.Up, ev.Down, err = p.tunnel(c, br, up, b, p.sniCheck(b, &ev))
 	if err != nil {
 		ev.Err = err.Error()
 	}
