@@ -171,3 +171,37 @@ func TestSandboxProxyMode(t *testing.T) {
 	assert.Len(t, dialled, allowed, "one dial per allowed attempt, none for refusals")
 	assert.GreaterOrEqual(t, allowed, 5)
 }
+
+// TestSessionProxyMode: a session sandbox in proxy mode keeps using the
+// proxy across calls, each attributed to its own command through Begin.
+func TestSessionProxyMode(t *testing.T) {
+	f := newFixture(t)
+	r := sandboxRunner(t)
+	sessions := &sandbox.Sessions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix, Grace: r.Grace}
+	defer sessions.Close()
+	spec := sandbox.SessionSpec{Config: sandbox.Config{
+		Network:   sandbox.NetworkProxy,
+		NetNSPath: f.ns.Path(),
+		Env:       append(append([]string(nil), sandbox.DefaultEnv...), f.ns.Env()...),
+		Seccomp:   sandbox.SeccompOptional,
+		Limits:    sandbox.Limits{Timeout: time.Minute},
+	}}
+	web := "http://web.test:" + strconv.Itoa(f.web) + "/hello"
+	for i := range 2 {
+		f.proxy.Begin(Attribution{Run: "session", Command: strconv.Itoa(i)})
+		var out, errb bytes.Buffer
+		res, err := sessions.Run(t.Context(), "default", "egress-test", spec, sandbox.Command{Shell: "curl -sS -f " + web, Stdout: &out, Stderr: &errb})
+		require.NoError(t, err)
+		require.Zero(t, res.ExitCode, errb.String())
+		assert.Equal(t, "hello from host GET", out.String())
+	}
+	require.NoError(t, sessions.CloseSession("default", "egress-test"))
+	events, _, _ := f.snapshot()
+	var cmds []string
+	for _, ev := range events {
+		if ev.Allowed {
+			cmds = append(cmds, ev.Command)
+		}
+	}
+	assert.Equal(t, []string{"0", "1"}, cmds)
+}
