@@ -224,6 +224,9 @@ func (p *Proxy) Close() error {
 
 func (p *Proxy) report(a Attribution, ev Event) {
 	ev.Attribution = a
+	if ev.Err != "" {
+		p.log.Debug("egress connection failed", "run", a.Run, "command", a.Command, "host", ev.Host, "port", ev.Port, "err", ev.Err)
+	}
 	if p.opts.Observe != nil {
 		p.opts.Observe(ev)
 	}
