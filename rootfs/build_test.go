@@ -1,6 +1,8 @@
 package rootfs
 
 import (
+	"github.com/tether-dev/tether/internal/testenv"
+
 	"bytes"
 	"context"
 	"net/http"
@@ -18,13 +20,7 @@ import (
 
 // requireOrSkip skips with reason, or fails under REQUIRE_SANDBOX=1 (CI),
 // where provisioning guarantees the tools and privileges.
-func requireOrSkip(t *testing.T, reason string) {
-	t.Helper()
-	if os.Getenv("REQUIRE_SANDBOX") == "1" {
-		t.Fatalf("REQUIRE_SANDBOX=1 but: %s", reason)
-	}
-	t.Skip(reason)
-}
+var requireOrSkip = testenv.SkipOrFail
 
 // staticBusybox returns the host's static busybox or skips.
 func staticBusybox(t *testing.T) string {

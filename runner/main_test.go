@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"github.com/tether-dev/tether/internal/testenv"
+
 	"fmt"
 	"io/fs"
 	"os"
@@ -35,28 +37,7 @@ func TestMain(m *testing.M) {
 
 // requireSandbox skips a test that needs containers when they cannot run
 // here, or fails it when REQUIRE_SANDBOX=1 says they must.
-func requireSandbox(t testing.TB) {
-	t.Helper()
-	reason := ""
-	switch {
-	case os.Geteuid() != 0:
-		reason = "needs root (namespaces and cgroups)"
-	case !dirExists("/sys/fs/cgroup"):
-		reason = "no cgroup filesystem at /sys/fs/cgroup"
-	}
-	if reason == "" {
-		return
-	}
-	if os.Getenv("REQUIRE_SANDBOX") == "1" {
-		t.Fatalf("REQUIRE_SANDBOX=1 but sandbox tests cannot run: %s", reason)
-	}
-	t.Skip(reason)
-}
-
-func dirExists(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
-}
+var requireSandbox = testenv.RequireSandbox
 
 var testSeq atomic.Int64
 

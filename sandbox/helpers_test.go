@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"github.com/tether-dev/tether/internal/testenv"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -20,24 +22,12 @@ import (
 // no cgroups), or fails it when REQUIRE_SANDBOX=1 (CI) says they must.
 func requireSandbox(t testing.TB) {
 	t.Helper()
-	reason := ""
-	switch {
-	case os.Geteuid() != 0:
-		reason = "needs root (namespaces and cgroups)"
-	case !dirExists("/sys/fs/cgroup"):
-		reason = "no cgroup filesystem at /sys/fs/cgroup"
-	case !seccompAvailable:
+	testenv.RequireSandbox(t)
+	if !seccompAvailable {
 		// Configs default to seccomp "required"; the suites assert the
 		// filtered behaviour, so they need the seccomp build.
-		reason = "built without seccomp: run with -tags seccomp"
+		testenv.SkipOrFail(t, "built without seccomp: run with -tags seccomp")
 	}
-	if reason == "" {
-		return
-	}
-	if os.Getenv("REQUIRE_SANDBOX") == "1" {
-		t.Fatalf("REQUIRE_SANDBOX=1 but sandbox tests cannot run: %s", reason)
-	}
-	t.Skip(reason)
 }
 
 func dirExists(p string) bool {

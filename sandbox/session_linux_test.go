@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"github.com/tether-dev/tether/internal/testenv"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -35,13 +37,9 @@ func requireSessionSandbox(tb testing.TB) {
 			}
 		}
 	}
-	if why == "" {
-		return
+	if why != "" {
+		testenv.SkipOrFail(tb, why)
 	}
-	if os.Getenv("REQUIRE_SANDBOX") == "1" {
-		tb.Fatal(why)
-	}
-	tb.Skip(why)
 }
 
 // newTestSessions returns a Sessions with a unique state root and cgroup

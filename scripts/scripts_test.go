@@ -1,6 +1,8 @@
 package scripts
 
 import (
+	"github.com/tether-dev/tether/internal/testenv"
+
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,13 +15,7 @@ import (
 
 // requireOrSkip skips with reason, or fails under REQUIRE_SANDBOX=1 (CI),
 // where scripts/provision.sh has installed every tool the tests use.
-func requireOrSkip(t *testing.T, reason string) {
-	t.Helper()
-	if os.Getenv("REQUIRE_SANDBOX") == "1" {
-		t.Fatalf("REQUIRE_SANDBOX=1 but: %s", reason)
-	}
-	t.Skip(reason)
-}
+var requireOrSkip = testenv.SkipOrFail
 
 // TestShellScriptsParse runs `bash -n` on every script in this directory.
 func TestShellScriptsParse(t *testing.T) {

@@ -1,5 +1,6 @@
-// Package testenv holds test helpers shared by packages whose tests run real
-// sandboxes.
+// Package testenv holds test helpers shared by packages whose tests need
+// privileges, kernel features or tools that a developer's laptop may lack
+// but CI always has.
 package testenv
 
 import (
@@ -7,25 +8,30 @@ import (
 	"testing"
 )
 
-// RequireSandbox skips the test when containers cannot run here (not root,
-// no cgroup filesystem), or fails it when REQUIRE_SANDBOX=1 (CI) says they
-// must run.
-func RequireSandbox(t testing.TB) {
+// Required reports whether the environment promises that every privileged
+// test can run (REQUIRE_SANDBOX=1, set by .ci/run).
+func Required() bool { return os.Getenv("REQUIRE_SANDBOX") == "1" }
+
+// SkipOrFail skips the test with reason, or fails it when Required: in CI a
+// test that cannot run is a failure, never a silent skip.
+func SkipOrFail(t testing.TB, reason string) {
 	t.Helper()
-	reason := ""
-	switch {
-	case os.Geteuid() != 0:
-		reason = "needs root (namespaces and cgroups)"
-	case !isDir("/sys/fs/cgroup"):
-		reason = "no cgroup filesystem at /sys/fs/cgroup"
-	}
-	if reason == "" {
-		return
-	}
-	if os.Getenv("REQUIRE_SANDBOX") == "1" {
-		t.Fatalf("REQUIRE_SANDBOX=1 but sandbox tests cannot run: %s", reason)
+	if Required() {
+		t.Fatalf("REQUIRE_SANDBOX=1 but the test cannot run: %s", reason)
 	}
 	t.Skip(reason)
+}
+
+// RequireSandbox skips (or, when Required, fails) a test that runs real
+// sandboxes where containers cannot run: not root, or no cgroup filesystem.
+func RequireSandbox(t testing.TB) {
+	t.Helper()
+	switch {
+	case os.Geteuid() != 0:
+		SkipOrFail(t, "needs root (namespaces and cgroups)")
+	case !isDir("/sys/fs/cgroup"):
+		SkipOrFail(t, "no cgroup filesystem at /sys/fs/cgroup")
+	}
 }
 
 func isDir(p string) bool {
