@@ -316,7 +316,9 @@ func (s *Store) insertCall(ctx context.Context, tx *sql.Tx, run Run, c Call, f F
 }
 
 // callText is a one-line description of a call for people.
-func callText(c Call) string {
+func callText(c Call) string { return withHosts(baseCallText(c), c.Hosts) }
+
+func baseCallText(c Call) string {
 	if c.Command != "" {
 		return c.Command
 	}

@@ -34,6 +34,17 @@ type Call struct {
 	// Workspace is the directory paths are made relative to; empty leaves
 	// relative paths as given and absolute paths absolute.
 	Workspace string `json:"workspace,omitempty"`
+	// Hosts are the hosts the call was seen contacting at run time (by
+	// tether's egress proxy), as opposed to hosts guessed from the
+	// command's arguments. They are normalised like argument hosts;
+	// invalid names are dropped. When a call has any valid Hosts, they
+	// replace the argument-derived hosts of that call: what the proxy saw
+	// is the evidence, and a guess beside it would only add noise (a URL
+	// in a comment string, a remote never contacted). A call without
+	// Hosts keeps argument guessing. The egress proxy records a terminal
+	// call with Hosts and no Command for each connection it allows (in
+	// observe mode) or refuses for the mandate (in enforce mode).
+	Hosts []string `json:"hosts,omitempty"`
 	// Script is the analyser's result for Command when the caller already
 	// has it; it is used only when its Source is exactly Command.
 	Script *shellparse.Script `json:"-"`
@@ -85,6 +96,9 @@ func extract(c Call, parse parseFunc) (Facts, error) {
 		if err := extractCommand(&f, c, parse); err != nil {
 			return f, err
 		}
+	}
+	if seen := observedHosts(c.Hosts); len(seen) > 0 {
+		f.Hosts = seen // run-time evidence replaces argument guessing
 	}
 	f.Paths = uniqSorted(f.Paths)
 	f.Hosts = uniqSorted(f.Hosts)
@@ -141,6 +155,31 @@ func extractCommand(f *Facts, c Call, parse parseFunc) error {
 		f.Opaque = append(f.Opaque, c.Command)
 	}
 	return nil
+}
+
+// observedHosts normalises a call's run-time hosts, dropping invalid ones
+// and "=TEXT" spellings (which only argument guessing produces).
+func observedHosts(hosts []string) []string {
+	var out []string
+	for _, h := range hosts {
+		if strings.HasPrefix(h, "=") {
+			continue
+		}
+		if nh := bareHost(h); nh != "" {
+			out = append(out, nh)
+		}
+	}
+	return out
+}
+
+// withHosts appends a call's run-time hosts to its text for people:
+// "terminal (contacted github.com, proxy.golang.org)".
+func withHosts(text string, hosts []string) string {
+	seen := observedHosts(hosts)
+	if len(seen) == 0 {
+		return text
+	}
+	return text + " (contacted " + strings.Join(uniqSorted(seen), ", ") + ")"
 }
 
 func errorsIsTooLarge(err error) bool { return errors.Is(err, shellparse.ErrTooLarge) }
