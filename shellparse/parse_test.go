@@ -942,3 +942,18 @@ func TestHeredocScripts(t *testing.T) {
 		})
 	}
 }
+
+// TestEnvNullRefusesCommand: GNU env refuses --null (-0) together with a
+// command and runs nothing, so env is the program and nothing is peeled.
+func TestEnvNullRefusesCommand(t *testing.T) {
+	for _, src := range []string{"env -0S reboot", "env -0 reboot", "env --null X=1 reboot", "env -i0 -S 'reboot now'"} {
+		s, err := Parse(src, Options{})
+		require.NoError(t, err, src)
+		require.Len(t, s.Commands, 1, src)
+		assert.Equal(t, "env", s.Commands[0].Program, src)
+	}
+	// Without -0 the command is peeled as usual.
+	s, err := Parse("env -S reboot", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "reboot", s.Commands[len(s.Commands)-1].Program)
+}

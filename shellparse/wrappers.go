@@ -264,7 +264,7 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 	if sp == nil {
 		return 0, false
 	}
-	stopped, shellMode, replace := false, false, ""
+	stopped, shellMode, replace, null := false, false, "", false
 	var split *opt
 	var envFlags []string
 	next := scanOpts(cs.words, i, sp, func(o opt) {
@@ -291,10 +291,17 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 				envFlags = append(envFlags, "-u "+o.arg)
 			case o.name == "S" || o.name == "split-string":
 				split = &o
+			case o.name == "0" || o.name == "null":
+				null = true
 			}
 		}
 	})
 	if stopped {
+		return 0, false
+	}
+	if null && (split != nil || next < len(cs.words)) {
+		// GNU env refuses --null (-0) together with a command and runs
+		// nothing: env itself is the program.
 		return 0, false
 	}
 	if next+sp.operands > len(cs.words) {
