@@ -163,6 +163,21 @@ type Approvals struct {
 	// refuses the command whoever approves.
 	Deny  []string `yaml:"deny" json:"deny"`
 	Smart Smart    `yaml:"smart" json:"smart"`
+	// Webhook is told about every request queued for the gateway
+	// platform (tether serve), besides the API's server-sent events.
+	Webhook Webhook `yaml:"webhook" json:"webhook"`
+}
+
+// Webhook is where the gateway POSTs pending approval requests:
+// {"event": "approval.pending", "request": {...}}. The messaging side
+// answers through the API; a failed POST is logged and the request stays
+// pending.
+type Webhook struct {
+	// URL is the http(s) endpoint; empty means no webhook.
+	URL string `yaml:"url" json:"url"`
+	// TokenSecret names the profile secret sent as "Authorization:
+	// Bearer <value>"; empty sends no Authorization header.
+	TokenSecret string `yaml:"token_secret" json:"token_secret"`
 }
 
 // Smart configures the secondary-model route (mode: smart).

@@ -241,6 +241,18 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 	if s.KeySecret != "" && !envNamePatern.MatchString(s.KeySecret) {
 		v.errorf(at("approvals", "smart", "key_secret"), "invalid smart.key_secret %q (a secret name)", s.KeySecret)
 	}
+	if w := a.Webhook; w.URL != "" {
+		u, err := url.Parse(w.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.errorf(at("approvals", "webhook", "url"), "invalid webhook.url %q (want an http(s) URL)", w.URL)
+		}
+	}
+	if a.Webhook.TokenSecret != "" && !envNamePatern.MatchString(a.Webhook.TokenSecret) {
+		v.errorf(at("approvals", "webhook", "token_secret"), "invalid webhook.token_secret %q (a secret name)", a.Webhook.TokenSecret)
+	}
+	if a.Webhook.TokenSecret != "" && a.Webhook.URL == "" {
+		v.errorf(at("approvals", "webhook", "token_secret"), "webhook.token_secret without webhook.url")
+	}
 	if a.Mode == ModeSmart && (s.Endpoint == "" || s.Model == "") {
 		v.errorf(at("approvals", "mode"), "mode: smart needs approvals.smart.endpoint and approvals.smart.model")
 	}

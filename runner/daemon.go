@@ -123,10 +123,12 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 	// the server exists only after the engine, hence the indirection.
 	var srv *Server
 	gw := approval.NewGateway(approval.GatewayOptions{Logger: log, Notify: func(ctx context.Context, p approval.Pending) error {
-		if srv == nil {
-			return nil
+		var errs []error
+		if srv != nil {
+			errs = append(errs, srv.Publish(ctx, p))
 		}
-		return srv.Publish(ctx, p)
+		errs = append(errs, notifyWebhook(ctx, cfg, p))
+		return errors.Join(errs...)
 	}})
 	eopts := engineOptions(cfg, store, log)
 	eopts.Gateway = gw
@@ -146,6 +148,24 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 	srv = NewServer(d.base, d.Runner, store, opts.Version, log)
 	d.Server = srv
 	return d, nil
+}
+
+// notifyWebhook POSTs p to its profile's approvals.webhook, if any, with
+// the profile's token secret as a bearer token.
+func notifyWebhook(ctx context.Context, cfg *config.Config, p approval.Pending) error {
+	prof, ok := cfg.Profile(p.Profile)
+	if !ok || prof.Approvals.Webhook.URL == "" {
+		return nil
+	}
+	hook := &approval.Webhook{URL: prof.Approvals.Webhook.URL, Header: http.Header{}}
+	if name := prof.Approvals.Webhook.TokenSecret; name != "" {
+		token, err := ResolveSecretScope(cfg, nil, prof.Name).Get(name, "")
+		if err != nil || token == "" {
+			return fmt.Errorf("webhook of profile %s: secret %q is not set; not notifying", prof.Name, name)
+		}
+		hook.Header.Set("Authorization", "Bearer "+token)
+	}
+	return hook.Notify(ctx, p)
 }
 
 // engineOptions are the approval engine options shared by the daemon and
