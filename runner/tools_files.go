@@ -117,6 +117,23 @@ func (env *Env) resolve(p string, forWrite bool) (string, *Result) {
 	return rel, nil
 }
 
+// open is the common gate of the file tools: resolve path inside the
+// workspace (write: also refuse protected paths), check the job's mandate
+// (which records the call), and open the workspace root. The caller must
+// close root when bad is nil.
+func (env *Env) open(ctx context.Context, tool, path string, write bool) (rel string, root *os.Root, bad *Result) {
+	if rel, bad = env.resolve(path, write); bad != nil {
+		return "", nil, bad
+	}
+	if bad = env.checkMandate(ctx, tool, []string{rel}, write); bad != nil {
+		return "", nil, bad
+	}
+	if root, bad = env.openRoot(); bad != nil {
+		return "", nil, bad
+	}
+	return rel, root, nil
+}
+
 func (env *Env) openRoot() (*os.Root, *Result) {
 	root, err := os.OpenRoot(env.Root)
 	if err != nil {
@@ -129,14 +146,7 @@ func (env *Env) openRoot() (*os.Root, *Result) {
 
 func readFile(ctx context.Context, env *Env, c *Call) Result {
 	p := argString(c.Args, "path")
-	rel, bad := env.resolve(p, false)
-	if bad != nil {
-		return *bad
-	}
-	if bad := env.checkMandate(ctx, c.Name, []string{rel}, false); bad != nil {
-		return *bad
-	}
-	root, bad := env.openRoot()
+	rel, root, bad := env.open(ctx, c.Name, p, false)
 	if bad != nil {
 		return *bad
 	}
@@ -184,14 +194,7 @@ func writeFile(ctx context.Context, env *Env, c *Call) Result {
 	if len(content) > maxWriteBytes {
 		return blocked("path.too-large", fmt.Sprintf("the content is over %d bytes; nothing was written", maxWriteBytes))
 	}
-	rel, bad := env.resolve(p, true)
-	if bad != nil {
-		return *bad
-	}
-	if bad := env.checkMandate(ctx, c.Name, []string{rel}, true); bad != nil {
-		return *bad
-	}
-	root, bad := env.openRoot()
+	rel, root, bad := env.open(ctx, c.Name, p, true)
 	if bad != nil {
 		return *bad
 	}
@@ -241,14 +244,7 @@ func patchFile(ctx context.Context, env *Env, c *Call) Result {
 	if old == "" {
 		return failedNoRun("old_string is empty: give the exact text to replace; nothing was changed")
 	}
-	rel, bad := env.resolve(p, true)
-	if bad != nil {
-		return *bad
-	}
-	if bad := env.checkMandate(ctx, c.Name, []string{rel}, true); bad != nil {
-		return *bad
-	}
-	root, bad := env.openRoot()
+	rel, root, bad := env.open(ctx, c.Name, p, true)
 	if bad != nil {
 		return *bad
 	}
@@ -316,14 +312,7 @@ func searchFiles(ctx context.Context, env *Env, c *Call) Result {
 	if start == "" {
 		start = "."
 	}
-	rel, bad := env.resolve(start, false)
-	if bad != nil {
-		return *bad
-	}
-	if bad := env.checkMandate(ctx, c.Name, []string{rel}, false); bad != nil {
-		return *bad
-	}
-	root, bad := env.openRoot()
+	rel, root, bad := env.open(ctx, c.Name, start, false)
 	if bad != nil {
 		return *bad
 	}
