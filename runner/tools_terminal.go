@@ -110,8 +110,8 @@ func (r *Runner) lookupEnv() func(string) (string, bool) {
 // sandboxConfig translates a profile's terminal policy into a sandbox
 // config. Protected paths that exist in the workspace are bound
 // read-only, so a command cannot plant hooks or rc files either. Proxy
-// network mode is not available yet and falls back to no network (the
-// stricter choice).
+// network mode starts as no network here; runSandbox joins the command
+// to its egress namespace (egress.go).
 func sandboxConfig(env *Env, pol TerminalPolicy, cmdEnv []string, timeout time.Duration) (sandbox.Config, error) {
 	layout, err := rootfs.Layout{}, error(nil)
 	if pol.Rootfs != "" {
@@ -167,10 +167,13 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 		// only a new one takes the current spec.
 		sess, ok := r.Sessions.Lookup(pol.Profile, env.Session)
 		if !ok {
-			sess, err = r.Sessions.Open(ctx, pol.Profile, env.Session, spec)
+			sess, err = openSession(ctx, env, pol, spec)
 			if err != nil {
 				return notRun(fmt.Sprintf("opening the session sandbox: %v; nothing ran", err))
 			}
+		}
+		if err := beginSessionEgress(ctx, env, pol, sess); err != nil {
+			return notRun(fmt.Sprintf("setting up network egress: %v; nothing ran", err))
 		}
 		if background {
 			bg, err := sess.Start(sandbox.Command{Shell: command})
@@ -187,6 +190,13 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 			return failed(fmt.Sprintf("running in the session sandbox: %v; the command may have partly run", err), nil)
 		}
 	} else {
+		eg, err := oneShotEgress(ctx, env, pol, &cfg)
+		if err != nil {
+			return notRun(fmt.Sprintf("setting up network egress: %v; nothing ran", err))
+		}
+		if eg != nil {
+			defer eg.close()
+		}
 		run := r.Sandbox
 		run.Profile, run.ProfileLimits = pol.Profile, profLimits
 		res, err = run.Run(ctx, cfg, cmd)
