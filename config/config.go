@@ -97,6 +97,13 @@ type Network struct {
 	Mode  NetworkMode `yaml:"mode" json:"mode"`
 	Allow []string    `yaml:"allow" json:"allow"`
 	Deny  []string    `yaml:"deny" json:"deny"`
+	// Limits of the egress proxy per command (proxy mode only); 0 or
+	// absent means the proxy's default (64 concurrent connections, no
+	// byte cap, 10s to connect, 2m idle).
+	MaxConnections int      `yaml:"max_connections" json:"max_connections"` // concurrent connections
+	MaxBytes       ByteSize `yaml:"max_bytes" json:"max_bytes"`             // bytes both ways, all connections
+	ConnectTimeout Duration `yaml:"connect_timeout" json:"connect_timeout"` // to connect upstream
+	IdleTimeout    Duration `yaml:"idle_timeout" json:"idle_timeout"`       // a connection with no traffic is closed
 }
 
 // Limits bound what one profile's commands may use. A zero value in the

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -141,6 +142,7 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 			}
 		}
 	}
+	v.checkProxyLimits(t.Network, at("terminal", "network"))
 	if t.Backend == BackendHost && t.Network.Mode != NetworkNone && t.Network.Mode != NetworkHost {
 		v.errorf(at("terminal", "network", "mode"), "backend: host cannot filter the network (use backend: sandbox for mode %s)", t.Network.Mode)
 	}
@@ -336,4 +338,28 @@ func defaultStateDir() string {
 		return filepath.Join(home, ".local", "state", "tether")
 	}
 	return filepath.Join(os.TempDir(), fmt.Sprintf("tether-%d", os.Getuid()))
+}
+
+// checkProxyLimits checks the egress proxy's limits: only for mode proxy,
+// never negative, and a connect timeout of at least a millisecond (a
+// smaller one could never connect).
+func (v *validator) checkProxyLimits(n Network, path []string) {
+	at := func(key string) []string { return append(append([]string{}, path...), key) }
+	set := n.MaxConnections != 0 || n.MaxBytes != 0 || n.ConnectTimeout != 0 || n.IdleTimeout != 0
+	if set && n.Mode != NetworkProxy {
+		v.errorf(path, "max_connections, max_bytes, connect_timeout and idle_timeout need mode: proxy (mode is %s)", n.Mode)
+	}
+	for _, c := range []struct {
+		key string
+		bad bool
+	}{
+		{"max_connections", n.MaxConnections < 0},
+		{"max_bytes", n.MaxBytes < 0},
+		{"connect_timeout", n.ConnectTimeout < 0 || (n.ConnectTimeout > 0 && n.ConnectTimeout.D() < time.Millisecond)},
+		{"idle_timeout", n.IdleTimeout < 0 || (n.IdleTimeout > 0 && n.IdleTimeout.D() < time.Millisecond)},
+	} {
+		if c.bad {
+			v.errorf(at(c.key), "network.%s must be 0 (the default) or positive (durations at least 1ms)", c.key)
+		}
+	}
 }

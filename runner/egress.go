@@ -26,9 +26,10 @@ import (
 //
 // Connections are recorded in the job's mandate through egress.Recorder:
 // allowed hosts are observations in observe mode, refusals by the
-// enforced mandate are drift (family hosts). The proxy uses the egress
-// package's default limits (egress.DefaultMaxConns, DefaultDialTimeout,
-// DefaultIdleTimeout, no byte cap): the profile has no keys for them yet.
+// enforced mandate are drift (family hosts). The proxy's limits come from
+// terminal.network (max_connections, max_bytes, connect_timeout,
+// idle_timeout; 0 means the egress defaults); a session keeps the limits
+// it was opened with.
 
 // egressBox is one sandbox's egress: its namespace, the proxy serving it
 // and the recorder of its connections.
@@ -48,13 +49,15 @@ var sessionEgress sync.Map // *sandbox.Session → *egressBox
 
 // newEgressBox makes the namespace and starts serving the proxy in it.
 // Its policy refuses everything until begin.
-func newEgressBox(r *Runner) (*egressBox, error) {
+func newEgressBox(r *Runner, n config.Network) (*egressBox, error) {
 	ns, err := egress.NewNamespace()
 	if err != nil {
 		return nil, fmt.Errorf("network mode proxy needs root to create the proxy's network namespace: %w", err)
 	}
 	rec := &egress.Recorder{Store: r.Mandates, Log: r.log}
-	p := egress.New(egress.Options{Observe: rec.Observe, OnDecision: rec.OnDecision, Log: r.log})
+	p := egress.New(egress.Options{Observe: rec.Observe, OnDecision: rec.OnDecision, Log: r.log,
+		Limits: egress.Limits{MaxConns: n.MaxConnections, MaxBytes: int64(n.MaxBytes),
+			DialTimeout: n.ConnectTimeout.D(), IdleTimeout: n.IdleTimeout.D()}})
 	b := &egressBox{ns: ns, proxy: p, rec: rec, served: make(chan struct{})}
 	go func() {
 		defer close(b.served)
@@ -128,7 +131,7 @@ func oneShotEgress(ctx context.Context, env *Env, pol TerminalPolicy, cfg *sandb
 	if pol.Network.Mode != config.NetworkProxy {
 		return nil, nil
 	}
-	b, err := newEgressBox(env.Runner)
+	b, err := newEgressBox(env.Runner, pol.Network)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +151,7 @@ func openSession(ctx context.Context, env *Env, pol TerminalPolicy, spec sandbox
 	if pol.Network.Mode != config.NetworkProxy {
 		return r.Sessions.Open(ctx, pol.Profile, env.Session, spec)
 	}
-	b, err := newEgressBox(r)
+	b, err := newEgressBox(r, pol.Network)
 	if err != nil {
 		return nil, err
 	}
@@ -172,8 +175,8 @@ func openSession(ctx context.Context, env *Env, pol TerminalPolicy, spec sandbox
 	}
 	go func() {
 		<-sess.Done()
-		sessionEgress.Delete(sess)
 		b.close()
+		sessionEgress.Delete(sess)
 	}()
 	return sess, nil
 }

@@ -24,10 +24,10 @@ import (
 // proxyRunner returns a Runner over a sandbox profile in network mode
 // proxy that allows loopback by address (tests only) except 127.0.0.2,
 // with a real approval engine and mandate store.
-func proxyRunner(t *testing.T) (*Runner, string) {
+func proxyRunner(t *testing.T, extra ...string) (*Runner, string) {
 	t.Helper()
 	sb := testSandbox(t)
-	cfg, ws := testConfig(t, "      network:\n        mode: proxy\n        allow: [\"127.0.0.0/8\"]\n        deny: [\"127.0.0.2\"]\n")
+	cfg, ws := testConfig(t, "      network:\n        mode: proxy\n        allow: [\"127.0.0.0/8\"]\n        deny: [\"127.0.0.2\"]\n"+strings.Join(extra, ""))
 	store, err := mandate.Open(cfg.StateDir, mandate.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
@@ -162,7 +162,7 @@ func TestTerminalProxyModeMandate(t *testing.T) {
 // TestTerminalProxyModeSession: a session sandbox keeps one proxy for its
 // lifetime, and closing the session closes it.
 func TestTerminalProxyModeSession(t *testing.T) {
-	r, _ := proxyRunner(t)
+	r, _ := proxyRunner(t, "")
 	port, hits := webServer(t)
 	before, fds := liveSessionEgress(), netnsFDs(t)
 	b := Batch{Platform: approval.PlatformCron, Session: "s1", Calls: []RawCall{
@@ -189,4 +189,17 @@ func TestTerminalProxyModeSession(t *testing.T) {
 		runtime.Gosched()
 	}
 	assert.Equal(t, fds, netnsFDs(t), "the session's namespace was released")
+}
+
+// TestTerminalProxyModeByteLimit: the profile's max_bytes reaches the
+// proxy: a response larger than the budget is cut.
+func TestTerminalProxyModeByteLimit(t *testing.T) {
+	r, _ := proxyRunner(t, "        max_bytes: 64\n")
+	port, _ := webServer(t)
+	out := r.Execute(t.Context(), Batch{Platform: approval.PlatformCron, Calls: []RawCall{
+		terminalCall("1", viaProxy+"curl -sS http://127.0.0.1:"+port+"/hello"),
+	}}, nil)
+	res := out.Results[0]
+	assert.Equal(t, ClassSucceeded, res.Class, "%s %v", res.Message, res.Output)
+	assert.Equal(t, "tether egress: sending request upstream: egress byte limit reached\n", res.Output["stdout"])
 }
