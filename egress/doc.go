@@ -33,5 +33,8 @@
 // Every attempt is reported to Options.Observe as an Event (host, port,
 // method, bytes, verdict, rule, duration, run and command); refusals are
 // also reported synchronously to Options.OnDecision so a caller can record
-// drift. HostFacts turns an allowed event into mandate facts.
+// drift. HostFacts turns an allowed event into mandate facts; Recorder
+// routes a proxy's events to the mandate store (allowed hosts as
+// observations in observe mode, refusals by the enforced mandate as drift
+// of family hosts), and MandateHostsOf reads the enforced hosts family.
 package egress

@@ -30,6 +30,11 @@ import (
 // terminal.network (max_connections, max_bytes, connect_timeout,
 // idle_timeout; 0 means the egress defaults); a session keeps the limits
 // it was opened with.
+//
+// Attribution is per command: Begin moves the proxy's attribution (and
+// byte budget) to the newest command, so connections of two commands
+// running at once in one session (a background command and a foreground
+// one) are attributed to the later one.
 
 // egressBox is one sandbox's egress: its namespace, the proxy serving it
 // and the recorder of its connections.
