@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/mandate"
 	"github.com/tether-dev/tether/sandbox"
 )
@@ -202,4 +203,19 @@ func TestTerminalProxyModeByteLimit(t *testing.T) {
 	res := out.Results[0]
 	assert.Equal(t, ClassSucceeded, res.Class, "%s %v", res.Message, res.Output)
 	assert.Equal(t, "tether egress: sending request upstream: egress byte limit reached\n", res.Output["stdout"])
+}
+
+// BenchmarkEgressBox measures what network mode proxy adds to a one-shot
+// command: making the namespace and proxy, and closing them.
+func BenchmarkEgressBox(b *testing.B) {
+	requireSandbox(b)
+	r := &Runner{}
+	r.init()
+	for b.Loop() {
+		box, err := newEgressBox(r, config.Network{Mode: config.NetworkProxy})
+		if err != nil {
+			b.Fatal(err)
+		}
+		box.close()
+	}
 }
