@@ -181,8 +181,22 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, unix.SIGTERM)
 	defer stop()
-	if _, err := authorize(ctx, cmd.ErrOrStderr(), f.gate, f.profile, command, cfg.Workspace); err != nil {
-		return err
+	// The approval decision (configuration, analysis, the audit record
+	// synced to disk, maybe a question on the terminal) runs while the
+	// sandbox starts up; the program is executed only once it approved
+	// (RunGated's gate). A refusal wins over any sandbox error: nothing ran.
+	verdict := make(chan error, 1)
+	go func() {
+		_, err := authorize(ctx, cmd.ErrOrStderr(), f.gate, f.profile, command, cfg.Workspace)
+		verdict <- err
+	}()
+	var gateErr error
+	gateDone := false
+	gate := func() error {
+		if !gateDone {
+			gateErr, gateDone = <-verdict, true
+		}
+		return gateErr
 	}
 
 	var outBuf, errBuf bytes.Buffer
@@ -190,7 +204,10 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	if f.asJSON {
 		c.Stdin, c.Stdout, c.Stderr = nil, &outBuf, &errBuf
 	}
-	res, runErr := runner.Run(ctx, cfg, c)
+	res, runErr := runner.RunGated(ctx, cfg, c, gate)
+	if err := gate(); err != nil {
+		return err
+	}
 	if res != nil && len(res.NotEnforced) > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "tether: not enforced here (running without root, no delegated cgroups): %s\n", strings.Join(res.NotEnforced, ", "))
 	}
