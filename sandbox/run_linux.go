@@ -198,6 +198,9 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	}
 
 	rootless := os.Geteuid() != 0
+	if !rootless {
+		go primeCgroupMigration()
+	}
 	res = &Result{}
 	if rootless {
 		// Without delegated cgroups, limits the kernel enforces through
