@@ -199,7 +199,13 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 
 	rootless := os.Geteuid() != 0
 	if !rootless {
-		go primeCgroupMigration()
+		primed := make(chan struct{})
+		go func() {
+			defer close(primed)
+			primeCgroupMigration()
+		}()
+		// Done long before the command is (one grace period).
+		defer func() { <-primed }()
 	}
 	res = &Result{}
 	if rootless {
