@@ -161,6 +161,7 @@ func (c Config) Spec(p Placement) (*specs.Spec, error) {
 			if err != nil {
 				return nil, fmt.Errorf("building seccomp profile: %w", err)
 			}
+			nativeSyscallsOnly(prof)
 			s.Linux.Seccomp = prof
 		}
 	}
