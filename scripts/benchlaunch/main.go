@@ -10,8 +10,9 @@
 // given a number). "{i}" in an argv word is replaced by the run's index, for
 // commands that need a unique name per run (runc container ids).
 //
-// Runs are interleaved — run i of every row, then run i+1 — so that load from
-// elsewhere on the machine falls on all rows alike. The first row is the
+// Runs are interleaved — run i of every row, then run i+1, each round in an
+// order rotated by one — so that load from elsewhere on the machine, and the
+// teardown one launch leaves behind, fall on all rows alike. The first row is the
 // baseline that ratios are computed against. A row whose command fails is
 // reported with the failure and no numbers.
 package main
@@ -55,7 +56,12 @@ func main() {
 	}
 
 	for i := -*warmup; i < *n; i++ {
-		for _, r := range rows {
+		// Each round starts one row later, so every row follows every other
+		// row equally often: the teardown a container launch leaves to the
+		// next command (a few ms of cgroup and mount cleanup in the kernel)
+		// does not always fall on the same row.
+		for k := range rows {
+			r := rows[((k+i)%len(rows)+len(rows))%len(rows)]
 			if r.Unavailable != "" || r.Failed != "" {
 				continue
 			}
