@@ -4,7 +4,11 @@
 GO       ?= go
 TAGS     ?= seccomp
 BIN      := bin/tether
-GOFLAGS_BUILD := -tags '$(TAGS)' -trimpath
+# -s -w drops the symbol table and DWARF (stack traces keep function names):
+# a third smaller binary starts ~1 ms faster, and `tether run` starts it
+# twice (itself, then as the container's init).
+GOFLAGS_BUILD := -tags '$(TAGS)' -trimpath -ldflags '-s -w'
+
 FUZZTIME ?= 10s
 
 .PHONY: all provision build test unit fuzz-short bench lint vet fmt demo clean

@@ -75,7 +75,8 @@ tether=${TETHER:-}
 tether_reason=""
 if [ -z "$tether" ]; then
 	echo "bench-launch: building tether" >&2
-	if go build -tags seccomp -o "$work/tether" ./cmd/tether 2>"$work/tether-build.log"; then
+	# Built as `make build` builds it (stripped).
+	if go build -tags seccomp -trimpath -ldflags '-s -w' -o "$work/tether" ./cmd/tether 2>"$work/tether-build.log"; then
 		tether="$work/tether"
 	else
 		tether_reason="go build ./cmd/tether failed: $(grep -m1 . "$work/tether-build.log" || true)"
