@@ -8,11 +8,13 @@
 #   runc run     Debian's runc with a `runc spec` bundle on a busybox root
 #                (read-only, namespaces pid, net, ipc, uts, mount)
 #   tether run   bin/tether run -- /bin/true (the host layout, default limits),
-#                and again with --rootfs on the busybox root that runc uses
+#                again with --rootfs on the busybox root that runc uses, and
+#                once more without seccomp, as runc's default bundle runs
 #
 # Prints one table: name, median ms, p95 ms and the ratio of each median to the
-# plain exec median. Runs are interleaved (run i of every row, then run i+1),
-# so load elsewhere on the machine falls on every row alike. A row that cannot
+# plain exec median. Runs are interleaved (run i of every row, then run i+1,
+# each round's order rotated by one), so load elsewhere on the machine falls on
+# every row alike. A row that cannot
 # run here says "not available (reason)" and gets no number.
 #
 # Options: -n N timed runs per row (default 200); -j prints JSON instead.
@@ -167,6 +169,9 @@ tether_row() {
 	# The same root as the runc row, for a like-for-like comparison.
 	if [ -n "$rootfs_ok" ] && "$tether" run --rootfs "$rootfs" -- /bin/true >/dev/null 2>&1 </dev/null; then
 		add_row "tether run --rootfs busybox" "$tether" run --rootfs "$rootfs" -- /bin/true
+		# runc's `runc spec` bundle has no seccomp filter; tether applies
+		# Docker's by default. This row compares like with like.
+		add_row "tether run --rootfs busybox --seccomp off" "$tether" run --rootfs "$rootfs" --seccomp off -- /bin/true
 	fi
 }
 tether_row
