@@ -75,6 +75,10 @@ type Request struct {
 	Job      string // mandate job name, if the call belongs to one
 	Cwd      string // working directory the command will run in
 	Home     string // the user's home directory, for the analyzer
+	// HostsAtRunTime: the command runs behind the egress proxy, which
+	// records and enforces the hosts it contacts; the mandate then does
+	// not guess hosts from the command's arguments.
+	HostsAtRunTime bool
 }
 
 // Stage is the step of the approval order that decided.
@@ -151,6 +155,8 @@ type MandateCall struct {
 	Platform Platform
 	Command  string
 	Analysis *Analysis
+	// HostsAtRunTime is Request.HostsAtRunTime.
+	HostsAtRunTime bool
 }
 
 // MandateVerdict is the mandate hook's answer.
@@ -467,7 +473,7 @@ func (e *Engine) decide(ctx context.Context, req Request, d Decision) Decision {
 	// 4. The job's mandate.
 	if e.opts.Mandate != nil {
 		v := e.opts.Mandate.CheckCall(ctx, MandateCall{Profile: prof.Name, Session: req.Session, Job: req.Job,
-			Platform: req.Platform, Command: req.Command, Analysis: a})
+			Platform: req.Platform, Command: req.Command, Analysis: a, HostsAtRunTime: req.HostsAtRunTime})
 		d.DriftID = v.DriftID
 		switch v.Outcome {
 		case MandateNotApplicable, MandateAllow:

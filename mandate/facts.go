@@ -45,6 +45,12 @@ type Call struct {
 	// call with Hosts and no Command for each connection it allows (in
 	// observe mode) or refuses for the mandate (in enforce mode).
 	Hosts []string `json:"hosts,omitempty"`
+	// HostsAtRunTime says the command runs behind tether's egress proxy,
+	// which records the hosts it actually contacts as calls of their own
+	// (see Hosts). Its hosts are then not guessed from its arguments, so
+	// the hosts family holds run-time evidence only and nothing is counted
+	// twice; the proxy enforces the mandate's hosts on every connection.
+	HostsAtRunTime bool `json:"hosts_at_run_time,omitempty"`
 	// Script is the analyser's result for Command when the caller already
 	// has it; it is used only when its Source is exactly Command.
 	Script *shellparse.Script `json:"-"`
@@ -97,8 +103,11 @@ func extract(c Call, parse parseFunc) (Facts, error) {
 			return f, err
 		}
 	}
-	if seen := observedHosts(c.Hosts); len(seen) > 0 {
+	switch seen := observedHosts(c.Hosts); {
+	case len(seen) > 0:
 		f.Hosts = seen // run-time evidence replaces argument guessing
+	case c.HostsAtRunTime:
+		f.Hosts = nil // the proxy reports what the command contacts
 	}
 	f.Paths = uniqSorted(f.Paths)
 	f.Hosts = uniqSorted(f.Hosts)

@@ -85,7 +85,7 @@ func (h *Hook) CheckCall(ctx context.Context, call approval.MandateCall) (v appr
 	if h.Violation != nil {
 		run.Violation = h.Violation(call.Profile)
 	}
-	c := Call{Tool: ToolTerminal, Command: call.Command}
+	c := Call{Tool: ToolTerminal, Command: call.Command, HostsAtRunTime: call.HostsAtRunTime}
 	if call.Analysis != nil && call.Analysis.Script != nil {
 		c.Script = call.Analysis.Script
 	}

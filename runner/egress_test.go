@@ -136,10 +136,16 @@ func TestTerminalProxyModeMandate(t *testing.T) {
 		out := r.Execute(ctx, job, nil)
 		require.Equal(t, ClassSucceeded, out.Results[0].Class, "%s %v", out.Results[0].Message, out.Results[0].Output)
 	}
-	assert.EqualValues(t, 2, hits.Load())
+	// A URL in the arguments is not guessed as well: the proxy's record of
+	// the connection is the only evidence (one connection, one count).
+	direct := Batch{Platform: approval.PlatformCron, Job: "fetcher", Session: "run1",
+		Calls: []RawCall{terminalCall("1", viaProxy+"curl -sS -f http://127.0.0.1:"+port+"/hello")}}
+	out := r.Execute(ctx, direct, nil)
+	require.Equal(t, ClassSucceeded, out.Results[0].Class, "%s %v", out.Results[0].Message, out.Results[0].Output)
+	assert.EqualValues(t, 3, hits.Load())
 	v, err := r.Mandates.Compile(ctx, "fetcher")
 	require.NoError(t, err)
-	assert.Contains(t, v.Text, "hosts:\n  - \"127.0.0.1\"  # seen 2x\n", v.Text)
+	assert.Contains(t, v.Text, "hosts:\n  - \"127.0.0.1\"  # seen 3x\n", v.Text)
 	_, err = r.Mandates.Approve(ctx, "fetcher", v.Number, "test")
 	require.NoError(t, err)
 
@@ -147,11 +153,11 @@ func TestTerminalProxyModeMandate(t *testing.T) {
 	// profile) is refused before any dial and becomes drift.
 	require.NoError(t, os.WriteFile(script, []byte("export "+viaProxy+"\ncurl -sS -f http://127.0.0.1:"+port+"/hello; echo; curl -sS http://127.0.0.3:"+port+"/\n"), 0o644))
 	job.Session = "run2"
-	out := r.Execute(ctx, job, nil)
+	out = r.Execute(ctx, job, nil)
 	res := out.Results[0]
 	require.Equal(t, ClassSucceeded, res.Class, "%s %v", res.Message, res.Output)
 	assert.Equal(t, "hello from the host\ntether egress: host 127.0.0.3 not in the hosts of mandate fetcher v"+strconv.Itoa(v.Number)+"\n", res.Output["stdout"])
-	assert.EqualValues(t, 3, hits.Load())
+	assert.EqualValues(t, 4, hits.Load())
 	drift, err := r.Mandates.Drift(ctx, "fetcher")
 	require.NoError(t, err)
 	require.Len(t, drift, 1)

@@ -58,8 +58,11 @@ func terminal(ctx context.Context, env *Env, c *Call) Result {
 	}
 	command := argString(c.Args, "command")
 	home, _ := os.UserHomeDir()
+	// Behind the egress proxy the hosts a command contacts are seen and
+	// enforced at run time; the mandate does not guess them from its text.
+	proxied := pol.Backend != config.BackendHost && pol.Network.Mode == config.NetworkProxy
 	d, err := r.Engine.Decide(ctx, approval.Request{Command: command, Profile: env.Profile.Name, Session: env.Session,
-		Platform: env.Platform, Job: env.Job, Cwd: env.Root, Home: home})
+		Platform: env.Platform, Job: env.Job, Cwd: env.Root, Home: home, HostsAtRunTime: proxied})
 	if err != nil {
 		return fromDecision(d)
 	}
