@@ -105,6 +105,29 @@ func (r *Recorder) Attribute(command string, t Target) {
 	}
 }
 
+// logConnection appends ev to the store's connection log, attributed to
+// its command's job and run when there is one.
+func (r *Recorder) logConnection(ev Event) {
+	if r.Store == nil {
+		return
+	}
+	r.mu.Lock()
+	t := r.targets[ev.Command]
+	r.mu.Unlock()
+	run := t.Run.ID
+	if run == "" {
+		run = ev.Run
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), RecordTimeout)
+	defer cancel()
+	err := r.Store.RecordConnection(ctx, mandate.Connection{Time: ev.Time, Job: t.Run.Job, Run: run, Command: ev.Command,
+		Host: ev.Host, Port: ev.Port, Method: ev.Method, Allowed: ev.Allowed, Rule: ev.Rule, Reason: ev.Message,
+		BytesUp: ev.Up, BytesDown: ev.Down, Duration: ev.Duration, Err: ev.Err})
+	if err != nil {
+		r.log().Warn("logging an egress connection", "host", ev.Host, "err", err)
+	}
+}
+
 func (r *Recorder) target(a Attribution) (Target, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -119,8 +142,12 @@ func (r *Recorder) log() *slog.Logger {
 	return r.Log
 }
 
-// Observe records an allowed connection of an observed job.
+// Observe logs every connection attempt in the store's connection log
+// (host, port, method, bytes, allowed or not, rule, run and command), and
+// records an allowed connection of an observed job as evidence for its
+// hosts family.
 func (r *Recorder) Observe(ev Event) {
+	r.logConnection(ev)
 	t, ok := r.target(ev.Attribution)
 	if !ok || t.Enforced {
 		return

@@ -194,6 +194,25 @@ var migrations = []string{
 		detail TEXT NOT NULL
 	);
 	CREATE INDEX calls_job ON calls(job, id);`,
+	// 2: connections the egress proxy saw (see RecordConnection).
+	`CREATE TABLE connections (
+		id INTEGER PRIMARY KEY AUTOINCREMENT,
+		time TEXT NOT NULL,
+		job TEXT NOT NULL,
+		run TEXT NOT NULL,
+		command TEXT NOT NULL,
+		host TEXT NOT NULL,
+		port INTEGER NOT NULL,
+		method TEXT NOT NULL,
+		allowed INTEGER NOT NULL,
+		rule TEXT NOT NULL,
+		reason TEXT NOT NULL,
+		bytes_up INTEGER NOT NULL,
+		bytes_down INTEGER NOT NULL,
+		duration_ns INTEGER NOT NULL,
+		error TEXT NOT NULL
+	);
+	CREATE INDEX connections_job ON connections(job, id);`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {
