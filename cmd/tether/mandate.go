@@ -61,6 +61,7 @@ else /var/lib/tether for root, else $XDG_STATE_HOME/tether
 		newMandateShowCmd(open), newMandateExportCmd(open), newMandateApproveCmd(open),
 		newMandateUndoCmd(open), newMandateDriftCmd(open), newMandateWidenCmd(open),
 		newMandateStatusCmd(open), newMandateJobsCmd(open), newMandateSetCmd(open),
+		newMandateConnectionsCmd(open),
 	)
 	return cmd
 }
@@ -547,5 +548,52 @@ func newMandateSetCmd(open storeOpener) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&violation, "interactive-violation", "", "block or approve (escalate to the approval prompt)")
+	return cmd
+}
+
+func newMandateConnectionsCmd(open storeOpener) *cobra.Command {
+	var asJSON bool
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "connections JOB",
+		Short: "List the job's network connection attempts through the egress proxy, newest first",
+		Long: `connections lists what the egress proxy (network mode proxy) saw of the job's
+commands: host, port, method, allowed or refused with the rule, bytes and
+the run. An empty JOB ("") lists connections of commands that belong to no job.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 1 {
+				return usageErr("--limit must be at least 1")
+			}
+			return withStore(open, func(s *mandate.Store) error {
+				cs, err := s.Connections(cmd.Context(), args[0], limit)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if asJSON {
+					if cs == nil {
+						cs = []mandate.Connection{}
+					}
+					return writeJSON(out, cs)
+				}
+				if len(cs) == 0 {
+					fmt.Fprintf(out, "no connections recorded for %q\n", args[0])
+					return nil
+				}
+				for _, c := range cs {
+					verdict := "allowed"
+					if !c.Allowed {
+						verdict = "REFUSED"
+					}
+					fmt.Fprintf(out, "%s  %-7s %-7s %s:%d  up %d B  down %d B  run %s  rule %q\n", c.Time.UTC().Format(time.RFC3339),
+						verdict, c.Method, c.Host, c.Port, c.BytesUp, c.BytesDown, c.Run, c.Rule)
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().IntVar(&limit, "limit", 100, "show at most this many")
 	return cmd
 }
