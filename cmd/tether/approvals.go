@@ -1,17 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/runner"
 )
 
 func init() { addCommand(newApprovalsCmd) }
@@ -27,7 +22,6 @@ func init() { addCommand(newApprovalsCmd) }
 const (
 	envSocket      = "TETHER_SOCKET"       // the socket of tether serve
 	envClientToken = "TETHER_CLIENT_TOKEN" // the client token that owns the sessions
-	headerClient   = "Tether-Client-Token" // runner.HeaderClientToken
 )
 
 // errNoDaemon is the message of every approvals subcommand when `tether
@@ -87,15 +81,15 @@ the client. Requires "tether serve"; not running: exit 1 with that message.`,
 			if err != nil {
 				return err
 			}
-			path := "/v1/approvals"
-			if f.session != "" {
-				path = "/v1/sessions/" + url.PathEscape(f.session) + "/approvals"
+			pending, err := c.Approvals(cmd.Context(), f.session)
+			if err != nil {
+				return apiErr(c, err)
 			}
-			var out struct {
+			out := struct {
 				Pending []approval.Pending `json:"pending"`
-			}
-			if err := c.do(cmd.Context(), http.MethodGet, path, nil, &out); err != nil {
-				return err
+			}{pending}
+			if out.Pending == nil {
+				out.Pending = []approval.Pending{}
 			}
 			w := cmd.OutOrStdout()
 			if f.asJSON {
@@ -133,7 +127,7 @@ request ID, or every one with --all. Requires "tether serve"; not running:
 exit 1 with that message.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req := decideBody{All: all, Verdict: string(v), Reason: "answered with tether approvals by " + userName()}
+			req := runner.Decision{All: all, Verdict: string(v), Reason: "answered with tether approvals by " + userName()}
 			if len(args) == 1 {
 				req.ID = args[0]
 			}
@@ -154,14 +148,13 @@ exit 1 with that message.`,
 			if err != nil {
 				return err
 			}
-			body, _ := json.Marshal(req)
-			var out struct {
+			n, err := c.Decide(cmd.Context(), f.session, req)
+			if err != nil {
+				return apiErr(c, err)
+			}
+			out := struct {
 				Answered int `json:"answered"`
-			}
-			path := "/v1/sessions/" + url.PathEscape(f.session) + "/approvals"
-			if err := c.do(cmd.Context(), http.MethodPost, path, body, &out); err != nil {
-				return err
-			}
+			}{n}
 			if f.asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(out)
 			}
@@ -177,94 +170,40 @@ exit 1 with that message.`,
 	return cmd
 }
 
-// decideBody is the body of POST /v1/sessions/{id}/approvals.
-type decideBody struct {
-	ID      string `json:"id,omitempty"`  // "" answers the oldest
-	All     bool   `json:"all,omitempty"` // every pending request of the session
-	Verdict string `json:"verdict"`
-	Scope   string `json:"scope,omitempty"`
-	Reason  string `json:"reason,omitempty"`
-}
-
-// daemonClient speaks tether serve's HTTP API (runner.Server) over its
-// unix socket.
-type daemonClient struct {
-	http   *http.Client
-	socket string
-	token  string
-}
-
-// defaultSocket mirrors runner.DefaultSocket: $XDG_RUNTIME_DIR/tether/
-// tether.sock, else $TMPDIR/tether-<uid>/tether.sock, and
-// /run/tether/tether.sock for root.
-func defaultSocket() string {
-	if os.Geteuid() == 0 {
-		return "/run/tether/tether.sock"
-	}
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "tether", "tether.sock")
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("tether-%d", os.Geteuid()), "tether.sock")
-}
-
-// dialDaemon finds the socket and checks that the daemon answers on it.
-func dialDaemon(f *approvalsFlags) (*daemonClient, error) {
+// dialDaemon finds the socket (--socket, $TETHER_SOCKET, the daemon's
+// default) and checks that the daemon answers on it.
+func dialDaemon(f *approvalsFlags) (*runner.Client, error) {
 	sock := f.socket
 	if sock == "" {
 		sock = os.Getenv(envSocket)
 	}
 	if sock == "" {
-		sock = defaultSocket()
+		sock = runner.DefaultSocket()
 	}
-	token := f.token
-	if token == "" {
-		token = os.Getenv(envClientToken)
+	c := runner.NewClient(sock)
+	c.ClientToken = f.token
+	if c.ClientToken == "" {
+		c.ClientToken = os.Getenv(envClientToken)
 	}
-	conn, err := net.DialTimeout("unix", sock, 2*time.Second)
-	if err != nil {
-		return nil, &exitError{Code: 1, Err: fmt.Errorf("%w (nothing listens on %s); start it with `tether serve`", errNoDaemon, sock)}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := c.Health(ctx); err != nil {
+		var ae *runner.APIError
+		if !errors.As(err, &ae) {
+			return nil, &exitError{Code: 1, Err: fmt.Errorf("%w (nothing listens on %s); start it with `tether serve`", errNoDaemon, sock)}
+		}
 	}
-	conn.Close()
-	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", sock)
-	}}
-	return &daemonClient{http: &http.Client{Transport: tr, Timeout: 30 * time.Second}, socket: sock, token: token}, nil
+	return c, nil
 }
 
-func (c *daemonClient) do(ctx context.Context, method, path string, body []byte, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, "http://tether"+path, bytes.NewReader(body))
-	if err != nil {
-		return err
+// apiErr maps a client error to exit status 1: the daemon's own message
+// for an API error, "not running" when it stopped answering.
+func apiErr(c *runner.Client, err error) error {
+	var ae *runner.APIError
+	if errors.As(err, &ae) {
+		return &exitError{Code: 1, Err: errors.New(ae.Message)}
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set(headerClient, c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return &exitError{Code: 1, Err: fmt.Errorf("%w (%s: %v)", errNoDaemon, c.socket, err)}
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return fmt.Errorf("reading the daemon's answer: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(data, &e) != nil || e.Error == "" {
-			e.Error = resp.Status
-		}
-		return &exitError{Code: 1, Err: errors.New(e.Error)}
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("decoding the daemon's answer: %w", err)
-	}
-	return nil
+	return &exitError{Code: 1, Err: fmt.Errorf("%w (%s: %v)", errNoDaemon, c.Socket, err)}
 }
 
 func oneLine(s string) string {
