@@ -17,13 +17,14 @@ for pkg in $(go list ./...); do
 			echo "fuzz: $pkg $target ($fuzztime, attempt $attempt)"
 			out=$(go test -tags seccomp -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg" 2>&1)
 			rc=$?
+			if [ $rc -ne 0 ] && [ $attempt -eq 1 ] && grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written' <<<"$out"; then
+				echo "fuzz: $target: the fuzzing engine timed out with no failing input; retrying once. Its output:"
+				printf '%s\n' "$out" | grep -v '^fuzz: elapsed' | sed 's/^/  | /'
+				continue
+			fi
 			printf '%s\n' "$out" | grep -v '^fuzz: elapsed'
 			if [ $rc -eq 0 ]; then
 				break
-			fi
-			if [ $attempt -eq 1 ] && grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written' <<<"$out"; then
-				echo "fuzz: $target: engine deadline, no failing input; retrying once"
-				continue
 			fi
 			status=1
 			break
