@@ -108,6 +108,23 @@ func DefaultStateRoot() string {
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
 
+// placementFor places a container at cgroupPath and, with a user
+// namespace, maps its root to a host id: the caller's own ids when
+// rootless, else usernsBase (zero means 1<<30) for a root-started one.
+func placementFor(cgroupPath string, cfg Config, rootless bool, usernsBase int) Placement {
+	p := Placement{CgroupPath: cgroupPath, Rootless: rootless}
+	switch {
+	case rootless:
+		p.HostUID, p.HostGID = os.Geteuid(), os.Getegid()
+	case cfg.UserNS:
+		if usernsBase == 0 {
+			usernsBase = 1 << 30
+		}
+		p.HostUID, p.HostGID = usernsBase, usernsBase
+	}
+	return p
+}
+
 func (r *Runner) paths() (state, prefix, profile string, err error) {
 	state, prefix, profile = r.StateRoot, r.CgroupPrefix, r.Profile
 	if state == "" {
@@ -308,17 +325,7 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		return removeCgroupTree(profileCgroup + "/" + id)
 	})
 
-	p := Placement{CgroupPath: profileCgroup + "/" + id, Rootless: rootless}
-	switch {
-	case rootless:
-		p.HostUID, p.HostGID = os.Geteuid(), os.Getegid()
-	case cfg.UserNS:
-		base := r.UserNSBase
-		if base == 0 {
-			base = 1 << 30
-		}
-		p.HostUID, p.HostGID = base, base
-	}
+	p := placementFor(profileCgroup+"/"+id, cfg, rootless, r.UserNSBase)
 	if cfg.Rootfs.Kind == rootfs.KindHost {
 		if etc, _ := etcEntries(cfg.Rootfs.Binds); len(etc) > 0 {
 			if p.EtcDir, err = etcSnapshot(stateRoot, etc); err != nil {

@@ -333,17 +333,7 @@ func (s *Session) create(ctx context.Context) (err error) {
 	}
 	undo = append(undo, func() error { return removeCgroupTree(profileCgroup + "/" + id) })
 
-	p := Placement{CgroupPath: profileCgroup + "/" + id, Rootless: rootless}
-	switch {
-	case rootless:
-		p.HostUID, p.HostGID = os.Geteuid(), os.Getegid()
-	case cfg.UserNS:
-		base := m.UserNSBase
-		if base == 0 {
-			base = 1 << 30
-		}
-		p.HostUID, p.HostGID = base, base
-	}
+	p := placementFor(profileCgroup+"/"+id, cfg, rootless, m.UserNSBase)
 	if cfg.Rootfs.Kind == rootfs.KindHost {
 		p.RootDir = filepath.Join(stateRoot, rootsDir, id)
 		undo = append(undo, func() error { return os.RemoveAll(p.RootDir) })

@@ -289,12 +289,7 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, fmt.Errorf("building the Leash Line of %s: %w", name, err))
 		return
 	}
-	drift, err := h.store.Drift(ctx, name)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	vs, err := h.store.Versions(ctx, name)
+	drift, vs, err := h.driftAndVersions(ctx, name)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -379,12 +374,7 @@ func (h *handler) driftJSON(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	drift, err := h.store.Drift(ctx, name)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	vs, err := h.store.Versions(ctx, name)
+	drift, vs, err := h.driftAndVersions(ctx, name)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -421,3 +411,17 @@ func token(drift []mandate.DriftRecord, vs []mandate.Version) string {
 
 // jobURL is the path of a job's page, its name escaped as one segment.
 func jobURL(name string) string { return "/jobs/" + url.PathEscape(name) }
+
+// driftAndVersions reads a job's drift records and versions, which the job
+// page and its refresh endpoint both show.
+func (h *handler) driftAndVersions(ctx context.Context, job string) ([]mandate.DriftRecord, []mandate.Version, error) {
+	drift, err := h.store.Drift(ctx, job)
+	if err != nil {
+		return nil, nil, err
+	}
+	vs, err := h.store.Versions(ctx, job)
+	if err != nil {
+		return nil, nil, err
+	}
+	return drift, vs, nil
+}
