@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -228,46 +227,4 @@ func readKey(path, key string) (int64, bool) {
 		}
 	}
 	return 0, false
-}
-
-// primeCgroupMigration moves this process into the cgroup it already is
-// in, in one hierarchy: a move that changes nothing. Moving a process takes
-// the kernel's global cgroup_threadgroup_rwsem for writing, and the first
-// such write after a quiet spell waits for an RCU grace period (7-15 ms
-// measured here on cgroup v1), while writes within a grace period of an
-// earlier one do not wait. Run does this in the background when it starts,
-// so that wait overlaps its own set-up instead of delaying libcontainer's
-// placement of the container's init (which then finds the lock warm).
-// Best effort: errors are ignored.
-func primeCgroupMigration() {
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return
-	}
-	var file string
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		// hierarchy-id:controllers:path
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 || strings.Contains(parts[2], "..") {
-			continue
-		}
-		switch {
-		case parts[0] == "0" && parts[1] == "" && cgroups.Mode() == cgroups.Unified:
-			file = filepath.Join("/sys/fs/cgroup", parts[2], "cgroup.procs")
-		case slices.Contains(strings.Split(parts[1], ","), "pids"):
-			file = filepath.Join("/sys/fs/cgroup/pids", parts[2], "cgroup.procs")
-		default:
-			continue
-		}
-		break
-	}
-	if file == "" {
-		return
-	}
-	f, err := os.OpenFile(file, os.O_WRONLY, 0)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	_, _ = f.WriteString(strconv.Itoa(os.Getpid()))
 }

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-dev/tether/rootfs"
+	"github.com/tether-dev/tether/sandbox/cgwarm"
 )
 
 // Command is what to run inside the sandbox: either Args (a program and its
@@ -219,7 +220,7 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		primed := make(chan struct{})
 		go func() {
 			defer close(primed)
-			primeCgroupMigration()
+			cgwarm.Prime()
 		}()
 		// Done long before the command is (one grace period).
 		defer func() { <-primed }()
