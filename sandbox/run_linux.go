@@ -107,7 +107,9 @@ func DefaultStateRoot() string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("tether-%d", os.Geteuid()))
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)
+// nameRE is compiled on first use, not at init: init work runs in both
+// processes of every `tether run` (the CLI and the container init).
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`) })
 
 // placementFor places a container at cgroupPath and, with a user
 // namespace, maps its root to a host id: the caller's own ids when
@@ -141,11 +143,11 @@ func (r *Runner) paths() (state, prefix, profile string, err error) {
 		return "", "", "", fmt.Errorf("%w: state root %q must be absolute", ErrInvalidConfig, state)
 	}
 	for _, part := range strings.Split(prefix, "/") {
-		if !nameRE.MatchString(part) {
+		if !nameRE().MatchString(part) {
 			return "", "", "", fmt.Errorf("%w: cgroup prefix %q must be slash-separated names of letters, digits, _ . -", ErrInvalidConfig, prefix)
 		}
 	}
-	if !nameRE.MatchString(profile) {
+	if !nameRE().MatchString(profile) {
 		return "", "", "", fmt.Errorf("%w: profile name %q must be letters, digits, _ . - (at most 64)", ErrInvalidConfig, profile)
 	}
 	return state, "/" + prefix, profile, nil

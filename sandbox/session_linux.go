@@ -59,7 +59,7 @@ type sessionKey struct{ profile, name string }
 // when there is none. An existing session with a different spec is an
 // error wrapping ErrSpecChanged (close it first).
 func (m *Sessions) Open(ctx context.Context, profile, name string, spec SessionSpec) (*Session, error) {
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		return nil, fmt.Errorf("%w: session name %q must be letters, digits, _ . - (at most 64)", ErrInvalidConfig, name)
 	}
 	key := sessionKey{profile, name}
