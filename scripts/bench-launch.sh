@@ -176,13 +176,8 @@ tether_row() {
 }
 tether_row
 
-# ---------------------------------------------------------------------------
-# WARM SESSION ROW — to be filled in by the sessions work (DESIGN.md §5:
-# "commands in a warm session should cost little more than a plain
-# fork/exec"). Start a session before the measurement (and close it in
-# cleanup above), then replace the `unavailable` line with something like:
-#     add_row "tether session" "$tether" sessions exec "$session" -- /bin/true
-# ---------------------------------------------------------------------------
+# A warm session (DESIGN.md §5: "commands in a warm session should cost
+# little more than a plain fork/exec").
 warm_session_row() {
 	# scripts/benchsession serves one warm session (as the daemon will);
 	# its tiny raw-syscall client is what gets launched and timed. The
