@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -128,9 +129,14 @@ func Load(path string) (*Config, error) {
 	return Parse(path, data, filepath.Dir(abs))
 }
 
-var unknownField = regexp.MustCompile(`^field (\S+) not found in type config\.(\w+)$`)
+// The regexps are compiled on first use, not at init: init work runs in
+// every tether process, including the container init that `tether run`
+// re-executes.
+var unknownField = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^field (\S+) not found in type config\.(\w+)$`)
+})
 
-var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`) })
 
 // Parse decodes and validates data as a config file. name is used in error
 // messages and as Config.Source; relative paths in the file are resolved
@@ -178,11 +184,11 @@ func yamlError(name string, err error) error {
 	ie := &InvalidError{}
 	for _, m := range msgs {
 		p := Problem{File: name, Msg: strings.TrimPrefix(m, "yaml: ")}
-		if sm := yamlLine.FindStringSubmatch(m); sm != nil {
+		if sm := yamlLine().FindStringSubmatch(m); sm != nil {
 			p.Line, _ = strconv.Atoi(sm[1])
 			p.Msg = sm[2]
 		}
-		if sm := unknownField.FindStringSubmatch(p.Msg); sm != nil {
+		if sm := unknownField().FindStringSubmatch(p.Msg); sm != nil {
 			p.Msg = fmt.Sprintf("unknown key %q in %s (see config/example.yaml for every key)", sm[1], strings.ToLower(sm[2]))
 		}
 		ie.Problems = append(ie.Problems, p)

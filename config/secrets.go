@@ -40,7 +40,7 @@ func parseEnvFile(name string, data []byte, out map[string]string) error {
 		text = strings.TrimPrefix(text, "export ")
 		k, v, ok := strings.Cut(text, "=")
 		k = strings.TrimSpace(k)
-		if !ok || !envNamePatern.MatchString(k) {
+		if !ok || !envNamePatern().MatchString(k) {
 			// The line is not echoed: it may hold a secret.
 			return fmt.Errorf("%s:%d: want NAME=VALUE", name, line)
 		}

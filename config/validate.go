@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -66,9 +67,10 @@ func (v *validator) errorf(path []string, format string, args ...any) {
 	v.problems = append(v.problems, Problem{File: v.file, Line: v.lineOf(path...), Msg: fmt.Sprintf(format, args...)})
 }
 
+// Compiled on first use, not at init (see unknownField).
 var (
-	namePattern   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-	envNamePatern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	namePattern   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`) })
+	envNamePatern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
 
 // check fills defaults into cfg and validates it.
@@ -98,7 +100,7 @@ func (v *validator) check(cfg *Config, baseDir string) {
 	}
 	for name, p := range cfg.Profiles {
 		path := []string{"profiles", name}
-		if !namePattern.MatchString(name) {
+		if !namePattern().MatchString(name) {
 			v.errorf(path, "invalid profile name %q (letters, digits, '-', '_', '.'; at most 64)", name)
 		}
 		if p == nil {
@@ -187,7 +189,7 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 		t.PersistCwd = &yes
 	}
 	for i, name := range t.EnvPassthrough {
-		if !envNamePatern.MatchString(name) {
+		if !envNamePatern().MatchString(name) {
 			v.errorf(at("terminal", "env_passthrough", strconv.Itoa(i)), "invalid environment variable name %q", name)
 		}
 	}
@@ -197,7 +199,7 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 		p.Secrets.envFileLine = v.lineOf(at("secrets", "env_file")...)
 	}
 	for name := range p.Secrets.Values {
-		if !envNamePatern.MatchString(name) {
+		if !envNamePatern().MatchString(name) {
 			v.errorf(at("secrets", "values", name), "invalid secret name %q (letters, digits and '_', not starting with a digit)", name)
 		}
 	}
@@ -240,7 +242,7 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 			v.errorf(at("approvals", "smart", "endpoint"), "invalid smart.endpoint %q (want an http(s) URL)", s.Endpoint)
 		}
 	}
-	if s.KeySecret != "" && !envNamePatern.MatchString(s.KeySecret) {
+	if s.KeySecret != "" && !envNamePatern().MatchString(s.KeySecret) {
 		v.errorf(at("approvals", "smart", "key_secret"), "invalid smart.key_secret %q (a secret name)", s.KeySecret)
 	}
 	if w := a.Webhook; w.URL != "" {
@@ -249,7 +251,7 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 			v.errorf(at("approvals", "webhook", "url"), "invalid webhook.url %q (want an http(s) URL)", w.URL)
 		}
 	}
-	if a.Webhook.TokenSecret != "" && !envNamePatern.MatchString(a.Webhook.TokenSecret) {
+	if a.Webhook.TokenSecret != "" && !envNamePatern().MatchString(a.Webhook.TokenSecret) {
 		v.errorf(at("approvals", "webhook", "token_secret"), "invalid webhook.token_secret %q (a secret name)", a.Webhook.TokenSecret)
 	}
 	if a.Webhook.TokenSecret != "" && a.Webhook.URL == "" {
@@ -264,7 +266,7 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 		names []string
 	}{{"enabled_toolsets", p.EnabledToolsets}, {"disabled_toolsets", p.DisabledToolsets}} {
 		for i, n := range list.names {
-			if !namePattern.MatchString(n) {
+			if !namePattern().MatchString(n) {
 				v.errorf(at(list.key, strconv.Itoa(i)), "invalid toolset name %q", n)
 			}
 		}
@@ -286,7 +288,9 @@ func CheckGlob(g string) error {
 	return nil
 }
 
-var hostPattern = regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$`)
+var hostPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$`)
+})
 
 // checkHostPattern validates a network allow/deny entry.
 func checkHostPattern(h string) error {
@@ -303,7 +307,7 @@ func checkHostPattern(h string) error {
 	if _, _, err := net.ParseCIDR(host); err == nil {
 		return nil
 	}
-	if !hostPattern.MatchString(host) {
+	if !hostPattern().MatchString(host) {
 		return fmt.Errorf("invalid network entry %q (want a host, *.domain, IP or CIDR, optionally :port)", h)
 	}
 	return nil

@@ -67,12 +67,22 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Durat
 // "1G", "64k" (k/m/g/t and the KB/KiB spellings are all powers of 1024).
 type ByteSize int64
 
-var sizeUnits = map[string]int64{
-	"": 1, "b": 1,
-	"k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
-	"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
-	"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30,
-	"t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40,
+// sizeUnit returns the multiplier of a lower-case unit. A switch rather
+// than a map, so that nothing is built at init.
+func sizeUnit(unit string) (int64, bool) {
+	switch unit {
+	case "", "b":
+		return 1, true
+	case "k", "kb", "kib":
+		return 1 << 10, true
+	case "m", "mb", "mib":
+		return 1 << 20, true
+	case "g", "gb", "gib":
+		return 1 << 30, true
+	case "t", "tb", "tib":
+		return 1 << 40, true
+	}
+	return 0, false
 }
 
 // ParseByteSize parses a size as written in the config file.
@@ -83,7 +93,7 @@ func ParseByteSize(s string) (ByteSize, error) {
 		i++
 	}
 	num, unit := s[:i], strings.ToLower(strings.TrimSpace(s[i:]))
-	mult, ok := sizeUnits[unit]
+	mult, ok := sizeUnit(unit)
 	if !ok || num == "" {
 		return 0, fmt.Errorf("invalid size %q (use for example 512MiB, 1G or a number of bytes)", s)
 	}

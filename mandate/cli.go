@@ -1,5 +1,7 @@
 package mandate
 
+import "sync"
+
 // cliSpec says how subcommand words of one known program are recognised.
 type cliSpec struct {
 	// deeper lists first-level subcommands that take one more subcommand
@@ -63,67 +65,70 @@ func set(words ...string) map[string]bool {
 	return m
 }
 
-var dockerSpec = &cliSpec{
-	deeper: set("compose", "container", "image", "network", "volume", "system", "buildx",
-		"context", "builder", "plugin", "secret", "service", "stack", "swarm", "node", "config",
-		"trust", "manifest"),
-	valueFlags: []string{"-H", "--host", "--context", "-c", "--config", "-l", "--log-level",
-		"-f", "--file", "-p", "--project-name", "--project-directory", "--env-file", "--profile"},
-}
-
-// cliTable is the table of known multi-level CLIs.
-var cliTable = map[string]*cliSpec{
-	"git": {
-		deeper: set("remote", "stash", "submodule", "worktree", "bisect", "notes", "lfs",
-			"sparse-checkout", "reflog", "maintenance"),
-		valueFlags: []string{"-C", "-c", "--git-dir", "--work-tree", "--namespace"},
-	},
-	"go":    {deeper: set("mod", "work", "tool"), valueFlags: []string{"-C"}},
-	"npm":   {deeper: set("run", "run-script"), valueFlags: []string{"--prefix", "-w", "--workspace"}},
-	"pnpm":  {deeper: set("run"), valueFlags: []string{"-C", "--dir", "--filter", "-F"}},
-	"yarn":  {deeper: set("run", "workspace"), valueFlags: []string{"--cwd"}},
-	"npx":   {},
-	"bun":   {deeper: set("run", "x")},
-	"cargo": {valueFlags: []string{"--manifest-path", "-Z", "--config"}},
-	"rustup": {
-		deeper: set("toolchain", "target", "component", "override", "self"),
-	},
-	"pip":            {},
-	"pip3":           {},
-	"uv":             {deeper: set("pip", "tool", "python")},
-	"poetry":         {deeper: set("run", "env", "self")},
-	"bundle":         {deeper: set("exec")},
-	"apt":            {},
-	"apt-get":        {},
-	"dnf":            {},
-	"yum":            {},
-	"brew":           {deeper: set("services")},
-	"docker":         dockerSpec,
-	"podman":         dockerSpec,
-	"docker-compose": {valueFlags: []string{"-f", "--file", "-p", "--project-name", "--env-file", "--profile"}},
-	"kubectl": {
-		deeper: set("get", "describe", "delete", "create", "rollout", "config", "top", "explain",
-			"edit", "label", "annotate", "scale", "expose", "autoscale", "set", "auth", "certificate"),
-		valueFlags: []string{"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user",
-			"-l", "--selector", "-o", "--output", "-f", "--filename", "-c", "--container"},
-	},
-	"helm": {
-		deeper:     set("repo", "plugin", "dependency", "get", "show", "registry"),
-		valueFlags: []string{"-n", "--namespace", "--kube-context", "--kubeconfig"},
-	},
-	"gh": {
-		deeper: set("pr", "issue", "repo", "release", "run", "workflow", "gist", "auth", "label",
-			"secret", "variable", "codespace", "project", "ssh-key", "gpg-key", "cache", "extension"),
-		valueFlags: []string{"-R", "--repo"},
-	},
-	"terraform": {deeper: set("state", "workspace", "providers")},
-	"systemctl": {
-		deeper: set("start", "stop", "restart", "reload", "enable", "disable", "mask", "unmask",
-			"kill", "status", "is-active", "is-enabled"),
-	},
-	"make":  {allTargets: true, valueFlags: []string{"-C", "--directory", "-f", "--file", "--makefile", "-I", "-o", "-W"}},
-	"gmake": {allTargets: true, valueFlags: []string{"-C", "--directory", "-f", "--file", "--makefile", "-I", "-o", "-W"}},
-}
+// cliTable is the table of known multi-level CLIs. It is built on first
+// use, not at init: init work runs in every tether process, including the
+// container init that `tether run` re-executes.
+var cliTable = sync.OnceValue(func() map[string]*cliSpec {
+	dockerSpec := &cliSpec{
+		deeper: set("compose", "container", "image", "network", "volume", "system", "buildx",
+			"context", "builder", "plugin", "secret", "service", "stack", "swarm", "node", "config",
+			"trust", "manifest"),
+		valueFlags: []string{"-H", "--host", "--context", "-c", "--config", "-l", "--log-level",
+			"-f", "--file", "-p", "--project-name", "--project-directory", "--env-file", "--profile"},
+	}
+	return map[string]*cliSpec{
+		"git": {
+			deeper: set("remote", "stash", "submodule", "worktree", "bisect", "notes", "lfs",
+				"sparse-checkout", "reflog", "maintenance"),
+			valueFlags: []string{"-C", "-c", "--git-dir", "--work-tree", "--namespace"},
+		},
+		"go":    {deeper: set("mod", "work", "tool"), valueFlags: []string{"-C"}},
+		"npm":   {deeper: set("run", "run-script"), valueFlags: []string{"--prefix", "-w", "--workspace"}},
+		"pnpm":  {deeper: set("run"), valueFlags: []string{"-C", "--dir", "--filter", "-F"}},
+		"yarn":  {deeper: set("run", "workspace"), valueFlags: []string{"--cwd"}},
+		"npx":   {},
+		"bun":   {deeper: set("run", "x")},
+		"cargo": {valueFlags: []string{"--manifest-path", "-Z", "--config"}},
+		"rustup": {
+			deeper: set("toolchain", "target", "component", "override", "self"),
+		},
+		"pip":            {},
+		"pip3":           {},
+		"uv":             {deeper: set("pip", "tool", "python")},
+		"poetry":         {deeper: set("run", "env", "self")},
+		"bundle":         {deeper: set("exec")},
+		"apt":            {},
+		"apt-get":        {},
+		"dnf":            {},
+		"yum":            {},
+		"brew":           {deeper: set("services")},
+		"docker":         dockerSpec,
+		"podman":         dockerSpec,
+		"docker-compose": {valueFlags: []string{"-f", "--file", "-p", "--project-name", "--env-file", "--profile"}},
+		"kubectl": {
+			deeper: set("get", "describe", "delete", "create", "rollout", "config", "top", "explain",
+				"edit", "label", "annotate", "scale", "expose", "autoscale", "set", "auth", "certificate"),
+			valueFlags: []string{"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user",
+				"-l", "--selector", "-o", "--output", "-f", "--filename", "-c", "--container"},
+		},
+		"helm": {
+			deeper:     set("repo", "plugin", "dependency", "get", "show", "registry"),
+			valueFlags: []string{"-n", "--namespace", "--kube-context", "--kubeconfig"},
+		},
+		"gh": {
+			deeper: set("pr", "issue", "repo", "release", "run", "workflow", "gist", "auth", "label",
+				"secret", "variable", "codespace", "project", "ssh-key", "gpg-key", "cache", "extension"),
+			valueFlags: []string{"-R", "--repo"},
+		},
+		"terraform": {deeper: set("state", "workspace", "providers")},
+		"systemctl": {
+			deeper: set("start", "stop", "restart", "reload", "enable", "disable", "mask", "unmask",
+				"kill", "status", "is-active", "is-enabled"),
+		},
+		"make":  {allTargets: true, valueFlags: []string{"-C", "--directory", "-f", "--file", "--makefile", "-I", "-o", "-W"}},
+		"gmake": {allTargets: true, valueFlags: []string{"-C", "--directory", "-f", "--file", "--makefile", "-I", "-o", "-W"}},
+	}
+})
 
 func isNumber(s string) bool {
 	if s == "" {

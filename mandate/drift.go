@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -342,22 +343,27 @@ func (s *Store) preview(ctx context.Context, tx *sql.Tx, job string, old, m *Mat
 	return p, rows.Err()
 }
 
-var redactors = []struct {
+type redactor struct {
 	re   *regexp.Regexp
 	repl string
-}{
-	{regexp.MustCompile(`(?i)\b((?:proxy-)?authorization)(\s*[:=]\s*)(?:(?:bearer|basic|token)\s+)?[^\s'"]+`), `$1$2[REDACTED]`},
-	{regexp.MustCompile(`(?i)\b(bearer|token)(\s+)[A-Za-z0-9._~+/=-]{8,}`), `$1$2[REDACTED]`},
-	{regexp.MustCompile(`(?i)([A-Za-z0-9_-]*(?:passw(?:or)?d|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential)[A-Za-z0-9_-]*)(=|:\s*|\s+)([^\s'"]+)`), `$1$2[REDACTED]`},
-	{regexp.MustCompile(`://([^/@\s:]+):([^/@\s]+)@`), `://$1:[REDACTED]@`},
-	{regexp.MustCompile(`\b(ghp|gho|ghs|ghr|ghu|github_pat|glpat|xox[abprs]|sk|sk-ant|AKIA|ASIA)[-_][A-Za-z0-9_-]{10,}|\bAKIA[A-Z0-9]{16}\b`), `[REDACTED]`},
 }
+
+// redactors are compiled on first use, not at init (see cliTable).
+var redactors = sync.OnceValue(func() []redactor {
+	return []redactor{
+		{regexp.MustCompile(`(?i)\b((?:proxy-)?authorization)(\s*[:=]\s*)(?:(?:bearer|basic|token)\s+)?[^\s'"]+`), `$1$2[REDACTED]`},
+		{regexp.MustCompile(`(?i)\b(bearer|token)(\s+)[A-Za-z0-9._~+/=-]{8,}`), `$1$2[REDACTED]`},
+		{regexp.MustCompile(`(?i)([A-Za-z0-9_-]*(?:passw(?:or)?d|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential)[A-Za-z0-9_-]*)(=|:\s*|\s+)([^\s'"]+)`), `$1$2[REDACTED]`},
+		{regexp.MustCompile(`://([^/@\s:]+):([^/@\s]+)@`), `://$1:[REDACTED]@`},
+		{regexp.MustCompile(`\b(ghp|gho|ghs|ghr|ghu|github_pat|glpat|xox[abprs]|sk|sk-ant|AKIA|ASIA)[-_][A-Za-z0-9_-]{10,}|\bAKIA[A-Z0-9]{16}\b`), `[REDACTED]`},
+	}
+})
 
 // redact hides secret-looking parts of text (tokens, passwords,
 // Authorization headers, URL credentials) for display and storage of
 // descriptions. It may hide more than needed; it is never used for matching.
 func redact(text string) string {
-	for _, r := range redactors {
+	for _, r := range redactors() {
 		text = r.re.ReplaceAllString(text, r.repl)
 	}
 	return text

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -228,7 +229,7 @@ func commandFact(cmd shellparse.Command) CommandFact {
 		cf.Env = append(cf.Env, strings.Join(strings.Fields(e), ""))
 	}
 	cf.Env = uniqSorted(cf.Env)
-	spec := cliTable[cmd.Program]
+	spec := cliTable()[cmd.Program]
 	if strings.Contains(cmd.Spelling, "/") {
 		spec = nil // a path-qualified program is not the known CLI
 	}
@@ -296,30 +297,46 @@ func normPath(p, workspace string) string {
 	return p
 }
 
-// hostPrograms take a host as their first operand.
-var hostPrograms = map[string][]string{ // program → flags that take a value
-	"ssh":      {"-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w"},
-	"mosh":     {"-p", "--ssh", "--port"},
-	"telnet":   {"-l", "-n"},
-	"nc":       {"-p", "-s", "-w", "-i", "-q", "-x", "-X"},
-	"ncat":     {"-p", "-s", "-w", "-i", "-x"},
-	"ping":     {"-c", "-i", "-I", "-s", "-t", "-W", "-w"},
-	"ping6":    {"-c", "-i", "-I", "-s", "-t", "-W", "-w"},
-	"dig":      {"-p", "-t", "-c", "-x", "-b", "-q"},
-	"nslookup": nil,
-	"host":     {"-t", "-c", "-W"},
+// hostPrograms take a host as their first operand. The map is built on
+// first use, not at init (see cliTable).
+var hostPrograms = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{ // program → flags that take a value
+		"ssh":      {"-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w"},
+		"mosh":     {"-p", "--ssh", "--port"},
+		"telnet":   {"-l", "-n"},
+		"nc":       {"-p", "-s", "-w", "-i", "-q", "-x", "-X"},
+		"ncat":     {"-p", "-s", "-w", "-i", "-x"},
+		"ping":     {"-c", "-i", "-I", "-s", "-t", "-W", "-w"},
+		"ping6":    {"-c", "-i", "-I", "-s", "-t", "-W", "-w"},
+		"dig":      {"-p", "-t", "-c", "-x", "-b", "-q"},
+		"nslookup": nil,
+		"host":     {"-t", "-c", "-W"},
+	}
+})
+
+// fetchProgram reports whether program treats a bare "name.tld/…" operand
+// as an http URL.
+func fetchProgram(program string) bool {
+	switch program {
+	case "curl", "wget", "http", "https", "xh":
+		return true
+	}
+	return false
 }
 
-// fetchPrograms treat a bare "name.tld/…" operand as an http URL.
-var fetchPrograms = map[string]bool{"curl": true, "wget": true, "http": true, "https": true, "xh": true}
-
-// scpPrograms accept "host:path" operands.
-var scpPrograms = map[string]bool{"scp": true, "rsync": true, "sftp": true}
+// scpProgram reports whether program accepts "host:path" operands.
+func scpProgram(program string) bool {
+	switch program {
+	case "scp", "rsync", "sftp":
+		return true
+	}
+	return false
+}
 
 func commandHosts(cmd shellparse.Command) []string {
 	var hosts []string
-	valueFlags, hostProg := hostPrograms[cmd.Program]
-	fetch := fetchPrograms[cmd.Program]
+	valueFlags, hostProg := hostPrograms()[cmd.Program]
+	fetch := fetchProgram(cmd.Program)
 	if fetch {
 		valueFlags = fetchValueFlags
 	}
@@ -391,12 +408,12 @@ func hostOf(v, program string, operand bool) string {
 		}
 		return bareHost(rest)
 	}
-	if scpPrograms[program] && operand {
+	if scpProgram(program) && operand {
 		if i := strings.IndexByte(v, ':'); i > 0 && !strings.Contains(v[:i], "/") {
 			return bareHost(v[:i])
 		}
 	}
-	if fetchPrograms[program] && operand {
+	if fetchProgram(program) && operand {
 		h := v
 		if i := strings.IndexAny(h, "/?#"); i >= 0 {
 			h = h[:i]

@@ -141,7 +141,7 @@ func BuildLeash(ll LeashLine, active, pending *Mandate, drift []DriftRecord) Lea
 	return ll
 }
 
-var bars = []rune("▁▂▃▄▅▆▇█")
+var bars = []rune{'▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'}
 
 // Glyphs of the Leash Line.
 const (

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -69,11 +70,12 @@ func (m *Mandate) family(name string) *[]Rule {
 	return nil
 }
 
-var jobRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+// jobRe is compiled on first use, not at init (see cliTable).
+var jobRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 
 // ValidJob reports whether name is a usable job name: 1–64 characters of
 // letters, digits, '.', '_' and '-', starting with a letter or digit.
-func ValidJob(name string) bool { return jobRe.MatchString(name) }
+func ValidJob(name string) bool { return jobRe().MatchString(name) }
 
 // canonRule validates a rule value of a family and returns its canonical form.
 func canonRule(family, v string) (string, error) {
@@ -250,8 +252,15 @@ func (m *Mandate) Marshal() []byte {
 	return b.Bytes()
 }
 
-var yamlSpecialWords = map[string]bool{"true": true, "false": true, "null": true, "yes": true,
-	"no": true, "on": true, "off": true, "y": true, "n": true, "~": true}
+// yamlSpecialWord reports whether a lower-case word reads as a YAML
+// boolean or null when plain.
+func yamlSpecialWord(s string) bool {
+	switch s {
+	case "true", "false", "null", "yes", "no", "on", "off", "y", "n", "~":
+		return true
+	}
+	return false
+}
 
 // yamlScalar writes s plain when that is unambiguously a string, else
 // double-quoted with escapes.
@@ -290,7 +299,7 @@ func yamlScalar(s string) string {
 }
 
 func plainSafe(s string) bool {
-	if s == "" || yamlSpecialWords[strings.ToLower(s)] {
+	if s == "" || yamlSpecialWord(strings.ToLower(s)) {
 		return false
 	}
 	c := s[0]
@@ -315,7 +324,7 @@ func plainSafe(s string) bool {
 	return true
 }
 
-var seenRe = regexp.MustCompile(`^#\s*seen (\d{1,9})x$`)
+var seenRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#\s*seen (\d{1,9})x$`) })
 
 // Load parses mandate YAML strictly: unknown keys, duplicate keys, wrong
 // types, aliases, anchors, tags, extra documents and invalid rules are
@@ -443,7 +452,7 @@ func loadRules(fam string, v *yaml.Node) ([]Rule, error) {
 			return nil, fmt.Errorf("line %d: %w", it.Line, err)
 		}
 		seen := 0
-		if sm := seenRe.FindStringSubmatch(strings.TrimSpace(it.LineComment)); sm != nil {
+		if sm := seenRe().FindStringSubmatch(strings.TrimSpace(it.LineComment)); sm != nil {
 			seen, _ = strconv.Atoi(sm[1])
 		}
 		if i, ok := idx[val]; ok {
