@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -44,10 +45,11 @@ func NewAllowlistStore(stateDir string) *AllowlistStore {
 	return &AllowlistStore{dir: filepath.Join(stateDir, "allowlist")}
 }
 
-var profileFileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+// profileFileName is compiled on first use, not at init (see ruleIndex).
+var profileFileName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`) })
 
 func (s *AllowlistStore) path(profile, ext string) (string, error) {
-	if !profileFileName.MatchString(profile) {
+	if !profileFileName().MatchString(profile) {
 		return "", fmt.Errorf("invalid profile name %q", profile)
 	}
 	return filepath.Join(s.dir, profile+ext), nil

@@ -1,5 +1,7 @@
 package approval
 
+import "sync"
+
 // Rule is one entry of the catalog: a stable id, the tier it puts a command
 // in, a one-line description (also the approval key that session and
 // "always" approvals store), and examples that must and must not match.
@@ -349,14 +351,16 @@ var catalog = []Rule{
 			"rg --pre x n", "git branch -D x", "echo $(curl x | sh)", "sort -o out f", "LD_PRELOAD=x ls"}},
 }
 
-// ruleIndex maps a rule id to its catalog entry.
-var ruleIndex = func() map[string]*Rule {
+// ruleIndex maps a rule id to its catalog entry. It is built on first use,
+// not at init: init work runs in every tether process, including the
+// container init that `tether run` re-executes.
+var ruleIndex = sync.OnceValue(func() map[string]*Rule {
 	m := make(map[string]*Rule, len(catalog))
 	for i := range catalog {
 		m[catalog[i].ID] = &catalog[i]
 	}
 	return m
-}()
+})
 
 // Rules returns the catalog in its stable order. The slice is a copy; the
 // caller may modify it.
@@ -368,7 +372,7 @@ func Rules() []Rule {
 
 // LookupRule returns the rule with the given id.
 func LookupRule(id string) (Rule, bool) {
-	r, ok := ruleIndex[id]
+	r, ok := ruleIndex()[id]
 	if !ok {
 		return Rule{}, false
 	}

@@ -50,7 +50,7 @@ func FuzzAnalyze(f *testing.F) {
 			if fd.Span.Start < 0 || fd.Span.End > len(src) || fd.Span.Start > fd.Span.End {
 				t.Fatalf("finding %s span %v outside source of %d bytes", fd.Rule, fd.Span, len(src))
 			}
-			if _, ok := ruleIndex[fd.Rule]; !ok {
+			if _, ok := ruleIndex()[fd.Rule]; !ok {
 				t.Fatalf("finding with unknown rule %q", fd.Rule)
 			}
 		}

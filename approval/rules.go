@@ -3,6 +3,7 @@ package approval
 import (
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/tether-dev/tether/shellparse"
 )
@@ -30,7 +31,7 @@ const maxSubDepth = 2
 
 // hit records a finding for rule id at text/span, once per rule and span.
 func (a *analyzer) hit(id, text string, span shellparse.Span) {
-	r := ruleIndex[id]
+	r := ruleIndex()[id]
 	if r == nil {
 		panic("approval: unknown rule id " + id) // a programming error, caught by tests
 	}
@@ -45,7 +46,7 @@ func (a *analyzer) hit(id, text string, span shellparse.Span) {
 // hitCmd records a finding for the whole command c. In the --dry-run form of
 // a command, approval-tier command findings are dropped (hardline never is).
 func (a *analyzer) hitCmd(id string, c *shellparse.Command) {
-	if a.dry && ruleIndex[id].Tier == TierApproval {
+	if a.dry && ruleIndex()[id].Tier == TierApproval {
 		return
 	}
 	a.hit(id, c.Text, c.Span)
@@ -145,7 +146,7 @@ func (a *analyzer) command(c *shellparse.Command) {
 	if len(args) > 0 && (args[0] == "--help" || args[0] == "--version") {
 		return
 	}
-	a.dry = !forwardsArgs[c.Program] && (isDryRun(args) || hasLong(args, "--help"))
+	a.dry = !forwardsArgs()[c.Program] && (isDryRun(args) || hasLong(args, "--help"))
 	prog := c.Program
 	a.program(c, prog, args)
 	a.interpreter(c, args)
@@ -157,11 +158,13 @@ func (a *analyzer) command(c *shellparse.Command) {
 // forwardsArgs are programs that hand (some of) their arguments to another
 // command, so a "--help" or "--dry-run" among them may belong to that
 // command: ssh host 'rm -rf x;' --help runs rm. They get no waiver.
-var forwardsArgs = map[string]bool{
-	"ssh": true, "mosh": true, "docker": true, "podman": true, "nerdctl": true, "npm": true, "npx": true,
-	"yarn": true, "pnpm": true, "bun": true, "cargo": true, "go": true, "make": true, "nix": true, "uv": true,
-	"poetry": true, "pipx": true, "just": true, "task": true,
-}
+var forwardsArgs = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"ssh": true, "mosh": true, "docker": true, "podman": true, "nerdctl": true, "npm": true, "npx": true,
+		"yarn": true, "pnpm": true, "bun": true, "cargo": true, "go": true, "make": true, "nix": true, "uv": true,
+		"poetry": true, "pipx": true, "just": true, "task": true,
+	}
+})
 
 // isDryRun reports whether args ask the program only to show what it would do.
 func isDryRun(args []string) bool {
@@ -601,15 +604,17 @@ func (a *analyzer) rm(c *shellparse.Command, args []string) {
 }
 
 // findValued are find primaries that take one argument.
-var findValued = map[string]bool{
-	"-name": true, "-iname": true, "-path": true, "-ipath": true, "-regex": true, "-iregex": true,
-	"-type": true, "-xtype": true, "-newer": true, "-perm": true, "-user": true, "-group": true,
-	"-size": true, "-mtime": true, "-atime": true, "-ctime": true, "-mmin": true, "-amin": true,
-	"-cmin": true, "-maxdepth": true, "-mindepth": true, "-wholename": true, "-iwholename": true,
-	"-lname": true, "-ilname": true, "-samefile": true, "-inum": true, "-links": true, "-uid": true,
-	"-gid": true, "-fstype": true, "-printf": true, "-used": true, "-context": true, "-regextype": true,
-	"-newermt": true, "-anewer": true, "-cnewer": true,
-}
+var findValued = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"-name": true, "-iname": true, "-path": true, "-ipath": true, "-regex": true, "-iregex": true,
+		"-type": true, "-xtype": true, "-newer": true, "-perm": true, "-user": true, "-group": true,
+		"-size": true, "-mtime": true, "-atime": true, "-ctime": true, "-mmin": true, "-amin": true,
+		"-cmin": true, "-maxdepth": true, "-mindepth": true, "-wholename": true, "-iwholename": true,
+		"-lname": true, "-ilname": true, "-samefile": true, "-inum": true, "-links": true, "-uid": true,
+		"-gid": true, "-fstype": true, "-printf": true, "-used": true, "-context": true, "-regextype": true,
+		"-newermt": true, "-anewer": true, "-cnewer": true,
+	}
+})
 
 // findActions scans find's expression: it reports -delete, file-writing
 // actions and the command run by -exec/-ok, and returns the start paths.
@@ -622,7 +627,7 @@ func findActions(args []string) (starts []string, del, writes bool, execProg str
 	for ; i < len(args); i++ {
 		v := args[i]
 		switch {
-		case findValued[v]:
+		case findValued()[v]:
 			i++
 		case v == "-delete":
 			del = true
@@ -997,7 +1002,7 @@ func (a *analyzer) container(c *shellparse.Command, args []string) {
 				val = args[i+1]
 			}
 			i++
-		case containerValued[v]:
+		case containerValued()[v]:
 			i++
 		default:
 			if j := strings.IndexByte(v, '='); j > 0 {
@@ -1041,13 +1046,13 @@ var containerValuedList = []string{"-H", "--host", "--url", "--connection", "-c"
 	"--config", "--identity", "--root", "--runroot", "--storage-driver", "--tlscacert", "--tlscert", "--tlskey",
 	"--cgroup-manager", "--events-backend", "--runtime", "--tmpdir", "--network-cmd-path", "--ssh"}
 
-var containerValued = func() map[string]bool {
+var containerValued = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, o := range containerValuedList {
 		m[o] = true
 	}
 	return m
-}()
+})
 
 // privileged flags container options that hand the container the host.
 func (a *analyzer) privileged(c *shellparse.Command, args []string) {
@@ -1172,12 +1177,14 @@ func (a *analyzer) execOption(c *shellparse.Command, v string) {
 }
 
 // man's options that take a value; -P/--pager runs its value.
-var manValued = map[string]bool{
-	"-C": true, "--config-file": true, "-M": true, "--manpath": true, "-P": true, "--pager": true,
-	"-r": true, "--prompt": true, "-L": true, "--locale": true, "-m": true, "--systems": true,
-	"-S": true, "-s": true, "--sections": true, "-e": true, "--extension": true, "-p": true,
-	"--preprocessor": true, "-R": true, "--recode": true, "-E": true, "--encoding": true,
-}
+var manValued = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"-C": true, "--config-file": true, "-M": true, "--manpath": true, "-P": true, "--pager": true,
+		"-r": true, "--prompt": true, "-L": true, "--locale": true, "-m": true, "--systems": true,
+		"-S": true, "-s": true, "--sections": true, "-e": true, "--extension": true, "-p": true,
+		"--preprocessor": true, "-R": true, "--recode": true, "-E": true, "--encoding": true,
+	}
+})
 
 func (a *analyzer) man(c *shellparse.Command, args []string) {
 	for i := 0; i < len(args); i++ {
@@ -1197,7 +1204,7 @@ func (a *analyzer) man(c *shellparse.Command, args []string) {
 			a.hitCmd(RuleExecOption, c)
 			continue
 		}
-		if manValued[v] {
+		if manValued()[v] {
 			if (v == "-P" || v == "--pager") && i+1 < len(args) {
 				a.execOption(c, args[i+1])
 			}
@@ -1497,21 +1504,23 @@ func (a *analyzer) credentialUpload(c *shellparse.Command, args []string) {
 func base(p string) string { return path.Base(p) }
 
 // execEnv are environment variables that load or run code in the command.
-var execEnv = map[string]bool{
-	"LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true, "DYLD_INSERT_LIBRARIES": true,
-	"DYLD_LIBRARY_PATH": true, "BASH_ENV": true, "ENV": true, "PATH": true, "PROMPT_COMMAND": true,
-	"PS4": true, "SHELLOPTS": true, "BASHOPTS": true, "GIT_SSH": true, "GIT_SSH_COMMAND": true,
-	"GIT_EXTERNAL_DIFF": true, "GIT_PAGER": true, "GIT_EDITOR": true, "GIT_ASKPASS": true,
-	"GIT_PROXY_COMMAND": true, "GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_PARAMETERS": true,
-	"SSH_ASKPASS": true, "SUDO_ASKPASS": true, "EDITOR": true, "VISUAL": true, "PAGER": true, "MANPAGER": true,
-	"LESSOPEN": true, "LESSCLOSE": true, "PERL5OPT": true, "PERL5LIB": true, "PERLLIB": true,
-	"PYTHONSTARTUP": true, "PYTHONPATH": true, "PYTHONHOME": true, "NODE_OPTIONS": true,
-	"NODE_PATH": true, "RUBYOPT": true, "RUBYLIB": true, "JAVA_TOOL_OPTIONS": true,
-	"_JAVA_OPTIONS": true, "BROWSER": true, "GCONV_PATH": true, "TAR_OPTIONS": true,
-}
+var execEnv = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true, "DYLD_INSERT_LIBRARIES": true,
+		"DYLD_LIBRARY_PATH": true, "BASH_ENV": true, "ENV": true, "PATH": true, "PROMPT_COMMAND": true,
+		"PS4": true, "SHELLOPTS": true, "BASHOPTS": true, "GIT_SSH": true, "GIT_SSH_COMMAND": true,
+		"GIT_EXTERNAL_DIFF": true, "GIT_PAGER": true, "GIT_EDITOR": true, "GIT_ASKPASS": true,
+		"GIT_PROXY_COMMAND": true, "GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_PARAMETERS": true,
+		"SSH_ASKPASS": true, "SUDO_ASKPASS": true, "EDITOR": true, "VISUAL": true, "PAGER": true, "MANPAGER": true,
+		"LESSOPEN": true, "LESSCLOSE": true, "PERL5OPT": true, "PERL5LIB": true, "PERLLIB": true,
+		"PYTHONSTARTUP": true, "PYTHONPATH": true, "PYTHONHOME": true, "NODE_OPTIONS": true,
+		"NODE_PATH": true, "RUBYOPT": true, "RUBYLIB": true, "JAVA_TOOL_OPTIONS": true,
+		"_JAVA_OPTIONS": true, "BROWSER": true, "GCONV_PATH": true, "TAR_OPTIONS": true,
+	}
+})
 
 func isExecEnv(name string) bool {
-	return execEnv[name] || strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "GIT_CONFIG_")
+	return execEnv()[name] || strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "GIT_CONFIG_")
 }
 
 func (a *analyzer) env(c *shellparse.Command) {

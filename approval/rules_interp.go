@@ -2,6 +2,7 @@ package approval
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/tether-dev/tether/shellparse"
 )
@@ -15,12 +16,14 @@ import (
 // loop keyword), so an obfuscated payload still gets approval, never allow.
 
 // shells are programs that run shell scripts.
-var shells = map[string]bool{
-	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true,
-	"fish": true, "yash": true, "posh": true, "csh": true, "tcsh": true, "rbash": true,
-}
+var shells = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true,
+		"fish": true, "yash": true, "posh": true, "csh": true, "tcsh": true, "rbash": true,
+	}
+})
 
-func isShell(prog string) bool { return shells[prog] }
+func isShell(prog string) bool { return shells()[prog] }
 
 // interpName normalises an interpreter name: lower case, no ".exe", no
 // version suffix ("python3.11" and "ruby3.2" become "python" and "ruby").
@@ -35,18 +38,20 @@ func interpName(prog string) string {
 }
 
 // codeFlags maps an interpreter to its inline-code options.
-var codeFlags = map[string][]string{
-	"python": {"-c"}, "pypy": {"-c"}, "perl": {"-e", "-E"}, "ruby": {"-e"}, "jruby": {"-e"},
-	"node": {"-e", "--eval", "-p", "--print"}, "nodejs": {"-e", "--eval", "-p", "--print"},
-	"bun": {"-e", "--eval", "-p", "--print"}, "deno": {"-e", "--eval"}, "php": {"-r", "-B", "-R", "-E"},
-	"lua": {"-e"}, "luajit": {"-e"}, "rscript": {"-e"}, "julia": {"-e", "-E", "--eval", "--print"},
-	"guile": {"-c"}, "groovy": {"-e"}, "elixir": {"-e", "--eval"}, "erl": {"-eval"}, "osascript": {"-e"},
-	"tclsh": nil, "wish": nil, "irb": nil, "jshell": nil, "racket": {"-e"}, "sbcl": {"--eval"},
-	"awk": nil, "gawk": nil, "mawk": nil, "nawk": nil, "busybox": nil, "pwsh": nil, "powershell": nil, "cmd": nil,
-}
+var codeFlags = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"python": {"-c"}, "pypy": {"-c"}, "perl": {"-e", "-E"}, "ruby": {"-e"}, "jruby": {"-e"},
+		"node": {"-e", "--eval", "-p", "--print"}, "nodejs": {"-e", "--eval", "-p", "--print"},
+		"bun": {"-e", "--eval", "-p", "--print"}, "deno": {"-e", "--eval"}, "php": {"-r", "-B", "-R", "-E"},
+		"lua": {"-e"}, "luajit": {"-e"}, "rscript": {"-e"}, "julia": {"-e", "-E", "--eval", "--print"},
+		"guile": {"-c"}, "groovy": {"-e"}, "elixir": {"-e", "--eval"}, "erl": {"-eval"}, "osascript": {"-e"},
+		"tclsh": nil, "wish": nil, "irb": nil, "jshell": nil, "racket": {"-e"}, "sbcl": {"--eval"},
+		"awk": nil, "gawk": nil, "mawk": nil, "nawk": nil, "busybox": nil, "pwsh": nil, "powershell": nil, "cmd": nil,
+	}
+})
 
 func isInterpreter(name string) bool {
-	_, ok := codeFlags[name]
+	_, ok := codeFlags()[name]
 	return ok
 }
 
@@ -113,7 +118,7 @@ func inlineCode(name string, args []string) (string, bool) {
 			return code, true
 		}
 	}
-	flags := codeFlags[name]
+	flags := codeFlags()[name]
 	for i := 0; i < len(args); i++ {
 		v := args[i]
 		if v == "--" || len(v) < 2 || v[0] != '-' {

@@ -3,6 +3,7 @@ package approval
 import (
 	"path"
 	"strings"
+	"sync"
 )
 
 // Path folding. Rules compare paths in one canonical form so that every
@@ -140,17 +141,19 @@ func inList(rel string, dirs []string) bool {
 }
 
 // systemDirs are directories whose recursive deletion wrecks the host.
-var systemDirs = map[string]bool{
-	"/": true, "/bin": true, "/boot": true, "/dev": true, "/etc": true, "/home": true,
-	"/lib": true, "/lib32": true, "/lib64": true, "/libx32": true, "/media": true,
-	"/mnt": true, "/opt": true, "/proc": true, "/root": true, "/run": true, "/sbin": true,
-	"/srv": true, "/sys": true, "/usr": true, "/var": true, "/snap": true,
-	"/usr/bin": true, "/usr/sbin": true, "/usr/lib": true, "/usr/lib64": true,
-	"/usr/local": true, "/usr/share": true, "/usr/include": true, "/usr/libexec": true,
-	"/var/lib": true, "/var/log": true, "/var/spool": true, "/var/cache": true,
-	"/System": true, "/Library": true, "/Applications": true, "/Users": true,
-	"/private": true, "/private/etc": true, "/private/var": true,
-}
+var systemDirs = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"/": true, "/bin": true, "/boot": true, "/dev": true, "/etc": true, "/home": true,
+		"/lib": true, "/lib32": true, "/lib64": true, "/libx32": true, "/media": true,
+		"/mnt": true, "/opt": true, "/proc": true, "/root": true, "/run": true, "/sbin": true,
+		"/srv": true, "/sys": true, "/usr": true, "/var": true, "/snap": true,
+		"/usr/bin": true, "/usr/sbin": true, "/usr/lib": true, "/usr/lib64": true,
+		"/usr/local": true, "/usr/share": true, "/usr/include": true, "/usr/libexec": true,
+		"/var/lib": true, "/var/log": true, "/var/spool": true, "/var/cache": true,
+		"/System": true, "/Library": true, "/Applications": true, "/Users": true,
+		"/private": true, "/private/etc": true, "/private/var": true,
+	}
+})
 
 // isCatastrophicTarget reports whether deleting the canonical path p
 // recursively destroys the system or a home: "/", a system directory, a
@@ -171,7 +174,7 @@ func isCatastrophicTarget(p string) bool {
 	if p == "*" || p == ".*" {
 		return false // relative glob, cwd unknown
 	}
-	if systemDirs[p] {
+	if systemDirs()[p] {
 		return true
 	}
 	if rel, ok := homeRel(p); ok && rel == "" {

@@ -2,6 +2,7 @@ package approval
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/tether-dev/tether/shellparse"
 )
@@ -16,36 +17,38 @@ import (
 // its privileges (sudo, doas, su, runuser).
 
 // safePrograms maps each safe program to an optional argument check.
-var safePrograms = map[string]func(args []string) bool{
-	"ls": nil, "cat": nil, "head": nil, "tail": nil, "wc": nil, "grep": nil, "egrep": nil, "fgrep": nil,
-	"pwd": nil, "echo": nil, "printf": nil, "whoami": nil, "id": nil, "uname": nil, "which": nil,
-	"file": nil, "stat": nil, "du": nil, "df": nil, "basename": nil, "dirname": nil, "realpath": nil,
-	"readlink": nil, "cut": nil, "tr": nil, "nl": nil, "od": nil, "hexdump": nil, "md5sum": nil,
-	"sha1sum": nil, "sha256sum": nil, "sha512sum": nil, "cksum": nil, "diff": nil, "cmp": nil, "comm": nil,
-	"column": nil, "jq": nil, "printenv": nil, "seq": nil, "true": nil, "false": nil, "test": nil, "[": nil,
-	"type": nil, "whereis": nil, "uptime": nil, "free": nil, "nproc": nil, "lscpu": nil, "lsblk": nil,
-	"ps": nil, "groups": nil, "locale": nil, "tty": nil, "cd": nil, "arch": nil, "zcat": nil,
-	"sleep": nil, "cal": nil, "tac": nil, "rev": nil, "fold": nil, "expand": nil, "strings": nil,
-	"date":     func(args []string) bool { return !hasShort(args, "s") && !hasLong(args, "--set") },
-	"hostname": func(args []string) bool { return len(operands(args)) == 0 },
-	"env":      func(args []string) bool { return len(args) == 0 },
-	"tree":     func(args []string) bool { return !hasShort(args, "o") },
-	"find": func(args []string) bool {
-		_, del, writes, exec := findActions(args)
-		return !del && !writes && exec == "" && !hasWord(args, "-exec") && !hasWord(args, "-execdir") && !hasWord(args, "-ok") && !hasWord(args, "-okdir")
-	},
-	"rg": func(args []string) bool {
-		_, ok := optValue(args, "--pre", "--hostname-bin")
-		return !ok
-	},
-	"sort": func(args []string) bool {
-		return !hasShort(args, "o") && !hasLong(args, "--output", "--compress-program")
-	},
-	"uniq": func(args []string) bool { return len(operands(args, "-f", "-s", "-w")) <= 1 },
-	"xxd":  func(args []string) bool { return !hasShort(args, "r") && len(operands(args)) <= 1 },
-	"yq":   func(args []string) bool { return !hasShort(args, "i") && !hasLong(args, "--inplace") },
-	"git":  safeGit,
-}
+var safePrograms = sync.OnceValue(func() map[string]func(args []string) bool {
+	return map[string]func(args []string) bool{
+		"ls": nil, "cat": nil, "head": nil, "tail": nil, "wc": nil, "grep": nil, "egrep": nil, "fgrep": nil,
+		"pwd": nil, "echo": nil, "printf": nil, "whoami": nil, "id": nil, "uname": nil, "which": nil,
+		"file": nil, "stat": nil, "du": nil, "df": nil, "basename": nil, "dirname": nil, "realpath": nil,
+		"readlink": nil, "cut": nil, "tr": nil, "nl": nil, "od": nil, "hexdump": nil, "md5sum": nil,
+		"sha1sum": nil, "sha256sum": nil, "sha512sum": nil, "cksum": nil, "diff": nil, "cmp": nil, "comm": nil,
+		"column": nil, "jq": nil, "printenv": nil, "seq": nil, "true": nil, "false": nil, "test": nil, "[": nil,
+		"type": nil, "whereis": nil, "uptime": nil, "free": nil, "nproc": nil, "lscpu": nil, "lsblk": nil,
+		"ps": nil, "groups": nil, "locale": nil, "tty": nil, "cd": nil, "arch": nil, "zcat": nil,
+		"sleep": nil, "cal": nil, "tac": nil, "rev": nil, "fold": nil, "expand": nil, "strings": nil,
+		"date":     func(args []string) bool { return !hasShort(args, "s") && !hasLong(args, "--set") },
+		"hostname": func(args []string) bool { return len(operands(args)) == 0 },
+		"env":      func(args []string) bool { return len(args) == 0 },
+		"tree":     func(args []string) bool { return !hasShort(args, "o") },
+		"find": func(args []string) bool {
+			_, del, writes, exec := findActions(args)
+			return !del && !writes && exec == "" && !hasWord(args, "-exec") && !hasWord(args, "-execdir") && !hasWord(args, "-ok") && !hasWord(args, "-okdir")
+		},
+		"rg": func(args []string) bool {
+			_, ok := optValue(args, "--pre", "--hostname-bin")
+			return !ok
+		},
+		"sort": func(args []string) bool {
+			return !hasShort(args, "o") && !hasLong(args, "--output", "--compress-program")
+		},
+		"uniq": func(args []string) bool { return len(operands(args, "-f", "-s", "-w")) <= 1 },
+		"xxd":  func(args []string) bool { return !hasShort(args, "r") && len(operands(args)) <= 1 },
+		"yq":   func(args []string) bool { return !hasShort(args, "i") && !hasLong(args, "--inplace") },
+		"git":  safeGit,
+	}
+})
 
 // safeGit accepts git's listing and inspection subcommands.
 func safeGit(args []string) bool {
@@ -81,15 +84,17 @@ func safeGit(args []string) bool {
 }
 
 // safeEnv are environment variables a safe command may set.
-var safeEnv = map[string]bool{
-	"LANG": true, "LC_ALL": true, "LC_CTYPE": true, "LC_COLLATE": true, "LC_MESSAGES": true, "LC_NUMERIC": true,
-	"LC_TIME": true, "TZ": true, "NO_COLOR": true, "TERM": true, "COLUMNS": true, "LINES": true,
-	"CLICOLOR": true, "FORCE_COLOR": true, "GREP_COLORS": true, "LS_COLORS": true,
-}
+var safeEnv = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"LANG": true, "LC_ALL": true, "LC_CTYPE": true, "LC_COLLATE": true, "LC_MESSAGES": true, "LC_NUMERIC": true,
+		"LC_TIME": true, "TZ": true, "NO_COLOR": true, "TERM": true, "COLUMNS": true, "LINES": true,
+		"CLICOLOR": true, "FORCE_COLOR": true, "GREP_COLORS": true, "LS_COLORS": true,
+	}
+})
 
 // isSafeCommand reports whether c is in the safe class.
 func isSafeCommand(c *shellparse.Command) bool {
-	check, ok := safePrograms[c.Program]
+	check, ok := safePrograms()[c.Program]
 	if !ok {
 		return false
 	}
@@ -103,7 +108,7 @@ func isSafeCommand(c *shellparse.Command) bool {
 		}
 	}
 	for _, e := range c.Env {
-		if !safeEnv[e.Name] {
+		if !safeEnv()[e.Name] {
 			return false
 		}
 	}

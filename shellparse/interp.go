@@ -2,17 +2,22 @@ package shellparse
 
 import (
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
 
 // shells are the programs that run a shell script given with -c, a file
-// operand or standard input.
-var shells = map[string]bool{
-	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "ash": true,
-	"mksh": true, "yash": true, "posh": true, "rbash": true, "fish": true,
-	"csh": true, "tcsh": true, "ksh93": true, "oksh": true, "loksh": true,
-}
+// operand or standard input. This and the other tables of the package are
+// built on first use, not at init: init work runs in every tether process,
+// including the container init that `tether run` re-executes.
+var shells = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "ash": true,
+		"mksh": true, "yash": true, "posh": true, "rbash": true, "fish": true,
+		"csh": true, "tcsh": true, "ksh93": true, "oksh": true, "loksh": true,
+	}
+})
 
 // interpSpec describes how an interpreter takes inline code.
 type interpSpec struct {
@@ -28,28 +33,30 @@ type interpSpec struct {
 // interpreters are the non-shell interpreters whose inline code (-c, -e …)
 // is opaque. Lookup is case-insensitive and ignores a ".exe" suffix, so
 // "BUN.EXE" and "Python3" are found too.
-var interpreters = map[string]*interpSpec{
-	"python":     {inline: "c", argOpts: "WXQ", operandOpt: "m"},
-	"pypy":       {inline: "c", argOpts: "WXQ", operandOpt: "m"},
-	"perl":       {inline: "eE", argOpts: "I", attachOpts: "MmxlidDC0"},
-	"ruby":       {inline: "e", argOpts: "IrCE", attachOpts: "xFTW0"},
-	"node":       {inline: "ep", inlineLong: []string{"eval", "print"}, argOpts: "r", argLong: []string{"require", "import", "loader", "input-type", "conditions"}},
-	"nodejs":     {inline: "ep", inlineLong: []string{"eval", "print"}, argOpts: "r", argLong: []string{"require", "import", "loader", "input-type"}},
-	"bun":        {inline: "ep", inlineLong: []string{"eval", "print"}, argOpts: "r", argLong: []string{"preload", "cwd", "config"}},
-	"deno":       {inline: "", inlineSub: "eval"},
-	"php":        {inline: "rRBE", argOpts: "cdzt", argLong: []string{"php-ini", "define"}},
-	"lua":        {inline: "e", argOpts: "l"},
-	"luajit":     {inline: "e", argOpts: "lbjO"},
-	"rscript":    {inline: "e", inlineLong: []string{}},
-	"r":          {inline: "e"},
-	"osascript":  {inline: "e", argOpts: "ls"},
-	"julia":      {inline: "eE", inlineLong: []string{"eval", "print"}},
-	"elixir":     {inline: "e", inlineLong: []string{"eval"}},
-	"guile":      {inline: "c", argOpts: "lLx"},
-	"tclsh":      {},
-	"pwsh":       {inlineLong: []string{"c", "command", "encodedcommand", "ec", "e"}},
-	"powershell": {inlineLong: []string{"c", "command", "encodedcommand", "ec", "e"}},
-}
+var interpreters = sync.OnceValue(func() map[string]*interpSpec {
+	return map[string]*interpSpec{
+		"python":     {inline: "c", argOpts: "WXQ", operandOpt: "m"},
+		"pypy":       {inline: "c", argOpts: "WXQ", operandOpt: "m"},
+		"perl":       {inline: "eE", argOpts: "I", attachOpts: "MmxlidDC0"},
+		"ruby":       {inline: "e", argOpts: "IrCE", attachOpts: "xFTW0"},
+		"node":       {inline: "ep", inlineLong: []string{"eval", "print"}, argOpts: "r", argLong: []string{"require", "import", "loader", "input-type", "conditions"}},
+		"nodejs":     {inline: "ep", inlineLong: []string{"eval", "print"}, argOpts: "r", argLong: []string{"require", "import", "loader", "input-type"}},
+		"bun":        {inline: "ep", inlineLong: []string{"eval", "print"}, argOpts: "r", argLong: []string{"preload", "cwd", "config"}},
+		"deno":       {inline: "", inlineSub: "eval"},
+		"php":        {inline: "rRBE", argOpts: "cdzt", argLong: []string{"php-ini", "define"}},
+		"lua":        {inline: "e", argOpts: "l"},
+		"luajit":     {inline: "e", argOpts: "lbjO"},
+		"rscript":    {inline: "e", inlineLong: []string{}},
+		"r":          {inline: "e"},
+		"osascript":  {inline: "e", argOpts: "ls"},
+		"julia":      {inline: "eE", inlineLong: []string{"eval", "print"}},
+		"elixir":     {inline: "e", inlineLong: []string{"eval"}},
+		"guile":      {inline: "c", argOpts: "lLx"},
+		"tclsh":      {},
+		"pwsh":       {inlineLong: []string{"c", "command", "encodedcommand", "ec", "e"}},
+		"powershell": {inlineLong: []string{"c", "command", "encodedcommand", "ec", "e"}},
+	}
+})
 
 // interpName folds a program name for interpreter lookup: lower case, no
 // ".exe", and versioned pythons ("python3.12") to "python".
@@ -126,10 +133,10 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 		return true, w.programFile(name, cs, i)
 	}
 	fold := interpName(name)
-	if shells[fold] {
+	if shells()[fold] {
 		return w.shell(name, cs, i, c)
 	}
-	if sp := interpreters[fold]; sp != nil {
+	if sp := interpreters()[fold]; sp != nil {
 		w.emit(cs, i, c)
 		return true, w.interp(name, sp, cs, i)
 	}
@@ -440,7 +447,7 @@ func readsShell(program string) bool {
 	case "su", "runuser", "sudo", "doas", "source", ".", "at", "batch":
 		return true
 	}
-	return shells[interpName(program)]
+	return shells()[interpName(program)]
 }
 
 // literalHeredoc returns the text a heredoc or here-string feeds, when it

@@ -2,6 +2,7 @@ package shellparse
 
 import (
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -41,55 +42,57 @@ type wrapSpec struct {
 // wrappers is the table of wrapper programs peeled by the generic option
 // scanner. Wrappers with payloads or subcommands (env -S, su -c, watch,
 // flock -c, find -exec, busybox, parallel, shells) are handled in peel.
-var wrappers = map[string]*wrapSpec{
-	"env": {shortArg: "uCSPa", longArg: []string{"unset", "chdir", "split-string", "argv0"},
-		longFlags: []string{"ignore-environment", "null", "block-signal", "default-signal", "ignore-signal",
-			"list-signal-handling", "debug", "help", "version"},
-		assigns: true},
-	"sudo": {shortArg: "ughpCDrtUTR", longArg: []string{"user", "group", "host", "prompt",
-		"close-from", "chdir", "role", "type", "other-user", "command-timeout", "chroot"},
-		stop: "elvKV", longStop: []string{"edit", "list", "validate", "remove-timestamp", "version", "help"},
-		longFlags: []string{"askpass", "background", "bell", "preserve-env", "set-home", "login",
-			"reset-timestamp", "non-interactive", "preserve-groups", "stdin", "shell"},
-		assigns: true},
-	"doas":    {shortArg: "uC", stop: "CL"},
-	"pkexec":  {longArg: []string{"user"}},
-	"nice":    {shortArg: "n", longArg: []string{"adjustment"}},
-	"nohup":   {},
-	"setsid":  {},
-	"timeout": {shortArg: "sk", longArg: []string{"signal", "kill-after"}, longFlags: []string{"foreground", "preserve-status", "verbose"}, operands: 1},
-	"time":    {shortArg: "fo", longArg: []string{"format", "output"}},
-	"stdbuf":  {shortArg: "ioe", longArg: []string{"input", "output", "error"}},
-	"ionice":  {shortArg: "cnpPu", longArg: []string{"class", "classdata", "pid", "pgid", "uid"}, stop: "pPu", longStop: []string{"pid", "pgid", "uid"}},
-	"chrt":    {shortArg: "TPD", longArg: []string{"sched-runtime", "sched-period", "sched-deadline"}, operands: 1, stop: "pm", longStop: []string{"pid", "max"}},
-	"taskset": {operands: 1, stop: "p", longStop: []string{"pid"}},
-	"exec":    {shortArg: "a"},
-	"command": {stop: "vV"},
-	"builtin": {},
-	"xargs": {shortArg: "ILnPsdEa", shortOpt: "ile", longArg: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"},
-		longFlags: []string{"null", "no-run-if-empty", "verbose", "interactive", "open-tty", "exit", "show-limits", "replace", "max-lines", "eof"}, extra: true},
-	"nsenter":   {shortArg: "tSG", longArg: []string{"target", "setuid", "setgid"}},
-	"unshare":   {shortArg: "SGRw", longArg: []string{"setuid", "setgid", "root", "wd", "propagation", "setgroups"}},
-	"chroot":    {longArg: []string{"userspec", "groups"}, operands: 1},
-	"strace":    {shortArg: "abeEIoOpPsSuUX", stop: "p"},
-	"ltrace":    {shortArg: "aAeEFlnopsSuwxX", stop: "p"},
-	"gosu":      {operands: 1},
-	"su-exec":   {operands: 1},
-	"setpriv":   {longArg: []string{"reuid", "regid", "ruid", "rgid", "euid", "egid", "groups", "inh-caps", "ambient-caps", "bounding-set", "securebits", "selinux-label", "apparmor-profile", "landlock-access", "landlock-rule", "pdeathsig"}},
-	"numactl":   {shortArg: "CNmpiP", longArg: []string{"physcpubind", "cpunodebind", "membind", "preferred", "interleave"}},
-	"cgexec":    {shortArg: "g"},
-	"faketime":  {shortArg: "f", operands: 1},
-	"fakeroot":  {shortArg: "lsi", longArg: []string{"lib", "faked"}},
-	"eatmydata": {}, "catchsegv": {}, "unbuffer": {}, "dbus-run-session": {},
-	"torsocks":    {shortArg: "uapP"},
-	"tsocks":      {},
-	"proxychains": {shortArg: "f"}, "proxychains4": {shortArg: "f"},
-	"screen":          {shortArg: "SctehpT", stop: "rRxXlQv", longStop: []string{"list", "ls"}},
-	"firejail":        {},
-	"caffeinate":      {shortArg: "tw"},
-	"systemd-run":     {shortArg: "upEHM", longArg: []string{"unit", "property", "setenv", "host", "machine", "description", "slice", "uid", "gid", "working-directory", "on-calendar", "on-active", "timer-property", "path-property", "socket-property"}},
-	"systemd-inhibit": {longArg: []string{"what", "who", "why", "mode"}},
-}
+var wrappers = sync.OnceValue(func() map[string]*wrapSpec {
+	return map[string]*wrapSpec{
+		"env": {shortArg: "uCSPa", longArg: []string{"unset", "chdir", "split-string", "argv0"},
+			longFlags: []string{"ignore-environment", "null", "block-signal", "default-signal", "ignore-signal",
+				"list-signal-handling", "debug", "help", "version"},
+			assigns: true},
+		"sudo": {shortArg: "ughpCDrtUTR", longArg: []string{"user", "group", "host", "prompt",
+			"close-from", "chdir", "role", "type", "other-user", "command-timeout", "chroot"},
+			stop: "elvKV", longStop: []string{"edit", "list", "validate", "remove-timestamp", "version", "help"},
+			longFlags: []string{"askpass", "background", "bell", "preserve-env", "set-home", "login",
+				"reset-timestamp", "non-interactive", "preserve-groups", "stdin", "shell"},
+			assigns: true},
+		"doas":    {shortArg: "uC", stop: "CL"},
+		"pkexec":  {longArg: []string{"user"}},
+		"nice":    {shortArg: "n", longArg: []string{"adjustment"}},
+		"nohup":   {},
+		"setsid":  {},
+		"timeout": {shortArg: "sk", longArg: []string{"signal", "kill-after"}, longFlags: []string{"foreground", "preserve-status", "verbose"}, operands: 1},
+		"time":    {shortArg: "fo", longArg: []string{"format", "output"}},
+		"stdbuf":  {shortArg: "ioe", longArg: []string{"input", "output", "error"}},
+		"ionice":  {shortArg: "cnpPu", longArg: []string{"class", "classdata", "pid", "pgid", "uid"}, stop: "pPu", longStop: []string{"pid", "pgid", "uid"}},
+		"chrt":    {shortArg: "TPD", longArg: []string{"sched-runtime", "sched-period", "sched-deadline"}, operands: 1, stop: "pm", longStop: []string{"pid", "max"}},
+		"taskset": {operands: 1, stop: "p", longStop: []string{"pid"}},
+		"exec":    {shortArg: "a"},
+		"command": {stop: "vV"},
+		"builtin": {},
+		"xargs": {shortArg: "ILnPsdEa", shortOpt: "ile", longArg: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"},
+			longFlags: []string{"null", "no-run-if-empty", "verbose", "interactive", "open-tty", "exit", "show-limits", "replace", "max-lines", "eof"}, extra: true},
+		"nsenter":   {shortArg: "tSG", longArg: []string{"target", "setuid", "setgid"}},
+		"unshare":   {shortArg: "SGRw", longArg: []string{"setuid", "setgid", "root", "wd", "propagation", "setgroups"}},
+		"chroot":    {longArg: []string{"userspec", "groups"}, operands: 1},
+		"strace":    {shortArg: "abeEIoOpPsSuUX", stop: "p"},
+		"ltrace":    {shortArg: "aAeEFlnopsSuwxX", stop: "p"},
+		"gosu":      {operands: 1},
+		"su-exec":   {operands: 1},
+		"setpriv":   {longArg: []string{"reuid", "regid", "ruid", "rgid", "euid", "egid", "groups", "inh-caps", "ambient-caps", "bounding-set", "securebits", "selinux-label", "apparmor-profile", "landlock-access", "landlock-rule", "pdeathsig"}},
+		"numactl":   {shortArg: "CNmpiP", longArg: []string{"physcpubind", "cpunodebind", "membind", "preferred", "interleave"}},
+		"cgexec":    {shortArg: "g"},
+		"faketime":  {shortArg: "f", operands: 1},
+		"fakeroot":  {shortArg: "lsi", longArg: []string{"lib", "faked"}},
+		"eatmydata": {}, "catchsegv": {}, "unbuffer": {}, "dbus-run-session": {},
+		"torsocks":    {shortArg: "uapP"},
+		"tsocks":      {},
+		"proxychains": {shortArg: "f"}, "proxychains4": {shortArg: "f"},
+		"screen":          {shortArg: "SctehpT", stop: "rRxXlQv", longStop: []string{"list", "ls"}},
+		"firejail":        {},
+		"caffeinate":      {shortArg: "tw"},
+		"systemd-run":     {shortArg: "upEHM", longArg: []string{"unit", "property", "setenv", "host", "machine", "description", "slice", "uid", "gid", "working-directory", "on-calendar", "on-active", "timer-property", "path-property", "socket-property"}},
+		"systemd-inhibit": {longArg: []string{"what", "who", "why", "mode"}},
+	}
+})
 
 // opt is one option seen by scanOpts.
 type opt struct {
@@ -260,7 +263,7 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 		}
 		return 0, false
 	}
-	sp := wrappers[name]
+	sp := wrappers()[name]
 	if sp == nil {
 		return 0, false
 	}
@@ -480,15 +483,17 @@ func (w *walker) peelTrap(cs *cmdState, i int, c ctx) (int, bool) {
 
 // tmuxShellCommands are the tmux commands whose trailing arguments are a
 // shell command, with the options that take a value.
-var tmuxShellCommands = map[string]string{
-	"new-session": "cefnstxyF", "new": "cefnstxyF",
-	"new-window": "censtF", "neww": "censtF",
-	"split-window": "celtF", "splitw": "celtF",
-	"respawn-pane": "cet", "respawnp": "cet",
-	"respawn-window": "cet", "respawnw": "cet",
-	"run-shell": "dt", "run": "dt",
-	"display-popup": "bcdehSstTwxy", "popup": "bcdehSstTwxy",
-}
+var tmuxShellCommands = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"new-session": "cefnstxyF", "new": "cefnstxyF",
+		"new-window": "censtF", "neww": "censtF",
+		"split-window": "celtF", "splitw": "celtF",
+		"respawn-pane": "cet", "respawnp": "cet",
+		"respawn-window": "cet", "respawnw": "cet",
+		"run-shell": "dt", "run": "dt",
+		"display-popup": "bcdehSstTwxy", "popup": "bcdehSstTwxy",
+	}
+})
 
 // peelTmux handles tmux commands that run a shell command (new-session,
 // new-window, split-window, respawn-*, run-shell, display-popup): the
@@ -513,7 +518,7 @@ func (w *walker) peelTmux(cs *cmdState, i int, c ctx) (int, bool) {
 	if j >= len(cs.words) {
 		return 0, false
 	}
-	argOpts, ok := tmuxShellCommands[cs.words[j].Value]
+	argOpts, ok := tmuxShellCommands()[cs.words[j].Value]
 	if !ok {
 		return 0, false
 	}
