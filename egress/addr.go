@@ -1,26 +1,33 @@
 package egress
 
-import "net/netip"
+import (
+	"net/netip"
+	"sync"
+)
 
 // specialPrefixes are destinations a sandbox must not reach unless an
 // address or CIDR allow rule names them: everything that is not a public
 // unicast address. IsLoopback, IsPrivate and friends cover most; these
-// cover the rest.
-var specialPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"),   // carrier-grade NAT
-	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
-	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
-	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
-	netip.MustParsePrefix("::/96"),           // IPv4-compatible (deprecated)
-	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
-	netip.MustParsePrefix("100::/64"),        // discard-only
-	netip.MustParsePrefix("2001:db8::/32"),   // documentation
-	netip.MustParsePrefix("fec0::/10"),       // site-local (deprecated)
-	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
-	netip.MustParsePrefix("198.51.100.0/24"), // documentation
-	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
-}
+// cover the rest. They are parsed on first use, not at init: init work runs
+// in every tether process, including the container init that `tether run`
+// re-executes.
+var specialPrefixes = sync.OnceValue(func() []netip.Prefix {
+	return []netip.Prefix{
+		netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
+		netip.MustParsePrefix("100.64.0.0/10"),   // carrier-grade NAT
+		netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
+		netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
+		netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
+		netip.MustParsePrefix("::/96"),           // IPv4-compatible (deprecated)
+		netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
+		netip.MustParsePrefix("100::/64"),        // discard-only
+		netip.MustParsePrefix("2001:db8::/32"),   // documentation
+		netip.MustParsePrefix("fec0::/10"),       // site-local (deprecated)
+		netip.MustParsePrefix("192.0.2.0/24"),    // documentation
+		netip.MustParsePrefix("198.51.100.0/24"), // documentation
+		netip.MustParsePrefix("203.0.113.0/24"),  // documentation
+	}
+})
 
 // nat64 is the well-known NAT64 prefix: its addresses reach the IPv4
 // address in their last 32 bits, which is checked in turn.
@@ -53,7 +60,7 @@ func Special(a netip.Addr) (class string, special bool) {
 	if a.Is4() && netip.MustParsePrefix("100.64.0.0/10").Contains(a) {
 		return "carrier-grade NAT", true
 	}
-	for _, p := range specialPrefixes {
+	for _, p := range specialPrefixes() {
 		if p.Contains(a) {
 			return "reserved", true
 		}

@@ -116,7 +116,7 @@ func Build(ctx context.Context, opts BuildOptions) (BuildResult, error) {
 		if res.Suite == "" {
 			res.Suite = DefaultSuite
 		}
-		if !suiteRE.MatchString(res.Suite) {
+		if !suiteRE().MatchString(res.Suite) {
 			return res, fmt.Errorf("checking suite %q: want a Debian suite name such as bookworm", res.Suite)
 		}
 		res.Mirror = opts.Mirror
@@ -196,7 +196,9 @@ var geteuid = os.Geteuid
 
 // suiteRE accepts Debian suite and codename spellings (bookworm, stable,
 // bookworm-backports) and nothing that debootstrap could read as an option.
-var suiteRE = regexp.MustCompile(`^[a-z][a-z0-9.-]{0,63}$`)
+// It is compiled on first use, not at init: init work runs in every tether
+// process, including the container init that `tether run` re-executes.
+var suiteRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9.-]{0,63}$`) })
 
 // checkMirror accepts http, https and file URLs, the forms debootstrap reads.
 func checkMirror(mirror string) error {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -34,59 +35,70 @@ func searchPaths(a map[string]any) []string {
 	return []string{"."}
 }
 
+// The tool schemas are built on first use, not at init: init work runs in
+// every tether process, including the container init that `tether run`
+// re-executes.
 var (
-	schemaReadFile = map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"path":   map[string]any{"type": "string", "description": "File path, relative to the workspace."},
-			"offset": map[string]any{"type": "integer", "description": "First line to return (1-based).", "minimum": 1.0, "x-coerce-number": true},
-			"limit":  map[string]any{"type": "integer", "description": "Number of lines to return.", "minimum": 1.0, "x-coerce-number": true},
-		},
-		"required":             []any{"path"},
-		"additionalProperties": false,
-	}
-	schemaWriteFile = map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"path":    map[string]any{"type": "string", "description": "File path, relative to the workspace. Parent directories are created."},
-			"content": map[string]any{"type": "string", "description": "The complete new content of the file."},
-		},
-		"required":             []any{"path", "content"},
-		"additionalProperties": false,
-	}
-	schemaPatch = map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"path":        map[string]any{"type": "string", "description": "File to edit, relative to the workspace."},
-			"old_string":  map[string]any{"type": "string", "description": "Exact text to replace; must occur exactly once unless replace_all is true."},
-			"new_string":  map[string]any{"type": "string", "description": "Replacement text."},
-			"replace_all": map[string]any{"type": "boolean", "description": "Replace every occurrence."},
-		},
-		"required":             []any{"path", "old_string", "new_string"},
-		"additionalProperties": false,
-	}
-	schemaSearch = map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"pattern":     map[string]any{"type": "string", "description": "Regular expression (RE2) to search file contents for."},
-			"path":        map[string]any{"type": "string", "description": "Directory or file to search, relative to the workspace (default: the workspace)."},
-			"glob":        map[string]any{"type": "string", "description": "Only files whose name matches this glob (e.g. *.go)."},
-			"max_results": map[string]any{"type": "integer", "description": "Maximum matches to return (default 200).", "minimum": 1.0, "maximum": 5000.0, "x-coerce-number": true},
-		},
-		"required":             []any{"pattern"},
-		"additionalProperties": false,
-	}
+	schemaReadFile = sync.OnceValue(func() map[string]any {
+		return map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"path":   map[string]any{"type": "string", "description": "File path, relative to the workspace."},
+				"offset": map[string]any{"type": "integer", "description": "First line to return (1-based).", "minimum": 1.0, "x-coerce-number": true},
+				"limit":  map[string]any{"type": "integer", "description": "Number of lines to return.", "minimum": 1.0, "x-coerce-number": true},
+			},
+			"required":             []any{"path"},
+			"additionalProperties": false,
+		}
+	})
+	schemaWriteFile = sync.OnceValue(func() map[string]any {
+		return map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"path":    map[string]any{"type": "string", "description": "File path, relative to the workspace. Parent directories are created."},
+				"content": map[string]any{"type": "string", "description": "The complete new content of the file."},
+			},
+			"required":             []any{"path", "content"},
+			"additionalProperties": false,
+		}
+	})
+	schemaPatch = sync.OnceValue(func() map[string]any {
+		return map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"path":        map[string]any{"type": "string", "description": "File to edit, relative to the workspace."},
+				"old_string":  map[string]any{"type": "string", "description": "Exact text to replace; must occur exactly once unless replace_all is true."},
+				"new_string":  map[string]any{"type": "string", "description": "Replacement text."},
+				"replace_all": map[string]any{"type": "boolean", "description": "Replace every occurrence."},
+			},
+			"required":             []any{"path", "old_string", "new_string"},
+			"additionalProperties": false,
+		}
+	})
+	schemaSearch = sync.OnceValue(func() map[string]any {
+		return map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"pattern":     map[string]any{"type": "string", "description": "Regular expression (RE2) to search file contents for."},
+				"path":        map[string]any{"type": "string", "description": "Directory or file to search, relative to the workspace (default: the workspace)."},
+				"glob":        map[string]any{"type": "string", "description": "Only files whose name matches this glob (e.g. *.go)."},
+				"max_results": map[string]any{"type": "integer", "description": "Maximum matches to return (default 200).", "minimum": 1.0, "maximum": 5000.0, "x-coerce-number": true},
+			},
+			"required":             []any{"pattern"},
+			"additionalProperties": false,
+		}
+	})
 )
 
 func fileTools() []Tool {
 	return []Tool{
-		{Name: "read_file", Toolset: "files", Kind: KindRead, Paths: pathArg, Schema: schemaReadFile, Handler: readFile,
+		{Name: "read_file", Toolset: "files", Kind: KindRead, Paths: pathArg, Schema: schemaReadFile(), Handler: readFile,
 			Description: "Read a text file of the workspace, optionally a range of lines."},
-		{Name: "write_file", Toolset: "files", Kind: KindWrite, Paths: pathArg, Schema: schemaWriteFile, Handler: writeFile,
+		{Name: "write_file", Toolset: "files", Kind: KindWrite, Paths: pathArg, Schema: schemaWriteFile(), Handler: writeFile,
 			Description: "Create or overwrite a file of the workspace. Returns bytes_written."},
-		{Name: "patch", Toolset: "files", Kind: KindWrite, Paths: pathArg, Schema: schemaPatch, Handler: patchFile,
+		{Name: "patch", Toolset: "files", Kind: KindWrite, Paths: pathArg, Schema: schemaPatch(), Handler: patchFile,
 			Description: "Edit a file of the workspace by replacing an exact string. Returns success."},
-		{Name: "search_files", Toolset: "files", Kind: KindRead, Paths: searchPaths, Schema: schemaSearch, Handler: searchFiles,
+		{Name: "search_files", Toolset: "files", Kind: KindRead, Paths: searchPaths, Schema: schemaSearch(), Handler: searchFiles,
 			Description: "Search file contents of the workspace with a regular expression."},
 	}
 }

@@ -3,22 +3,26 @@ package runner
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
 
-var schemaProcess = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
-		"process_id": map[string]any{"type": "integer", "description": "The process_id a background terminal call returned.", "minimum": 1.0, "x-coerce-number": true},
-		"action":     map[string]any{"type": "string", "enum": []any{"status", "kill"}, "description": "status (default): whether it runs, its exit code and recent output; kill: stop it."},
-	},
-	"required":             []any{"process_id"},
-	"additionalProperties": false,
-}
+// schemaProcess is built on first use, not at init (see schemaReadFile).
+var schemaProcess = sync.OnceValue(func() map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"process_id": map[string]any{"type": "integer", "description": "The process_id a background terminal call returned.", "minimum": 1.0, "x-coerce-number": true},
+			"action":     map[string]any{"type": "string", "enum": []any{"status", "kill"}, "description": "status (default): whether it runs, its exit code and recent output; kill: stop it."},
+		},
+		"required":             []any{"process_id"},
+		"additionalProperties": false,
+	}
+})
 
 func processTool() Tool {
-	return Tool{Name: "process", Toolset: "terminal", Kind: KindTerminal, Schema: schemaProcess, Handler: process,
+	return Tool{Name: "process", Toolset: "terminal", Kind: KindTerminal, Schema: schemaProcess(), Handler: process,
 		Description: "Check on (status, recent output) or stop (kill) a background command started by the terminal tool in this session."}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -17,20 +18,23 @@ import (
 	"github.com/tether-dev/tether/sandbox"
 )
 
-var schemaTerminal = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
-		"command":    map[string]any{"type": "string", "description": "Shell command (bash syntax) to run in the workspace."},
-		"timeout":    map[string]any{"type": "integer", "description": "Seconds before the command is stopped (at most the profile's limit).", "minimum": 1.0, "x-coerce-number": true},
-		"background": map[string]any{"type": "boolean", "description": "Start the command in the background of the session's sandbox and return at once."},
-		"session":    map[string]any{"type": "boolean", "description": "Run in the session's persistent sandbox (default true when the call belongs to a session)."},
-	},
-	"required":             []any{"command"},
-	"additionalProperties": false,
-}
+// schemaTerminal is built on first use, not at init (see schemaReadFile).
+var schemaTerminal = sync.OnceValue(func() map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"command":    map[string]any{"type": "string", "description": "Shell command (bash syntax) to run in the workspace."},
+			"timeout":    map[string]any{"type": "integer", "description": "Seconds before the command is stopped (at most the profile's limit).", "minimum": 1.0, "x-coerce-number": true},
+			"background": map[string]any{"type": "boolean", "description": "Start the command in the background of the session's sandbox and return at once."},
+			"session":    map[string]any{"type": "boolean", "description": "Run in the session's persistent sandbox (default true when the call belongs to a session)."},
+		},
+		"required":             []any{"command"},
+		"additionalProperties": false,
+	}
+})
 
 func terminalTool() Tool {
-	return Tool{Name: "terminal", Toolset: "terminal", Kind: KindTerminal, Schema: schemaTerminal, Handler: terminal,
+	return Tool{Name: "terminal", Toolset: "terminal", Kind: KindTerminal, Schema: schemaTerminal(), Handler: terminal,
 		Description: "Run a shell command in the profile's sandbox, in the workspace. Returns stdout, stderr and exit_code."}
 }
 

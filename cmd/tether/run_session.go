@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -29,8 +30,9 @@ import (
 var errSessionNeedsDaemon = errors.New(`--session needs a running daemon (tether serve): sessions live in the daemon so that state persists between invocations; start it with "tether serve &" or drop --session for a one-shot sandbox`)
 
 // sessionNameRE is what a CLI session name may look like: it becomes a
-// file name, so no separators and no "..".
-var sessionNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+// file name, so no separators and no "..". It is compiled on first use, not
+// at init: init work runs in both processes of every `tether run`.
+var sessionNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`) })
 
 // oneShotOnlyFlags shape the one-shot sandbox; in a daemon session the
 // sandbox follows the daemon's profile, so they would be silently ignored.
@@ -52,7 +54,7 @@ type cliSession struct {
 // terminal call in the session's persistent sandbox.
 func runSession(cmd *cobra.Command, f runFlags, args []string) error {
 	name := f.session
-	if !sessionNameRE.MatchString(name) {
+	if !sessionNameRE().MatchString(name) {
 		return usageErr("--session %q: a name of 1 to 64 letters, digits, '_', '.' or '-'", name)
 	}
 	if name == "." || name == ".." {
