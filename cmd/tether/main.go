@@ -11,9 +11,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-
-	// Starts the cgroup lock warm-up of `tether run` before main (see its doc).
-	_ "github.com/tether-dev/tether/cmd/tether/internal/runwarm"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".

@@ -2,28 +2,64 @@ package cgwarm
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestPickProcsFile(t *testing.T) {
-	hybrid := "12:pids:/user.slice\n11:memory:/user.slice\n1:name=systemd:/init.scope\n0::/init.scope\n"
-	v2only := "0::/system.slice/x.service\n"
-	hybridNoPids := "11:memory:/a\n0::/b\n"
-	sneaky := "12:pids:/../../etc\n0::/ok\n"
-	all := func(string) bool { return true }
-	only := func(want string) func(string) bool { return func(p string) bool { return p == want } }
+// fakeRoot makes a directory holding the given cgroup.procs files (paths
+// relative to it) and returns it.
+func fakeRoot(t *testing.T, files ...string) string {
+	root := t.TempDir()
+	for _, f := range files {
+		p := filepath.Join(root, f)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, nil, 0o644))
+	}
+	return root
+}
 
-	assert.Equal(t, "/sys/fs/cgroup/pids/user.slice/cgroup.procs", pickProcsFile(hybrid, all))
-	assert.Equal(t, "/sys/fs/cgroup/system.slice/x.service/cgroup.procs",
-		pickProcsFile(v2only, only("/sys/fs/cgroup/system.slice/x.service/cgroup.procs")))
-	assert.Equal(t, "/sys/fs/cgroup/unified/b/cgroup.procs", pickProcsFile(hybridNoPids, all))
-	assert.Equal(t, "/sys/fs/cgroup/unified/ok/cgroup.procs", pickProcsFile(sneaky, all), "a path with .. is never used")
-	assert.Empty(t, pickProcsFile(v2only, func(string) bool { return false }))
-	assert.Empty(t, pickProcsFile("", all))
-	assert.Empty(t, pickProcsFile("garbage\n", all))
+func TestProcsFile(t *testing.T) {
+	hybrid := "12:pids:/user.slice\n11:memory:/user.slice\n1:name=systemd:/init.scope\n0::/init.scope\n"
+	for _, tc := range []struct {
+		name, procCgroup string
+		files            []string
+		want             string // relative to the fake root; "" for none
+	}{
+		{"hybrid: the pids hierarchy", hybrid,
+			[]string{"sys/fs/cgroup/pids/user.slice/cgroup.procs", "sys/fs/cgroup/unified/init.scope/cgroup.procs"},
+			"/sys/fs/cgroup/pids/user.slice/cgroup.procs"},
+		{"pids among other controllers of one hierarchy", "5:cpu,pids,memory:/a\n",
+			[]string{"sys/fs/cgroup/pids/a/cgroup.procs"}, "/sys/fs/cgroup/pids/a/cgroup.procs"},
+		{"a controller merely starting with pids is not pids", "5:pidsx:/a\n0::/b\n",
+			[]string{"sys/fs/cgroup/pids/a/cgroup.procs", "sys/fs/cgroup/b/cgroup.procs"}, "/sys/fs/cgroup/b/cgroup.procs"},
+		{"the root cgroup", "3:pids:/\n", []string{"sys/fs/cgroup/pids/cgroup.procs"}, "/sys/fs/cgroup/pids/cgroup.procs"},
+		{"v2 only", "0::/system.slice/x.service\n",
+			[]string{"sys/fs/cgroup/system.slice/x.service/cgroup.procs"}, "/sys/fs/cgroup/system.slice/x.service/cgroup.procs"},
+		{"hybrid without pids: the unified mount", "11:memory:/a\n0::/b\n",
+			[]string{"sys/fs/cgroup/unified/b/cgroup.procs", "sys/fs/cgroup/b/cgroup.procs"}, "/sys/fs/cgroup/unified/b/cgroup.procs"},
+		{"a path with .. is never used", "12:pids:/../../etc\n0::/ok\n",
+			[]string{"sys/fs/cgroup/pids/../../etc/cgroup.procs", "sys/fs/cgroup/ok/cgroup.procs"}, "/sys/fs/cgroup/ok/cgroup.procs"},
+		{"no file exists", hybrid, nil, ""},
+		{"a relative path is ignored", "12:pids:user.slice\n", []string{"sys/fs/cgroup/pidsuser.slice/cgroup.procs"}, ""},
+		{"no final newline", "12:pids:/a", []string{"sys/fs/cgroup/pids/a/cgroup.procs"}, "/sys/fs/cgroup/pids/a/cgroup.procs"},
+		{"empty", "", nil, ""},
+		{"garbage", "garbage\n::\n:\n", nil, ""},
+		{"a path too long for the buffer", "12:pids:/" + strings.Repeat("x", 2000) + "\n", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := fakeRoot(t, tc.files...)
+			want := ""
+			if tc.want != "" {
+				want = root + tc.want
+			}
+			assert.Equal(t, want, procsFile(tc.procCgroup, root))
+		})
+	}
 }
 
 // Prime must leave the process where it was: it only takes the lock.
@@ -33,9 +69,26 @@ func TestPrimeKeepsTheCgroup(t *testing.T) {
 	}
 	before, err := os.ReadFile("/proc/self/cgroup")
 	require.NoError(t, err)
-	require.NotEmpty(t, procsFile(), "no cgroup.procs found for this process")
+	require.NotEmpty(t, procsFile(string(before), ""), "no cgroup.procs found for this process")
 	Prime()
 	after, err := os.ReadFile("/proc/self/cgroup")
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after))
+}
+
+// The constructor runs in a binary named tether started with "run": this
+// test binary, run again under that name, must start, run and exit as usual
+// (its thread blocks signals and ends by itself).
+func TestConstructorLeavesTheProgramAlone(t *testing.T) {
+	if os.Getenv("CGWARM_CHILD") == "1" {
+		return
+	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	link := filepath.Join(t.TempDir(), "tether")
+	require.NoError(t, os.Symlink(exe, link))
+	cmd := exec.Command(link, "run", "-test.run=^TestConstructorLeavesTheProgramAlone$")
+	cmd.Env = append(os.Environ(), "CGWARM_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
 }
