@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // The host layout shows a few /etc entries (rootfs.Layout.Binds under
@@ -44,10 +46,7 @@ type etcItem struct {
 }
 
 // hashEtc fingerprints the host state a snapshot of entries is taken from,
-// cheaply enough to run before every container: names and types of
-// everything, plus mode, size and mtime of the entries themselves and of
-// every directory (adding, removing or renaming a file changes its
-// directory's mtime; package managers replace files by renaming). A file
+// cheaply enough to run before every container: see hashTree. A file
 // rewritten in place deep inside a listed directory is not noticed until
 // something else changes; `tether gc` then drops the old snapshot.
 func hashEtc(entries []string) (string, error) {
@@ -55,32 +54,49 @@ func hashEtc(entries []string) (string, error) {
 	sorted := append([]string(nil), entries...)
 	sort.Strings(sorted)
 	for _, e := range sorted {
-		err := filepath.WalkDir(e, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-					return nil
-				}
-				return err
-			}
-			if p != e && !d.IsDir() {
-				fmt.Fprintf(h, "%s\x00%o\n", p, d.Type())
-				return nil
-			}
-			fi, err := d.Info()
-			if err != nil {
-				return nil
-			}
-			fmt.Fprintf(h, "%s\x00%o\x00%d\x00%d\n", p, fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
-			if d.IsDir() && fi.Mode().Perm()&0o005 != 0o005 {
-				return fs.SkipDir
-			}
-			return nil
-		})
-		if err != nil {
+		if err := hashTree(h, e); err != nil {
 			return "", fmt.Errorf("scanning host %s: %w", e, err)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// hashTree writes to h the mode, size and mtime of path and, for a
+// world-readable directory, of every directory below it. Files inside a
+// directory are not visited: adding, removing, renaming or replacing one
+// (package managers replace files by renaming) changes the directory's
+// mtime, which is hashed. A directory's link count is 2 plus its number of
+// subdirectories on the filesystems that keep it (1 on those that do not),
+// so one without subdirectories is not even listed: /etc/alternatives and
+// /etc/ssl/certs hold hundreds of entries and cost one lstat each. A path
+// that vanished or is not readable hashes as absent.
+func hashTree(h io.Writer, path string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOTDIR) {
+			return nil
+		}
+		return err
+	}
+	fmt.Fprintf(h, "%s\x00%o\x00%d\x00%d\n", path, st.Mode, st.Size, st.Mtim.Nano())
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Mode&0o005 != 0o005 || st.Nlink == 2 {
+		return nil
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil
+		}
+		return err
+	}
+	for _, d := range entries {
+		if d.IsDir() {
+			if err := hashTree(h, filepath.Join(path, d.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // scanEtc lists what a snapshot of entries holds: world-readable regular

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -66,4 +67,54 @@ func TestLibcontainerEtcSnapshotMount(t *testing.T) {
 	p.EtcDir = "relative"
 	_, err := Config{Rootfs: testLayout, Seccomp: SeccompOff}.Libcontainer("c1", p)
 	assert.ErrorIs(t, err, ErrInvalidConfig)
+}
+
+// The snapshot's fingerprint must change with every change a snapshot would
+// show: an entry's own contents, and files or directories added, removed,
+// renamed or re-permissioned anywhere below a listed directory, including in
+// directories that are never listed (no subdirectories).
+func TestHashEtcNoticesChanges(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	file := filepath.Join(root, "passwd")
+	dir := filepath.Join(root, "ssl")
+	flat := filepath.Join(dir, "certs")
+	require.NoError(t, os.WriteFile(file, []byte("root:x:0:0\n"), 0o644))
+	require.NoError(t, os.MkdirAll(flat, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(flat, "a.pem"), []byte("a"), 0o644))
+	entries := []string{file, dir, filepath.Join(root, "missing")}
+
+	last := func() string {
+		h, err := hashEtc(entries)
+		require.NoError(t, err)
+		return h
+	}()
+	step := func(what string, change func()) {
+		t.Helper()
+		// File times come from the kernel's coarse clock (one timer tick,
+		// at most 10 ms): let it move so each change gets a new mtime.
+		time.Sleep(20 * time.Millisecond)
+		change()
+		h, err := hashEtc(entries)
+		require.NoError(t, err)
+		assert.NotEqual(t, last, h, what)
+		last = h
+		again, err := hashEtc(entries)
+		require.NoError(t, err)
+		assert.Equal(t, h, again, "unchanged after %s", what)
+	}
+	step("entry rewritten", func() { require.NoError(t, os.WriteFile(file, []byte("root:x:0:0:\n"), 0o644)) })
+	step("file added to a directory without subdirectories", func() {
+		require.NoError(t, os.WriteFile(filepath.Join(flat, "b.pem"), []byte("b"), 0o644))
+	})
+	step("file renamed", func() {
+		require.NoError(t, os.Rename(filepath.Join(flat, "b.pem"), filepath.Join(flat, "c.pem")))
+	})
+	step("file removed", func() { require.NoError(t, os.Remove(filepath.Join(flat, "a.pem"))) })
+	step("subdirectory added", func() { require.NoError(t, os.Mkdir(filepath.Join(flat, "sub"), 0o755)) })
+	step("file added two levels down", func() {
+		require.NoError(t, os.WriteFile(filepath.Join(flat, "sub", "d.pem"), []byte("d"), 0o644))
+	})
+	step("directory made private", func() { require.NoError(t, os.Chmod(flat, 0o700)) })
+	step("missing entry created", func() { require.NoError(t, os.WriteFile(entries[2], nil, 0o644)) })
 }
