@@ -8,4 +8,7 @@ import "github.com/opencontainers/runtime-spec/specs-go"
 // support; this build (without -tags seccomp) has none.
 const seccompAvailable = false
 
-func seccompProfile(*specs.Spec) (*specs.LinuxSeccomp, error) { return nil, ErrSeccompUnavailable }
+// SeccompProfile returns ErrSeccompUnavailable: this build has no seccomp.
+func SeccompProfile() (*specs.LinuxSeccomp, error) { return nil, ErrSeccompUnavailable }
+
+func sandboxSeccomp(*specs.Spec) (*specs.LinuxSeccomp, error) { return nil, ErrSeccompUnavailable }

@@ -19,6 +19,25 @@ var nativeArch = map[string]specs.Arch{
 	"arm64": specs.ArchAARCH64,
 }[runtime.GOARCH]
 
+// SeccompProfile returns the seccomp filter every sandbox gets unless its
+// config turns seccomp off, in OCI runtime-spec form: seccompProfile for
+// the sandbox's capability set, trimmed to this architecture's syscalls.
+// scripts/bench-launch.sh hands it to runc for a like-for-like row.
+func SeccompProfile() (*specs.LinuxSeccomp, error) {
+	caps := &specs.LinuxCapabilities{Bounding: dockerCaps, Effective: dockerCaps, Permitted: dockerCaps}
+	return sandboxSeccomp(&specs.Spec{Process: &specs.Process{Capabilities: caps}})
+}
+
+// sandboxSeccomp is the filter of a sandbox with spec s.
+func sandboxSeccomp(s *specs.Spec) (*specs.LinuxSeccomp, error) {
+	prof, err := seccompProfile(s)
+	if err != nil {
+		return nil, err
+	}
+	nativeSyscallsOnly(prof)
+	return prof, nil
+}
+
 // seccompProfile returns Docker's default seccomp profile for the spec's
 // capabilities, with two changes:
 //   - the io_uring syscalls are explicitly denied: io_uring submits work

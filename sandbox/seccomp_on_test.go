@@ -47,3 +47,14 @@ func TestLibcontainerSeccompProfile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, lc.Seccomp)
 }
+
+// SeccompProfile is exactly the filter a default sandbox's spec carries, so
+// what the launch benchmark gives runc is what tether applies.
+func TestSeccompProfileIsTheSandboxFilter(t *testing.T) {
+	t.Parallel()
+	s, err := Config{Rootfs: testLayout}.Spec(testPlacement)
+	require.NoError(t, err)
+	prof, err := SeccompProfile()
+	require.NoError(t, err)
+	assert.Equal(t, s.Linux.Seccomp, prof)
+}

@@ -157,11 +157,10 @@ func (c Config) Spec(p Placement) (*specs.Spec, error) {
 				return nil, ErrSeccompUnavailable
 			}
 		} else {
-			prof, err := seccompProfile(s)
+			prof, err := sandboxSeccomp(s)
 			if err != nil {
 				return nil, fmt.Errorf("building seccomp profile: %w", err)
 			}
-			nativeSyscallsOnly(prof)
 			s.Linux.Seccomp = prof
 		}
 	}

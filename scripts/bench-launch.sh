@@ -6,7 +6,9 @@
 #   unshare      util-linux unshare: mount, pid (+ /proc), ipc, uts, net namespaces
 #   bwrap        bubblewrap: --unshare-all, host root read-only, /dev and /proc
 #   runc run     Debian's runc with a `runc spec` bundle on a busybox root
-#                (read-only, namespaces pid, net, ipc, uts, mount)
+#                (read-only, namespaces pid, net, ipc, uts, mount; no seccomp
+#                filter), and again with the filter tether applies
+#                (scripts/seccompprofile: Docker's default profile)
 #   tether run   bin/tether run -- /bin/true (the host layout, default limits),
 #                again with --rootfs on the busybox root that runc uses, and
 #                once more without seccomp, as runc's default bundle runs
@@ -148,6 +150,31 @@ EOF
 		return
 	fi
 	add_row "runc run" runc --root "$runc_root" run --bundle "$bundle" "$prefix-{i}"
+
+	# The same bundle with the seccomp filter tether applies (Docker's
+	# default profile, as Docker runs runc): like for like with `tether run`.
+	local seccomp_bundle="$work/bundle-seccomp"
+	if ! go build -tags seccomp -o "$work/seccompprofile" ./scripts/seccompprofile 2>"$work/seccompprofile.log" ||
+		! "$work/seccompprofile" >"$work/seccomp.json" 2>>"$work/seccompprofile.log"; then
+		unavailable "runc run + tether's seccomp filter" "printing the filter failed: $(grep -m1 . "$work/seccompprofile.log" || true)"
+		return
+	fi
+	mkdir -p "$seccomp_bundle"
+	python3 - "$bundle/config.json" "$work/seccomp.json" "$seccomp_bundle/config.json" <<'EOF2'
+import json, sys
+src, profile, dst = sys.argv[1:4]
+with open(src) as f:
+    c = json.load(f)
+with open(profile) as f:
+    c["linux"]["seccomp"] = json.load(f)
+with open(dst, "w") as f:
+    json.dump(c, f, indent=1)
+EOF2
+	if ! err=$(runc --root "$runc_root" run --bundle "$seccomp_bundle" "$prefix-probe-seccomp" 2>&1 </dev/null); then
+		unavailable "runc run + tether's seccomp filter" "runc run failed: ${err%%$'\n'*}"
+		return
+	fi
+	add_row "runc run + tether's seccomp filter" runc --root "$runc_root" run --bundle "$seccomp_bundle" "$prefix-s{i}"
 }
 runc_row
 
