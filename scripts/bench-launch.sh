@@ -79,8 +79,8 @@ tether=${TETHER:-}
 tether_reason=""
 if [ -z "$tether" ]; then
 	echo "bench-launch: building tether" >&2
-	# Built as `make build` builds it (stripped).
-	if go build -tags seccomp -trimpath -ldflags '-s -w' -o "$work/tether" ./cmd/tether 2>"$work/tether-build.log"; then
+	# Built as users build it.
+	if make -s build BIN="$work/tether" >"$work/tether-build.log" 2>&1; then
 		tether="$work/tether"
 	else
 		tether_reason="go build ./cmd/tether failed: $(grep -m1 . "$work/tether-build.log" || true)"
