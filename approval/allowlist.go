@@ -7,12 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tether-dev/tether/config"
 )
 
 // AllowEntry is one "always" approval stored in the allowlist file.
@@ -45,11 +45,8 @@ func NewAllowlistStore(stateDir string) *AllowlistStore {
 	return &AllowlistStore{dir: filepath.Join(stateDir, "allowlist")}
 }
 
-// profileFileName is compiled on first use, not at init (see ruleIndex).
-var profileFileName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`) })
-
 func (s *AllowlistStore) path(profile, ext string) (string, error) {
-	if !profileFileName().MatchString(profile) {
+	if !config.ValidName(profile) {
 		return "", fmt.Errorf("invalid profile name %q", profile)
 	}
 	return filepath.Join(s.dir, profile+ext), nil

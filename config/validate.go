@@ -73,6 +73,11 @@ var (
 	envNamePatern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
 
+// ValidName reports whether name is a valid profile or toolset name:
+// letters, digits, '-', '_' and '.', not starting with a punctuation mark,
+// at most 64 characters. Such a name is also safe as a file name.
+func ValidName(name string) bool { return namePattern().MatchString(name) }
+
 // check fills defaults into cfg and validates it.
 func (v *validator) check(cfg *Config, baseDir string) {
 	switch env := os.Getenv(EnvStateDir); {
@@ -100,7 +105,7 @@ func (v *validator) check(cfg *Config, baseDir string) {
 	}
 	for name, p := range cfg.Profiles {
 		path := []string{"profiles", name}
-		if !namePattern().MatchString(name) {
+		if !ValidName(name) {
 			v.errorf(path, "invalid profile name %q (letters, digits, '-', '_', '.'; at most 64)", name)
 		}
 		if p == nil {
@@ -266,7 +271,7 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 		names []string
 	}{{"enabled_toolsets", p.EnabledToolsets}, {"disabled_toolsets", p.DisabledToolsets}} {
 		for i, n := range list.names {
-			if !namePattern().MatchString(n) {
+			if !ValidName(n) {
 				v.errorf(at(list.key, strconv.Itoa(i)), "invalid toolset name %q", n)
 			}
 		}
