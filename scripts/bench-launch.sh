@@ -52,8 +52,15 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/tether-bench.XXXXXX")
 prefix="tether-bench-$$"
 runc_root="$work/runc-state"
 
+session_pid=""
 cleanup() {
 	set +e
+	# The warm session's server closes its session on SIGTERM; wait for it,
+	# so its cgroups and state are gone before ours are checked.
+	if [ -n "$session_pid" ]; then
+		kill -TERM "$session_pid" 2>/dev/null
+		wait "$session_pid" 2>/dev/null
+	fi
 	# runc run deletes its container when the process exits; anything left
 	# (an interrupted run) is ours by the unique prefix.
 	if command -v runc >/dev/null 2>&1 && [ -d "$runc_root" ]; then
@@ -117,6 +124,36 @@ else
 	unavailable bwrap "bwrap failed: ${err%%$'\n'*}"
 fi
 
+# runc_bundle_row NAME DIR [SECCOMP_JSON]: a `runc spec` bundle in DIR that
+# runs /bin/true on the read-only busybox root (with that seccomp filter,
+# when given); adds the row if a probe run works, else says why not.
+runc_bundle_row() {
+	local name=$1 bundle=$2 seccomp=${3:-}
+	mkdir -p "$bundle"
+	(cd "$bundle" && runc spec)
+	python3 - "$bundle/config.json" "$rootfs" "$seccomp" <<'EOF'
+import json, sys
+path, rootfs, seccomp = sys.argv[1:4]
+with open(path) as f:
+    c = json.load(f)
+c["process"]["args"] = ["/bin/true"]
+c["process"]["terminal"] = False
+c["root"] = {"path": rootfs, "readonly": True}
+if seccomp:
+    with open(seccomp) as f:
+        c["linux"]["seccomp"] = json.load(f)
+with open(path, "w") as f:
+    json.dump(c, f, indent=1)
+EOF
+	local id err
+	id="$prefix-$(basename "$bundle")"
+	if ! err=$(runc --root "$runc_root" run --bundle "$bundle" "$id-probe" 2>&1 </dev/null); then
+		unavailable "$name" "runc run failed: ${err%%$'\n'*}"
+		return
+	fi
+	add_row "$name" runc --root "$runc_root" run --bundle "$bundle" "$id-{i}"
+}
+
 runc_row() {
 	if ! command -v runc >/dev/null 2>&1; then
 		unavailable "runc run" "runc not installed (package runc)"
@@ -130,51 +167,17 @@ runc_row() {
 		unavailable "runc run" "no busybox root: $(tail -n1 "$work/rootfs.log")"
 		return
 	fi
-	local bundle="$work/bundle"
-	mkdir -p "$bundle"
-	(cd "$bundle" && runc spec)
-	python3 - "$bundle/config.json" "$rootfs" <<'EOF'
-import json, sys
-path, rootfs = sys.argv[1], sys.argv[2]
-with open(path) as f:
-    c = json.load(f)
-c["process"]["args"] = ["/bin/true"]
-c["process"]["terminal"] = False
-c["root"] = {"path": rootfs, "readonly": True}
-with open(path, "w") as f:
-    json.dump(c, f, indent=1)
-EOF
-	local err
-	if ! err=$(runc --root "$runc_root" run --bundle "$bundle" "$prefix-probe" 2>&1 </dev/null); then
-		unavailable "runc run" "runc run failed: ${err%%$'\n'*}"
-		return
-	fi
-	add_row "runc run" runc --root "$runc_root" run --bundle "$bundle" "$prefix-{i}"
+	runc_bundle_row "runc run" "$work/bundle"
 
 	# The same bundle with the seccomp filter tether applies (Docker's
 	# default profile, as Docker runs runc): like for like with `tether run`.
-	local seccomp_bundle="$work/bundle-seccomp"
+	local name="runc run + tether's seccomp filter"
 	if ! go build -tags seccomp -o "$work/seccompprofile" ./scripts/seccompprofile 2>"$work/seccompprofile.log" ||
 		! "$work/seccompprofile" >"$work/seccomp.json" 2>>"$work/seccompprofile.log"; then
-		unavailable "runc run + tether's seccomp filter" "printing the filter failed: $(grep -m1 . "$work/seccompprofile.log" || true)"
+		unavailable "$name" "printing the filter failed: $(grep -m1 . "$work/seccompprofile.log" || true)"
 		return
 	fi
-	mkdir -p "$seccomp_bundle"
-	python3 - "$bundle/config.json" "$work/seccomp.json" "$seccomp_bundle/config.json" <<'EOF2'
-import json, sys
-src, profile, dst = sys.argv[1:4]
-with open(src) as f:
-    c = json.load(f)
-with open(profile) as f:
-    c["linux"]["seccomp"] = json.load(f)
-with open(dst, "w") as f:
-    json.dump(c, f, indent=1)
-EOF2
-	if ! err=$(runc --root "$runc_root" run --bundle "$seccomp_bundle" "$prefix-probe-seccomp" 2>&1 </dev/null); then
-		unavailable "runc run + tether's seccomp filter" "runc run failed: ${err%%$'\n'*}"
-		return
-	fi
-	add_row "runc run + tether's seccomp filter" runc --root "$runc_root" run --bundle "$seccomp_bundle" "$prefix-s{i}"
+	runc_bundle_row "$name" "$work/bundle-seccomp" "$work/seccomp.json"
 }
 runc_row
 
@@ -207,8 +210,8 @@ tether_row
 # little more than a plain fork/exec").
 warm_session_row() {
 	# scripts/benchsession serves one warm session (as the daemon will);
-	# its tiny raw-syscall client is what gets launched and timed. The
-	# server closes the session and exits when this script does.
+	# its tiny raw-syscall client is what gets launched and timed. cleanup
+	# stops the server (it would also exit once this script is gone).
 	local row="tether session (warm)"
 	if [ "$(id -u)" != 0 ]; then
 		unavailable "$row" "needs root (cgroups)"
@@ -221,6 +224,7 @@ warm_session_row() {
 	fi
 	"$work/benchsession" serve -state-root "$work/sessions" -cgroup-prefix "$prefix-session" \
 		-parent $$ "$work/session.sock" >"$work/benchsession.out" 2>&1 &
+	session_pid=$!
 	local i
 	for i in $(seq 100); do
 		grep -q ready "$work/benchsession.out" 2>/dev/null && break
