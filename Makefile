@@ -30,20 +30,9 @@ build:
 # binary `make build` makes (the suite tests packages, not that binary).
 test: provision lint unit fuzz-short smoke
 
-# smoke checks the built binary: it starts, analyses, and (as root, which CI
-# is) runs a command in a sandbox and cleans up after itself.
+# smoke checks the built binary (see scripts/smoke.sh).
 smoke: build
-	./$(BIN) --version
-	./$(BIN) check --json 'ls -la' >/dev/null
-	@if [ "$$(id -u)" = 0 ]; then \
-		echo "./$(BIN) run -- /bin/true"; \
-		state=$$(mktemp -d) || exit 1; \
-		TETHER_STATE_ROOT=$$state ./$(BIN) run -- /bin/true; rc=$$?; rm -rf "$$state"; exit $$rc; \
-	elif [ -n "$(REQUIRE_SANDBOX)" ]; then \
-		echo "smoke: REQUIRE_SANDBOX is set but this is not root: cannot run a sandbox" >&2; exit 1; \
-	else \
-		echo "smoke: not root, skipping the sandboxed run"; \
-	fi
+	./scripts/smoke.sh $(BIN)
 
 unit:
 	$(GO) test -tags '$(TAGS)' -race -count=1 -timeout 40m ./...

@@ -23,8 +23,8 @@ type GCOptions struct {
 	// CgroupPrefix is the Runner.CgroupPrefix to clean.
 	CgroupPrefix string
 	// Caches also removes the state root's caches (shared empty roots,
-	// /etc snapshots) when no container is running. Runs keep them between
-	// calls; `tether gc` removes them.
+	// /etc snapshots, compiled seccomp filters) when no container is
+	// running. Runs keep them between calls; `tether gc` removes them.
 	Caches bool
 }
 
@@ -138,8 +138,12 @@ func GC(opts GCOptions) (*GCReport, error) {
 	rep.Cgroups = append(rep.Cgroups, removeIdleProfile(stateRoot, prefix)...)
 	if opts.Caches && rep.Live == 0 {
 		// No container runs, so none has these bound: shared roots and
-		// /etc snapshots (rebuilt on the next run), and half-built ones.
+		// /etc snapshots (rebuilt on the next run), and half-built ones;
+		// and the compiled seccomp filters (compiled again when needed).
 		caches := staleEtcSnapshots(stateRoot, "")
+		if _, err := os.Lstat(filepath.Join(stateRoot, seccompDir)); err == nil {
+			caches = append(caches, filepath.Join(stateRoot, seccompDir))
+		}
 		if entries, err := os.ReadDir(filepath.Join(stateRoot, skelDir)); err == nil {
 			for _, e := range entries {
 				caches = append(caches, filepath.Join(stateRoot, skelDir, e.Name()))

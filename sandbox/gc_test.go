@@ -111,7 +111,7 @@ func TestGCOnEmptyStateRoot(t *testing.T) {
 
 // TestSharedRootsAndCaches: runs with the same mounts share one empty root;
 // another workspace gets its own (so it never shows a foreign path); gc
-// with Caches removes the shared roots and /etc snapshots.
+// with Caches removes the shared roots, /etc snapshots and compiled filters.
 func TestSharedRootsAndCaches(t *testing.T) {
 	r := newTestRunner(t)
 	ws1, ws2 := t.TempDir(), filepath.Join(t.TempDir(), "other-project")
@@ -133,10 +133,11 @@ func TestSharedRootsAndCaches(t *testing.T) {
 	assert.Empty(t, rep.StateDirs, "a plain gc (as run does) keeps the caches")
 	rep, err = GC(GCOptions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix, Caches: true})
 	require.NoError(t, err)
-	assert.Len(t, rep.StateDirs, 3)
+	assert.Len(t, rep.StateDirs, 4, "two shared roots, an /etc snapshot, the compiled filters")
 	skels, _ = os.ReadDir(filepath.Join(r.StateRoot, skelDir))
 	assert.Empty(t, skels)
 	assert.Empty(t, staleEtcSnapshots(r.StateRoot, ""))
+	assert.NoDirExists(t, filepath.Join(r.StateRoot, seccompDir))
 }
 
 // TestGCRemovesOrphanCgroups: empty container cgroups under the prefix

@@ -9,22 +9,33 @@ import (
 	// nsenter's C constructor joins the container's namespaces in the
 	// re-executed init before the Go runtime starts.
 	_ "github.com/opencontainers/runc/libcontainer/nsenter"
+
+	// The trampoline that loads a precompiled seccomp filter in a sandbox
+	// is a C constructor of this binary (see run_linux.go).
+	_ "github.com/tether-dev/tether/sandbox/seccompexec"
 )
 
 // InitArg is the first argument with which libcontainer re-executes the
 // current binary as a container's init.
 const InitArg = "init"
 
-// IsInit reports whether this process was started as a container's init.
+// IsInit reports whether this process was started as a container's init,
+// or as the helper that compiles seccomp filters (seccomp_compiled.go).
 func IsInit() bool {
-	return len(os.Args) > 1 && os.Args[1] == InitArg && os.Getenv("_LIBCONTAINER_INITPIPE") != ""
+	return len(os.Args) > 1 && os.Args[1] == InitArg && os.Getenv("_LIBCONTAINER_INITPIPE") != "" ||
+		isSeccompCompile()
 }
 
-// Init runs the container init and never returns. Call it from the main
-// package's init function when IsInit reports true (and from TestMain of
-// any test binary that starts sandboxes): libcontainer starts containers
-// by re-executing /proc/self/exe with InitArg.
+// Init runs the container init (or the seccomp helper) and never returns.
+// Call it from the main package's init function when IsInit reports true
+// (and from TestMain of any test binary that starts sandboxes):
+// libcontainer starts containers by re-executing /proc/self/exe with
+// InitArg, and the sandbox starts its helper the same way.
 func Init() {
+	if isSeccompCompile() {
+		seccompCompileMain()
+		panic("seccompCompileMain returned")
+	}
 	libcontainer.Init()
 	panic("libcontainer.Init returned")
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/tether-dev/tether/rootfs"
 	"github.com/tether-dev/tether/sandbox/cgwarm"
+	"github.com/tether-dev/tether/sandbox/seccompexec"
 )
 
 // Command is what to run inside the sandbox: either Args (a program and its
@@ -87,6 +88,11 @@ type Runner struct {
 	// UserNSBase is the first host id of the range backing a root-started
 	// user namespace (Config.UserNS); zero means 1<<30.
 	UserNSBase int
+
+	// libcontainerSeccomp makes libcontainer's init compile and load the
+	// filter even where the trampoline could load it compiled (for tests
+	// that compare the two).
+	libcontainerSeccomp bool
 }
 
 // Run runs cmd in a new sandbox described by cfg with a zero Runner.
@@ -159,6 +165,7 @@ const (
 	locksDir      = "locks"      // <id>.lock, flocked by the owning tether
 	rootsDir      = "roots"      // <id>: the empty "/" of one container (sessions)
 	skelDir       = "skel"       // <key>: empty "/" dirs shared by runs with the same mounts
+	seccompDir    = "seccomp"    // <key>.bpf: compiled seccomp filters (seccomp_compiled.go)
 	cgroupLock    = "cgroup.lock"
 )
 
@@ -289,6 +296,19 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		}
 	}()
 
+	// The compiled filter and the trampoline's descriptors are prepared
+	// alongside the set-up below.
+	var prep *trampolinePrep
+	if cfg.Seccomp != SeccompOff && seccompAvailable && !rootless && !r.libcontainerSeccomp {
+		prep = prepareTrampoline(stateRoot, cfg.Rootfs.Kind == rootfs.KindHost)
+		undo = append(undo, func() error {
+			if t := prep.wait(); t != nil {
+				t.close()
+			}
+			return nil
+		})
+	}
+
 	ownerLock, err := lockOwner(stateRoot, id)
 	if err != nil {
 		return nil, err
@@ -344,6 +364,19 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	if err != nil {
 		return nil, err
 	}
+	// With the filter compiled beforehand, the container's init compiles
+	// nothing: the program starts through the trampoline that loads it.
+	// Without (no root for the compiler's ptrace, or another filter than
+	// the one prepared), libcontainer's init compiles and loads the filter
+	// itself.
+	var tramp *trampoline
+	if prep != nil {
+		if tramp = prep.wait(); tramp != nil && tramp.loads(lc) {
+			lc.Seccomp = nil
+		} else {
+			tramp = nil
+		}
+	}
 	container, err := libcontainer.Create(filepath.Join(stateRoot, containersDir), id, lc)
 	if err != nil {
 		return nil, fmt.Errorf("creating container: %w", err)
@@ -367,6 +400,13 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		Stderr: out.stream(cmd.Stderr),
 		Init:   true,
 	}
+	if tramp != nil {
+		files, err := tramp.files(process.Env)
+		if err != nil {
+			return nil, err
+		}
+		process.Args, process.Env, process.ExtraFiles = seccompexec.Argv(args), nil, files
+	}
 
 	// The container's init gets SIGKILL when the thread that forked it
 	// exits (ParentDeathSignal). libcontainer ends threads it has locked
@@ -379,6 +419,9 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	if err := container.Start(process); err != nil {
 		res.Duration = time.Since(start)
 		return startFailure(res, args[0], err)
+	}
+	if tramp != nil {
+		tramp.started()
 	}
 	gateErr := ctx.Err()
 	if gate != nil && gateErr == nil {
@@ -419,6 +462,11 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	}
 	res.Duration = time.Since(start)
 	exitStatus(res, w)
+	if tramp != nil {
+		if err := tramp.execError(); err != nil {
+			return startFailure(res, args[0], err)
+		}
+	}
 	if st != nil {
 		u := readUsage(st.CgroupPaths)
 		res.CPUTime, res.PeakMemory, res.OOMKilled = u.cpu, u.peakMem, u.oomKilled

@@ -25,12 +25,7 @@ var nativeArch = map[string]specs.Arch{
 // scripts/bench-launch.sh hands it to runc for a like-for-like row.
 func SeccompProfile() (*specs.LinuxSeccomp, error) {
 	caps := &specs.LinuxCapabilities{Bounding: dockerCaps, Effective: dockerCaps, Permitted: dockerCaps}
-	return sandboxSeccomp(&specs.Spec{Process: &specs.Process{Capabilities: caps}})
-}
-
-// sandboxSeccomp is the filter of a sandbox with spec s.
-func sandboxSeccomp(s *specs.Spec) (*specs.LinuxSeccomp, error) {
-	prof, err := seccompProfile(s)
+	prof, err := seccompProfile(&specs.Spec{Process: &specs.Process{Capabilities: caps}})
 	if err != nil {
 		return nil, err
 	}

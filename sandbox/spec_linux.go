@@ -157,11 +157,13 @@ func (c Config) Spec(p Placement) (*specs.Spec, error) {
 				return nil, ErrSeccompUnavailable
 			}
 		} else {
-			prof, err := sandboxSeccomp(s)
+			// Every sandbox has the capabilities dockerCaps, and so the
+			// one filter of sandboxFilters.
+			f, err := sandboxFilters()
 			if err != nil {
 				return nil, fmt.Errorf("building seccomp profile: %w", err)
 			}
-			s.Linux.Seccomp = prof
+			s.Linux.Seccomp = f.spec
 		}
 	}
 	return s, nil
@@ -255,6 +257,12 @@ func (c Config) Libcontainer(id string, p Placement) (*configs.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The filter's translation is made once (sandboxFilters), not for
+	// every sandbox.
+	var filter *configs.Seccomp
+	if f, err := sandboxFilters(); err == nil && s.Linux.Seccomp == f.spec {
+		s.Linux.Seccomp, filter = nil, f.lc
+	}
 	lc, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
 		CgroupName:      id,
 		Spec:            s,
@@ -263,6 +271,9 @@ func (c Config) Libcontainer(id string, p Placement) (*configs.Config, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("translating sandbox config: %w", err)
+	}
+	if filter != nil {
+		lc.Seccomp = filter
 	}
 	// If tether dies, its containers die with it (gc reaps the rest).
 	lc.ParentDeathSignal = int(unix.SIGKILL)

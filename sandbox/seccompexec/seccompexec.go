@@ -1,0 +1,53 @@
+// Package seccompexec loads a precompiled seccomp filter in a sandbox and
+// then executes the sandboxed program, so that the filter need not be
+// compiled in every container's init.
+//
+// libcontainer compiles a container's filter in the container's init, from
+// the rules in its config: with Docker's default profile that is 2.5-3.5 ms
+// of libseccomp work (which grows with the square of the rule count) on
+// every launch's critical path. The filter is the same for every launch
+// with the same profile, so tether compiles it once, with libcontainer's own
+// code (sandbox.compiledSeccomp), and hands the program to the container.
+// bubblewrap's --seccomp FD works the same way.
+//
+// This package is the container's half: a trampoline. The container's
+// process is this binary (the sealed copy libcontainer also uses for its
+// init, passed as a descriptor), with argv [/proc/self/fd/3, Arg, program,
+// args...]. A C constructor, which runs before the Go runtime and before
+// every other constructor, sees Arg, reads the filter's flags and program
+// from descriptor 4,
+// closes descriptors 3 and 4, checks that no_new_privs is set, installs the
+// filter, and executes the program, looked up in $PATH as libcontainer's
+// init does. Any failure ends the process without running the program and
+// writes the reason, worded as libcontainer's init words it, to the error
+// pipe on descriptor 5 (close-on-exec, so a successful exec closes it). The
+// trampoline is never the Go program: it executes or exits.
+package seccompexec
+
+/*
+#include "seccompexec.h"
+*/
+import "C"
+
+import "strconv"
+
+// Arg is the trampoline's argv[1].
+const Arg = C.SECCOMPEXEC_ARG
+
+// The trampoline's descriptors: libcontainer's Process.ExtraFiles must be
+// exactly [exe, program, error pipe], which it numbers from 3.
+const (
+	ExeFD  = C.SECCOMPEXEC_EXE_FD
+	ProgFD = C.SECCOMPEXEC_PROG_FD
+	ErrFD  = C.SECCOMPEXEC_ERR_FD
+)
+
+// Header is the size of the flags word that starts the program descriptor:
+// seccomp(SECCOMP_SET_MODE_FILTER)'s flags as a native-endian uint32,
+// padded; the struct sock_filter array follows.
+const Header = C.SECCOMPEXEC_HEADER
+
+// Argv is the container process's argv that runs args under the filter.
+func Argv(args []string) []string {
+	return append([]string{"/proc/self/fd/" + strconv.Itoa(ExeFD), Arg}, args...)
+}

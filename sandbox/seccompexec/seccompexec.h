@@ -1,0 +1,23 @@
+#ifndef TETHER_SECCOMPEXEC_H
+#define TETHER_SECCOMPEXEC_H
+
+// argv[1] of the trampoline. Keep in sync with Arg in seccompexec.go.
+#define SECCOMPEXEC_ARG "--tether-seccomp-exec"
+
+// The descriptors the trampoline is started with, in the order of
+// libcontainer's Process.ExtraFiles (after stdin, stdout and stderr).
+#define SECCOMPEXEC_EXE_FD 3  // this binary, sealed (how it was executed)
+#define SECCOMPEXEC_PROG_FD 4 // the filter and the program's environment (see below)
+#define SECCOMPEXEC_ERR_FD 5  // write end of the error pipe
+
+// The program descriptor holds, in native byte order: the flags of
+// seccomp(SECCOMP_SET_MODE_FILTER) (uint32), the number of instructions
+// (uint32), the instructions (struct sock_filter), then the program's
+// environment, each entry NUL-terminated. The trampoline itself starts
+// with only the environment libcontainer gives an empty one, so that
+// nothing of the program's (GLIBC_TUNABLES, LD_PRELOAD for a dynamically
+// linked build) reaches libc before the filter is loaded.
+#define SECCOMPEXEC_HEADER 8
+#define SECCOMPEXEC_MAX_DATA (16 << 20)
+
+#endif

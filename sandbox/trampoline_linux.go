@@ -1,0 +1,187 @@
+package sandbox
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/opencontainers/runc/libcontainer/configs"
+	"github.com/opencontainers/runc/libcontainer/exeseal"
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/sandbox/seccompexec"
+)
+
+// trampoline is the parent's side of package seccompexec: a sandbox's
+// compiled filter and the descriptors its process starts with when it
+// loads that filter itself before executing the program. It is prepared
+// (compiled filter, sealed binary, error pipe) alongside the sandbox's
+// set-up; files adds the command's part.
+type trampoline struct {
+	cfg   *configs.Seccomp // the filter's rules, as libcontainer takes them
+	prog  []byte           // cfg compiled (struct sock_filter[])
+	flags uint32           // seccomp(SECCOMP_SET_MODE_FILTER)'s flags for it
+
+	exe, progFile *os.File // the trampoline's descriptors 3 and 4
+	errR, errW    *os.File // the error pipe; the trampoline has errW as 5
+}
+
+// trampolinePrep is a trampoline being prepared in the background.
+type trampolinePrep struct {
+	done chan struct{}
+	t    *trampoline
+}
+
+// selfIsStatic reports whether this binary is statically linked, as `make
+// build` makes tether. Only then can it be the trampoline in any root: a
+// dynamically linked one (a test binary, a plain `go build`) needs its
+// loader and libraries, which only the host layout has (read-only, from the
+// host; the trampoline starts without the program's environment, so no
+// LD_PRELOAD or LD_LIBRARY_PATH of the command's applies).
+var selfIsStatic = sync.OnceValue(func() bool {
+	f, err := elf.Open("/proc/self/exe")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return false
+		}
+	}
+	return true
+})
+
+// prepareTrampoline starts preparing the trampoline of a sandbox under
+// stateRoot, whose root is the host layout when hostLayout. Its result is
+// nil when this binary cannot be the trampoline in that root, the filter
+// cannot be compiled here (the compiler needs root's ptrace) or the
+// descriptors cannot be made: libcontainer then loads the filter as usual.
+func prepareTrampoline(stateRoot string, hostLayout bool) *trampolinePrep {
+	p := &trampolinePrep{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		if !hostLayout && !selfIsStatic() {
+			return
+		}
+		f, err := sandboxFilters()
+		if err != nil {
+			return
+		}
+		t := &trampoline{cfg: f.lc}
+		if t.prog, t.flags, err = compiledSeccomp(stateRoot, f.lc); err != nil {
+			return
+		}
+		scratch := filepath.Join(stateRoot, seccompDir)
+		if err := os.MkdirAll(scratch, 0o700); err != nil {
+			return
+		}
+		if err := t.open(scratch); err != nil {
+			t.close()
+			return
+		}
+		p.t = t
+	}()
+	return p
+}
+
+// wait returns the prepared trampoline, or nil.
+func (p *trampolinePrep) wait() *trampoline {
+	<-p.done
+	return p.t
+}
+
+// loads reports whether the trampoline loads exactly lc's filter, the way
+// libcontainer would (which needs no_new_privs).
+func (t *trampoline) loads(lc *configs.Config) bool {
+	return lc.Seccomp == t.cfg && lc.NoNewPrivileges
+}
+
+// open makes the descriptors that do not depend on the command. scratch is
+// an existing directory for the scratch of the binary's sealed copy.
+func (t *trampoline) open(scratch string) error {
+	var err error
+	// The binary itself, as libcontainer re-executes it for the init: a
+	// read-only, sealed copy, so the sandbox can never reach (and
+	// overwrite, CVE-2019-5736) the real one through /proc.
+	if t.exe, err = exeseal.CloneSelfExe(scratch); err != nil {
+		return fmt.Errorf("sealing the seccomp trampoline: %w", err)
+	}
+	if t.errR, t.errW, err = os.Pipe(); err != nil {
+		return fmt.Errorf("seccomp trampoline: %w", err)
+	}
+	return nil
+}
+
+// files returns the process's ExtraFiles, exactly the trampoline's 3, 4
+// and 5, with env, the program's environment, in the program descriptor
+// (see seccompexec.h): the process itself gets an empty one.
+func (t *trampoline) files(env []string) ([]*os.File, error) {
+	fd, err := unix.MemfdCreate("tether-seccomp", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp program: %w", err)
+	}
+	t.progFile = os.NewFile(uintptr(fd), "tether-seccomp")
+	data := make([]byte, seccompexec.Header, seccompexec.Header+len(t.prog)+256)
+	binary.NativeEndian.PutUint32(data, t.flags)
+	binary.NativeEndian.PutUint32(data[4:], uint32(len(t.prog)/sockFilterSize))
+	data = append(data, t.prog...)
+	for _, kv := range env {
+		if strings.IndexByte(kv, 0) >= 0 {
+			return nil, fmt.Errorf("environment entry %q holds a NUL byte", kv)
+		}
+		data = append(append(data, kv...), 0)
+	}
+	if _, err := t.progFile.Write(data); err != nil {
+		return nil, fmt.Errorf("seccomp program: %w", err)
+	}
+	seals := unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE
+	if _, err := unix.FcntlInt(t.progFile.Fd(), unix.F_ADD_SEALS, seals); err != nil {
+		return nil, fmt.Errorf("seccomp program: sealing: %w", err)
+	}
+	return []*os.File{t.exe, t.progFile, t.errW}, nil
+}
+
+// started closes this process's copies of what the container now holds:
+// the error pipe reads end-of-file once the trampoline has executed the
+// program or exited.
+func (t *trampoline) started() {
+	for _, f := range []*os.File{t.exe, t.progFile, t.errW} {
+		_ = f.Close()
+	}
+}
+
+// execError returns what the trampoline reported, if anything: a program
+// it could not find or execute, or a filter it could not load. Call it once
+// the container's process has exited; it does not wait for more.
+func (t *trampoline) execError() error {
+	_ = t.errR.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	var msg []byte
+	buf := make([]byte, 512)
+	for len(msg) < 8192 {
+		n, err := t.errR.Read(buf)
+		msg = append(msg, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	if len(msg) == 0 {
+		return nil
+	}
+	return errors.New(string(msg))
+}
+
+// close releases every descriptor; it is safe after started, and twice.
+func (t *trampoline) close() {
+	for _, f := range []*os.File{t.exe, t.progFile, t.errR, t.errW} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}
