@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,9 +15,10 @@ import (
 )
 
 // TestRunGated checks the gate between the sandbox's start-up and the
-// program: the program runs only when the gate passes, a refusal is
-// returned as is with nothing run and nothing left behind, and the gate is
-// not consulted when the sandbox cannot be built.
+// program: the gate runs while the sandbox starts, the program runs only
+// when the gate passes, a refusal is returned as is with nothing run and
+// nothing left behind, and the gate is not consulted when the sandbox
+// cannot be built.
 func TestRunGated(t *testing.T) {
 	errRefused := errors.New("refused by the test gate")
 	tests := []struct {
@@ -35,16 +37,18 @@ func TestRunGated(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newTestRunner(t)
 			ws := t.TempDir()
-			calls := 0
+			var calls atomic.Int32
 			gate := func() error {
-				calls++
-				// The sandbox exists while the gate is consulted (its
-				// cgroup holds the waiting init), yet the program has
+				calls.Add(1)
+				// The sandbox is being started while the gate is
+				// consulted (its cgroup appears), yet the program does
 				// not run.
-				dirs, err := cgroupDirs("/" + r.CgroupPrefix)
-				assert.NoError(t, err)
-				assert.NotEmpty(t, dirs, "the sandbox is started before the gate")
-				_, err = os.Stat(filepath.Join(ws, "ran"))
+				assert.Eventually(t, func() bool {
+					dirs, err := cgroupDirs("/" + r.CgroupPrefix)
+					return err == nil && len(dirs) > 0
+				}, 10*time.Second, time.Millisecond, "the sandbox starts while the gate decides")
+				time.Sleep(50 * time.Millisecond)
+				_, err := os.Stat(filepath.Join(ws, "ran"))
 				assert.ErrorIs(t, err, os.ErrNotExist, "the program ran before the gate")
 				return tt.gateErr
 			}
@@ -52,7 +56,7 @@ func TestRunGated(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			res, err := r.RunGated(ctx, tt.cfg(ws), Command{Shell: "touch ran", Stdout: &out, Stderr: &out}, gate)
-			assert.Equal(t, tt.wantCalls, calls)
+			assert.Equal(t, tt.wantCalls, int(calls.Load()))
 			_, statErr := os.Stat(filepath.Join(ws, "ran"))
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)

@@ -188,16 +188,17 @@ func (r *Runner) Run(ctx context.Context, cfg Config, cmd Command) (res *Result,
 	return r.RunGated(ctx, cfg, cmd, nil)
 }
 
-// RunGated is Run with a last check: the sandbox is built and its init
-// started (namespaces, cgroups, mounts, seccomp), but the program is only
-// executed once gate returns nil. A caller that starts its own check (an
-// approval decision) concurrently and passes a gate waiting for it overlaps
-// that check with the sandbox's start-up, yet nothing of the command runs
-// before the check passed. When gate returns an error the sandbox is torn
-// down without running anything and RunGated returns that error as is,
-// with a nil Result. The command's timeout starts after the gate. A nil
-// gate is Run. A failure to build the sandbox is returned without calling
-// gate: a caller must still wait for its own check.
+// RunGated is Run with a last check (an approval decision): the program is
+// only executed once gate returns nil. RunGated calls gate in a goroutine of
+// its own as it starts the sandbox's init, so that the check runs while the
+// kernel builds the sandbox (cgroups, namespaces, mounts, the init) instead
+// of slowing the set-up before it; nothing of the command runs before the
+// check passed. When gate returns an error the sandbox is torn down without
+// running anything and RunGated returns that error as is, with a nil
+// Result, whatever else failed. The command's timeout starts after the
+// gate. A nil gate is Run. A failure before the init is started is returned
+// without calling gate: a caller must then make its own check if it wants
+// its verdict.
 func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate func() error) (res *Result, err error) {
 	args := cmd.Args
 	if cmd.Shell != "" {
@@ -414,18 +415,28 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	start := time.Now()
+	var verdict chan error
+	if gate != nil {
+		verdict = make(chan error, 1)
+		go func() { verdict <- gate() }()
+	}
 	// Start builds the sandbox and leaves its init waiting on the exec
 	// fifo; Exec lets it execute the program.
 	if err := container.Start(process); err != nil {
 		res.Duration = time.Since(start)
+		if verdict != nil {
+			if err := <-verdict; err != nil {
+				return nil, err // a refusal wins: nothing ran either way
+			}
+		}
 		return startFailure(res, args[0], err)
 	}
 	if tramp != nil {
 		tramp.started()
 	}
 	gateErr := ctx.Err()
-	if gate != nil && gateErr == nil {
-		gateErr = gate()
+	if verdict != nil && gateErr == nil {
+		gateErr = <-verdict
 	}
 	if gateErr == nil {
 		gateErr = ctx.Err()

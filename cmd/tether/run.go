@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	units "github.com/docker/go-units"
@@ -183,20 +184,17 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	defer stop()
 	// The approval decision (configuration, analysis, the audit record
 	// synced to disk, maybe a question on the terminal) runs while the
-	// sandbox starts up; the program is executed only once it approved
-	// (RunGated's gate). A refusal wins over any sandbox error: nothing ran.
-	verdict := make(chan error, 1)
-	go func() {
-		_, err := authorize(ctx, cmd.ErrOrStderr(), f.gate, f.profile, command, cfg.Workspace)
-		verdict <- err
-	}()
-	var gateErr error
-	gateDone := false
+	// kernel builds the sandbox; the program is executed only once it
+	// approved (RunGated's gate). A refusal wins over any sandbox error:
+	// nothing ran. When the sandbox failed before RunGated asked, the
+	// decision is made here.
+	var decided sync.Once
+	var verdict error
 	gate := func() error {
-		if !gateDone {
-			gateErr, gateDone = <-verdict, true
-		}
-		return gateErr
+		decided.Do(func() {
+			_, verdict = authorize(ctx, cmd.ErrOrStderr(), f.gate, f.profile, command, cfg.Workspace)
+		})
+		return verdict
 	}
 
 	var outBuf, errBuf bytes.Buffer
