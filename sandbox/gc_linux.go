@@ -209,6 +209,30 @@ func killCgroup(dir string) {
 	}
 }
 
+// removeProfileAbove removes the profile and prefix cgroups above a
+// finished container's cgroup directories, as removeIdleProfile does for
+// all profiles but without listing every hierarchy: the directories that
+// still hold another container stay (rmdir fails), and nothing is removed
+// while another run holds the cgroup lock.
+func removeProfileAbove(stateRoot string, containerDirs []string) {
+	lock, err := tryLock(filepath.Join(stateRoot, cgroupLock))
+	if err != nil {
+		return
+	}
+	defer lock.Close()
+	done := map[string]bool{}
+	for _, d := range containerDirs {
+		profile := filepath.Dir(d)
+		if done[profile] {
+			continue
+		}
+		done[profile] = true
+		if unix.Rmdir(profile) == nil {
+			_ = unix.Rmdir(filepath.Dir(profile))
+		}
+	}
+}
+
 // removeIdleProfile removes the profile cgroups under prefix (and prefix
 // itself) that have no containers left, when no Runner on this state root
 // is between creating a profile cgroup and finishing (they hold the lock

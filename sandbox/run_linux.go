@@ -274,14 +274,20 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	}
 	// Reap what a crashed tether left under this state root; live
 	// containers of other tethers are kept (their lock is held), and so is
-	// this one's (its lock is taken before anything of it exists). It runs
-	// alongside the set-up below and is waited for before Run returns.
-	gcDone := make(chan struct{})
+	// this one's (its lock is taken before anything of it exists). Like the
+	// gate, it starts with the container's init, so that its work does not
+	// slow the set-up, and it is waited for before Run returns.
+	gcStart, gcDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(gcDone)
+		<-gcStart
 		_, _ = GC(GCOptions{StateRoot: stateRoot, CgroupPrefix: strings.TrimPrefix(prefix, "/")})
 	}()
-	defer func() { <-gcDone }()
+	startGC := sync.OnceFunc(func() { close(gcStart) })
+	defer func() {
+		startGC()
+		<-gcDone
+	}()
 
 	// undo runs the cleanups of a half-built or finished sandbox in reverse.
 	var undo []func() error
@@ -320,6 +326,9 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	})
 
 	profileCgroup := prefix + "/" + profile
+	// The container's cgroup directories, once known: the profile cgroups
+	// to remove at the end are their parents.
+	var containerCgroups []string
 	if !rootless {
 		cgLock, err := lockShared(filepath.Join(stateRoot, cgroupLock))
 		if err != nil {
@@ -327,7 +336,11 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		}
 		undo = append(undo, func() error {
 			cgLock.Close()
-			removeIdleProfile(stateRoot, prefix)
+			if len(containerCgroups) > 0 {
+				removeProfileAbove(stateRoot, containerCgroups)
+			} else {
+				removeIdleProfile(stateRoot, prefix)
+			}
 			return nil
 		})
 		// Without profile limits there is nothing to write: libcontainer
@@ -415,6 +428,7 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	start := time.Now()
+	startGC()
 	var verdict chan error
 	if gate != nil {
 		verdict = make(chan error, 1)
@@ -458,6 +472,11 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		return startFailure(res, args[0], err)
 	}
 	st, _ := container.State()
+	if st != nil {
+		for _, d := range st.CgroupPaths {
+			containerCgroups = append(containerCgroups, d)
+		}
+	}
 
 	waited := make(chan waitResult, 1)
 	go func() {
