@@ -131,9 +131,15 @@ func TestSharedRootsAndCaches(t *testing.T) {
 	rep, err := GC(GCOptions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix})
 	require.NoError(t, err)
 	assert.Empty(t, rep.StateDirs, "a plain gc (as run does) keeps the caches")
+	// The compiled filters are on disk when this test binary compiled them
+	// here rather than for an earlier state root.
+	caches := 3
+	if dirExists(filepath.Join(r.StateRoot, seccompDir)) {
+		caches++
+	}
 	rep, err = GC(GCOptions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix, Caches: true})
 	require.NoError(t, err)
-	assert.Len(t, rep.StateDirs, 4, "two shared roots, an /etc snapshot, the compiled filters")
+	assert.Len(t, rep.StateDirs, caches, "two shared roots, an /etc snapshot, maybe the compiled filters")
 	skels, _ = os.ReadDir(filepath.Join(r.StateRoot, skelDir))
 	assert.Empty(t, skels)
 	assert.Empty(t, staleEtcSnapshots(r.StateRoot, ""))

@@ -11,9 +11,8 @@
 // bubblewrap's --seccomp FD works the same way.
 //
 // This package is the container's half: a trampoline. The container's
-// process is this binary (the sealed copy libcontainer also uses for its
-// init, passed as a descriptor), with argv [/proc/self/fd/3, Arg, program,
-// args...]. A C constructor, which runs before the Go runtime and before
+// process is this binary (passed as a descriptor), with argv
+// [/proc/self/fd/3, Arg, program, args...]. A C constructor, which runs before the Go runtime and before
 // every other constructor, sees Arg, reads the filter's flags and program
 // from descriptor 4,
 // closes descriptors 3 and 4, checks that no_new_privs is set, installs the

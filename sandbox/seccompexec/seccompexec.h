@@ -1,12 +1,12 @@
 #ifndef TETHER_SECCOMPEXEC_H
 #define TETHER_SECCOMPEXEC_H
 
-// argv[1] of the trampoline. Keep in sync with Arg in seccompexec.go.
+// argv[1] of the trampoline (Arg in seccompexec.go).
 #define SECCOMPEXEC_ARG "--tether-seccomp-exec"
 
 // The descriptors the trampoline is started with, in the order of
 // libcontainer's Process.ExtraFiles (after stdin, stdout and stderr).
-#define SECCOMPEXEC_EXE_FD 3  // this binary, sealed (how it was executed)
+#define SECCOMPEXEC_EXE_FD 3  // this binary (how it was executed)
 #define SECCOMPEXEC_PROG_FD 4 // the filter and the program's environment (see below)
 #define SECCOMPEXEC_ERR_FD 5  // write end of the error pipe
 
