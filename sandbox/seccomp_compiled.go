@@ -120,10 +120,17 @@ func cachedSeccomp(stateRoot string, cfg *configs.Seccomp) ([]byte, error) {
 		return prog.([]byte), nil
 	}
 	path := filepath.Join(stateRoot, seccompDir, key+".bpf")
+	failed := filepath.Join(stateRoot, seccompDir, key+".failed")
 	if persist {
 		if prog, err := os.ReadFile(path); err == nil && validProgram(prog) == nil {
 			compiledPrograms.Store(key, prog)
 			return prog, nil
+		}
+		// Where the compiler cannot work (ptrace refused: tether itself
+		// under seccomp, Yama's ptrace_scope 3), it is not tried again on
+		// every launch; tether gc (the caches) or a reboot clears this.
+		if why, err := os.ReadFile(failed); err == nil {
+			return nil, fmt.Errorf("compiling the seccomp filter failed before: %s", why)
 		}
 	}
 	js, err := json.Marshal(cfg)
@@ -131,10 +138,13 @@ func cachedSeccomp(stateRoot string, cfg *configs.Seccomp) ([]byte, error) {
 		return nil, err
 	}
 	prog, err := compileSeccomp(js)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = validProgram(prog)
 	}
-	if err := validProgram(prog); err != nil {
+	if err != nil {
+		if persist {
+			_ = writeFileAtomic(failed, []byte(err.Error()))
+		}
 		return nil, err
 	}
 	if persist {

@@ -97,6 +97,14 @@ func TestCompiledSeccompIsCached(t *testing.T) {
 
 	_, _, err = compiledSeccomp(state, &configs.Seccomp{ListenerPath: "/run/l"})
 	assert.Error(t, err, "notify listeners stay libcontainer's")
+
+	// A compile that failed is not tried again for the same filter.
+	compiledPrograms.Delete(key)
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, os.WriteFile(filepath.Join(state, seccompDir, key+".failed"), []byte("ptrace: operation not permitted"), 0o600))
+	_, _, err = compiledSeccomp(state, f.lc)
+	require.ErrorContains(t, err, "failed before: ptrace: operation not permitted")
+	assert.NoFileExists(t, path)
 }
 
 // Both ways of loading the filter install the same program: the one
