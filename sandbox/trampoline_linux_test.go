@@ -182,6 +182,7 @@ func TestTrampolineExecFailures(t *testing.T) {
 		{[]string{filepath.Join(ws, "data")}, 126, ErrNotExecutable},
 		{[]string{ws}, 126, ErrNotExecutable},
 	}
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "hello"), []byte("#!/bin/sh\necho hello\n"), 0o755))
 	for _, viaLibcontainer := range []bool{false, true} {
 		r.libcontainerSeccomp = viaLibcontainer
 		for _, c := range cases {
@@ -191,5 +192,11 @@ func TestTrampolineExecFailures(t *testing.T) {
 			assert.Equal(t, c.status, res.ExitCode, c.args)
 			assert.Contains(t, err.Error(), `exec: "`+c.args[0]+`"`)
 		}
+		// A program found only through a relative $PATH entry is refused
+		// (Go's exec.ErrDot) either way.
+		dot := Config{Workspace: ws, Cwd: ws, Env: []string{"PATH=:/usr/bin:/bin"}}
+		res, err := r.Run(t.Context(), dot, Command{Args: []string{"hello"}})
+		require.ErrorContains(t, err, `exec: "hello": cannot run executable found relative to current directory`, "via libcontainer: %v", viaLibcontainer)
+		assert.Nil(t, res)
 	}
 }

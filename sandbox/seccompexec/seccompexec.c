@@ -210,6 +210,12 @@ static void run_program(char **argv, char **env)
 		                 : snprintf(full, sizeof full, "%.*s/%s", (int)len, dir, name);
 		if (n > 0 && (size_t)n < sizeof full) {
 			int e = executable(full);
+			if (e == 0 && (len == 0 || dir[0] != '/')) {
+				// Go's exec.LookPath (so libcontainer) refuses a program
+				// found through a relative $PATH entry (exec.ErrDot).
+				snprintf(msg, sizeof msg, "exec: \"%s\": cannot run executable found relative to current directory", name);
+				report(126, msg);
+			}
 			if (e == 0) {
 				execve(full, argv, env);
 				e = errno;

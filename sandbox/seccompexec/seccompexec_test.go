@@ -62,6 +62,12 @@ type outcome struct {
 // it: with HOME only).
 func trampoline(t *testing.T, prog []byte, nnp bool, env []string, argv ...string) outcome {
 	t.Helper()
+	return trampolineIn(t, "", prog, nnp, env, argv...)
+}
+
+// trampolineIn is trampoline in working directory dir ("" for this one's).
+func trampolineIn(t *testing.T, dir string, prog []byte, nnp bool, env []string, argv ...string) outcome {
+	t.Helper()
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
 		t.Skip("setpriv (util-linux) is not installed")
@@ -83,7 +89,7 @@ func trampoline(t *testing.T, prog []byte, nnp bool, env []string, argv ...strin
 		args = append([]string{setpriv, "--no-new-privs"}, args...)
 	}
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = env
+	cmd.Dir, cmd.Env = dir, env
 	cmd.ExtraFiles = []*os.File{exe, progFile, errW}
 	var stdout strings.Builder
 	cmd.Stdout = &stdout
@@ -143,6 +149,14 @@ func TestLooksUpThePathAsLibcontainerDoes(t *testing.T) {
 		{[]string{filepath.Join(dir, "notexec")}, 126, `exec: "` + filepath.Join(dir, "notexec") + `": permission denied`},
 		{[]string{dir}, 126, `exec: "` + dir + `": is a directory`},
 	}
+	// A relative $PATH entry finds the program but is refused, as Go's
+	// exec.LookPath refuses it (exec.ErrDot).
+	relative := encode(0, filter(unix.SYS_MKDIR), []string{"PATH=/nonexistent::/usr/bin:/bin"})
+	o = trampolineIn(t, dir, relative, true, env, "hello")
+	assert.Equal(t, 126, o.status)
+	assert.Equal(t, `exec: "hello": cannot run executable found relative to current directory`, o.report)
+	assert.Empty(t, o.stdout)
+
 	for _, c := range cases {
 		o := trampoline(t, prog, true, env, c.argv...)
 		assert.Equal(t, c.status, o.status, c.argv)
