@@ -19,8 +19,8 @@ import (
 // trampoline is the parent's side of package seccompexec: a sandbox's
 // compiled filter and the descriptors its process starts with when it
 // loads that filter itself before executing the program. It is prepared
-// (compiled filter, sealed binary, error pipe) alongside the sandbox's
-// set-up; files adds the command's part.
+// (compiled filter, this binary's descriptor, error pipe) alongside the
+// sandbox's set-up; files adds the command's part.
 type trampoline struct {
 	cfg   *configs.Seccomp // the filter's rules, as libcontainer takes them
 	prog  []byte           // cfg compiled (struct sock_filter[])
