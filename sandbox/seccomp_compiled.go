@@ -122,14 +122,14 @@ func cachedSeccomp(stateRoot string, cfg *configs.Seccomp) ([]byte, error) {
 	path := filepath.Join(stateRoot, seccompDir, key+".bpf")
 	failed := filepath.Join(stateRoot, seccompDir, key+".failed")
 	if persist {
-		if prog, err := os.ReadFile(path); err == nil && validProgram(prog) == nil {
+		if prog, err := readOwnFile(path); err == nil && validProgram(prog) == nil {
 			compiledPrograms.Store(key, prog)
 			return prog, nil
 		}
 		// Where the compiler cannot work (ptrace refused: tether itself
 		// under seccomp, Yama's ptrace_scope 3), it is not tried again on
 		// every launch; tether gc (the caches) or a reboot clears this.
-		if why, err := os.ReadFile(failed); err == nil {
+		if why, err := readOwnFile(failed); err == nil {
 			return nil, fmt.Errorf("compiling the seccomp filter failed before: %s", why)
 		}
 	}
@@ -199,6 +199,35 @@ func appendSeccompKey(b []byte, cfg *configs.Seccomp) []byte {
 		}
 	}
 	return b
+}
+
+// readOwnFile reads a cache file only if it, and the directory holding it,
+// belong to this user and nobody else can write them: the program decides
+// what a sandbox may do, so one planted in a state root that someone else
+// could write to (a careless TETHER_STATE_ROOT) is compiled afresh instead.
+func readOwnFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var dir, file unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &file); err != nil {
+		return nil, err
+	}
+	if err := unix.Stat(filepath.Dir(path), &dir); err != nil {
+		return nil, err
+	}
+	euid := uint32(os.Geteuid())
+	for _, st := range []*unix.Stat_t{&dir, &file} {
+		if st.Uid != euid || st.Mode&0o022 != 0 {
+			return nil, fmt.Errorf("%s: not this user's own, or writable by others", path)
+		}
+	}
+	if file.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	return io.ReadAll(f)
 }
 
 // compilerVersions names what decides the program besides its config:

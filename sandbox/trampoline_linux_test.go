@@ -98,6 +98,24 @@ func TestCompiledSeccompIsCached(t *testing.T) {
 	_, _, err = compiledSeccomp(state, &configs.Seccomp{ListenerPath: "/run/l"})
 	assert.Error(t, err, "notify listeners stay libcontainer's")
 
+	// A cache file that others could have written is not trusted: it is
+	// compiled afresh and replaced.
+	compiledPrograms.Delete(key)
+	bogus := append([]byte(nil), prog...)
+	bogus[len(bogus)-1] ^= 0xff
+	require.NoError(t, os.WriteFile(path, bogus, 0o600))
+	require.NoError(t, os.Chmod(path, 0o666))
+	fresh, _, err = compiledSeccomp(state, f.lc)
+	require.NoError(t, err)
+	assert.Equal(t, prog, fresh, "a world-writable cache file is ignored")
+	compiledPrograms.Delete(key)
+	require.NoError(t, os.WriteFile(path, bogus, 0o600))
+	require.NoError(t, os.Chmod(filepath.Dir(path), 0o777))
+	fresh, _, err = compiledSeccomp(state, f.lc)
+	require.NoError(t, err)
+	assert.Equal(t, prog, fresh, "a cache in a world-writable directory is ignored")
+	require.NoError(t, os.Chmod(filepath.Dir(path), 0o700))
+
 	// A compile that failed is not tried again for the same filter.
 	compiledPrograms.Delete(key)
 	require.NoError(t, os.Remove(path))
