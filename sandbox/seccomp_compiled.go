@@ -47,7 +47,6 @@ import (
 const (
 	seccompCompileArg = "seccomp-compile"
 	seccompCompileEnv = "_TETHER_SECCOMP_COMPILE"
-	sockFilterSize    = int(unsafe.Sizeof(unix.SockFilter{}))
 	maxFilterInsns    = 4096 // BPF_MAXINSNS
 )
 

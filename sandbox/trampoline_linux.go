@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"golang.org/x/sys/unix"
@@ -29,6 +30,9 @@ type trampoline struct {
 	exe, progFile *os.File // the trampoline's descriptors 3 and 4
 	errR, errW    *os.File // the error pipe; the trampoline has errW as 5
 }
+
+// sockFilterSize is the size of one instruction, struct sock_filter.
+const sockFilterSize = int(unsafe.Sizeof(unix.SockFilter{}))
 
 // trampolinePrep is a trampoline being prepared in the background.
 type trampolinePrep struct {
