@@ -232,8 +232,9 @@ func readOwnFile(path string) ([]byte, error) {
 // compilerVersions names what decides the program besides its config:
 // libcontainer (its rule translation and ENOSYS stub) and libseccomp (the
 // library and its Go binding). persist is false when the build does not
-// say, and then nothing is cached on disk.
-func compilerVersions() (versions []byte, persist bool) {
+// say, and then nothing is cached on disk. Read once per process: a daemon
+// asks for every sandbox.
+var compilerVersions = sync.OnceValues(func() (versions []byte, persist bool) {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return nil, false
@@ -250,7 +251,7 @@ func compilerVersions() (versions []byte, persist bool) {
 	major, minor, micro := libseccomp.GetLibraryVersion()
 	fmt.Fprintf(&b, "libseccomp %d.%d.%d\n", major, minor, micro)
 	return []byte(b.String()), true
-}
+})
 
 // validProgram checks the shape of a program read from disk or the kernel.
 func validProgram(prog []byte) error {
