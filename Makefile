@@ -45,8 +45,11 @@ bench: provision
 
 lint: vet fmt
 
+# vet checks both builds: with the tags tether is built with, and without
+# them (a plain `go vet ./...`, a build without seccomp).
 vet:
 	$(GO) vet -tags '$(TAGS)' ./...
+	$(GO) vet ./...
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
