@@ -87,6 +87,15 @@ func GC(opts GCOptions) (*GCReport, error) {
 		}()
 	}
 	sort.Strings(dead)
+	// Kill every dead container first, then wait for each: the processes
+	// of all of them end within the same moment, not one after another.
+	loaded := map[string]*libcontainer.Container{}
+	for _, id := range dead {
+		if c, err := libcontainer.Load(filepath.Join(stateRoot, containersDir), id); err == nil {
+			_ = c.Signal(unix.SIGKILL)
+			loaded[id] = c
+		}
+	}
 	if len(dead) > 0 {
 		for _, m := range mountsUnder(stateRoot) {
 			if err := unix.Unmount(m, unix.MNT_DETACH); err != nil {
@@ -98,8 +107,7 @@ func GC(opts GCOptions) (*GCReport, error) {
 	}
 	for _, id := range dead {
 		rep.Containers = append(rep.Containers, id)
-		if c, err := libcontainer.Load(filepath.Join(stateRoot, containersDir), id); err == nil {
-			_ = c.Signal(unix.SIGKILL)
+		if c := loaded[id]; c != nil {
 			// The init is no child of ours: wait for whoever reaps it.
 			for i := 0; i < 250; i++ {
 				if st, err := c.Status(); err != nil || st == libcontainer.Stopped {

@@ -303,6 +303,14 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		}
 	}()
 
+	// From here on the sandbox may leave something behind: the keeper
+	// reaps it if this process dies before the release (the last undo).
+	release, err := keep(stateRoot, strings.TrimPrefix(prefix, "/"))
+	if err != nil {
+		return nil, err
+	}
+	undo = append(undo, func() error { release(); return nil })
+
 	// The compiled filter and the trampoline's descriptors are prepared
 	// alongside the set-up below.
 	var prep *trampolinePrep

@@ -56,8 +56,8 @@ package sandbox
 // process in its pid namespace), then destroys the container, its cgroups
 // in every hierarchy, its root and its lock. A session container carries
 // the same owner lock as a one-shot container, so if the owning process
-// crashes (and its pdeathsig or the channel EOF has ended the supervisor),
-// GC reaps the leftovers exactly like a crashed Run's.
+// crashes (the channel's EOF ends the supervisor), its keeper has GC reap
+// the leftovers exactly like a crashed Run's (see keeper_linux.go).
 
 import (
 	"errors"

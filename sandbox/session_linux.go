@@ -308,6 +308,14 @@ func (s *Session) create(ctx context.Context) (err error) {
 		}
 	}()
 
+	// The keeper reaps the sandbox if this process dies before the
+	// release, the teardown's last step.
+	release, err := keep(stateRoot, strings.TrimPrefix(prefix, "/"))
+	if err != nil {
+		return err
+	}
+	undo = append(undo, func() error { release(); return nil })
+
 	ownerLock, err := lockOwner(stateRoot, id)
 	if err != nil {
 		return err
