@@ -119,10 +119,10 @@ type Limits struct {
 	Pids          int      `yaml:"pids" json:"pids"`                     // default 8192, for the profile's whole cgroup
 	SandboxMemory ByteSize `yaml:"sandbox_memory" json:"sandbox_memory"` // default 256MiB (at most memory), per sandbox
 	SandboxPids   int      `yaml:"sandbox_pids" json:"sandbox_pids"`     // default 64 (at most pids), per sandbox
-	CPUs    float64  `yaml:"cpus" json:"cpus"`       // default 1.0
-	Timeout Duration `yaml:"timeout" json:"timeout"` // wall clock per command; default 180s
-	Output  ByteSize `yaml:"output" json:"output"`   // stdout+stderr kept per command; default 1MiB
-	Tmpfs   ByteSize `yaml:"tmpfs" json:"tmpfs"`     // size of /tmp; default 256MiB
+	CPUs          float64  `yaml:"cpus" json:"cpus"`                     // default 1.0
+	Timeout       Duration `yaml:"timeout" json:"timeout"`               // wall clock per command; default 180s
+	Output        ByteSize `yaml:"output" json:"output"`                 // stdout+stderr kept per command; default 1MiB
+	Tmpfs         ByteSize `yaml:"tmpfs" json:"tmpfs"`                   // size of /tmp; default 256MiB
 }
 
 // Secrets is where a profile's secrets come from. Values given in both
