@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/tether-dev/tether/sandbox/keeper"
@@ -33,22 +34,38 @@ var keeperOff bool
 type keeperConn struct {
 	mu    sync.Mutex
 	w     *os.File       // write end of the keeper's pipe; nil: none running
+	proc  *keeperProc    // the keeper reading w
 	holds map[string]int // "ROOT\tPREFIX" -> outstanding sandboxes
 }
 
 var keeperState keeperConn
 
+// keeperProc is a keeper process being started or running.
+type keeperProc struct {
+	started chan struct{} // closed once the exec is done (or failed)
+	err     error         // why it could not be started; set before started closes
+	exited  atomic.Bool   // it has ended (killed): its pipe has no reader
+}
+
+// wait waits until the keeper runs and reports whether it could be started.
+func (p *keeperProc) wait() error {
+	<-p.started
+	return p.err
+}
+
 // keep announces a sandbox about to be built under stateRoot and cgroup
-// prefix (without its leading slash) to this process's keeper, starting the
-// keeper first when none runs. The returned release says the sandbox is
-// gone; call it once nothing of the sandbox is left.
-func keep(stateRoot, prefix string) (release func(), err error) {
+// prefix (without its leading slash) to this process's keeper, starting
+// the keeper when none runs. The keeper is started in the background,
+// alongside the sandbox's set-up: call wait before the sandbox's first
+// process is started (its error wraps ErrKeeper). release says the
+// sandbox is gone; call it once nothing of the sandbox is left.
+func keep(stateRoot, prefix string) (release func(), wait func() error, err error) {
 	if keeperOff {
-		return func() {}, nil
+		return func() {}, func() error { return nil }, nil
 	}
 	key := stateRoot + "\t" + prefix
-	if strings.ContainsAny(key[:len(stateRoot)], "\t\n\x00") || strings.ContainsAny(prefix, "\t\n\x00") || len(key)+2 > keeper.MaxLine {
-		return nil, fmt.Errorf("%w: state root %q cannot be announced", ErrKeeper, stateRoot)
+	if strings.ContainsAny(stateRoot, "\t\n\x00") || strings.ContainsAny(prefix, "\t\n\x00") || len(key)+2 > keeper.MaxLine {
+		return nil, nil, fmt.Errorf("%w: state root %q cannot be announced", ErrKeeper, stateRoot)
 	}
 	k := &keeperState
 	k.mu.Lock()
@@ -61,9 +78,9 @@ func keep(stateRoot, prefix string) (release func(), err error) {
 		if k.holds[key]--; k.holds[key] == 0 {
 			delete(k.holds, key)
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return sync.OnceFunc(func() {
+	release = sync.OnceFunc(func() {
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		if k.holds[key]--; k.holds[key] <= 0 {
@@ -72,7 +89,8 @@ func keep(stateRoot, prefix string) (release func(), err error) {
 		// A keeper that cannot be told keeps the hold: at worst it reaps
 		// after this process exits, which spares what others hold.
 		_ = k.tell("-" + key + "\n")
-	}), nil
+	})
+	return release, k.proc.wait, nil
 }
 
 // tell writes line to the keeper, replacing a keeper that is gone (with
@@ -81,16 +99,14 @@ func keep(stateRoot, prefix string) (release func(), err error) {
 //
 // Preconditions: k.mu is held.
 func (k *keeperConn) tell(line string) error {
-	if k.w != nil {
+	if k.w != nil && !k.proc.exited.Load() {
 		if _, err := k.w.WriteString(line); err == nil {
 			return nil
 		}
-		k.w.Close()
-		k.w = nil
 	}
-	w, err := startKeeper()
-	if err != nil {
-		return err
+	if k.w != nil {
+		k.w.Close()
+		k.w, k.proc = nil, nil
 	}
 	var all strings.Builder
 	for key, n := range k.holds {
@@ -98,37 +114,54 @@ func (k *keeperConn) tell(line string) error {
 			all.WriteString("+" + key + "\n")
 		}
 	}
-	if _, err := w.WriteString(all.String()); err != nil {
-		w.Close()
-		return fmt.Errorf("%w: %w", ErrKeeper, err)
+	w, proc, err := startKeeper(all.String())
+	if err != nil {
+		return err
 	}
-	k.w = w
+	k.w, k.proc = w, proc
 	return nil
 }
 
-// startKeeper starts a keeper for this process and returns the write end
-// of its pipe. The keeper runs in a session of its own, so a signal to
-// this process's group or terminal does not end it.
-func startKeeper() (*os.File, error) {
+// startKeeper starts a keeper for this process, with holds already in its
+// pipe, and returns the write end of the pipe. The exec runs in the
+// background (it costs a few milliseconds); the keeper runs in a session
+// of its own, so a signal to this process's group or terminal does not
+// end it.
+func startKeeper(holds string) (*os.File, *keeperProc, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrKeeper, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrKeeper, err)
 	}
-	defer r.Close()
+	// The holds fit in the pipe's buffer (a few lines; the keeper tracks
+	// at most 256 pairs of at most 8 KiB), so this does not block.
+	if _, err := w.WriteString(holds); err != nil {
+		r.Close()
+		w.Close()
+		return nil, nil, fmt.Errorf("%w: %w", ErrKeeper, err)
+	}
+	proc := &keeperProc{started: make(chan struct{})}
 	cmd := &exec.Cmd{
 		Path:        "/proc/self/exe",
 		Args:        []string{os.Args[0], keeper.Arg, strconv.Itoa(os.Getpid())},
 		Stdin:       r,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
-	if err := cmd.Start(); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("%w: %w", ErrKeeper, err)
-	}
-	// Reap it if it ends before this process does (killed); a later tell
-	// then finds the pipe broken and starts another.
-	go func() { _ = cmd.Wait() }()
-	return w, nil
+	go func() {
+		err := cmd.Start()
+		r.Close()
+		if err != nil {
+			proc.err = fmt.Errorf("%w: %w", ErrKeeper, err)
+			proc.exited.Store(true)
+			close(proc.started)
+			return
+		}
+		close(proc.started)
+		// Reap it if it ends before this process does (killed); the next
+		// tell then starts another.
+		_ = cmd.Wait()
+		proc.exited.Store(true)
+	}()
+	return w, proc, nil
 }
 
 // isKeeperReap reports whether this process is the one a keeper executes

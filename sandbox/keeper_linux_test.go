@@ -157,3 +157,22 @@ func TestKeeperReplacedWhenKilled(t *testing.T) {
 	require.Len(t, again, 1, "a new keeper watches this process")
 	assert.NotEqual(t, keepers[0], again[0])
 }
+
+// BenchmarkKeeperStart is what the first sandbox of a process pays to
+// start its keeper (fork and exec of this binary, whose C constructor
+// takes over before the Go runtime starts), and the keeper's exit when the
+// pipe closes with nothing outstanding.
+//
+//	go test -tags seccomp -run '^$' -bench BenchmarkKeeperStart ./sandbox/
+func BenchmarkKeeperStart(b *testing.B) {
+	for b.Loop() {
+		w, proc, err := startKeeper("")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := proc.wait(); err != nil {
+			b.Fatal(err)
+		}
+		w.Close()
+	}
+}

@@ -341,7 +341,7 @@ func (s *Session) create(ctx context.Context) (err error) {
 
 	// The keeper reaps the sandbox if this process dies before the
 	// release, the teardown's last step.
-	release, err := keep(stateRoot, strings.TrimPrefix(prefix, "/"))
+	release, keeperUp, err := keep(stateRoot, strings.TrimPrefix(prefix, "/"))
 	if err != nil {
 		return err
 	}
@@ -422,6 +422,10 @@ func (s *Session) create(ctx context.Context) (err error) {
 		Cwd:        cfg.cwd(),
 		ExtraFiles: []*os.File{childEnd},
 		Init:       true,
+	}
+	// No process of the sandbox may exist before its keeper runs.
+	if err := keeperUp(); err != nil {
+		return err
 	}
 	s.initDone = make(chan struct{})
 	started := make(chan error, 1)
