@@ -148,3 +148,30 @@ func hostMemory(t *testing.T, pid int) (pssKiB, cgroupBytes int64) {
 	}
 	return pssKiB, cgroupBytes
 }
+
+// TestBackgroundStartFailureIsFailure: a background start the session's
+// budget cannot hold is reported as a failure that ran nothing, not as a
+// started process.
+func TestBackgroundStartFailureIsFailure(t *testing.T) {
+	sb := testSandbox(t)
+	cfg, _ := testConfig(t, "      limits: {sandbox_pids: 16}\n")
+	eng, err := approval.NewEngine(cfg, approval.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { eng.Close() })
+	sessions := &sandbox.Sessions{StateRoot: sb.StateRoot, CgroupPrefix: sb.CgroupPrefix, Grace: sb.Grace}
+	t.Cleanup(func() { assert.NoError(t, sessions.Close()) })
+	r := &Runner{Config: cfg, Engine: eng, Sandbox: sb, Sessions: sessions}
+	call := func(c RawCall) Result {
+		return r.Execute(t.Context(), Batch{Platform: approval.PlatformAPI, Session: "full", Calls: []RawCall{c}}, nil).Results[0]
+	}
+	fill := call(rawCall("fill", "terminal", args("command", `i=0; while [ $i -lt 50 ]; do sleep 1000 & i=$((i+1)); done; sleep 1000`, "background", true)))
+	require.Equal(t, ClassSucceeded, fill.Class, "%s", fill.Message)
+	var last Result
+	require.Eventually(t, func() bool {
+		last = call(rawCall("more", "terminal", args("command", "sleep 5", "background", true)))
+		return last.Class != ClassSucceeded
+	}, 20*time.Second, 50*time.Millisecond, "a start with no pids left was reported as started")
+	t.Logf("refused start: %s", last.Message)
+	assert.False(t, last.Ran, "%s", last.Message)
+	assert.Contains(t, last.Message, "nothing ran")
+}

@@ -76,7 +76,7 @@ func (s *Session) Start(cmd Command) (*Background, error) {
 		return b, nil // started and already finished
 	}
 	if _, err := s.result(b.c); err != nil {
-		return nil, fmt.Errorf("starting in the background: %w", err)
+		return nil, err // says what could not be started, and why
 	}
 	return nil, fmt.Errorf("starting in the background: %w", ErrSessionBroken)
 }
