@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,10 +19,6 @@ import (
 // between, a kill during the approval step included, leaves nothing
 // running: the keeper sees the process end and has GC kill and remove what
 // no live owner holds.
-
-// ErrKeeper: the keeper that reaps this process's sandboxes if it dies
-// could not be started or told; nothing was started.
-var ErrKeeper = errors.New("cannot start the keeper that reaps this process's sandboxes if it dies")
 
 // keeperOff disables the keeper in this process (tests that simulate a
 // crash and then reap by hand).
