@@ -117,6 +117,20 @@ func (k *keeperConn) tell(line string) error {
 	return nil
 }
 
+// revive replaces proc, a keeper that ended while this process lives,
+// when it is the current keeper and sandboxes are outstanding, so that
+// none stays unwatched until the next sandbox is announced.
+func (k *keeperConn) revive(proc *keeperProc) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.proc != proc || len(k.holds) == 0 {
+		return
+	}
+	k.w.Close()
+	k.w, k.proc = nil, nil
+	_ = k.tell("") // starts a keeper with every hold; retried at the next one if it fails
+}
+
 // startKeeper starts a keeper for this process, with holds already in its
 // pipe, and returns the write end of the pipe. The exec runs in the
 // background (it costs a few milliseconds); the keeper runs in a session
@@ -151,10 +165,11 @@ func startKeeper(holds string) (*os.File, *keeperProc, error) {
 			return
 		}
 		close(proc.started)
-		// Reap it if it ends before this process does (killed); the next
-		// tell then starts another.
+		// It ends before this process only when killed: replace it at
+		// once while sandboxes are outstanding.
 		_ = cmd.Wait()
 		proc.exited.Store(true)
+		keeperState.revive(proc)
 	}()
 	return w, proc, nil
 }

@@ -136,7 +136,8 @@ func sandboxPIDs(prefix string) []int {
 }
 
 // TestKeeperReplacedWhenKilled: a keeper killed while its owner lives is
-// replaced at the owner's next sandbox, so no sandbox runs unwatched.
+// replaced, at once while a sandbox is outstanding (a session), else at
+// the owner's next sandbox, so no sandbox runs unwatched.
 func TestKeeperReplacedWhenKilled(t *testing.T) {
 	r := newTestRunner(t)
 	res, _ := run(t, r, Config{}, "true")
@@ -156,6 +157,19 @@ func TestKeeperReplacedWhenKilled(t *testing.T) {
 	again := hostProcsWith("--tether-keeper\x00" + strconv.Itoa(os.Getpid()))
 	require.Len(t, again, 1, "a new keeper watches this process")
 	assert.NotEqual(t, keepers[0], again[0])
+
+	// With a session open, a killed keeper is replaced without waiting
+	// for the next sandbox.
+	requireSessionSandbox(t)
+	m := &Sessions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix}
+	defer m.Close()
+	_, err := m.Open(t.Context(), "default", "watched", testSpec())
+	require.NoError(t, err)
+	require.NoError(t, unix.Kill(again[0], unix.SIGKILL))
+	require.Eventually(t, func() bool {
+		now := hostProcsWith("--tether-keeper\x00" + strconv.Itoa(os.Getpid()))
+		return len(now) == 1 && now[0] != again[0]
+	}, 10*time.Second, 10*time.Millisecond, "the killed keeper was not replaced while a session is open")
 }
 
 // BenchmarkKeeperStart is what the first sandbox of a process pays to
