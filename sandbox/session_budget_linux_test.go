@@ -115,6 +115,31 @@ func TestSessionPidsBudgetIsolation(t *testing.T) {
 	assert.NotZero(t, bg.ID())
 }
 
+// TestSessionMemoryBudgetIsolation: a session that allocates past its own
+// memory budget is OOM-killed inside it; another session of the profile
+// keeps its memory and runs.
+func TestSessionMemoryBudgetIsolation(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("needs /usr/bin/python3 on the host layout")
+	}
+	m := newTestSessions(t)
+	spec := budgetSpec(32, 64) // 64 MiB each, 1 GiB for the profile
+	hog, err := m.Open(t.Context(), "mem", "hog", spec)
+	require.NoError(t, err)
+	victim, err := m.Open(t.Context(), "mem", "victim", spec)
+	require.NoError(t, err)
+	_, res := sh(t, victim, "true")
+	require.Zero(t, res.ExitCode)
+
+	res, err = hog.Run(t.Context(), Command{Args: []string{"/usr/bin/python3", "-c", "a = [b'x' * (1 << 20) for _ in range(512)]"}})
+	require.NoError(t, err)
+	assert.True(t, res.OOMKilled, "the hog is held to its own budget")
+	assert.Equal(t, 137, res.ExitCode)
+	out, res := sh(t, victim, "echo still here")
+	assert.Equal(t, "still here\n", out)
+	assert.False(t, res.OOMKilled)
+}
+
 // TestBackgroundStartFailureReported: a background program that cannot be
 // started is an error, not a process id.
 func TestBackgroundStartFailureReported(t *testing.T) {
