@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/tether-dev/tether/sandbox/keeper"
 )
@@ -95,6 +96,9 @@ func keep(stateRoot, prefix string) (release func(), wait func() error, err erro
 // Preconditions: k.mu is held.
 func (k *keeperConn) tell(line string) error {
 	if k.w != nil && !k.proc.exited.Load() {
+		// A keeper that does not read (stopped) is replaced rather than
+		// waited for: every sandbox start would hang behind it.
+		_ = k.w.SetWriteDeadline(time.Now().Add(time.Second))
 		if _, err := k.w.WriteString(line); err == nil {
 			return nil
 		}

@@ -190,3 +190,39 @@ func BenchmarkKeeperStart(b *testing.B) {
 		w.Close()
 	}
 }
+
+// TestKeeperStoppedIsReplaced: a keeper that stops reading (SIGSTOP) does
+// not hang this process's sandbox starts behind a full pipe: it is
+// replaced.
+func TestKeeperStoppedIsReplaced(t *testing.T) {
+	state := t.TempDir()
+	release, wait, err := keep(state, "tether-test-stopped")
+	require.NoError(t, err)
+	require.NoError(t, wait())
+	defer release()
+	mine := "--tether-keeper\x00" + strconv.Itoa(os.Getpid())
+	old := hostProcsWith(mine)
+	require.Len(t, old, 1)
+	require.NoError(t, unix.Kill(old[0], unix.SIGSTOP))
+	t.Cleanup(func() { _ = unix.Kill(old[0], unix.SIGKILL) }) // our child, stopped
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 5000 { // far more than a pipe holds
+			rel, _, err := keep(state, "tether-test-stopped")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			rel()
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("announcing sandboxes hung behind a stopped keeper")
+	}
+	now := hostProcsWith(mine)
+	assert.Contains(t, now, old[0])
+	assert.Len(t, now, 2, "a new keeper took over")
+}
