@@ -97,12 +97,28 @@ func TestSessionPidsBudgetIsolation(t *testing.T) {
 	// Fork until the kernel refuses, and keep everything alive.
 	_, err = greedy.Start(Command{Shell: `i=0; while [ $i -lt 200 ]; do sleep 1000 & i=$((i+1)); done; sleep 1000`})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return sessionPidsCurrent(t, greedy) >= 30 }, 20*time.Second, 20*time.Millisecond)
-	assert.LessOrEqual(t, sessionPidsCurrent(t, greedy), int64(32), "the kernel holds the session to its budget")
+	st, err := greedy.container.State()
+	require.NoError(t, err)
+	pidsFile := filepath.Join(st.CgroupPaths["pids"], "pids.current")
+	var peak int64
+	require.Eventually(t, func() bool {
+		n, _ := readInt(pidsFile)
+		peak = max(peak, n)
+		return n >= 30
+	}, 20*time.Second, 20*time.Millisecond)
+	assert.LessOrEqual(t, peak, int64(32), "the kernel holds the session to its budget")
 
-	// The greedy session's own start fails, and says so.
-	_, err = greedy.Start(Command{Args: []string{"sleep", "5"}})
-	assert.Error(t, err, "a background start that could not fork is a failure")
+	// The greedy session's own starts fail once its budget is used up
+	// (the last few pids it may still have), and say so.
+	var startErr error
+	require.Eventually(t, func() bool {
+		_, startErr = greedy.Start(Command{Args: []string{"sleep", "1000"}})
+		return startErr != nil
+	}, 20*time.Second, 10*time.Millisecond, "a background start that could not fork is a failure")
+	// The greedy session may also have broken: its supervisor needs a
+	// thread now and then, and the budget it shares with its commands is
+	// full. Either way only that session pays.
+	t.Logf("the greedy session's start failed: %v", startErr)
 
 	// The other session is untouched.
 	for i := range 5 {
