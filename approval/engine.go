@@ -123,6 +123,11 @@ type Decision struct {
 	Time      time.Time     `json:"time"`
 	Elapsed   time.Duration `json:"elapsed_ns"`
 
+	// Escalation says why only a person may answer (code the deny rules
+	// cannot check, a mandate escalation): yolo, mode off, the allowlist
+	// and session approvals did not apply. Empty for an ordinary question.
+	Escalation string `json:"escalation,omitempty"`
+
 	// Analysis is the analyzer's full result (not logged: it holds the
 	// unredacted command).
 	Analysis *Analysis `json:"-"`
@@ -555,6 +560,7 @@ func (e *Engine) allowlistEntries(p *config.Profile) ([]string, error) {
 // route asks the platform's route. escalated is non-empty for a mandate
 // escalation (a person must answer).
 func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a *Analysis, d Decision, escalated string) Decision {
+	d.Escalation = escalated
 	q := Question{ID: d.ID, Profile: prof.Name, Session: req.Session, Platform: req.Platform,
 		Command: d.Command, Findings: redactFindings(a.Findings, func(s string) string { return e.redact(prof.Name, s) }),
 		Cwd: req.Cwd, Reason: escalated, Created: d.Time, Scopes: []Scope{ScopeOnce}, raw: req.Command}
@@ -607,7 +613,11 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 	}
 	if human == nil {
 		d.Route = string(req.Platform)
-		return deny(d, StageRoute, "nobody can be asked: no terminal prompt is available")
+		reason := "nobody can be asked: no terminal prompt is available"
+		if escalated != "" {
+			reason += "; only a person may approve it: " + escalated
+		}
+		return deny(d, StageRoute, reason)
 	}
 	timeout := prof.Approvals.Timeout.D()
 	q.Deadline = d.Time.Add(timeout)

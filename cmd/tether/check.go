@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,18 +27,20 @@ const (
 )
 
 type checkFlags struct {
-	asJSON bool
-	batch  bool
-	home   string
-	cwd    string
-	deny   []string
+	asJSON  bool
+	batch   bool
+	noColor bool
+	home    string
+	cwd     string
+	deny    []string
 }
 
 func newCheckCmd() *cobra.Command {
 	var f checkFlags
 	cmd := &cobra.Command{
-		Use:   "check [flags] 'COMMAND' | -",
-		Short: "Analyse a shell command and print its verdict (hardline, approval or allow)",
+		Use:         "check [flags] 'COMMAND' | -",
+		Annotations: map[string]string{annoUsageExit: strconv.Itoa(checkExitUsage)},
+		Short:       "Analyse a shell command and print its verdict (hardline, approval or allow)",
 		Long: `check parses a shell command (bash) and applies the rule catalog
 (see "tether rules"): it prints the verdict, each finding (rule id,
 description and the exact source text that matched) and the programs the
@@ -61,7 +64,8 @@ Exit status:
 With --batch the status is that of the strongest verdict seen (3 over 2 over
 0), or 1 if any line was refused or stdin could not be read.
 
-Colour is used only when stdout is a terminal and NO_COLOR is unset.`,
+Colour is used only when stdout is a terminal, without --no-color and with
+NO_COLOR unset or empty.`,
 		Example: `  tether check 'rm -rf /'
   tether check --json --home /root 'echo x > ~/.aws/credentials'
   tether check --deny 'sudo *' '/usr/bin/sudo -n id'
@@ -108,7 +112,7 @@ Colour is used only when stdout is a terminal and NO_COLOR is unset.`,
 					return fmt.Errorf("writing result: %w", err)
 				}
 			} else {
-				printCheckHuman(out, res, checkUseColor(out))
+				printCheckHuman(out, res, useColor(out, f.noColor))
 			}
 			if code := checkVerdictExit(res.tier); code != 0 {
 				return &exitError{Code: code}
@@ -117,6 +121,7 @@ Colour is used only when stdout is a terminal and NO_COLOR is unset.`,
 		},
 	}
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON (one object; one per line with --batch)")
+	cmd.Flags().BoolVar(&f.noColor, "no-color", false, "plain text without colour (also NO_COLOR or non-terminal output)")
 	cmd.Flags().BoolVar(&f.batch, "batch", false, "read commands from stdin, one per line")
 	cmd.Flags().StringVar(&f.home, "home", "", "home directory to fold to ~ (default $HOME)")
 	cmd.Flags().StringVar(&f.cwd, "cwd", "", "directory the command runs in; relative paths are resolved against it (default: unknown)")
@@ -210,19 +215,6 @@ func checkVerdictExit(t approval.Tier) int {
 		return checkExitApproval
 	}
 	return checkExitAllow
-}
-
-// checkUseColor reports whether w is a terminal and NO_COLOR is unset.
-func checkUseColor(w io.Writer) bool {
-	if _, ok := os.LookupEnv("NO_COLOR"); ok {
-		return false
-	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // printCheckHuman writes the verdict, findings and programs for a person.

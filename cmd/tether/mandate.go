@@ -163,8 +163,9 @@ func newMandateCheckCmd(open storeOpener) *cobra.Command {
 	var runMode string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "check JOB [flags] [-- 'COMMAND']",
-		Short: "Decide a call under the job's mandate (exit 0 allowed, 3 blocked, 2 escalate)",
+		Use:         "check JOB [flags] [-- 'COMMAND']",
+		Annotations: map[string]string{annoUsageExit: "1"}, // 2 is "escalate"
+		Short:       "Decide a call under the job's mandate (exit 0 allowed, 3 blocked, 2 escalate)",
 		Long: `check decides one call as enforcement would and records it (as an
 observation in observe mode, as drift when blocked or escalated).
 

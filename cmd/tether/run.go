@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -21,12 +20,6 @@ import (
 )
 
 func init() { addCommand(newRunCmd) }
-
-// Exit statuses of tether run besides the command's own.
-const (
-	exitUsage      = 2   // bad flags or config: nothing ran
-	exitSandboxErr = 125 // the sandbox could not be set up: nothing ran
-)
 
 // runFlags are tether run's options.
 type runFlags struct {
@@ -55,8 +48,9 @@ type runJSON struct {
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run [flags] -- PROGRAM [ARG...] | run [flags] -c 'SHELL STRING'",
-		Short: "Run a command in a sandbox (namespaces, cgroups, read-only root)",
+		Use:         "run [flags] -- PROGRAM [ARG...] | run [flags] -c 'SHELL STRING'",
+		Annotations: map[string]string{annoWrapper: "yes"},
+		Short:       "Run a command in a sandbox (namespaces, cgroups, read-only root)",
 		Long: `Run a command in a fresh sandbox and remove every trace of it afterwards.
 
 The sandbox has its own mount, pid, ipc, uts, cgroup and network namespaces
@@ -92,8 +86,12 @@ Exit status:
   128+N killed by signal N. A command stopped by --timeout gets SIGTERM, then
   SIGKILL after the grace period, so it exits 143 or 137 (--json reports
   "timed_out": true). An OOM kill is 137 with "oom_killed": true.
-  2 usage or config error, 3 refused by the approval engine (nothing ran),
-  125 the sandbox could not be set up (nothing ran).
+  125 tether itself did not run it: refused by the approval engine, a usage
+  or configuration error (flags included), or a sandbox that could not be set
+  up. tether run is a wrapper like env, timeout, nice and chroot: every
+  other status is the command's own (its own 2 or 3 included). With --json a
+  125 prints {"exit_code":125,"error":…,"refused":…,"stage":…,"reason":…}
+  on stdout.
 
 Output (stdout and stderr together) is capped at the profile's
 limits.output (1MiB by default) or --output-limit; the rest is discarded and
@@ -227,10 +225,11 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "tether: not enforced here (running without root, no delegated cgroups): %s\n", strings.Join(res.NotEnforced, ", "))
 	}
 	if f.asJSON {
-		doc := runJSON{Result: res, Stdout: outBuf.String(), Stderr: errBuf.String()}
-		if doc.Result == nil {
-			doc.Result = &sandbox.Result{ExitCode: exitSandboxErr}
+		if res == nil {
+			// Nothing ran: the error document (main) says why.
+			return fmt.Errorf("setting up the sandbox: %w", runErr)
 		}
+		doc := runJSON{Result: res, Stdout: outBuf.String(), Stderr: errBuf.String()}
 		if runErr != nil {
 			doc.Error = runErr.Error()
 		}
@@ -239,16 +238,11 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		if err := enc.Encode(doc); err != nil {
 			return err
 		}
-		if res == nil {
-			return &exitError{Code: exitSandboxErr}
-		}
 		return exitFor(res.ExitCode, nil)
 	}
 	switch {
-	case res == nil && errors.Is(runErr, sandbox.ErrInvalidConfig):
-		return &exitError{Code: exitUsage, Err: runErr}
 	case res == nil:
-		return &exitError{Code: exitSandboxErr, Err: runErr}
+		return fmt.Errorf("setting up the sandbox: %w", runErr)
 	case res.TimedOut:
 		fmt.Fprintf(cmd.ErrOrStderr(), "tether: timed out after %s\n", f.timeout)
 	case res.OOMKilled:
@@ -260,11 +254,13 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	return exitFor(res.ExitCode, runErr)
 }
 
+// exitFor is the command's own status code (with err, what went wrong
+// around it), which tether run and shell pass through.
 func exitFor(code int, err error) error {
 	if code == 0 && err == nil {
 		return nil
 	}
-	return &exitError{Code: code, Err: err}
+	return &exitError{Code: code, Err: err, Own: true}
 }
 
 // configFromFlags turns flags into a sandbox config; errors are usage errors.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,9 +15,60 @@ import (
 	"github.com/tether-dev/tether/config"
 )
 
-// exitRefused is tether run's status when the approval engine refused the
-// command (hardline floor, deny rule, mandate, or no approval): nothing ran.
-const exitRefused = 3
+// refusal is the approval engine's (or the daemon's) refusal of a command:
+// nothing ran. Hint is the next step the user can take, if any.
+type refusal struct {
+	Stage  string
+	Reason string
+	Rules  []string
+	Hint   string
+}
+
+func (r *refusal) Error() string {
+	msg := fmt.Sprintf("refused at %s: %s", r.Stage, r.Reason)
+	if r.Hint != "" {
+		msg += " (" + r.Hint + ")"
+	}
+	return msg
+}
+
+// errorJSON is the --json document of tether run when tether itself did
+// not run the command (refused, usage error, sandbox failure).
+type errorJSON struct {
+	ExitCode int      `json:"exit_code"` // always exitWrapper
+	Error    string   `json:"error"`
+	Refused  bool     `json:"refused"`
+	Stage    string   `json:"stage,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	Rules    []string `json:"rules,omitempty"`
+	Hint     string   `json:"hint,omitempty"`
+}
+
+// writeErrorJSON prints err as tether run's --json error document.
+func writeErrorJSON(w io.Writer, err error) {
+	doc := errorJSON{ExitCode: exitWrapper, Error: err.Error()}
+	var r *refusal
+	if errors.As(err, &r) {
+		doc.Refused, doc.Stage, doc.Reason, doc.Rules, doc.Hint = true, r.Stage, r.Reason, r.Rules, r.Hint
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(doc) // stdout is gone: the exit status still says it
+}
+
+// refusalHint is the next step after decision d was refused on the CLI
+// without a terminal to ask on ("" when there is none to give).
+func refusalHint(d approval.Decision, yolo bool) string {
+	switch {
+	case d.Escalation != "":
+		// Yolo, mode off and the allowlist do not answer an
+		// escalation: only a person at a terminal can.
+		return "run it from a terminal to answer the question; --yolo does not approve it"
+	case !yolo:
+		return "run it from a terminal, or pass --yolo to approve the approval tier"
+	}
+	return "run it from a terminal to answer the question"
+}
 
 // approvalFlags are tether run's gate options.
 type approvalFlags struct {
@@ -84,14 +136,14 @@ func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *conf
 	d, err := engine.Decide(ctx, approval.Request{Command: command, Profile: prof.Name, Session: f.session,
 		Platform: platform, Cwd: cwd, Home: home})
 	if errors.Is(err, approval.ErrDenied) {
-		hint := ""
+		r := &refusal{Stage: string(d.Stage), Reason: d.Reason, Rules: d.Rules}
 		if d.Stage == approval.StageRoute && opts.Prompter == nil && platform == approval.PlatformCLI {
-			hint = " (no terminal to ask on: run it from a terminal, or pass --yolo to approve the approval tier)"
+			r.Hint = refusalHint(d, f.yolo)
 		}
-		return &exitError{Code: exitRefused, Err: fmt.Errorf("refused at %s: %s%s", d.Stage, d.Reason, hint)}
+		return r
 	}
 	if err != nil {
-		return &exitError{Code: exitRefused, Err: err}
+		return &refusal{Stage: string(approval.StageInternal), Reason: err.Error()}
 	}
 	if d.Stage != approval.StageAnalysis {
 		fmt.Fprintf(stderr, "tether: approved at %s by %s\n", d.Stage, d.DecidedBy)

@@ -78,7 +78,7 @@ func runSession(cmd *cobra.Command, f runFlags, args []string) error {
 	}
 	dir, err := cliSessionDir(socket)
 	if err != nil {
-		return &exitError{Code: exitSandboxErr, Err: err}
+		return &exitError{Code: exitWrapper, Err: err}
 	}
 	file := filepath.Join(dir, name+".json")
 
@@ -113,7 +113,7 @@ func runSession(cmd *cobra.Command, f runFlags, args []string) error {
 
 	sess, err := loadCLISession(file)
 	if err != nil {
-		return &exitError{Code: exitSandboxErr, Err: err}
+		return &exitError{Code: exitWrapper, Err: err}
 	}
 	fresh := false
 	if sess != nil && cmd.Flags().Changed("profile") && sess.Profile != f.profile {
@@ -132,7 +132,7 @@ func runSession(cmd *cobra.Command, f runFlags, args []string) error {
 	}
 	raw, err := json.Marshal(callArgs)
 	if err != nil {
-		return &exitError{Code: exitSandboxErr, Err: err}
+		return &exitError{Code: exitWrapper, Err: err}
 	}
 	calls := []runner.RawCall{{ID: "cli-1", Name: "terminal", Arguments: raw}}
 
@@ -148,7 +148,7 @@ func runSession(cmd *cobra.Command, f runFlags, args []string) error {
 		res, err = callInSession(ctx, stderr, sess, file, calls)
 	}
 	if err != nil {
-		return &exitError{Code: exitSandboxErr, Err: fmt.Errorf("running in session %s: %w", name, err)}
+		return &exitError{Code: exitWrapper, Err: fmt.Errorf("running in session %s: %w", name, err)}
 	}
 	return reportSessionResult(cmd.OutOrStdout(), stderr, f.asJSON, res)
 }
@@ -185,14 +185,14 @@ func newCLISession(ctx context.Context, f runFlags, socket, file, platform strin
 		return nil, &exitError{Code: exitUsage, Err: fmt.Errorf("creating session %s: %w", f.session, err)}
 	}
 	if err != nil {
-		return nil, &exitError{Code: exitSandboxErr, Err: fmt.Errorf("creating session %s: %w", f.session, err)}
+		return nil, &exitError{Code: exitWrapper, Err: fmt.Errorf("creating session %s: %w", f.session, err)}
 	}
 	s := &cliSession{Name: f.session, Socket: socket, Session: info.Session, ClientToken: info.ClientToken,
 		Profile: f.profile, Created: time.Now().UTC()}
 	if err := saveCLISession(file, s); err != nil {
 		// Do not leave a session nobody can reach.
 		_ = c.ClearSession(context.WithoutCancel(ctx), info.Session)
-		return nil, &exitError{Code: exitSandboxErr, Err: err}
+		return nil, &exitError{Code: exitWrapper, Err: err}
 	}
 	return s, nil
 }
@@ -244,9 +244,10 @@ func reportSessionResult(stdout, stderr io.Writer, asJSON bool, res runner.Resul
 	}
 	switch {
 	case res.Class == runner.ClassRefused || res.Class == runner.ClassPending || res.Class == runner.ClassBlocked:
-		return &exitError{Code: exitRefused, Err: fmt.Errorf("%s at %s: %s", res.Class, res.Gate, res.Message)}
+		return &exitError{Code: exitWrapper, Reported: asJSON,
+			Err: &refusal{Stage: string(res.Gate), Reason: fmt.Sprintf("%s: %s", res.Class, res.Message)}}
 	case !res.Ran || !hasCode:
-		return &exitError{Code: exitSandboxErr, Err: errors.New(res.Message)}
+		return &exitError{Code: exitWrapper, Reported: asJSON, Err: errors.New(res.Message)}
 	}
 	if !asJSON {
 		s, _ := res.Output["stdout"].(string)
@@ -273,7 +274,7 @@ func reportSessionResult(stdout, stderr io.Writer, asJSON bool, res runner.Resul
 func closeCLISession(ctx context.Context, stdout io.Writer, socket, file, name string) error {
 	s, err := loadCLISession(file)
 	if err != nil {
-		return &exitError{Code: exitSandboxErr, Err: err}
+		return &exitError{Code: exitWrapper, Err: err}
 	}
 	if s == nil {
 		return &exitError{Code: 1, Err: fmt.Errorf("no session %s to close (none was started with tether run --session %s on %s)", name, name, socket)}
@@ -288,14 +289,14 @@ func closeCLISession(ctx context.Context, stdout io.Writer, socket, file, name s
 		case errors.As(err, &apiErr) && (apiErr.Status == 404 || apiErr.Status == 401):
 			gone = "already gone from the daemon"
 		case err != nil:
-			return &exitError{Code: exitSandboxErr, Err: fmt.Errorf("closing session %s: %w", name, err)}
+			return &exitError{Code: exitWrapper, Err: fmt.Errorf("closing session %s: %w", name, err)}
 		}
 	} else {
 		// A stopped daemon cleared every session when it shut down.
 		gone = "already gone (the daemon is not running)"
 	}
 	if err := os.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return &exitError{Code: exitSandboxErr, Err: fmt.Errorf("forgetting session %s: %w", name, err)}
+		return &exitError{Code: exitWrapper, Err: fmt.Errorf("forgetting session %s: %w", name, err)}
 	}
 	fmt.Fprintf(stdout, "session %s: %s\n", name, gone)
 	return nil

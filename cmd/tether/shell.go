@@ -21,8 +21,9 @@ func newShellCmd() *cobra.Command {
 	var f runFlags
 	var session string
 	cmd := &cobra.Command{
-		Use:   "shell [flags] [-- PROGRAM [ARG...]]",
-		Short: "Open an interactive shell in a session sandbox",
+		Use:         "shell [flags] [-- PROGRAM [ARG...]]",
+		Annotations: map[string]string{annoWrapper: "yes"},
+		Short:       "Open an interactive shell in a session sandbox",
 		Long: `Open an interactive shell (or PROGRAM) on a terminal inside the sandbox of
 session --session of profile --profile.
 
@@ -38,8 +39,9 @@ the shell starts and destroyed, with every process started in it, when the
 shell exits. Use "tether sessions list" to see session sandboxes and
 "tether sessions close" to destroy one.
 
-Exit status: the shell's; 2 usage error (including stdin not being a
-terminal); 125 the sandbox could not be set up.`,
+Exit status: the shell's own (126, 127 and 128+N included); 125 when tether
+itself did not run it (a usage error, including stdin not being a terminal,
+or a sandbox that could not be set up).`,
 		Example: `  tether shell
   tether shell --profile default --session debug --memory 1G
   tether shell -- python3`,
@@ -89,7 +91,7 @@ func runShell(cmd *cobra.Command, f runFlags, session string, args []string) err
 	case errors.Is(err, sandbox.ErrInvalidConfig):
 		return &exitError{Code: exitUsage, Err: err}
 	case err != nil:
-		return &exitError{Code: exitSandboxErr, Err: err}
+		return &exitError{Code: exitWrapper, Err: err}
 	}
 
 	c := sandbox.Command{Args: args, Shell: interactiveShell}
@@ -120,7 +122,7 @@ func runShell(cmd *cobra.Command, f runFlags, session string, args []string) err
 	res, err := s.Interactive(ctx, c, term)
 	_ = unix.IoctlSetTermios(stdin, unix.TCSETS, saved)
 	if res == nil {
-		return &exitError{Code: exitSandboxErr, Err: err}
+		return &exitError{Code: exitWrapper, Err: err}
 	}
 	return exitFor(res.ExitCode, err)
 }
