@@ -130,7 +130,7 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 		errs = append(errs, notifyWebhook(ctx, cfg, p))
 		return errors.Join(errs...)
 	}})
-	eopts := engineOptions(cfg, store, log)
+	eopts := EngineOptions(cfg, store, log)
 	eopts.Gateway = gw
 	eng, err := approval.NewEngine(cfg, eopts)
 	if err != nil {
@@ -168,12 +168,24 @@ func notifyWebhook(ctx context.Context, cfg *config.Config, p approval.Pending) 
 	return hook.Notify(ctx, p)
 }
 
-// engineOptions are the approval engine options shared by the daemon and
-// the MCP server: the mandate hook on the state's store (workspaces and
-// interactive_violation from the profiles), secret redaction in questions
-// and audit records, and secrets for the smart route's API key.
-func engineOptions(cfg *config.Config, store *mandate.Store, log *slog.Logger) approval.Options {
-	hook := &mandate.Hook{Store: store, Workspace: func(profile string) string {
+// EngineOptions are the approval engine options shared by every entry
+// point (the daemon, the MCP server, tether run): the mandate hook on the
+// state's store (workspaces and interactive_violation from the profiles;
+// none when store is nil), secret redaction in questions and audit
+// records, and secrets for the smart route's API key. The caller adds its
+// routes (Prompter, Gateway) and Yolo.
+func EngineOptions(cfg *config.Config, store *mandate.Store, log *slog.Logger) approval.Options {
+	opts := approval.Options{Logger: log,
+		Redact: func(profile, text string) string {
+			return ResolveSecretScope(cfg, nil, profile).Masker().Mask(text)
+		},
+		Secret: func(profile, name string) (string, error) {
+			return ResolveSecretScope(cfg, nil, profile).Get(name, "")
+		}}
+	if store == nil {
+		return opts
+	}
+	opts.Mandate = &mandate.Hook{Store: store, Workspace: func(profile string) string {
 		p, ok := cfg.Profile(profile)
 		if !ok {
 			return ""
@@ -186,13 +198,7 @@ func engineOptions(cfg *config.Config, store *mandate.Store, log *slog.Logger) a
 		}
 		return string(p.Mandate.InteractiveViolation)
 	}}
-	return approval.Options{Mandate: hook, Logger: log,
-		Redact: func(profile, text string) string {
-			return ResolveSecretScope(cfg, nil, profile).Masker().Mask(text)
-		},
-		Secret: func(profile, name string) (string, error) {
-			return ResolveSecretScope(cfg, nil, profile).Get(name, "")
-		}}
+	return opts
 }
 
 // TCPHandler is the API as served on TCP: behind the bearer tokens.

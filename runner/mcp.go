@@ -180,7 +180,7 @@ func NewMCP(opts MCPOptions) (*MCP, error) {
 		return nil, fmt.Errorf("making the MCP state key: %w", err)
 	}
 	route := &elicitRoute{key: key}
-	eopts := engineOptions(cfg, store, log)
+	eopts := EngineOptions(cfg, store, log)
 	eopts.Prompter = route
 	eng, err := approval.NewEngine(cfg, eopts)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -114,12 +116,15 @@ func (r *Runner) lookupEnv() func(string) (string, bool) {
 	return os.LookupEnv
 }
 
-// sandboxConfig translates a profile's terminal policy into a sandbox
-// config. Protected paths that exist in the workspace are bound
-// read-only, so a command cannot plant hooks or rc files either. Proxy
-// network mode starts as no network here; runSandbox joins the command
-// to its egress namespace (egress.go).
-func sandboxConfig(env *Env, pol TerminalPolicy, cmdEnv []string, timeout time.Duration) (sandbox.Config, error) {
+// SandboxConfig translates a profile's terminal policy into the sandbox
+// config of one command in workspace root (canonical, absolute) with
+// environment cmdEnv (CommandEnv). It is the one translation: the daemon,
+// the MCP server and tether run all place commands with it. Protected
+// paths that exist in the workspace are bound read-only, so a command
+// cannot plant hooks or rc files either. Proxy network mode starts as no
+// network here; runSandbox joins the command to its egress namespace
+// (egress.go).
+func SandboxConfig(pol TerminalPolicy, root string, cmdEnv []string, timeout time.Duration) (sandbox.Config, error) {
 	layout, err := rootfs.Layout{}, error(nil)
 	if pol.Rootfs != "" {
 		layout, err = rootfs.Parse(pol.Rootfs)
@@ -129,8 +134,8 @@ func sandboxConfig(env *Env, pol TerminalPolicy, cmdEnv []string, timeout time.D
 	}
 	cfg := sandbox.Config{
 		Rootfs:    layout,
-		Workspace: env.Root,
-		Env:       cmdEnv,
+		Workspace: root,
+		Env:       withDefaultEnv(cmdEnv),
 		Network:   sandbox.NetworkNone,
 		// Each sandbox's own budget inside the profile's (profLimits in
 		// runSandbox): one session or client cannot starve another.
@@ -147,7 +152,7 @@ func sandboxConfig(env *Env, pol TerminalPolicy, cmdEnv []string, timeout time.D
 		cfg.Network, cfg.AllowHostNetwork = sandbox.NetworkHost, true
 	}
 	for _, p := range []string{".git/hooks", ".git/config", ".bashrc", ".bash_profile", ".profile", ".zshrc", ".zshenv", ".zprofile", ".bash_login"} {
-		abs := filepath.Join(env.Root, p)
+		abs := filepath.Join(root, p)
 		if fi, err := os.Lstat(abs); err == nil && fi.Mode()&os.ModeSymlink == 0 {
 			cfg.Binds = append(cfg.Binds, sandbox.Bind{Source: abs, ReadOnly: true})
 		}
@@ -155,15 +160,35 @@ func sandboxConfig(env *Env, pol TerminalPolicy, cmdEnv []string, timeout time.D
 	return cfg, nil
 }
 
+// withDefaultEnv is env on top of sandbox.DefaultEnv (PATH, HOME=/tmp,
+// LANG): a command gets a PATH and a HOME even when the profile passes
+// nothing through; env's entries win.
+func withDefaultEnv(env []string) []string {
+	out := make([]string, 0, len(sandbox.DefaultEnv)+len(env))
+	for _, kv := range sandbox.DefaultEnv {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, k+"=") }) {
+			out = append(out, kv)
+		}
+	}
+	return append(out, env...)
+}
+
+// ProfileLimits are the limits of the profile's whole cgroup, which every
+// sandbox of the profile shares (sandbox.Runner.ProfileLimits).
+func ProfileLimits(pol TerminalPolicy) sandbox.Limits {
+	return sandbox.Limits{MemoryBytes: int64(pol.Limits.Memory), Pids: int64(pol.Limits.Pids), CPUs: pol.Limits.CPUs}
+}
+
 func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command string, cmdEnv []string, timeout time.Duration, useSession, background bool) Result {
 	r := env.Runner
-	cfg, err := sandboxConfig(env, pol, cmdEnv, timeout)
+	cfg, err := SandboxConfig(pol, env.Root, cmdEnv, timeout)
 	if err != nil {
 		return refused(GatePlacement, "placement.terminal-policy", err.Error()+"; nothing ran")
 	}
 	var stdout, stderr bytes.Buffer
 	cmd := sandbox.Command{Shell: command, Stdout: &stdout, Stderr: &stderr}
-	profLimits := sandbox.Limits{MemoryBytes: int64(pol.Limits.Memory), Pids: int64(pol.Limits.Pids), CPUs: pol.Limits.CPUs}
+	profLimits := ProfileLimits(pol)
 	var res *sandbox.Result
 	if useSession {
 		spec := sandbox.SessionSpec{Config: cfg, ProfileLimits: profLimits, Options: sandbox.SessionOptions{

@@ -7,15 +7,19 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	units "github.com/docker/go-units"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/rootfs"
+	"github.com/tether-dev/tether/runner"
 	"github.com/tether-dev/tether/sandbox"
 )
 
@@ -115,18 +119,10 @@ $XDG_RUNTIME_DIR/tether; run first reaps what a crashed tether left there.
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.profile, "profile", "default", "profile name (parent cgroup <prefix>/<profile>)")
-	fl.StringVar(&f.cwd, "cwd", "", "workspace and working directory (default: current directory)")
-	fl.StringVar(&f.rootfs, "rootfs", "host", `root filesystem: "host" or a prepared directory`)
-	fl.StringVar(&f.network, "network", "none", `network: "none" (loopback only) or "host"`)
-	fl.StringVar(&f.memory, "memory", "", "memory limit, e.g. 512M (default: none)")
-	fl.Int64Var(&f.pids, "pids", 1024, "maximum number of processes and threads (0: none)")
-	fl.Float64Var(&f.cpus, "cpus", 0, "CPU limit in cores, e.g. 1.5 (0: none)")
-	fl.DurationVar(&f.timeout, "timeout", 0, "wall-clock limit, e.g. 30s (0: none)")
+	addPolicyFlags(fl, &f)
+	fl.DurationVar(&f.timeout, "timeout", 0, "wall-clock limit, e.g. 30s, at most the profile's (default: its terminal.limits.timeout)")
 	fl.DurationVar(&f.grace, "grace", 2*time.Second, "time between SIGTERM and SIGKILL on timeout or interrupt")
 	fl.StringVar(&f.outputLimit, "output-limit", "", "cap on stdout+stderr bytes, e.g. 1M; 0: none, not with --json (default: the profile's limits.output)")
-	fl.StringVar(&f.tmpfsSize, "tmpfs-size", "64M", "size of the sandbox's /tmp")
-	fl.StringVar(&f.seccomp, "seccomp", "required", `seccomp filter: "required", "optional" or "off"`)
-	fl.BoolVar(&f.userns, "userns", false, "use a user namespace even as root")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "add KEY=VALUE to the command's environment (repeatable)")
 	fl.StringVarP(&f.shell, "command", "c", "", "run this string with /bin/sh -c")
 	fl.BoolVar(&f.asJSON, "json", false, "capture output and print the result as JSON")
@@ -134,6 +130,7 @@ $XDG_RUNTIME_DIR/tether; run first reaps what a crashed tether left there.
 	fl.StringVar(&f.cgroupPrefix, "cgroup-prefix", "", "cgroup directory of all sandboxes (default: $TETHER_CGROUP_PREFIX or tether)")
 	fl.StringVar(&f.gate.configPath, "config", "", "configuration file (default: $TETHER_CONFIG, XDG, /etc, else the embedded default)")
 	fl.StringVar(&f.gate.platform, "platform", "cli", "where the call comes from: cli, gateway, cron, webhook, api or single-query")
+	fl.StringVar(&f.gate.job, "job", "", "mandate job the command belongs to: observed, or enforced once its mandate is approved (as behind the daemon)")
 	fl.BoolVar(&f.gate.yolo, "yolo", false, "approve the approval tier without asking (never the hardline floor or deny rules)")
 	fl.StringVar(&f.session, "session", "", "run in the daemon's persistent session sandbox S (needs tether serve; see below)")
 	fl.StringVar(&f.socket, "socket", "", "daemon socket for --session (default: $TETHER_SOCKET, else the daemon's default socket)")
@@ -141,6 +138,20 @@ $XDG_RUNTIME_DIR/tether; run first reaps what a crashed tether left there.
 	_ = fl.MarkHidden("state-root")
 	_ = fl.MarkHidden("cgroup-prefix")
 	return cmd
+}
+
+// addPolicyFlags adds the flags of tether run and tether shell that narrow
+// the profile's terminal policy (placeFromProfile).
+func addPolicyFlags(fl *pflag.FlagSet, f *runFlags) {
+	fl.StringVar(&f.cwd, "cwd", "", "workspace and working directory (default: the profile's terminal.cwd, else the current directory)")
+	fl.StringVar(&f.rootfs, "rootfs", "host", `root filesystem: "host" or a prepared directory (default: the profile's terminal.rootfs)`)
+	fl.StringVar(&f.network, "network", "none", `network: "none" (loopback only) or "host" if the profile allows it (default: the profile's)`)
+	fl.StringVar(&f.memory, "memory", "", "memory limit, e.g. 512M, at most the profile's (default: its terminal.limits.sandbox_memory)")
+	fl.Int64Var(&f.pids, "pids", 0, "maximum number of processes and threads, at most the profile's (default: its terminal.limits.sandbox_pids)")
+	fl.Float64Var(&f.cpus, "cpus", 0, "CPU limit in cores, e.g. 0.5, at most the profile's (default: its terminal.limits.cpus)")
+	fl.StringVar(&f.tmpfsSize, "tmpfs-size", "", "size of the sandbox's /tmp, at most the profile's (default: its terminal.limits.tmpfs)")
+	fl.StringVar(&f.seccomp, "seccomp", "required", `seccomp filter: "required", "optional" or "off"`)
+	fl.BoolVar(&f.userns, "userns", false, "use a user namespace even as root")
 }
 
 // usageErr reports bad input: nothing ran.
@@ -172,10 +183,6 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	if f.shell == "" && len(args) == 0 {
 		return usageErr("nothing to run: give -- PROGRAM [ARG...] or -c 'SHELL STRING' (see tether run --help)")
 	}
-	cfg, err := configFromFlags(f)
-	if err != nil {
-		return err
-	}
 	command, err := commandText(f.shell, args)
 	if err != nil {
 		return err
@@ -184,16 +191,18 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	// Output is capped at the profile's limit unless --output-limit says
-	// otherwise; --json holds the output in this process (outside every
-	// cgroup), so it never goes without a cap.
-	if !cmd.Flags().Changed("output-limit") {
-		cfg.Limits.OutputBytes = int64(prof.Terminal.Limits.Output)
+	pl, err := placeFromProfile(cmd.Flags(), f, conf, prof)
+	if err != nil {
+		return err
 	}
+	cfg := pl.cfg
+	// --json holds the output in this process (outside every cgroup), so
+	// it never goes without a cap.
 	if f.asJSON && cfg.Limits.OutputBytes == 0 {
 		return usageErr("--json holds the output in memory: give --output-limit a size (default: the profile's limits.output)")
 	}
-	runner := runnerFor(f.stateRoot, f.cgroupPrefix, f.profile, f.grace)
+	sb := runnerFor(f.stateRoot, f.cgroupPrefix, f.profile, f.grace)
+	sb.ProfileLimits = pl.profLimits
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, unix.SIGTERM)
 	defer stop()
@@ -217,7 +226,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	if f.asJSON {
 		c.Stdin, c.Stdout, c.Stderr = nil, &outBuf, &errBuf
 	}
-	res, runErr := runner.RunGated(ctx, cfg, c, gate)
+	res, runErr := sb.RunGated(ctx, cfg, c, gate)
 	if err := gate(); err != nil {
 		return err
 	}
@@ -229,7 +238,10 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 			// Nothing ran: the error document (main) says why.
 			return fmt.Errorf("setting up the sandbox: %w", runErr)
 		}
-		doc := runJSON{Result: res, Stdout: outBuf.String(), Stderr: errBuf.String()}
+		// What the model would be told is masked; so is this document,
+		// which scripts and agents read.
+		mask := pl.secrets.Masker()
+		doc := runJSON{Result: res, Stdout: mask.Mask(outBuf.String()), Stderr: mask.Mask(errBuf.String())}
 		if runErr != nil {
 			doc.Error = runErr.Error()
 		}
@@ -244,7 +256,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	case res == nil:
 		return fmt.Errorf("setting up the sandbox: %w", runErr)
 	case res.TimedOut:
-		fmt.Fprintf(cmd.ErrOrStderr(), "tether: timed out after %s\n", f.timeout)
+		fmt.Fprintf(cmd.ErrOrStderr(), "tether: timed out after %s\n", cfg.Limits.Timeout)
 	case res.OOMKilled:
 		fmt.Fprintln(cmd.ErrOrStderr(), "tether: a process was killed for exceeding the memory limit")
 	}
@@ -263,66 +275,164 @@ func exitFor(code int, err error) error {
 	return &exitError{Code: code, Err: err, Own: true}
 }
 
-// configFromFlags turns flags into a sandbox config; errors are usage errors.
-func configFromFlags(f runFlags) (sandbox.Config, error) {
-	var cfg sandbox.Config
-	ws := f.cwd
-	if ws == "" {
-		wd, err := os.Getwd()
+// placement is where a tether run or tether shell command goes: the
+// sandbox config and the limits of the profile's whole cgroup, as the
+// daemon places a command of the profile, narrowed by the flags.
+type placement struct {
+	cfg         sandbox.Config
+	profLimits  sandbox.Limits
+	secrets     runner.SecretScope
+}
+
+// placeFromProfile starts from the profile's terminal policy, translated by
+// runner.SandboxConfig (the daemon's own translation: workspace, rootfs,
+// network, per-sandbox limits, protected binds, environment), and applies
+// the flags: they may narrow it (lower limits, no network) and widen it
+// only where the profile allows; a flag that would widen it is a usage
+// error. --seccomp and --userns are not part of a profile.
+func placeFromProfile(fl *pflag.FlagSet, f runFlags, conf *config.Config, prof *config.Profile) (placement, error) {
+	var pl placement
+	wd := f.cwd
+	if wd == "" {
+		d, err := os.Getwd()
 		if err != nil {
-			return cfg, usageErr("finding the current directory: %v", err)
+			return pl, usageErr("finding the current directory: %v", err)
 		}
-		ws = wd
+		wd = d
 	}
-	ws, err := filepath.Abs(ws)
+	wd, err := filepath.Abs(wd)
 	if err != nil {
-		return cfg, usageErr("resolving --cwd: %v", err)
+		return pl, usageErr("resolving --cwd: %v", err)
 	}
-	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
-		return cfg, usageErr("--cwd %s is not a directory", ws)
+	if fi, err := os.Stat(wd); err != nil || !fi.IsDir() {
+		return pl, usageErr("--cwd %s is not a directory", wd)
 	}
-	cfg.Workspace = ws
-	layout, err := rootfs.Parse(f.rootfs)
+	if pc := prof.Terminal.Cwd; pc != "" && fl.Changed("cwd") && !sameDir(pc, wd) {
+		return pl, usageErr("--cwd %s: profile %s fixes the workspace at %s (terminal.cwd); drop --cwd or use another profile", wd, prof.Name, pc)
+	}
+	pol, err := runner.ResolveTerminalScope(conf, nil, prof.Name, wd).Policy()
 	if err != nil {
-		return cfg, usageErr("--rootfs %s: %v", f.rootfs, err)
+		return pl, usageErr("%v", err)
 	}
-	cfg.Rootfs = layout
-	switch f.network {
-	case "none":
-		cfg.Network = sandbox.NetworkNone
-	case "host":
-		// The flag itself is the explicit request.
-		cfg.Network, cfg.AllowHostNetwork = sandbox.NetworkHost, true
-	default:
-		return cfg, usageErr(`--network %q: want "none" or "host"`, f.network)
+	root, err := filepath.EvalSymlinks(pol.Cwd)
+	if err != nil {
+		return pl, usageErr("resolving the workspace %s: %v", pol.Cwd, err)
 	}
+	pl.secrets = runner.ResolveSecretScope(conf, nil, prof.Name)
+	cmdEnv, err := runner.CommandEnv(pol, pl.secrets, os.LookupEnv)
+	if err != nil {
+		return pl, usageErr("the environment of profile %s: %v", prof.Name, err)
+	}
+	cfg, err := runner.SandboxConfig(pol, root, append(cmdEnv, f.env...), pol.Limits.Timeout.D())
+	if err != nil {
+		return pl, usageErr("%v", err)
+	}
+
+	switch {
+	case fl.Changed("network") && f.network == "none":
+		cfg.Network, cfg.AllowHostNetwork = sandbox.NetworkNone, false
+	case fl.Changed("network") && f.network == "host":
+		if pol.Network.Mode != config.NetworkHost {
+			return pl, usageErr("--network host widens profile %s's network (%s): set terminal.network.mode: host in the profile to allow it", prof.Name, pol.Network.Mode)
+		}
+	case fl.Changed("network"):
+		return pl, usageErr(`--network %q: want "none" or "host"`, f.network)
+	case pol.Network.Mode == config.NetworkProxy:
+		// The egress proxy lives in the daemon; without it the only
+		// placement that is not wider is no network at all.
+		return pl, usageErr("profile %s's network is the egress proxy, which only tether serve provides: pass --network none, or run it through the daemon (tether run --session S)", prof.Name)
+	}
+	if fl.Changed("rootfs") {
+		layout, err := rootfs.Parse(f.rootfs)
+		if err != nil {
+			return pl, usageErr("--rootfs %s: %v", f.rootfs, err)
+		}
+		// A prepared root instead of the host's directories shows less
+		// of the host; any other change would widen the profile's.
+		if pol.Rootfs != "" && !(f.rootfs != "host" && sameDir(f.rootfs, pol.Rootfs)) {
+			return pl, usageErr("--rootfs %s: profile %s runs commands on the root %s (terminal.rootfs)", f.rootfs, prof.Name, pol.Rootfs)
+		}
+		cfg.Rootfs = layout
+	}
+
 	size := func(name, v string) (int64, error) {
-		if v == "" {
-			return 0, nil
-		}
 		n, err := units.RAMInBytes(v)
 		if err != nil || n < 0 {
 			return 0, usageErr("--%s %q: want a size such as 512M or 2G", name, v)
 		}
 		return n, nil
 	}
-	if cfg.Limits.MemoryBytes, err = size("memory", f.memory); err != nil {
-		return cfg, err
+	// narrow applies a flag that may only lower the profile's limit (0
+	// means none, which is no lower than any limit).
+	narrow := func(name, key string, v int64, limit *int64, show func(int64) string) error {
+		if !fl.Changed(name) {
+			return nil
+		}
+		if v < 0 {
+			return usageErr("--%s: negative %s limit", name, name)
+		}
+		if *limit > 0 && (v == 0 || v > *limit) {
+			return usageErr("--%s %s is above profile %s's terminal.limits.%s (%s): lower it, or raise the limit in the profile", name, show(v), prof.Name, key, show(*limit))
+		}
+		*limit = v
+		return nil
 	}
-	if cfg.Limits.OutputBytes, err = size("output-limit", f.outputLimit); err != nil {
-		return cfg, err
+	bytesOf := func(n int64) string { return units.BytesSize(float64(n)) }
+	count := func(n int64) string { return strconv.FormatInt(n, 10) }
+	lim := &cfg.Limits
+	if fl.Changed("memory") {
+		n, err := size("memory", f.memory)
+		if err != nil {
+			return pl, err
+		}
+		if err := narrow("memory", "sandbox_memory", n, &lim.MemoryBytes, bytesOf); err != nil {
+			return pl, err
+		}
 	}
-	if cfg.Limits.TmpfsBytes, err = size("tmpfs-size", f.tmpfsSize); err != nil {
-		return cfg, err
+	if fl.Changed("tmpfs-size") {
+		n, err := size("tmpfs-size", f.tmpfsSize)
+		if err != nil {
+			return pl, err
+		}
+		if err := narrow("tmpfs-size", "tmpfs", n, &lim.TmpfsBytes, bytesOf); err != nil {
+			return pl, err
+		}
 	}
-	cfg.Limits.Pids, cfg.Limits.CPUs, cfg.Limits.Timeout = f.pids, f.cpus, f.timeout
+	if err := narrow("pids", "sandbox_pids", f.pids, &lim.Pids, count); err != nil {
+		return pl, err
+	}
+	if fl.Lookup("timeout") != nil {
+		t := int64(lim.Timeout)
+		if err := narrow("timeout", "timeout", int64(f.timeout), &t, func(n int64) string { return time.Duration(n).String() }); err != nil {
+			return pl, err
+		}
+		lim.Timeout = time.Duration(t)
+	}
+	if fl.Changed("cpus") {
+		if f.cpus < 0 || (lim.CPUs > 0 && (f.cpus == 0 || f.cpus > lim.CPUs)) {
+			return pl, usageErr("--cpus %g is above profile %s's terminal.limits.cpus (%g): lower it, or raise the limit in the profile", f.cpus, prof.Name, lim.CPUs)
+		}
+		lim.CPUs = f.cpus
+	}
+	if fl.Changed("output-limit") {
+		n, err := size("output-limit", f.outputLimit)
+		if err != nil {
+			return pl, err
+		}
+		lim.OutputBytes = n
+	}
 	cfg.Seccomp = sandbox.SeccompMode(f.seccomp)
 	cfg.UserNS = f.userns
-	if len(f.env) > 0 {
-		cfg.Env = append(append([]string(nil), sandbox.DefaultEnv...), f.env...)
-	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, &exitError{Code: exitUsage, Err: err}
+		return pl, usageErr("%v", err)
 	}
-	return cfg, nil
+	pl.cfg, pl.profLimits = cfg, runner.ProfileLimits(pol)
+	return pl, nil
+}
+
+// sameDir reports whether a and b name the same directory.
+func sameDir(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
 }

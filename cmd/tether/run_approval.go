@@ -13,6 +13,8 @@ import (
 
 	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
+	"github.com/tether-dev/tether/mandate"
+	"github.com/tether-dev/tether/runner"
 )
 
 // refusal is the approval engine's (or the daemon's) refusal of a command:
@@ -75,6 +77,7 @@ type approvalFlags struct {
 	configPath string
 	platform   string
 	session    string
+	job        string
 	yolo       bool
 }
 
@@ -118,7 +121,23 @@ func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *conf
 	if err != nil {
 		return usageErr("--platform: %v", err)
 	}
-	opts := approval.Options{Yolo: f.yolo}
+	// The daemon's engine options (secret redaction in the audit log and
+	// questions, the mandate hook): the store is opened only for a job's
+	// run, so an ordinary tether run pays nothing for it.
+	var store *mandate.Store
+	if f.job != "" {
+		if !mandate.ValidJob(f.job) {
+			return usageErr("--job %q is not a job name (letters, digits, '_', '.', '-')", f.job)
+		}
+		s, err := mandate.Open(cfg.StateDir, mandate.Options{})
+		if err != nil {
+			return fmt.Errorf("opening the mandate store: %w", err)
+		}
+		defer s.Close()
+		store = s
+	}
+	opts := runner.EngineOptions(cfg, store, nil)
+	opts.Yolo = f.yolo
 	if platform == approval.PlatformCLI {
 		// Ask on the controlling terminal, never on the command's stdin.
 		// Without one, approval-tier commands are denied (see --help).
@@ -134,7 +153,7 @@ func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *conf
 	defer engine.Close()
 	home, _ := os.UserHomeDir()
 	d, err := engine.Decide(ctx, approval.Request{Command: command, Profile: prof.Name, Session: f.session,
-		Platform: platform, Cwd: cwd, Home: home})
+		Platform: platform, Job: f.job, Cwd: cwd, Home: home})
 	if errors.Is(err, approval.ErrDenied) {
 		r := &refusal{Stage: string(d.Stage), Reason: d.Reason, Rules: d.Rules}
 		if d.Stage == approval.StageRoute && opts.Prompter == nil && platform == approval.PlatformCLI {

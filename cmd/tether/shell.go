@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -27,23 +26,29 @@ func newShellCmd() *cobra.Command {
 		Long: `Open an interactive shell (or PROGRAM) on a terminal inside the sandbox of
 session --session of profile --profile.
 
-The sandbox is the one "tether run" builds (namespaces, read-only root,
-workspace, limits; see tether run --help), kept alive as a session: the shell
-gets a real controlling terminal allocated inside the sandbox (tty, stty, job
-control and full-screen programs work), the host terminal is put in raw mode
-and restored on exit, and window size changes follow the host terminal.
+The sandbox is placed as "tether run" places a command: the profile's
+terminal policy (workspace, rootfs, network, per-sandbox limits, protected
+paths, environment; see tether run --help), which the flags may only narrow.
+It is kept alive as a session: the shell gets a real controlling terminal
+allocated inside the sandbox (tty, stty, job control and full-screen programs
+work), the host terminal is put in raw mode and restored on exit, and window
+size changes follow the host terminal. The profile's per-command timeout and
+output cap do not apply to an interactive shell.
 
-Sessions are owned by a long-lived tether process. There is no daemon yet
-("tether serve"), so this command owns the session itself: it is created when
+This command owns its session itself, outside the daemon: it is created when
 the shell starts and destroyed, with every process started in it, when the
-shell exits. Use "tether sessions list" to see session sandboxes and
-"tether sessions close" to destroy one.
+shell exits. It is not the daemon's session of the same name, and the shell's
+commands do not pass the approval engine one by one (an interactive terminal
+cannot be analysed command by command); to run commands in a daemon session,
+through its gates, use "tether run --session S" with "tether serve" running.
+Use "tether sessions list" to see session sandboxes and "tether sessions
+close" to destroy one.
 
 Exit status: the shell's own (126, 127 and 128+N included); 125 when tether
 itself did not run it (a usage error, including stdin not being a terminal,
 or a sandbox that could not be set up).`,
 		Example: `  tether shell
-  tether shell --profile default --session debug --memory 1G
+  tether shell --profile default --session debug --memory 128M
   tether shell -- python3`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runShell(cmd, f, session, args)
@@ -52,15 +57,8 @@ or a sandbox that could not be set up).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.profile, "profile", "default", "profile name (parent cgroup <prefix>/<profile>)")
 	fl.StringVar(&session, "session", "shell", "session name (letters, digits, _ . -)")
-	fl.StringVar(&f.cwd, "cwd", "", "workspace and working directory (default: current directory)")
-	fl.StringVar(&f.rootfs, "rootfs", "host", `root filesystem: "host" or a prepared directory`)
-	fl.StringVar(&f.network, "network", "none", `network: "none" (loopback only) or "host"`)
-	fl.StringVar(&f.memory, "memory", "", "memory limit of the whole session, e.g. 512M (default: none)")
-	fl.Int64Var(&f.pids, "pids", 1024, "maximum number of processes and threads in the session (0: none)")
-	fl.Float64Var(&f.cpus, "cpus", 0, "CPU limit in cores, e.g. 1.5 (0: none)")
-	fl.StringVar(&f.tmpfsSize, "tmpfs-size", "64M", "size of the sandbox's /tmp")
-	fl.StringVar(&f.seccomp, "seccomp", "required", `seccomp filter: "required", "optional" or "off"`)
-	fl.BoolVar(&f.userns, "userns", false, "use a user namespace even as root")
+	addPolicyFlags(fl, &f)
+	fl.StringVar(&f.gate.configPath, "config", "", "configuration file (default: $TETHER_CONFIG, XDG, /etc, else the embedded default)")
 	fl.StringVar(&f.stateRoot, "state-root", "", "state directory (default: $TETHER_STATE_ROOT, /run/tether or $XDG_RUNTIME_DIR/tether)")
 	fl.StringVar(&f.cgroupPrefix, "cgroup-prefix", "", "cgroup directory of all sandboxes (default: $TETHER_CGROUP_PREFIX or tether)")
 	_ = fl.MarkHidden("state-root")
@@ -74,10 +72,18 @@ func runShell(cmd *cobra.Command, f runFlags, session string, args []string) err
 	if err != nil {
 		return usageErr("tether shell needs a terminal on stdin (use tether run for non-interactive commands)")
 	}
-	cfg, err := configFromFlags(f)
+	conf, prof, err := runProfile(f.gate, f.profile)
 	if err != nil {
 		return err
 	}
+	pl, err := placeFromProfile(cmd.Flags(), f, conf, prof)
+	if err != nil {
+		return err
+	}
+	cfg := pl.cfg
+	// An interactive shell is not one command: the profile's per-command
+	// timeout and output cap do not apply to it (its limits do).
+	cfg.Limits.Timeout, cfg.Limits.OutputBytes = 0, 0
 	r := runnerFor(f.stateRoot, f.cgroupPrefix, f.profile, 0)
 	// Reap what a crashed tether left first, as tether run does.
 	_, _ = sandbox.GC(sandbox.GCOptions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix})
@@ -86,12 +92,9 @@ func runShell(cmd *cobra.Command, f runFlags, session string, args []string) err
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), unix.SIGTERM, unix.SIGHUP)
 	defer stop()
-	s, err := m.Open(ctx, f.profile, session, sandbox.SessionSpec{Config: cfg})
-	switch {
-	case errors.Is(err, sandbox.ErrInvalidConfig):
-		return &exitError{Code: exitUsage, Err: err}
-	case err != nil:
-		return &exitError{Code: exitWrapper, Err: err}
+	s, err := m.Open(ctx, f.profile, session, sandbox.SessionSpec{Config: cfg, ProfileLimits: pl.profLimits})
+	if err != nil {
+		return fmt.Errorf("opening the session sandbox: %w", err)
 	}
 
 	c := sandbox.Command{Args: args, Shell: interactiveShell}
