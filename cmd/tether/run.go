@@ -279,9 +279,9 @@ func exitFor(code int, err error) error {
 // sandbox config and the limits of the profile's whole cgroup, as the
 // daemon places a command of the profile, narrowed by the flags.
 type placement struct {
-	cfg         sandbox.Config
-	profLimits  sandbox.Limits
-	secrets     runner.SecretScope
+	cfg        sandbox.Config
+	profLimits sandbox.Limits
+	secrets    runner.SecretScope
 }
 
 // placeFromProfile starts from the profile's terminal policy, translated by
