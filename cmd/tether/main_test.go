@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"regexp"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -26,5 +27,21 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Condition: scriptCondition,
+		Cmds:      map[string]func(ts *testscript.TestScript, neg bool, args []string){"sha2env": sha2env},
 	})
+}
+
+var pendingSHA = regexp.MustCompile(`pending[ _]sha256"?:? "?([0-9a-f]{64})`)
+
+// sha2env VAR sets $VAR to the pending SHA-256 that the previous command
+// printed (`tether mandate diff`, as text or JSON), as a reviewer copies it.
+func sha2env(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sha2env VAR")
+	}
+	m := pendingSHA.FindStringSubmatch(ts.ReadFile("stdout"))
+	if m == nil {
+		ts.Fatalf("no pending sha256 in the last command's stdout")
+	}
+	ts.Setenv(args[0], m[1])
 }
