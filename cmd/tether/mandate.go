@@ -513,7 +513,7 @@ func newMandateSetCmd(open storeOpener, profileViolation func() (string, string)
 one, is what is enforced; without one the profile's mandate.interactive_violation
 applies (default block). "profile" removes the job's setting. Cron and other
 unattended runs are only ever blocked.`,
-		Args:  cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if violation == "" {
 				return errors.New("nothing to set: give --interactive-violation block|approve")
