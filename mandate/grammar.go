@@ -34,6 +34,12 @@ func riskyOptions(program string, sub []string, opts []string) []string {
 		}
 		if t[name] != 0 {
 			out = append(out, name)
+			continue
+		}
+		for full, e := range t {
+			if e != 0 && strings.HasPrefix(name, "--") && len(name) > 2 && strings.HasPrefix(full, name) {
+				out = append(out, full) // getopt_long abbreviation
+			}
 		}
 	}
 	return uniqSorted(out)

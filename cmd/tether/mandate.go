@@ -71,7 +71,7 @@ else /var/lib/tether for root, else $XDG_STATE_HOME/tether
 		return p.Name, string(p.Mandate.InteractiveViolation)
 	}
 	cmd.AddCommand(
-		newMandateObserveCmd(open), newMandateCheckCmd(open), newMandateCompileCmd(open),
+		newMandateObserveCmd(open), newMandateCheckCmd(open, profileViolation), newMandateCompileCmd(open),
 		newMandateShowCmd(open), newMandateExportCmd(open), newMandateApproveCmd(open),
 		newMandateUndoCmd(open), newMandateDriftCmd(open), newMandateWidenCmd(open),
 		newMandateStatusCmd(open, profileViolation), newMandateJobsCmd(open, profileViolation), newMandateSetCmd(open, profileViolation),
@@ -172,7 +172,7 @@ func newMandateObserveCmd(open storeOpener) *cobra.Command {
 	return cmd
 }
 
-func newMandateCheckCmd(open storeOpener) *cobra.Command {
+func newMandateCheckCmd(open storeOpener, profileViolation func() (string, string)) *cobra.Command {
 	var cf callFlags
 	var runMode string
 	var asJSON, record bool
@@ -205,6 +205,9 @@ might be a cron run is blocked outright. Exit status: 0 allowed, 3 blocked,
 				return fmt.Errorf("--run-mode %q: want interactive, cron or unknown", runMode)
 			}
 			run := mandate.Run{Job: args[0], ID: cf.runID(), Mode: mode}
+			// As enforcement does: the job's interactive_violation, else
+			// the (default) profile's.
+			_, run.Violation = profileViolation()
 			return withStore(open, func(s *mandate.Store) error {
 				decide := s.Probe
 				if record {
