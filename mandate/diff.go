@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tether-dev/tether/grammar"
 )
 
 // Reach kinds: what new reach an added rule grants (see RuleChange.Reach).
@@ -322,7 +324,7 @@ func covers(fam, a, b string) bool {
 		}
 		program, sub := ruleProgram(ra)
 		for _, f := range rb.flags {
-			if optionEffect(program, sub, f) != 0 && !slices.Contains(ra.flags, f) {
+			if e, _ := optionEffect(program, sub, f); e != 0 && !slices.Contains(ra.flags, f) {
 				return false
 			}
 		}
@@ -431,7 +433,11 @@ func reachOf(fam, v string, from, to *Mandate, x *Matcher) []Reach {
 		}
 		sub := subOf(rest)
 		for _, f := range r.flags {
-			e := optionEffect(program, sub, f)
+			e, known := optionEffect(program, sub, f)
+			if !known && grammar.Lookup(program) != nil {
+				add(ReachExec, "option "+f+" is not in the command grammar of "+program+": it may execute code, write files or read other configuration")
+				continue
+			}
 			if e&effExec != 0 {
 				add(ReachExec, "option "+f+" executes code")
 			}

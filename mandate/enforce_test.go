@@ -316,7 +316,7 @@ func TestWidenPreviewCapsExamples(t *testing.T) {
 	s, ctx := enforced(t)
 	var first string
 	for i := 0; i < 25; i++ {
-		d := s.Check(ctx, cron, term(fmt.Sprintf("git push --opt%d origin", i)))
+		d := s.Check(ctx, cron, term(fmt.Sprintf("git push origin b%d", i)))
 		require.Equal(t, Block, d.Verdict)
 		if first == "" {
 			first = d.DriftID
@@ -326,7 +326,7 @@ func TestWidenPreviewCapsExamples(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 25, res.Preview.NewlyAllowed)
 	require.Len(t, res.Preview.Examples, MaxPreviewExamples)
-	assert.Equal(t, "git push --opt0 origin", res.Preview.Examples[0], "oldest first")
+	assert.Equal(t, "git push origin b0", res.Preview.Examples[0], "oldest first")
 }
 
 func TestMissingApprovalBlocks(t *testing.T) {

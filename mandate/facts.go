@@ -247,8 +247,7 @@ func commandFact(cmd shellparse.Command) CommandFact {
 	var positional []string
 	afterDashes := false
 	skipNext := false
-	var opts []string // options as written, for the grammar
-	for i, a := range cmd.Args {
+	for _, a := range cmd.Args {
 		t := wordText(a)
 		if skipNext {
 			skipNext = false
@@ -270,26 +269,25 @@ func commandFact(cmd shellparse.Command) CommandFact {
 				}
 			}
 			cf.Flags = append(cf.Flags, name)
-			opts = append(opts, t)
 			if spec != nil && len(positional) < spec.maxWords() && name == t && slices.Contains(spec.valueFlags, t) {
 				skipNext = true
-			} else if name == t && optionTakesValue(cmd.Program, t) && i+1 < len(cmd.Args) {
-				skipNext = true // its value is not an operand (not an assignment to bind)
 			}
 			continue
 		}
 		positional = append(positional, t)
-		if isAssignment(t) {
-			cf.Assign = append(cf.Assign, t)
-		}
 	}
 	if spec != nil {
 		cf.Sub = spec.subWords(positional, afterDashes)
 	}
 	cf.Flags = uniqSorted(cf.Flags)
-	cf.Assign = uniqSorted(cf.Assign)
+	words := make([]string, len(cmd.Args))
+	for i, a := range cmd.Args {
+		words[i] = wordText(a)
+	}
+	inv := invocation(cmd.Program, words)
+	cf.Assign = assignments(inv)
 	if !strings.Contains(cmd.Spelling, "/") {
-		cf.Risky = riskyOptions(cmd.Program, cf.Sub, opts)
+		cf.Risky = riskyOptions(inv)
 	} else {
 		// A path-qualified program is not the one the grammar describes:
 		// none of its options is known to be harmless.

@@ -281,7 +281,9 @@ func TestRulesCannotHideAWayOut(t *testing.T) {
 		rule, call string
 		allowed    bool
 	}{
-		{"git diff -*", "git diff --stat --name-only HEAD~1", true},
+		{"git diff -*", "git diff --stat --color HEAD~1", true},
+		{"git diff -*", "git diff --frobnicate", false}, // unknown to the grammar: what cannot be ruled out is present
+		{"git diff -* --frobnicate", "git diff --frobnicate", true},
 		{"git diff -*", "git diff --output=reports/x.patch", false},
 		{"git diff -*", "git diff --out=reports/x.patch", false}, // an abbreviation is the option
 		{"git diff -* --output", "git diff --output=reports/x.patch", true},
@@ -297,6 +299,13 @@ func TestRulesCannotHideAWayOut(t *testing.T) {
 		{"make test -*", "make test --eval=x", false},
 		{"make test -*", "make test -j4", true},
 		{"dd", "dd if=a of=/dev/sda", false},
+		{"make test", "make test CFLAGS+=-O2", false},
+		{"make test", "make test .SHELLFLAGS=-ec", false},
+		{"tar -*", "tar -c -f out.tar --to-command=sh src", false},
+		{"go test -*", "go test -exec=sh ./...", false},
+		{"go test -*", "go test -toolexec sh ./...", false},
+		{"go test -*", "go test -race -v -run TestX ./...", true},
+		{"env GOFLAGS: go test -*", "GOFLAGS=-race go test -v ./...", true},
 		{"curl -*", "curl -o out https://api.github.com/", false},
 		{"curl -*", "curl -s https://api.github.com/", true},
 	}
