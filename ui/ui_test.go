@@ -500,3 +500,20 @@ func TestAssetsAreEmbedded(t *testing.T) {
 		assert.NotContains(t, string(b), "https://")
 	}
 }
+
+// The page shows the interactive_violation that is enforced and where it
+// comes from: the profile's until the job has its own.
+func TestJobPageShowsEnforcedViolation(t *testing.T) {
+	s := seedStore(t)
+	h := ui.Handler(s.Store, ui.Options{Profile: "nightly", ProfileViolation: "approve"})
+	violation := func() string {
+		rec := do(t, h, http.MethodGet, "/jobs/"+seedJob)
+		doc := parse(t, rec.Body.String())
+		dd := findAll(doc, func(n *html.Node) bool { return attr(n, "data-violation") != "" })
+		require.Len(t, dd, 1)
+		return strings.Join(strings.Fields(text(dd[0])), " ")
+	}
+	assert.Equal(t, "approve (from profile nightly; the job has no setting)", violation())
+	require.NoError(t, s.Store.SetInteractiveViolation(t.Context(), seedJob, "block"))
+	assert.Equal(t, "block (set on the job)", violation())
+}
