@@ -42,3 +42,36 @@ func resolveViolation(j jobRow, profileValue string) (value, source string) {
 	}
 	return ResolveViolation(jv, profileValue)
 }
+
+// DescribeViolation is ResolveViolation for views: the enforced value and
+// where it comes from, in words, for a job whose own setting is jobValue
+// ("" for none) when the profile named profile has profileValue.
+func DescribeViolation(jobValue, profile, profileValue string) (value, source string) {
+	v, src := ResolveViolation(jobValue, profileValue)
+	switch src {
+	case ViolationFromJob:
+		return v, "set on the job"
+	case ViolationFromProfile:
+		return v, "from profile " + profile + "'s mandate.interactive_violation; the job has no setting"
+	}
+	return v, "default; neither the job nor the profile sets it"
+}
+
+// JobView is a Job with the interactive_violation enforced for its calls
+// under one profile, and where it comes from: what listings show.
+type JobView struct {
+	Job
+	EnforcedViolation string `json:"interactive_violation_enforced"`
+	ViolationSource   string `json:"interactive_violation_source"`
+}
+
+// ViewJobs returns js as views under the profile named profile, whose
+// mandate.interactive_violation is profileValue. It never returns nil.
+func ViewJobs(js []Job, profile, profileValue string) []JobView {
+	out := make([]JobView, 0, len(js))
+	for _, j := range js {
+		v, src := DescribeViolation(j.InteractiveViolation, profile, profileValue)
+		out = append(out, JobView{Job: j, EnforcedViolation: v, ViolationSource: src})
+	}
+	return out
+}

@@ -447,12 +447,5 @@ func (h *handler) driftAndVersions(ctx context.Context, job string) ([]mandate.D
 // violation is the interactive_violation enforced for j and where it comes
 // from, in words.
 func (h *handler) violation(j mandate.Job) (string, string) {
-	v, src := mandate.ResolveViolation(j.InteractiveViolation, h.opts.ProfileViolation)
-	switch src {
-	case mandate.ViolationFromJob:
-		return v, "set on the job"
-	case mandate.ViolationFromProfile:
-		return v, "from profile " + h.opts.Profile + "; the job has no setting"
-	}
-	return v, "default; neither the job nor the profile sets it"
+	return mandate.DescribeViolation(j.InteractiveViolation, h.opts.Profile, h.opts.ProfileViolation)
 }

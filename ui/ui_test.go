@@ -513,7 +513,7 @@ func TestJobPageShowsEnforcedViolation(t *testing.T) {
 		require.Len(t, dd, 1)
 		return strings.Join(strings.Fields(text(dd[0])), " ")
 	}
-	assert.Equal(t, "approve (from profile nightly; the job has no setting)", violation())
+	assert.Equal(t, "approve (from profile nightly's mandate.interactive_violation; the job has no setting)", violation())
 	require.NoError(t, s.Store.SetInteractiveViolation(t.Context(), seedJob, "block"))
 	assert.Equal(t, "block (set on the job)", violation())
 }

@@ -474,23 +474,15 @@ func newMandateJobsCmd(open storeOpener, profileViolation func() (string, string
 					return err
 				}
 				out := cmd.OutOrStdout()
-				type jobView struct {
-					mandate.Job
-					Enforced string `json:"interactive_violation_enforced"`
-					Source   string `json:"interactive_violation_source"`
-				}
-				views := []jobView{}
-				for _, j := range js {
-					v, src := violationOf(j, profileViolation)
-					views = append(views, jobView{Job: j, Enforced: v, Source: src})
-				}
+				profile, pv := profileViolation()
+				views := mandate.ViewJobs(js, profile, pv)
 				if asJSON {
 					return writeJSON(out, views)
 				}
 				fmt.Fprintf(out, "%-20s %-8s %-7s %-8s %6s %5s %6s  %s\n", "JOB", "MODE", "ACTIVE", "PENDING", "CALLS", "RUNS", "DRIFT", "INTERACTIVE VIOLATION")
 				for _, j := range views {
 					fmt.Fprintf(out, "%-20s %-8s %-7s %-8s %6d %5d %6d  %s (%s)\n", j.Name, j.Mode, vlabel(j.ActiveVersion), vlabel(j.PendingVersion),
-						j.Calls, j.Runs, j.OpenDrift, j.Enforced, j.Source)
+						j.Calls, j.Runs, j.OpenDrift, j.EnforcedViolation, j.ViolationSource)
 				}
 				return nil
 			})

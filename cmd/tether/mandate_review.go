@@ -34,14 +34,7 @@ func jobInfo(cmd *cobra.Command, s *mandate.Store, job string) (mandate.Job, err
 // profile's.
 func violationOf(j mandate.Job, profileViolation func() (string, string)) (value, source string) {
 	profile, pv := profileViolation()
-	v, src := mandate.ResolveViolation(j.InteractiveViolation, pv)
-	switch src {
-	case mandate.ViolationFromJob:
-		return v, "set on the job"
-	case mandate.ViolationFromProfile:
-		return v, fmt.Sprintf("profile %s's mandate.interactive_violation; the job has no setting", profile)
-	}
-	return v, "default; neither the job nor the profile sets it"
+	return mandate.DescribeViolation(j.InteractiveViolation, profile, pv)
 }
 
 // stdinIsTerminal reports whether standard input is a terminal (a tty, not
