@@ -375,8 +375,11 @@ func reachOf(fam, v string, from, to *Mandate, x *Matcher) []Reach {
 				}
 			}
 		}
-		if len(covered) > 0 {
+		switch {
+		case len(covered) > 0:
 			add(ReachBroader, "broader than "+strings.Join(covered, ", "))
+		case fam == FamilyCommands:
+			add(ReachBroader, "-* allows any option the command grammar does not mark as executing code, writing files or changing configuration")
 		}
 	}
 	switch fam {
