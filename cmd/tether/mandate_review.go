@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -143,31 +144,38 @@ earlier approved version that undo left behind.`,
 			}
 			return withStore(open, func(s *mandate.Store) error {
 				out := cmd.OutOrStdout()
-				if n == 0 && !asJSON {
+				// What the reviewer is shown: the diff of the newest
+				// pending version, or the version asked for. The hash
+				// asked about is the one of what was shown.
+				var shown mandate.Version
+				if n == 0 {
 					d, err := s.Diff(cmd.Context(), job)
 					if err != nil {
 						return err
 					}
-					if err := d.Render(cmd.ErrOrStderr()); err != nil {
-						return err
+					if !asJSON {
+						if err := d.Render(cmd.ErrOrStderr()); err != nil {
+							return err
+						}
 					}
-				}
-				if shaPrefix == "" {
+					shown = mandate.Version{Number: d.Pending, SHA256: d.PendingSHA256}
+				} else {
 					v, err := s.Version(cmd.Context(), job, n)
 					if err != nil {
 						return err
 					}
-					if n == 0 {
-						if d, err := s.Diff(cmd.Context(), job); err == nil && d.Pending > 0 {
-							v, _ = s.Version(cmd.Context(), job, d.Pending)
-						}
+					shown = v
+				}
+				if shaPrefix == "" {
+					if shown.Number == 0 {
+						return fmt.Errorf("approving %s: %w", job, mandate.ErrNoPending)
 					}
-					fmt.Fprintf(cmd.ErrOrStderr(), "approve %s v%d with sha256 %s? [y/N] ", job, v.Number, v.SHA256)
+					fmt.Fprintf(cmd.ErrOrStderr(), "approve %s v%d with sha256 %s? [y/N] ", job, shown.Number, shown.SHA256)
 					line, _ := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
 					if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-						return fmt.Errorf("not approved")
+						return errors.New("not approved")
 					}
-					shaPrefix, n = v.SHA256, v.Number
+					shaPrefix, n = shown.SHA256, shown.Number
 				}
 				v, err := s.ApproveReviewed(cmd.Context(), job, n, shaPrefix, by)
 				if err != nil {
