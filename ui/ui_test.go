@@ -517,3 +517,24 @@ func TestJobPageShowsEnforcedViolation(t *testing.T) {
 	require.NoError(t, s.Store.SetInteractiveViolation(t.Context(), seedJob, "block"))
 	assert.Equal(t, "block (set on the job)", violation())
 }
+
+// Folded drift shows its count; a dismissed record says who and why.
+func TestDriftTimelineShowsCountAndClosing(t *testing.T) {
+	s := seedStore(t)
+	ctx := t.Context()
+	run := mandate.Run{Job: seedJob, ID: "r9", Mode: mandate.RunCron}
+	call := mandate.Call{Tool: "write_file", Paths: []string{"/etc/cron.d/x"}, Wrote: true}
+	d := s.Store.Check(ctx, run, call)
+	require.Equal(t, mandate.Block, d.Verdict)
+	require.Equal(t, d.DriftID, s.Store.Check(ctx, run, call).DriftID, "the same call folds")
+	require.NoError(t, s.Store.CloseDrift(ctx, seedJob, []string{d.DriftID}, mandate.DriftDismissed, "<b>known</b>", "eve"))
+	rec := do(t, ui.Handler(s.Store, ui.Options{}), http.MethodGet, "/jobs/"+seedJob)
+	doc := parse(t, rec.Body.String())
+	rows := findAll(doc, func(n *html.Node) bool { return attr(n, "data-drift") == d.DriftID })
+	require.Len(t, rows, 1)
+	row := strings.Join(strings.Fields(text(rows[0])), " ")
+	assert.Regexp(t, `seen [0-9]+x, last`, row)
+	assert.Contains(t, row, "dismissed")
+	assert.Contains(t, row, "by eve: <b>known</b>", "the reason is text, escaped")
+	assert.NotContains(t, rec.Body.String(), "<b>known</b>")
+}
