@@ -344,18 +344,15 @@ func ruleProgram(r cmdRule) (string, []string) {
 	return r.head[0], nil
 }
 
-// isWrapperWord reports whether a head word is a peeled wrapper with bound
-// arguments ("sudo(-u,bob)") or a plain wrapper program.
+// isWrapperWord reports whether a head word is a peeled wrapper: one with
+// bound arguments ("sudo(-u,bob)") or a program the command grammar
+// describes as running another command ("nohup").
 func isWrapperWord(w string) bool {
 	if strings.HasSuffix(w, ")") && strings.Contains(w, "(") {
 		return true
 	}
-	switch w {
-	case "sudo", "doas", "nice", "nohup", "setsid", "timeout", "time", "stdbuf", "ionice", "chrt", "taskset",
-		"exec", "command", "builtin", "xargs", "watch", "flock", "runuser", "su":
-		return true
-	}
-	return false
+	s := grammar.Lookup(w)
+	return s != nil && s.Wrap != nil
 }
 
 // reachOf is what rule v of family fam, new in to, grants that from does

@@ -112,12 +112,12 @@ func optionEffect(program string, sub []string, name string) (e effect, known bo
 }
 
 // programExecutes reports whether running program at all executes code
-// that its arguments or files choose: a shell or interpreter, make, a
-// program whose operands the grammar says are run.
+// that its arguments or files choose: a shell, make, a wrapper, or a
+// program the command grammar gives inline code (an interpreter: python
+// -c, awk, perl -e) or an exec effect of its own.
 func programExecutes(program string) bool {
 	switch program {
-	case "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox", "python", "python2", "python3", "perl", "ruby",
-		"node", "nodejs", "deno", "bun", "php", "lua", "tclsh", "Rscript", "make", "gmake", "eval", "source", ".", "xargs", "env":
+	case "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "busybox", "make", "gmake", "eval", "source", ".":
 		return true
 	}
 	s := grammar.Lookup(program)
@@ -127,7 +127,8 @@ func programExecutes(program string) bool {
 	if s.Wrap != nil || s.Effects.Any(execEffects) {
 		return true
 	}
-	return slices.ContainsFunc(s.Operands, func(r grammar.OperandRule) bool { return r.Effects.Any(execEffects) })
+	return slices.ContainsFunc(s.Options, func(o grammar.Option) bool { return o.Value.Any(grammar.Code) }) ||
+		slices.ContainsFunc(s.Operands, func(r grammar.OperandRule) bool { return r.Effects.Any(execEffects) })
 }
 
 // envExecutes reports whether an environment variable or make-style

@@ -410,3 +410,12 @@ func TestMigrationKeepsDriftAndSettings(t *testing.T) {
 	require.Len(t, ds, 1)
 	assert.Equal(t, []any{"d-1", 1, "r", DriftOpen}, []any{ds[0].ID, ds[0].Count, ds[0].LastRun, ds[0].Status})
 }
+
+func TestProgramExecutes(t *testing.T) {
+	for _, p := range []string{"bash", "python3", "perl", "node", "awk", "make", "xargs", "env", "nohup"} {
+		assert.True(t, programExecutes(p), p)
+	}
+	for _, p := range []string{"git", "ls", "cat", "curl", "grep", "unknown-tool"} {
+		assert.False(t, programExecutes(p), p)
+	}
+}
