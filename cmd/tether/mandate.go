@@ -32,11 +32,15 @@ func newMandateCmd() *cobra.Command {
 		Short: "Observe a job, compile and approve its mandate, enforce it, and manage drift",
 		Long: `A mandate is a job's learned allow-policy. A job starts in observe mode: its
 calls are recorded and never blocked. "compile" writes a pending version from
-the observations, "approve" stores the SHA-256 of its exact text and enforces
-it. Calls outside the mandate are then blocked (or escalated, for interactive
-runs of a job set to "approve") and become drift records, which "widen" turns
-into a new pending version. "undo" walks back through approved versions to
-observe mode.
+the observations; "diff" shows it against the approved one, rule by rule, with
+what each new rule newly allows and reaches; "approve --sha" approves exactly
+the version reviewed, stores the SHA-256 of its text and enforces it. Calls
+outside the mandate are then blocked (or escalated, for interactive runs whose
+interactive_violation is "approve") and become drift records, which "widen"
+turns into a new pending version ("discard" drops it) and "drift resolve" or
+"drift dismiss" close. "undo" walks back through approved versions to observe
+mode; earlier approved versions stay approvable. "check" probes a call and
+records nothing unless --record.
 
 State lives in --state-dir, else the configuration's state_dir (the same
 database tether serve and tether ui use), which defaults to $TETHER_STATE_DIR,
