@@ -433,8 +433,20 @@ func reachOf(fam, v string, from, to *Mandate, x *Matcher) []Reach {
 		}
 		sub := subOf(rest)
 		for _, f := range r.flags {
-			e, known := optionEffect(program, sub, f)
-			if !known && grammar.Lookup(program) != nil {
+			// Each flag read on its own, as the program would read it
+			// after its subcommand and as a global option before it (a
+			// rule writes both after the subcommand words): a cluster
+			// ("-rf") is its options. The union is reported.
+			var e effect
+			known := false
+			for _, args := range [][]string{append(slices.Clone(sub), f), {f}} {
+				inv := grammar.Parse(program, args)
+				for _, o := range inv.Options {
+					known = known || o.Known || inv.Spec == nil
+					e |= effectOf(o.Effects | o.ValueEffects)
+				}
+			}
+			if !known {
 				add(ReachExec, "option "+f+" is not in the command grammar of "+program+": it may execute code, write files or read other configuration")
 				continue
 			}

@@ -343,7 +343,7 @@ func TestPatternWidenNamesRiskyOptions(t *testing.T) {
 
 func TestDiffReach(t *testing.T) {
 	from := &Mandate{Job: "j", Commands: []Rule{{Value: "git push --force"}}, Paths: []Rule{{Value: "src/a.go"}}, Hosts: []Rule{{Value: "api.github.com"}}}
-	to := &Mandate{Job: "j", Commands: []Rule{{Value: "git push -*"}, {Value: "env LD_PRELOAD: ls"}, {Value: "=bash -c \"$X\""}, {Value: "make test SHELL=/bin/bash"}},
+	to := &Mandate{Job: "j", Commands: []Rule{{Value: "git push -*"}, {Value: "env LD_PRELOAD: ls"}, {Value: "=bash -c \"$X\""}, {Value: "make test SHELL=/bin/bash"}, {Value: "tar -cf"}, {Value: "git diff -c"}},
 		Paths: []Rule{{Value: "src/**"}}, Hosts: []Rule{{Value: "*.github.com"}, {Value: "evil.example"}}, Tools: []Rule{{Value: "patch"}}, MaxWritesPerRun: 2}
 	d := DiffMandates(from, to, nil)
 	kinds := map[string][]string{}
@@ -362,6 +362,8 @@ func TestDiffReach(t *testing.T) {
 	assert.Equal(t, []string{ReachExec}, kinds["env LD_PRELOAD: ls"])
 	assert.Equal(t, []string{ReachExec}, kinds[`=bash -c "$X"`])
 	assert.Equal(t, []string{ReachExec, ReachExec}, kinds["make test SHELL=/bin/bash"])
+	assert.Equal(t, []string{ReachWrite}, kinds["tar -cf"], "a cluster is read as its options: -f writes the archive")
+	assert.Equal(t, []string{ReachConfig}, kinds["git diff -c"], "git's global -c, which a rule writes after the subcommand")
 	// git push -* replaces git push --force: a change, not an addition.
 	cmds := d.Families[2]
 	require.Len(t, cmds.Changed, 1)
