@@ -314,24 +314,31 @@ func isAssignment(w string) bool {
 
 // outsidePaths returns the arguments of cmd that name paths outside the
 // workspace (absolute after cleaning, climbing out with "..", or starting
-// at the home directory), also as the value of "--opt=PATH": reading or
-// writing there is part of what the paths family must allow. URLs,
-// "host:path" operands and the standard streams are not paths.
+// at the home directory), also as a value: after the "=" of "--opt=PATH"
+// or of an assignment ("CFLAGS+=…", "of=…"), or attached to a short option
+// ("-o/etc/x"). Reading or writing there is part of what the paths family
+// must allow. URLs, "host:path" operands and the standard streams are not
+// paths.
 func outsidePaths(cmd shellparse.Command, workspace string) []string {
 	var out []string
 	for _, a := range cmd.Args {
 		t := a.Value // "$HOME/x" keeps its expansion text
-		if strings.HasPrefix(t, "-") {
-			i := strings.IndexByte(t, '=')
-			if !strings.HasPrefix(t, "--") || i < 0 {
-				continue
-			}
-			t = t[i+1:]
-		} else if isAssignment(t) {
-			t = t[strings.IndexByte(t, '=')+1:]
+		var cands []string
+		switch {
+		case strings.HasPrefix(t, "--"):
+		case strings.HasPrefix(t, "-") && len(t) > 2:
+			cands = append(cands, t[2:]) // "-o/etc/x"
+		case !strings.HasPrefix(t, "-"):
+			cands = append(cands, t)
 		}
-		if p, ok := outsidePath(t, workspace); ok {
-			out = append(out, p)
+		if i := strings.IndexByte(t, '='); i >= 0 {
+			cands = append(cands, t[i+1:])
+		}
+		for _, c := range cands {
+			if p, ok := outsidePath(c, workspace); ok {
+				out = append(out, p)
+				break
+			}
 		}
 	}
 	return out

@@ -136,3 +136,17 @@ func programExecutes(program string) bool {
 func envExecutes(program, name string) bool {
 	return grammar.EnvEffects(program, grammar.AssignName(name+"=")).Any(execEffects)
 }
+
+// canonicalOption is the canonical name of option f of program after
+// subcommand words sub (or, failing that, of a global option), else f.
+func canonicalOption(program string, sub []string, f string) string {
+	for _, sp := range []*grammar.Spec{spec(program, sub), grammar.Lookup(program)} {
+		if sp == nil {
+			continue
+		}
+		if o := sp.Option(f); o != nil {
+			return o.Names[0]
+		}
+	}
+	return f
+}

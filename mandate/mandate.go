@@ -200,7 +200,15 @@ func parseCommandRule(s string) (cmdRule, error) {
 	if strings.HasPrefix(r.head[0], "=") {
 		return r, fmt.Errorf("command rule %q: a program cannot start with '='", s)
 	}
-	// With "-*", the flags listed are the risky options it allows by name.
+	// With "-*", the flags listed are the risky options it allows, by
+	// their canonical grammar names ("sort -* -o" is "sort -* --output"),
+	// as a call's risky options are named.
+	if r.anyFlags {
+		program, rest := ruleProgram(r)
+		for i, f := range r.flags {
+			r.flags[i] = canonicalOption(program, subOf(rest), f)
+		}
+	}
 	r.flags = uniqSorted(r.flags)
 	return r, nil
 }

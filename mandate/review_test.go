@@ -291,6 +291,10 @@ func TestRulesCannotHideAWayOut(t *testing.T) {
 		{"git diff -*", "git diff HEAD /etc/shadow", false},
 		{"git diff -*", "git diff HEAD ../other/repo", false},
 		{"git diff -*", "git diff HEAD src/a.go", true},
+		{"sort -* -o", "sort -o/etc/cron.d/x in.txt", false}, // a value attached to a short option
+		{"sort -* -o", "sort -o reports/x in.txt", true},
+		{"make test", "make test CFLAGS+=-I/etc", false},
+		{"make test CFLAGS+=-I/etc", "make test CFLAGS+=-I/etc", true},
 		{"make test", "make test SHELL=/bin/bash BASH_ENV=reports/notes.md", false},
 		{"make test", "make test BASH_ENV=reports/notes.md", false},
 		{"make test", "make SHELL=/bin/sh test", false},
@@ -419,5 +423,20 @@ func TestProgramExecutes(t *testing.T) {
 	}
 	for _, p := range []string{"git", "ls", "cat", "curl", "grep", "unknown-tool"} {
 		assert.False(t, programExecutes(p), p)
+	}
+}
+
+func TestStarRuleNamesRiskyOptionsCanonically(t *testing.T) {
+	for in, want := range map[string]string{
+		"sort -* -o":          "sort -* --output",
+		"git diff -* --out":   "git diff -* --out", // ambiguous (--output, --output-directory): as written, and never matched
+		"make test -* -f":     "make test -* --file",
+		"tool -* -x":          "tool -* -x", // unknown program: kept as written
+		"git diff --stat -*":  "git diff -* --stat",
+		"curl -o --output -s": "curl --output -o -s", // without -*: flags as written
+	} {
+		got, err := canonRule(FamilyCommands, in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
 	}
 }
