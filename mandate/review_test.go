@@ -429,7 +429,7 @@ func TestProgramExecutes(t *testing.T) {
 func TestStarRuleNamesRiskyOptionsCanonically(t *testing.T) {
 	for in, want := range map[string]string{
 		"sort -* -o":          "sort -* --output",
-		"git diff -* --out":   "git diff -* --out", // ambiguous (--output, --output-directory): as written, and never matched
+		"git diff -* --out":   "git diff -* --out", // ambiguous (--output, --output-directory): kept as written
 		"make test -* -f":     "make test -* --file",
 		"tool -* -x":          "tool -* -x", // unknown program: kept as written
 		"git diff --stat -*":  "git diff -* --stat",
