@@ -72,7 +72,10 @@
 //     "--git-dir", "make -f", "curl -K"), and every option the grammar does
 //     not know of a program it knows (what cannot be ruled out is
 //     present). The grammar resolves abbreviations and clusters as the
-//     program does, so "git diff --out=x" is "--output". "-*" of a program
+//     program does ("sort --out=x" is "--output"; an ambiguous
+//     abbreviation is an option it does not know), and a rule's listed
+//     options are read as canonical names too ("sort -* -o" is
+//     "sort -* --output"). "-*" of a program
 //     the grammar does not know allows any flag; a path-qualified program
 //     ("./tool") has every flag risky.
 //  4. Every argument that names a path outside the workspace — absolute
