@@ -429,6 +429,7 @@ func TestProgramExecutes(t *testing.T) {
 func TestStarRuleNamesRiskyOptionsCanonically(t *testing.T) {
 	for in, want := range map[string]string{
 		"sort -* -o":          "sort -* --output",
+		"sort -* --out":       "sort -* --output",  // a unique abbreviation, as sort reads it
 		"git diff -* --out":   "git diff -* --out", // ambiguous (--output, --output-directory): kept as written
 		"make test -* -f":     "make test -* --file",
 		"tool -* -x":          "tool -* -x", // unknown program: kept as written
