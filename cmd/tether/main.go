@@ -110,18 +110,21 @@ const (
 // "tether mandate bogus"); a help page that lists no exit statuses gets the
 // general ones, which is what such a command returns.
 func conventions(c *cobra.Command) {
+	// A group only groups; a command with subcommands that also runs
+	// itself (tether mandate drift JOB) checks its own arguments.
+	group := c.HasSubCommands() && !c.Runnable()
 	if !strings.Contains(c.Long, "Exit status") {
 		long := c.Long
 		if long == "" {
 			long = c.Short + "."
 		}
 		text := leafExitHelp
-		if c.HasSubCommands() {
+		if group {
 			text = groupExitHelp
 		}
 		c.Long = long + "\n\n" + text
 	}
-	if c.HasSubCommands() {
+	if group {
 		c.SuggestionsMinimumDistance = 2
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
