@@ -64,11 +64,23 @@ prepared root from "tether rootfs build"), a sized tmpfs /tmp, Docker's
 default capabilities minus CAP_MKNOD and CAP_NET_RAW, no_new_privs, and
 Docker's seccomp profile with io_uring denied.
 
-The workspace is the current directory (or --cwd DIR), bound read-write at
-the same path; the command starts there. The command is pid 1 of its pid
+The command is placed as the daemon places a command of the same profile
+(--profile, from the configuration below): its workspace (terminal.cwd, else
+the current directory or --cwd DIR; --cwd cannot move a workspace the
+profile fixes), root filesystem, network, per-sandbox limits
+(terminal.limits: sandbox_memory, sandbox_pids, cpus, tmpfs, timeout, output)
+and environment (HOME=/tmp, the profile's env_passthrough, its secrets, plus
+--env). The workspace is bound read-write at the same path and the command
+starts there; its protected files (.git/hooks, .git/config, shell rc files)
+are read-only. Flags may narrow the policy (lower limits, --network none)
+and widen it only where the profile allows (--network host needs
+terminal.network.mode: host); a flag that would widen it is an error. A
+profile whose network is the egress proxy needs tether serve (or
+--network none). --seccomp and --userns are not part of a profile. With
+--json the profile's secrets are masked (***) in the captured output; output
+on the terminal is not masked. The command is pid 1 of its pid
 namespace: processes it leaves behind (background jobs, setsid, nohup) are
-killed when it exits. It gets a minimal environment (PATH, HOME=/tmp,
-LANG=C.UTF-8) plus --env, never tether's own (which may hold secrets).
+killed when it exits.
 
 Before anything runs, the command goes through the approval engine of the
 profile (--config, $TETHER_CONFIG, then the XDG and /etc paths, else the
@@ -79,7 +91,11 @@ session / always / deny; no answer before the timeout is a deny); with no
 terminal it is denied. --yolo approves the approval tier, never the
 hardline floor or deny rules. Unattended platforms (cron, webhook, api,
 single-query) follow the profile's cron_mode / unattended_mode. Every
-decision is appended to the audit log in the state directory.
+decision is appended to the audit log in the state directory, with the
+profile's secrets redacted. --job J makes the command a call of mandate job
+J, as behind the daemon: observed while the job is in observe mode, checked
+against its approved mandate once enforcing (--platform cron for a cron
+run).
 
 Limits apply to the command's cgroup, a child of the profile's parent cgroup
 (<prefix>/<profile>). Without root tether uses a user namespace and cannot
@@ -111,8 +127,9 @@ $XDG_RUNTIME_DIR/tether; run first reaps what a crashed tether left there.
 ` + sessionHelp,
 		Example: `  tether run -- ls -la
   tether run --session work -c 'cd src && make' ; tether run --session work -c 'ls'
-  tether run --memory 512M --pids 256 --timeout 30s -c 'make test'
-  tether run --rootfs ./root --network none --json -- /bin/sh -c 'id'`,
+  tether run --memory 128M --pids 32 --timeout 30s -c 'make test'
+  tether run --job nightly --platform cron -- make test
+  tether run --rootfs ./root --network none --json -- id`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRun(cmd, f, args)
 		},
