@@ -33,6 +33,11 @@ type MCPOptions struct {
 	ConfigErr error
 	Profile   string // "" for the default profile
 	Job       string // mandate job of the calls, if any
+	// Platform is where the calls come from; "" is approval.PlatformCLI
+	// (the user's own MCP client). An unattended platform (cron, …)
+	// follows the profile's cron_mode / unattended_mode and the job's
+	// mandate as an unattended run, and asks nobody.
+	Platform approval.Platform
 	Cwd       string // the caller's cwd, used when the profile sets none
 	Sandbox   sandbox.Runner
 	Guard     GuardConfig
@@ -199,6 +204,14 @@ func NewMCP(opts MCPOptions) (*MCP, error) {
 	return m, nil
 }
 
+// platform is the platform of the server's calls.
+func (m *MCP) platform() approval.Platform {
+	if m.opts.Platform == "" {
+		return approval.PlatformCLI
+	}
+	return m.opts.Platform
+}
+
 func (m *MCP) currentTurn() *Turn {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -222,7 +235,7 @@ func (m *MCP) handler(name string) mcp.ToolHandler {
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
-		out := m.runner.Execute(ctx, Batch{Profile: m.opts.Profile, Session: m.session, Platform: approval.PlatformCLI,
+		out := m.runner.Execute(ctx, Batch{Profile: m.opts.Profile, Session: m.session, Platform: m.platform(),
 			Job: m.opts.Job, Cwd: m.opts.Cwd, Calls: []RawCall{{ID: "mcp", Name: name, Arguments: args}}}, m.currentTurn())
 		if len(out.Results) == 0 {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: out.EndReason}}}, nil

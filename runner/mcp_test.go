@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/sandbox"
 )
@@ -162,5 +163,36 @@ func TestMCPWithoutElicitationIsPending(t *testing.T) {
 	assert.Contains(t, callText(res), "nothing ran")
 	sc, _ := json.Marshal(res.StructuredContent)
 	assert.Contains(t, string(sc), `"class":"pending_approval"`)
+	assert.DirExists(t, filepath.Join(ws, "build"))
+}
+
+// TestMCPCronPlatformFollowsCronMode: an MCP server started for an
+// unattended platform asks nobody: an approval-tier command follows the
+// profile's cron_mode (deny by default) instead of waiting as pending.
+func TestMCPCronPlatformFollowsCronMode(t *testing.T) {
+	sb := testSandbox(t)
+	cfgPath, ws := mcpConfigFile(t)
+	cfg, err := config.Load(cfgPath)
+	require.NoError(t, err)
+	m, err := NewMCP(MCPOptions{Config: cfg, Sandbox: sb, Platform: approval.PlatformCron})
+	require.NoError(t, err)
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx, st) }()
+	defer func() { cancel(); <-done }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "plain", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, ct, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "build"), 0o755))
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "terminal", Arguments: map[string]any{"command": "rm -rf build"}})
+	require.NoError(t, err)
+	assert.True(t, res.IsError)
+	sc, _ := json.Marshal(res.StructuredContent)
+	assert.Contains(t, string(sc), `"class":"blocked"`)
+	assert.Contains(t, string(sc), `"ran":false`)
+	assert.NotContains(t, string(sc), `pending_approval`)
+	assert.Contains(t, callText(res), "cron_mode")
 	assert.DirExists(t, filepath.Join(ws, "build"))
 }
