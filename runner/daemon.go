@@ -349,9 +349,9 @@ func ReadTokens(path string) ([]string, error) {
 	if fi.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("the token file %s is readable by others (mode %v); chmod 600 it", path, fi.Mode().Perm())
 	}
-	data, err := os.ReadFile(path)
+	data, err := config.ReadTrusted(path, "token file", config.MaxTokensSize)
 	if err != nil {
-		return nil, fmt.Errorf("reading the token file: %w", err)
+		return nil, err
 	}
 	var out []string
 	for _, l := range strings.Split(string(data), "\n") {
