@@ -123,10 +123,51 @@ type Decision struct {
 	Time      time.Time     `json:"time"`
 	Elapsed   time.Duration `json:"elapsed_ns"`
 
+	// Event says what the record is: "" for a terminal call's decision,
+	// else one of the Event constants.
+	Event Event `json:"event,omitempty"`
+	// Approval is set on the decision of a call a person was asked about:
+	// how the request ended (answered, timed-out, cancelled).
+	Approval ApprovalOutcome `json:"approval,omitempty"`
+	// Tool and Paths describe a tool call other than terminal (Record).
+	Tool  string   `json:"tool,omitempty"`
+	Paths []string `json:"paths,omitempty"`
+
 	// Analysis is the analyzer's full result (not logged: it holds the
 	// unredacted command).
 	Analysis *Analysis `json:"-"`
+
+	// confirm reports to the gateway Answer that delivered this
+	// decision's answer whether its outcome is stored; storeErr is a
+	// failure to store part of it (an "always" entry).
+	confirm  func(error)
+	storeErr error
 }
+
+// Event is the kind of an audit record other than a terminal decision.
+type Event string
+
+// Audit record kinds.
+const (
+	// EventAsked: a person is being asked about a call (the record is
+	// stored before the question goes out; the call's decision follows).
+	EventAsked Event = "approval.asked"
+	// EventToolCall: a tool other than terminal is about to run (stored
+	// before it runs: no record, no effect).
+	EventToolCall Event = "tool.call"
+	// EventToolResult: how that tool call ended.
+	EventToolResult Event = "tool.result"
+)
+
+// ApprovalOutcome is how an approval request to a person ended.
+type ApprovalOutcome string
+
+// Approval outcomes.
+const (
+	ApprovalAnswered  ApprovalOutcome = "answered"
+	ApprovalTimedOut  ApprovalOutcome = "timed-out"
+	ApprovalCancelled ApprovalOutcome = "cancelled" // the call's caller went away, the session was cleared, the daemon stopped
+)
 
 // Err returns nil for an allowed decision and a *DeniedError otherwise.
 func (d Decision) Err() error {
@@ -389,7 +430,8 @@ func (e *Engine) Decide(ctx context.Context, req Request) (Decision, error) {
 	if !d.Allowed && d.Message == "" {
 		d.Message = denyMessage(d)
 	}
-	if err := e.audit.Append(ctx, d); err != nil {
+	err := e.audit.Append(ctx, d)
+	if err != nil {
 		e.log.Error("appending to the audit log", "id", d.ID, "err", err)
 		if d.Allowed {
 			// An effect nobody can account for later is not allowed.
@@ -397,8 +439,32 @@ func (e *Engine) Decide(ctx context.Context, req Request) (Decision, error) {
 			d.Reason = fmt.Sprintf("the audit log is unavailable: %v", err)
 			d.Message = denyMessage(d)
 		}
+		err = fmt.Errorf("appending the decision to the audit log: %w", err)
+	}
+	if d.confirm != nil {
+		// The person's answer is acknowledged only now that its outcome
+		// is on disk (or they learn that it is not).
+		d.confirm(errors.Join(d.storeErr, err))
 	}
 	return d, d.Err()
+}
+
+// Record appends d, an audit record of another gate (a file tool call,
+// EventToolCall / EventToolResult), to the audit log, filling in its id
+// and time when empty. The caller must not let the call have an effect
+// when it fails.
+func (e *Engine) Record(ctx context.Context, d Decision) error {
+	if d.ID == "" {
+		d.ID = newID()
+	}
+	if d.Time.IsZero() {
+		d.Time = e.opts.Now().UTC()
+	}
+	d.Profile = e.profileName(d.Profile)
+	if err := e.audit.Append(ctx, d); err != nil {
+		return fmt.Errorf("appending to the audit log: %w", err)
+	}
+	return nil
 }
 
 func (e *Engine) redact(profile, s string) string {
@@ -611,14 +677,27 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 	}
 	timeout := prof.Approvals.Timeout.D()
 	q.Deadline = d.Time.Add(timeout)
+	q.confirms = true
+	// The request is on record before anyone sees it: a question nobody
+	// can account for later is not asked.
+	asked := d
+	asked.Event, asked.Route, asked.Reason = EventAsked, human.Name(), joinReasons(q.Reason, describe(a.Findings, TierApproval))
+	asked.Allowed, asked.Stage = false, StageRoute
+	if err := e.audit.Append(ctx, asked); err != nil {
+		d.Route = human.Name()
+		return deny(d, StageInternal, fmt.Sprintf("the audit log is unavailable, so nobody was asked: %v", err))
+	}
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ans, err := human.Ask(hctx, q)
+	d.Approval = ApprovalAnswered
 	if err != nil {
+		d.Approval = ApprovalCancelled
 		switch {
 		case errors.Is(context.Cause(ctx), errSessionCleared):
 			err = errSessionCleared
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+			d.Approval = ApprovalTimedOut
 			err = fmt.Errorf("no answer within %s: silence is not consent", timeout)
 		}
 	}
@@ -629,6 +708,7 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 // always approvals.
 func (e *Engine) apply(d Decision, route string, q Question, ans Answer, err error, a *Analysis) Decision {
 	d.Route = route
+	d.confirm = ans.confirm
 	if ans.By != "" {
 		d.DecidedBy = ans.By
 	} else {
@@ -666,6 +746,7 @@ func (e *Engine) apply(d Decision, route string, q Question, ans Answer, err err
 		}
 		if err := e.allowlist.Add(q.Profile, add...); err != nil {
 			e.log.Error("saving an always approval", "profile", q.Profile, "err", err)
+			d.storeErr = fmt.Errorf("saving the always approval: %w", err)
 			d.Scope = ScopeOnce
 			reason += fmt.Sprintf("; saving it to the allowlist failed (%v), so it covers this call only", err)
 		}

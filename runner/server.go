@@ -478,7 +478,11 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	g := s.engine.Gateway()
 	if req.All {
-		n := g.AnswerAll(sess.Profile, sess.ID, ans)
+		n, err := g.AnswerAll(sess.Profile, sess.ID, ans)
+		if err != nil {
+			writeErr(w, http.StatusInternalServerError, fmt.Sprintf("%d requests were answered, but: %v", n, err))
+			return
+		}
 		writeJSON(w, http.StatusOK, map[string]any{"answered": n})
 		return
 	}
