@@ -95,7 +95,9 @@ func (r *Runner) init() {
 // engineAudit appends through the engine, which fills in ids and times.
 type engineAudit struct{ e *approval.Engine }
 
-func (a engineAudit) Append(ctx context.Context, d approval.Decision) error { return a.e.Record(ctx, d) }
+func (a engineAudit) Append(ctx context.Context, d approval.Decision) error {
+	return a.e.Record(ctx, d)
+}
 
 // Tools returns the registry in use.
 func (r *Runner) Tools() *Registry { r.init(); return r.reg }
