@@ -108,6 +108,13 @@ func (s *Store) Observe(ctx context.Context, run Run, c Call) (err error) {
 // interactive_violation is "approve" escalates a call outside the mandate.
 // Blocked and escalated calls become drift records.
 func (s *Store) Check(ctx context.Context, run Run, c Call) (d Decision) {
+	// A database that lost the job's enforcement (deleted, emptied,
+	// replaced) must not turn it into an observe-mode job: the anchor
+	// outside the database says what it enforced.
+	if err := s.checkAnchor(ctx, run.Job); err != nil {
+		s.log.Error("mandate enforcement anchor check failed; call blocked", "job", run.Job, "err", err)
+		return Decision{Verdict: Block, Mode: "enforce", Reason: err.Error(), Err: err}
+	}
 	var mode string
 	func() {
 		defer func() {

@@ -57,6 +57,7 @@ type Options struct {
 // a busy timeout, and BEGIN IMMEDIATE for every writing transaction). The
 // caller must call Close.
 type Store struct {
+	dir string // the state directory
 	db  *sql.DB
 	log *slog.Logger
 	now func() time.Time
@@ -103,7 +104,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Store{db: db, log: log, now: now, parse: defaultParse, cache: map[string]*Matcher{}}
+	s := &Store{dir: dir, db: db, log: log, now: now, parse: defaultParse, cache: map[string]*Matcher{}}
 	if err := s.migrate(context.Background()); err != nil {
 		db.Close()
 		return nil, err

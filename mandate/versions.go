@@ -194,7 +194,12 @@ func (s *Store) Approve(ctx context.Context, job string, n int, by string) (Vers
 		by = "unknown"
 	}
 	var out Version
+	var settle func(bool)
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		from, err := s.enforcedState(ctx, tx, job)
+		if err != nil {
+			return err
+		}
 		vs, err := s.versions(ctx, tx, job)
 		if err != nil {
 			return err
@@ -243,11 +248,18 @@ func (s *Store) Approve(ctx context.Context, job string, n int, by string) (Vers
 		if err := s.audit(ctx, tx, job, by, "approve", fmt.Sprintf("v%d sha256 %s", v.Number, v.SHA256)); err != nil {
 			return err
 		}
+		// Last before the commit: the anchor learns of the new enforcement.
+		if settle, err = s.anchorChange(job, from, v.SHA256); err != nil {
+			return err
+		}
 		out = *v
 		out.Status, out.Active, out.ApprovedBy = StatusApproved, true, by
 		out.ApprovedAt, _ = time.Parse(time.RFC3339Nano, now)
 		return nil
 	})
+	if settle != nil {
+		settle(err == nil)
+	}
 	return out, err
 }
 
@@ -266,7 +278,12 @@ func (s *Store) Undo(ctx context.Context, job, by string) (UndoResult, error) {
 		by = "unknown"
 	}
 	var res UndoResult
+	var settle func(bool)
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		from, err := s.enforcedState(ctx, tx, job)
+		if err != nil {
+			return err
+		}
 		j, err := s.job(ctx, tx, job)
 		if err != nil {
 			return err
@@ -300,8 +317,19 @@ func (s *Store) Undo(ctx context.Context, job, by string) (UndoResult, error) {
 			job, res.From, shaPrev, by, s.stamp()); err != nil {
 			return fmt.Errorf("recording undo: %w", err)
 		}
-		return s.audit(ctx, tx, job, by, "undo", fmt.Sprintf("v%d -> v%d", res.From, res.To))
+		if err := s.audit(ctx, tx, job, by, "undo", fmt.Sprintf("v%d -> v%d", res.From, res.To)); err != nil {
+			return err
+		}
+		to, err := s.enforcedState(ctx, tx, job)
+		if err != nil {
+			return err
+		}
+		settle, err = s.anchorChange(job, from, to)
+		return err
 	})
+	if settle != nil {
+		settle(err == nil)
+	}
 	return res, err
 }
 

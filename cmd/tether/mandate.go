@@ -61,7 +61,7 @@ else /var/lib/tether for root, else $XDG_STATE_HOME/tether
 		newMandateShowCmd(open), newMandateExportCmd(open), newMandateApproveCmd(open),
 		newMandateUndoCmd(open), newMandateDriftCmd(open), newMandateWidenCmd(open),
 		newMandateStatusCmd(open), newMandateJobsCmd(open), newMandateSetCmd(open),
-		newMandateConnectionsCmd(open),
+		newMandateConnectionsCmd(open), newMandateAnchorCmd(open),
 	)
 	return cmd
 }
