@@ -115,6 +115,7 @@ type Decision struct {
 	Message   string        `json:"message"`            // what the model is told
 	DriftID   string        `json:"drift_id,omitempty"` // mandate block or escalation
 	Allowlist string        `json:"allowlist,omitempty"`
+	Warning   string        `json:"warning,omitempty"` // for the call's result (the mandate could not record it)
 	Profile   string        `json:"profile"`
 	Session   string        `json:"session,omitempty"`
 	Platform  Platform      `json:"platform"`
@@ -205,6 +206,9 @@ type MandateVerdict struct {
 	Outcome MandateOutcome
 	DriftID string // for block and escalate
 	Reason  string
+	// Warning is passed on in the decision (for example: the call could
+	// not be recorded as an observation).
+	Warning string
 }
 
 // MandateHook checks a call against its job's mandate (package mandate
@@ -541,6 +545,7 @@ func (e *Engine) decide(ctx context.Context, req Request, d Decision) Decision {
 		v := e.opts.Mandate.CheckCall(ctx, MandateCall{Profile: prof.Name, Session: req.Session, Job: req.Job,
 			Platform: req.Platform, Command: req.Command, Analysis: a, HostsAtRunTime: req.HostsAtRunTime})
 		d.DriftID = v.DriftID
+		d.Warning = v.Warning
 		switch v.Outcome {
 		case MandateNotApplicable, MandateAllow:
 		case MandateBlock:

@@ -69,6 +69,13 @@ type Store struct {
 
 	cacheMu sync.Mutex
 	cache   map[string]*Matcher // by SHA-256 of the approved text
+
+	// lost counts, per job, observations that could not be stored and
+	// whose count is not in the database yet either (the disk was full):
+	// the next stored observation of the job adds them to
+	// jobs.lost_observations.
+	lostMu sync.Mutex
+	lost   map[string]int
 }
 
 // Open opens (creating if needed) the database in dir and migrates it to the
@@ -104,7 +111,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Store{dir: dir, db: db, log: log, now: now, parse: defaultParse, cache: map[string]*Matcher{}}
+	s := &Store{dir: dir, db: db, log: log, now: now, parse: defaultParse, cache: map[string]*Matcher{}, lost: map[string]int{}}
 	if err := s.migrate(context.Background()); err != nil {
 		db.Close()
 		return nil, err
@@ -214,6 +221,8 @@ var migrations = []string{
 		error TEXT NOT NULL
 	);
 	CREATE INDEX connections_job ON connections(job, id);`,
+	// 3: calls whose observation could not be stored (see Observe).
+	`ALTER TABLE jobs ADD COLUMN lost_observations INTEGER NOT NULL DEFAULT 0;`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {

@@ -29,6 +29,10 @@ type Version struct {
 	Created    time.Time `json:"created"`
 	ApprovedAt time.Time `json:"approved_at,omitzero"`
 	ApprovedBy string    `json:"approved_by,omitempty"`
+	// LostObservations, set by Compile, counts the job's calls that ran
+	// but could not be stored as observations: the version's evidence is
+	// incomplete when it is not zero.
+	LostObservations int `json:"lost_observations,omitempty"`
 }
 
 // Job is a job's summary.
@@ -66,6 +70,9 @@ func (s *Store) Compile(ctx context.Context, job string) (Version, error) {
 		}
 		v, err = s.insertVersion(ctx, tx, job, Compile(job, obs).Marshal(), "compile")
 		if err != nil {
+			return err
+		}
+		if v.LostObservations, err = s.LostObservations(ctx, tx, job); err != nil {
 			return err
 		}
 		return s.audit(ctx, tx, job, "cli", "compile", fmt.Sprintf("v%d pending from %d calls", v.Number, len(obs)))

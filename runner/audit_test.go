@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/mandate"
 )
 
 // failingAudit refuses every record, like a full or read-only disk.
@@ -128,4 +129,26 @@ func readAudit(t *testing.T, path string) []approval.Decision {
 		out = append(out, d)
 	}
 	return out
+}
+
+// TestFileToolWarnsWhenObservationLost: a job's file tool call whose
+// observation cannot be stored (here a trigger makes every stored call
+// fail, as a full disk would, while reads work) still runs in observe mode and says in its
+// result that it was not recorded.
+func TestFileToolWarnsWhenObservationLost(t *testing.T) {
+	t.Parallel()
+	cfg, ws := testConfig(t, "")
+	store, err := mandate.Open(t.TempDir(), mandate.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	_, err = store.DB().Exec(`CREATE TRIGGER full_disk BEFORE INSERT ON calls BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END`)
+	require.NoError(t, err)
+	r := &Runner{Config: cfg, Mandates: store}
+	out := r.Execute(t.Context(), Batch{Job: "j", Session: "s", Calls: []RawCall{
+		rawCall("1", "write_file", map[string]any{"path": "b.txt", "content": "x"}),
+	}}, nil)
+	res := out.Results[0]
+	assert.Equal(t, ClassSucceeded, res.Class)
+	assert.Contains(t, res.Warning, mandate.LostWarning)
+	assert.FileExists(t, filepath.Join(ws, "b.txt"))
 }

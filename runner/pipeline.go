@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -249,8 +251,13 @@ func (r *Runner) run(ctx context.Context, env *Env, c *Call) (res Result) {
 			return *stop
 		}
 	}
+	ctx, notes := withCallNotes(ctx)
 	res = c.Tool.Handler(ctx, env, c)
 	res.CallID, res.Tool = c.ID, c.Name
+	if res.Decision != nil && res.Decision.Warning != "" {
+		notes.add(res.Decision.Warning)
+	}
+	res.Warning = notes.join(res.Warning)
 	if res.Gate == "" {
 		res.Gate = GateExecution
 	}
@@ -413,6 +420,9 @@ func (env *Env) checkMandate(ctx context.Context, tool string, paths []string, w
 		run.ID = "no-session"
 	}
 	d := r.Mandates.Check(ctx, run, mandate.Call{Tool: tool, Paths: paths, Wrote: wrote, Workspace: env.Root})
+	if d.Warning != "" {
+		noteWarning(ctx, d.Warning)
+	}
 	if d.Verdict == mandate.Allow {
 		return nil
 	}
@@ -421,4 +431,42 @@ func (env *Env) checkMandate(ctx context.Context, tool string, paths []string, w
 		res.Message += " (drift " + d.DriftID + ")"
 	}
 	return &res
+}
+
+// callNotes collects warnings for one call's result from code the handler
+// calls (the mandate check), so that no handler has to pass them along.
+// Safe for concurrent use.
+type callNotes struct {
+	mu       sync.Mutex
+	warnings []string
+}
+
+type callNotesKey struct{}
+
+func withCallNotes(ctx context.Context) (context.Context, *callNotes) {
+	n := &callNotes{}
+	return context.WithValue(ctx, callNotesKey{}, n), n
+}
+
+// noteWarning adds a warning to the result of the call ctx belongs to.
+func noteWarning(ctx context.Context, w string) {
+	if n, ok := ctx.Value(callNotesKey{}).(*callNotes); ok {
+		n.add(w)
+	}
+}
+
+func (n *callNotes) add(w string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !slices.Contains(n.warnings, w) {
+		n.warnings = append(n.warnings, w)
+	}
+}
+
+// join returns first followed by the collected warnings, "; "-separated.
+func (n *callNotes) join(first string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	all := slices.DeleteFunc(append([]string{first}, n.warnings...), func(s string) bool { return s == "" })
+	return strings.Join(all, "; ")
 }
