@@ -59,6 +59,9 @@ type DaemonOptions struct {
 	Workers int
 	// ShutdownGrace bounds how long shutdown waits for requests; 0 is 10s.
 	ShutdownGrace time.Duration
+	// Limits bounds connections, request bodies and sessions of API
+	// clients; the zero value holds the defaults.
+	Limits Limits
 	Version       string
 	Logger        *slog.Logger
 }
@@ -145,7 +148,7 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 	d.Engine = eng
 	d.Runner = &Runner{Config: cfg, ConfigErr: opts.ConfigErr, Engine: eng, Mandates: store, Sandbox: opts.Sandbox,
 		Sessions: d.sessions, Workers: opts.Workers, Guard: opts.Guard, Logger: log}
-	srv = NewServer(d.base, d.Runner, store, opts.Version, log)
+	srv = NewServer(d.base, d.Runner, store, opts.Version, opts.Limits, log)
 	d.Server = srv
 	return d, nil
 }
@@ -253,9 +256,18 @@ func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
 		listeners = append(listeners, tl)
 	}
 	base := func(net.Listener) context.Context { return context.WithoutCancel(ctx) }
-	servers := []*http.Server{{Handler: d.Server, ReadHeaderTimeout: 10 * time.Second, BaseContext: base, ConnContext: PeerContext}}
+	lim := d.Server.limits
+	for i, l := range listeners {
+		listeners[i] = newLimitListener(l, lim.MaxConns)
+	}
+	// Request bodies are bounded by the Server (BodyTimeout); headers and
+	// idle keep-alive connections here. No ReadTimeout or WriteTimeout:
+	// a call may wait minutes for an approval, an event stream for hours.
+	servers := []*http.Server{{Handler: d.Server, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: lim.IdleConnTimeout,
+		MaxHeaderBytes: 64 << 10, BaseContext: base, ConnContext: PeerContext}}
 	if len(listeners) > 1 {
-		servers = append(servers, &http.Server{Handler: d.TCPHandler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: base})
+		servers = append(servers, &http.Server{Handler: d.TCPHandler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: lim.IdleConnTimeout,
+			MaxHeaderBytes: 64 << 10, BaseContext: base})
 	}
 	errc := make(chan error, len(listeners))
 	for i, l := range listeners {
