@@ -61,9 +61,9 @@ type DaemonOptions struct {
 	ShutdownGrace time.Duration
 	// Limits bounds connections, request bodies and sessions of API
 	// clients; the zero value holds the defaults.
-	Limits Limits
-	Version       string
-	Logger        *slog.Logger
+	Limits  Limits
+	Version string
+	Logger  *slog.Logger
 }
 
 // Daemon is `tether serve`: the runner, the approval engine, the mandate
