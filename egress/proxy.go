@@ -430,11 +430,14 @@ func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request, b *budg
 // to OnDecision.
 func (p *Proxy) sniCheck(b *budget, ev *Event) func(*bufio.Reader) error {
 	return func(br *bufio.Reader) error {
-		name := helloServerName(br)
-		if !sniMismatch(ev.Host, name) {
+		name, err := helloServerName(br)
+		if err == nil && !sniMismatch(ev.Host, name) {
 			return nil
 		}
 		d := refuse(ev.Host, ev.Port, RefusedSNI, "", "TLS server name %q does not match tunnel host %s", name, ev.Host)
+		if err != nil {
+			d = refuse(ev.Host, ev.Port, RefusedSNI, "", "%v, so its server name cannot be checked against tunnel host %s", err, ev.Host)
+		}
 		ev.Decision = d
 		if p.opts.OnDecision != nil {
 			p.opts.OnDecision(b.attr, d)
