@@ -144,3 +144,19 @@ func TestAskedNotRecordedNotAsked(t *testing.T) {
 	assert.Equal(t, StageInternal, d.Stage)
 	assert.Empty(t, e.Gateway().List("", ""), "nothing was queued")
 }
+
+// TestMandateWarningReachesDecision: a mandate hook's warning (a call it
+// could not record) is in the decision, and so in the audit record and
+// the call's result.
+func TestMandateWarningReachesDecision(t *testing.T) {
+	hook := mandateFunc(func(context.Context, MandateCall) MandateVerdict {
+		return MandateVerdict{Outcome: MandateNotApplicable, Warning: "not recorded"}
+	})
+	e, audit := newEngine(t, testConfig(t, "  default: {}\n"), Options{Mandate: hook})
+	d, err := e.Decide(t.Context(), Request{Command: "ls", Platform: PlatformCLI, Job: "j"})
+	require.NoError(t, err)
+	assert.Equal(t, "not recorded", d.Warning)
+	recs := audit.all()
+	require.Len(t, recs, 1)
+	assert.Equal(t, "not recorded", recs[0].Warning)
+}
