@@ -160,3 +160,37 @@ func TestMandateWarningReachesDecision(t *testing.T) {
 	require.Len(t, recs, 1)
 	assert.Equal(t, "not recorded", recs[0].Warning)
 }
+
+// TestClearSessionReturnsAfterDenialsStored: clearing a session answers
+// only once the denials of its waiting requests are recorded.
+func TestClearSessionReturnsAfterDenialsStored(t *testing.T) {
+	cfg := testConfig(t, "  default: {approvals: {timeout: 30s}}\n")
+	audit := &gatedAudit{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	e, _ := newEngine(t, cfg, Options{Audit: audit})
+	res := make(chan Decision, 1)
+	go func() {
+		d, _ := e.Decide(context.Background(), Request{Command: "git push --force", Session: "S", Platform: PlatformGateway})
+		res <- d
+	}()
+	waitPending(t, e.Gateway(), "default", "S", 1)
+	cleared := make(chan int, 1)
+	go func() { cleared <- e.ClearSession("default", "S") }()
+	<-audit.entered // the denial is being recorded, and held
+	select {
+	case <-cleared:
+		t.Fatal("ClearSession returned before the denial was recorded")
+	case <-time.After(50 * time.Millisecond): // a wrong ClearSession has had time to return
+	}
+	close(audit.release)
+	assert.Equal(t, 1, <-cleared)
+	d := <-res
+	assert.Equal(t, ApprovalCancelled, d.Approval)
+	var stored []Decision
+	for _, r := range audit.all() {
+		if r.Event == "" {
+			stored = append(stored, r)
+		}
+	}
+	require.Len(t, stored, 1)
+	assert.Equal(t, d.ID, stored[0].ID)
+}

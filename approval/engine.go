@@ -143,6 +143,9 @@ type Decision struct {
 	// failure to store part of it (an "always" entry).
 	confirm  func(error)
 	storeErr error
+	// untrack ends the tracking of a request that waited on a route
+	// (ClearSession waits for it), once the decision is recorded.
+	untrack func()
 }
 
 // Event is the kind of an audit record other than a terminal decision.
@@ -288,7 +291,7 @@ type Engine struct {
 
 	mu       sync.Mutex
 	sessions map[sessionKey]*sessionState                      // guarded by mu
-	inflight map[sessionKey]map[string]context.CancelCauseFunc // requests waiting on a route; guarded by mu
+	inflight map[sessionKey]map[string]*inflightReq // requests waiting on a route; guarded by mu
 	smart    map[string]*Smart                                 // per profile; guarded by mu
 	hooks    []func(profile, session string)
 }
@@ -313,7 +316,7 @@ func NewEngine(cfg *config.Config, opts Options) (*Engine, error) {
 		allowlist: NewAllowlistStore(cfg.StateDir),
 		log:       opts.Logger,
 		sessions:  map[sessionKey]*sessionState{},
-		inflight:  map[sessionKey]map[string]context.CancelCauseFunc{},
+		inflight:  map[sessionKey]map[string]*inflightReq{},
 		smart:     map[string]*Smart{},
 	}
 	if e.log == nil {
@@ -377,17 +380,18 @@ func (e *Engine) OnSessionClear(f func(profile, session string)) {
 
 // ClearSession denies and wakes the session's pending requests, drops its
 // approvals, yolo flag and smart breaker, and runs the session-close
-// hooks. It returns the number of waiting requests it denied.
+// hooks. It returns the number of waiting requests it denied, once their
+// denials are in the audit log (or a bounded wait has passed).
 func (e *Engine) ClearSession(profile, session string) int {
 	profile = e.profileName(profile)
-	n := 0
 	e.mu.Lock()
 	delete(e.sessions, sessionKey{profile, session})
-	for _, cancel := range e.inflight[sessionKey{profile, session}] {
-		cancel(errSessionCleared)
-		n++
+	var woken []*inflightReq
+	for _, r := range e.inflight[sessionKey{profile, session}] {
+		r.cancel(errSessionCleared)
+		woken = append(woken, r)
 	}
-	delete(e.inflight, sessionKey{profile, session})
+	n := len(woken)
 	if s := e.smart[profile]; s != nil {
 		s.Reset(session)
 	}
@@ -395,6 +399,17 @@ func (e *Engine) ClearSession(profile, session string) int {
 	e.mu.Unlock()
 	// Requests queued but no longer waited on by anyone are dropped too.
 	e.gateway.Clear(profile, session, errSessionCleared.Error())
+	// What the caller acknowledges (the session cleared, n requests
+	// denied) is on record first.
+	timer := time.NewTimer(confirmTimeout)
+	defer timer.Stop()
+	for _, r := range woken {
+		select {
+		case <-r.done:
+		case <-timer.C:
+			e.log.Error("a cleared session's request was not recorded in time", "session", session)
+		}
+	}
 	for _, h := range hooks {
 		h(profile, session)
 	}
@@ -449,6 +464,9 @@ func (e *Engine) Decide(ctx context.Context, req Request) (Decision, error) {
 		// The person's answer is acknowledged only now that its outcome
 		// is on disk (or they learn that it is not).
 		d.confirm(errors.Join(d.storeErr, err))
+	}
+	if d.untrack != nil {
+		d.untrack()
 	}
 	return d, d.Err()
 }
@@ -625,7 +643,7 @@ func (e *Engine) allowlistEntries(p *config.Profile) ([]string, error) {
 
 // route asks the platform's route. escalated is non-empty for a mandate
 // escalation (a person must answer).
-func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a *Analysis, d Decision, escalated string) Decision {
+func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a *Analysis, d Decision, escalated string) (out Decision) {
 	q := Question{ID: d.ID, Profile: prof.Name, Session: req.Session, Platform: req.Platform,
 		Command: d.Command, Findings: redactFindings(a.Findings, func(s string) string { return e.redact(prof.Name, s) }),
 		Cwd: req.Cwd, Reason: escalated, Created: d.Time, Scopes: []Scope{ScopeOnce}, raw: req.Command}
@@ -649,7 +667,8 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 	}
 
 	ctx, done := e.track(ctx, q.Profile, q.Session, q.ID)
-	defer done()
+	// The request stays tracked until Decide has recorded its decision.
+	defer func() { out.untrack = done }()
 
 	if prof.Approvals.Mode == config.ModeSmart && escalated == "" {
 		smart := e.smartRoute(prof)
@@ -767,21 +786,35 @@ func (e *Engine) track(ctx context.Context, profile, session, id string) (contex
 		return ctx, func() { cancel(nil) }
 	}
 	k := sessionKey{profile, session}
+	r := &inflightReq{cancel: cancel, done: make(chan struct{})}
 	e.mu.Lock()
 	if e.inflight[k] == nil {
-		e.inflight[k] = map[string]context.CancelCauseFunc{}
+		e.inflight[k] = map[string]*inflightReq{}
 	}
-	e.inflight[k][id] = cancel
+	e.inflight[k][id] = r
 	e.mu.Unlock()
+	var once sync.Once
 	return ctx, func() {
-		e.mu.Lock()
-		delete(e.inflight[k], id)
-		if len(e.inflight[k]) == 0 {
-			delete(e.inflight, k)
-		}
-		e.mu.Unlock()
-		cancel(nil)
+		once.Do(func() {
+			e.mu.Lock()
+			if e.inflight[k][id] == r {
+				delete(e.inflight[k], id)
+			}
+			if len(e.inflight[k]) == 0 {
+				delete(e.inflight, k)
+			}
+			e.mu.Unlock()
+			cancel(nil)
+			close(r.done)
+		})
 	}
+}
+
+// inflightReq is a request waiting on a route: ClearSession cancels it
+// and waits for done, closed once its decision is recorded.
+type inflightReq struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{}
 }
 
 func (e *Engine) smartRoute(p *config.Profile) *Smart {
