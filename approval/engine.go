@@ -290,9 +290,9 @@ type Engine struct {
 	yolo      atomic.Bool
 
 	mu       sync.Mutex
-	sessions map[sessionKey]*sessionState                      // guarded by mu
+	sessions map[sessionKey]*sessionState           // guarded by mu
 	inflight map[sessionKey]map[string]*inflightReq // requests waiting on a route; guarded by mu
-	smart    map[string]*Smart                                 // per profile; guarded by mu
+	smart    map[string]*Smart                      // per profile; guarded by mu
 	hooks    []func(profile, session string)
 }
 
