@@ -69,7 +69,11 @@ profiles:
 		cmd.Stderr = &stderr
 		require.NoError(t, cmd.Start())
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		require.NoError(t, runner.NewClient(sock).WaitHealthy(ctx), "round %d: the daemon restarts: %s", round, stderr.String())
+		if err := runner.NewClient(sock).WaitHealthy(ctx); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait() // stderr is complete only after Wait
+			t.Fatalf("round %d: the daemon does not restart: %v: %s", round, err, stderr.String())
+		}
 		cancel()
 
 		load, stop := context.WithCancel(t.Context())
