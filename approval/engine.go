@@ -714,6 +714,12 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ans, err := human.Ask(hctx, q)
+	if err == nil && errors.Is(context.Cause(ctx), errSessionCleared) {
+		// Clearing the session both cancels the wait and denies the
+		// queued request; whichever the waiter saw first, it was
+		// cancelled, and clearing wins over an answer given meanwhile.
+		err = errSessionCleared
+	}
 	d.Approval = ApprovalAnswered
 	if err != nil {
 		d.Approval = ApprovalCancelled

@@ -47,7 +47,7 @@ func bodyOf(t *testing.T, resp *http.Response) string {
 func TestServeRejectsHostileBodies(t *testing.T) {
 	t.Parallel()
 	e := newDaemonEnv(t, sandbox.Runner{}, "")
-	e.limits = Limits{BodyTimeout: 300 * time.Millisecond}
+	e.limits = Limits{BodyTimeout: 3 * time.Second} // room for 8 MiB under -race; the trickle case waits it out
 	e.start(t)
 
 	big := `{"profile":"` + strings.Repeat("x", maxBodyBytes) + `"}`
