@@ -480,12 +480,15 @@ func TestAuditRecords(t *testing.T) {
 	data, err := os.ReadFile(AuditPath(cfg.StateDir))
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	require.Len(t, lines, 2)
+	require.Len(t, lines, 3, "the decision without a question, the question, its decision")
 	assert.NotContains(t, string(data), "hunter2", "the audit log holds redacted commands only")
-	assert.Contains(t, lines[1], `"stage":"route"`)
-	assert.Contains(t, lines[1], `"rules":["approval.rm-recursive"]`)
-	assert.Contains(t, lines[1], `"decided_by":"cli"`)
-	assert.Contains(t, lines[1], `"elapsed_ns":`)
+	assert.Contains(t, lines[1], `"event":"approval.asked"`, "the request is recorded before it is asked")
+	assert.Contains(t, lines[1], `"id":"`+d.ID+`"`)
+	assert.Contains(t, lines[2], `"stage":"route"`)
+	assert.Contains(t, lines[2], `"rules":["approval.rm-recursive"]`)
+	assert.Contains(t, lines[2], `"decided_by":"cli"`)
+	assert.Contains(t, lines[2], `"approval":"answered"`)
+	assert.Contains(t, lines[2], `"elapsed_ns":`)
 }
 
 func TestAuditFailureDenies(t *testing.T) {

@@ -73,10 +73,14 @@ func TestGatewayReconnectSeesOnlyOwnOldest(t *testing.T) {
 	r = <-results
 	assert.Equal(t, "rm -rf ./b1", r.cmd)
 	assert.ErrorIs(t, r.err, ErrDenied)
-	assert.Equal(t, 1, g.AnswerAll("default", "A", Answer{Verdict: VerdictDeny}))
+	n, err := g.AnswerAll("default", "A", Answer{Verdict: VerdictDeny})
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
 	r = <-results
 	assert.ErrorIs(t, r.err, ErrDenied)
-	assert.Equal(t, 1, g.AnswerAll("other", "A", Answer{Verdict: VerdictApprove}))
+	n, err = g.AnswerAll("other", "A", Answer{Verdict: VerdictApprove})
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
 	r = <-results
 	assert.NoError(t, r.err)
 	assert.Empty(t, g.List("", ""))
@@ -118,12 +122,20 @@ func TestGatewayCoalescesIdenticalRequests(t *testing.T) {
 	}
 	require.Len(t, g.List("default", "T"), 1, "another session is not answered by S's answer")
 	assert.Equal(t, n, g.List("default", "T")[0].Waiters)
-	g.AnswerAll("default", "T", Answer{Verdict: VerdictDeny})
+	_, _ = g.AnswerAll("default", "T", Answer{Verdict: VerdictDeny})
 	for range n {
 		assert.ErrorIs(t, <-errs, ErrDenied)
 	}
 	wg.Wait()
-	assert.Len(t, audit.all(), 2*n, "every waiter gets its own decision record")
+	recs := audit.all()
+	asked := 0
+	for _, r := range recs {
+		if r.Event == EventAsked {
+			asked++
+		}
+	}
+	assert.Equal(t, 2*n, asked, "every waiter's request is recorded as asked")
+	assert.Len(t, recs, 4*n, "every waiter gets its own decision record")
 	assert.Eventually(t, func() bool { return notified.Load() == 2 }, 5*time.Second, time.Millisecond,
 		"one notification per pending entry, not per waiter")
 }
