@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tether-dev/tether/grammar"
 	"github.com/tether-dev/tether/shellparse"
 )
 
@@ -177,8 +178,10 @@ func isForkLoop(code string) bool {
 	return false
 }
 
-// interpreter applies the rules for shells and interpreters.
-func (a *analyzer) interpreter(c *shellparse.Command, args []string) {
+// interpreter applies the rules for shells and interpreters. Inline code of
+// the interpreters package grammar knows was judged by invocation; the
+// others (pwsh, cmd, tclsh …) are read here.
+func (a *analyzer) interpreter(c *shellparse.Command, args []string, inv *grammar.Invocation) {
 	name := interpName(c.Program)
 	if isShell(name) {
 		switch {
@@ -202,6 +205,15 @@ func (a *analyzer) interpreter(c *shellparse.Command, args []string) {
 			a.hitCmd(RuleControlPlane, c)
 		}
 	}
+	if inv != nil && inv.Spec != nil {
+		if hasCode(inv) || inv.Effects.Has(grammar.Interactive) {
+			return
+		}
+		if stdinScript(args) && inv.Spec.Name != "awk" {
+			a.stdinFed(c, name)
+		}
+		return
+	}
 	if code, ok := inlineCode(name, args); ok {
 		if isForkLoop(code) {
 			a.hitCmd(RuleForkBomb, c)
@@ -217,6 +229,21 @@ func (a *analyzer) interpreter(c *shellparse.Command, args []string) {
 	if stdinScript(args) {
 		a.stdinFed(c, name)
 	}
+}
+
+// hasCode reports whether an invocation was given inline code.
+func hasCode(inv *grammar.Invocation) bool {
+	for _, o := range inv.Options {
+		if o.HasValue && o.ValueEffects.Has(grammar.Code) {
+			return true
+		}
+	}
+	for _, op := range inv.Operands {
+		if op.Effects.Has(grammar.Code) {
+			return true
+		}
+	}
+	return false
 }
 
 // stdinScript reports whether a shell or interpreter reads its script from

@@ -109,8 +109,15 @@ func gitSubs(remote, diffOut []Option) []*Spec {
 }
 
 // refineGitURL: the ext:: transport runs its URL as a command; fd:: uses
-// descriptors the caller set up.
+// descriptors the caller set up. A push refspec starting with "+" forces.
 func refineGitURL(inv *Invocation) {
+	if len(inv.Sub) > 0 && inv.Sub[0] == "push" {
+		for _, op := range inv.Operands {
+			if strings.HasPrefix(op.Value, "+") {
+				inv.Effects |= ForcePush
+			}
+		}
+	}
 	for i := range inv.Operands {
 		op := &inv.Operands[i]
 		if v, ok := strings.CutPrefix(op.Value, "ext::"); ok {
