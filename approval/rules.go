@@ -397,8 +397,6 @@ func hasWord(args []string, w string) bool {
 	return false
 }
 
-
-
 // findValued are find primaries that take one argument.
 var findValued = sync.OnceValue(func() map[string]bool {
 	return map[string]bool{
@@ -442,7 +440,6 @@ func findActions(args []string) (starts []string, del, writes bool, execProg str
 	return starts, del, writes, execProg
 }
 
-
 func (a *analyzer) chmod(c *shellparse.Command, args []string) {
 	if hasShort(args, "R") || hasLong(args, "--recursive") {
 		a.hitCmd(RuleChmod, c)
@@ -481,7 +478,6 @@ func worldWritable(mode string) bool {
 	return false
 }
 
-
 // gitSplit returns git's -c settings, its subcommand and the subcommand's
 // arguments.
 func gitSplit(args []string) (configs []string, sub string, rest []string) {
@@ -505,11 +501,6 @@ func gitSplit(args []string) (configs []string, sub string, rest []string) {
 	}
 	return configs, "", nil
 }
-
-
-
-
-
 
 // sudoStdin flags -S/--stdin in sudo's own options (a cluster such as -kS or
 // -nS counts; the values of -u, -g, -p … do not).
@@ -611,13 +602,8 @@ func (a *analyzer) wrapper(c *shellparse.Command, w *shellparse.Wrapper) {
 	}
 }
 
-
-
-
-
 // sshValued are ssh options that take a value.
 var sshValued = []string{"-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", "-B", "-P"}
-
 
 // isDestructiveSQL reports whether a query argument drops or wipes data.
 func isDestructiveSQL(v string) bool {
@@ -629,7 +615,6 @@ func isDestructiveSQL(v string) bool {
 	}
 	return false
 }
-
 
 // execOption records an option that runs another program; the program text
 // is analysed too, and a hardline payload keeps its hardline findings.
@@ -643,8 +628,6 @@ func (a *analyzer) execOption(c *shellparse.Command, v string) {
 		}
 	}
 }
-
-
 
 // hermes is the peer agent's control plane; commands that change its
 // configuration, schedule, code or gateway need approval.
@@ -678,8 +661,6 @@ func (a *analyzer) moveSource(c *shellparse.Command, v string) {
 	}
 	a.checkWrite(c, v, p)
 }
-
-
 
 // inPlace handles in-place editors (sed -i, perl -i, ruby -i): the edited
 // files are write targets.
