@@ -36,6 +36,7 @@ const (
 	RulePipeShell    = "approval.pipe-to-shell"
 	RuleHeredocInt   = "approval.heredoc-to-interpreter"
 	RuleDepthLimit   = "approval.depth-limit"
+	RuleDivergence   = "approval.parser-divergence"
 	RuleOpaque       = "approval.opaque"
 	RuleShellPayload = "approval.shell-payload"
 	RuleInterpPay    = "approval.interpreter-payload"
@@ -160,6 +161,13 @@ var catalog = []Rule{
 		Description: "shell payload nested too deep to analyse",
 		Match:       []string{`bash -c "bash -c \"bash -c 'bash -c \\\"bash -c ls\\\"'\""`},
 		NoMatch:     []string{"bash -c 'ls'"}},
+	{ID: RuleDivergence, Tier: TierApproval,
+		Description: "construct that mvdan.cc/sh and bash may read differently (arithmetic evaluation of a string, let operators, $'\\0', a comment continued by a backslash, an array assignment glued to the next word)",
+		Match: []string{`x='a[$(reboot)]'; [[ $x -eq 0 ]]`, `(( 'a[$(id)]' ))`, "let x=1|y", "let x=1>f",
+			`declare -i n='a[$(id)]'`, `test -v 'a[$(id)]'`, "a=(1)#; reboot", "x=1 #\\\nreboot", `$'ls\0x' /`,
+			"printf -v 'a[`id`]' x", `x=abc; y='a[$(id)]'; echo ${x:y}`, `bash -c "x='a[\$(id)]'; echo \$((x))"`},
+		NoMatch: []string{"echo $((1+2))", "for ((i=0;i<3;i++)); do echo $i; done", "let i++", `let "x = 1 | 2"`,
+			"[[ $n -eq 0 ]]", "echo '$(not run)'", "a=(1 2) # note", "make -j$(( $(nproc) + 1 ))", "# a comment \\\n"}},
 	{ID: RuleOpaque, Tier: TierApproval,
 		Description: "segment whose effect cannot be known statically"},
 	{ID: RuleShellPayload, Tier: TierApproval,

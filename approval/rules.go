@@ -110,6 +110,8 @@ func (a *analyzer) opaque(o *shellparse.Opaque) {
 		id = RuleHeredocInt
 	case shellparse.OpaqueDepth:
 		id = RuleDepthLimit
+	case shellparse.OpaqueDivergence:
+		id = RuleDivergence
 	}
 	a.hit(id, o.Text, o.Span)
 }

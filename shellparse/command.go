@@ -161,6 +161,9 @@ func (w *walker) payloadAt(program, text string, at Span, cs *cmdState, c ctx) {
 		w.addOpaque(OpaquePayload, program, w.stmtText(cs.stmt), *sp)
 		return
 	}
+	if continuedComment(text) {
+		w.addOpaque(OpaqueDivergence, program, w.stmtText(cs.stmt), *sp)
+	}
 	sub := &walker{src: text, script: w.script, maxDepth: w.maxDepth, outer: sp, funcs: w.funcs, cr: cr}
 	if sub.funcs == nil {
 		w.funcs = new([]funcDef)

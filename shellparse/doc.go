@@ -120,6 +120,13 @@
 //	                        expansion (quoted delimiter, or no $ ` \ in the body), the script is also parsed as
 //	                        a payload with the program as its innermost wrapper
 //	depth-limit             a payload nested past Options.MaxDepth, or syntax nested past the walker's limit
+//	parser-divergence       text that mvdan.cc/sh and bash may read differently (divergence.go): a script with
+//	                        both an arithmetic-evaluating context ((( )), $(( )), let, [[ -eq ]], test -v,
+//	                        declare -i, ${x:off}, a subscripted name …) and literal text holding "$(", a
+//	                        backquote or a "$" ending a literal run (bash expands subscripts of strings it
+//	                        evaluates: x='a[$(id)]'; [[ $x -eq 0 ]] runs id); a let argument with an unquoted
+//	                        & | < > ; ( ); an array assignment glued to the next word (a=(1)#; id); a comment
+//	                        continued by a backslash (x=1 #\<newline>id); a $'…' decoding to a NUL
 //
 // "Reads its script from stdin" means: a shell or interpreter without a
 // script operand or -c/-e code, with "-", "/dev/stdin" or -s; an interactive
