@@ -78,8 +78,45 @@ func (a *analyzer) run() {
 			a.hit(RuleForkBomb, a.text(f.Span), f.Span)
 		}
 	}
+	cwd := a.cwd
 	for i := range s.Commands {
-		a.command(&s.Commands[i])
+		c := &s.Commands[i]
+		a.command(c)
+		a.followCd(c)
+	}
+	a.cwd = cwd
+}
+
+// followCd tracks "cd DIR" (and pushd) so that relative names in the
+// commands after it resolve where bash will look them up ("cd /dev; dd
+// of=sda"). A cd inside a subshell does not outlive it in bash; following it
+// anyway only makes later names resolve against a directory the analysis
+// also considers, never weaker.
+func (a *analyzer) followCd(c *shellparse.Command) {
+	if (c.Program != "cd" && c.Program != "pushd") || len(c.Wrappers) > 0 {
+		return
+	}
+	var dir *shellparse.Word
+	for i := range c.Args {
+		if v := c.Args[i].Value; v == "--" || (strings.HasPrefix(v, "-") && len(v) > 1) {
+			continue
+		}
+		dir = &c.Args[i]
+		break
+	}
+	if dir == nil {
+		a.cwd = "~"
+		return
+	}
+	if !dir.Literal && !strings.HasPrefix(dir.Value, "~") && !strings.HasPrefix(dir.Value, "$HOME") && !strings.HasPrefix(dir.Value, "${HOME}") {
+		a.cwd = "" // unknown: relative names stay relative
+		return
+	}
+	p := a.fold(dir.Value)
+	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
+		a.cwd = p
+	} else {
+		a.cwd = ""
 	}
 }
 
@@ -323,6 +360,15 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string, in
 		a.chmod(c, args)
 	case "dd":
 		a.hitCmd(RuleDD, c)
+	case "kill":
+		if c.Context.ExtraArgs {
+			// xargs, parallel or find -exec … + hand kill its pids at run
+			// time: a "-1" anywhere in the script may be one of them.
+			if a.scriptHasWord("-1") {
+				a.hitCmd(RuleKillAll, c)
+			}
+			a.hitCmd(RuleKill, c)
+		}
 	case "sudo":
 		a.sudoStdin(c, args)
 	case "docker", "podman", "nerdctl":
@@ -387,6 +433,34 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string, in
 			}
 		}
 	}
+}
+
+// scriptHasWord reports whether w appears as a word (or a line or
+// whitespace-separated field of a literal word, a here-string or a heredoc)
+// anywhere in the script.
+func (a *analyzer) scriptHasWord(w string) bool {
+	field := func(v string) bool {
+		for _, f := range strings.Fields(strings.ReplaceAll(v, `\n`, "\n")) {
+			if f == w {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range a.script.Commands {
+		c := &a.script.Commands[i]
+		for _, arg := range c.Args {
+			if field(arg.Value) {
+				return true
+			}
+		}
+		for _, r := range c.Redirs {
+			if field(r.Body) || field(r.Target.Value) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasWord reports whether args contain w exactly.
@@ -808,7 +882,10 @@ func (a *analyzer) writeTarget(c *shellparse.Command, v string, redirect bool) {
 		return
 	}
 	if !redirect && isBlockDevice(p) {
+		// A write to a disk device is hardline wherever it comes from:
+		// cp, tee, sort -o, curl -o, tar -f all overwrite the disk.
 		a.hit(RuleDeviceWrite, c.Text, c.Span)
+		a.hit(RuleDiskWrite, c.Text, c.Span)
 		return
 	}
 	a.checkWrite(c, v, p)
