@@ -255,6 +255,9 @@ type Opt struct {
 	Arg, ValueArg int
 	// Known reports whether the grammar knows the option.
 	Known bool
+	// Missing reports that the option takes a value and the argument list
+	// ended before one.
+	Missing bool
 	// Effects are the option's effects on the invocation; ValueEffects
 	// what its value is.
 	Effects, ValueEffects Effect

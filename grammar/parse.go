@@ -144,9 +144,13 @@ func (inv *Invocation) option(s *Spec, args []string, i int) (int, int) {
 			}
 			return i, i
 		}
-		if o.Arg == Required && !hasVal && i+1 < len(args) {
-			i++
-			opt.Value, opt.HasValue, opt.ValueArg = args[i], true, i
+		if o.Arg == Required && !hasVal {
+			if i+1 < len(args) {
+				i++
+				opt.Value, opt.HasValue, opt.ValueArg = args[i], true, i
+			} else {
+				opt.Missing = true
+			}
 		}
 		inv.known(opt, o)
 		return i, -1
@@ -175,6 +179,8 @@ func (inv *Invocation) option(s *Spec, args []string, i int) (int, int) {
 			} else if i+1 < len(args) {
 				i++
 				opt.Value, opt.HasValue, opt.ValueArg = args[i], true, i
+			} else {
+				opt.Missing = true
 			}
 			inv.known(opt, o)
 			return i, -1

@@ -702,7 +702,7 @@ func TestSuForms(t *testing.T) {
 		{"su -l root -c 'rm x'", []string{"rm"}},
 		{"su -creboot root", []string{"reboot"}},
 		{"su --session-command=reboot", []string{"reboot"}},
-		{"runuser -- root --session-command reboot", []string{"runuser"}},
+		{"runuser -- root --session-command reboot", []string{"sh"}}, // words after the user go to the shell, which refuses them
 		{"su -wFOO,creboot root", []string{"su"}},
 		{"runuser --whitelist-environment=FOO,creboot root", []string{"runuser"}},
 		{"su - bob", []string{"su"}},
