@@ -194,6 +194,12 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 		return w.peelTrap(cs, i, c)
 	case "tmux":
 		return w.peelTmux(cs, i, c)
+	case "screen":
+		if k, ok, handled := w.peelScreen(cs, i, c); handled {
+			return k, ok
+		}
+	case "start-stop-daemon":
+		return w.peelStartStop(cs, i, c)
 	case "script", "nix-shell":
 		return w.peelRunOpt(name, cs, i, c)
 	case "sg":
@@ -472,12 +478,20 @@ var tmuxShellCommands = sync.OnceValue(func() map[string]string {
 		"respawn-window": "cet", "respawnw": "cet",
 		"run-shell": "dt", "run": "dt",
 		"display-popup": "bcdehSstTwxy", "popup": "bcdehSstTwxy",
+		"if-shell": "t", "if": "t",
+		"pipe-pane": "t", "pipep": "t",
 	}
 })
 
-// peelTmux handles tmux commands that run a shell command (new-session,
-// new-window, split-window, respawn-*, run-shell, display-popup): the
-// trailing words are a shell string. Other tmux commands stay tmux.
+// tmuxKeyNames are send-keys key names and what a shell reading them sees.
+var tmuxKeyNames = map[string]string{"Enter": "\n", "C-m": "\n", "KPEnter": "\n", "C-j": "\n", "Space": " ", "Tab": "\t", "^M": "\n"}
+
+// peelTmux handles tmux command sequences (commands separated by ";"
+// words, as "\;" writes them): commands that run a shell command
+// (new-session, new-window, split-window, respawn-*, run-shell,
+// display-popup, if-shell, pipe-pane) have their trailing words parsed as a
+// shell string, and send-keys types its keys into a pane's shell, so they
+// are parsed as one too. tmux -c CMD runs CMD. Other tmux commands stay tmux.
 func (w *walker) peelTmux(cs *cmdState, i int, c ctx) (int, bool) {
 	cmdIdx, cmdArg := -1, ""
 	j := scanOpts(cs.words, i, &wrapSpec{shortArg: "cfLST"}, func(o opt) {
@@ -495,19 +509,136 @@ func (w *walker) peelTmux(cs *cmdState, i int, c ctx) (int, bool) {
 		w.payload("tmux", cmdArg, cs.nodes[cmdIdx], cs.nodes[cmdIdx], cs, c)
 		return -1, false
 	}
-	if j >= len(cs.words) {
+	found := false
+	for j < len(cs.words) {
+		end := j
+		for end < len(cs.words) && cs.words[end].Value != ";" {
+			end++
+		}
+		if w.tmuxCommand(cs, i, j, end, c) {
+			found = true
+		}
+		j = end + 1
+	}
+	if !found {
 		return 0, false
 	}
-	argOpts, ok := tmuxShellCommands()[cs.words[j].Value]
+	return -1, false
+}
+
+// tmuxCommand handles one tmux command in words [j, end) and reports
+// whether it ran or typed a shell command.
+func (w *walker) tmuxCommand(cs *cmdState, i, j, end int, c ctx) bool {
+	if j >= end {
+		return false
+	}
+	name := cs.words[j].Value
+	sub := &cmdState{stmt: cs.stmt, words: cs.words[:end], nodes: cs.nodes[:end], env: cs.env, envFlags: cs.envFlags,
+		redirs: cs.redirs, wrappers: cs.wrappers, lastWrap: -1, ctx: cs.ctx}
+	if name == "send-keys" || name == "send" {
+		k := scanOpts(sub.words, j, &wrapSpec{shortArg: "tNc"}, nil)
+		if k >= end {
+			return false
+		}
+		var b strings.Builder
+		lit := true
+		for _, wd := range cs.words[k:end] {
+			if v, ok := tmuxKeyNames[wd.Value]; ok {
+				b.WriteString(v)
+				continue
+			}
+			lit = lit && wd.Literal
+			b.WriteString(wd.Value)
+		}
+		sub.pushWrapper("tmux", i, k)
+		if !lit {
+			w.addOpaque(OpaquePayload, "tmux", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return true
+		}
+		w.payload("tmux", strings.ReplaceAll(strings.ReplaceAll(b.String(), "\\n", "\n"), "\\t", "\t"), cs.nodes[k], cs.nodes[end-1], sub, c)
+		return true
+	}
+	argOpts, ok := tmuxShellCommands()[name]
 	if !ok {
+		return false
+	}
+	k := scanOpts(sub.words, j, &wrapSpec{shortArg: argOpts}, nil)
+	if k >= end {
+		return false
+	}
+	sub.pushWrapper("tmux", i, k)
+	w.shellString("tmux", sub, k, end, c)
+	return true
+}
+
+// peelScreen handles screen -X: the operands are a screen command sent to a
+// running session. "stuff TEXT" types TEXT into its shell, "exec CMD…" and
+// "screen CMD…" run a command; both are parsed. It reports whether it
+// handled the command; otherwise screen is read as a wrapper.
+func (w *walker) peelScreen(cs *cmdState, i int, c ctx) (int, bool, bool) {
+	inv, _ := readWrapper("screen", cs.words, i)
+	if inv == nil || !inv.Has("-X") {
+		return 0, false, false
+	}
+	first := inv.Command
+	if first < 0 {
+		return 0, false, true
+	}
+	k := i + 1 + first
+	switch cs.words[k].Value {
+	case "stuff":
+		if k+1 >= len(cs.words) {
+			return 0, false, true
+		}
+		cs.pushWrapper("screen", i, k+1)
+		text, lit := joinValues(cs.words[k+1:])
+		if !lit {
+			w.addOpaque(OpaquePayload, "screen", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return -1, false, true
+		}
+		r := strings.NewReplacer("\\n", "\n", "\\r", "\n", "^M", "\n", "^J", "\n", "\\015", "\n", "\\012", "\n")
+		w.payload("screen", r.Replace(text), cs.nodes[k+1], cs.nodes[len(cs.nodes)-1], cs, c)
+		return -1, false, true
+	case "exec", "screen":
+		if k+1 >= len(cs.words) {
+			return 0, false, true
+		}
+		cs.pushWrapper("screen", i, k+1)
+		return k + 1, true, true
+	}
+	return 0, false, true
+}
+
+// peelStartStop handles start-stop-daemon --start: the program is the
+// --startas (else --exec) value and its arguments are the words after "--".
+func (w *walker) peelStartStop(cs *cmdState, i int, c ctx) (int, bool) {
+	n := len(cs.words)
+	for k := i + 1; k < n; k++ {
+		if !cs.words[k].Literal {
+			w.addOpaque(OpaquePayload, "start-stop-daemon", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return -1, false
+		}
+	}
+	inv := grammar.Parse("start-stop-daemon", values(cs.words[i+1:]))
+	if !inv.Has("--start") {
 		return 0, false
 	}
-	k := scanOpts(cs.words, j, &wrapSpec{shortArg: argOpts}, nil)
-	if k >= len(cs.words) {
-		return 0, false
+	prog, ok := inv.Value("--startas")
+	if !ok {
+		if prog, ok = inv.Value("--exec"); !ok {
+			return 0, false
+		}
 	}
-	cs.pushWrapper("tmux", i, k)
-	w.shellString("tmux", cs, k, len(cs.words), c)
+	var b strings.Builder
+	b.WriteString(shellQuote(prog))
+	if inv.DashDash >= 0 {
+		for _, a := range inv.Args[inv.DashDash+1:] {
+			b.WriteByte(' ')
+			b.WriteString(shellQuote(a))
+		}
+	}
+	cs.pushWrapper("start-stop-daemon", i, n)
+	w.payload("start-stop-daemon", b.String(), cs.nodes[i], cs.nodes[n-1], cs, c)
 	return -1, false
 }
 
