@@ -25,6 +25,10 @@ type analyzer struct {
 	script   *shellparse.Script
 	findings []Finding
 	dry      bool // the current command is a --dry-run/--help form
+	// envTemplate is set while checking the destination of a copy whose
+	// sources are all templates (.env.example): instantiating a committed
+	// template is how projects are set up, not a secret being planted.
+	envTemplate bool
 }
 
 // maxSubDepth bounds the analyses nested inside one Analyze call.
@@ -910,7 +914,7 @@ func (a *analyzer) checkWrite(c *shellparse.Command, v, p string) {
 		a.hit(RuleAgentConfig, c.Text, c.Span)
 	}
 	base := path.Base(p)
-	if base == ".env" || strings.HasPrefix(base, ".env.") {
+	if (base == ".env" || strings.HasPrefix(base, ".env.")) && !a.envTemplate {
 		a.hit(RuleEnvFile, c.Text, c.Span)
 	}
 	if base == "config.yaml" || base == "config.yml" {

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"path"
 	"strings"
 
 	"github.com/tether-dev/tether/grammar"
@@ -81,6 +82,8 @@ func (a *analyzer) invocation(c *shellparse.Command, inv *grammar.Invocation) {
 		}
 		a.value(c, inv, o.Value, o.ValueEffects, dry)
 	}
+	a.envTemplate = copiesTemplates(inv)
+	defer func() { a.envTemplate = false }()
 	for i := range inv.Operands {
 		op := &inv.Operands[i]
 		if op.Effects.Has(grammar.Delete) && !dry {
@@ -171,9 +174,47 @@ func (a *analyzer) deviceTargets(c *shellparse.Command, inv *grammar.Invocation)
 		a.hitCmd(RuleDiskFormat, c)
 	case block:
 		a.hitCmd(RuleDiskWrite, c)
-	case e.Has(grammar.Truncate):
+	case e.Has(grammar.Truncate) && !allLogs(inv):
 		a.hitCmd(RuleTruncate, c)
 	}
+}
+
+// allLogs reports whether every target of a truncate is a log file
+// ("truncate -s0 app.log"): emptying a log is routine housekeeping.
+func allLogs(inv *grammar.Invocation) bool {
+	n := 0
+	for _, op := range inv.Operands {
+		if !op.Effects.Has(grammar.Target) {
+			continue
+		}
+		n++
+		b := path.Base(op.Value)
+		if !(strings.HasSuffix(b, ".log") || strings.Contains(b, ".log.")) || strings.HasPrefix(op.Value, "/dev/") {
+			return false
+		}
+	}
+	return n > 0
+}
+
+// copiesTemplates reports whether a copy's sources are all templates
+// (".env.example", ".env.sample", ".env.template", ".env.dist").
+func copiesTemplates(inv *grammar.Invocation) bool {
+	if inv.Spec == nil || (inv.Spec.Name != "cp" && inv.Spec.Name != "install") || len(inv.Operands) < 2 {
+		return false
+	}
+	for _, op := range inv.Operands[:len(inv.Operands)-1] {
+		b := path.Base(op.Value)
+		ok := false
+		for _, suf := range [...]string{".example", ".sample", ".template", ".dist", ".defaults", ".tmpl"} {
+			if strings.HasSuffix(b, suf) {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // catastrophicWord reports whether a delete target is "/", a system
