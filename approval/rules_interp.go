@@ -26,7 +26,6 @@ var shells = sync.OnceValue(func() map[string]bool {
 
 func isShell(prog string) bool { return shells()[prog] }
 
-
 // interpName normalises an interpreter name: lower case, no ".exe", no
 // version suffix ("python3.11" and "ruby3.2" become "python" and "ruby").
 func interpName(prog string) string {
