@@ -277,7 +277,7 @@ var diskTools = map[string]diskTool{
 	"mkfs.fat": {safe: helpArgs}, "mkfs.msdos": {safe: helpArgs}, "mkfs.ntfs": {safe: mkfsSafe},
 	"mkfs.exfat": {safe: helpArgs}, "mkfs.f2fs": {safe: helpArgs}, "mkfs.minix": {safe: helpArgs},
 	"mkfs.bfs": {safe: helpArgs}, "mkfs.cramfs": {safe: helpArgs},
-	"wipefs": {safe: append([]string{"-n", "--no-act"}, helpArgs...), needs: []string{"-a", "--all", "-o", "--offset"}},
+	"wipefs":     {safe: append([]string{"-n", "--no-act"}, helpArgs...), needs: []string{"-a", "--all", "-o", "--offset"}},
 	"shred":      {safe: helpArgs},
 	"blkdiscard": {safe: helpArgs},
 	"sgdisk":     {safe: append([]string{"-p", "--print", "-i", "--info", "-v", "--verify", "-P", "--pretend", "-L", "--list-types", "-O", "--print-mbr"}, helpArgs...)},
@@ -319,7 +319,9 @@ func (w world) disk(o *Observation, c Call, d diskTool) {
 	if len(d.needs) > 0 && !slices.ContainsFunc(words, func(a string) bool { return slices.Contains(d.needs, a) }) {
 		return
 	}
-	if c.Program == "parted" && !slices.ContainsFunc(c.Args, func(a string) bool { return !strings.HasPrefix(a, "-") && !w.isDevice(a) && !strings.HasPrefix(a, "/dev/") }) {
+	if c.Program == "parted" && !slices.ContainsFunc(c.Args, func(a string) bool {
+		return !strings.HasPrefix(a, "-") && !w.isDevice(a) && !strings.HasPrefix(a, "/dev/")
+	}) {
 		return // no commands: interactive parted on an empty standard input does nothing
 	}
 	if d.stdin && c.Program != "parted" && (c.Stdin == "" || c.Stdin == "/dev/null") {
