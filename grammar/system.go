@@ -11,7 +11,7 @@ func system() []*Spec {
 			arg("--table -t", 0), arg("--append -A", 0), arg("--insert -I", 0), arg("--new-chain -N", 0), arg("--rename-chain -E", 0),
 			arg("--replace -R", 0), optE("--list -L", 0, DryRun), optE("--list-rules -S", 0, DryRun), opt("--zero -Z", 0), arg("--jump -j", 0), arg("--goto -g", 0),
 			arg("--source -s", 0), arg("--destination -d", 0), arg("--protocol -p", 0), arg("--in-interface -i", 0), arg("--out-interface -o", 0),
-			arg("--match -m", 0), arg("--dport --sport --to-destination --to-source --to-ports --state --ctstate --comment --set-mark --log-prefix --wait -w", 0)),
+			arg("--match -m", 0), arg("--wait -w", 0)), args("--dport --sport --to-destination --to-source --to-ports --state --ctstate --comment --set-mark --log-prefix"),
 			flags("-n --numeric -v --verbose -x --exact --line-numbers -4 -6"))}
 	var out []*Spec
 	for _, a := range acct {
