@@ -680,6 +680,14 @@ func (a *analyzer) wrapper(c *shellparse.Command, w *shellparse.Wrapper) {
 	if isShell(w.Program) && shellHasC(w.Args) {
 		a.hit(RuleShellPayload, c.Text, c.Span)
 	}
+	// A wrapper's own options may write files (time -o, strace -o).
+	if inv := grammar.Parse(w.Program, w.Args); inv.Spec != nil {
+		for _, o := range inv.Options {
+			if o.HasValue && o.ValueEffects.Has(grammar.Write) {
+				a.writeTarget(c, o.Value, false)
+			}
+		}
+	}
 }
 
 // sshValued are ssh options that take a value.
@@ -1009,8 +1017,13 @@ func isExecEnvValue(name, value string) bool {
 		switch {
 		case e == "" || !(strings.HasPrefix(e, "/") || strings.HasPrefix(e, "$") || strings.HasPrefix(e, "~")):
 			return true
-		case strings.Contains(e, "/.") || strings.Contains(e, "`") || strings.Contains(e, "$("):
+		case strings.Contains(e, "`") || strings.Contains(e, "$("):
 			return true
+		}
+		for _, part := range strings.Split(e, "/") {
+			if part == "." || part == ".." {
+				return true
+			}
 		}
 		for _, t := range [...]string{"/tmp", "/var/tmp", "/dev/shm", "/run/user"} {
 			if under(e, t) {

@@ -46,7 +46,7 @@ func coreutils() []*Spec {
 			flags("-a --no-create -c -f --no-dereference -h -m"))},
 		{Name: "truncate", Effects: Truncate, Operands: []OperandRule{{All: true, Effects: Target | Write}}, Options: gnu(
 			ops(arg("--size -s", 0), arg("--reference -r", Read)), flags("--no-create -c --io-blocks -o"))},
-		{Name: "fallocate", Effects: Truncate, Operands: []OperandRule{{Index: -1, Effects: Target | Write}}, Options: gnu(
+		{Name: "fallocate", Operands: []OperandRule{{Index: -1, Effects: Target | Write}}, Options: gnu(
 			ops(arg("--length -l", 0), arg("--offset -o", 0), flag("--punch-hole -p", DeviceWrite),
 				flag("--zero-range -z", DeviceWrite), flag("--collapse-range -c", DeviceWrite),
 				flag("--insert-range -i", DeviceWrite), flag("--dig-holes -d", DeviceWrite),

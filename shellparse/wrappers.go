@@ -379,10 +379,14 @@ func readWrapper(name string, ws []Word, i int) (*grammar.Invocation, int) {
 		if inv.SubSpec == nil || inv.SubSpec.Wrap == nil {
 			return nil, len(ws)
 		}
-		if inv.Command >= 0 || end >= len(ws) || len(inv.Options) == 0 || !inv.Options[len(inv.Options)-1].Missing {
+		valueOf := len(inv.Options) > 0 && inv.Options[len(inv.Options)-1].Missing
+		ownOperand := inv.Command < 0 && len(inv.Operands) < inv.SubSpec.Wrap.Operands
+		if inv.Command >= 0 || end >= len(ws) || !valueOf && !ownOperand {
 			return inv, end
 		}
-		end++ // the non-literal word is that option's value: read on
+		// The non-literal word is that option's value, or one of the
+		// wrapper's own operands ("setarch $(uname -m) cmd"): read on.
+		end++
 	}
 }
 
@@ -760,6 +764,23 @@ func (w *walker) peelParallel(cs *cmdState, i int, c ctx) (int, bool) {
 	cs.extra = true
 	cs.replace = "{"
 	w.shellString("parallel", cs, next, end, c)
+	// With literal ::: inputs, also parse each command line parallel
+	// builds: the command words with the input appended ("{}" replaced).
+	cmd, lit := joinValues(cs.words[next:end])
+	if !lit || end >= len(cs.words) || cs.words[end].Value != ":::" {
+		return -1, false
+	}
+	for k, n := end+1, 0; k < len(cs.words) && !strings.HasPrefix(cs.words[k].Value, ":::") && n < 16; k, n = k+1, n+1 {
+		in := cs.words[k]
+		if !in.Literal {
+			continue
+		}
+		line := cmd + " " + shellQuote(in.Value)
+		if strings.Contains(cmd, "{}") {
+			line = strings.ReplaceAll(cmd, "{}", shellQuote(in.Value))
+		}
+		w.payload("parallel", line, cs.nodes[next], cs.nodes[k], cs, c)
+	}
 	return -1, false
 }
 
