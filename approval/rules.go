@@ -191,8 +191,8 @@ func (a *analyzer) command(c *shellparse.Command) {
 		return
 	}
 	var inv *grammar.Invocation
-	if c.Program != "" {
-		inv = grammar.Parse(grammarName(c.Program), args)
+	if g := grammarName(c.Program); c.Program != "" && grammar.Lookup(g) != nil {
+		inv = grammar.Parse(g, args)
 	}
 	if inv != nil && inv.Spec != nil {
 		a.dry = inv.Effects.Has(grammar.DryRun)
@@ -681,7 +681,8 @@ func (a *analyzer) wrapper(c *shellparse.Command, w *shellparse.Wrapper) {
 		a.hit(RuleShellPayload, c.Text, c.Span)
 	}
 	// A wrapper's own options may write files (time -o, strace -o).
-	if inv := grammar.Parse(w.Program, w.Args); inv.Spec != nil {
+	if grammar.Lookup(w.Program) != nil {
+		inv := grammar.Parse(w.Program, w.Args)
 		for _, o := range inv.Options {
 			if o.HasValue && o.ValueEffects.Has(grammar.Write) {
 				a.writeTarget(c, o.Value, false)

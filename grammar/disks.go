@@ -13,11 +13,12 @@ func disks() []*Spec {
 		"mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "mkfs.vfat", "mkfs.fat", "mkfs.msdos", "mkfs.ntfs", "mkfs.exfat",
 		"mkfs.f2fs", "mkfs.minix", "mkfs.bfs", "mkfs.cramfs", "mkfs.jfs", "mkfs.reiserfs", "mkfs.hfsplus",
 		"mkfs.udf", "mkfs.nilfs2", "mkfs.erofs", "mkudffs", "mkreiserfs", "mkfs.hfs", "newfs", "newfs_msdos"}
+	// The mkfs family shares one option table.
+	mkfsOpts := gnu(args("-t --type -L -U -b -C -c -d -E -F -g -G -i -I -J -l -m -M -N -o -O -r -T -e -p -s -n"),
+		flags("-f -q -v -V -K -S -D -j"))
 	var out []*Spec
 	for _, n := range mkfs {
-		out = append(out, &Spec{Name: n, Effects: Format, Operands: allTargets, Options: gnu(
-			args("-t --type -L -U -b -C -c -d -E -F -g -G -i -I -J -l -m -M -N -o -O -r -T -e -p -s -n"),
-			flags("-f -q -v -V -K -S -D -j"))})
+		out = append(out, &Spec{Name: n, Effects: Format, Operands: allTargets, Options: mkfsOpts})
 	}
 	// mkfs -t TYPE: -t takes a value in every mkfs; -n is a dry run in
 	// mke2fs only, so it is not DryRun here (mkfs.vfat -n is a label).

@@ -70,7 +70,11 @@ func flagsE(names string, eff Effect) []Option {
 
 // join concatenates option lists.
 func join(lists ...[]Option) []Option {
-	var out []Option
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	out := make([]Option, 0, n)
 	for _, l := range lists {
 		out = append(out, l...)
 	}

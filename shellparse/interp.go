@@ -518,13 +518,10 @@ func hasProcSubst(sw *syntax.Word) bool {
 
 // grammarInterp returns the grammar's name for interpreter name, or "".
 func grammarInterp(name string) string {
-	for _, n := range [...]string{name, strings.ToLower(strings.TrimSuffix(strings.ToLower(name), ".exe")), interpName(name), strings.TrimRight(interpName(name), "0123456789.")} {
-		if sp := grammar.Lookup(n); sp != nil && sp.StopAtOperand && len(sp.Operands) > 0 {
+	for _, n := range [...]string{name, interpName(name)} {
+		if sp := grammar.Lookup(n); sp != nil && (sp.StopAtOperand && len(sp.Operands) > 0 || sp.Name == "deno") {
 			return n
 		}
-	}
-	if sp := grammar.Lookup(interpName(name)); sp != nil && sp.Name == "deno" {
-		return "deno"
 	}
 	return ""
 }

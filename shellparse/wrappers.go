@@ -366,8 +366,7 @@ func isAssignWord(inv *grammar.Invocation, v string) bool {
 // end is the index of that word (len(ws) when all are literal), where an
 // unknowable command then starts.
 func readWrapper(name string, ws []Word, i int) (*grammar.Invocation, int) {
-	sp := grammar.Lookup(name)
-	if sp == nil || (sp.Wrap == nil && len(sp.Subs) == 0) {
+	if !grammar.Lookup(name).Wraps() {
 		return nil, len(ws)
 	}
 	end := i + 1
