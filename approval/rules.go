@@ -182,6 +182,15 @@ func argv(c *shellparse.Command) []string {
 func (a *analyzer) command(c *shellparse.Command) {
 	args := argv(c)
 	a.dry = false
+	if dir, ok := wrapperChdir(c); ok {
+		// env -C DIR, sudo -D DIR …: the command runs in DIR.
+		saved := a.cwd
+		a.cwd = ""
+		if p := a.fold(dir); strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
+			a.cwd = p
+		}
+		defer func() { a.cwd = saved }()
+	}
 	for i := range c.Wrappers {
 		a.wrapper(c, &c.Wrappers[i])
 	}
@@ -208,6 +217,23 @@ func (a *analyzer) command(c *shellparse.Command) {
 	a.secretRead(c, args)
 	a.hardlineText(c)
 	a.dry = false
+}
+
+// wrapperChdir returns the directory a peeled wrapper makes the command run
+// in (the innermost one that sets it), if any.
+func wrapperChdir(c *shellparse.Command) (string, bool) {
+	dir, ok := "", false
+	for _, w := range c.Wrappers {
+		if grammar.Lookup(w.Program) == nil {
+			continue
+		}
+		for _, o := range grammar.Parse(w.Program, w.Args).Options {
+			if o.HasValue && o.ValueEffects.Has(grammar.Chdir) {
+				dir, ok = o.Value, true
+			}
+		}
+	}
+	return dir, ok
 }
 
 // grammarName is the name the grammar knows a program by: the name itself,

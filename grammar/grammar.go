@@ -104,6 +104,9 @@ const (
 	// Device: the invocation's targets are disks whatever they are called
 	// (diskutil's disk2, nvme's controller names).
 	Device
+	// Chdir: the value is the directory the command runs in (env -C,
+	// sudo -D, unshare -w): relative names resolve there.
+	Chdir
 )
 
 // Has reports whether e holds every effect in f.
