@@ -72,7 +72,7 @@ func parseCalls(data string) []Call {
 // world is what the classification knows about the sandbox's canaries.
 type world struct {
 	home        string   // the canary home
-	homeEntries []string // its top-level entries
+	homeEntries []string // its visible top-level entries (what ~/* names)
 	rootEntries []string // the canary /root's top-level entries
 	devices     []string // the stand-in block devices (real files, after symlinks)
 	canaries    int      // processes started before each command
@@ -261,7 +261,24 @@ type diskTool struct {
 	// the oracle's bash gives /dev/null unless the command feeds some in;
 	// with /dev/null it does nothing. parted takes them as arguments too.
 	stdin bool
+	// spec, when known, is the tool's getopt_long table: options are then
+	// read as the tool reads them (abbreviations, clusters) and named
+	// "-x" or "--long" for safe and needs.
+	spec *optSpec
 }
+
+// wipefsSpec is util-linux wipefs's option table.
+var wipefsSpec = optSpec{short: "abfhiJnO:o:pqt:V", long: map[string]int{
+	"all": noArg, "backup": optionalArg, "force": noArg, "help": noArg, "no-act": noArg, "offset": requiredArg,
+	"output": requiredArg, "parsable": noArg, "quiet": noArg, "types": requiredArg, "version": noArg,
+	"no-headings": noArg, "json": noArg, "lock": optionalArg,
+}}
+
+// shredSpec is coreutils shred's option table.
+var shredSpec = optSpec{short: "fn:s:uvxz", long: map[string]int{
+	"force": noArg, "iterations": requiredArg, "size": requiredArg, "random-source": requiredArg, "remove": optionalArg,
+	"verbose": noArg, "exact": noArg, "zero": noArg, "help": noArg, "version": noArg,
+}}
 
 var (
 	helpArgs = []string{"-h", "--help", "-V", "--version", "-?", "--usage"}
@@ -277,8 +294,8 @@ var diskTools = map[string]diskTool{
 	"mkfs.fat": {safe: helpArgs}, "mkfs.msdos": {safe: helpArgs}, "mkfs.ntfs": {safe: mkfsSafe},
 	"mkfs.exfat": {safe: helpArgs}, "mkfs.f2fs": {safe: helpArgs}, "mkfs.minix": {safe: helpArgs},
 	"mkfs.bfs": {safe: helpArgs}, "mkfs.cramfs": {safe: helpArgs},
-	"wipefs":     {safe: append([]string{"-n", "--no-act"}, helpArgs...), needs: []string{"-a", "--all", "-o", "--offset"}},
-	"shred":      {safe: helpArgs},
+	"wipefs":     {safe: append([]string{"-n", "--no-act"}, helpArgs...), needs: []string{"-a", "--all", "-o", "--offset"}, spec: &wipefsSpec},
+	"shred":      {safe: helpArgs, spec: &shredSpec},
 	"blkdiscard": {safe: helpArgs},
 	"sgdisk":     {safe: append([]string{"-p", "--print", "-i", "--info", "-v", "--verify", "-P", "--pretend", "-L", "--list-types", "-O", "--print-mbr"}, helpArgs...)},
 	"gdisk":      {safe: append([]string{"-l"}, helpArgs...), stdin: true},
@@ -311,6 +328,20 @@ func (w world) disk(o *Observation, c Call, d diskTool) {
 		return
 	}
 	words := splitShortClusters(c.Args)
+	if d.spec != nil {
+		opts, operands, err := d.spec.parse(c.Args)
+		if err != nil {
+			return // the tool refuses its arguments
+		}
+		words = operands
+		for _, o := range opts {
+			if len(o.name) == 1 {
+				words = append(words, "-"+o.name)
+			} else {
+				words = append(words, "--"+o.name)
+			}
+		}
+	}
 	for _, a := range words {
 		if slices.Contains(d.safe, a) {
 			return
