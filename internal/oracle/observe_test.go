@@ -53,6 +53,12 @@ func TestClassifyCalls(t *testing.T) {
 		{"wipefs", []string{"--al", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierHardline},
 		{"wipefs", []string{"/dev/sda"}, []string{"/dev/sda"}, approval.TierAllow},
 		{"fdisk", []string{"/dev/sda"}, []string{"/dev/sda"}, approval.TierAllow},
+		{"mkfs.minix", []string{"-n", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow}, // -n takes the device as its value
+		{"blkdiscard", []string{"-p", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},
+		{"blkdiscard", []string{"-f", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierHardline},
+		{"sgdisk", []string{"--iterations=1", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow}, // unknown option: refused
+		{"sgdisk", []string{"-n", "1:0:+512M", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierHardline},
+		{"sgdisk", []string{"-p", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},
 		{"systemctl", []string{"--no-bl", "reboot"}, []string{"", ""}, approval.TierHardline},
 		{"systemctl", []string{"isolate", "poweroff"}, []string{"", ""}, approval.TierHardline},
 		{"systemctl", []string{"--dry-run", "reboot"}, []string{"", ""}, approval.TierAllow},
