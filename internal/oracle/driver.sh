@@ -191,7 +191,17 @@ while IFS= read -r -d '' cmd; do
 	mkdir -p "$dir"
 	restore
 	cd /work
-	HOME=/home/alice timeout -s KILL "$TIMEOUT" /bin/bash -c "$cmd" </dev/null >"$dir/out" 2>"$dir/err"
+	# timeout bounds the command, and the driver bounds timeout: kill -STOP
+	# -1 stops timeout too.
+	HOME=/home/alice timeout -s KILL "$TIMEOUT" /bin/bash -c "$cmd" </dev/null >"$dir/out" 2>"$dir/err" &
+	cmdpid=$!
+	for ((i = 0; i < 100 * (TIMEOUT + 1); i++)); do
+		pstat "$cmdpid"
+		case $PSTATE in gone|Z) break ;; esac
+		if [ $i -lt 50 ]; then nap 0.002; else nap 0.01; fi
+	done
+	kill -9 "$cmdpid" 2>/dev/null
+	wait "$cmdpid"
 	status=$?
 	cd /
 	{

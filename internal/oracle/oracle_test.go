@@ -139,6 +139,7 @@ func TestOracleObserves(t *testing.T) {
 		// allow: nothing happened that matters
 		{"echo hi; ls -la", approval.TierAllow},
 		{"kill -0 -1", approval.TierAllow},
+		{"kill -STOP -1", approval.TierHardline}, // stops timeout too: the driver must bound the wait itself
 		{"kill -1", approval.TierAllow}, // signal 1, no pid: a usage error
 		{"wipefs /dev/sda", approval.TierAllow},
 		{"mkfs.ext4 -n /dev/sda", approval.TierAllow},
