@@ -140,7 +140,7 @@ func TestOracleObserves(t *testing.T) {
 		{"echo hi; ls -la", approval.TierAllow},
 		{"kill -0 -1", approval.TierAllow},
 		{"kill -STOP -1", approval.TierHardline}, // stops timeout too: the driver must bound the wait itself
-		{"kill -1", approval.TierAllow}, // signal 1, no pid: a usage error
+		{"kill -1", approval.TierAllow},          // signal 1, no pid: a usage error
 		{"wipefs /dev/sda", approval.TierAllow},
 		{"mkfs.ext4 -n /dev/sda", approval.TierAllow},
 		{"shutdown -c", approval.TierAllow},
