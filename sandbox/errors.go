@@ -16,4 +16,7 @@ var (
 	ErrNotExecutable = errors.New("command not executable")
 	// ErrNoCommand: Command has neither Args nor Shell.
 	ErrNoCommand = errors.New("no command given")
+	// ErrKeeper: the keeper that reaps this process's sandboxes if it
+	// dies could not be started or told; nothing was started.
+	ErrKeeper = errors.New("cannot start the keeper that reaps this process's sandboxes if it dies")
 )
