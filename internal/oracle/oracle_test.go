@@ -32,9 +32,9 @@ func init() {
 }
 
 var (
-	flagN      = flag.Int("oracle.n", 120, "generated commands to run (make oracle runs more)")
+	flagN      = flag.Int("oracle.n", 100, "generated commands to run (make oracle runs more)")
 	flagSeed   = flag.Uint64("oracle.seed", 1, "the generator's seed")
-	flagCorpus = flag.Int("oracle.corpus", 200, "corpus commands to run, a seeded sample; 0 runs them all")
+	flagCorpus = flag.Int("oracle.corpus", 150, "corpus commands to run, a seeded sample; 0 runs them all")
 	flagRecord = flag.Bool("oracle.record", false, "append the under-rated commands to approval/testdata/oracle-found.tsv")
 	flagBatch  = flag.Int("oracle.batch", 150, "commands per sandbox")
 )
