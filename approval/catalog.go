@@ -3,8 +3,9 @@ package approval
 import "sync"
 
 // Rule is one entry of the catalog: a stable id, the tier it puts a command
-// in, a one-line description (also the approval key that session and
-// "always" approvals store), and examples that must and must not match.
+// in, a one-line description (shown to the person asked; session and
+// "always" approvals store the command itself, see SessionKey and
+// AllowlistKeys), and examples that must and must not match.
 // TestRuleExamples checks every example of every rule with Home set to
 // ExampleHome.
 type Rule struct {

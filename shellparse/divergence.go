@@ -76,6 +76,9 @@ func (w *walker) scanLiterals(sw *syntax.Word) {
 		}
 		return
 	}
+	if !mayHideCode(sw.Parts) {
+		return // the common case: no "$", backquote or backslash in any literal
+	}
 	var run strings.Builder
 	hit := false
 	flush := func(endOfRun bool) {
@@ -121,6 +124,28 @@ func (w *walker) scanLiterals(sw *syntax.Word) {
 		d.code, d.codeText, d.codeSpan = true, w.text(sw), w.span(sw)
 		w.reportArith()
 	}
+}
+
+// mayHideCode reports whether any literal part holds a character that could
+// make (or, through an escape, spell) a substitution opener.
+func mayHideCode(parts []syntax.WordPart) bool {
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if strings.ContainsAny(p.Value, "$`\\") {
+				return true
+			}
+		case *syntax.SglQuoted:
+			if strings.ContainsAny(p.Value, "$`\\") {
+				return true
+			}
+		case *syntax.DblQuoted:
+			if mayHideCode(p.Parts) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // nulInDollarQuote reports whether a $'…' part of sw decodes to a NUL.

@@ -72,7 +72,7 @@ func parseCalls(data string) []Call {
 // world is what the classification knows about the sandbox's canaries.
 type world struct {
 	home        string   // the canary home
-	homeEntries []string // its top-level entries
+	homeEntries []string // its visible top-level entries (what ~/* names)
 	rootEntries []string // the canary /root's top-level entries
 	devices     []string // the stand-in block devices (real files, after symlinks)
 	canaries    int      // processes started before each command
@@ -261,7 +261,53 @@ type diskTool struct {
 	// the oracle's bash gives /dev/null unless the command feeds some in;
 	// with /dev/null it does nothing. parted takes them as arguments too.
 	stdin bool
+	// spec, when known, is the tool's getopt_long table: options are then
+	// read as the tool reads them (abbreviations, clusters) and named
+	// "-x" or "--long" for safe and needs.
+	spec *optSpec
 }
+
+// wipefsSpec is util-linux wipefs's option table.
+var wipefsSpec = optSpec{short: "abfhiJnO:o:pqt:V", long: map[string]int{
+	"all": noArg, "backup": optionalArg, "force": noArg, "help": noArg, "no-act": noArg, "offset": requiredArg,
+	"output": requiredArg, "parsable": noArg, "quiet": noArg, "types": requiredArg, "version": noArg,
+	"no-headings": noArg, "json": noArg, "lock": optionalArg,
+}}
+
+// Option tables of the util-linux, e2fsprogs and gdisk tools (as of
+// Debian 12). With a table, an option the tool does not know makes it
+// refuse to run, as the real one does.
+var (
+	blkdiscardSpec = optSpec{short: "hfl:o:p:qsvVz", long: map[string]int{"force": noArg, "help": noArg, "length": requiredArg,
+		"offset": requiredArg, "step": requiredArg, "quiet": noArg, "secure": noArg, "verbose": noArg, "version": noArg, "zeroout": noArg}}
+	sgdiskSpec = optSpec{short: "a:A:b:Bc:Cd:DeEf:Fgh:i:j:k:l:Lm:n:N:oOpPr:R:st:T:u:U:vVzZ?", long: map[string]int{
+		"set-alignment": requiredArg, "attributes": requiredArg, "backup": requiredArg, "byte-swap-name": noArg, "change-name": requiredArg,
+		"recompute-chs": noArg, "delete": requiredArg, "display-alignment": noArg, "move-second-header": noArg, "end-of-largest": noArg,
+		"first-in-largest": noArg, "first-aligned-in-largest": noArg, "mbrtogpt": noArg, "gpttombr": requiredArg, "hybrid": requiredArg,
+		"info": requiredArg, "move-main-table": requiredArg, "move-backup-table": requiredArg, "load-backup": requiredArg, "list-types": noArg,
+		"new": requiredArg, "largest-new": requiredArg, "clear": noArg, "print-mbr": noArg, "print": noArg, "pretend": noArg,
+		"transpose": requiredArg, "replicate": requiredArg, "sort": noArg, "typecode": requiredArg, "transform-bsd": requiredArg,
+		"partition-guid": requiredArg, "disk-guid": requiredArg, "verify": noArg, "version": noArg, "zap": noArg, "zap-all": noArg,
+		"help": noArg, "usage": noArg}}
+	partedSpec = optSpec{short: "hlmsfva:", long: map[string]int{"help": noArg, "list": noArg, "machine": noArg, "script": noArg,
+		"fix": noArg, "version": noArg, "align": requiredArg}}
+	mkswapSpec = optSpec{short: "cfp:L:v:U:e:o:s:FVh", long: map[string]int{"check": noArg, "force": noArg, "pagesize": requiredArg,
+		"label": requiredArg, "swapversion": requiredArg, "uuid": requiredArg, "endianness": requiredArg, "offset": requiredArg,
+		"size": requiredArg, "file": noArg, "verbose": noArg, "lock": optionalArg, "version": noArg, "help": noArg}}
+	mke2fsSpec = optSpec{short: "b:cd:e:E:fFg:G:i:I:jJ:l:L:m:M:nN:o:O:qr:s:St:T:U:vVz:DC:"}
+	minixSpec  = optSpec{short: "1vn:i:cl:3V", long: map[string]int{"namelength": requiredArg, "inodes": requiredArg, "check": noArg,
+		"badblocks": requiredArg, "lock": optionalArg, "version": noArg, "help": noArg}}
+	fdiskSpec = optSpec{short: "b:Bc::C:hH:lL::n:o:sS:t:u::vVw:W:x", long: map[string]int{"sector-size": requiredArg, "protect-boot": noArg,
+		"compatibility": optionalArg, "color": optionalArg, "list": noArg, "list-details": noArg, "lock": optionalArg, "noauto-pt": noArg,
+		"output": requiredArg, "type": requiredArg, "units": optionalArg, "getsz": noArg, "version": noArg, "help": noArg,
+		"wipe": requiredArg, "wipe-partitions": requiredArg, "bytes": noArg, "cylinders": requiredArg, "heads": requiredArg, "sectors": requiredArg}}
+)
+
+// shredSpec is coreutils shred's option table.
+var shredSpec = optSpec{short: "fn:s:uvxz", long: map[string]int{
+	"force": noArg, "iterations": requiredArg, "size": requiredArg, "random-source": requiredArg, "remove": optionalArg,
+	"verbose": noArg, "exact": noArg, "zero": noArg, "help": noArg, "version": noArg,
+}}
 
 var (
 	helpArgs = []string{"-h", "--help", "-V", "--version", "-?", "--usage"}
@@ -270,22 +316,22 @@ var (
 
 // diskTools are the destructive disk programs the oracle stands in for.
 var diskTools = map[string]diskTool{
-	"mkfs": {safe: mkfsSafe}, "mke2fs": {safe: mkfsSafe}, "mkswap": {safe: helpArgs}, "mkdosfs": {safe: helpArgs},
+	"mkfs": {safe: mkfsSafe}, "mke2fs": {safe: mkfsSafe, spec: &mke2fsSpec}, "mkswap": {safe: helpArgs, spec: &mkswapSpec}, "mkdosfs": {safe: helpArgs},
 	"mkntfs": {safe: mkfsSafe}, "mkexfatfs": {safe: helpArgs},
-	"mkfs.ext2": {safe: mkfsSafe}, "mkfs.ext3": {safe: mkfsSafe}, "mkfs.ext4": {safe: mkfsSafe},
+	"mkfs.ext2": {safe: mkfsSafe, spec: &mke2fsSpec}, "mkfs.ext3": {safe: mkfsSafe, spec: &mke2fsSpec}, "mkfs.ext4": {safe: mkfsSafe, spec: &mke2fsSpec},
 	"mkfs.xfs": {safe: mkfsSafe}, "mkfs.btrfs": {safe: helpArgs}, "mkfs.vfat": {safe: helpArgs},
 	"mkfs.fat": {safe: helpArgs}, "mkfs.msdos": {safe: helpArgs}, "mkfs.ntfs": {safe: mkfsSafe},
-	"mkfs.exfat": {safe: helpArgs}, "mkfs.f2fs": {safe: helpArgs}, "mkfs.minix": {safe: helpArgs},
+	"mkfs.exfat": {safe: helpArgs}, "mkfs.f2fs": {safe: helpArgs}, "mkfs.minix": {safe: helpArgs, spec: &minixSpec},
 	"mkfs.bfs": {safe: helpArgs}, "mkfs.cramfs": {safe: helpArgs},
-	"wipefs":     {safe: append([]string{"-n", "--no-act"}, helpArgs...), needs: []string{"-a", "--all", "-o", "--offset"}},
-	"shred":      {safe: helpArgs},
-	"blkdiscard": {safe: helpArgs},
-	"sgdisk":     {safe: append([]string{"-p", "--print", "-i", "--info", "-v", "--verify", "-P", "--pretend", "-L", "--list-types", "-O", "--print-mbr"}, helpArgs...)},
+	"wipefs":     {safe: append([]string{"-n", "--no-act"}, helpArgs...), needs: []string{"-a", "--all", "-o", "--offset"}, spec: &wipefsSpec},
+	"shred":      {safe: helpArgs, spec: &shredSpec},
+	"blkdiscard": {safe: helpArgs, spec: &blkdiscardSpec},
+	"sgdisk":     {safe: append([]string{"-p", "--print", "-i", "--info", "-v", "--verify", "-P", "--pretend", "-L", "--list-types", "-O", "--print-mbr"}, helpArgs...), spec: &sgdiskSpec},
 	"gdisk":      {safe: append([]string{"-l"}, helpArgs...), stdin: true},
-	"fdisk":      {safe: append([]string{"-l", "--list", "-x", "--list-details"}, helpArgs...), stdin: true},
+	"fdisk":      {safe: append([]string{"-l", "--list", "-x", "--list-details"}, helpArgs...), stdin: true, spec: &fdiskSpec},
 	"sfdisk": {safe: append([]string{"-l", "--list", "-d", "--dump", "-J", "--json", "-s", "--show-size", "-V", "--verify",
 		"-g", "--show-geometry", "-F", "--list-free", "--list-types", "-T"}, helpArgs...), stdin: true},
-	"parted":     {safe: append([]string{"-l", "--list", "print", "p", "unit", "help", "version", "quit", "q"}, helpArgs...), stdin: true},
+	"parted":     {safe: append([]string{"-l", "--list", "print", "p", "unit", "help", "version", "quit", "q"}, helpArgs...), stdin: true, spec: &partedSpec},
 	"badblocks":  {needs: []string{"-w", "-n"}, safe: helpArgs},
 	"hdparm":     {needs: []string{"--security-erase", "--security-erase-enhanced", "--trim-sector-ranges", "--write-sector", "--make-bad-sector", "--fwdownload"}},
 	"nvme":       {needs: []string{"format", "sanitize", "write-zeroes", "write-uncor", "delete-ns", "ns-delete"}, safe: helpArgs},
@@ -311,6 +357,31 @@ func (w world) disk(o *Observation, c Call, d diskTool) {
 		return
 	}
 	words := splitShortClusters(c.Args)
+	if d.spec != nil {
+		opts, operands, err := d.spec.parse(c.Args)
+		if err != nil {
+			return // the tool refuses its arguments
+		}
+		words = operands
+		// The device must be an operand: "-n /dev/sda" to a tool whose -n
+		// takes a value names no device to write.
+		onDevice := false
+		for _, op := range operands {
+			if i := slices.Index(c.Args, op); i >= 0 && w.isDevice(c.Paths[i]) {
+				onDevice = true
+			}
+		}
+		if !onDevice {
+			return
+		}
+		for _, o := range opts {
+			if len(o.name) == 1 {
+				words = append(words, "-"+o.name)
+			} else {
+				words = append(words, "--"+o.name)
+			}
+		}
+	}
 	for _, a := range words {
 		if slices.Contains(d.safe, a) {
 			return

@@ -161,19 +161,21 @@ func (o *Oracle) prepare() error {
 
 	o.world = world{home: Home, canaries: len(canaries), sensitive: sensitive}
 	o.world.homeEntries = topEntries(homeFiles)
-	o.world.rootEntries = []string{".bashrc", ".ssh", "admin"}
+	o.world.rootEntries = []string{"admin"}
 	for _, d := range devices {
 		o.world.devices = append(o.world.devices, "/dev/"+d)
 	}
 	return nil
 }
 
+// topEntries are the visible top-level names of files: a home is wiped
+// when all of them are gone, as rm -rf ~/* leaves only dotfiles.
 func topEntries(files map[string]string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for rel := range files {
 		t, _, _ := strings.Cut(rel, "/")
-		if !seen[t] {
+		if !seen[t] && !strings.HasPrefix(t, ".") {
 			seen[t] = true
 			out = append(out, t)
 		}
