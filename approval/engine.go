@@ -8,12 +8,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/tether-dev/tether/config"
+	"github.com/tether-dev/tether/shellparse"
 )
 
 // errSessionCleared is the cause given to requests waiting in a cleared
@@ -269,9 +273,10 @@ type Options struct {
 //     approvals mode off approve the approval tier (and nothing above it);
 //  6. the permanent allowlist: the config's command_allowlist merged with
 //     <state_dir>/allowlist/<profile>.json (MatchAllowlist);
-//  7. session approvals: a session answer approves the descriptions of the
-//     command's findings (the catalog's approval keys) for that profile and
-//     session, or the exact text of a command the analyser cannot see into;
+//  7. session approvals: a session answer approves that command, normalised
+//     (SessionKey), for that profile and session — never other commands that
+//     trip the same rules — or the exact text of a command the analyser
+//     cannot see into;
 //  8. a route: unattended platforms follow cron_mode / unattended_mode;
 //     mode smart asks the model first (ESCALATE falls through); the CLI
 //     platform asks Options.Prompter, the gateway platform queues.
@@ -300,7 +305,7 @@ type sessionKey struct{ profile, session string }
 
 type sessionState struct {
 	yolo     bool
-	approved map[string]bool // approval keys
+	approved map[string]bool // SessionKey of each command approved for the session
 }
 
 // NewEngine returns an engine for cfg.
@@ -603,16 +608,12 @@ func (e *Engine) decide(ctx context.Context, req Request, d Decision) Decision {
 	if e.yolo.Load() {
 		return allow(d, StageYolo, "process yolo", "yolo mode approves the approval tier")
 	}
-	keys := approvalKeys(a)
 	e.mu.Lock()
 	var sessYolo, sessApproved bool
 	if req.Session != "" {
 		if s := e.sessions[sessionKey{prof.Name, req.Session}]; s != nil {
 			sessYolo = s.yolo
-			sessApproved = len(keys) > 0
-			for _, k := range keys {
-				sessApproved = sessApproved && s.approved[k]
-			}
+			sessApproved = s.approved[SessionKey(a)]
 		}
 	}
 	e.mu.Unlock()
@@ -663,6 +664,7 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 	if escalated == "" {
 		q.Scopes = append(q.Scopes, ScopeAlways)
 	}
+	q.Covers = e.covers(prof.Name, req.Session, a, q.Scopes)
 
 	if req.Platform.Unattended() {
 		u := Unattended{Policy: prof.Approvals.UnattendedMode, Key: "approvals.unattended_mode"}
@@ -684,7 +686,8 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 		smart := e.smartRoute(prof)
 		sctx, cancel := context.WithTimeout(ctx, prof.Approvals.Smart.Timeout.D())
 		ans, err := smart.Ask(sctx, Question{ID: q.ID, Profile: q.Profile, Session: q.Session, Platform: q.Platform,
-			Command: q.Command, Findings: q.Findings, Cwd: q.Cwd, Scopes: []Scope{ScopeOnce}, Created: q.Created})
+			Command: q.Command, Findings: q.Findings, Cwd: q.Cwd, Scopes: []Scope{ScopeOnce}, Created: q.Created,
+			Covers: map[Scope]string{ScopeOnce: q.Covers[ScopeOnce]}})
 		cancel()
 		if err == nil && ans.Verdict != VerdictEscalate {
 			ans.Scope = ScopeOnce // a model's approval covers this call only
@@ -773,10 +776,7 @@ func (e *Engine) apply(d Decision, route string, q Question, ans Answer, err err
 	switch scope {
 	case ScopeSession:
 		e.mu.Lock()
-		s := e.session(q.Profile, q.Session)
-		for _, k := range approvalKeys(a) {
-			s.approved[k] = true
-		}
+		e.session(q.Profile, q.Session).approved[SessionKey(a)] = true
 		e.mu.Unlock()
 	case ScopeAlways:
 		entries := AllowlistKeys(a)
@@ -852,23 +852,90 @@ func (e *Engine) smartRoute(p *config.Profile) *Smart {
 	return s
 }
 
-// approvalKeys are what a session approval records and checks: the
-// description of every approval-tier finding, or for a command the
-// analyser cannot see into (opaque segments, unparseable) its exact text.
-func approvalKeys(a *Analysis) []string {
-	if a.Script == nil || a.ParseErr != "" || len(a.Script.Opaque) > 0 {
-		return []string{"=" + strings.TrimSpace(a.Command)}
+// SessionKey is what a session approval of a records and later matches:
+// each of its simple commands in order, one per line, normalised so that
+// only spelling that cannot change what runs is folded — quoting of literal
+// words, blanks — while the program keeps the path it was named by ("./rm"
+// is not "rm") and a word with an expansion keeps its source text ("$HOME"
+// is not '$HOME'). A command that can only be matched exactly
+// (unparseable, opaque, defining functions) is "=" and its exact text.
+// So "approve for this session" covers that command and nothing else:
+// another command that trips the same rules is asked again.
+func SessionKey(a *Analysis) string {
+	if exactOnly(a) {
+		return "=" + strings.TrimSpace(a.Command)
 	}
-	var keys []string
-	seen := map[string]bool{}
-	for _, f := range a.Findings {
-		if f.Tier != TierApproval || seen[f.Description] {
-			continue
+	lines := make([]string, len(a.Script.Commands))
+	for i, c := range a.Script.Commands {
+		lines[i] = sessionCommandText(c)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// sessionCommandText is one line of SessionKey.
+func sessionCommandText(c shellparse.Command) string {
+	word := func(w shellparse.Word) string {
+		switch {
+		case !w.Literal:
+			return w.Raw
+		case strings.ContainsAny(w.Value, "$`"):
+			// quoteWord leaves "$" bare (allowlist text keeps it so); here
+			// the literal '$HOME' must not read as the expansion $HOME.
+			if q, err := syntax.Quote(w.Value, syntax.LangBash); err == nil {
+				return q
+			}
 		}
-		seen[f.Description] = true
-		keys = append(keys, f.Description)
+		return quoteWord(w.Value)
 	}
-	return keys
+	var parts []string
+	for _, w := range c.Wrappers {
+		parts = append(parts, quoteWord(w.Program))
+		for _, a := range w.Args {
+			parts = append(parts, quoteWord(a))
+		}
+	}
+	for _, f := range c.EnvFlags {
+		parts = append(parts, quoteWord(f))
+	}
+	for _, e := range c.Env {
+		parts = append(parts, e.Name+"="+word(e.Value))
+	}
+	parts = append(parts, quoteWord(c.Spelling))
+	for _, a := range c.Args {
+		parts = append(parts, word(a))
+	}
+	for _, r := range c.Redirs {
+		p := r.Fd + redirOps[r.Mode] + word(r.Target)
+		if r.Body != "" {
+			// A heredoc's text is part of what runs: it stays in the key.
+			p += " " + strconv.Quote(r.Body)
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, " ")
+}
+
+// covers states, for each scope offered, exactly what an approval with that
+// scope lets run (Question.Covers). The keys are redacted like the command.
+func (e *Engine) covers(profile, session string, a *Analysis, scopes []Scope) map[Scope]string {
+	c := map[Scope]string{ScopeOnce: "this call only; the same command is asked again next time"}
+	for _, s := range scopes {
+		switch s {
+		case ScopeSession:
+			key := e.redact(profile, strings.ReplaceAll(SessionKey(a), "\n", " ; "))
+			c[s] = fmt.Sprintf("this command (normalised: %s) until session %s is cleared; "+
+				"any other command is asked again, even one flagged for the same reasons", key, session)
+		case ScopeAlways:
+			keys := AllowlistKeys(a)
+			for i, k := range keys {
+				keys[i] = e.redact(profile, k)
+			}
+			c[s] = fmt.Sprintf("adds %s to profile %s's permanent allowlist: exactly that, normalised, "+
+				"then runs unasked in every session until the entry is removed; any other command is asked again",
+				strings.Join(keys, " and "), profile)
+		}
+	}
+	return c
 }
 
 func ruleIDs(fs []Finding, tier Tier) []string {

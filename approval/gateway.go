@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -39,9 +40,11 @@ type Pending struct {
 	Findings []Finding `json:"findings"`
 	Reason   string    `json:"reason,omitempty"`
 	Scopes   []Scope   `json:"scopes"`
-	Created  time.Time `json:"created"`
-	Deadline time.Time `json:"deadline,omitzero"`
-	Waiters  int       `json:"waiters"` // identical concurrent requests coalesced into this one
+	// Covers says what an answer with each scope lets run (Question.Covers).
+	Covers   map[Scope]string `json:"covers,omitempty"`
+	Created  time.Time        `json:"created"`
+	Deadline time.Time        `json:"deadline,omitzero"`
+	Waiters  int              `json:"waiters"` // identical concurrent requests coalesced into this one
 }
 
 // pending is a queued request; done is closed once answer is set.
@@ -119,7 +122,7 @@ func (g *Gateway) Ask(ctx context.Context, q Question) (Answer, error) {
 	if fresh {
 		p = &pending{Pending: Pending{ID: q.ID, Profile: q.Profile, Session: q.Session, Platform: q.Platform,
 			Command: q.Command, Findings: q.Findings, Reason: q.Reason, Scopes: q.Scopes,
-			Created: q.Created, Deadline: q.Deadline}, raw: raw, done: make(chan struct{})}
+			Covers: maps.Clone(q.Covers), Created: q.Created, Deadline: q.Deadline}, raw: raw, done: make(chan struct{})}
 		g.queues[k] = append(g.queues[k], p)
 	}
 	p.waiters++
@@ -185,6 +188,7 @@ func (p *pending) snapshot() Pending {
 	s.Waiters = p.waiters
 	s.Findings = slices.Clone(p.Findings)
 	s.Scopes = slices.Clone(p.Scopes)
+	s.Covers = maps.Clone(p.Covers)
 	return s
 }
 

@@ -86,6 +86,41 @@ func TestGatewayReconnectSeesOnlyOwnOldest(t *testing.T) {
 	assert.Empty(t, g.List("", ""))
 }
 
+// TestGatewayPendingSaysWhatEachScopeCovers: the API's pending request
+// states what each answer lets run.
+func TestGatewayPendingSaysWhatEachScopeCovers(t *testing.T) {
+	g := NewGateway(GatewayOptions{})
+	e, _ := newEngine(t, testConfig(t, twoProfilesYAML), Options{Gateway: g})
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.Decide(t.Context(), Request{Command: "git push --force origin main", Session: "S", Platform: PlatformGateway})
+		done <- err
+	}()
+	var ps []Pending
+	require.Eventually(t, func() bool { ps = g.List("default", "S"); return len(ps) == 1 }, 5*time.Second, time.Millisecond)
+	data, err := json.Marshal(ps[0])
+	require.NoError(t, err)
+	var doc struct {
+		Covers map[string]string `json:"covers"`
+	}
+	require.NoError(t, json.Unmarshal(data, &doc))
+	assert.Contains(t, doc.Covers["once"], "this call only")
+	assert.Contains(t, doc.Covers["session"], "git push --force origin main")
+	assert.Contains(t, doc.Covers["session"], "until session S is cleared")
+	assert.Contains(t, doc.Covers["always"], "permanent allowlist")
+	require.NoError(t, g.Answer("default", "S", "", Answer{Verdict: VerdictApprove, Scope: ScopeSession, By: "gateway:x"}))
+	require.NoError(t, <-done)
+	go func() {
+		_, err := e.Decide(t.Context(), Request{Command: "git push --force origin dev", Session: "S", Platform: PlatformGateway})
+		done <- err
+	}()
+	require.Eventually(t, func() bool { ps = g.List("default", "S"); return len(ps) == 1 }, 5*time.Second, time.Millisecond,
+		"another push, same rule, is asked again")
+	assert.Equal(t, "git push --force origin dev", ps[0].Command)
+	g.AnswerAll("default", "S", Answer{Verdict: VerdictDeny})
+	assert.ErrorIs(t, <-done, ErrDenied)
+}
+
 func TestGatewayCoalescesIdenticalRequests(t *testing.T) {
 	var notified atomic.Int32
 	g := NewGateway(GatewayOptions{Notify: func(context.Context, Pending) error { notified.Add(1); return nil }})

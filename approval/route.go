@@ -38,9 +38,13 @@ type Question struct {
 	// Scopes are the answers the route may give; ScopeOnce is always
 	// allowed. ScopeSession needs a session; ScopeAlways is not offered
 	// for mandate escalations.
-	Scopes   []Scope   `json:"scopes"`
-	Created  time.Time `json:"created"`
-	Deadline time.Time `json:"deadline,omitzero"`
+	Scopes []Scope `json:"scopes"`
+	// Covers says, for each scope in Scopes (and once), exactly what an
+	// approval with that scope lets run, in words a person can check
+	// before answering: routes show it with the question.
+	Covers   map[Scope]string `json:"covers,omitempty"`
+	Created  time.Time        `json:"created"`
+	Deadline time.Time        `json:"deadline,omitzero"`
 
 	// raw is the unredacted command: the gateway's coalescing key, so two
 	// commands that differ only in a masked secret are not merged.
