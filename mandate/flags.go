@@ -60,9 +60,3 @@ func canonicalRuleFlags(head, flags []string) []string {
 	return uniqSorted(out)
 }
 
-// isWrapperWord reports whether a rule head word names a wrapper the
-// grammar knows (nohup, nice …) rather than the program.
-func isWrapperWord(w string) bool {
-	s := grammar.Lookup(w)
-	return s != nil && s.Wrap != nil
-}
