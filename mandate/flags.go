@@ -59,4 +59,3 @@ func canonicalRuleFlags(head, flags []string) []string {
 	}
 	return uniqSorted(out)
 }
-
