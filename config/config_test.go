@@ -55,8 +55,14 @@ func TestExampleLoads(t *testing.T) {
 	assert.Equal(t, 180*time.Second, p.Terminal.Limits.Timeout.D())
 	home, _ := os.UserHomeDir()
 	assert.Equal(t, filepath.Join(home, "work/project"), p.Terminal.Cwd)
-	abs, _ := filepath.Abs("secrets.env")
-	assert.Equal(t, abs, p.Secrets.EnvFile, "relative paths resolve against the config file's directory")
+	// The example leaves env_file unset (a set one must exist); a
+	// relative one resolves against the config file's directory.
+	assert.Empty(t, p.Secrets.EnvFile)
+	rel, err := Parse("rel.yaml", []byte("profiles:\n  default:\n    secrets:\n      env_file: secrets.env\n"), "/etc/tether")
+	require.NoError(t, err)
+	rp, ok := rel.Profile("default")
+	require.True(t, ok)
+	assert.Equal(t, "/etc/tether/secrets.env", rp.Secrets.EnvFile, "relative paths resolve against the config file's directory")
 	assert.Equal(t, []string{"sudo *", "git push --force*"}, p.Approvals.Deny)
 	assert.Equal(t, "llama3.1:8b", p.Approvals.Smart.Model)
 	n, ok := cfg.Profile("nightly")
