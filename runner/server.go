@@ -14,6 +14,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -24,6 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/mandate"
 )
 
@@ -281,6 +284,28 @@ func decodeBody(r *http.Request, v any) error {
 	return nil
 }
 
+// checkSessionCwd returns what is wrong with a session's cwd ("" when
+// nothing): it must be an absolute, existing directory, and the profile's
+// own workspace when the profile sets one. A cwd the calls would not use
+// is an error, never silently ignored.
+func checkSessionCwd(prof *config.Profile, cwd string) string {
+	if !filepath.IsAbs(cwd) {
+		return "cwd must be an absolute path"
+	}
+	fi, err := os.Stat(cwd)
+	if err != nil || !fi.IsDir() {
+		return fmt.Sprintf("cwd %s is not an existing directory", cwd)
+	}
+	if pc := prof.Terminal.Cwd; pc != "" {
+		a, errA := filepath.EvalSymlinks(cwd)
+		b, errB := filepath.EvalSymlinks(pc)
+		if errA != nil || errB != nil || a != b {
+			return fmt.Sprintf("profile %s fixes the workspace at %s (terminal.cwd): omit cwd, or create the session with a profile that sets none", prof.Name, pc)
+		}
+	}
+	return ""
+}
+
 func randomID(prefix string, n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
@@ -433,9 +458,11 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		}
 		plat = p
 	}
-	if req.Cwd != "" && !strings.HasPrefix(req.Cwd, "/") {
-		writeErr(w, http.StatusBadRequest, "cwd must be an absolute path")
-		return
+	if req.Cwd != "" {
+		if msg := checkSessionCwd(prof, req.Cwd); msg != "" {
+			writeErr(w, http.StatusBadRequest, msg)
+			return
+		}
 	}
 	tok := r.Header.Get(HeaderClientToken)
 	s.mu.Lock()

@@ -511,6 +511,17 @@ func TestServeReadOnlyViews(t *testing.T) {
 	err = c.do(ctx, http.MethodPost, "/v1/sessions", map[string]any{"platform": "cli"}, nil)
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusBadRequest, apiErr.Status)
+	// A cwd the calls would not use is an error, not ignored: one that
+	// does not exist, and one other than the workspace the profile fixes.
+	for _, cwd := range []string{filepath.Join(e.ws, "missing"), t.TempDir()} {
+		err = c.do(ctx, http.MethodPost, "/v1/sessions", map[string]any{"platform": "cron", "cwd": cwd}, nil)
+		require.ErrorAs(t, err, &apiErr, "cwd %s", cwd)
+		assert.Equal(t, http.StatusBadRequest, apiErr.Status, "cwd %s", cwd)
+	}
+	c2 := NewClient(e.socket)
+	own, err := c2.CreateSession(ctx, SessionRequest{Platform: "cron", Cwd: e.ws})
+	require.NoError(t, err, "the profile's own workspace")
+	require.NoError(t, c2.ClearSession(ctx, own.Session))
 	err = c.do(ctx, http.MethodPost, "/v1/sessions/"+s.Session+"/calls", map[string]any{"calls": []any{}, "extra": 1}, nil)
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusBadRequest, apiErr.Status)
