@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -49,7 +50,8 @@ The daemon is reached on --socket, else $TETHER_SOCKET, else its default
 socket ($XDG_RUNTIME_DIR/tether/tether.sock; /run/tether/tether.sock for
 root). The daemon shows a client only the sessions it created: give the
 client token (the client_token of POST /v1/sessions) with --client-token
-or $TETHER_CLIENT_TOKEN.
+or $TETHER_CLIENT_TOKEN. For a session "tether run --session S" made, the
+token is found on its own (--session S, by name or by the daemon's id).
 
 Answers always name a session (--session): one session never answers
 another's requests. Without an ID or --all, the session's oldest request
@@ -185,6 +187,13 @@ func dialDaemon(f *approvalsFlags) (*runner.Client, error) {
 	if c.ClientToken == "" {
 		c.ClientToken = os.Getenv(envClientToken)
 	}
+	if c.ClientToken == "" && f.session != "" {
+		// A session tether run --session made: its token is in this
+		// user's private memory of CLI sessions.
+		if s := rememberedSession(sock, f.session); s != nil {
+			c.ClientToken, f.session = s.ClientToken, s.Session
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if _, err := c.Health(ctx); err != nil {
@@ -194,6 +203,27 @@ func dialDaemon(f *approvalsFlags) (*runner.Client, error) {
 		}
 	}
 	return c, nil
+}
+
+// rememberedSession finds the CLI session that tether run --session
+// remembered for the daemon on sock, by its name (s1) or the daemon's id
+// (s-…); nil when there is none.
+func rememberedSession(sock, session string) *cliSession {
+	if abs, err := filepath.Abs(sock); err == nil {
+		sock = abs
+	}
+	dir, err := cliSessionDir(sock)
+	if err != nil {
+		return nil
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, file := range files {
+		s, err := loadCLISession(file)
+		if err == nil && s != nil && (s.Name == session || s.Session == session) {
+			return s
+		}
+	}
+	return nil
 }
 
 // apiErr maps a client error to exit status 1: the daemon's own message
