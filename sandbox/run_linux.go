@@ -60,8 +60,16 @@ type Result struct {
 	// Duration is the wall time from start to exit.
 	Duration time.Duration `json:"duration_ns"`
 	// NotEnforced names the protections that could not be applied in this
-	// environment (rootless: "memory", "pids", "cpus"; "seccomp").
+	// environment (rootless: "memory", "pids", "cpus"; "seccomp";
+	// "exec_gate" when an ExecGate was asked for and the sandbox has no
+	// filter to carry it).
 	NotEnforced []string `json:"not_enforced,omitempty"`
+	// ExecBlocked lists the execs the exec gate refused (at most 64).
+	ExecBlocked []ExecBlock `json:"exec_blocked,omitempty"`
+	// Execs lists the execs the gate let through, in order (at most 4096;
+	// ExecsDropped counts the rest): the programs the command really ran.
+	Execs        []ExecEvent `json:"execs,omitempty"`
+	ExecsDropped int         `json:"execs_dropped,omitempty"`
 }
 
 // Runner runs commands in sandboxes that share a state root, a cgroup
@@ -88,6 +96,9 @@ type Runner struct {
 	// UserNSBase is the first host id of the range backing a root-started
 	// user namespace (Config.UserNS); zero means 1<<30.
 	UserNSBase int
+	// ExecGate, when set, decides every exec of every process of the
+	// sandbox (see ExecEvent); nil lets every exec through unchecked.
+	ExecGate ExecGate
 
 	// libcontainerSeccomp makes libcontainer's init compile and load the
 	// filter even where the trampoline could load it compiled (for tests
@@ -306,8 +317,9 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	// The compiled filter and the trampoline's descriptors are prepared
 	// alongside the set-up below.
 	var prep *trampolinePrep
-	if cfg.Seccomp != SeccompOff && seccompAvailable && !rootless && !r.libcontainerSeccomp {
-		prep = prepareTrampoline(stateRoot, cfg.Rootfs.Kind == rootfs.KindHost)
+	filter := cfg.Seccomp != SeccompOff && seccompAvailable && !rootless && !r.libcontainerSeccomp
+	if filter || r.ExecGate != nil {
+		prep = prepareTrampoline(stateRoot, cfg.Rootfs.Kind == rootfs.KindHost, filter, r.ExecGate != nil)
 		undo = append(undo, func() error {
 			if t := prep.wait(); t != nil {
 				t.close()
@@ -383,12 +395,29 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	// Without (no root for the compiler's ptrace, or another filter than
 	// the one prepared), libcontainer's init compiles and loads the filter
 	// itself.
+	// With a gate and no compiled filter for lc, the trampoline installs
+	// the gate only and libcontainer's init loads lc's filter.
 	var tramp *trampoline
 	if prep != nil {
-		if tramp = prep.wait(); tramp != nil && tramp.loads(lc) {
+		switch tramp = prep.wait(); {
+		case tramp == nil:
+		case tramp.loads(lc):
 			lc.Seccomp = nil
-		} else {
+		case tramp.gateHost != nil:
+			tramp.prog = nil
+		default:
 			tramp = nil
+		}
+	}
+	var execGate *execGateRun
+	if r.ExecGate != nil {
+		if execGate, err = startExecGate(profile, r.ExecGate, lc, tramp); err != nil {
+			return nil, err
+		}
+		if execGate == nil {
+			res.NotEnforced = append(res.NotEnforced, "exec_gate")
+		} else {
+			undo = append(undo, func() error { execGate.close(); return nil })
 		}
 	}
 	container, err := libcontainer.Create(filepath.Join(stateRoot, containersDir), id, lc)
@@ -492,6 +521,10 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	}
 	res.Duration = time.Since(start)
 	exitStatus(res, w)
+	if execGate != nil {
+		execGate.close()
+		res.ExecBlocked, res.Execs, res.ExecsDropped = execGate.report()
+	}
 	if tramp != nil {
 		if err := tramp.execError(); err != nil {
 			return startFailure(res, args[0], err)
