@@ -73,7 +73,7 @@ func (b ExecBlock) Program() string {
 // guessed at.
 var ErrExecUnchecked = errors.New("the exec gate could not read the exec in full")
 
-// maxExecBlocks bounds the blocks a Result keeps.
+// maxExecBlocks is half the most blocks a gate keeps.
 const maxExecBlocks = 64
 
 // blockFor builds the record of a refused exec.

@@ -49,7 +49,7 @@ const (
 	maxExecPath  = unix.PathMax
 	maxExecArgs  = 16 << 10
 	maxExecBytes = 128 << 10
-	// maxExecEvents bounds the execs a gate remembers for observation.
+	// maxExecEvents is half the most execs a gate keeps, for observation.
 	maxExecEvents = 4096
 	// maxScriptDepth is the kernel's BINPRM_MAX_RECURSION.
 	maxScriptDepth = 4
@@ -67,10 +67,12 @@ type execGateRun struct {
 	mu      sync.Mutex
 	sock    *os.File      // where the listener comes from (trampoline), until received
 	ln      *gateListener // or libcontainer's socket, until received
-	blocks  []ExecBlock
-	execs   []ExecEvent
-	dropped int // execs beyond maxExecEvents
-	err     error
+	// The newest blocks and execs; blockBase and execBase count those
+	// dropped from the front.
+	blocks              []ExecBlock
+	execs               []ExecEvent
+	blockBase, execBase int
+	err                 error
 }
 
 // newExecGate returns a gate for check; start it with serve (or
@@ -134,28 +136,40 @@ func (g *execGateRun) fail(err error) {
 	}
 }
 
-// report returns the blocked execs and what was executed so far.
+// report returns the blocked execs and what was executed (the newest of
+// each), and how many execs are no longer kept.
 func (g *execGateRun) report() (blocks []ExecBlock, execs []ExecEvent, dropped int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return append([]ExecBlock(nil), g.blocks...), append([]ExecEvent(nil), g.execs...), g.dropped
+	return g.since(gateMark{})
 }
 
-// blocksSince returns the blocks recorded after the first n.
-func (g *execGateRun) blocksSince(n int) []ExecBlock {
+// gateMark is a point in a gate's record (a session's, which outlives
+// its commands): the totals so far.
+type gateMark struct{ blocks, execs int }
+
+// mark returns the current end of the record.
+func (g *execGateRun) mark() gateMark {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if n >= len(g.blocks) {
-		return nil
+	return gateMark{g.blockBase + len(g.blocks), g.execBase + len(g.execs)}
+}
+
+// since returns what was recorded after m, and how many execs after m are
+// no longer kept. The record keeps the newest entries, so a command's
+// blocks are never all lost, however long its session has run.
+func (g *execGateRun) since(m gateMark) (blocks []ExecBlock, execs []ExecEvent, dropped int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if i := max(m.blocks-g.blockBase, 0); i < len(g.blocks) {
+		blocks = append(blocks, g.blocks[i:]...)
 	}
-	return append([]ExecBlock(nil), g.blocks[n:]...)
-}
-
-// blockCount is how many blocks were recorded.
-func (g *execGateRun) blockCount() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.blocks)
+	i := m.execs - g.execBase
+	if i < 0 {
+		dropped, i = -i, 0
+	}
+	if i < len(g.execs) {
+		execs = append(execs, g.execs[i:]...)
+	}
+	return blocks, execs, dropped
 }
 
 // recvFD receives one descriptor from sock.
@@ -274,20 +288,22 @@ func (g *execGateRun) decide(ev ExecEvent) (err error) {
 func (g *execGateRun) refuse(ev ExecEvent, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(g.blocks) < maxExecBlocks {
-		g.blocks = append(g.blocks, blockFor(ev, err))
+	if len(g.blocks) == 2*maxExecBlocks {
+		g.blocks = append(g.blocks[:0], g.blocks[maxExecBlocks:]...)
+		g.blockBase += maxExecBlocks
 	}
+	g.blocks = append(g.blocks, blockFor(ev, err))
 }
 
 func (g *execGateRun) observe(ev ExecEvent) {
+	ev.Runs = nil // the argv is the record; the aliases were for the check
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(g.execs) < maxExecEvents {
-		ev.Runs = nil // the argv is the record; the aliases were for the check
-		g.execs = append(g.execs, ev)
-	} else {
-		g.dropped++
+	if len(g.execs) == 2*maxExecEvents {
+		g.execs = append(g.execs[:0], g.execs[maxExecEvents:]...)
+		g.execBase += maxExecEvents
 	}
+	g.execs = append(g.execs, ev)
 }
 
 // errGone: the notification is no longer valid (its caller died).

@@ -145,3 +145,43 @@ func TestExecGateCoversBackgroundChildren(t *testing.T) {
 		assert.True(t, strings.HasSuffix(b.Path, "/reboot"), b.Path)
 	}
 }
+
+// In a session, the supervisor, every command and every background process
+// are gated; a command's Result carries the blocks made while it ran.
+func TestExecGateSession(t *testing.T) {
+	m := newTestSessions(t)
+	g := newRefuse("reboot")
+	m.ExecGate = g.gate
+	ws := t.TempDir()
+	standIns(t, ws, "reboot")
+	spec := testSpec()
+	spec.Config.Workspace = ws
+	spec.Config.Env = []string{"PATH=" + filepath.Join(ws, "bin") + ":/usr/bin:/bin"}
+	s, err := m.Open(t.Context(), "default", "gate", spec)
+	require.NoError(t, err)
+
+	g.mu.Lock()
+	require.NotEmpty(t, g.seen, "the supervisor's own exec was gated")
+	assert.Equal(t, SupervisorArg, g.seen[0].Argv[len(g.seen[0].Argv)-1])
+	g.mu.Unlock()
+
+	out, res := sh(t, s, `python3 -c "import os; os.system('reboot -f')"; echo rc=$?`)
+	assert.Contains(t, out, "rc=0")
+	require.NotEmpty(t, res.ExecBlocked)
+	assert.Equal(t, []string{"reboot", "-f"}, res.ExecBlocked[0].Argv)
+	assert.NoFileExists(t, filepath.Join(ws, "ran-reboot"))
+
+	out, res = sh(t, s, `echo fine`)
+	assert.Equal(t, "fine\n", out)
+	assert.Empty(t, res.ExecBlocked, "an earlier command's blocks are not this one's")
+
+	// A background process is gated too: its refused exec leaves no marker.
+	bg, err := s.Start(Command{Shell: `sleep 0.2; reboot; echo bg-done`})
+	require.NoError(t, err)
+	_, err = bg.Wait(t.Context())
+	require.NoError(t, err)
+	stdout, _, _ := bg.Output()
+	assert.Contains(t, string(stdout), "bg-done")
+	assert.NoFileExists(t, filepath.Join(ws, "ran-reboot"))
+	assert.NotContains(t, res.NotEnforced, "exec_gate")
+}

@@ -64,10 +64,12 @@ type Result struct {
 	// "exec_gate" when an ExecGate was asked for and the sandbox has no
 	// filter to carry it).
 	NotEnforced []string `json:"not_enforced,omitempty"`
-	// ExecBlocked lists the execs the exec gate refused (at most 64).
+	// ExecBlocked lists the execs the exec gate refused (the newest 64 to
+	// 128 of them).
 	ExecBlocked []ExecBlock `json:"exec_blocked,omitempty"`
-	// Execs lists the execs the gate let through, in order (at most 4096;
-	// ExecsDropped counts the rest): the programs the command really ran.
+	// Execs lists the execs the gate let through, in order (the newest
+	// 4096 to 8192; ExecsDropped counts the older ones): the programs the
+	// command really ran.
 	Execs        []ExecEvent `json:"execs,omitempty"`
 	ExecsDropped int         `json:"execs_dropped,omitempty"`
 }

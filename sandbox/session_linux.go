@@ -47,6 +47,10 @@ type Sessions struct {
 	CgroupPrefix string
 	Grace        time.Duration
 	UserNSBase   int
+	// ExecGate, when set, decides every exec in every session sandbox:
+	// the supervisor's own, each command's, and those of background
+	// processes (see ExecEvent).
+	ExecGate ExecGate
 
 	mu       sync.Mutex
 	sessions map[sessionKey]*Session
@@ -211,6 +215,7 @@ type Session struct {
 	cleanup   []func() error
 	grace     time.Duration
 	memcg     string // v1 memory cgroup directory when a memory limit is set
+	gate      *execGateRun // nil without Sessions.ExecGate
 	// notEnforced lists protections this environment cannot apply.
 	notEnforced []string
 
@@ -359,6 +364,19 @@ func (s *Session) create(ctx context.Context) (err error) {
 		supervisorExe = supervisorPath
 	}
 	lc.Labels = append(lc.Labels, labelSession+s.key.name, labelProfile+s.key.profile, fmt.Sprintf("%s%d", labelOwner, os.Getpid()))
+	if m.ExecGate != nil {
+		// The supervisor is started by libcontainer, not the trampoline:
+		// the gate rides on libcontainer's notify action.
+		if s.gate, err = startExecGate(profile, m.ExecGate, lc, nil); err != nil {
+			return err
+		}
+		if s.gate == nil {
+			s.notEnforced = append(s.notEnforced, "exec_gate")
+		} else {
+			gate := s.gate
+			undo = append(undo, func() error { gate.close(); return nil })
+		}
+	}
 	container, err := libcontainer.Create(filepath.Join(stateRoot, containersDir), id, lc)
 	if err != nil {
 		return fmt.Errorf("creating session container: %w", err)
@@ -629,6 +647,22 @@ func (s *Session) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Res
 		return nil, err
 	}
 	defer s.finish()
+	if s.gate != nil {
+		// What the gate saw while the command ran is its record; with
+		// commands or background processes running alongside, theirs is
+		// in it too (the gate sees processes, not calls).
+		mark := s.gate.mark()
+		res, err := s.await(ctx, c, s.execRequest(c, cmd, limits), cmd.Stdin, limits.Timeout, nil)
+		if res != nil {
+			res.ExecBlocked, res.Execs, res.ExecsDropped = s.gate.since(mark)
+		}
+		return res, err
+	}
+	return s.await(ctx, c, s.execRequest(c, cmd, limits), cmd.Stdin, limits.Timeout, nil)
+}
+
+// execRequest is the exec frame of c.
+func (s *Session) execRequest(c *call, cmd Command, limits Limits) *request {
 	req := &request{
 		Op: opExec, ID: c.id, Args: cmd.Args, Shell: cmd.Shell,
 		TimeoutMS: limits.Timeout.Milliseconds(), GraceMS: s.grace.Milliseconds(),
@@ -638,7 +672,7 @@ func (s *Session) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Res
 	if limits.Timeout > 0 && req.TimeoutMS == 0 {
 		req.TimeoutMS = 1
 	}
-	return s.await(ctx, c, req, cmd.Stdin, limits.Timeout, nil)
+	return req
 }
 
 // await sends the exec request, streams stdin and waits for the exit.
