@@ -64,9 +64,9 @@ type execGateRun struct {
 	done    chan struct{}
 	closed  sync.Once
 
-	mu      sync.Mutex
-	sock    *os.File      // where the listener comes from (trampoline), until received
-	ln      *gateListener // or libcontainer's socket, until received
+	mu   sync.Mutex
+	sock *os.File      // where the listener comes from (trampoline), until received
+	ln   *gateListener // or libcontainer's socket, until received
 	// The newest blocks and execs; blockBase and execBase count those
 	// dropped from the front.
 	blocks              []ExecBlock

@@ -214,7 +214,7 @@ type Session struct {
 	initDone  chan struct{} // closed when the supervisor process has exited
 	cleanup   []func() error
 	grace     time.Duration
-	memcg     string // v1 memory cgroup directory when a memory limit is set
+	memcg     string       // v1 memory cgroup directory when a memory limit is set
 	gate      *execGateRun // nil without Sessions.ExecGate
 	// notEnforced lists protections this environment cannot apply.
 	notEnforced []string
