@@ -14,6 +14,9 @@ type Failure struct {
 	// holding a space, a program starting with '='), so widening cannot
 	// cover it.
 	Unwritable bool `json:"unwritable,omitempty"`
+	// Exec marks an exec the sandbox's exec gate refused (RecordExec):
+	// Value is its argv, and no rule can widen it.
+	Exec bool `json:"exec,omitempty"`
 }
 
 // Matcher answers whether calls fall inside one mandate. Build it once with

@@ -103,7 +103,9 @@ func terminal(ctx context.Context, env *Env, c *Call) Result {
 	} else {
 		res = runSandbox(ctx, env, pol, command, cmdEnv, timeout, useSession, background)
 	}
-	res.Decision = &dd
+	if res.Decision == nil {
+		res.Decision = &dd
+	}
 	return res
 }
 
@@ -206,12 +208,17 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 		}
 		run := r.Sandbox
 		run.Profile, run.ProfileLimits = pol.Profile, profLimits
+		run.ExecGate = r.execGate(env.Root)
 		res, err = run.Run(ctx, cfg, cmd)
 		if res == nil {
 			return notRun(fmt.Sprintf("starting the sandbox: %v; nothing ran", err))
 		}
 	}
-	return commandResult(res.ExitCode, stdout.String(), stderr.String(), res.TimedOut, res.OOMKilled, res.OutputTruncated, res.Duration, res.NotEnforced)
+	out := commandResult(res.ExitCode, stdout.String(), stderr.String(), res.TimedOut, res.OOMKilled, res.OutputTruncated, res.Duration, res.NotEnforced)
+	if len(res.ExecBlocked) > 0 {
+		return execBlocked(ctx, env, command, res.ExecBlocked, out)
+	}
+	return out
 }
 
 func notRun(msg string) Result {
