@@ -46,19 +46,21 @@ func commandText(shell string, args []string) (string, error) {
 
 // authorize loads the configuration, builds the approval engine (with a
 // terminal prompter when there is a terminal) and decides command. It
-// returns the profile to run under, or an *exitError when nothing may run.
-func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, profile, command, cwd string) (*config.Profile, error) {
+// returns the profile to run under and the engine, which the sandbox's
+// exec gate goes on asking (the caller must Close it), or an *exitError
+// when nothing may run.
+func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, profile, command, cwd string) (*config.Profile, *approval.Engine, error) {
 	cfg, err := config.Resolve(f.configPath)
 	if err != nil {
-		return nil, &exitError{Code: exitUsage, Err: err}
+		return nil, nil, &exitError{Code: exitUsage, Err: err}
 	}
 	prof, ok := cfg.Profile(profile)
 	if !ok {
-		return nil, usageErr("unknown profile %q in %s", profile, cfg.Source)
+		return nil, nil, usageErr("unknown profile %q in %s", profile, cfg.Source)
 	}
 	platform, err := approval.ParsePlatform(f.platform)
 	if err != nil {
-		return nil, usageErr("--platform: %v", err)
+		return nil, nil, usageErr("--platform: %v", err)
 	}
 	opts := approval.Options{Yolo: f.yolo}
 	if platform == approval.PlatformCLI {
@@ -71,9 +73,14 @@ func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, profile, 
 	}
 	engine, err := approval.NewEngine(cfg, opts)
 	if err != nil {
-		return nil, &exitError{Code: exitUsage, Err: err}
+		return nil, nil, &exitError{Code: exitUsage, Err: err}
 	}
-	defer engine.Close()
+	keep := false
+	defer func() {
+		if !keep {
+			engine.Close()
+		}
+	}()
 	home, _ := os.UserHomeDir()
 	d, err := engine.Decide(ctx, approval.Request{Command: command, Profile: prof.Name, Session: f.session,
 		Platform: platform, Cwd: cwd, Home: home})
@@ -82,13 +89,14 @@ func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, profile, 
 		if d.Stage == approval.StageRoute && opts.Prompter == nil && platform == approval.PlatformCLI {
 			hint = " (no terminal to ask on: run it from a terminal, or pass --yolo to approve the approval tier)"
 		}
-		return nil, &exitError{Code: exitRefused, Err: fmt.Errorf("refused at %s: %s%s", d.Stage, d.Reason, hint)}
+		return nil, nil, &exitError{Code: exitRefused, Err: fmt.Errorf("refused at %s: %s%s", d.Stage, d.Reason, hint)}
 	}
 	if err != nil {
-		return nil, &exitError{Code: exitRefused, Err: err}
+		return nil, nil, &exitError{Code: exitRefused, Err: err}
 	}
 	if d.Stage != approval.StageAnalysis {
 		fmt.Fprintf(stderr, "tether: approved at %s by %s\n", d.Stage, d.DecidedBy)
 	}
-	return prof, nil
+	keep = true
+	return prof, engine, nil
 }
