@@ -22,6 +22,37 @@
 // mounts) and etc-<hash> (a snapshot of the world-readable /etc entries of
 // the host layout, bound as /etc).
 //
+// The exec gate (Runner.ExecGate, Sessions.ExecGate): every execve and
+// execveat of every process of a sandbox — the command, whatever it runs,
+// background and detached processes, a session's supervisor — stops in the
+// kernel on a seccomp user notification until tether has read the path and
+// argv from the caller's memory (process_vm_readv, the notification id
+// re-validated with SECCOMP_IOCTL_NOTIF_ID_VALID after the reads), worked
+// out what the exec may run as (the names of the symlinks the path goes
+// through, resolved inside the sandbox's root; the interpreter lines of a
+// "#!" script, as the kernel builds them) and asked the gate. An allowed
+// exec continues (SECCOMP_USER_NOTIF_FLAG_CONTINUE); a refused one fails
+// with EPERM and is listed in Result.ExecBlocked. One-shot sandboxes get
+// the gate from the trampoline (package seccompexec), which stacks a small
+// filter with SECCOMP_FILTER_FLAG_NEW_LISTENER and sends the listener over
+// a socketpair before it executes anything; sessions (and one-shot
+// sandboxes in a root the trampoline cannot run in) get libcontainer's
+// notify action, whose listener libcontainer's parent side sends to an
+// abstract socket that accepts only this process. If tether goes away,
+// the listener closes and every later exec fails (ENOSYS): the gate fails
+// closed. A sandbox without a filter to carry the gate (seccomp off, a
+// build without seccomp, unless the trampoline can run) reports
+// "exec_gate" in Result.NotEnforced.
+//
+// The gate is a layer, not the wall. A process with several threads can
+// change the argv in its memory between the check and the kernel's own
+// read (a time-of-check race no notification closes); a program copied or
+// hard-linked under another name, or run through binfmt_misc, a /proc
+// magic link or a descriptor of a deleted file, is checked by the names it
+// goes by; an argv larger than 128 KiB in all is refused rather than
+// checked in part. The sandbox's namespaces, capabilities, seccomp filter
+// and read-only root bound whatever passes the gate.
+//
 // libcontainer starts a container by re-executing the current binary with
 // the argument "init": any binary using this package must call Init from
 // its main package's init function when IsInit reports true, after
