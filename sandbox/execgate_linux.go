@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -278,9 +279,16 @@ func (g *execGateRun) answer(fd int, n *seccompNotif) {
 	}()
 	resp := seccompNotifResp{id: n.id, error: -int32(unix.EPERM)}
 	ev, err := g.read(fd, n)
+	var missing missingFile
 	switch {
 	case errors.Is(err, errGone):
 		return // the caller is gone: nothing to answer
+	case errors.As(err, &missing):
+		var errno unix.Errno
+		if !errors.As(missing.err, &errno) {
+			errno = unix.ENOENT
+		}
+		resp.error = -int32(errno)
 	case err != nil:
 		g.refuse(ev, err)
 	default:
@@ -326,6 +334,12 @@ func (g *execGateRun) observe(ev ExecEvent) {
 	g.execs = append(g.execs, ev)
 }
 
+// missingFile: the exec's file does not exist (a $PATH search trying each
+// directory): answered with the kernel's own error, not recorded.
+type missingFile struct{ err error }
+
+func (m missingFile) Error() string { return m.err.Error() }
+
 // errGone: the notification is no longer valid (its caller died).
 var errGone = errors.New("the exec's caller is gone")
 
@@ -362,11 +376,15 @@ func (g *execGateRun) read(fd int, n *seccompNotif) (ExecEvent, error) {
 	if !idValid(fd, n.id) {
 		return ev, errGone
 	}
-	ev.Runs = runsAs(ev.Pid, dirfd, ev.Path, flags&unix.AT_EMPTY_PATH != 0, ev.Argv)
+	var missing error
+	ev.Runs, missing = runsAs(ev.Pid, dirfd, ev.Path, flags&unix.AT_EMPTY_PATH != 0, ev.Argv)
 	// The names were resolved through the caller's root and working
 	// directory: make sure they were still the waiting caller's.
 	if !idValid(fd, n.id) {
 		return ev, errGone
+	}
+	if missing != nil {
+		return ev, missingFile{missing}
 	}
 	return ev, nil
 }
@@ -477,8 +495,11 @@ func (r *memReader) argv(addr uint64) ([]string, error) {
 // kernel does). Names are resolved inside the caller's root; what cannot
 // be resolved (a missing file, which the kernel will refuse too) adds
 // nothing.
-func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) [][]string {
-	var runs [][]string
+//
+// missing is the error when the file itself does not exist (ENOENT,
+// ENOTDIR): the exec cannot run anything, and the gate answers with that
+// error instead of the kernel.
+func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (runs [][]string, missing error) {
 	add := func(v []string) {
 		for _, r := range append(runs, argv) {
 			if equalArgs(r, v) {
@@ -491,7 +512,10 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) []
 	if len(argv) > 1 {
 		rest = argv[1:]
 	}
-	names, f := resolveExec(pid, dirfd, file, emptyPath)
+	names, f, err := resolveExec(pid, dirfd, file, emptyPath)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return nil, err
+	}
 	for _, name := range append([]string{path.Base(file)}, names...) {
 		if name != "" && name != "." && name != "/" {
 			add(append([]string{name}, rest...))
@@ -513,7 +537,7 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) []
 		v = append(append(v, file), rest...)
 		add(v)
 		var inames []string
-		inames, f = resolveExec(pid, unix.AT_FDCWD, interp, false)
+		inames, f, _ = resolveExec(pid, unix.AT_FDCWD, interp, false)
 		for _, name := range inames {
 			add(append([]string{name}, v[1:]...))
 		}
@@ -521,7 +545,7 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) []
 	if f != nil {
 		_ = f.Close()
 	}
-	return runs
+	return runs, nil
 }
 
 func equalArgs(a, b []string) bool {
@@ -569,22 +593,36 @@ func shebang(f *os.File) (interp, arg string, ok bool) {
 	return interp, strings.Trim(arg, " \t"), interp != ""
 }
 
+// fdPathRE matches the paths that name one of the caller's own
+// descriptors; its procfs "self" means the caller, which tether's walk of
+// the sandbox's /proc cannot follow.
+// Compiled on first use, not at init (init work runs in every sandbox).
+var fdPathRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^/+(?:proc/+(?:self|thread-self)|dev)/+fd/+([0-9]+)/*$`)
+})
+
 // resolveExec resolves an exec's file inside process pid's root: the names
 // of the symlinks' targets it goes through (last elements), and the file,
-// opened O_PATH, or nil.
-func resolveExec(pid int, dirfd int32, file string, emptyPath bool) ([]string, *os.File) {
+// opened O_PATH, or nil with the error that stopped the walk.
+func resolveExec(pid int, dirfd int32, file string, emptyPath bool) ([]string, *os.File, error) {
 	proc := "/proc/" + strconv.Itoa(pid)
-	if emptyPath && file == "" {
-		f, err := os.OpenFile(proc+"/fd/"+strconv.Itoa(int(dirfd)), unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, nil
+	if m := fdPathRE().FindStringSubmatch(file); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil && n <= 1<<20 {
+			emptyPath, file, dirfd = true, "", int32(n)
 		}
-		target, _ := os.Readlink(proc + "/fd/" + strconv.Itoa(int(dirfd)))
-		return []string{path.Base(target)}, f
+	}
+	if emptyPath && file == "" {
+		fdPath := proc + "/fd/" + strconv.Itoa(int(dirfd))
+		f, err := os.OpenFile(fdPath, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		target, _ := os.Readlink(fdPath)
+		return []string{path.Base(strings.TrimSuffix(target, " (deleted)"))}, f, nil
 	}
 	root, err := unix.Open(proc+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil
+		return nil, nil, err
 	}
 	defer unix.Close(root)
 	start := ""
@@ -598,9 +636,9 @@ func resolveExec(pid int, dirfd int32, file string, emptyPath bool) ([]string, *
 	var names []string
 	fd, err := walkInRoot(root, start, file, func(target string) { names = append(names, path.Base(target)) })
 	if err != nil {
-		return names, nil
+		return names, nil, err
 	}
-	return names, os.NewFile(uintptr(fd), file)
+	return names, os.NewFile(uintptr(fd), file), nil
 }
 
 // walkInRoot resolves file component by component under root (a
