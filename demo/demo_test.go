@@ -48,6 +48,11 @@ func TestDemoScenario(t *testing.T) {
 		assert.Contains(t, text, want)
 	}
 	assert.NotContains(t, text, "ran      $ cp ", "the exfiltration must not run")
+	// The script's hidden payload passes the text gate (the call is inside
+	// the mandate) and is stopped at exec, with a drift record on the
+	// Leash Line's commands track.
+	assert.Contains(t, text, "ran      $ sh scripts/check.sh")
+	assert.Regexp(t, `BLOCKED  \$ sh scripts/check.sh .*\n\s+exec: dd if=/dev/zero of=/dev/sda bs=1M count=1 executed by the script: blocked by the hardline floor: .*, drift d-\d+`, text)
 	// Widen, approve, undo.
 	assert.Contains(t, text, "+ commands: git diff --stat")
 	assert.Contains(t, text, "ran      $ git diff --stat HEAD~1   # now inside the mandate")

@@ -73,6 +73,7 @@ type execGateRun struct {
 	// The newest blocks and execs; blockBase and execBase count those
 	// dropped from the front.
 	blocks              []ExecBlock
+	blockPids           []int // the caller of each block
 	execs               []ExecEvent
 	blockBase, execBase int
 	err                 error
@@ -314,13 +315,25 @@ func (g *execGateRun) decide(ev ExecEvent) (err error) {
 }
 
 func (g *execGateRun) refuse(ev ExecEvent, err error) {
+	b := blockFor(ev, err)
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if n := len(g.blocks); n > 0 && g.blockPids[n-1] == ev.Pid && sameBlock(g.blocks[n-1], b) {
+		// The same process trying the same argv again: a $PATH search
+		// that finds the program twice (/usr/bin and /bin, merged).
+		return
+	}
 	if len(g.blocks) == 2*maxExecBlocks {
 		g.blocks = append(g.blocks[:0], g.blocks[maxExecBlocks:]...)
+		g.blockPids = append(g.blockPids[:0], g.blockPids[maxExecBlocks:]...)
 		g.blockBase += maxExecBlocks
 	}
-	g.blocks = append(g.blocks, blockFor(ev, err))
+	g.blocks = append(g.blocks, b)
+	g.blockPids = append(g.blockPids, ev.Pid)
+}
+
+func sameBlock(a, b ExecBlock) bool {
+	return a.Reason == b.Reason && a.Rule == b.Rule && equalArgs(a.Argv, b.Argv)
 }
 
 func (g *execGateRun) observe(ev ExecEvent) {
