@@ -299,8 +299,17 @@ func (s *Session) create(ctx context.Context) (err error) {
 		return err
 	}
 	s.id = id
+	// 0711 as Run's: the sandbox's root (an unprivileged host uid) must
+	// traverse to its empty root under roots/, but may list nothing.
+	if err := os.MkdirAll(stateRoot, 0o711); err != nil {
+		return fmt.Errorf("creating state root: %w", err)
+	}
 	for _, d := range []string{containersDir, locksDir, rootsDir} {
-		if err := os.MkdirAll(filepath.Join(stateRoot, d), 0o700); err != nil {
+		perm := os.FileMode(0o700)
+		if d == rootsDir {
+			perm = 0o711
+		}
+		if err := os.MkdirAll(filepath.Join(stateRoot, d), perm); err != nil {
 			return fmt.Errorf("creating state directory: %w", err)
 		}
 	}
@@ -342,9 +351,19 @@ func (s *Session) create(ctx context.Context) (err error) {
 	if cfg.Rootfs.Kind == rootfs.KindHost {
 		p.RootDir = filepath.Join(stateRoot, rootsDir, id)
 		undo = append(undo, func() error { return os.RemoveAll(p.RootDir) })
-		if err := makeEmptyRoot(p.RootDir, cfg.Rootfs, cfg.UserNS && !rootless, p.HostUID, p.HostGID); err != nil {
+		if err := makeEmptyRoot(p.RootDir, cfg.Rootfs, !rootless, p.HostUID, p.HostGID); err != nil {
 			return err
 		}
+	}
+	if p.Owners, err = sourceOwners(cfg); err != nil {
+		return err
+	}
+	pr, err := protectFor(stateRoot, id, cfg, rootless, &s.notEnforced)
+	if err != nil {
+		return err
+	}
+	if pr != nil {
+		undo = append(undo, pr.release)
 	}
 	lc, err := cfg.Libcontainer(id, p)
 	if err != nil {
@@ -423,6 +442,20 @@ func (s *Session) create(ctx context.Context) (err error) {
 	childEnd.Close()
 	if err != nil {
 		return fmt.Errorf("starting session supervisor: %w", err)
+	}
+	if pr != nil {
+		// The supervisor is tether's own and runs nothing of the
+		// session's before it is asked to.
+		pid, perr := process.Pid()
+		if perr == nil {
+			perr = pr.apply(pid)
+		}
+		if perr != nil {
+			hostEnd.Close()
+			_ = container.Signal(unix.SIGKILL)
+			<-s.initDone
+			return perr
+		}
 	}
 
 	undo = append(undo, func() error {
