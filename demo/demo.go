@@ -93,6 +93,12 @@ func Run(ctx context.Context, w io.Writer, opts Options) (err error) {
 		if dir, err = os.MkdirTemp("", "tether-demo-"); err != nil {
 			return fmt.Errorf("creating demo directory: %w", err)
 		}
+		// Traversable (not listable): every sandbox's root is a user
+		// namespace's id, which must reach its empty root under the state
+		// root inside this directory.
+		if err := os.Chmod(dir, 0o711); err != nil {
+			return fmt.Errorf("creating demo directory: %w", err)
+		}
 	}
 	if !opts.Keep {
 		defer func() {

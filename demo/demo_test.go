@@ -27,6 +27,11 @@ func init() {
 func TestDemoScenario(t *testing.T) {
 	testenv.RequireSandbox(t)
 	dir := t.TempDir()
+	// As Run makes its own temporary directory: traversable by the
+	// sandboxes' user namespace ids (t.TempDir's are 0700).
+	for d := dir; d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()+"/"); d = filepath.Dir(d) {
+		require.NoError(t, os.Chmod(d, 0o711))
+	}
 	var out strings.Builder
 	require.NoError(t, Run(t.Context(), &out, Options{Dir: filepath.Join(dir, "d"), CleanRuns: 2}))
 	text := out.String()
