@@ -279,7 +279,7 @@ func (g *execGateRun) answer(fd int, n *seccompNotif) {
 		g.mu.Unlock()
 	}()
 	resp := seccompNotifResp{id: n.id, error: -int32(unix.EPERM)}
-	ev, err := g.read(fd, n)
+	ev, err := g.safeRead(fd, n)
 	var missing missingFile
 	switch {
 	case errors.Is(err, errGone):
@@ -302,6 +302,17 @@ func (g *execGateRun) answer(fd int, n *seccompNotif) {
 	}
 	// ENOENT: the caller died or was interrupted (it will retry).
 	_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+}
+
+// safeRead is read, turning a panic (a bug reading hostile data) into a
+// refusal rather than the end of tether.
+func (g *execGateRun) safeRead(fd int, n *seccompNotif) (ev ExecEvent, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %v", ErrExecUnchecked, p)
+		}
+	}()
+	return g.read(fd, n)
 }
 
 // decide asks the gate's check, refusing when it panics.
@@ -534,6 +545,19 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 			add(append([]string{name}, rest...))
 		}
 	}
+	// The dynamic loader run as a program runs the program it is given.
+	for _, name := range append([]string{path.Base(file)}, names...) {
+		if v := loaderRuns(name, rest); v != nil {
+			add(v)
+			if vnames, vf, _ := resolveExec(pid, unix.AT_FDCWD, v[0], false); vf != nil {
+				_ = vf.Close()
+				for _, n := range vnames {
+					add(append([]string{n}, v[1:]...))
+				}
+			}
+			break
+		}
+	}
 	// A script: the kernel executes its interpreter with the script's
 	// path in place of argv[0] (binfmt_script).
 	for depth := 0; f != nil && depth < maxScriptDepth; depth++ {
@@ -559,6 +583,32 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 		_ = f.Close()
 	}
 	return runs, nil
+}
+
+// loaderRuns returns the vector the dynamic loader named name runs when
+// executed with args (ld.so [OPTION]... PROGRAM [ARG]...), or nil when
+// name is not a loader or runs nothing. With --argv0 the program sees
+// that name; both forms are returned as one vector each by the caller's
+// names, the program's path first.
+func loaderRuns(name string, args []string) []string {
+	if !(strings.HasPrefix(name, "ld-") || strings.HasPrefix(name, "ld.so")) || !strings.Contains(name, ".so") {
+		return nil
+	}
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; a {
+		case "--list", "--verify", "--help", "--version", "--list-tunables", "--list-diagnostics":
+			return nil
+		case "--inhibit-cache":
+		case "--inhibit-rpath", "--library-path", "--preload", "--audit", "--argv0", "--glibc-hwcaps-prefix", "--glibc-hwcaps-mask":
+			i++
+		default:
+			if strings.HasPrefix(a, "--") {
+				continue // an option of a newer loader, with its value attached or none
+			}
+			return append([]string{a}, args[i+1:]...)
+		}
+	}
+	return nil
 }
 
 func equalArgs(a, b []string) bool {

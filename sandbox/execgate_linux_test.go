@@ -87,6 +87,8 @@ func TestExecGateRefusesHiddenExecs(t *testing.T) {
 		{"computed name", `p=re; $p"boot"`, []string{"reboot"}},
 		{"descriptor path", `exec 7<` + bin + `/reboot; /proc/self/fd/7 now`, []string{"/proc/self/fd/7", "now"}},
 		{"fexecve", `python3 -c "import os; fd=os.open('` + bin + `/reboot', os.O_RDONLY); os.execve(fd, ['x'], {})"`, []string{"x"}},
+		{"the dynamic loader", `/lib64/ld-linux-x86-64.so.2 --library-path /lib ` + bin + `/reboot now`,
+			[]string{"/lib64/ld-linux-x86-64.so.2", "--library-path", "/lib", bin + "/reboot", "now"}},
 		{"argv[0] spoofed", `python3 -c "import os; os.execv('` + bin + `/reboot', ['ls'])"`, []string{"ls"}},
 	}
 	for _, c := range cases {
