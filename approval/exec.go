@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // StageExec is the stage of a decision made at the sandbox's exec gate.
@@ -77,8 +79,14 @@ func (e *Engine) CheckExec(req ExecRequest) error {
 	for _, argv := range req.Argvs {
 		text := ExecText(argv)
 		a, err := Analyze(text, AnalyzeOptions{Home: req.Home, Cwd: req.Cwd})
-		if err != nil || a == nil {
-			return &ExecRefusal{Reason: fmt.Sprintf("the exec gate could not analyse %s: %v", clip(text), err)}
+		if err != nil || a == nil || a.Script == nil {
+			why := "unparseable"
+			if err != nil {
+				why = err.Error()
+			} else if a != nil && a.ParseErr != "" {
+				why = a.ParseErr
+			}
+			return &ExecRefusal{Reason: fmt.Sprintf("the exec gate could not analyse %s: %s", clip(text), why)}
 		}
 		if a.Verdict == TierHardline {
 			return &ExecRefusal{Rules: ruleIDs(a.Findings, TierHardline), Reason: "blocked by the hardline floor: " + describe(a.Findings, TierHardline)}
@@ -121,14 +129,32 @@ func (e *Engine) RecordExecBlocks(ctx context.Context, call ExecCall, blocks []E
 }
 
 // ExecText is argv as a shell command text that the analyser reads back
-// as exactly those words.
+// as exactly those words, argv[0] as the program: a first word that the
+// shell would read as a reserved word ("if", "!") or an assignment
+// ("X=1") is quoted, as the shell then takes it for a command name.
 func ExecText(argv []string) string {
 	words := make([]string, len(argv))
 	for i, a := range argv {
-		words[i] = quoteWord(a)
+		switch {
+		case a != "" && strings.Trim(a, bareChars) == "" && !(i == 0 && (syntax.IsKeyword(a) || strings.ContainsRune(a, '='))):
+			words[i] = a
+		default:
+			// Any other byte, invalid UTF-8 included, is quoted ($'\xad'):
+			// a word the parser cannot read would hide the whole argv.
+			q, err := syntax.Quote(a, syntax.LangBash)
+			if err != nil {
+				// Not representable (a NUL byte, which no argv holds):
+				// a word no rule matches, which the parser rejects.
+				q = "$'\\x00" + strings.ReplaceAll(a, "'", "\\'") + "'"
+			}
+			words[i] = q
+		}
 	}
 	return strings.Join(words, " ")
 }
+
+// bareChars are the bytes an exec's word may hold unquoted.
+const bareChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-"
 
 func clip(s string) string {
 	if len(s) > 80 {
