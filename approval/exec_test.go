@@ -77,7 +77,6 @@ func FuzzExecText(f *testing.F) {
 	})
 }
 
-
 // CheckExec refuses an argv the hardline floor or a deny glob refuses, by
 // any of the vectors the exec may run as, and lets the rest through.
 func TestCheckExec(t *testing.T) {
