@@ -92,35 +92,38 @@ func TestExecGateHiddenPayloads(t *testing.T) {
 	for i, c := range cases {
 		calls = append(calls, terminalCall(string(rune('a'+i)), c.command))
 	}
-	res := r.Execute(t.Context(), Batch{Platform: approval.PlatformCron, Job: "nightly", Session: "run-1", Calls: calls}, nil)
-	for i, c := range cases {
-		got := res.Results[i]
-		t.Run(c.command, func(t *testing.T) {
-			assert.NoFileExists(t, filepath.Join(ws, "ran-"+c.stand), "the payload ran")
-			require.Equal(t, ClassBlocked, got.Class, "%s %v", got.Message, got.Output)
-			assert.Equal(t, GateExec, got.Gate)
-			assert.True(t, got.Ran, "the command itself ran until the refused exec")
-			assert.Equal(t, EffectPossible, got.Effect)
-			if c.rule != "" {
-				assert.Equal(t, c.rule, got.Rule)
-			} else {
-				assert.NotEmpty(t, got.Rule)
-			}
-			blocked := got.Output["exec_blocked"].([]map[string]any)
-			require.NotEmpty(t, blocked)
-			assert.Equal(t, c.argv, blocked[0]["argv"])
-			assert.Contains(t, got.Message, "refused at the exec gate")
-			require.NotNil(t, got.Decision)
-			assert.Equal(t, approval.StageExec, got.Decision.Stage)
-			assert.NotEmpty(t, got.Decision.DriftID, "in a job the block is drift")
-		})
-		os.Remove(filepath.Join(ws, "ran-"+c.stand))
+	// One-shot sandboxes (no session), then a session's.
+	for _, session := range []string{"", "run-1"} {
+		res := r.Execute(t.Context(), Batch{Platform: approval.PlatformCron, Job: "nightly", Session: session, Calls: calls}, nil)
+		for i, c := range cases {
+			got := res.Results[i]
+			t.Run("session="+session+"/"+c.command, func(t *testing.T) {
+				assert.NoFileExists(t, filepath.Join(ws, "ran-"+c.stand), "the payload ran")
+				require.Equal(t, ClassBlocked, got.Class, "%s %v", got.Message, got.Output)
+				assert.Equal(t, GateExec, got.Gate)
+				assert.True(t, got.Ran, "the command itself ran until the refused exec")
+				assert.Equal(t, EffectPossible, got.Effect)
+				if c.rule != "" {
+					assert.Equal(t, c.rule, got.Rule)
+				} else {
+					assert.NotEmpty(t, got.Rule)
+				}
+				blocked := got.Output["exec_blocked"].([]map[string]any)
+				require.NotEmpty(t, blocked)
+				assert.Equal(t, c.argv, blocked[0]["argv"])
+				assert.Contains(t, got.Message, "refused at the exec gate")
+				require.NotNil(t, got.Decision)
+				assert.Equal(t, approval.StageExec, got.Decision.Stage)
+				assert.NotEmpty(t, got.Decision.DriftID, "in a job the block is drift")
+			})
+			os.Remove(filepath.Join(ws, "ran-"+c.stand))
+		}
 	}
 
 	// Drift: one record per refused exec, family commands, not widenable.
 	drift, err := store.Drift(t.Context(), "nightly")
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(drift), len(cases))
+	require.GreaterOrEqual(t, len(drift), 2*len(cases))
 	for _, d := range drift {
 		assert.Equal(t, []string{mandate.FamilyCommands}, d.Families)
 		assert.Contains(t, d.Reason, "refused at the exec gate")
@@ -140,7 +143,7 @@ func TestExecGateHiddenPayloads(t *testing.T) {
 			execDecisions = append(execDecisions, d)
 		}
 	}
-	require.GreaterOrEqual(t, len(execDecisions), len(cases))
+	require.GreaterOrEqual(t, len(execDecisions), 2*len(cases))
 	assert.Equal(t, "reboot", execDecisions[0].Command)
 	assert.False(t, execDecisions[0].Allowed)
 }
