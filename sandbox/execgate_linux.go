@@ -491,25 +491,41 @@ func (r *memReader) argv(addr uint64) ([]string, error) {
 	if addr == 0 {
 		return nil, nil
 	}
-	var out []string
-	var p [8]byte
-	for i := 0; ; i++ {
-		if i == maxExecArgs {
+	// The pointers are read a page-bounded block at a time (one system
+	// call for most argvs), then each string.
+	var ptrs []uint64
+	var block [512]byte
+	for done := false; !done; {
+		if len(ptrs) >= maxExecArgs {
 			return nil, fmt.Errorf("more than %d arguments", maxExecArgs)
 		}
-		if n, err := r.readAt(p[:], addr+uint64(8*i)); err != nil || n != len(p) {
-			return nil, fmt.Errorf("reading argv[%d]: %v", i, err)
+		at := addr + uint64(8*len(ptrs))
+		want := min(len(block), 4096-int(at%4096))
+		if want < 8 {
+			want = 8 // a pointer across a page boundary
 		}
-		ptr := binary.NativeEndian.Uint64(p[:])
-		if ptr == 0 {
-			return out, nil
+		n, err := r.readAt(block[:want], at)
+		if err != nil || n < 8 {
+			return nil, fmt.Errorf("reading argv[%d]: %v", len(ptrs), err)
 		}
+		for i := 0; i+8 <= n; i += 8 {
+			ptr := binary.NativeEndian.Uint64(block[i:])
+			if ptr == 0 {
+				done = true
+				break
+			}
+			ptrs = append(ptrs, ptr)
+		}
+	}
+	out := make([]string, 0, len(ptrs))
+	for _, ptr := range ptrs {
 		s, err := r.cstring(ptr, maxExecBytes)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, s)
 	}
+	return out, nil
 }
 
 // runsAs lists the argument vectors an exec of path (relative to dirfd of
@@ -524,9 +540,11 @@ func (r *memReader) argv(addr uint64) ([]string, error) {
 // ENOTDIR): the exec cannot run anything, and the gate answers with that
 // error instead of the kernel.
 func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (runs [][]string, missing error) {
+	// Vectors that differ only in argv[0]'s directory are one check: the
+	// analyser names a program by its last element.
 	add := func(v []string) {
 		for _, r := range append(runs, argv) {
-			if equalArgs(r, v) {
+			if len(r) > 0 && len(v) > 0 && path.Base(r[0]) == path.Base(v[0]) && equalArgs(r[1:], v[1:]) {
 				return
 			}
 		}
