@@ -55,14 +55,14 @@ func TestRootless(t *testing.T) {
 		Output string
 		Error  string
 	}
-	runAs := func(script string) doc {
+	runAs := func(script string, env ...string) doc {
 		cmd := exec.Command(bin)
 		cmd.Dir = filepath.Join(base, "ws")
-		cmd.Env = []string{
+		cmd.Env = append([]string{
 			"PATH=/usr/bin:/bin",
 			rootlessEnv + "=" + filepath.Join(base, "state") + ":" + filepath.Join(base, "ws"),
 			rootlessScriptEnv + "=" + script,
-		}
+		}, env...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}}
 		stdout, err := cmd.Output()
 		var stderr []byte
@@ -96,6 +96,16 @@ func TestRootless(t *testing.T) {
 	assert.NotEqual(t, 0, d.Result.ExitCode)
 	assert.Contains(t, d.Output, "No such file or directory")
 	assert.Contains(t, d.Output, "Read-only file system")
+
+	// The exec gate works without root too (the trampoline installs it
+	// alone: the filter compiler needs root).
+	d = runAs(`printf '#!/bin/sh\necho RAN > ran\n' > reboot; chmod +x reboot; ./reboot; echo rc=$?; ls`, rootlessGateEnv+"=reboot")
+	require.NotNil(t, d.Result)
+	require.Len(t, d.Result.ExecBlocked, 1, d.Output)
+	assert.Equal(t, []string{"./reboot"}, d.Result.ExecBlocked[0].Argv)
+	assert.Contains(t, d.Output, "rc=126")
+	assert.NotContains(t, d.Output, "ran\n", "the refused program did not run")
+	assert.NotContains(t, d.Result.NotEnforced, "exec_gate")
 
 	// Nothing is left in the user's state root.
 	for _, sub := range []string{containersDir, rootsDir, locksDir} {
