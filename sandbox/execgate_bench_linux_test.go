@@ -13,8 +13,9 @@ import (
 // BenchmarkExecGate measures the exec gate's cost per exec in a warm
 // session: each iteration runs a shell loop of 200 execs of /bin/true in a
 // session with the engine's exec check (as tether serve wires it) and in
-// one without a gate, alternately, and reports both per-exec times and
-// their difference:
+// one without a gate, alternately, then ten single /bin/true commands in
+// each, and reports both per-exec times, their difference, the handler's
+// own time per exec and both per-command times:
 //
 //	go test -tags seccomp -run XXX -bench ExecGate -benchtime 20x ./sandbox/
 func BenchmarkExecGate(b *testing.B) {
@@ -48,7 +49,10 @@ func BenchmarkExecGate(b *testing.B) {
 		}
 		sessions[i] = s
 	}
-	var spent [2]time.Duration
+	// Also one warm-session command (/bin/true, one exec) per iteration
+	// in each: the difference is the gate's cost per command.
+	one := Command{Args: []string{"/bin/true"}}
+	var spent, cmds [2]time.Duration
 	for b.Loop() {
 		for i, s := range sessions {
 			t0 := time.Now()
@@ -57,8 +61,17 @@ func BenchmarkExecGate(b *testing.B) {
 				b.Fatal(err, res)
 			}
 			spent[i] += time.Since(t0)
+			for range 10 {
+				t0 = time.Now()
+				if res, err := s.Run(ctx, one); err != nil || res.ExitCode != 0 {
+					b.Fatal(err, res)
+				}
+				cmds[i] += time.Since(t0)
+			}
 		}
 	}
+	b.ReportMetric(float64(cmds[0].Microseconds())/float64(10*b.N), "ungated-cmd-µs")
+	b.ReportMetric(float64(cmds[1].Microseconds())/float64(10*b.N), "gated-cmd-µs")
 	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N*n) }
 	g := sessions[1].gate
 	g.mu.Lock()
