@@ -6,9 +6,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/rootfs"
 	"github.com/tether-dev/tether/sandbox/usernshold"
 )
 
@@ -72,5 +77,76 @@ func (h *usernsHold) release() error {
 	h.stdin.Close()
 	h.stdin = nil
 	_ = h.cmd.Wait()
+	return nil
+}
+
+// prepareMountpoints creates, as root, the mount points of the workspace
+// and the binds inside a prepared root directory: the sandbox's root (an
+// unprivileged id) cannot create them in a root-owned tree, as
+// libcontainer's init would otherwise. Nothing is followed out of the
+// root. Destinations under /tmp are the sandbox's own tmpfs and left to
+// libcontainer.
+func prepareMountpoints(cfg Config) error {
+	if cfg.Rootfs.Kind != rootfs.KindDir {
+		return nil
+	}
+	type point struct {
+		dest string
+		dir  bool
+	}
+	var points []point
+	if cfg.Workspace != "" {
+		points = append(points, point{cfg.workspaceMount(), true})
+	}
+	for _, b := range cfg.Binds {
+		fi, err := os.Stat(b.Source)
+		if err != nil {
+			return fmt.Errorf("reading bind source %s: %w", b.Source, err)
+		}
+		points = append(points, point{b.dest(), fi.IsDir()})
+	}
+	root, err := unix.Open(cfg.Rootfs.Dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("opening root %s: %w", cfg.Rootfs.Dir, err)
+	}
+	defer unix.Close(root)
+	for _, pt := range points {
+		rel := strings.TrimPrefix(filepath.Clean(pt.dest), "/")
+		if rel == "tmp" || strings.HasPrefix(rel, "tmp/") {
+			continue
+		}
+		parts := strings.Split(rel, "/")
+		dir := root
+		for i, c := range parts {
+			last := i == len(parts)-1
+			how := &unix.OpenHow{Flags: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+				Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+			fd, err := unix.Openat2(dir, c, how)
+			if errors.Is(err, unix.ENOENT) {
+				if !last || pt.dir {
+					err = unix.Mkdirat(dir, c, 0o755)
+				} else {
+					var f int
+					if f, err = unix.Openat(dir, c, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644); err == nil {
+						unix.Close(f)
+					}
+				}
+				if err != nil && !errors.Is(err, unix.EEXIST) {
+					break // libcontainer reports it, with its own words
+				}
+				fd, err = unix.Openat2(dir, c, how)
+			}
+			if dir != root {
+				unix.Close(dir)
+			}
+			if err != nil {
+				break // a symlink or a file on the way: libcontainer resolves it in the root
+			}
+			dir = fd
+		}
+		if dir != root {
+			unix.Close(dir)
+		}
+	}
 	return nil
 }

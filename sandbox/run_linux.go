@@ -383,6 +383,9 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	if p.Owners, err = sourceOwners(cfg); err != nil {
 		return nil, err
 	}
+	if err := prepareMountpoints(cfg); err != nil {
+		return nil, err
+	}
 	var hold *usernsHold
 	if !rootless {
 		if hold, err = holdUserNS(p.HostUID, p.HostGID); err != nil {

@@ -353,6 +353,9 @@ func (s *Session) create(ctx context.Context) (err error) {
 	if p.Owners, err = sourceOwners(cfg); err != nil {
 		return err
 	}
+	if err := prepareMountpoints(cfg); err != nil {
+		return err
+	}
 	var hold *usernsHold
 	if !rootless {
 		if hold, err = holdUserNS(p.HostUID, p.HostGID); err != nil {

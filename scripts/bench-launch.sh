@@ -51,6 +51,9 @@ esac
 cd "$(dirname "$0")/.."
 repo=$PWD
 work=$(mktemp -d "${TMPDIR:-/tmp}/tether-bench.XXXXXX")
+# A sandbox's root (an unprivileged host id) must traverse to the session's
+# state root under it.
+chmod 0711 "$work"
 prefix="tether-bench-$$"
 runc_root="$work/runc-state"
 
