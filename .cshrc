@@ -1,0 +1,1 @@
+/proc/tether-reserved
