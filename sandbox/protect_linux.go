@@ -245,6 +245,9 @@ func planProtection(stateRoot, id, ws, wsMount string) (_ *protection, err error
 			// See commondirPlaceholder: git dies on an unreadable one.
 			ph.Kind = "commondir"
 			fd, err := unix.Openat(pfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o444)
+			if errors.Is(err, unix.EROFS) {
+				return nil
+			}
 			if err != nil {
 				return fmt.Errorf("reserving %s: %w", rel, err)
 			}
@@ -253,7 +256,9 @@ func planProtection(stateRoot, id, ws, wsMount string) (_ *protection, err error
 			if werr != nil {
 				return fmt.Errorf("reserving %s: %w", rel, werr)
 			}
-		} else if err := unix.Symlinkat(reservedTarget, pfd, name); err != nil {
+		} else if err := unix.Symlinkat(reservedTarget, pfd, name); errors.Is(err, unix.EROFS) {
+			return nil // a read-only file system: nobody can create it
+		} else if err != nil {
 			return fmt.Errorf("reserving %s: %w", rel, err)
 		}
 		var st unix.Stat_t

@@ -51,8 +51,8 @@ esac
 cd "$(dirname "$0")/.."
 repo=$PWD
 work=$(mktemp -d "${TMPDIR:-/tmp}/tether-bench.XXXXXX")
-# Traversable, not listable: every tether sandbox's root is a user
-# namespace's id, which must reach the roots and state below.
+# A sandbox's root (an unprivileged host id) must traverse to the session's
+# state root under it.
 chmod 0711 "$work"
 prefix="tether-bench-$$"
 runc_root="$work/runc-state"
