@@ -123,3 +123,20 @@ func TestCheckExec(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCheckExec is the exec gate's check alone for a typical exec
+// (the argv and the file's own name): what each exec of a build costs in
+// analysis.
+func BenchmarkCheckExec(b *testing.B) {
+	cfg, err := config.Parse("t.yaml", []byte("state_dir: "+b.TempDir()+"\nprofiles:\n  default: {}\n"), b.TempDir())
+	require.NoError(b, err)
+	eng, err := NewEngine(cfg, Options{})
+	require.NoError(b, err)
+	defer eng.Close()
+	req := ExecRequest{Argvs: [][]string{{"/usr/bin/cc", "-c", "-O2", "-o", "main.o", "main.c"}, {"cc", "-c", "-O2", "-o", "main.o", "main.c"}}, Home: "/root"}
+	for b.Loop() {
+		if err := eng.CheckExec(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
