@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -21,7 +22,9 @@ import (
 
 // Protected paths (docs/workspace.md). Every sandbox with a workspace makes
 // the entries of package protect at the workspace's root immutable, whether
-// or not they exist when it starts:
+// or not they exist when it starts (entries that matter only in a home
+// directory, protect.Entry.Home, are reserved only when the workspace is
+// one):
 //   - an existing entry is bound read-only onto itself;
 //   - every directory on the way to an entry (.git, .git/objects, .ssh,
 //     .config) is bound onto itself, read-write: a mount point cannot be
@@ -119,7 +122,32 @@ func protectFor(stateRoot, id string, cfg Config, rootless bool, notEnforced *[]
 		*notEnforced = append(*notEnforced, "protected-paths")
 		return nil, nil
 	}
-	return planProtection(stateRoot, id, cfg.Workspace, cfg.workspaceMount())
+	return planProtection(stateRoot, id, cfg.Workspace, cfg.workspaceMount(), isHome(cfg.Workspace))
+}
+
+// isHome reports whether ws is a home directory: tether's own ($HOME) or
+// its owner's (the password database). Only there do shell startup files
+// and ssh's and git's per-user files run anything (protect.Entry.Home).
+func isHome(ws string) bool {
+	same := func(a, b string) bool {
+		if a == "" || b == "" {
+			return false
+		}
+		if filepath.Clean(a) == filepath.Clean(b) {
+			return true
+		}
+		var sa, sb unix.Stat_t
+		return unix.Stat(a, &sa) == nil && unix.Stat(b, &sb) == nil && sa.Dev == sb.Dev && sa.Ino == sb.Ino
+	}
+	if same(ws, os.Getenv("HOME")) {
+		return true
+	}
+	var st unix.Stat_t
+	if unix.Stat(ws, &st) != nil {
+		return false
+	}
+	u, err := user.LookupId(strconv.FormatUint(uint64(st.Uid), 10))
+	return err == nil && same(ws, u.HomeDir)
 }
 
 // sourceOwners returns the on-disk owners of the workspace and the binds'
@@ -170,7 +198,7 @@ func isReservation(fd int) bool {
 // planProtection works out the protected-path mounts of a sandbox id whose
 // workspace ws appears at wsMount, and makes its reservations on the host.
 // The caller must call release when the sandbox is gone.
-func planProtection(stateRoot, id, ws, wsMount string) (_ *protection, err error) {
+func planProtection(stateRoot, id, ws, wsMount string, home bool) (_ *protection, err error) {
 	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening workspace %s: %w", ws, err)
@@ -276,7 +304,7 @@ func planProtection(stateRoot, id, ws, wsMount string) (_ *protection, err error
 	// pinDirs pins the directories on the way to rel (rel itself too when
 	// self). It reports done when rel cannot exist (a directory on the way
 	// is missing, and reserved instead, or is not a directory).
-	pinDirs := func(rel string, self bool) (done bool, err error) {
+	pinDirs := func(rel string, self, mayReserve bool) (done bool, err error) {
 		parts := strings.Split(rel, "/")
 		n := len(parts) - 1
 		if self {
@@ -286,6 +314,9 @@ func planProtection(stateRoot, id, ws, wsMount string) (_ *protection, err error
 			anc := strings.Join(parts[:i], "/")
 			fd, err := openBeneath(root, anc)
 			if errors.Is(err, unix.ENOENT) {
+				if !mayReserve {
+					return true, nil
+				}
 				return true, reserve(anc)
 			}
 			if err != nil {
@@ -315,13 +346,16 @@ func planProtection(stateRoot, id, ws, wsMount string) (_ *protection, err error
 	}
 	// protectEntry freezes rel (of kind k): pins the directories on the
 	// way, then binds, reserves or refuses rel itself.
-	var protectEntry func(rel string, k protect.Kind) error
-	protectEntry = func(rel string, k protect.Kind) error {
-		if done, err := pinDirs(rel, false); done || err != nil {
+	var protectEntry func(rel string, k protect.Kind, mayReserve bool) error
+	protectEntry = func(rel string, k protect.Kind, mayReserve bool) error {
+		if done, err := pinDirs(rel, false, mayReserve); done || err != nil {
 			return err
 		}
 		fd, err := openBeneath(root, rel)
 		if errors.Is(err, unix.ENOENT) {
+			if !mayReserve {
+				return nil
+			}
 			return reserve(rel)
 		}
 		if err != nil {
@@ -361,20 +395,20 @@ func planProtection(stateRoot, id, ws, wsMount string) (_ *protection, err error
 			if gitDir = target; strings.HasPrefix(gitDir, "../") {
 				return nil
 			}
-			if done, err := pinDirs(gitDir, true); done || err != nil {
+			if done, err := pinDirs(gitDir, true, true); done || err != nil {
 				return err
 			}
 		}
 		add(gitDir, ProtectPin)
 		for _, e := range protect.GitDir() {
-			if err := protectEntry(gitDir+"/"+e.Path, e.Kind); err != nil {
+			if err := protectEntry(gitDir+"/"+e.Path, e.Kind, true); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	for _, e := range protect.Workspace() {
-		if err := protectEntry(e.Path, e.Kind); err != nil {
+		if err := protectEntry(e.Path, e.Kind, home || !e.Home); err != nil {
 			return nil, err
 		}
 	}
