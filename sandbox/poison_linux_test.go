@@ -379,7 +379,7 @@ func TestPoisonReservationsGC(t *testing.T) {
 	state := stateTempDir(t)
 	ws, _ := poisonWorkspace(t, true)
 	require.NoError(t, os.RemoveAll(filepath.Join(ws, ".git/hooks")))
-	pr, err := planProtection(state, "crashed-1", ws, ws, true)
+	pr, err := planProtection(state, ws, ws, true)
 	require.NoError(t, err)
 	require.NotEmpty(t, pr.mounts)
 	target, err := os.Readlink(filepath.Join(ws, ".bashrc"))
@@ -393,7 +393,13 @@ func TestPoisonReservationsGC(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(ws, ".envrc")))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".envrc"), []byte("mine\n"), 0o644))
 
-	// No lock is held for "crashed-1": GC takes it for dead.
+	// While the sandbox holds them, GC leaves them.
+	_, err = GC(GCOptions{StateRoot: state, CgroupPrefix: testPrefix + "-gc-" + strconv.Itoa(os.Getpid())})
+	require.NoError(t, err)
+	_, err = os.Readlink(filepath.Join(ws, ".bashrc"))
+	require.NoError(t, err, "a live sandbox's reservation is kept")
+	// The holder dies without releasing: the kernel drops its lock.
+	require.NoError(t, pr.hold.Close())
 	_, err = GC(GCOptions{StateRoot: state, CgroupPrefix: testPrefix + "-gc-" + strconv.Itoa(os.Getpid())})
 	require.NoError(t, err)
 	for _, p := range []string{".bashrc", ".git/hooks", ".git/commondir", ".profile"} {
@@ -403,8 +409,12 @@ func TestPoisonReservationsGC(t *testing.T) {
 	b, err = os.ReadFile(filepath.Join(ws, ".envrc"))
 	require.NoError(t, err)
 	assert.Equal(t, "mine\n", string(b), "a file that is no longer the reservation is kept")
-	_, err = os.Stat(filepath.Join(state, protectDir, pr.key))
-	assert.True(t, errors.Is(err, fs.ErrNotExist), "the record is gone")
+	_, err = GC(GCOptions{StateRoot: state, CgroupPrefix: testPrefix + "-gc-" + strconv.Itoa(os.Getpid()), Caches: true})
+	require.NoError(t, err)
+	for _, ext := range []string{".ws", ".hold", ".lock"} {
+		_, err = os.Stat(filepath.Join(state, protectDir, pr.key+ext))
+		assert.True(t, errors.Is(err, fs.ErrNotExist), "GC with caches removes the record %s", ext)
+	}
 	require.NoError(t, os.RemoveAll(filepath.Join(state, protectDir)))
 }
 
