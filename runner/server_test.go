@@ -193,15 +193,15 @@ func TestServeBatchMixed(t *testing.T) {
 	// they do not exist (the live session reserves them meanwhile).
 	out, err = c.Call(t.Context(), s.Session, "t1", []RawCall{
 		rawCall("h1", "terminal", args("command", "echo evil > .git/hooks/pre-commit", "session", false)),
-		rawCall("h2", "terminal", args("command", "echo evil >> .bashrc", "session", false)),
+		rawCall("h2", "terminal", args("command", "echo evil >> .envrc", "session", false)),
 	})
 	require.NoError(t, err)
 	for _, r := range out.Results {
 		assert.Equal(t, ClassFailed, r.Class, "%s: %v", r.Message, r.Output)
 	}
 	assert.NoFileExists(t, filepath.Join(e.ws, ".git/hooks/pre-commit"))
-	_, err = os.ReadFile(filepath.Join(e.ws, ".bashrc"))
-	assert.ErrorIs(t, err, fs.ErrNotExist, "nothing was planted in .bashrc")
+	_, err = os.ReadFile(filepath.Join(e.ws, ".envrc"))
+	assert.ErrorIs(t, err, fs.ErrNotExist, "nothing was planted in .envrc")
 
 	// The session sandbox persists state between calls; clearing the
 	// session closes it.

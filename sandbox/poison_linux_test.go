@@ -278,7 +278,9 @@ echo 'gitdir: /tmp/evilgit' > .git
 // TestPoisonReservations: protected paths that do not exist when the
 // sandbox starts (a fresh git init, hooks, commondir, alternates, rc files,
 // .envrc, fish config, ssh files) cannot be created, in one-shot runs and
-// in sessions; the reservations are gone once the sandbox is.
+// in sessions, in a home workspace; the reservations are gone once the
+// sandbox is. In a project workspace, shell and ssh files may be made
+// (nothing on the host runs them there), git's and direnv's may not.
 func TestPoisonReservations(t *testing.T) {
 	script := func(markers string) string {
 		return fmt.Sprintf(`
@@ -295,6 +297,7 @@ ls -la
 	t.Run("one-shot, empty workspace", func(t *testing.T) {
 		r := newTestRunner(t)
 		ws, markers := poisonWorkspace(t, false)
+		t.Setenv("HOME", ws) // a home workspace
 		_, out := sandboxRun(t, r, ws, script(markers))
 		t.Log(out)
 		assert.NotContains(t, out, "init=0", "git init fails: .git is reserved")
@@ -304,6 +307,7 @@ ls -la
 	t.Run("one-shot, repository without hooks", func(t *testing.T) {
 		r := newTestRunner(t)
 		ws, markers := poisonWorkspace(t, true)
+		t.Setenv("HOME", ws) // a home workspace
 		for _, d := range []string{"hooks", "info", "objects/info"} {
 			require.NoError(t, os.RemoveAll(filepath.Join(ws, ".git", d)))
 		}
@@ -316,9 +320,24 @@ ls -la
 			assert.ErrorIs(t, err, fs.ErrNotExist, "%s: reservations are removed at teardown", p)
 		}
 	})
+	t.Run("one-shot, project workspace", func(t *testing.T) {
+		r := newTestRunner(t)
+		ws, markers := poisonWorkspace(t, false)
+		_, out := sandboxRun(t, r, ws, script(markers))
+		t.Log(out)
+		assert.NotContains(t, out, "init=0", "git init fails: .git is reserved in any workspace")
+		for _, p := range []string{".git", ".envrc", ".tether.yaml"} {
+			_, err := os.Lstat(filepath.Join(ws, p))
+			assert.ErrorIs(t, err, fs.ErrNotExist, "%s exists on the host after the sandbox", p)
+		}
+		_, err := os.Lstat(filepath.Join(ws, ".zlogin"))
+		assert.NoError(t, err, "a project's own .zlogin may be written: nothing runs it")
+		assertHostClean(t, ws, markers, false)
+	})
 	t.Run("session", func(t *testing.T) {
 		m := newTestSessions(t)
 		ws, markers := poisonWorkspace(t, false)
+		t.Setenv("HOME", ws) // a home workspace
 		spec := testSpec()
 		spec.Config.Workspace = ws
 		s, err := m.Open(t.Context(), "default", "poison", spec)
@@ -360,7 +379,7 @@ func TestPoisonReservationsGC(t *testing.T) {
 	state := stateTempDir(t)
 	ws, _ := poisonWorkspace(t, true)
 	require.NoError(t, os.RemoveAll(filepath.Join(ws, ".git/hooks")))
-	pr, err := planProtection(state, "crashed-1", ws, ws)
+	pr, err := planProtection(state, ws, ws, true)
 	require.NoError(t, err)
 	require.NotEmpty(t, pr.mounts)
 	target, err := os.Readlink(filepath.Join(ws, ".bashrc"))
@@ -374,7 +393,13 @@ func TestPoisonReservationsGC(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(ws, ".envrc")))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".envrc"), []byte("mine\n"), 0o644))
 
-	// No lock is held for "crashed-1": GC takes it for dead.
+	// While the sandbox holds them, GC leaves them.
+	_, err = GC(GCOptions{StateRoot: state, CgroupPrefix: testPrefix + "-gc-" + strconv.Itoa(os.Getpid())})
+	require.NoError(t, err)
+	_, err = os.Readlink(filepath.Join(ws, ".bashrc"))
+	require.NoError(t, err, "a live sandbox's reservation is kept")
+	// The holder dies without releasing: the kernel drops its lock.
+	require.NoError(t, pr.hold.Close())
 	_, err = GC(GCOptions{StateRoot: state, CgroupPrefix: testPrefix + "-gc-" + strconv.Itoa(os.Getpid())})
 	require.NoError(t, err)
 	for _, p := range []string{".bashrc", ".git/hooks", ".git/commondir", ".profile"} {
@@ -384,8 +409,12 @@ func TestPoisonReservationsGC(t *testing.T) {
 	b, err = os.ReadFile(filepath.Join(ws, ".envrc"))
 	require.NoError(t, err)
 	assert.Equal(t, "mine\n", string(b), "a file that is no longer the reservation is kept")
-	_, err = os.Stat(filepath.Join(state, protectDir, pr.key))
-	assert.True(t, errors.Is(err, fs.ErrNotExist), "the record is gone")
+	_, err = GC(GCOptions{StateRoot: state, CgroupPrefix: testPrefix + "-gc-" + strconv.Itoa(os.Getpid()), Caches: true})
+	require.NoError(t, err)
+	for _, ext := range []string{".ws", ".hold", ".lock"} {
+		_, err = os.Stat(filepath.Join(state, protectDir, pr.key+ext))
+		assert.True(t, errors.Is(err, fs.ErrNotExist), "GC with caches removes the record %s", ext)
+	}
 	require.NoError(t, os.RemoveAll(filepath.Join(state, protectDir)))
 }
 

@@ -1,11 +1,11 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -21,7 +21,9 @@ import (
 
 // Protected paths (docs/workspace.md). Every sandbox with a workspace makes
 // the entries of package protect at the workspace's root immutable, whether
-// or not they exist when it starts:
+// or not they exist when it starts (entries that matter only in a home
+// directory, protect.Entry.Home, are reserved only when the workspace is
+// one):
 //   - an existing entry is bound read-only onto itself;
 //   - every directory on the way to an entry (.git, .git/objects, .ssh,
 //     .config) is bound onto itself, read-write: a mount point cannot be
@@ -50,10 +52,11 @@ import (
 // sandbox's own idmapped workspace mount and keep its id mapping.
 //
 // Reservations are shared by every sandbox of the workspace under one
-// state root: protect/<dev>-<ino>/ records the placeholders and the
-// sandboxes holding them, under protect/<dev>-<ino>.lock; the last one out
-// (or GC, for holders that died) removes the placeholders that are still
-// what tether made.
+// state root: each holds protect/<dev>-<ino>.hold shared-locked for its
+// life; planning and leaving take protect/<dev>-<ino>.lock. The last one
+// out (it gets the hold lock exclusively) or GC (for holders that died,
+// whose locks the kernel dropped) removes the placeholders that are still
+// what tether makes; protect/<dev>-<ino>.ws records the workspace's path.
 
 // reservedTarget is where reservation symlinks point: procfs lets nobody
 // create anything there, so the link never resolves.
@@ -91,27 +94,25 @@ const (
 // sees.
 func (p Placement) protectMounts() []specs.Mount { return nil }
 
-// placeholder is one reservation made on the host.
-type placeholder struct {
-	Path string `json:"path"`
-	Kind string `json:"kind"` // "link" or "commondir"
-	Ino  uint64 `json:"ino"`
-}
-
-// protection is the protected-path plan of one sandbox and the
-// reservation it holds.
+// protection is the protected-path plan of one sandbox and its hold on
+// the workspace's reservations.
 type protection struct {
 	mounts    []ProtectMount
 	wsMount   string // the workspace's path inside the sandbox
 	emptyFile string // the empty read-only file mounted onto reservations
 	stateRoot string
-	key, id   string
+	key       string
+	ws        string
+	// hold is protect/<key>.hold, flocked shared for the sandbox's life:
+	// the kernel drops the lock when its holder dies, so whoever takes it
+	// exclusively knows no sandbox holds the reservations any more.
+	hold *os.File
 }
 
-// protectFor plans the protected paths of sandbox id (nil without a
+// protectFor plans the protected paths of a sandbox (nil without a
 // workspace). Rootless tether cannot join the sandbox's mount namespace to
 // make the binds: it says so in notEnforced ("protected-paths").
-func protectFor(stateRoot, id string, cfg Config, rootless bool, notEnforced *[]string) (*protection, error) {
+func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]string) (*protection, error) {
 	if cfg.Workspace == "" {
 		return nil, nil
 	}
@@ -119,7 +120,32 @@ func protectFor(stateRoot, id string, cfg Config, rootless bool, notEnforced *[]
 		*notEnforced = append(*notEnforced, "protected-paths")
 		return nil, nil
 	}
-	return planProtection(stateRoot, id, cfg.Workspace, cfg.workspaceMount())
+	return planProtection(stateRoot, cfg.Workspace, cfg.workspaceMount(), isHome(cfg.Workspace))
+}
+
+// isHome reports whether ws is a home directory: tether's own ($HOME) or
+// its owner's (the password database). Only there do shell startup files
+// and ssh's and git's per-user files run anything (protect.Entry.Home).
+func isHome(ws string) bool {
+	same := func(a, b string) bool {
+		if a == "" || b == "" {
+			return false
+		}
+		if filepath.Clean(a) == filepath.Clean(b) {
+			return true
+		}
+		var sa, sb unix.Stat_t
+		return unix.Stat(a, &sa) == nil && unix.Stat(b, &sb) == nil && sa.Dev == sb.Dev && sa.Ino == sb.Ino
+	}
+	if same(ws, os.Getenv("HOME")) {
+		return true
+	}
+	var st unix.Stat_t
+	if unix.Stat(ws, &st) != nil {
+		return false
+	}
+	u, err := user.LookupId(strconv.FormatUint(uint64(st.Uid), 10))
+	return err == nil && same(ws, u.HomeDir)
 }
 
 // sourceOwners returns the on-disk owners of the workspace and the binds'
@@ -170,7 +196,7 @@ func isReservation(fd int) bool {
 // planProtection works out the protected-path mounts of a sandbox id whose
 // workspace ws appears at wsMount, and makes its reservations on the host.
 // The caller must call release when the sandbox is gone.
-func planProtection(stateRoot, id, ws, wsMount string) (_ *protection, err error) {
+func planProtection(stateRoot, ws, wsMount string, home bool) (_ *protection, err error) {
 	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening workspace %s: %w", ws, err)
@@ -180,36 +206,30 @@ func planProtection(stateRoot, id, ws, wsMount string) (_ *protection, err error
 	if err := unix.Fstat(root, &st); err != nil {
 		return nil, fmt.Errorf("reading workspace %s: %w", ws, err)
 	}
-	pr := &protection{wsMount: wsMount, stateRoot: stateRoot, id: id,
+	pr := &protection{wsMount: wsMount, stateRoot: stateRoot, ws: ws,
 		key: strconv.FormatUint(st.Dev, 10) + "-" + strconv.FormatUint(st.Ino, 10)}
 	dir := filepath.Join(stateRoot, protectDir)
-	if err := os.MkdirAll(filepath.Join(dir, pr.key, "holders"), 0o700); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating protected-path state: %w", err)
 	}
 	if pr.emptyFile, err = ensureEmptyFile(dir); err != nil {
 		return nil, err
 	}
-	lock, err := lockExclusive(filepath.Join(dir, pr.key+".lock"))
+	lock, err := lockFile(filepath.Join(dir, pr.key+".lock"), unix.LOCK_EX)
 	if err != nil {
 		return nil, err
 	}
 	defer lock.Close()
-	held, err := readPlaceholders(dir, pr.key)
-	if err != nil {
+	// Shared: only a holder about to leave, with the plan lock (ours now),
+	// takes it exclusively, and never waits for it.
+	if pr.hold, err = lockFile(filepath.Join(dir, pr.key+".hold"), unix.LOCK_SH); err != nil {
 		return nil, err
 	}
-	// The holder is recorded first, so that a failure below still
-	// releases what was reserved.
-	if err := os.WriteFile(filepath.Join(dir, pr.key, "holders", id), nil, 0o600); err != nil {
-		return nil, fmt.Errorf("recording protected-path holder: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, pr.key, "workspace"), []byte(ws), 0o600); err != nil {
-		return nil, fmt.Errorf("recording protected-path workspace: %w", err)
+	if err := recordWorkspace(filepath.Join(dir, pr.key+".ws"), ws); err != nil {
+		pr.hold.Close()
+		return nil, err
 	}
 	defer func() {
-		if werr := writePlaceholders(dir, pr.key, held); werr != nil && err == nil {
-			err = werr
-		}
 		if err != nil {
 			pr.releaseLocked()
 		}
@@ -240,10 +260,9 @@ func planProtection(stateRoot, id, ws, wsMount string) (_ *protection, err error
 			}
 			defer unix.Close(pfd)
 		}
-		ph := placeholder{Path: rel, Kind: "link"}
-		if rel == ".git/commondir" || strings.HasSuffix(rel, "/commondir") {
+		commondir := path.Base(rel) == "commondir"
+		if commondir {
 			// See commondirPlaceholder: git dies on an unreadable one.
-			ph.Kind = "commondir"
 			fd, err := unix.Openat(pfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o444)
 			if errors.Is(err, unix.EROFS) {
 				return nil
@@ -261,12 +280,7 @@ func planProtection(stateRoot, id, ws, wsMount string) (_ *protection, err error
 		} else if err != nil {
 			return fmt.Errorf("reserving %s: %w", rel, err)
 		}
-		var st unix.Stat_t
-		if err := unix.Fstatat(pfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
-			ph.Ino = st.Ino
-		}
-		held = append(held, ph)
-		if ph.Kind == "commondir" {
+		if commondir {
 			add(rel, ProtectReadOnly)
 		} else {
 			add(rel, ProtectReserve)
@@ -276,7 +290,7 @@ func planProtection(stateRoot, id, ws, wsMount string) (_ *protection, err error
 	// pinDirs pins the directories on the way to rel (rel itself too when
 	// self). It reports done when rel cannot exist (a directory on the way
 	// is missing, and reserved instead, or is not a directory).
-	pinDirs := func(rel string, self bool) (done bool, err error) {
+	pinDirs := func(rel string, self, mayReserve bool) (done bool, err error) {
 		parts := strings.Split(rel, "/")
 		n := len(parts) - 1
 		if self {
@@ -286,6 +300,9 @@ func planProtection(stateRoot, id, ws, wsMount string) (_ *protection, err error
 			anc := strings.Join(parts[:i], "/")
 			fd, err := openBeneath(root, anc)
 			if errors.Is(err, unix.ENOENT) {
+				if !mayReserve {
+					return true, nil
+				}
 				return true, reserve(anc)
 			}
 			if err != nil {
@@ -315,13 +332,16 @@ func planProtection(stateRoot, id, ws, wsMount string) (_ *protection, err error
 	}
 	// protectEntry freezes rel (of kind k): pins the directories on the
 	// way, then binds, reserves or refuses rel itself.
-	var protectEntry func(rel string, k protect.Kind) error
-	protectEntry = func(rel string, k protect.Kind) error {
-		if done, err := pinDirs(rel, false); done || err != nil {
+	var protectEntry func(rel string, k protect.Kind, mayReserve bool) error
+	protectEntry = func(rel string, k protect.Kind, mayReserve bool) error {
+		if done, err := pinDirs(rel, false, mayReserve); done || err != nil {
 			return err
 		}
 		fd, err := openBeneath(root, rel)
 		if errors.Is(err, unix.ENOENT) {
+			if !mayReserve {
+				return nil
+			}
 			return reserve(rel)
 		}
 		if err != nil {
@@ -361,20 +381,20 @@ func planProtection(stateRoot, id, ws, wsMount string) (_ *protection, err error
 			if gitDir = target; strings.HasPrefix(gitDir, "../") {
 				return nil
 			}
-			if done, err := pinDirs(gitDir, true); done || err != nil {
+			if done, err := pinDirs(gitDir, true, true); done || err != nil {
 				return err
 			}
 		}
 		add(gitDir, ProtectPin)
 		for _, e := range protect.GitDir() {
-			if err := protectEntry(gitDir+"/"+e.Path, e.Kind); err != nil {
+			if err := protectEntry(gitDir+"/"+e.Path, e.Kind, true); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	for _, e := range protect.Workspace() {
-		if err := protectEntry(e.Path, e.Kind); err != nil {
+		if err := protectEntry(e.Path, e.Kind, home || !e.Home); err != nil {
 			return nil, err
 		}
 	}
@@ -427,118 +447,116 @@ func ensureEmptyFile(dir string) (string, error) {
 	return p, nil
 }
 
-func lockExclusive(p string) (*os.File, error) {
+// lockFile opens (creating) p and flocks it with how. The lock files are
+// never removed while tethers may run: a waiter on a removed one would
+// lock a file nobody else sees (GC with Caches removes them).
+func lockFile(p string, how int) (*os.File, error) {
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("opening lock %s: %w", p, err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+	if err := unix.Flock(int(f.Fd()), how); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("locking %s: %w", p, err)
 	}
 	return f, nil
 }
 
-func readPlaceholders(dir, key string) ([]placeholder, error) {
-	data, err := os.ReadFile(filepath.Join(dir, key, "placeholders.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+// recordWorkspace writes ws to p unless p holds it already (GC needs the
+// path of a workspace whose holders are gone).
+func recordWorkspace(p, ws string) error {
+	if b, err := os.ReadFile(p); err == nil && string(b) == ws {
+		return nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading reservations: %w", err)
-	}
-	var held []placeholder
-	if err := json.Unmarshal(data, &held); err != nil {
-		return nil, fmt.Errorf("reading reservations: %w", err)
-	}
-	return held, nil
-}
-
-func writePlaceholders(dir, key string, held []placeholder) error {
-	data, err := json.Marshal(held)
-	if err != nil {
-		return err
-	}
-	p := filepath.Join(dir, key, "placeholders.json")
 	tmp := fmt.Sprintf("%s.tmp-%d", p, os.Getpid())
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("recording reservations: %w", err)
+	if err := os.WriteFile(tmp, []byte(ws), 0o600); err != nil {
+		return fmt.Errorf("recording protected-path workspace: %w", err)
 	}
 	if err := os.Rename(tmp, p); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("recording reservations: %w", err)
+		return fmt.Errorf("recording protected-path workspace: %w", err)
 	}
 	return nil
 }
 
 // release drops this sandbox's hold on the workspace's reservations and,
-// if no live sandbox holds them any more, removes them.
+// if no other sandbox holds them, removes them.
 func (pr *protection) release() error {
-	dir := filepath.Join(pr.stateRoot, protectDir)
-	lock, err := lockExclusive(filepath.Join(dir, pr.key+".lock"))
+	lock, err := lockFile(filepath.Join(pr.stateRoot, protectDir, pr.key+".lock"), unix.LOCK_EX)
 	if err != nil {
+		pr.hold.Close()
 		return err
 	}
 	defer lock.Close()
 	return pr.releaseLocked()
 }
 
-// releaseLocked is release with the workspace's lock held.
+// releaseLocked is release with the plan lock held.
 func (pr *protection) releaseLocked() error {
-	dir := filepath.Join(pr.stateRoot, protectDir)
-	os.Remove(filepath.Join(dir, pr.key, "holders", pr.id))
-	return reapReservations(pr.stateRoot, pr.key)
+	defer pr.hold.Close()
+	if unix.Flock(int(pr.hold.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return nil // another sandbox holds them
+	}
+	return removePlaceholders(pr.ws, pr.key)
 }
 
-// reapReservations removes the holders of workspace key whose sandbox is
-// gone and, when none is left, the placeholders that are still tether's,
-// and the record itself. The workspace's lock must be held.
-func reapReservations(stateRoot, key string) error {
+// gcReservations removes the reservations of workspaces no live sandbox
+// holds (their holders died: the kernel dropped their locks). With caches
+// and nothing running, the lock files go too.
+func gcReservations(stateRoot string, caches bool) []error {
 	dir := filepath.Join(stateRoot, protectDir)
-	holders, err := os.ReadDir(filepath.Join(dir, key, "holders"))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("reading reservation holders: %w", err)
-	}
-	live := 0
-	for _, h := range holders {
-		lock, err := tryLock(filepath.Join(stateRoot, locksDir, h.Name()+".lock"))
-		if err != nil {
-			live++ // its owner holds its lock: alive
-			continue
-		}
-		lock.Close()
-		os.Remove(filepath.Join(dir, key, "holders", h.Name()))
-	}
-	if live > 0 {
-		return nil
-	}
-	held, err := readPlaceholders(dir, key)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return err
-	}
-	wsData, err := os.ReadFile(filepath.Join(dir, key, "workspace"))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("reading reservation workspace: %w", err)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return []error{err}
 	}
 	var errs []error
-	if len(held) > 0 && len(wsData) > 0 {
-		if err := removePlaceholders(string(wsData), key, held); err != nil {
+	for _, e := range entries {
+		key, ok := strings.CutSuffix(e.Name(), ".ws")
+		if !ok {
+			continue
+		}
+		if err := gcReservation(dir, key, caches); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if len(errs) == 0 {
-		errs = append(errs, os.RemoveAll(filepath.Join(dir, key)))
-		os.Remove(filepath.Join(dir, key+".lock"))
-	}
-	return errors.Join(errs...)
+	return errs
 }
 
-// removePlaceholders removes each placeholder of workspace ws that is
-// still exactly what tether made (same inode, and a link to
-// reservedTarget or a commondir holding "."), deepest first. A workspace
-// that is no longer the one recorded (another directory at the path) is
-// left alone.
-func removePlaceholders(ws, key string, held []placeholder) error {
+func gcReservation(dir, key string, caches bool) error {
+	lock, err := lockFile(filepath.Join(dir, key+".lock"), unix.LOCK_EX|unix.LOCK_NB)
+	if err != nil {
+		return nil // being planned or released right now
+	}
+	defer lock.Close()
+	hold, err := lockFile(filepath.Join(dir, key+".hold"), unix.LOCK_EX|unix.LOCK_NB)
+	if err != nil {
+		return nil // held by a live sandbox
+	}
+	defer hold.Close()
+	ws, err := os.ReadFile(filepath.Join(dir, key+".ws"))
+	if err != nil {
+		return fmt.Errorf("reading reservation record: %w", err)
+	}
+	if err := removePlaceholders(string(ws), key); err != nil {
+		return err
+	}
+	if caches {
+		for _, ext := range []string{".ws", ".hold", ".lock"} {
+			os.Remove(filepath.Join(dir, key+ext))
+		}
+	}
+	return nil
+}
+
+// removePlaceholders removes, deepest first, every reservation in the
+// workspace ws (if it is still the directory key names): each protected
+// path, and each directory on the way to one, that is a link to
+// reservedTarget or a commondir holding exactly commondirPlaceholder with
+// mode 0444. Anything else there is a person's and is kept.
+func removePlaceholders(ws, key string) error {
 	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
 		return nil
@@ -551,19 +569,41 @@ func removePlaceholders(ws, key string, held []placeholder) error {
 	if err := unix.Fstat(root, &st); err != nil || strconv.FormatUint(st.Dev, 10)+"-"+strconv.FormatUint(st.Ino, 10) != key {
 		return nil
 	}
-	slices.SortFunc(held, func(a, b placeholder) int { return strings.Count(b.Path, "/") - strings.Count(a.Path, "/") })
+	var candidates []string
+	addAll := func(rel string) {
+		parts := strings.Split(rel, "/")
+		for i := len(parts); i > 0; i-- {
+			candidates = append(candidates, strings.Join(parts[:i], "/"))
+		}
+	}
+	gitDirs := []string{protect.GitDirName}
+	if data, err := readBeneath(root, protect.GitDirName); err == nil {
+		if t, err := protect.GitFileTarget(ws, ".", data); err == nil && t != "." {
+			gitDirs = append(gitDirs, t)
+		}
+	}
+	for _, e := range protect.Workspace() {
+		addAll(e.Path)
+	}
+	for _, g := range gitDirs {
+		for _, e := range protect.GitDir() {
+			addAll(g + "/" + e.Path)
+		}
+	}
+	slices.SortFunc(candidates, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+	candidates = slices.Compact(candidates)
 	var errs []error
-	for _, ph := range held {
-		parent, name := path.Split(ph.Path)
+	for _, rel := range candidates {
+		parent, name := path.Split(rel)
 		pfd := root
 		if parent != "" {
 			if pfd, err = openBeneath(root, strings.TrimSuffix(parent, "/")); err != nil {
-				continue // gone with its directory
+				continue
 			}
 		}
-		if placeholderIntact(pfd, name, ph) {
+		if isPlaceholder(pfd, name) {
 			if err := unix.Unlinkat(pfd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
-				errs = append(errs, fmt.Errorf("removing reservation %s: %w", ph.Path, err))
+				errs = append(errs, fmt.Errorf("removing reservation %s: %w", rel, err))
 			}
 		}
 		if pfd != root {
@@ -573,18 +613,19 @@ func removePlaceholders(ws, key string, held []placeholder) error {
 	return errors.Join(errs...)
 }
 
-func placeholderIntact(dir int, name string, ph placeholder) bool {
+// isPlaceholder reports whether name in dir is a reservation.
+func isPlaceholder(dir int, name string) bool {
 	var st unix.Stat_t
-	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Ino != ph.Ino {
+	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return false
 	}
-	switch ph.Kind {
-	case "link":
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
 		buf := make([]byte, len(reservedTarget)+1)
 		n, err := unix.Readlinkat(dir, name, buf)
-		return st.Mode&unix.S_IFMT == unix.S_IFLNK && err == nil && string(buf[:n]) == reservedTarget
-	case "commondir":
-		if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != int64(len(commondirPlaceholder)) {
+		return err == nil && string(buf[:n]) == reservedTarget
+	case unix.S_IFREG:
+		if name != "commondir" || st.Mode&0o7777 != 0o444 || st.Size != int64(len(commondirPlaceholder)) {
 			return false
 		}
 		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
@@ -597,35 +638,6 @@ func placeholderIntact(dir int, name string, ph placeholder) bool {
 		return string(buf[:max(n, 0)]) == commondirPlaceholder
 	}
 	return false
-}
-
-// gcReservations reaps the reservations of workspaces whose holders are
-// all gone (GC).
-func gcReservations(stateRoot string) []error {
-	dir := filepath.Join(stateRoot, protectDir)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		return []error{err}
-	}
-	var errs []error
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		lock, err := lockExclusive(filepath.Join(dir, e.Name()+".lock"))
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if err := reapReservations(stateRoot, e.Name()); err != nil {
-			errs = append(errs, err)
-		}
-		lock.Close()
-	}
-	return errs
 }
 
 // apply makes the protected-path mounts inside the mount namespace of the

@@ -416,7 +416,7 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		undo = append(undo, hold.release)
 		p.UserNSPath = hold.path
 	}
-	pr, err := protectFor(stateRoot, id, cfg, rootless, &res.NotEnforced)
+	pr, err := protectFor(stateRoot, cfg, rootless, &res.NotEnforced)
 	if err != nil {
 		return nil, err
 	}

@@ -408,7 +408,7 @@ func (s *Session) create(ctx context.Context) (err error) {
 		undo = append(undo, hold.release)
 		p.UserNSPath = hold.path
 	}
-	pr, err := protectFor(stateRoot, id, cfg, rootless, &s.notEnforced)
+	pr, err := protectFor(stateRoot, cfg, rootless, &s.notEnforced)
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,11 @@ type Entry struct {
 	Kind Kind
 	// Why says what the host does with the path, for error messages.
 	Why string
+	// Home says the host trusts the path only when the workspace is a
+	// home directory (shell startup files, ssh's and git's per-user
+	// files). The sandbox freezes it when it exists, and reserves it when
+	// it does not only in a home workspace; Reason refuses it everywhere.
+	Home bool
 }
 
 // GitDirName is the name of a repository's git directory, or of a file
@@ -69,49 +74,51 @@ const GitDirName = ".git"
 // (add, commit, checkout -b, stash) writes them, and they make git run
 // nothing.
 var gitDir = []Entry{
-	{"config", File, "git reads it on every command (core.fsmonitor, core.hooksPath, core.sshCommand, aliases and filters run programs)"},
-	{"config.worktree", File, "git reads it as configuration when extensions.worktreeConfig is set"},
-	{"hooks", Dir, "git runs the programs in it"},
-	{"commondir", File, "git reads config and hooks from the directory it names"},
-	{"modules", Dir, "it holds the submodules' git directories, each with its own config and hooks"},
-	{"worktrees", Dir, "it holds the linked worktrees' git directories, each with its own config and hooks"},
-	{"info", Dir, "git reads attributes (filter and diff drivers), exclude, sparse-checkout and grafts from it"},
-	{"objects/info/alternates", File, "git reads objects from the directories it names"},
-	{"objects/info/http-alternates", File, "git fetches objects from the URLs it names"},
+	{"config", File, "git reads it on every command (core.fsmonitor, core.hooksPath, core.sshCommand, aliases and filters run programs)", false},
+	{"config.worktree", File, "git reads it as configuration when extensions.worktreeConfig is set", false},
+	{"hooks", Dir, "git runs the programs in it", false},
+	{"commondir", File, "git reads config and hooks from the directory it names", false},
+	{"modules", Dir, "it holds the submodules' git directories, each with its own config and hooks", false},
+	{"worktrees", Dir, "it holds the linked worktrees' git directories, each with its own config and hooks", false},
+	{"info", Dir, "git reads attributes (filter and diff drivers), exclude, sparse-checkout and grafts from it", false},
+	{"objects/info/alternates", File, "git reads objects from the directories it names", false},
+	{"objects/info/http-alternates", File, "git fetches objects from the URLs it names", false},
 }
 
 // workspace are the entries relative to the workspace root (the home
 // directory, when the workspace is one). Shell entries cover every shell
-// Debian ships: a login or interactive shell runs them.
+// Debian ships: a login or interactive shell runs them. .git, .envrc
+// (direnv runs it in any directory) and .tether.yaml matter in any
+// workspace; the rest only in a home directory (Entry.Home).
 var workspace = []Entry{
-	{GitDirName, Repo, "it is the repository's git directory (or a file naming it)"},
-	{".bashrc", File, "bash runs it at start"},
-	{".bash_profile", File, "bash runs it at login"},
-	{".bash_login", File, "bash runs it at login"},
-	{".bash_logout", File, "bash runs it at logout"},
-	{".profile", File, "sh, bash and ksh run it at login"},
-	{".zshenv", File, "zsh runs it at every start"},
-	{".zprofile", File, "zsh runs it at login"},
-	{".zshrc", File, "zsh runs it at start"},
-	{".zlogin", File, "zsh runs it at login"},
-	{".zlogout", File, "zsh runs it at logout"},
-	{".kshrc", File, "ksh runs it at start"},
-	{".mkshrc", File, "mksh runs it at start"},
-	{".cshrc", File, "csh and tcsh run it at start"},
-	{".tcshrc", File, "tcsh runs it at start"},
-	{".login", File, "csh and tcsh run it at login"},
-	{".logout", File, "csh and tcsh run it at logout"},
-	{".inputrc", File, "readline reads it (key bindings can run commands)"},
-	{".config/fish", Dir, "fish runs config.fish, conf.d and functions from it"},
-	{".gitconfig", File, "git reads it as the user's configuration"},
-	{".config/git", Dir, "git reads the user's configuration and attributes from it"},
-	{".envrc", File, "direnv runs it on cd"},
-	{".tether.yaml", File, "tether reads it as configuration"},
-	{".ssh/authorized_keys", File, "sshd lets the keys in it log in"},
-	{".ssh/authorized_keys2", File, "sshd lets the keys in it log in"},
-	{".ssh/config", File, "ssh reads it (ProxyCommand and LocalCommand run programs)"},
-	{".ssh/rc", File, "sshd runs it at login"},
-	{".ssh/environment", File, "sshd sets the environment from it"},
+	{GitDirName, Repo, "it is the repository's git directory (or a file naming it)", false},
+	{".bashrc", File, "bash runs it at start", true},
+	{".bash_profile", File, "bash runs it at login", true},
+	{".bash_login", File, "bash runs it at login", true},
+	{".bash_logout", File, "bash runs it at logout", true},
+	{".profile", File, "sh, bash and ksh run it at login", true},
+	{".zshenv", File, "zsh runs it at every start", true},
+	{".zprofile", File, "zsh runs it at login", true},
+	{".zshrc", File, "zsh runs it at start", true},
+	{".zlogin", File, "zsh runs it at login", true},
+	{".zlogout", File, "zsh runs it at logout", true},
+	{".kshrc", File, "ksh runs it at start", true},
+	{".mkshrc", File, "mksh runs it at start", true},
+	{".cshrc", File, "csh and tcsh run it at start", true},
+	{".tcshrc", File, "tcsh runs it at start", true},
+	{".login", File, "csh and tcsh run it at login", true},
+	{".logout", File, "csh and tcsh run it at logout", true},
+	{".inputrc", File, "readline reads it (key bindings can run commands)", true},
+	{".config/fish", Dir, "fish runs config.fish, conf.d and functions from it", true},
+	{".gitconfig", File, "git reads it as the user's configuration", true},
+	{".config/git", Dir, "git reads the user's configuration and attributes from it", true},
+	{".envrc", File, "direnv runs it on cd", false},
+	{".tether.yaml", File, "tether reads it as configuration", false},
+	{".ssh/authorized_keys", File, "sshd lets the keys in it log in", true},
+	{".ssh/authorized_keys2", File, "sshd lets the keys in it log in", true},
+	{".ssh/config", File, "ssh reads it (ProxyCommand and LocalCommand run programs)", true},
+	{".ssh/rc", File, "sshd runs it at login", true},
+	{".ssh/environment", File, "sshd sets the environment from it", true},
 }
 
 // Workspace returns the entries relative to the workspace root, .git first.
