@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -29,6 +30,15 @@ func TestScripts(t *testing.T) {
 			// Decisions and mandates go to the script's own state dir,
 			// never the machine's /var/lib/tether (scripts may override).
 			env.Setenv("TETHER_STATE_DIR", env.WorkDir+"/.tether-state")
+			// Every sandbox's root is a user namespace's id, which must
+			// traverse to the roots under a state root in $WORK: the
+			// directories down to it are made traversable (0711), as a
+			// real state root's parents are.
+			for d := env.WorkDir; d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()+"/"); d = filepath.Dir(d) {
+				if err := os.Chmod(d, 0o711); err != nil {
+					return err
+				}
+			}
 			return nil
 		},
 		Condition: scriptCondition,
