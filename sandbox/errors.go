@@ -20,4 +20,7 @@ var (
 	// directory on the way to one) is a symlink, so it cannot be frozen
 	// without following it. Nothing was started.
 	ErrUnsafeWorkspace = errors.New("workspace has a protected path that is a symlink")
+	// ErrKeeper: the keeper that reaps this process's sandboxes if it
+	// dies could not be started or told; nothing was started.
+	ErrKeeper = errors.New("cannot start the keeper that reaps this process's sandboxes if it dies")
 )
