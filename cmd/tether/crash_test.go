@@ -38,11 +38,7 @@ func TestCrashSuite(t *testing.T) {
 		kills = 20
 	}
 	dir := t.TempDir()
-	// Traversable by the sandboxes' user namespace id, which must reach
-	// its empty root under the state root (t.TempDir's are 0700).
-	for d := dir; d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()+"/"); d = filepath.Dir(d) {
-		require.NoError(t, os.Chmod(d, 0o711))
-	}
+	require.NoError(t, traversable(dir)) // the sandbox's root must reach the state root
 	state := filepath.Join(dir, "state")
 	prefix := fmt.Sprintf("tether-crash-%d", os.Getpid())
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("state_dir: "+filepath.Join(dir, "db")+"\nprofiles:\n  default: {}\n"), 0o600))

@@ -30,16 +30,10 @@ func TestScripts(t *testing.T) {
 			// Decisions and mandates go to the script's own state dir,
 			// never the machine's /var/lib/tether (scripts may override).
 			env.Setenv("TETHER_STATE_DIR", env.WorkDir+"/.tether-state")
-			// Every sandbox's root is a user namespace's id, which must
-			// traverse to the roots under a state root in $WORK: the
-			// directories down to it are made traversable (0711), as a
-			// real state root's parents are.
-			for d := env.WorkDir; d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()+"/"); d = filepath.Dir(d) {
-				if err := os.Chmod(d, 0o711); err != nil {
-					return err
-				}
-			}
-			return nil
+			// A sandbox's root is an unprivileged host id: it must
+			// traverse to the state root the scripts keep under $WORK
+			// (testscript's directories are 0700).
+			return traversable(env.WorkDir)
 		},
 		Condition: scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -125,4 +119,20 @@ func scriptEnv(ts *testscript.TestScript) []string {
 		}
 	}
 	return env
+}
+
+// traversable makes dir and its parents up to the temp dir searchable by
+// everyone (0711: listable by nobody else).
+func traversable(dir string) error {
+	tmp := filepath.Clean(os.TempDir())
+	for d := filepath.Clean(dir); d != tmp && d != "/" && strings.HasPrefix(d, tmp+"/"); d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if err := os.Chmod(d, fi.Mode().Perm()|0o711); err != nil {
+			return err
+		}
+	}
+	return nil
 }
