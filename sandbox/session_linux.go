@@ -335,6 +335,15 @@ func (s *Session) create(ctx context.Context) (err error) {
 
 	p := placementFor(profileCgroup+"/"+id, cfg, rootless, m.UserNSBase)
 	if cfg.Rootfs.Kind == rootfs.KindHost {
+		// The same world-readable /etc snapshot one-shot runs get: a bind
+		// of the host's /etc entries would show /etc/ssl/private to a
+		// sandbox root with CAP_DAC_OVERRIDE. gc keeps snapshots while any
+		// container, this session included, is alive.
+		if etc, _ := etcEntries(cfg.Rootfs.Binds); len(etc) > 0 {
+			if p.EtcDir, err = etcSnapshot(stateRoot, etc); err != nil {
+				return err
+			}
+		}
 		p.RootDir = filepath.Join(stateRoot, rootsDir, id)
 		undo = append(undo, func() error { return os.RemoveAll(p.RootDir) })
 		if err := makeEmptyRoot(p.RootDir, cfg.Rootfs, cfg.UserNS && !rootless, p.HostUID, p.HostGID); err != nil {
