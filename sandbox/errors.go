@@ -16,4 +16,8 @@ var (
 	ErrNotExecutable = errors.New("command not executable")
 	// ErrNoCommand: Command has neither Args nor Shell.
 	ErrNoCommand = errors.New("no command given")
+	// ErrUnsafeWorkspace: a protected path of the workspace (or a
+	// directory on the way to one) is a symlink, so it cannot be frozen
+	// without following it. Nothing was started.
+	ErrUnsafeWorkspace = errors.New("workspace has a protected path that is a symlink")
 )

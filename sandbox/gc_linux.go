@@ -135,6 +135,10 @@ func GC(opts GCOptions) (*GCReport, error) {
 		}
 	}
 	rep.Cgroups = append(rep.Cgroups, removeOrphanCgroups(stateRoot, prefix, fail)...)
+	// Reservations of protected paths whose sandboxes are all gone.
+	for _, err := range gcReservations(stateRoot) {
+		fail(err)
+	}
 	rep.Cgroups = append(rep.Cgroups, removeIdleProfile(stateRoot, prefix)...)
 	if opts.Caches && rep.Live == 0 {
 		// No container runs, so none has these bound: shared roots and

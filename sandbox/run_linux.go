@@ -85,8 +85,9 @@ type Runner struct {
 	// Grace is how long a cancelled or timed-out command has between
 	// SIGTERM and SIGKILL; zero means 2s.
 	Grace time.Duration
-	// UserNSBase is the first host id of the range backing a root-started
-	// user namespace (Config.UserNS); zero means 1<<30.
+	// UserNSBase is the unprivileged host id (uid and gid) that is root
+	// of a root-started sandbox's user namespace, its only id; zero means
+	// DefaultUserNSBase.
 	UserNSBase int
 
 	// libcontainerSeccomp makes libcontainer's init compile and load the
@@ -117,17 +118,22 @@ func DefaultStateRoot() string {
 // processes of every `tether run` (the CLI and the container init).
 var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`) })
 
-// placementFor places a container at cgroupPath and, with a user
-// namespace, maps its root to a host id: the caller's own ids when
-// rootless, else usernsBase (zero means 1<<30) for a root-started one.
+// DefaultUserNSBase is the host uid and gid of a root-started sandbox's
+// root: far above any id a distribution or an LDAP directory hands out, so
+// that it owns nothing on the host and no person's limits are charged.
+const DefaultUserNSBase = 1 << 30
+
+// placementFor places a container at cgroupPath and maps its root, the
+// user namespace's only id, to a host id: the caller's own ids when
+// rootless, else usernsBase (zero means DefaultUserNSBase).
 func placementFor(cgroupPath string, cfg Config, rootless bool, usernsBase int) Placement {
 	p := Placement{CgroupPath: cgroupPath, Rootless: rootless}
 	switch {
 	case rootless:
 		p.HostUID, p.HostGID = os.Geteuid(), os.Getegid()
-	case cfg.UserNS:
+	default:
 		if usernsBase == 0 {
-			usernsBase = 1 << 30
+			usernsBase = DefaultUserNSBase
 		}
 		p.HostUID, p.HostGID = usernsBase, usernsBase
 	}
@@ -374,6 +380,16 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		}
 	}
 
+	if p.Owners, err = sourceOwners(cfg); err != nil {
+		return nil, err
+	}
+	pr, err := protectFor(stateRoot, id, cfg, rootless, &res.NotEnforced)
+	if err != nil {
+		return nil, err
+	}
+	if pr != nil {
+		undo = append(undo, pr.release)
+	}
 	lc, err := cfg.Libcontainer(id, p)
 	if err != nil {
 		return nil, err
@@ -447,6 +463,18 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	}
 	if tramp != nil {
 		tramp.started()
+	}
+	if pr != nil {
+		// Before the program runs: nothing of the sandbox's has run yet.
+		pid, perr := process.Pid()
+		if perr == nil {
+			perr = pr.apply(pid)
+		}
+		if perr != nil {
+			_ = container.Signal(unix.SIGKILL)
+			_, _ = process.Wait()
+			return nil, perr
+		}
 	}
 	gateErr := ctx.Err()
 	if verdict != nil && gateErr == nil {
@@ -596,11 +624,10 @@ func newID(profile string) (string, error) {
 // under skel/ as a cache and removed by GC with Caches. The key covers the
 // mount destinations, so a root never shows another workspace's path.
 func sharedRoot(stateRoot string, cfg Config, p Placement) (string, error) {
-	userns := cfg.UserNS || p.Rootless
-	chown := cfg.UserNS && !p.Rootless
+	chown := !p.Rootless
 	h := sha256.New()
 	fmt.Fprintf(h, "owner %v %d %d\n", chown, p.HostUID, p.HostGID)
-	for _, m := range cfg.mounts(cfg.Rootfs, p, userns, 0) {
+	for _, m := range cfg.mounts(cfg.Rootfs, p, 0) {
 		fmt.Fprintf(h, "mount %s\n", m.Destination)
 	}
 	links := make([]string, 0, len(cfg.Rootfs.Symlinks))

@@ -346,9 +346,19 @@ func (s *Session) create(ctx context.Context) (err error) {
 		}
 		p.RootDir = filepath.Join(stateRoot, rootsDir, id)
 		undo = append(undo, func() error { return os.RemoveAll(p.RootDir) })
-		if err := makeEmptyRoot(p.RootDir, cfg.Rootfs, cfg.UserNS && !rootless, p.HostUID, p.HostGID); err != nil {
+		if err := makeEmptyRoot(p.RootDir, cfg.Rootfs, !rootless, p.HostUID, p.HostGID); err != nil {
 			return err
 		}
+	}
+	if p.Owners, err = sourceOwners(cfg); err != nil {
+		return err
+	}
+	pr, err := protectFor(stateRoot, id, cfg, rootless, &s.notEnforced)
+	if err != nil {
+		return err
+	}
+	if pr != nil {
+		undo = append(undo, pr.release)
 	}
 	lc, err := cfg.Libcontainer(id, p)
 	if err != nil {
@@ -414,6 +424,20 @@ func (s *Session) create(ctx context.Context) (err error) {
 	childEnd.Close()
 	if err != nil {
 		return fmt.Errorf("starting session supervisor: %w", err)
+	}
+	if pr != nil {
+		// The supervisor is tether's own and runs nothing of the
+		// session's before it is asked to.
+		pid, perr := process.Pid()
+		if perr == nil {
+			perr = pr.apply(pid)
+		}
+		if perr != nil {
+			hostEnd.Close()
+			_ = container.Signal(unix.SIGKILL)
+			<-s.initDone
+			return perr
+		}
 	}
 
 	undo = append(undo, func() error {

@@ -1,0 +1,732 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/internal/protect"
+)
+
+// Protected paths (docs/workspace.md). Every sandbox with a workspace makes
+// the entries of package protect at the workspace's root immutable, whether
+// or not they exist when it starts:
+//   - an existing entry is bound read-only onto itself;
+//   - every directory on the way to an entry (.git, .git/objects, .ssh,
+//     .config) is bound onto itself, read-write: a mount point cannot be
+//     renamed or removed in its own namespace (EBUSY), so `mv .git x` cannot
+//     carry the read-only binds away;
+//   - a missing entry, or the first missing directory on the way to one,
+//     is reserved: a dangling symlink to reservedTarget is created on the
+//     host and an empty read-only file is mounted onto it inside. The host
+//     sees a name that opens as ENOENT, exactly as if it were absent (bash
+//     falls through to .profile, git finds no hook, no config.worktree),
+//     and nothing can ever be created at its target. .git/commondir is the
+//     exception: git dies on a commondir it cannot read, so its
+//     reservation is a file holding ".", which git reads as "the common
+//     directory is this one" — no change.
+//   - a protected path (or a directory on the way) that is a symlink is
+//     refused (ErrUnsafeWorkspace): freezing it would mean following it.
+//     A .git file ("gitdir: PATH") is frozen, and so is the git directory
+//     it names when that lies inside the workspace.
+//
+// The binds are made by tether itself, from a thread that joins the
+// sandbox's mount namespace after libcontainer has built it and before any
+// program of the sandbox runs: each path is opened with openat2(
+// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) from the workspace mount's root and
+// bound from that descriptor (open_tree, move_mount), so nothing is
+// followed and nothing can be swapped in between. The clones come from the
+// sandbox's own idmapped workspace mount and keep its id mapping.
+//
+// Reservations are shared by every sandbox of the workspace under one
+// state root: protect/<dev>-<ino>/ records the placeholders and the
+// sandboxes holding them, under protect/<dev>-<ino>.lock; the last one out
+// (or GC, for holders that died) removes the placeholders that are still
+// what tether made.
+
+// reservedTarget is where reservation symlinks point: procfs lets nobody
+// create anything there, so the link never resolves.
+const reservedTarget = "/proc/tether-reserved"
+
+// commondirPlaceholder is the content of a reserved .git/commondir.
+const commondirPlaceholder = ".\n"
+
+const protectDir = "protect" // under the state root
+
+// ProtectMount is one protected-path mount, made inside the sandbox.
+type ProtectMount struct {
+	// Path is workspace-relative, slash-separated.
+	Path string `json:"path"`
+	// Mode is what is mounted there.
+	Mode ProtectMode `json:"mode"`
+}
+
+// ProtectMode says how a protected path is mounted.
+type ProtectMode string
+
+const (
+	// ProtectReadOnly binds the path read-only onto itself.
+	ProtectReadOnly ProtectMode = "ro"
+	// ProtectPin binds a directory read-write onto itself, so it cannot be
+	// renamed or removed.
+	ProtectPin ProtectMode = "pin"
+	// ProtectReserve mounts an empty read-only file onto a reservation.
+	ProtectReserve ProtectMode = "reserve"
+)
+
+// protectMounts returns nothing: protected paths are mounted by tether
+// from descriptors (protection.apply), not by libcontainer from paths. The
+// hook keeps Spec's mount list the one place that says what a sandbox
+// sees.
+func (p Placement) protectMounts() []specs.Mount { return nil }
+
+// placeholder is one reservation made on the host.
+type placeholder struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"` // "link" or "commondir"
+	Ino  uint64 `json:"ino"`
+}
+
+// protection is the protected-path plan of one sandbox and the
+// reservation it holds.
+type protection struct {
+	mounts    []ProtectMount
+	wsMount   string // the workspace's path inside the sandbox
+	emptyFile string // the empty read-only file mounted onto reservations
+	stateRoot string
+	key, id   string
+}
+
+// protectFor plans the protected paths of sandbox id (nil without a
+// workspace). Rootless tether cannot join the sandbox's mount namespace to
+// make the binds: it says so in notEnforced ("protected-paths").
+func protectFor(stateRoot, id string, cfg Config, rootless bool, notEnforced *[]string) (*protection, error) {
+	if cfg.Workspace == "" {
+		return nil, nil
+	}
+	if rootless {
+		*notEnforced = append(*notEnforced, "protected-paths")
+		return nil, nil
+	}
+	return planProtection(stateRoot, id, cfg.Workspace, cfg.workspaceMount())
+}
+
+// sourceOwners returns the on-disk owners of the workspace and the binds'
+// sources (Placement.Owners).
+func sourceOwners(cfg Config) (map[string]Owner, error) {
+	owners := map[string]Owner{}
+	srcs := []string{}
+	if cfg.Workspace != "" {
+		srcs = append(srcs, cfg.Workspace)
+	}
+	for _, b := range cfg.Binds {
+		srcs = append(srcs, b.Source)
+	}
+	for _, src := range srcs {
+		var st unix.Stat_t
+		if err := unix.Stat(src, &st); err != nil {
+			return nil, fmt.Errorf("reading the owner of %s: %w", src, err)
+		}
+		owners[src] = Owner{UID: int(st.Uid), GID: int(st.Gid)}
+	}
+	return owners, nil
+}
+
+// openBeneath opens rel under dir without following any symlink, the last
+// component included (it is returned as itself, O_PATH).
+func openBeneath(dir int, rel string) (int, error) {
+	return unix.Openat2(dir, rel, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+}
+
+func fdMode(fd int) (uint32, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, err
+	}
+	return st.Mode & unix.S_IFMT, nil
+}
+
+// isReservation reports whether fd (an O_PATH symlink) is a reservation.
+func isReservation(fd int) bool {
+	buf := make([]byte, len(reservedTarget)+1)
+	n, err := unix.Readlinkat(fd, "", buf)
+	return err == nil && string(buf[:n]) == reservedTarget
+}
+
+// planProtection works out the protected-path mounts of a sandbox id whose
+// workspace ws appears at wsMount, and makes its reservations on the host.
+// The caller must call release when the sandbox is gone.
+func planProtection(stateRoot, id, ws, wsMount string) (_ *protection, err error) {
+	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening workspace %s: %w", ws, err)
+	}
+	defer unix.Close(root)
+	var st unix.Stat_t
+	if err := unix.Fstat(root, &st); err != nil {
+		return nil, fmt.Errorf("reading workspace %s: %w", ws, err)
+	}
+	pr := &protection{wsMount: wsMount, stateRoot: stateRoot, id: id,
+		key: strconv.FormatUint(st.Dev, 10) + "-" + strconv.FormatUint(st.Ino, 10)}
+	dir := filepath.Join(stateRoot, protectDir)
+	if err := os.MkdirAll(filepath.Join(dir, pr.key, "holders"), 0o700); err != nil {
+		return nil, fmt.Errorf("creating protected-path state: %w", err)
+	}
+	if pr.emptyFile, err = ensureEmptyFile(dir); err != nil {
+		return nil, err
+	}
+	lock, err := lockExclusive(filepath.Join(dir, pr.key+".lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	held, err := readPlaceholders(dir, pr.key)
+	if err != nil {
+		return nil, err
+	}
+	// The holder is recorded first, so that a failure below still
+	// releases what was reserved.
+	if err := os.WriteFile(filepath.Join(dir, pr.key, "holders", id), nil, 0o600); err != nil {
+		return nil, fmt.Errorf("recording protected-path holder: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, pr.key, "workspace"), []byte(ws), 0o600); err != nil {
+		return nil, fmt.Errorf("recording protected-path workspace: %w", err)
+	}
+	defer func() {
+		if werr := writePlaceholders(dir, pr.key, held); werr != nil && err == nil {
+			err = werr
+		}
+		if err != nil {
+			pr.releaseLocked()
+		}
+	}()
+
+	seen := map[string]bool{}
+	add := func(rel string, mode ProtectMode) {
+		if !seen[rel] {
+			seen[rel] = true
+			pr.mounts = append(pr.mounts, ProtectMount{Path: rel, Mode: mode})
+		}
+	}
+	reserve := func(rel string) error {
+		fd, err := openBeneath(root, rel)
+		if err == nil {
+			defer unix.Close(fd)
+			if m, _ := fdMode(fd); m == unix.S_IFLNK && isReservation(fd) {
+				add(rel, ProtectReserve) // another sandbox's, shared
+				return nil
+			}
+			return fmt.Errorf("reserving %s: it exists", rel)
+		}
+		parent, name := path.Split(rel)
+		pfd := root
+		if parent != "" {
+			if pfd, err = openBeneath(root, strings.TrimSuffix(parent, "/")); err != nil {
+				return fmt.Errorf("reserving %s: %w", rel, err)
+			}
+			defer unix.Close(pfd)
+		}
+		ph := placeholder{Path: rel, Kind: "link"}
+		if rel == ".git/commondir" || strings.HasSuffix(rel, "/commondir") {
+			// See commondirPlaceholder: git dies on an unreadable one.
+			ph.Kind = "commondir"
+			fd, err := unix.Openat(pfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o444)
+			if err != nil {
+				return fmt.Errorf("reserving %s: %w", rel, err)
+			}
+			_, werr := unix.Write(fd, []byte(commondirPlaceholder))
+			unix.Close(fd)
+			if werr != nil {
+				return fmt.Errorf("reserving %s: %w", rel, werr)
+			}
+		} else if err := unix.Symlinkat(reservedTarget, pfd, name); err != nil {
+			return fmt.Errorf("reserving %s: %w", rel, err)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstatat(pfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+			ph.Ino = st.Ino
+		}
+		held = append(held, ph)
+		if ph.Kind == "commondir" {
+			add(rel, ProtectReadOnly)
+		} else {
+			add(rel, ProtectReserve)
+		}
+		return nil
+	}
+	// pinDirs pins the directories on the way to rel (rel itself too when
+	// self). It reports done when rel cannot exist (a directory on the way
+	// is missing, and reserved instead, or is not a directory).
+	pinDirs := func(rel string, self bool) (done bool, err error) {
+		parts := strings.Split(rel, "/")
+		n := len(parts) - 1
+		if self {
+			n++
+		}
+		for i := 1; i <= n; i++ {
+			anc := strings.Join(parts[:i], "/")
+			fd, err := openBeneath(root, anc)
+			if errors.Is(err, unix.ENOENT) {
+				return true, reserve(anc)
+			}
+			if err != nil {
+				return true, unsafePath(anc, err)
+			}
+			m, err := fdMode(fd)
+			reserved := m == unix.S_IFLNK && isReservation(fd)
+			unix.Close(fd)
+			if err != nil {
+				return true, fmt.Errorf("reading %s: %w", anc, err)
+			}
+			switch {
+			case m == unix.S_IFDIR:
+				add(anc, ProtectPin)
+			case reserved:
+				add(anc, ProtectReserve) // reserved already: nothing under it
+				return true, nil
+			case m == unix.S_IFLNK:
+				return true, fmt.Errorf("%w: %s", ErrUnsafeWorkspace, anc)
+			default:
+				// Nothing can be created under it while it stays.
+				add(anc, ProtectReadOnly)
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	// protectEntry freezes rel (of kind k): pins the directories on the
+	// way, then binds, reserves or refuses rel itself.
+	var protectEntry func(rel string, k protect.Kind) error
+	protectEntry = func(rel string, k protect.Kind) error {
+		if done, err := pinDirs(rel, false); done || err != nil {
+			return err
+		}
+		fd, err := openBeneath(root, rel)
+		if errors.Is(err, unix.ENOENT) {
+			return reserve(rel)
+		}
+		if err != nil {
+			return unsafePath(rel, err)
+		}
+		defer unix.Close(fd)
+		m, err := fdMode(fd)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", rel, err)
+		}
+		if m == unix.S_IFLNK {
+			if isReservation(fd) {
+				add(rel, ProtectReserve)
+				return nil
+			}
+			return fmt.Errorf("%w: %s", ErrUnsafeWorkspace, rel)
+		}
+		if k != protect.Repo {
+			add(rel, ProtectReadOnly)
+			return nil
+		}
+		// A git directory: pin it, freeze its control surface.
+		gitDir := rel
+		if m != unix.S_IFDIR {
+			add(rel, ProtectReadOnly)
+			if m != unix.S_IFREG {
+				return nil
+			}
+			data, err := readBeneath(root, rel)
+			if err != nil {
+				return err
+			}
+			target, err := protect.GitFileTarget(ws, path.Dir(rel), data)
+			if err != nil || target == "." {
+				return nil // outside the workspace, or not a git file git would use
+			}
+			if gitDir = target; strings.HasPrefix(gitDir, "../") {
+				return nil
+			}
+			if done, err := pinDirs(gitDir, true); done || err != nil {
+				return err
+			}
+		}
+		add(gitDir, ProtectPin)
+		for _, e := range protect.GitDir() {
+			if err := protectEntry(gitDir+"/"+e.Path, e.Kind); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, e := range protect.Workspace() {
+		if err := protectEntry(e.Path, e.Kind); err != nil {
+			return nil, err
+		}
+	}
+	// Parents before children: a pin must exist before the binds in it.
+	slices.SortStableFunc(pr.mounts, func(a, b ProtectMount) int {
+		return strings.Count(a.Path, "/") - strings.Count(b.Path, "/")
+	})
+	return pr, nil
+}
+
+func unsafePath(rel string, err error) error {
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) {
+		return fmt.Errorf("%w: %s (%v)", ErrUnsafeWorkspace, rel, err)
+	}
+	return fmt.Errorf("opening %s: %w", rel, err)
+}
+
+// readBeneath reads a small file rel under dir without following symlinks.
+func readBeneath(dir int, rel string) ([]byte, error) {
+	fd, err := unix.Openat2(dir, rel, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	return data, nil
+}
+
+// ensureEmptyFile returns dir/empty, an empty read-only file.
+func ensureEmptyFile(dir string) (string, error) {
+	p := filepath.Join(dir, "empty")
+	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+		return p, nil
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d", p, os.Getpid())
+	if err := os.WriteFile(tmp, nil, 0o444); err != nil {
+		return "", fmt.Errorf("creating reservation file: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("creating reservation file: %w", err)
+	}
+	return p, nil
+}
+
+func lockExclusive(p string) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening lock %s: %w", p, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", p, err)
+	}
+	return f, nil
+}
+
+func readPlaceholders(dir, key string) ([]placeholder, error) {
+	data, err := os.ReadFile(filepath.Join(dir, key, "placeholders.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading reservations: %w", err)
+	}
+	var held []placeholder
+	if err := json.Unmarshal(data, &held); err != nil {
+		return nil, fmt.Errorf("reading reservations: %w", err)
+	}
+	return held, nil
+}
+
+func writePlaceholders(dir, key string, held []placeholder) error {
+	data, err := json.Marshal(held)
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(dir, key, "placeholders.json")
+	tmp := fmt.Sprintf("%s.tmp-%d", p, os.Getpid())
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("recording reservations: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("recording reservations: %w", err)
+	}
+	return nil
+}
+
+// release drops this sandbox's hold on the workspace's reservations and,
+// if no live sandbox holds them any more, removes them.
+func (pr *protection) release() error {
+	dir := filepath.Join(pr.stateRoot, protectDir)
+	lock, err := lockExclusive(filepath.Join(dir, pr.key+".lock"))
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	return pr.releaseLocked()
+}
+
+// releaseLocked is release with the workspace's lock held.
+func (pr *protection) releaseLocked() error {
+	dir := filepath.Join(pr.stateRoot, protectDir)
+	os.Remove(filepath.Join(dir, pr.key, "holders", pr.id))
+	return reapReservations(pr.stateRoot, pr.key)
+}
+
+// reapReservations removes the holders of workspace key whose sandbox is
+// gone and, when none is left, the placeholders that are still tether's,
+// and the record itself. The workspace's lock must be held.
+func reapReservations(stateRoot, key string) error {
+	dir := filepath.Join(stateRoot, protectDir)
+	holders, err := os.ReadDir(filepath.Join(dir, key, "holders"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("reading reservation holders: %w", err)
+	}
+	live := 0
+	for _, h := range holders {
+		lock, err := tryLock(filepath.Join(stateRoot, locksDir, h.Name()+".lock"))
+		if err != nil {
+			live++ // its owner holds its lock: alive
+			continue
+		}
+		lock.Close()
+		os.Remove(filepath.Join(dir, key, "holders", h.Name()))
+	}
+	if live > 0 {
+		return nil
+	}
+	held, err := readPlaceholders(dir, key)
+	if err != nil {
+		return err
+	}
+	wsData, err := os.ReadFile(filepath.Join(dir, key, "workspace"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("reading reservation workspace: %w", err)
+	}
+	var errs []error
+	if len(held) > 0 && len(wsData) > 0 {
+		if err := removePlaceholders(string(wsData), key, held); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		errs = append(errs, os.RemoveAll(filepath.Join(dir, key)))
+		os.Remove(filepath.Join(dir, key+".lock"))
+	}
+	return errors.Join(errs...)
+}
+
+// removePlaceholders removes each placeholder of workspace ws that is
+// still exactly what tether made (same inode, and a link to
+// reservedTarget or a commondir holding "."), deepest first. A workspace
+// that is no longer the one recorded (another directory at the path) is
+// left alone.
+func removePlaceholders(ws, key string, held []placeholder) error {
+	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("opening workspace %s: %w", ws, err)
+	}
+	defer unix.Close(root)
+	var st unix.Stat_t
+	if err := unix.Fstat(root, &st); err != nil || strconv.FormatUint(st.Dev, 10)+"-"+strconv.FormatUint(st.Ino, 10) != key {
+		return nil
+	}
+	slices.SortFunc(held, func(a, b placeholder) int { return strings.Count(b.Path, "/") - strings.Count(a.Path, "/") })
+	var errs []error
+	for _, ph := range held {
+		parent, name := path.Split(ph.Path)
+		pfd := root
+		if parent != "" {
+			if pfd, err = openBeneath(root, strings.TrimSuffix(parent, "/")); err != nil {
+				continue // gone with its directory
+			}
+		}
+		if placeholderIntact(pfd, name, ph) {
+			if err := unix.Unlinkat(pfd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+				errs = append(errs, fmt.Errorf("removing reservation %s: %w", ph.Path, err))
+			}
+		}
+		if pfd != root {
+			unix.Close(pfd)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func placeholderIntact(dir int, name string, ph placeholder) bool {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Ino != ph.Ino {
+		return false
+	}
+	switch ph.Kind {
+	case "link":
+		buf := make([]byte, len(reservedTarget)+1)
+		n, err := unix.Readlinkat(dir, name, buf)
+		return st.Mode&unix.S_IFMT == unix.S_IFLNK && err == nil && string(buf[:n]) == reservedTarget
+	case "commondir":
+		if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != int64(len(commondirPlaceholder)) {
+			return false
+		}
+		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return false
+		}
+		defer unix.Close(fd)
+		buf := make([]byte, len(commondirPlaceholder)+1)
+		n, _ := unix.Read(fd, buf)
+		return string(buf[:max(n, 0)]) == commondirPlaceholder
+	}
+	return false
+}
+
+// gcReservations reaps the reservations of workspaces whose holders are
+// all gone (GC).
+func gcReservations(stateRoot string) []error {
+	dir := filepath.Join(stateRoot, protectDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return []error{err}
+	}
+	var errs []error
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		lock, err := lockExclusive(filepath.Join(dir, e.Name()+".lock"))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := reapReservations(stateRoot, e.Name()); err != nil {
+			errs = append(errs, err)
+		}
+		lock.Close()
+	}
+	return errs
+}
+
+// apply makes the protected-path mounts inside the mount namespace of the
+// sandbox whose init is pid. It must run before any program of the
+// sandbox does. A failure leaves the sandbox unusable: the caller destroys
+// it.
+func (pr *protection) apply(pid int) error {
+	if len(pr.mounts) == 0 {
+		return nil
+	}
+	errc := make(chan error, 1)
+	go func() {
+		// The thread joins the sandbox's mount namespace and is never
+		// unlocked: the runtime ends it when this goroutine returns.
+		runtime.LockOSThread()
+		errc <- pr.mountIn(pid)
+	}()
+	return <-errc
+}
+
+func (pr *protection) mountIn(pid int) error {
+	if err := unix.Unshare(unix.CLONE_FS); err != nil {
+		return fmt.Errorf("protecting paths: unshare: %w", err)
+	}
+	ns, err := unix.Open(fmt.Sprintf("/proc/%d/ns/mnt", pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("protecting paths: opening the sandbox's mount namespace: %w", err)
+	}
+	defer unix.Close(ns)
+	// Reservation sources are clones of the host's empty file, made
+	// before joining (a mount can only be cloned in its own namespace).
+	var trees []int
+	defer func() {
+		for _, t := range trees {
+			unix.Close(t)
+		}
+	}()
+	for _, m := range pr.mounts {
+		if m.Mode != ProtectReserve {
+			continue
+		}
+		t, err := unix.OpenTree(unix.AT_FDCWD, pr.emptyFile, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		if err != nil {
+			return fmt.Errorf("protecting paths: cloning %s: %w", pr.emptyFile, err)
+		}
+		trees = append(trees, t)
+		if err := unix.MountSetattr(t, "", unix.AT_EMPTY_PATH, &unix.MountAttr{
+			Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}); err != nil {
+			return fmt.Errorf("protecting paths: making the reservation read-only: %w", err)
+		}
+	}
+	if err := unix.Setns(ns, unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("protecting paths: joining the sandbox's mount namespace: %w", err)
+	}
+	ws, err := unix.Open(pr.wsMount, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("protecting paths: opening the workspace in the sandbox: %w", err)
+	}
+	defer unix.Close(ws)
+	next := 0
+	for _, m := range pr.mounts {
+		if err := pr.mountOne(ws, m, trees, &next); err != nil {
+			return fmt.Errorf("protecting %s: %w", m.Path, err)
+		}
+	}
+	return nil
+}
+
+func (pr *protection) mountOne(ws int, m ProtectMount, trees []int, next *int) error {
+	fd, err := openBeneath(ws, m.Path)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	mode, err := fdMode(fd)
+	if err != nil {
+		return err
+	}
+	var tree int
+	switch m.Mode {
+	case ProtectReserve:
+		if mode != unix.S_IFLNK || !isReservation(fd) {
+			return errors.New("the reservation changed")
+		}
+		tree = trees[*next]
+		*next++
+	case ProtectPin, ProtectReadOnly:
+		if mode == unix.S_IFLNK || (m.Mode == ProtectPin && mode != unix.S_IFDIR) {
+			return errors.New("it changed since the sandbox was planned")
+		}
+		t, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+		if err != nil {
+			return fmt.Errorf("cloning: %w", err)
+		}
+		defer unix.Close(t)
+		if m.Mode == ProtectReadOnly {
+			if err := unix.MountSetattr(t, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+				return fmt.Errorf("making it read-only: %w", err)
+			}
+		}
+		tree = t
+	default:
+		return fmt.Errorf("unknown mode %q", m.Mode)
+	}
+	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("mounting: %w", err)
+	}
+	return nil
+}
