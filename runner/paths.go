@@ -127,12 +127,17 @@ func protectedSet(root string, extra []string) protect.Set {
 }
 
 // hiddenReason returns why rel (canonical, relative to root) may not even
-// be read by the model: it is, holds or lies inside tether's own config or
-// state (extra), which hold approvals, the audit log and maybe secrets.
+// be read by the model: it is or lies inside tether's own config or state
+// (extra), which hold approvals, the audit log and maybe secrets. A
+// directory holding them may be read (listed, searched): the search skips
+// them by identity.
 func hiddenReason(root, rel string, extra []string) string {
 	abs := filepath.Join(root, rel)
 	for _, e := range extra {
-		if e != "" && protect.Overlaps(abs, filepath.Clean(e)) {
+		if e == "" {
+			continue
+		}
+		if e = filepath.Clean(e); abs == e || strings.HasPrefix(abs, e+"/") {
 			return fmt.Sprintf("%s is tether's own configuration or state: file tools neither read nor write it", e)
 		}
 	}

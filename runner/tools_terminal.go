@@ -144,6 +144,9 @@ func sandboxConfig(env *Env, pol TerminalPolicy, cmdEnv []string, timeout time.D
 	if pol.Network.Mode == config.NetworkHost {
 		cfg.Network, cfg.AllowHostNetwork = sandbox.NetworkHost, true
 	}
+	// tether's own config and state are hidden in the sandbox when they
+	// lie in the workspace (sandbox.Config.Hide).
+	cfg.Hide = env.Runner.protected()
 	for _, p := range []string{".git/hooks", ".git/config", ".bashrc", ".bash_profile", ".profile", ".zshrc", ".zshenv", ".zprofile", ".bash_login"} {
 		abs := filepath.Join(env.Root, p)
 		if fi, err := os.Lstat(abs); err == nil && fi.Mode()&os.ModeSymlink == 0 {

@@ -108,6 +108,14 @@ type Config struct {
 	//
 	// Deprecated: always on.
 	UserNS bool `json:"userns,omitempty"`
+	// Hide are tether's own configuration and state (absolute host
+	// paths). Those inside the workspace are hidden in the sandbox: an
+	// empty read-only directory or file is mounted over each, missing ones
+	// are reserved, and the directories on the way cannot be renamed. A
+	// workspace inside one of them is refused (ErrUnsafeWorkspace), and so
+	// is one holding any when tether runs without root. The runner's state
+	// root is always hidden this way.
+	Hide []string `json:"hide,omitempty"`
 	// Network is the network mode; empty means NetworkNone.
 	Network Network `json:"network,omitempty"`
 	// AllowHostNetwork must be set (by the profile) for Network to be NetworkHost.
@@ -153,6 +161,11 @@ func (c Config) Validate() error {
 	} else if c.Workspace != "" {
 		if err := notReserved(c.Workspace); err != nil {
 			return bad("workspace: %v", err)
+		}
+	}
+	for i, h := range c.Hide {
+		if err := absPath(fmt.Sprintf("hidden path %d", i), h); err != nil {
+			return bad("%v", err)
 		}
 	}
 	for i, b := range c.Binds {

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/rootfs"
 	"github.com/tether-dev/tether/sandbox"
 )
@@ -174,6 +175,11 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	// tether's own config and state are hidden in the sandbox (or the
+	// workspace refused). A configuration that does not load is refused
+	// by the approval gate below; its default places are hidden anyway.
+	own, _ := config.Resolve(f.gate.configPath)
+	cfg.Hide = config.OwnPaths(own)
 	command, err := commandText(f.shell, args)
 	if err != nil {
 		return err
