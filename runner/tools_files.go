@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"regexp/syntax"
 	"runtime"
@@ -132,6 +133,18 @@ func fileTools() []Tool {
 // that symlink-free path alone (wsFS.open), so nothing swapped in after
 // this check is followed.
 func (env *Env) resolve(p string, forWrite bool) (string, *Result) {
+	if forWrite {
+		// The path as written first: a protected path may be a sandbox's
+		// reservation (a link that resolves nowhere) while one runs.
+		lex := filepath.Clean(p)
+		if filepath.IsAbs(lex) {
+			lex, _ = filepath.Rel(env.Root, lex)
+		}
+		if why := protectedSet(env.Root, env.Runner.protected()).Reason(lex); why != "" && !strings.HasPrefix(lex, "..") {
+			r := blocked("path.protected", fmt.Sprintf("%s: %s; nothing was written", p, why))
+			return "", &r
+		}
+	}
 	rel, err := resolveIn(env.Root, p)
 	if err != nil {
 		rule := "path.invalid"

@@ -111,7 +111,7 @@ func TestLibcontainerIsolationDefaults(t *testing.T) {
 	for _, ns := range []configs.NamespaceType{configs.NEWNS, configs.NEWPID, configs.NEWIPC, configs.NEWUTS, configs.NEWNET, configs.NEWCGROUP} {
 		assert.True(t, lc.Namespaces.IsPrivate(ns), "namespace %s", ns)
 	}
-	assert.False(t, lc.Namespaces.Contains(configs.NEWUSER), "no user namespace unless asked or rootless")
+	assert.True(t, lc.Namespaces.Contains(configs.NEWUSER), "always a user namespace")
 	require.Len(t, lc.Networks, 1)
 	assert.Equal(t, "loopback", lc.Networks[0].Type)
 

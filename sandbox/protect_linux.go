@@ -137,7 +137,7 @@ func protectFor(stateRoot, id string, cfg Config, rootless bool, notEnforced *[]
 		*notEnforced = append(*notEnforced, "protected-paths")
 		return nil, nil
 	}
-	return planProtection(stateRoot, id, cfg.Workspace, cfg.workspaceMount(), hide)
+	return planProtection(stateRoot, id, cfg.Workspace, cfg.workspaceMount(), hide...)
 }
 
 // hiddenIn returns the paths of own (tether's config and state, absolute)
@@ -209,9 +209,10 @@ func isReservation(fd int) bool {
 }
 
 // planProtection works out the protected-path mounts of a sandbox id whose
-// workspace ws appears at wsMount, and makes its reservations on the host.
-// The caller must call release when the sandbox is gone.
-func planProtection(stateRoot, id, ws, wsMount string, hide []string) (_ *protection, err error) {
+// workspace ws appears at wsMount, and makes its reservations on the host;
+// hide are the workspace-relative paths of tether's own config and state
+// (Config.Hide). The caller must call release when the sandbox is gone.
+func planProtection(stateRoot, id, ws, wsMount string, hide ...string) (_ *protection, err error) {
 	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening workspace %s: %w", ws, err)

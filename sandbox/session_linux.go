@@ -294,8 +294,17 @@ func (s *Session) create(ctx context.Context) (err error) {
 		return err
 	}
 	s.id = id
+	// 0711 as Run's: the sandbox's root (an unprivileged host uid) must
+	// traverse to its empty root under roots/, but may list nothing.
+	if err := os.MkdirAll(stateRoot, 0o711); err != nil {
+		return fmt.Errorf("creating state root: %w", err)
+	}
 	for _, d := range []string{containersDir, locksDir, rootsDir} {
-		if err := os.MkdirAll(filepath.Join(stateRoot, d), 0o700); err != nil {
+		perm := os.FileMode(0o700)
+		if d == rootsDir {
+			perm = 0o711
+		}
+		if err := os.MkdirAll(filepath.Join(stateRoot, d), perm); err != nil {
 			return fmt.Errorf("creating state directory: %w", err)
 		}
 	}
