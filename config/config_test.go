@@ -51,6 +51,7 @@ func TestExampleLoads(t *testing.T) {
 	assert.Equal(t, []string{"pypi.org", "*.pythonhosted.org", "github.com:443"}, p.Terminal.Network.Allow)
 	assert.Equal(t, ByteSize(1<<30), p.Terminal.Limits.Memory)
 	assert.Equal(t, ByteSize(256<<20), p.Terminal.Limits.Tmpfs)
+	assert.Equal(t, ByteSize(2<<30), p.Terminal.Limits.Disk)
 	assert.InDelta(t, 1.5, p.Terminal.Limits.CPUs, 0.001)
 	assert.Equal(t, 180*time.Second, p.Terminal.Limits.Timeout.D())
 	home, _ := os.UserHomeDir()
@@ -80,6 +81,7 @@ func TestStrictness(t *testing.T) {
 		{"bad duration", "profiles:\n  default:\n    approvals:\n      timeout: soon\n", 4, `invalid duration "soon"`},
 		{"bad size", "profiles:\n  default:\n    terminal:\n      limits:\n        memory: lots\n", 5, `invalid size "lots"`},
 		{"negative pids", "profiles:\n  default:\n    terminal:\n      limits:\n        pids: -1\n", 5, "limits.pids must not be negative"},
+		{"bad disk", "profiles:\n  default:\n    terminal:\n      limits:\n        disk: plenty\n", 5, `invalid size "plenty"`},
 		{"wrong type", "profiles:\n  default:\n    terminal:\n      lifetime_seconds: forever\n", 4, "cannot unmarshal"},
 		{"bad cron mode", "profiles:\n  default:\n    approvals:\n      cron_mode: maybe\n", 4, "invalid unattended policy"},
 		{"smart without endpoint", "profiles:\n  default:\n    approvals:\n      mode: smart\n", 4, "mode: smart needs"},

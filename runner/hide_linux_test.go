@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -151,4 +152,30 @@ func TestWorkspaceInsideStateRefused(t *testing.T) {
 	assert.False(t, res.Ran, res.Message)
 	assert.True(t, strings.Contains(res.Message, "inside tether's own configuration or state"), res.Message)
 	assert.NoFileExists(t, filepath.Join(ws, "x"))
+}
+
+// TestTerminalDiskLimitReported: limits.disk reaches the sandbox; on a
+// workspace without project quotas the result lists it in not_enforced.
+func TestTerminalDiskLimitReported(t *testing.T) {
+	sb := testSandbox(t)
+	cfg, ws := testConfig(t, "      limits: {disk: 1MiB}\n")
+	eng, err := approval.NewEngine(cfg, approval.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { eng.Close() })
+	r := &Runner{Config: cfg, Engine: eng, Sandbox: sb}
+	out := r.Execute(t.Context(), Batch{Platform: approval.PlatformAPI, Calls: []RawCall{rawCall("1", "terminal", args("command", "echo hi"))}}, nil)
+	res := out.Results[0]
+	require.Equal(t, ClassSucceeded, res.Class, res.Message)
+	fd, err := unix.Open(ws, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	var info [24]byte
+	// quotactl_fd(Q_GETINFO, PRJQUOTA): does the workspace keep project quotas?
+	_, _, e := unix.Syscall6(unix.SYS_QUOTACTL_FD, uintptr(fd), 0x800005<<8|2, 0, uintptr(unsafe.Pointer(&info)), 0, 0)
+	if e != 0 {
+		assert.Contains(t, res.Output["not_enforced"], "disk")
+	} else {
+		assert.NotContains(t, fmt.Sprint(res.Output["not_enforced"]), "disk")
+	}
+	assert.Nil(t, res.Output["disk_limit_hit"])
 }

@@ -138,6 +138,7 @@ func sandboxConfig(env *Env, pol TerminalPolicy, cmdEnv []string, timeout time.D
 			Timeout:     timeout,
 			OutputBytes: int64(pol.Limits.Output),
 			TmpfsBytes:  int64(pol.Limits.Tmpfs),
+			DiskBytes:   int64(pol.Limits.Disk),
 		},
 	}
 	if pol.Network.Mode == config.NetworkHost {
@@ -206,7 +207,12 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 			return notRun(fmt.Sprintf("starting the sandbox: %v; nothing ran", err))
 		}
 	}
-	return commandResult(res.ExitCode, stdout.String(), stderr.String(), res.TimedOut, res.OOMKilled, res.OutputTruncated, res.Duration, res.NotEnforced)
+	out := commandResult(res.ExitCode, stdout.String(), stderr.String(), res.TimedOut, res.OOMKilled, res.OutputTruncated, res.Duration, res.NotEnforced)
+	if res.DiskLimitHit {
+		out.Output["disk_limit_hit"] = true
+		out.Message += "; the workspace reached its disk limit (limits.disk): writes beyond it failed"
+	}
+	return out
 }
 
 func notRun(msg string) Result {

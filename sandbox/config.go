@@ -76,6 +76,13 @@ type Limits struct {
 	OutputBytes int64 `json:"output_bytes,omitempty"`
 	// TmpfsBytes is the size of the sandbox's /tmp.
 	TmpfsBytes int64 `json:"tmpfs_bytes,omitempty"`
+	// DiskBytes caps what may be added to the workspace while the command
+	// (or the session) runs, through a project quota on the workspace's
+	// filesystem (disk_linux.go); sandboxes of one workspace running at
+	// once share it. Where the filesystem has no project quota it is
+	// listed in Result.NotEnforced as "disk". Reaching it sets
+	// Result.DiskLimitHit.
+	DiskBytes int64 `json:"disk_bytes,omitempty"`
 }
 
 // Config is the plain-data description of one sandbox. It holds no open
@@ -225,6 +232,10 @@ func (c Config) Validate() error {
 		return bad("negative output limit %d", l.OutputBytes)
 	case l.TmpfsBytes < 0:
 		return bad("negative tmpfs size %d", l.TmpfsBytes)
+	case l.DiskBytes < 0:
+		return bad("negative disk limit %d", l.DiskBytes)
+	case l.DiskBytes > 0 && c.Workspace == "":
+		return bad("a disk limit needs a workspace")
 	}
 	switch c.Seccomp {
 	case "", SeccompRequired, SeccompOptional, SeccompOff:

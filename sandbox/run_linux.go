@@ -59,8 +59,13 @@ type Result struct {
 	PeakMemory int64 `json:"peak_memory_bytes"`
 	// Duration is the wall time from start to exit.
 	Duration time.Duration `json:"duration_ns"`
+	// DiskLimitHit: the workspace's use reached Limits.DiskBytes (writes
+	// failed, or the next one would). In a session it may be another
+	// command's, running at the same time.
+	DiskLimitHit bool `json:"disk_limit_hit,omitempty"`
 	// NotEnforced names the protections that could not be applied in this
-	// environment (rootless: "memory", "pids", "cpus"; "seccomp").
+	// environment (rootless: "memory", "pids", "cpus"; "seccomp"; "disk"
+	// without project quotas; "protected-paths").
 	NotEnforced []string `json:"not_enforced,omitempty"`
 }
 
@@ -390,6 +395,13 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	if pr != nil {
 		undo = append(undo, pr.release)
 	}
+	disk, err := diskLimitFor(stateRoot, cfg, &res.NotEnforced)
+	if err != nil {
+		return nil, err
+	}
+	if disk != nil {
+		undo = append(undo, disk.release)
+	}
 	lc, err := cfg.Libcontainer(id, p)
 	if err != nil {
 		return nil, err
@@ -535,6 +547,9 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		res.CPUTime = w.ps.UserTime() + w.ps.SystemTime()
 	}
 	res.OutputTruncated = out.truncated()
+	if disk != nil {
+		res.DiskLimitHit = disk.hit()
+	}
 	if !res.TimedOut && ctx.Err() != nil {
 		return res, fmt.Errorf("running %s: %w", args[0], ctx.Err())
 	}

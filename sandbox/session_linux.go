@@ -210,7 +210,8 @@ type Session struct {
 	initDone  chan struct{} // closed when the supervisor process has exited
 	cleanup   []func() error
 	grace     time.Duration
-	memcg     string // v1 memory cgroup directory when a memory limit is set
+	memcg     string     // v1 memory cgroup directory when a memory limit is set
+	disk      *diskLimit // the workspace's disk limit, when set and enforced
 	// notEnforced lists protections this environment cannot apply.
 	notEnforced []string
 
@@ -368,6 +369,13 @@ func (s *Session) create(ctx context.Context) (err error) {
 	}
 	if pr != nil {
 		undo = append(undo, pr.release)
+	}
+	// The session holds the workspace's disk limit for its whole life.
+	if s.disk, err = diskLimitFor(stateRoot, cfg, &s.notEnforced); err != nil {
+		return err
+	}
+	if s.disk != nil {
+		undo = append(undo, s.disk.release)
 	}
 	lc, err := cfg.Libcontainer(id, p)
 	if err != nil {
@@ -715,6 +723,9 @@ func (s *Session) await(ctx context.Context, c *call, req *request, stdin io.Rea
 		// The kernel's count, not the supervisor's word; with commands
 		// running concurrently it may be another one's kill.
 		res.OOMKilled = true
+	}
+	if res != nil && s.disk != nil {
+		res.DiskLimitHit = s.disk.hit()
 	}
 	if err == nil && ctx.Err() != nil {
 		err = fmt.Errorf("running in session: %w", ctx.Err())
