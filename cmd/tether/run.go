@@ -176,11 +176,6 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	// tether's own config and state are hidden in the sandbox (or the
-	// workspace refused). A configuration that does not load is refused
-	// by the approval gate below; its default places are hidden anyway.
-	own, _ := config.Resolve(f.gate.configPath)
-	cfg.Hide = config.OwnPaths(own)
 	command, err := commandText(f.shell, args)
 	if err != nil {
 		return err
@@ -281,6 +276,11 @@ func configFromFlags(f runFlags) (sandbox.Config, error) {
 		return cfg, usageErr("--cwd %s is not a directory", ws)
 	}
 	cfg.Workspace = ws
+	// tether's own config and state are hidden in the sandbox (or the
+	// workspace refused). A configuration that does not load is refused
+	// by run's approval gate; its default places are hidden anyway.
+	own, _ := config.Resolve(f.gate.configPath)
+	cfg.Hide = config.OwnPaths(own)
 	layout, err := rootfs.Parse(f.rootfs)
 	if err != nil {
 		return cfg, usageErr("--rootfs %s: %v", f.rootfs, err)
