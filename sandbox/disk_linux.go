@@ -169,7 +169,11 @@ func startDiskLimit(stateRoot, ws string, limit int64) (_ *diskLimit, err error)
 	lfd := int(lock.Fd())
 	if unix.Flock(lfd, unix.LOCK_EX|unix.LOCK_NB) == nil {
 		// No other holder: the budget starts from the usage now (a limit
-		// left by a holder that died is replaced).
+		// left by a holder that died is replaced). The lock file names the
+		// workspace, for GC to find the filesystem of a limit left behind.
+		if err := lock.Truncate(0); err == nil {
+			_, _ = lock.WriteAt([]byte(ws), 0)
+		}
 		var q ifDqblk
 		if err := quotactlFd(fd, qGetQuota, project, unsafe.Pointer(&q)); err != nil {
 			return nil, fmt.Errorf("reading the workspace's disk use: %w", err)
@@ -275,4 +279,59 @@ func (d *diskLimit) release() error {
 		err = setBlockLimit(int(d.ws.Fd()), d.project, 0)
 	}
 	return errors.Join(err, d.lock.Close(), d.ws.Close())
+}
+
+// gcDiskLimits removes the disk limits that no holder of this state root
+// holds any more (a tether that died holding one), so the host's own
+// writes are not limited by a sandbox that is gone.
+func gcDiskLimits(stateRoot string) []error {
+	dir := filepath.Join(stateRoot, diskDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return []error{err}
+	}
+	var errs []error
+	for _, e := range entries {
+		if err := gcDiskLimit(filepath.Join(dir, e.Name())); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+func gcDiskLimit(lockPath string) error {
+	var dev, project uint64
+	if _, err := fmt.Sscanf(filepath.Base(lockPath), "%d-%d.lock", &dev, &project); err != nil {
+		return nil // not ours
+	}
+	lock, err := os.OpenFile(lockPath, os.O_RDWR|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil
+	}
+	defer lock.Close()
+	if unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return nil // held: a live sandbox's
+	}
+	ws, err := os.ReadFile(lockPath)
+	if err != nil || len(ws) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(string(ws), os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil // the workspace is gone, and its limit with it
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	// Only the workspace the lock was made for: same device, same project.
+	if unix.Fstat(int(f.Fd()), &st) != nil || st.Dev != dev || st.Ino != project {
+		return nil
+	}
+	var q ifDqblk
+	if quotactlFd(int(f.Fd()), qGetQuota, uint32(project), unsafe.Pointer(&q)) != nil || q.Bhardlimit == 0 {
+		return nil
+	}
+	return setBlockLimit(int(f.Fd()), uint32(project), 0)
 }
