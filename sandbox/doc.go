@@ -1,12 +1,17 @@
 // Package sandbox runs one command in a fresh Linux container and removes
 // every trace of it afterwards (DESIGN.md §5). It is the execution half of
 // tether: after the gates have allowed a command, Run executes it under
-// namespaces (mount, pid, ipc, uts, net, cgroup; user when rootless or asked),
-// a read-only root (rootfs.Layout), a read-write workspace, Docker's default
-// capabilities minus CAP_MKNOD and CAP_NET_RAW, no_new_privs, masked and
-// read-only kernel paths, Docker's seccomp profile for the native ABI only
-// plus io_uring denied (with -tags seccomp), and cgroup limits under a
-// per-profile parent cgroup (cgroup v1, hybrid and v2 via containerd/cgroups).
+// namespaces (mount, pid, ipc, uts, net, cgroup, and always a user
+// namespace whose only id is an unprivileged host id), a read-only root
+// (rootfs.Layout), a read-write workspace shown through an idmapped mount as
+// its owner's, the workspace's protected paths (package internal/protect)
+// frozen, Docker's default capabilities minus CAP_MKNOD, CAP_NET_RAW,
+// CAP_SETFCAP and CAP_FSETID, no_new_privs, masked and read-only kernel
+// paths, Docker's seccomp profile for the native ABI only plus io_uring
+// denied and the file-privilege rules (no setuid/setgid modes, no device
+// nodes; with -tags seccomp), and cgroup limits under a per-profile parent
+// cgroup (cgroup v1, hybrid and v2 via containerd/cgroups). See
+// docs/workspace.md for the identity model and the protected paths.
 //
 // Config is plain data; Config.Spec and Config.Libcontainer translate it
 // without touching the host (tested without root). Runner.Run needs root for
@@ -20,7 +25,9 @@
 // when no run holds it), and two caches kept between runs and removed by
 // GC with Caches: skel/<key> (empty roots shared by runs with the same
 // mounts) and etc-<hash> (a snapshot of the world-readable /etc entries of
-// the host layout, bound as /etc).
+// the host layout, bound as /etc); and protect/<dev>-<ino>/ (the
+// reservations of protected paths a workspace's live sandboxes hold, see
+// protect_linux.go), which GC reaps when their holders are gone.
 //
 // libcontainer starts a container by re-executing the current binary with
 // the argument "init": any binary using this package must call Init from

@@ -13,6 +13,7 @@ import (
 	// The trampoline that loads a precompiled seccomp filter in a sandbox
 	// is a C constructor of this binary (see run_linux.go).
 	_ "github.com/tether-dev/tether/sandbox/seccompexec"
+	_ "github.com/tether-dev/tether/sandbox/usernshold"
 )
 
 // InitArg is the first argument with which libcontainer re-executes the

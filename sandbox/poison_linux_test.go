@@ -445,3 +445,43 @@ func pidsWithCgroup(t *testing.T, prefix string) []string {
 	}
 	return pids
 }
+
+// TestSandboxDoesNotChargeRoot: a sandbox that takes every inotify
+// instance its user may have leaves host root's own untouched (the
+// kernel charges a user namespace's counts to its owner, which is the
+// sandbox's host id, not root).
+func TestSandboxDoesNotChargeRoot(t *testing.T) {
+	m := newTestSessions(t)
+	ws, _ := poisonWorkspace(t, false)
+	spec := testSpec()
+	spec.Config.Workspace = ws
+	s, err := m.Open(t.Context(), "default", "inotify", spec)
+	require.NoError(t, err)
+	defer func() { _ = m.CloseSession("default", "inotify") }()
+	probe := func() bool {
+		fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err == nil
+	}
+	require.True(t, probe(), "host root has an inotify instance to spare before the sandbox")
+	_, err = s.Start(Command{Shell: `exec /usr/bin/python3 -c '
+import ctypes, time
+libc = ctypes.CDLL(None)
+n = 0
+while libc.inotify_init() >= 0:
+    n += 1
+open("took", "w").write(str(n))
+time.sleep(60)'`})
+	require.NoError(t, err)
+	var took []byte
+	require.Eventually(t, func() bool {
+		took, err = os.ReadFile(filepath.Join(ws, "took"))
+		return err == nil && len(took) > 0
+	}, 20*time.Second, 50*time.Millisecond)
+	n, err := strconv.Atoi(string(took))
+	require.NoError(t, err)
+	assert.Positive(t, n, "the sandbox took its instances")
+	assert.True(t, probe(), "host root still has its own while the sandbox holds %d", n)
+}

@@ -388,6 +388,14 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	if p.Owners, err = sourceOwners(cfg); err != nil {
 		return nil, err
 	}
+	var hold *usernsHold
+	if !rootless {
+		if hold, err = holdUserNS(p.HostUID, p.HostGID); err != nil {
+			return nil, err
+		}
+		undo = append(undo, hold.release)
+		p.UserNSPath = hold.path
+	}
 	pr, err := protectFor(stateRoot, id, cfg, rootless, &res.NotEnforced)
 	if err != nil {
 		return nil, err
@@ -475,6 +483,9 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	}
 	if tramp != nil {
 		tramp.started()
+	}
+	if hold != nil {
+		hold.release() // the init has joined its namespace
 	}
 	if pr != nil {
 		// Before the program runs: nothing of the sandbox's has run yet.

@@ -363,6 +363,14 @@ func (s *Session) create(ctx context.Context) (err error) {
 	if p.Owners, err = sourceOwners(cfg); err != nil {
 		return err
 	}
+	var hold *usernsHold
+	if !rootless {
+		if hold, err = holdUserNS(p.HostUID, p.HostGID); err != nil {
+			return err
+		}
+		undo = append(undo, hold.release)
+		p.UserNSPath = hold.path
+	}
 	pr, err := protectFor(stateRoot, id, cfg, rootless, &s.notEnforced)
 	if err != nil {
 		return err
@@ -439,6 +447,9 @@ func (s *Session) create(ctx context.Context) (err error) {
 	}()
 	err = <-started
 	childEnd.Close()
+	if hold != nil {
+		hold.release() // the init has joined its namespace
+	}
 	if err != nil {
 		return fmt.Errorf("starting session supervisor: %w", err)
 	}

@@ -40,6 +40,11 @@ type Placement struct {
 	// through an idmapped mount, so that what the sandbox creates there
 	// belongs to that owner; a source missing here is taken as root's.
 	Owners map[string]Owner
+	// UserNSPath, when set, is a user namespace to join instead of
+	// making one (identity_linux.go: one owned by HostUID, so that the
+	// kernel charges the sandbox's per-user counts to HostUID, not root);
+	// its only id must be HostUID:HostGID.
+	UserNSPath string
 	// Protect are the protected-path mounts (protect_linux.go), mounted
 	// after the workspace and the binds, parents first.
 	Protect []ProtectMount
@@ -145,9 +150,11 @@ func (c Config) Spec(p Placement) (*specs.Spec, error) {
 	// One id only: container root is HostUID and no other id exists in
 	// the sandbox, so nothing it does can set or chown a file to another
 	// user, and nothing in it is host root.
-	s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})
-	s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: uint32(p.HostUID), Size: 1}}
-	s.Linux.GIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: uint32(p.HostGID), Size: 1}}
+	s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace, Path: p.UserNSPath})
+	if p.UserNSPath == "" {
+		s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: uint32(p.HostUID), Size: 1}}
+		s.Linux.GIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: uint32(p.HostGID), Size: 1}}
+	}
 
 	s.Mounts = append(c.mounts(layout, p, tmpfs), p.protectMounts()...)
 	if p.Rootless {

@@ -126,7 +126,7 @@ $XDG_RUNTIME_DIR/tether; run first reaps what a crashed tether left there.
 	fl.StringVar(&f.tmpfsSize, "tmpfs-size", "64M", "size of the sandbox's /tmp")
 	fl.StringVar(&f.disk, "disk", "", "cap on what the command may add to the workspace, e.g. 1G (project quotas; default: none)")
 	fl.StringVar(&f.seccomp, "seccomp", "required", `seccomp filter: "required", "optional" or "off"`)
-	fl.BoolVar(&f.userns, "userns", false, "use a user namespace even as root")
+	fl.BoolVar(&f.userns, "userns", false, "deprecated, no effect: every sandbox has its own user namespace (docs/workspace.md)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "add KEY=VALUE to the command's environment (repeatable)")
 	fl.StringVarP(&f.shell, "command", "c", "", "run this string with /bin/sh -c")
 	fl.BoolVar(&f.asJSON, "json", false, "capture output and print the result as JSON")
