@@ -65,3 +65,20 @@ echo end`)
 	assert.ErrorIs(t, err, os.ErrNotExist, "the reservation is gone with the sandbox, nothing was created")
 	assert.DirExists(t, filepath.Join(ws, "cfg"))
 }
+
+// TestHideRefusedRootless: tether without root cannot mount the masks, so
+// a workspace holding tether's own files is refused rather than run with
+// them writable.
+func TestHideRefusedRootless(t *testing.T) {
+	t.Parallel()
+	ws, state := t.TempDir(), t.TempDir()
+	var notEnforced []string
+	_, err := protectFor(state, "x", Config{Workspace: ws, Hide: []string{filepath.Join(ws, ".local/state/tether")}}, true, &notEnforced)
+	require.ErrorIs(t, err, ErrUnsafeWorkspace)
+	assert.Contains(t, err.Error(), "without root")
+	assert.Contains(t, err.Error(), ".local/state/tether")
+	pr, err := protectFor(state, "x", Config{Workspace: ws, Hide: []string{"/elsewhere/state"}}, true, &notEnforced)
+	require.NoError(t, err)
+	assert.Nil(t, pr)
+	assert.Equal(t, []string{"protected-paths"}, notEnforced)
+}
