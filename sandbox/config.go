@@ -117,8 +117,9 @@ type Config struct {
 	UserNS bool `json:"userns,omitempty"`
 	// Hide are tether's own configuration and state (absolute host
 	// paths). Those inside the workspace are hidden in the sandbox: an
-	// empty read-only directory or file is mounted over each, missing ones
-	// are reserved, and the directories on the way cannot be renamed. A
+	// empty read-only directory or file is mounted over each (a missing
+	// one is made first, as an empty 0700 directory: tether may be about to
+	// create it), and the directories on the way cannot be renamed. A
 	// workspace inside one of them is refused (ErrUnsafeWorkspace), and so
 	// is one holding any when tether runs without root. The runner's state
 	// root is always hidden this way.

@@ -413,6 +413,15 @@ func planProtection(stateRoot, id, ws, wsMount string, hide ...string) (_ *prote
 		}
 		return nil
 	}
+	// tether's own directories that do not exist yet are made now, not
+	// reserved: tether itself may be about to create them (the approval
+	// gate runs while the sandbox is built), and a placeholder would stand
+	// in its way. First, so that the entries below find their parents.
+	for _, rel := range hide {
+		if err := mkdirBeneath(root, rel); err != nil {
+			return nil, err
+		}
+	}
 	for _, e := range protect.Workspace() {
 		if err := protectEntry(e.Path, e.Kind); err != nil {
 			return nil, err
@@ -420,7 +429,8 @@ func planProtection(stateRoot, id, ws, wsMount string, hide ...string) (_ *prote
 	}
 	// tether's own config and state: pinned on the way like any entry (a
 	// renamed parent would let a command plant a new state directory where
-	// tether looks for it), then hidden, or reserved when missing.
+	// tether looks for it), then hidden (made above when missing; reserved
+	// only if that was impossible).
 	for _, rel := range hide {
 		if done, err := pinDirs(rel, false); done || err != nil {
 			if err != nil {
@@ -509,6 +519,49 @@ func ensureEmptyFile(dir string) (string, error) {
 		return "", fmt.Errorf("creating reservation file: %w", err)
 	}
 	return p, nil
+}
+
+// mkdirBeneath creates the missing directories of rel under the directory
+// root (mode 0700, and as root owned like their parent), each inside its
+// opened parent and never through a symlink. What exists is left as it
+// is: the plan checks it.
+func mkdirBeneath(root int, rel string) error {
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		prefix := strings.Join(parts[:i+1], "/")
+		fd, err := openBeneath(root, prefix)
+		if err == nil {
+			m, _ := fdMode(fd)
+			unix.Close(fd)
+			if m != unix.S_IFDIR {
+				return nil // a file, a symlink or a reservation: the plan decides
+			}
+			continue
+		}
+		if !errors.Is(err, unix.ENOENT) {
+			return unsafePath(prefix, err)
+		}
+		pfd := root
+		if i > 0 {
+			if pfd, err = openBeneath(root, strings.Join(parts[:i], "/")); err != nil {
+				return unsafePath(prefix, err)
+			}
+		}
+		err = unix.Mkdirat(pfd, parts[i], 0o700)
+		if err == nil && os.Geteuid() == 0 {
+			var st unix.Stat_t
+			if err = unix.Fstat(pfd, &st); err == nil {
+				err = unix.Fchownat(pfd, parts[i], int(st.Uid), int(st.Gid), unix.AT_SYMLINK_NOFOLLOW)
+			}
+		}
+		if pfd != root {
+			unix.Close(pfd)
+		}
+		if err != nil && err != unix.EEXIST {
+			return fmt.Errorf("creating %s: %w", prefix, err)
+		}
+	}
+	return nil
 }
 
 // ensureEmptyDir returns dir/hide-empty, an empty directory nobody may
