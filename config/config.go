@@ -108,13 +108,21 @@ type Network struct {
 
 // Limits bound what one profile's commands may use. A zero value in the
 // file means the default given for each field; negative values are errors.
+//
+// Memory and Pids bound the profile's parent cgroup: everything the
+// profile runs together. SandboxMemory and SandboxPids are each sandbox's
+// own budget inside it (a one-shot command, or a session: its supervisor,
+// commands and background processes together), so one session or client
+// cannot starve another.
 type Limits struct {
-	Memory  ByteSize `yaml:"memory" json:"memory"`   // default 1GiB, for the profile's whole cgroup
-	Pids    int      `yaml:"pids" json:"pids"`       // default 512
-	CPUs    float64  `yaml:"cpus" json:"cpus"`       // default 1.0
-	Timeout Duration `yaml:"timeout" json:"timeout"` // wall clock per command; default 180s
-	Output  ByteSize `yaml:"output" json:"output"`   // stdout+stderr kept per command; default 1MiB
-	Tmpfs   ByteSize `yaml:"tmpfs" json:"tmpfs"`     // size of /tmp; default 256MiB
+	Memory        ByteSize `yaml:"memory" json:"memory"`                 // default 1GiB, for the profile's whole cgroup
+	Pids          int      `yaml:"pids" json:"pids"`                     // default 8192, for the profile's whole cgroup
+	SandboxMemory ByteSize `yaml:"sandbox_memory" json:"sandbox_memory"` // default 256MiB (at most memory), per sandbox
+	SandboxPids   int      `yaml:"sandbox_pids" json:"sandbox_pids"`     // default 64 (at most pids), per sandbox
+	CPUs          float64  `yaml:"cpus" json:"cpus"`                     // default 1.0
+	Timeout       Duration `yaml:"timeout" json:"timeout"`               // wall clock per command; default 180s
+	Output        ByteSize `yaml:"output" json:"output"`                 // stdout+stderr kept per command; default 1MiB
+	Tmpfs         ByteSize `yaml:"tmpfs" json:"tmpfs"`                   // size of /tmp; default 256MiB
 	// Disk caps what a command, or a session over its life, may add to the
 	// workspace; 0 means no limit. Enforced with project quotas where the
 	// workspace's filesystem has them, otherwise listed in the result's
@@ -233,7 +241,9 @@ const (
 	DefaultSmartTimeout    = 30 * time.Second
 	DefaultSmartMaxDenials = 3
 	DefaultMemory          = ByteSize(1 << 30)
-	DefaultPids            = 512
+	DefaultPids            = 8192
+	DefaultSandboxMemory   = ByteSize(256 << 20)
+	DefaultSandboxPids     = 64
 	DefaultCPUs            = 1.0
 	DefaultCommandTimeout  = 180 * time.Second
 	DefaultOutput          = ByteSize(1 << 20)

@@ -82,6 +82,9 @@ func TestStrictness(t *testing.T) {
 		{"bad size", "profiles:\n  default:\n    terminal:\n      limits:\n        memory: lots\n", 5, `invalid size "lots"`},
 		{"negative pids", "profiles:\n  default:\n    terminal:\n      limits:\n        pids: -1\n", 5, "limits.pids must not be negative"},
 		{"bad disk", "profiles:\n  default:\n    terminal:\n      limits:\n        disk: plenty\n", 5, `invalid size "plenty"`},
+		{"sandbox pids over the profile's", "profiles:\n  default:\n    terminal:\n      limits:\n        pids: 50\n        sandbox_pids: 100\n", 6, "limits.sandbox_pids (100) must not exceed limits.pids (50)"},
+		{"sandbox pids too few", "profiles:\n  default:\n    terminal:\n      limits:\n        sandbox_pids: 3\n", 5, "limits.sandbox_pids 3 is too small"},
+		{"sandbox memory over the profile's", "profiles:\n  default:\n    terminal:\n      limits:\n        memory: 64MiB\n        sandbox_memory: 128MiB\n", 6, "limits.sandbox_memory (134217728 bytes) must not exceed limits.memory (67108864 bytes)"},
 		{"wrong type", "profiles:\n  default:\n    terminal:\n      lifetime_seconds: forever\n", 4, "cannot unmarshal"},
 		{"bad cron mode", "profiles:\n  default:\n    approvals:\n      cron_mode: maybe\n", 4, "invalid unattended policy"},
 		{"smart without endpoint", "profiles:\n  default:\n    approvals:\n      mode: smart\n", 4, "mode: smart needs"},
@@ -275,4 +278,19 @@ func TestExampleDocumentsEveryKey(t *testing.T) {
 		}
 	}
 	walk(reflect.TypeOf(Config{}), "")
+}
+
+// TestSandboxBudgetDefaults: each sandbox's own budget defaults to a share
+// of the profile's, never more than the profile's own limit.
+func TestSandboxBudgetDefaults(t *testing.T) {
+	cfg, err := Parse("t.yaml", []byte("profiles:\n  default: {}\n  small:\n    terminal:\n      limits: {pids: 20, memory: 100MiB}\n"), t.TempDir())
+	require.NoError(t, err)
+	p, _ := cfg.Profile("default")
+	l := p.Terminal.Limits
+	assert.Equal(t, DefaultPids, l.Pids)
+	assert.Equal(t, DefaultSandboxPids, l.SandboxPids)
+	assert.Equal(t, DefaultSandboxMemory, l.SandboxMemory)
+	s, _ := cfg.Profile("small")
+	assert.Equal(t, 20, s.Terminal.Limits.SandboxPids)
+	assert.Equal(t, ByteSize(100<<20), s.Terminal.Limits.SandboxMemory)
 }

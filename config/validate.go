@@ -173,6 +173,24 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 	if l.Pids == 0 {
 		l.Pids = DefaultPids
 	}
+	positive("sandbox_memory", l.SandboxMemory < 0)
+	positive("sandbox_pids", l.SandboxPids < 0)
+	if l.SandboxMemory == 0 {
+		l.SandboxMemory = min(DefaultSandboxMemory, l.Memory)
+	} else if l.SandboxMemory > 0 && l.SandboxMemory < 4<<20 {
+		v.errorf(at("terminal", "limits", "sandbox_memory"), "limits.sandbox_memory %d bytes is too small (at least 4MiB)", l.SandboxMemory)
+	}
+	if l.SandboxPids == 0 {
+		l.SandboxPids = min(DefaultSandboxPids, l.Pids)
+	} else if l.SandboxPids > 0 && l.SandboxPids < 8 {
+		v.errorf(at("terminal", "limits", "sandbox_pids"), "limits.sandbox_pids %d is too small (at least 8: a session's supervisor counts)", l.SandboxPids)
+	}
+	if l.SandboxMemory > l.Memory && l.Memory > 0 {
+		v.errorf(at("terminal", "limits", "sandbox_memory"), "limits.sandbox_memory (%d bytes) must not exceed limits.memory (%d bytes), the whole profile's", l.SandboxMemory, l.Memory)
+	}
+	if l.SandboxPids > l.Pids && l.Pids > 0 {
+		v.errorf(at("terminal", "limits", "sandbox_pids"), "limits.sandbox_pids (%d) must not exceed limits.pids (%d), the whole profile's", l.SandboxPids, l.Pids)
+	}
 	if l.CPUs == 0 {
 		l.CPUs = DefaultCPUs
 	}

@@ -227,6 +227,21 @@ func listenUnix(path string) (net.Listener, error) {
 	return l, nil
 }
 
+// reapLeftovers runs the sandbox GC for sb's state root and cgroup prefix
+// and logs what it removed: the sandboxes of a daemon or run that died
+// (whose keeper may not have run: it was killed with them, or this is the
+// first start after a reboot of the state root's filesystem).
+func reapLeftovers(sb sandbox.Runner, log *slog.Logger) {
+	rep, err := sandbox.GC(sandbox.GCOptions{StateRoot: sb.StateRoot, CgroupPrefix: sb.CgroupPrefix})
+	switch {
+	case err != nil:
+		log.Warn("reaping leftover sandboxes", "err", err)
+	case len(rep.Containers) > 0 || len(rep.Cgroups) > 0 || len(rep.StateDirs) > 0 || len(rep.Errors) > 0:
+		log.Info("reaped leftover sandboxes", "containers", len(rep.Containers), "cgroups", len(rep.Cgroups),
+			"state", len(rep.StateDirs), "errors", rep.Errors)
+	}
+}
+
 // Serve listens and serves until ctx ends, then shuts down gracefully:
 // waiting calls are cancelled (denied and audited; nothing runs),
 // in-flight requests finish, every session is cleared (its sandboxes
@@ -252,6 +267,11 @@ func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
 		}
 		listeners = append(listeners, tl)
 	}
+	// The socket is ours now: no other daemon serves on it. Reap what a
+	// predecessor (or a crashed run) left under the same state root and
+	// cgroup prefix before taking calls; GC spares whatever a live owner
+	// holds (a concurrent tether run, another daemon's sessions).
+	reapLeftovers(d.opts.Sandbox, d.log)
 	base := func(net.Listener) context.Context { return context.WithoutCancel(ctx) }
 	servers := []*http.Server{{Handler: d.Server, ReadHeaderTimeout: 10 * time.Second, BaseContext: base, ConnContext: PeerContext}}
 	if len(listeners) > 1 {

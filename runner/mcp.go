@@ -253,6 +253,9 @@ func (m *MCP) handler(name string) mcp.ToolHandler {
 // Run serves one MCP connection on t until the client disconnects or ctx
 // ends, then closes the server's sandboxes and state.
 func (m *MCP) Run(ctx context.Context, t mcp.Transport) error {
+	// Like a daemon, a server reaps what a crashed predecessor left.
+	m.runner.init()
+	reapLeftovers(m.opts.Sandbox, m.runner.log)
 	err := m.Server.Run(ctx, t)
 	if cerr := m.Close(); err == nil {
 		err = cerr

@@ -131,9 +131,11 @@ func sandboxConfig(env *Env, pol TerminalPolicy, cmdEnv []string, timeout time.D
 		Workspace: env.Root,
 		Env:       cmdEnv,
 		Network:   sandbox.NetworkNone,
+		// Each sandbox's own budget inside the profile's (profLimits in
+		// runSandbox): one session or client cannot starve another.
 		Limits: sandbox.Limits{
-			MemoryBytes: int64(pol.Limits.Memory),
-			Pids:        int64(pol.Limits.Pids),
+			MemoryBytes: int64(pol.Limits.SandboxMemory),
+			Pids:        int64(pol.Limits.SandboxPids),
 			CPUs:        pol.Limits.CPUs,
 			Timeout:     timeout,
 			OutputBytes: int64(pol.Limits.Output),

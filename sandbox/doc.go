@@ -29,6 +29,15 @@
 // reservations of protected paths a workspace's live sandboxes hold, see
 // protect_linux.go), which GC reaps when their holders are gone.
 //
+// Nothing outlives its owner: before a process builds its first sandbox it
+// starts a keeper (package keeper), a small process in a session of its
+// own that is told of every sandbox before anything of it exists and of
+// its end once nothing is left. When the owner dies, by any cause, SIGKILL
+// included, the keeper sees its end and runs GC for the sandboxes it left,
+// killing them within milliseconds; a clean exit costs it nothing. No
+// parent-death signal is relied on: the kernel ties it to a thread, and a
+// one-shot sandbox's pid 1 is the command itself, which may clear its own.
+//
 // libcontainer starts a container by re-executing the current binary with
 // the argument "init": any binary using this package must call Init from
 // its main package's init function when IsInit reports true, after

@@ -22,4 +22,7 @@ var (
 	// (Config.Hide) holds the workspace, or lies in it where it cannot be
 	// hidden. Nothing was started.
 	ErrUnsafeWorkspace = errors.New("workspace cannot be protected")
+	// ErrKeeper: the keeper that reaps this process's sandboxes if it
+	// dies could not be started or told; nothing was started.
+	ErrKeeper = errors.New("cannot start the keeper that reaps this process's sandboxes if it dies")
 )

@@ -87,6 +87,15 @@ func GC(opts GCOptions) (*GCReport, error) {
 		}()
 	}
 	sort.Strings(dead)
+	// Kill every dead container first, then wait for each: the processes
+	// of all of them end within the same moment, not one after another.
+	loaded := map[string]*libcontainer.Container{}
+	for _, id := range dead {
+		if c, err := libcontainer.Load(filepath.Join(stateRoot, containersDir), id); err == nil {
+			_ = c.Signal(unix.SIGKILL)
+			loaded[id] = c
+		}
+	}
 	if len(dead) > 0 {
 		for _, m := range mountsUnder(stateRoot) {
 			if err := unix.Unmount(m, unix.MNT_DETACH); err != nil {
@@ -98,8 +107,7 @@ func GC(opts GCOptions) (*GCReport, error) {
 	}
 	for _, id := range dead {
 		rep.Containers = append(rep.Containers, id)
-		if c, err := libcontainer.Load(filepath.Join(stateRoot, containersDir), id); err == nil {
-			_ = c.Signal(unix.SIGKILL)
+		if c := loaded[id]; c != nil {
 			// The init is no child of ours: wait for whoever reaps it.
 			for i := 0; i < 250; i++ {
 				if st, err := c.Status(); err != nil || st == libcontainer.Stopped {
@@ -134,6 +142,7 @@ func GC(opts GCOptions) (*GCReport, error) {
 			rep.StateDirs = append(rep.StateDirs, p)
 		}
 	}
+	rep.StateDirs = append(rep.StateDirs, removeDeadTempLocks(stateRoot, fail)...)
 	rep.Cgroups = append(rep.Cgroups, removeOrphanCgroups(stateRoot, prefix, fail)...)
 	// Reservations of protected paths whose sandboxes are all gone.
 	for _, err := range gcReservations(stateRoot) {
@@ -292,10 +301,31 @@ func mountsUnder(dir string) []string {
 }
 
 // lockOwner creates and exclusively locks <state>/locks/<id>.lock for the
-// life of a container. The file is locked under a hidden name and then
-// renamed, so GC never sees an unlocked lock file of a live container.
+// life of a container. The file is made unnamed (O_TMPFILE), locked, then
+// linked under its name, so GC never sees an unlocked lock file of a live
+// container and a kill at any point leaves no half-made file. Where the
+// filesystem has no O_TMPFILE the file is locked under a hidden name
+// (.<id>.tmp) and renamed; GC removes such a file once its owner is dead.
 func lockOwner(stateRoot, id string) (*os.File, error) {
 	dir := filepath.Join(stateRoot, locksDir)
+	final := filepath.Join(dir, id+".lock")
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+	if err == nil {
+		f := os.NewFile(uintptr(fd), final)
+		if err := unix.Flock(fd, unix.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking container lock: %w", err)
+		}
+		fmt.Fprintf(f, "%d\n", os.Getpid())
+		if err := unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unix.AT_FDCWD, final, unix.AT_SYMLINK_FOLLOW); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("publishing container lock: %w", err)
+		}
+		return f, nil
+	}
+	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
+		return nil, fmt.Errorf("creating container lock: %w", err)
+	}
 	tmp := filepath.Join(dir, "."+id+".tmp")
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_RDWR|os.O_EXCL, 0o600)
 	if err != nil {
@@ -307,12 +337,96 @@ func lockOwner(stateRoot, id string) (*os.File, error) {
 		return nil, fmt.Errorf("locking container lock: %w", err)
 	}
 	fmt.Fprintf(f, "%d\n", os.Getpid())
-	if err := os.Rename(tmp, filepath.Join(dir, id+".lock")); err != nil {
+	if err := os.Rename(tmp, final); err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return nil, fmt.Errorf("publishing container lock: %w", err)
 	}
 	return f, nil
+}
+
+// removeDeadTempLocks removes the hidden lock files (.<id>.tmp) that a
+// tether killed between creating and renaming one left: those no process
+// has locked and whose creator, the pid in the id, is gone (no such
+// process, or one started after the file was made: a reused pid).
+func removeDeadTempLocks(stateRoot string, fail func(error)) []string {
+	dir := filepath.Join(stateRoot, locksDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, e := range entries {
+		name := e.Name()
+		id, ok := strings.CutPrefix(name, ".")
+		if id, ok = strings.CutSuffix(id, ".tmp"); !ok || !strings.HasPrefix(name, ".") {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		fi, err := e.Info()
+		if err != nil || !creatorGone(id, fi.ModTime()) {
+			continue
+		}
+		lock, err := tryLock(p)
+		if err != nil {
+			continue // its creator is between the lock and the rename
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			fail(fmt.Errorf("removing %s: %w", p, err))
+		} else if err == nil {
+			removed = append(removed, p)
+		}
+		lock.Close()
+	}
+	return removed
+}
+
+// creatorGone reports whether the process that made a container id
+// (<profile>-<pid>-<hex>, see newID) at or before made is gone.
+func creatorGone(id string, made time.Time) bool {
+	parts := strings.Split(id, "-")
+	if len(parts) < 3 {
+		return true // not an id of ours: nobody is making it
+	}
+	pid, err := strconv.Atoi(parts[len(parts)-2])
+	if err != nil || pid <= 0 {
+		return true
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); errors.Is(err, os.ErrNotExist) {
+		return true
+	}
+	started, ok := processStart(pid)
+	if !ok {
+		return false // unreadable: assume the creator lives
+	}
+	// A process younger than the file is not its creator: a reused pid.
+	return started.After(made.Add(time.Second))
+}
+
+// processStart returns when process pid started (from /proc/<pid>/stat
+// and the boot time in /proc/stat), and false when it cannot tell.
+func processStart(pid int) (time.Time, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return time.Time{}, false
+	}
+	// Fields after the command name (which may hold spaces) in ")": state
+	// is field 3, starttime field 22.
+	i := strings.LastIndexByte(string(b), ')')
+	fields := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(fields) < 20 {
+		return time.Time{}, false
+	}
+	ticks, err := strconv.ParseInt(fields[19], 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	boot, ok := readKey("/proc/stat", "btime")
+	if !ok {
+		return time.Time{}, false
+	}
+	const userHZ = 100 // sysconf(_SC_CLK_TCK) on every Linux architecture
+	return time.Unix(boot, 0).Add(time.Duration(ticks) * time.Second / userHZ), true
 }
 
 // lockShared takes a shared lock on path, creating it, waiting for an

@@ -182,3 +182,59 @@ func TestGCRemovesOrphanCgroups(t *testing.T) {
 	require.NoError(t, err)
 	assert.NoDirExists(t, busy, "removed once empty")
 }
+
+// TestGCRemovesDeadTempLocks: a tether killed between creating and
+// publishing a container lock (the fallback without O_TMPFILE) leaves
+// locks/.<id>.tmp; GC removes it once its creator is gone, and never one
+// whose creator may still publish it.
+func TestGCRemovesDeadTempLocks(t *testing.T) {
+	state := t.TempDir()
+	locks := filepath.Join(state, locksDir)
+	require.NoError(t, os.Mkdir(locks, 0o700))
+	dead := exec.Command("true")
+	require.NoError(t, dead.Run())
+	deadPid := dead.Process.Pid
+	mine := os.Getpid()
+
+	write := func(id string) string {
+		p := filepath.Join(locks, "."+id+".tmp")
+		require.NoError(t, os.WriteFile(p, nil, 0o600))
+		return p
+	}
+	gone := write(fmt.Sprintf("default-%d-aaaaaaaaaaaa", deadPid))
+	reused := write(fmt.Sprintf("default-%d-bbbbbbbbbbbb", mine))
+	old := time.Now().Add(-24 * 365 * time.Hour) // before this process started
+	require.NoError(t, os.Chtimes(reused, old, old))
+	live := write(fmt.Sprintf("default-%d-cccccccccccc", mine))
+	held := write(fmt.Sprintf("default-%d-dddddddddddd", deadPid))
+	f, err := tryLock(held) // its creator is between the lock and the rename
+	require.NoError(t, err)
+	defer f.Close()
+
+	rep, err := GC(GCOptions{StateRoot: state, CgroupPrefix: fmt.Sprintf("tether-test-%d-tmplock", mine)})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{gone, reused}, rep.StateDirs)
+	assert.NoFileExists(t, gone)
+	assert.NoFileExists(t, reused)
+	assert.FileExists(t, live, "a live creator may still publish its lock")
+	assert.FileExists(t, held, "a locked temporary lock is kept")
+}
+
+// TestLockOwnerLeavesNoTemporaryName: the lock is published whole, with no
+// hidden name a kill could leave behind.
+func TestLockOwnerLeavesNoTemporaryName(t *testing.T) {
+	state := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(state, locksDir), 0o700))
+	f, err := lockOwner(state, "default-1-abc")
+	require.NoError(t, err)
+	defer f.Close()
+	entries, err := os.ReadDir(filepath.Join(state, locksDir))
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	assert.Equal(t, "default-1-abc.lock", entries[0].Name())
+	_, err = tryLock(filepath.Join(state, locksDir, "default-1-abc.lock"))
+	assert.Error(t, err, "the published lock is held")
+	b, err := os.ReadFile(filepath.Join(state, locksDir, "default-1-abc.lock"))
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprintf("%d\n", os.Getpid()), string(b))
+}

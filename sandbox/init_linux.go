@@ -14,6 +14,10 @@ import (
 	// is a C constructor of this binary (see run_linux.go).
 	_ "github.com/tether-dev/tether/sandbox/seccompexec"
 	_ "github.com/tether-dev/tether/sandbox/usernshold"
+
+	// The keeper that reaps this process's sandboxes when it dies is a C
+	// constructor of this binary too (keeper_linux.go).
+	_ "github.com/tether-dev/tether/sandbox/keeper"
 )
 
 // InitArg is the first argument with which libcontainer re-executes the
@@ -21,10 +25,11 @@ import (
 const InitArg = "init"
 
 // IsInit reports whether this process was started as a container's init,
-// or as the helper that compiles seccomp filters (seccomp_compiled.go).
+// as the helper that compiles seccomp filters (seccomp_compiled.go), or as
+// the reaper a keeper starts when its owner died (keeper_linux.go).
 func IsInit() bool {
 	return len(os.Args) > 1 && os.Args[1] == InitArg && os.Getenv("_LIBCONTAINER_INITPIPE") != "" ||
-		isSeccompCompile()
+		isSeccompCompile() || isKeeperReap()
 }
 
 // Init runs the container init (or the seccomp helper) and never returns.
@@ -36,6 +41,10 @@ func Init() {
 	if isSeccompCompile() {
 		seccompCompileMain()
 		panic("seccompCompileMain returned")
+	}
+	if isKeeperReap() {
+		keeperReapMain()
+		panic("keeperReapMain returned")
 	}
 	libcontainer.Init()
 	panic("libcontainer.Init returned")

@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(helperEnv); spec != "" {
 		os.Exit(helperMain(spec))
 	}
+	if mode := os.Getenv(ownerEnv); mode != "" {
+		os.Exit(ownerMain(mode))
+	}
 	if spec := os.Getenv(rootlessEnv); spec != "" {
 		os.Exit(rootlessMain(spec))
 	}
@@ -56,6 +59,8 @@ func helperMain(spec string) int {
 			break
 		}
 	}
+	// The GC tests reap by hand what this crash leaves.
+	keeperOff = true
 	r := &Runner{StateRoot: state, CgroupPrefix: prefix}
 	res, err := r.Run(context.Background(), Config{}, Command{Args: []string{"sleep", "600"}})
 	fmt.Fprintln(os.Stderr, "helper: finished unexpectedly:", res, err)

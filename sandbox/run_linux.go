@@ -314,6 +314,14 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		}
 	}()
 
+	// From here on the sandbox may leave something behind: the keeper
+	// reaps it if this process dies before the release (the last undo).
+	release, keeperUp, err := keep(stateRoot, strings.TrimPrefix(prefix, "/"))
+	if err != nil {
+		return nil, err
+	}
+	undo = append(undo, func() error { release(); return nil })
+
 	// The compiled filter and the trampoline's descriptors are prepared
 	// alongside the set-up below.
 	var prep *trampolinePrep
@@ -458,6 +466,10 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		process.Args, process.Env, process.ExtraFiles = seccompexec.Argv(args), nil, files
 	}
 
+	// No process of the sandbox may exist before its keeper runs.
+	if err := keeperUp(); err != nil {
+		return nil, err
+	}
 	// The container's init gets SIGKILL when the thread that forked it
 	// exits (ParentDeathSignal). libcontainer ends threads it has locked
 	// for setns, so keep the forking thread ours until the command is done.

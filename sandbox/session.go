@@ -56,8 +56,8 @@ package sandbox
 // process in its pid namespace), then destroys the container, its cgroups
 // in every hierarchy, its root and its lock. A session container carries
 // the same owner lock as a one-shot container, so if the owning process
-// crashes (and its pdeathsig or the channel EOF has ended the supervisor),
-// GC reaps the leftovers exactly like a crashed Run's.
+// crashes (the channel's EOF ends the supervisor), its keeper has GC reap
+// the leftovers exactly like a crashed Run's (see keeper_linux.go).
 
 import (
 	"errors"
@@ -90,6 +90,10 @@ var (
 	ErrSpecChanged = errors.New("session exists with a different sandbox spec")
 	// ErrNoProcess: no background process with that id in the session.
 	ErrNoProcess = errors.New("no such process in session")
+	// ErrSessionBudget: the profile's pids budget is taken by the
+	// sessions it holds (each reserves its own Config.Limits.Pids within
+	// ProfileLimits.Pids); close one or raise the profile's limit.
+	ErrSessionBudget = errors.New("the profile's pids budget is fully reserved by its sessions")
 )
 
 // SessionOptions are the session-specific settings of a profile. The zero
@@ -113,9 +117,15 @@ type SessionOptions struct {
 }
 
 // SessionSpec describes a session's sandbox. Config is the profile's
-// sandbox: its memory, pids and cpus limits bound the whole session (every
-// command and background process together), while Timeout and OutputBytes
-// apply to each command. ProfileLimits bound the profile's parent cgroup.
+// sandbox: its memory, pids and cpus limits are the session's own budget,
+// inside the profile's parent cgroup (ProfileLimits), for everything in
+// the session together, its supervisor included (about 7 threads, 2-3 MiB
+// of memory charged to the session). Timeout and OutputBytes apply to each
+// command. A Sessions admits a profile's sessions only while their pids
+// budgets fit in ProfileLimits.Pids together, so that no session can be
+// starved of pids by another (ErrSessionBudget); memory budgets are not
+// reserved: an idle session uses little of its budget, so they may add up
+// to more than the profile's memory.
 type SessionSpec struct {
 	Config        Config         `json:"config"`
 	ProfileLimits Limits         `json:"profile_limits"`

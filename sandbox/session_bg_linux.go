@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,10 +24,13 @@ type Background struct {
 	stderr *ring
 }
 
-// Start starts cmd in the background of the session and returns at once.
-// Its output is kept in bounded buffers (the most recent
-// SessionOptions.BackgroundBytes per stream); it has no timeout (the
-// session's lifetime bounds it) and cmd.Stdout/Stderr are ignored.
+// Start starts cmd in the background of the session and returns once its
+// program runs; a program that could not be started (not found, not
+// executable, no pids left in the session's budget) is an error, with
+// ErrNotFound or ErrNotExecutable where they apply. Its output is kept in
+// bounded buffers (the most recent SessionOptions.BackgroundBytes per
+// stream); it has no timeout (the session's lifetime bounds it) and
+// cmd.Stdout/Stderr are ignored.
 func (s *Session) Start(cmd Command) (*Background, error) {
 	if cmd.Shell == "" && (len(cmd.Args) == 0 || cmd.Args[0] == "") {
 		return nil, ErrNoCommand
@@ -36,7 +40,8 @@ func (s *Session) Start(cmd Command) (*Background, error) {
 		size = DefaultBackgroundBytes
 	}
 	b := &Background{s: s, stdout: newRing(size), stderr: newRing(size)}
-	b.c = &call{args: cmd.Args, shell: cmd.Shell, background: true, cw: &capWriter{}, stdout: b.stdout, stderr: b.stderr}
+	b.c = &call{args: cmd.Args, shell: cmd.Shell, background: true, cw: &capWriter{}, stdout: b.stdout, stderr: b.stderr,
+		running: make(chan struct{})}
 	if err := s.begin(b.c, false); err != nil {
 		return nil, err
 	}
@@ -55,7 +60,25 @@ func (s *Session) Start(cmd Command) (*Background, error) {
 	if cmd.Stdin != nil {
 		go s.pumpStdin(b.c, cmd.Stdin, true)
 	}
-	return b, nil
+	// The supervisor answers at once (started, or the exit of a failed
+	// start); one that does not breaks the session.
+	t := time.NewTimer(watchdogSlack)
+	defer t.Stop()
+	select {
+	case <-b.c.running:
+		return b, nil
+	case <-b.c.done:
+	case <-t.C:
+		s.end(fmt.Errorf("%w: no answer to starting background command %d", ErrSessionBroken, b.c.id))
+		<-b.c.done
+	}
+	if rep := b.c.exit; rep != nil && rep.StartError == "" {
+		return b, nil // started and already finished
+	}
+	if _, err := s.result(b.c); err != nil {
+		return nil, err // says what could not be started, and why
+	}
+	return nil, fmt.Errorf("starting in the background: %w", ErrSessionBroken)
 }
 
 // pruneBackground forgets the oldest finished background processes.

@@ -23,6 +23,7 @@ func TestSessionHelperOwner(t *testing.T) {
 	if root == "" {
 		t.Skip("helper process for TestSessionGCAfterOwnerCrash")
 	}
+	keeperOff = true // the test reaps by hand what this crash leaves
 	m := &Sessions{StateRoot: root, CgroupPrefix: prefix}
 	s, err := m.Open(t.Context(), "default", "crashy", testSpec())
 	require.NoError(t, err)

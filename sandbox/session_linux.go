@@ -74,6 +74,10 @@ func (m *Sessions) Open(ctx context.Context, profile, name string, spec SessionS
 		}
 		s := m.sessions[key]
 		if s == nil {
+			if err := m.admit(profile, spec); err != nil {
+				m.mu.Unlock()
+				return nil, err
+			}
 			// Reserve the key while the sandbox is built, so concurrent
 			// first uses create one sandbox.
 			s = &Session{mgr: m, key: key, spec: spec, ready: make(chan struct{})}
@@ -102,6 +106,29 @@ func (m *Sessions) Open(ctx context.Context, profile, name string, spec SessionS
 		}
 		return s, nil
 	}
+}
+
+// admit checks that a new session of profile with spec fits in the
+// profile's pids budget next to the sessions it already holds (being built
+// included): each reserves its own pids limit.
+//
+// Preconditions: m.mu is held.
+func (m *Sessions) admit(profile string, spec SessionSpec) error {
+	total, each := spec.ProfileLimits.Pids, spec.Config.Limits.Pids
+	if total <= 0 || each <= 0 {
+		return nil // nothing to reserve against
+	}
+	n := int64(0)
+	for k := range m.sessions {
+		if k.profile == profile {
+			n++
+		}
+	}
+	if (n+1)*each > total {
+		return fmt.Errorf("opening a session of profile %s: %w: %d sessions of %d pids each hold %d of %d (close a session, or raise limits.pids or lower limits.sandbox_pids)",
+			profile, ErrSessionBudget, n, each, n*each, total)
+	}
+	return nil
 }
 
 // Run runs cmd in the session (profile, name), opening it when needed.
@@ -244,6 +271,10 @@ type call struct {
 
 	done chan struct{} // closed on exit or when the session ends
 	exit *reply        // nil when the session ended first
+
+	// running is closed when the supervisor reports a background
+	// command's program executed (nil for foreground commands).
+	running chan struct{}
 }
 
 // create builds the session's sandbox and starts its supervisor.
@@ -317,6 +348,14 @@ func (s *Session) create(ctx context.Context) (err error) {
 			runUndo(undo)
 		}
 	}()
+
+	// The keeper reaps the sandbox if this process dies before the
+	// release, the teardown's last step.
+	release, keeperUp, err := keep(stateRoot, strings.TrimPrefix(prefix, "/"))
+	if err != nil {
+		return err
+	}
+	undo = append(undo, func() error { release(); return nil })
 
 	ownerLock, err := lockOwner(stateRoot, id)
 	if err != nil {
@@ -427,6 +466,10 @@ func (s *Session) create(ctx context.Context) (err error) {
 		Cwd:        cfg.cwd(),
 		ExtraFiles: []*os.File{childEnd},
 		Init:       true,
+	}
+	// No process of the sandbox may exist before its keeper runs.
+	if err := keeperUp(); err != nil {
+		return err
 	}
 	s.initDone = make(chan struct{})
 	started := make(chan error, 1)
@@ -611,6 +654,16 @@ func (s *Session) dispatch(rep *reply) error {
 		return fmt.Errorf("frame %s for unknown command %d", rep.Op, rep.ID)
 	}
 	switch rep.Op {
+	case opStarted:
+		if c.running == nil || c.exit != nil {
+			return fmt.Errorf("started frame for command %d", rep.ID)
+		}
+		select {
+		case <-c.running:
+			return fmt.Errorf("second started frame for command %d", rep.ID)
+		default:
+			close(c.running)
+		}
 	case opOutput:
 		w := c.stdout
 		if rep.Stream == 2 {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,6 +106,11 @@ type supProc struct {
 }
 
 func runSupervisor() int {
+	// Every thread of the supervisor counts against its session's pids
+	// budget: one P, and the channel read through the poller rather than
+	// by a thread blocked in read(2), keep them few.
+	runtime.GOMAXPROCS(1)
+	_ = unix.SetNonblock(3, true)
 	// The session's commands run as the supervisor's own uid in its user
 	// namespace: without this they could ptrace it or read its
 	// /proc/1/{mem,environ,fd} (ptrace_may_access) and act on the host's
@@ -366,6 +372,11 @@ func (s *supervisor) exec(req *request) {
 		return
 	}
 
+	if req.Background {
+		// Before any frame of its output or exit, so the host can tell a
+		// start that failed (no pids left, say) from one that ran.
+		s.send(&reply{Op: opStarted, ID: p.id})
+	}
 	p.readers.Add(1)
 	p.outputs = append(p.outputs, outR)
 	go s.forward(p, outR, 1)

@@ -40,6 +40,9 @@ const (
 	opReady  = "ready"  // the supervisor is up
 	opOutput = "output" // a chunk of a command's stdout or stderr
 	opExit   = "exit"   // a command finished (no frames for it follow)
+	// opStarted: a background command's program was executed; the exit
+	// frame (with its start error) comes instead when it could not be.
+	opStarted = "started"
 )
 
 // request is a host → supervisor frame.
@@ -159,6 +162,11 @@ func decodeStrict(b []byte, v any) error {
 func checkReply(r *reply) error {
 	switch r.Op {
 	case opReady:
+		return nil
+	case opStarted:
+		if r.ID == 0 {
+			return errors.New("started frame without an id")
+		}
 		return nil
 	case opOutput:
 		if r.ID == 0 {

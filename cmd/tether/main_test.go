@@ -1,7 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -26,5 +31,61 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Condition: scriptCondition,
+		Cmds:      map[string]func(ts *testscript.TestScript, neg bool, args []string){"maxrss": cmdMaxRSS},
 	})
+}
+
+// cmdMaxRSS is "maxrss MIB OUTFILE PROGRAM [ARG...]": it runs PROGRAM
+// (found in the script's $PATH) with its stdout and stderr in OUTFILE and
+// fails when the process's peak resident set exceeded MIB mebibytes, or
+// when it exited non-zero (unless negated).
+func cmdMaxRSS(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 3 {
+		ts.Fatalf("usage: maxrss MIB OUTFILE PROGRAM [ARG...]")
+	}
+	limit, err := strconv.ParseInt(args[0], 10, 64)
+	ts.Check(err)
+	outFile := ts.MkAbs(args[1])
+	args = args[1:]
+	prog := args[1]
+	if !strings.Contains(prog, "/") {
+		for _, dir := range strings.Split(ts.Getenv("PATH"), ":") {
+			if fi, err := os.Stat(dir + "/" + prog); err == nil && !fi.IsDir() {
+				prog = dir + "/" + prog
+				break
+			}
+		}
+	}
+	cmd := exec.Command(prog, args[2:]...)
+	cmd.Dir = ts.Getenv("WORK")
+	// The script's own values win (exec keeps the last of duplicates).
+	cmd.Env = append(os.Environ(), scriptEnv(ts)...)
+	out, err := os.Create(outFile)
+	ts.Check(err)
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = out, out
+	runErr := cmd.Run()
+	if cmd.ProcessState == nil {
+		ts.Fatalf("running %s: %v", prog, runErr)
+	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss >> 10 // KiB to MiB
+	ts.Logf("peak RSS of %s: %d MiB", args[1], rss)
+	if rss > limit {
+		ts.Fatalf("peak RSS %d MiB exceeds %d MiB", rss, limit)
+	}
+	if (runErr != nil) != neg {
+		ts.Fatalf("%s: %v (negated: %v)", args[1], runErr, neg)
+	}
+}
+
+// scriptEnv is the part of the script's environment tether reads, as
+// KEY=VALUE entries.
+func scriptEnv(ts *testscript.TestScript) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "WORK", "TMPDIR", "TETHER_CONFIG", "TETHER_STATE_DIR", "TETHER_STATE_ROOT", "TETHER_CGROUP_PREFIX", "NO_COLOR"} {
+		if v := ts.Getenv(k); v != "" {
+			env = append(env, fmt.Sprintf("%s=%s", k, v))
+		}
+	}
+	return env
 }

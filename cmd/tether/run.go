@@ -96,6 +96,10 @@ Exit status:
   2 usage or config error, 3 refused by the approval engine (nothing ran),
   125 the sandbox could not be set up (nothing ran).
 
+Output (stdout and stderr together) is capped at the profile's
+limits.output (1MiB by default) or --output-limit; the rest is discarded and
+reported ("tether: output truncated", --json "output_truncated": true).
+
 --json captures the command's output and prints one JSON object with
 exit_code, signal, timed_out, oom_killed, output_truncated, cpu_time_ns,
 peak_memory_bytes, duration_ns, not_enforced, stdout and stderr.
@@ -122,7 +126,7 @@ $XDG_RUNTIME_DIR/tether; run first reaps what a crashed tether left there.
 	fl.Float64Var(&f.cpus, "cpus", 0, "CPU limit in cores, e.g. 1.5 (0: none)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "wall-clock limit, e.g. 30s (0: none)")
 	fl.DurationVar(&f.grace, "grace", 2*time.Second, "time between SIGTERM and SIGKILL on timeout or interrupt")
-	fl.StringVar(&f.outputLimit, "output-limit", "", "cap on stdout+stderr bytes, e.g. 1M (default: none)")
+	fl.StringVar(&f.outputLimit, "output-limit", "", "cap on stdout+stderr bytes, e.g. 1M; 0: none, not with --json (default: the profile's limits.output)")
 	fl.StringVar(&f.tmpfsSize, "tmpfs-size", "64M", "size of the sandbox's /tmp")
 	fl.StringVar(&f.disk, "disk", "", "cap on what the command may add to the workspace, e.g. 1G (project quotas; default: none)")
 	fl.StringVar(&f.seccomp, "seccomp", "required", `seccomp filter: "required", "optional" or "off"`)
@@ -180,6 +184,19 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	conf, prof, err := runProfile(f.gate, f.profile)
+	if err != nil {
+		return err
+	}
+	// Output is capped at the profile's limit unless --output-limit says
+	// otherwise; --json holds the output in this process (outside every
+	// cgroup), so it never goes without a cap.
+	if !cmd.Flags().Changed("output-limit") {
+		cfg.Limits.OutputBytes = int64(prof.Terminal.Limits.Output)
+	}
+	if f.asJSON && cfg.Limits.OutputBytes == 0 {
+		return usageErr("--json holds the output in memory: give --output-limit a size (default: the profile's limits.output)")
+	}
 	runner := runnerFor(f.stateRoot, f.cgroupPrefix, f.profile, f.grace)
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, unix.SIGTERM)
@@ -194,7 +211,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	var verdict error
 	gate := func() error {
 		decided.Do(func() {
-			_, verdict = authorize(ctx, cmd.ErrOrStderr(), f.gate, f.profile, command, cfg.Workspace)
+			verdict = authorize(ctx, cmd.ErrOrStderr(), f.gate, conf, prof, command, cfg.Workspace)
 		})
 		return verdict
 	}
@@ -245,7 +262,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		fmt.Fprintln(cmd.ErrOrStderr(), "tether: a process was killed for exceeding the memory limit")
 	}
 	if res.OutputTruncated {
-		fmt.Fprintln(cmd.ErrOrStderr(), "tether: output truncated at --output-limit")
+		fmt.Fprintf(cmd.ErrOrStderr(), "tether: output truncated at %d bytes (the profile's limits.output, or --output-limit)\n", cfg.Limits.OutputBytes)
 	}
 	return exitFor(res.ExitCode, runErr)
 }

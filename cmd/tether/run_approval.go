@@ -44,21 +44,27 @@ func commandText(shell string, args []string) (string, error) {
 	return strings.Join(quoted, " "), nil
 }
 
-// authorize loads the configuration, builds the approval engine (with a
-// terminal prompter when there is a terminal) and decides command. It
-// returns the profile to run under, or an *exitError when nothing may run.
-func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, profile, command, cwd string) (*config.Profile, error) {
+// runProfile loads the configuration and finds the profile a run uses;
+// errors are usage errors (*exitError).
+func runProfile(f approvalFlags, profile string) (*config.Config, *config.Profile, error) {
 	cfg, err := config.Resolve(f.configPath)
 	if err != nil {
-		return nil, &exitError{Code: exitUsage, Err: err}
+		return nil, nil, &exitError{Code: exitUsage, Err: err}
 	}
 	prof, ok := cfg.Profile(profile)
 	if !ok {
-		return nil, usageErr("unknown profile %q in %s", profile, cfg.Source)
+		return nil, nil, usageErr("unknown profile %q in %s", profile, cfg.Source)
 	}
+	return cfg, prof, nil
+}
+
+// authorize builds the approval engine of cfg (with a terminal prompter
+// when there is a terminal) and decides command in profile prof. It
+// returns an *exitError when nothing may run.
+func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *config.Config, prof *config.Profile, command, cwd string) error {
 	platform, err := approval.ParsePlatform(f.platform)
 	if err != nil {
-		return nil, usageErr("--platform: %v", err)
+		return usageErr("--platform: %v", err)
 	}
 	opts := approval.Options{Yolo: f.yolo}
 	if platform == approval.PlatformCLI {
@@ -71,7 +77,7 @@ func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, profile, 
 	}
 	engine, err := approval.NewEngine(cfg, opts)
 	if err != nil {
-		return nil, &exitError{Code: exitUsage, Err: err}
+		return &exitError{Code: exitUsage, Err: err}
 	}
 	defer engine.Close()
 	home, _ := os.UserHomeDir()
@@ -82,13 +88,13 @@ func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, profile, 
 		if d.Stage == approval.StageRoute && opts.Prompter == nil && platform == approval.PlatformCLI {
 			hint = " (no terminal to ask on: run it from a terminal, or pass --yolo to approve the approval tier)"
 		}
-		return nil, &exitError{Code: exitRefused, Err: fmt.Errorf("refused at %s: %s%s", d.Stage, d.Reason, hint)}
+		return &exitError{Code: exitRefused, Err: fmt.Errorf("refused at %s: %s%s", d.Stage, d.Reason, hint)}
 	}
 	if err != nil {
-		return nil, &exitError{Code: exitRefused, Err: err}
+		return &exitError{Code: exitRefused, Err: err}
 	}
 	if d.Stage != approval.StageAnalysis {
 		fmt.Fprintf(stderr, "tether: approved at %s by %s\n", d.Stage, d.DecidedBy)
 	}
-	return prof, nil
+	return nil
 }
