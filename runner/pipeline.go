@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -383,20 +382,11 @@ func (r *Runner) access(env *Env, c *Call) Access {
 	return a
 }
 
-// protected returns the absolute paths never writable by the model.
+// protected returns the absolute paths of tether's own config and state
+// (and Protected): never readable or writable by the model, hidden in
+// every sandbox.
 func (r *Runner) protected() []string {
-	out := append([]string{}, r.Protected...)
-	if r.Config != nil {
-		out = append(out, r.Config.StateDir)
-		if src := r.Config.Source; src != "" && src != config.EmbeddedSource {
-			out = append(out, src)
-		}
-	}
-	if d, err := os.UserConfigDir(); err == nil {
-		out = append(out, filepath.Join(d, "tether"))
-	}
-	out = append(out, "/etc/tether")
-	return out
+	return append(append([]string{}, r.Protected...), config.OwnPaths(r.Config)...)
 }
 
 // runMode maps a platform to the mandate run mode (as mandate.Hook does).

@@ -142,11 +142,15 @@ func sandboxConfig(env *Env, pol TerminalPolicy, cmdEnv []string, timeout time.D
 			Timeout:     timeout,
 			OutputBytes: int64(pol.Limits.Output),
 			TmpfsBytes:  int64(pol.Limits.Tmpfs),
+			DiskBytes:   int64(pol.Limits.Disk),
 		},
 	}
 	if pol.Network.Mode == config.NetworkHost {
 		cfg.Network, cfg.AllowHostNetwork = sandbox.NetworkHost, true
 	}
+	// tether's own config and state are hidden in the sandbox when they
+	// lie in the workspace (sandbox.Config.Hide).
+	cfg.Hide = env.Runner.protected()
 	return cfg, nil
 }
 
@@ -209,6 +213,10 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 		}
 	}
 	out := commandResult(res.ExitCode, stdout.String(), stderr.String(), res.TimedOut, res.OOMKilled, res.OutputTruncated, res.Duration, res.NotEnforced)
+	if res.DiskLimitHit {
+		out.Output["disk_limit_hit"] = true
+		out.Message += "; the workspace reached its disk limit (limits.disk): writes beyond it failed"
+	}
 	if len(res.ExecBlocked) > 0 {
 		return execBlocked(ctx, env, command, res.ExecBlocked, out)
 	}

@@ -148,6 +148,9 @@ func GC(opts GCOptions) (*GCReport, error) {
 	for _, err := range gcReservations(stateRoot, opts.Caches && rep.Live == 0) {
 		fail(err)
 	}
+	for _, err := range gcDiskLimits(stateRoot) {
+		fail(err)
+	}
 	rep.Cgroups = append(rep.Cgroups, removeIdleProfile(stateRoot, prefix)...)
 	if opts.Caches && rep.Live == 0 {
 		// No container runs, so none has these bound: shared roots and

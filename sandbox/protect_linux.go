@@ -86,6 +86,13 @@ const (
 	ProtectPin ProtectMode = "pin"
 	// ProtectReserve mounts an empty read-only file onto a reservation.
 	ProtectReserve ProtectMode = "reserve"
+	// ProtectHideDir mounts an empty read-only directory onto a directory
+	// of tether's own (Config.Hide): nothing in it can be read, written
+	// or created.
+	ProtectHideDir ProtectMode = "hide-dir"
+	// ProtectHideFile mounts an empty read-only file onto a file of
+	// tether's own.
+	ProtectHideFile ProtectMode = "hide-file"
 )
 
 // protectMounts returns nothing: protected paths are mounted by tether
@@ -100,6 +107,7 @@ type protection struct {
 	mounts    []ProtectMount
 	wsMount   string // the workspace's path inside the sandbox
 	emptyFile string // the empty read-only file mounted onto reservations
+	emptyDir  string // the empty read-only directory mounted onto hidden directories
 	stateRoot string
 	key       string
 	ws        string
@@ -116,11 +124,21 @@ func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]stri
 	if cfg.Workspace == "" {
 		return nil, nil
 	}
+	hide, err := hiddenIn(cfg.Workspace, append([]string{stateRoot}, cfg.Hide...))
+	if err != nil {
+		return nil, err
+	}
 	if rootless {
+		if len(hide) > 0 {
+			// Without the mounts, a command could write them (or rename
+			// their parents away and plant new ones): refuse.
+			return nil, fmt.Errorf("%w: tether's own %s lies inside the workspace, and tether without root cannot hide it from the sandbox; move the state directory or configuration out of the workspace (state_dir, $TETHER_STATE_DIR, --config) or use a narrower workspace",
+				ErrUnsafeWorkspace, path.Join(cfg.Workspace, hide[0]))
+		}
 		*notEnforced = append(*notEnforced, "protected-paths")
 		return nil, nil
 	}
-	return planProtection(stateRoot, cfg.Workspace, cfg.workspaceMount(), isHome(cfg.Workspace))
+	return planProtection(stateRoot, cfg.Workspace, cfg.workspaceMount(), isHome(cfg.Workspace), hide...)
 }
 
 // isHome reports whether ws is a home directory: tether's own ($HOME) or
@@ -146,6 +164,29 @@ func isHome(ws string) bool {
 	}
 	u, err := user.LookupId(strconv.FormatUint(uint64(st.Uid), 10))
 	return err == nil && same(ws, u.HomeDir)
+}
+
+// hiddenIn returns the paths of own (tether's config and state, absolute)
+// that lie inside the workspace ws, relative to it. A workspace that is
+// one of them or lies inside one is refused: it cannot be hidden from
+// itself.
+func hiddenIn(ws string, own []string) ([]string, error) {
+	var rels []string
+	for _, h := range own {
+		if h == "" {
+			continue
+		}
+		h = filepath.Clean(h)
+		switch {
+		case h == ws || strings.HasPrefix(ws, strings.TrimSuffix(h, "/")+"/"):
+			return nil, fmt.Errorf("%w: the workspace %s lies inside tether's own configuration or state %s", ErrUnsafeWorkspace, ws, h)
+		case strings.HasPrefix(h, ws+"/"):
+			if rel := h[len(ws)+1:]; !slices.Contains(rels, rel) {
+				rels = append(rels, rel)
+			}
+		}
+	}
+	return rels, nil
 }
 
 // sourceOwners returns the on-disk owners of the workspace and the binds'
@@ -194,9 +235,11 @@ func isReservation(fd int) bool {
 }
 
 // planProtection works out the protected-path mounts of a sandbox id whose
-// workspace ws appears at wsMount, and makes its reservations on the host.
-// The caller must call release when the sandbox is gone.
-func planProtection(stateRoot, ws, wsMount string, home bool) (_ *protection, err error) {
+// workspace ws appears at wsMount, and makes its reservations on the host;
+// home says whether ws is a home directory (protect.Entry.Home), hide are
+// the workspace-relative paths of tether's own config and state
+// (Config.Hide). The caller must call release when the sandbox is gone.
+func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_ *protection, err error) {
 	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening workspace %s: %w", ws, err)
@@ -213,6 +256,9 @@ func planProtection(stateRoot, ws, wsMount string, home bool) (_ *protection, er
 		return nil, fmt.Errorf("creating protected-path state: %w", err)
 	}
 	if pr.emptyFile, err = ensureEmptyFile(dir); err != nil {
+		return nil, err
+	}
+	if pr.emptyDir, err = ensureEmptyDir(stateRoot); err != nil {
 		return nil, err
 	}
 	lock, err := lockFile(filepath.Join(dir, pr.key+".lock"), unix.LOCK_EX)
@@ -393,10 +439,64 @@ func planProtection(stateRoot, ws, wsMount string, home bool) (_ *protection, er
 		}
 		return nil
 	}
+	// tether's own directories that do not exist yet are made now, not
+	// reserved: tether itself may be about to create them (the approval
+	// gate runs while the sandbox is built), and a placeholder would stand
+	// in its way. First, so that the entries below find their parents.
+	for _, rel := range hide {
+		if err := mkdirBeneath(root, rel); err != nil {
+			return nil, err
+		}
+	}
 	for _, e := range protect.Workspace() {
 		if err := protectEntry(e.Path, e.Kind, home || !e.Home); err != nil {
 			return nil, err
 		}
+	}
+	// tether's own config and state: pinned on the way like any entry (a
+	// renamed parent would let a command plant a new state directory where
+	// tether looks for it), then hidden (made above when missing; reserved
+	// only if that was impossible).
+	for _, rel := range hide {
+		if done, err := pinDirs(rel, false, true); done || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		fd, err := openBeneath(root, rel)
+		if errors.Is(err, unix.ENOENT) {
+			if err := reserve(rel); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, unsafePath(rel, err)
+		}
+		m, err := fdMode(fd)
+		reserved := m == unix.S_IFLNK && isReservation(fd)
+		unix.Close(fd)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("reading %s: %w", rel, err)
+		case reserved:
+			add(rel, ProtectReserve)
+			continue
+		case m == unix.S_IFLNK:
+			return nil, fmt.Errorf("%w: %s", ErrUnsafeWorkspace, rel)
+		}
+		mode := ProtectHideFile
+		if m == unix.S_IFDIR {
+			mode = ProtectHideDir
+		}
+		// Hiding wins over a read-only bind planned for the same path,
+		// and nothing is mounted inside what is hidden.
+		pr.mounts = slices.DeleteFunc(pr.mounts, func(pm ProtectMount) bool {
+			return pm.Path == rel || strings.HasPrefix(pm.Path, rel+"/")
+		})
+		seen[rel] = false
+		add(rel, mode)
 	}
 	// Parents before children: a pin must exist before the binds in it.
 	slices.SortStableFunc(pr.mounts, func(a, b ProtectMount) int {
@@ -443,6 +543,67 @@ func ensureEmptyFile(dir string) (string, error) {
 	if err := os.Rename(tmp, p); err != nil {
 		os.Remove(tmp)
 		return "", fmt.Errorf("creating reservation file: %w", err)
+	}
+	return p, nil
+}
+
+// mkdirBeneath creates the missing directories of rel under the directory
+// root (mode 0700, and as root owned like their parent), each inside its
+// opened parent and never through a symlink. What exists is left as it
+// is: the plan checks it.
+func mkdirBeneath(root int, rel string) error {
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		prefix := strings.Join(parts[:i+1], "/")
+		fd, err := openBeneath(root, prefix)
+		if err == nil {
+			m, _ := fdMode(fd)
+			unix.Close(fd)
+			if m != unix.S_IFDIR {
+				return nil // a file, a symlink or a reservation: the plan decides
+			}
+			continue
+		}
+		if !errors.Is(err, unix.ENOENT) {
+			return unsafePath(prefix, err)
+		}
+		pfd := root
+		if i > 0 {
+			if pfd, err = openBeneath(root, strings.Join(parts[:i], "/")); err != nil {
+				return unsafePath(prefix, err)
+			}
+		}
+		err = unix.Mkdirat(pfd, parts[i], 0o700)
+		if err == nil && os.Geteuid() == 0 {
+			var st unix.Stat_t
+			if err = unix.Fstat(pfd, &st); err == nil {
+				err = unix.Fchownat(pfd, parts[i], int(st.Uid), int(st.Gid), unix.AT_SYMLINK_NOFOLLOW)
+			}
+		}
+		if pfd != root {
+			unix.Close(pfd)
+		}
+		if err != nil && err != unix.EEXIST {
+			return fmt.Errorf("creating %s: %w", prefix, err)
+		}
+	}
+	return nil
+}
+
+// ensureEmptyDir returns dir/hide-empty, an empty directory nobody may
+// write (mounted read-only besides). It is not under protectDir, whose
+// directories are workspaces' records.
+func ensureEmptyDir(dir string) (string, error) {
+	p := filepath.Join(dir, "hide-empty")
+	if err := os.Mkdir(p, 0o555); err != nil && !errors.Is(err, os.ErrExist) {
+		return "", fmt.Errorf("creating the hiding directory: %w", err)
+	}
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("creating the hiding directory: %s is not a directory", p)
+	}
+	if entries, err := os.ReadDir(p); err != nil || len(entries) > 0 {
+		return "", fmt.Errorf("the hiding directory %s is not empty", p)
 	}
 	return p, nil
 }
@@ -676,12 +837,17 @@ func (pr *protection) mountIn(pid int) error {
 		}
 	}()
 	for _, m := range pr.mounts {
-		if m.Mode != ProtectReserve {
+		src := pr.emptyFile
+		switch m.Mode {
+		case ProtectReserve, ProtectHideFile:
+		case ProtectHideDir:
+			src = pr.emptyDir
+		default:
 			continue
 		}
-		t, err := unix.OpenTree(unix.AT_FDCWD, pr.emptyFile, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		t, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 		if err != nil {
-			return fmt.Errorf("protecting paths: cloning %s: %w", pr.emptyFile, err)
+			return fmt.Errorf("protecting paths: cloning %s: %w", src, err)
 		}
 		trees = append(trees, t)
 		if err := unix.MountSetattr(t, "", unix.AT_EMPTY_PATH, &unix.MountAttr{
@@ -721,6 +887,12 @@ func (pr *protection) mountOne(ws int, m ProtectMount, trees []int, next *int) e
 	case ProtectReserve:
 		if mode != unix.S_IFLNK || !isReservation(fd) {
 			return errors.New("the reservation changed")
+		}
+		tree = trees[*next]
+		*next++
+	case ProtectHideDir, ProtectHideFile:
+		if mode == unix.S_IFLNK || (mode == unix.S_IFDIR) != (m.Mode == ProtectHideDir) {
+			return errors.New("it changed since the sandbox was planned")
 		}
 		tree = trees[*next]
 		*next++

@@ -59,10 +59,14 @@ type Result struct {
 	PeakMemory int64 `json:"peak_memory_bytes"`
 	// Duration is the wall time from start to exit.
 	Duration time.Duration `json:"duration_ns"`
+	// DiskLimitHit: the workspace's use reached Limits.DiskBytes (writes
+	// failed, or the next one would). In a session it may be another
+	// command's, running at the same time.
+	DiskLimitHit bool `json:"disk_limit_hit,omitempty"`
 	// NotEnforced names the protections that could not be applied in this
 	// environment (rootless: "memory", "pids", "cpus"; "seccomp";
 	// "exec_gate" when an ExecGate was asked for and the sandbox has no
-	// filter to carry it).
+	// filter to carry it; "disk" without project quotas; "protected-paths").
 	NotEnforced []string `json:"not_enforced,omitempty"`
 	// ExecBlocked lists the execs the exec gate refused (the newest 64 to
 	// 128 of them).
@@ -423,6 +427,13 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	if pr != nil {
 		undo = append(undo, pr.release)
 	}
+	disk, err := diskLimitFor(stateRoot, cfg, &res.NotEnforced)
+	if err != nil {
+		return nil, err
+	}
+	if disk != nil {
+		undo = append(undo, disk.release)
+	}
 	lc, err := cfg.Libcontainer(id, p)
 	if err != nil {
 		return nil, err
@@ -596,6 +607,9 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		res.CPUTime = w.ps.UserTime() + w.ps.SystemTime()
 	}
 	res.OutputTruncated = out.truncated()
+	if disk != nil {
+		res.DiskLimitHit = disk.hit()
+	}
 	if !res.TimedOut && ctx.Err() != nil {
 		return res, fmt.Errorf("running %s: %w", args[0], ctx.Err())
 	}

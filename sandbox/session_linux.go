@@ -243,6 +243,7 @@ type Session struct {
 	grace     time.Duration
 	memcg     string       // v1 memory cgroup directory when a memory limit is set
 	gate      *execGateRun // nil without Sessions.ExecGate
+	disk      *diskLimit   // the workspace's disk limit, when set and enforced
 	// notEnforced lists protections this environment cannot apply.
 	notEnforced []string
 
@@ -388,6 +389,15 @@ func (s *Session) create(ctx context.Context) (err error) {
 
 	p := placementFor(profileCgroup+"/"+id, cfg, rootless, m.UserNSBase)
 	if cfg.Rootfs.Kind == rootfs.KindHost {
+		// The same world-readable /etc snapshot one-shot runs get: a bind
+		// of the host's /etc entries would show /etc/ssl/private to a
+		// sandbox root with CAP_DAC_OVERRIDE. gc keeps snapshots while any
+		// container, this session included, is alive.
+		if etc, _ := etcEntries(cfg.Rootfs.Binds); len(etc) > 0 {
+			if p.EtcDir, err = etcSnapshot(stateRoot, etc); err != nil {
+				return err
+			}
+		}
 		p.RootDir = filepath.Join(stateRoot, rootsDir, id)
 		undo = append(undo, func() error { return os.RemoveAll(p.RootDir) })
 		if err := makeEmptyRoot(p.RootDir, cfg.Rootfs, !rootless, p.HostUID, p.HostGID); err != nil {
@@ -414,6 +424,13 @@ func (s *Session) create(ctx context.Context) (err error) {
 	}
 	if pr != nil {
 		undo = append(undo, pr.release)
+	}
+	// The session holds the workspace's disk limit for its whole life.
+	if s.disk, err = diskLimitFor(stateRoot, cfg, &s.notEnforced); err != nil {
+		return err
+	}
+	if s.disk != nil {
+		undo = append(undo, s.disk.release)
 	}
 	lc, err := cfg.Libcontainer(id, p)
 	if err != nil {
@@ -807,6 +824,9 @@ func (s *Session) await(ctx context.Context, c *call, req *request, stdin io.Rea
 		// The kernel's count, not the supervisor's word; with commands
 		// running concurrently it may be another one's kill.
 		res.OOMKilled = true
+	}
+	if res != nil && s.disk != nil {
+		res.DiskLimitHit = s.disk.hit()
 	}
 	if err == nil && ctx.Err() != nil {
 		err = fmt.Errorf("running in session: %w", ctx.Err())

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/rootfs"
 	"github.com/tether-dev/tether/sandbox"
 )
@@ -33,7 +34,7 @@ const (
 // runFlags are tether run's options.
 type runFlags struct {
 	profile, cwd, rootfs, network, seccomp string
-	memory, outputLimit, tmpfsSize         string
+	memory, outputLimit, tmpfsSize, disk   string
 	pids                                   int64
 	cpus                                   float64
 	timeout, grace                         time.Duration
@@ -129,6 +130,7 @@ $XDG_RUNTIME_DIR/tether; run first reaps what a crashed tether left there.
 	fl.DurationVar(&f.grace, "grace", 2*time.Second, "time between SIGTERM and SIGKILL on timeout or interrupt")
 	fl.StringVar(&f.outputLimit, "output-limit", "", "cap on stdout+stderr bytes, e.g. 1M; 0: none, not with --json (default: the profile's limits.output)")
 	fl.StringVar(&f.tmpfsSize, "tmpfs-size", "64M", "size of the sandbox's /tmp")
+	fl.StringVar(&f.disk, "disk", "", "cap on what the command may add to the workspace, e.g. 1G (project quotas; default: none)")
 	fl.StringVar(&f.seccomp, "seccomp", "required", `seccomp filter: "required", "optional" or "off"`)
 	fl.BoolVar(&f.userns, "userns", false, "deprecated, no effect: every sandbox has its own user namespace (docs/workspace.md)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "add KEY=VALUE to the command's environment (repeatable)")
@@ -256,7 +258,12 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		}
 	}
 	if res != nil && len(res.NotEnforced) > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "tether: not enforced here (running without root, no delegated cgroups): %s\n", strings.Join(res.NotEnforced, ", "))
+		// rootless without delegated cgroups: memory, pids, cpus; no
+		// project quota on the workspace's filesystem: disk.
+		fmt.Fprintf(cmd.ErrOrStderr(), "tether: not enforced here: %s\n", strings.Join(res.NotEnforced, ", "))
+	}
+	if res != nil && res.DiskLimitHit {
+		fmt.Fprintln(cmd.ErrOrStderr(), "tether: the workspace reached its --disk limit")
 	}
 	if f.asJSON {
 		doc := runJSON{Result: res, Stdout: outBuf.String(), Stderr: errBuf.String()}
@@ -318,6 +325,11 @@ func configFromFlags(f runFlags) (sandbox.Config, error) {
 		return cfg, usageErr("--cwd %s is not a directory", ws)
 	}
 	cfg.Workspace = ws
+	// tether's own config and state are hidden in the sandbox (or the
+	// workspace refused). A configuration that does not load is refused
+	// by run's approval gate; its default places are hidden anyway.
+	own, _ := config.Resolve(f.gate.configPath)
+	cfg.Hide = config.OwnPaths(own)
 	layout, err := rootfs.Parse(f.rootfs)
 	if err != nil {
 		return cfg, usageErr("--rootfs %s: %v", f.rootfs, err)
@@ -349,6 +361,9 @@ func configFromFlags(f runFlags) (sandbox.Config, error) {
 		return cfg, err
 	}
 	if cfg.Limits.TmpfsBytes, err = size("tmpfs-size", f.tmpfsSize); err != nil {
+		return cfg, err
+	}
+	if cfg.Limits.DiskBytes, err = size("disk", f.disk); err != nil {
 		return cfg, err
 	}
 	cfg.Limits.Pids, cfg.Limits.CPUs, cfg.Limits.Timeout = f.pids, f.cpus, f.timeout
