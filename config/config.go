@@ -125,6 +125,11 @@ type Limits struct {
 	Timeout       Duration `yaml:"timeout" json:"timeout"`               // wall clock per command; default 180s
 	Output        ByteSize `yaml:"output" json:"output"`                 // stdout+stderr kept per command; default 1MiB
 	Tmpfs         ByteSize `yaml:"tmpfs" json:"tmpfs"`                   // size of /tmp; default 256MiB
+	// Disk caps what a command, or a session over its life, may add to the
+	// workspace; 0 means no limit. Enforced with project quotas where the
+	// workspace's filesystem has them, otherwise listed in the result's
+	// not_enforced.
+	Disk ByteSize `yaml:"disk" json:"disk"`
 }
 
 // Secrets is where a profile's secrets come from. Values given in both

@@ -51,6 +51,7 @@ func TestExampleLoads(t *testing.T) {
 	assert.Equal(t, []string{"pypi.org", "*.pythonhosted.org", "github.com:443"}, p.Terminal.Network.Allow)
 	assert.Equal(t, ByteSize(1<<30), p.Terminal.Limits.Memory)
 	assert.Equal(t, ByteSize(256<<20), p.Terminal.Limits.Tmpfs)
+	assert.Equal(t, ByteSize(2<<30), p.Terminal.Limits.Disk)
 	assert.InDelta(t, 1.5, p.Terminal.Limits.CPUs, 0.001)
 	assert.Equal(t, 180*time.Second, p.Terminal.Limits.Timeout.D())
 	home, _ := os.UserHomeDir()
@@ -86,6 +87,7 @@ func TestStrictness(t *testing.T) {
 		{"bad duration", "profiles:\n  default:\n    approvals:\n      timeout: soon\n", 4, `invalid duration "soon"`},
 		{"bad size", "profiles:\n  default:\n    terminal:\n      limits:\n        memory: lots\n", 5, `invalid size "lots"`},
 		{"negative pids", "profiles:\n  default:\n    terminal:\n      limits:\n        pids: -1\n", 5, "limits.pids must not be negative"},
+		{"bad disk", "profiles:\n  default:\n    terminal:\n      limits:\n        disk: plenty\n", 5, `invalid size "plenty"`},
 		{"sandbox pids over the profile's", "profiles:\n  default:\n    terminal:\n      limits:\n        pids: 50\n        sandbox_pids: 100\n", 6, "limits.sandbox_pids (100) must not exceed limits.pids (50)"},
 		{"sandbox pids too few", "profiles:\n  default:\n    terminal:\n      limits:\n        sandbox_pids: 3\n", 5, "limits.sandbox_pids 3 is too small"},
 		{"sandbox memory over the profile's", "profiles:\n  default:\n    terminal:\n      limits:\n        memory: 64MiB\n        sandbox_memory: 128MiB\n", 6, "limits.sandbox_memory (134217728 bytes) must not exceed limits.memory (67108864 bytes)"},

@@ -209,3 +209,27 @@ func yamlError(name string, err error) error {
 	sort.SliceStable(ie.Problems, func(i, j int) bool { return ie.Problems[i].Line < ie.Problems[j].Line })
 	return ie
 }
+
+// OwnPaths returns tether's own files and directories for cfg (nil for
+// none loaded): its state directory, the file it was loaded from, and
+// the places Find looks for a configuration ($XDG_CONFIG_HOME/tether or
+// ~/.config/tether, and /etc/tether). No sandboxed command and no file
+// tool may read or write them: they hold approvals, the audit log and
+// perhaps secrets, and the next tether trusts them.
+func OwnPaths(cfg *Config) []string {
+	var out []string
+	if cfg != nil {
+		out = append(out, cfg.StateDir)
+		if cfg.Source != "" && cfg.Source != EmbeddedSource {
+			if abs, err := filepath.Abs(cfg.Source); err == nil {
+				out = append(out, abs)
+			}
+		}
+	}
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
+		out = append(out, filepath.Join(x, "tether"))
+	} else if home, err := os.UserHomeDir(); err == nil {
+		out = append(out, filepath.Join(home, ".config", "tether"))
+	}
+	return append(out, filepath.Dir(SystemPath))
+}

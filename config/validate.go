@@ -164,6 +164,7 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 	positive("cpus", l.CPUs < 0)
 	positive("output", l.Output < 0)
 	positive("tmpfs", l.Tmpfs < 0)
+	positive("disk", l.Disk < 0)
 	if l.Memory == 0 {
 		l.Memory = DefaultMemory
 	} else if l.Memory > 0 && l.Memory < 4<<20 {

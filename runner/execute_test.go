@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -196,7 +197,7 @@ func FuzzResolveIn(f *testing.F) {
 			return
 		}
 		abs := filepath.Join(root, rel)
-		if abs != root && !within(abs, root) {
+		if abs != root && !strings.HasPrefix(abs, root+"/") {
 			t.Fatalf("%q resolved outside the root: %q", p, abs)
 		}
 	})

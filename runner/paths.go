@@ -3,11 +3,15 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+
+	"github.com/tether-dev/tether/internal/protect"
 )
 
 // ErrPathEscape is returned when a path, after resolving symlinks, lies
@@ -15,8 +19,8 @@ import (
 var ErrPathEscape = errors.New("path escapes the workspace")
 
 // ErrProtectedPath is returned when the model tries to write a protected
-// path (.git/hooks, .git/config, shell rc files, tether's own config and
-// state).
+// path (package protect's list: git's control surface, shell rc files,
+// .envrc, ssh files, tether's own config and state).
 var ErrProtectedPath = errors.New("path is protected")
 
 // maxLinks bounds symlink resolution, as the kernel's MAXSYMLINKS.
@@ -97,39 +101,44 @@ func resolveIn(root, p string) (string, error) {
 
 func splitPath(p string) []string { return strings.Split(filepath.ToSlash(p), "/") }
 
-// shellRC are files a shell runs at start; writing them plants code in
-// the user's next shell.
-var shellRC = []string{".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-	".zshrc", ".zprofile", ".zshenv", ".zlogin", ".kshrc", ".cshrc", ".tcshrc", ".inputrc"}
+// protectedSet is the protected paths of the workspace root: the one
+// list of package protect (shared with the sandbox's binds), the git
+// directory a root .git file names, and tether's own config and state.
+func protectedSet(root string, extra []string) protect.Set {
+	s := protect.Set{Root: root, Extra: extra}
+	// Read without following a symlink: a .git symlink is itself
+	// protected, and what it points at is not a .git file's target.
+	f, err := os.OpenFile(filepath.Join(root, protect.GitDirName), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return s
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return s
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
+	if err != nil {
+		return s
+	}
+	if dir, err := protect.GitFileTarget(root, ".", data); err == nil {
+		s.GitDirs = append(s.GitDirs, dir)
+	}
+	return s
+}
 
-// protectedReason returns why rel (canonical, relative to the workspace
-// root) may not be written by the model, or "" when it may. extra are
-// absolute directories or files that are protected wherever they appear
-// (tether's config and state), root is the workspace's absolute path.
-func protectedReason(root, rel string, extra []string) string {
-	parts := splitPath(rel)
-	for i, c := range parts {
-		if c == ".git" && i+1 < len(parts) && (parts[i+1] == "hooks" || parts[i+1] == "config") {
-			return ".git/" + parts[i+1] + " is protected: it runs or configures code outside the sandbox"
-		}
-		if c == ".git" && i+1 == len(parts) {
-			return ".git itself is protected"
-		}
-	}
-	base := parts[len(parts)-1]
-	if slices.Contains(shellRC, base) {
-		return base + " is a shell startup file and is protected"
-	}
-	if len(parts) >= 3 && parts[len(parts)-3] == ".config" && parts[len(parts)-2] == "fish" && base == "config.fish" {
-		return "fish's config is protected"
-	}
+// hiddenReason returns why rel (canonical, relative to root) may not even
+// be read by the model: it is or lies inside tether's own config or state
+// (extra), which hold approvals, the audit log and maybe secrets. A
+// directory holding them may be read (listed, searched): the search skips
+// them by identity.
+func hiddenReason(root, rel string, extra []string) string {
 	abs := filepath.Join(root, rel)
 	for _, e := range extra {
 		if e == "" {
 			continue
 		}
-		if overlaps(abs, e) {
-			return fmt.Sprintf("%s is tether's own configuration or state and is protected", e)
+		if e = filepath.Clean(e); abs == e || strings.HasPrefix(abs, e+"/") {
+			return fmt.Sprintf("%s is tether's own configuration or state: file tools neither read nor write it", e)
 		}
 	}
 	return ""
@@ -137,17 +146,4 @@ func protectedReason(root, rel string, extra []string) string {
 
 // overlaps reports whether a and b (cleaned paths) are equal or one lies
 // under the other.
-func overlaps(a, b string) bool {
-	if a == b {
-		return true
-	}
-	return within(a, b) || within(b, a)
-}
-
-// within reports whether p lies strictly under dir.
-func within(p, dir string) bool {
-	if dir == "/" {
-		return p != "/"
-	}
-	return strings.HasPrefix(p, dir+"/")
-}
+func overlaps(a, b string) bool { return protect.Overlaps(a, b) }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tether-dev/tether/internal/protect"
 )
 
 func TestResolveIn(t *testing.T) {
@@ -53,14 +55,18 @@ func TestResolveIn(t *testing.T) {
 	assert.Error(t, err)
 }
 
-func TestProtectedReason(t *testing.T) {
+func TestProtectedSetAndHidden(t *testing.T) {
 	t.Parallel()
 	state := "/w/.state"
-	for _, p := range []string{".git/hooks/pre-commit", ".git/config", ".git", "sub/.git/hooks/x", ".bashrc", "home/.zshrc", ".profile", ".config/fish/config.fish", ".state/audit.jsonl", ".state"} {
-		assert.NotEmpty(t, protectedReason("/w", p, []string{state}), p)
+	set := protect.Set{Root: "/w", Extra: []string{state, "/w/proj/.cfg"}}
+	for _, p := range []string{".git/hooks/pre-commit", ".git/config", ".git", "sub/.git/hooks/x", ".git/commondir", ".git/info/attributes", ".git/objects/info/alternates", ".bashrc", "home/.zshrc", ".profile", ".config/fish/config.fish", ".envrc", ".state/audit.jsonl", ".state"} {
+		assert.NotEmpty(t, set.Reason(p), p)
 	}
-	for _, p := range []string{"src/main.go", ".github/workflows/ci.yml", ".git-blame-ignore", "bashrc", ".gitignore", ".stateful"} {
-		assert.Empty(t, protectedReason("/w", p, []string{state}), p)
+	for _, p := range []string{"src/main.go", ".github/workflows/ci.yml", ".git-blame-ignore", "bashrc", ".gitignore", ".stateful", ".git/objects/ab/cdef", ".git/refs/heads/main"} {
+		assert.Empty(t, set.Reason(p), p)
 	}
-	assert.NotEmpty(t, protectedReason("/home/u", "proj", []string{"/home/u/proj/.cfg", ""}), "a directory holding tether state")
+	assert.NotEmpty(t, set.Reason("proj"), "a directory holding tether state is not written")
+	assert.Empty(t, hiddenReason("/w", ".", []string{state, ""}), "but may be searched")
+	assert.NotEmpty(t, hiddenReason("/w", ".state/audit.jsonl", []string{state}))
+	assert.Empty(t, hiddenReason("/w", ".bashrc", []string{state}), "protected from writes, not hidden")
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -38,6 +37,8 @@ type Runner struct {
 	// prefix); Profile and ProfileLimits are set per call.
 	Sandbox sandbox.Runner
 	// Sessions holds session sandboxes; nil runs every command one-shot.
+	// Unless its ExecGate is set, the first call sets it to the engine's
+	// exec check (as one-shot sandboxes get).
 	Sessions *sandbox.Sessions
 	// Workers bounds how many calls of a segment run at once; 0 means
 	// 2×GOMAXPROCS.
@@ -70,6 +71,10 @@ func (r *Runner) init() {
 		r.reg = r.Registry
 		if r.reg == nil {
 			r.reg = Builtins()
+		}
+		if r.Sessions != nil && r.Sessions.ExecGate == nil {
+			// Before the first call, so before the first session.
+			r.Sessions.ExecGate = r.execGate("")
 		}
 		r.log = r.Logger
 		if r.log == nil {
@@ -377,20 +382,11 @@ func (r *Runner) access(env *Env, c *Call) Access {
 	return a
 }
 
-// protected returns the absolute paths never writable by the model.
+// protected returns the absolute paths of tether's own config and state
+// (and Protected): never readable or writable by the model, hidden in
+// every sandbox.
 func (r *Runner) protected() []string {
-	out := append([]string{}, r.Protected...)
-	if r.Config != nil {
-		out = append(out, r.Config.StateDir)
-		if src := r.Config.Source; src != "" && src != config.EmbeddedSource {
-			out = append(out, src)
-		}
-	}
-	if d, err := os.UserConfigDir(); err == nil {
-		out = append(out, filepath.Join(d, "tether"))
-	}
-	out = append(out, "/etc/tether")
-	return out
+	return append(append([]string{}, r.Protected...), config.OwnPaths(r.Config)...)
 }
 
 // runMode maps a platform to the mandate run mode (as mandate.Hook does).

@@ -7,23 +7,46 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
-	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// Limits of the file tools.
+// Limits of the file tools. Every call has a deadline; search_files has
+// budgets of its own, so that one call cannot hold the daemon (the file
+// tools run in tether itself, outside any sandbox or cgroup).
 const (
 	maxReadBytes    = 256 << 10 // read_file returns at most this much
 	maxWriteBytes   = 8 << 20   // write_file and patch content
 	maxSearchFiles  = 20000     // files search_files looks at
 	maxSearchResult = 200       // matches search_files returns by default
 	maxRegexpBytes  = 4 << 10
+	// maxRegexpInsts bounds the compiled pattern: RE2's cost per byte
+	// grows with the program (a{1000}{…} repeated in 4 KiB of pattern is
+	// half a million instructions).
+	maxRegexpInsts = 10000
+	// maxSearchBytes is the file content one search reads in all.
+	maxSearchBytes = 64 << 20
+	// maxSearchPiece is the longest text matched at once: longer lines are
+	// matched piece by piece, so the budgets are checked between pieces.
+	maxSearchPiece = 64 << 10
+	// maxSearchDepth bounds directory nesting (one descriptor per level).
+	maxSearchDepth = 128
+	// fileToolTimeout is the deadline of read_file, write_file and patch.
+	fileToolTimeout = 30 * time.Second
+	// searchTimeout and searchCPU bound a search in wall-clock and CPU
+	// time; it stops with what it found so far.
+	searchTimeout = 20 * time.Second
+	searchCPU     = 5 * time.Second
 )
 
 func pathArg(a map[string]any) []string { return []string{argString(a, "path")} }
@@ -103,10 +126,25 @@ func fileTools() []Tool {
 	}
 }
 
-// resolve resolves a path argument inside the workspace; forWrite also
-// refuses protected paths. It returns the canonical relative path or a
-// blocked result.
+// resolve resolves a path argument inside the workspace (symlinks inside
+// it followed, as a shell would) and refuses tether's own config and state
+// for any access and, forWrite, every protected path. It returns the
+// canonical relative path or a blocked result. The file is then opened by
+// that symlink-free path alone (wsFS.open), so nothing swapped in after
+// this check is followed.
 func (env *Env) resolve(p string, forWrite bool) (string, *Result) {
+	if forWrite {
+		// The path as written first: a protected path may be a sandbox's
+		// reservation (a link that resolves nowhere) while one runs.
+		lex := filepath.Clean(p)
+		if filepath.IsAbs(lex) {
+			lex, _ = filepath.Rel(env.Root, lex)
+		}
+		if why := protectedSet(env.Root, env.Runner.protected()).Reason(lex); why != "" && !strings.HasPrefix(lex, "..") {
+			r := blocked("path.protected", fmt.Sprintf("%s: %s; nothing was written", p, why))
+			return "", &r
+		}
+	}
 	rel, err := resolveIn(env.Root, p)
 	if err != nil {
 		rule := "path.invalid"
@@ -116,12 +154,16 @@ func (env *Env) resolve(p string, forWrite bool) (string, *Result) {
 		r := blocked(rule, fmt.Sprintf("%v; nothing was read or written", err))
 		return "", &r
 	}
+	if why := hiddenReason(env.Root, rel, env.Runner.protected()); why != "" {
+		r := blocked("path.protected", fmt.Sprintf("%s: %s; nothing was read or written", p, why))
+		return "", &r
+	}
 	if forWrite {
 		if rel == "." {
 			r := blocked("path.invalid", "the workspace root is not a file; nothing was written")
 			return "", &r
 		}
-		if why := protectedReason(env.Root, rel, env.Runner.protected()); why != "" {
+		if why := protectedSet(env.Root, env.Runner.protected()).Reason(rel); why != "" {
 			r := blocked("path.protected", fmt.Sprintf("%s: %s; nothing was written", p, why))
 			return "", &r
 		}
@@ -132,52 +174,52 @@ func (env *Env) resolve(p string, forWrite bool) (string, *Result) {
 // open is the common gate of the file tools: resolve path inside the
 // workspace (write: also refuse protected paths), check the job's mandate
 // (which records the call), and open the workspace root. The caller must
-// close root when bad is nil.
-func (env *Env) open(ctx context.Context, tool, path string, write bool) (rel string, root *os.Root, bad *Result) {
+// close ws when bad is nil.
+func (env *Env) open(ctx context.Context, tool, path string, write bool) (rel string, ws *wsFS, bad *Result) {
 	if rel, bad = env.resolve(path, write); bad != nil {
 		return "", nil, bad
 	}
 	if bad = env.checkMandate(ctx, tool, []string{rel}, write); bad != nil {
 		return "", nil, bad
 	}
-	if root, bad = env.openRoot(); bad != nil {
-		return "", nil, bad
+	ws, err := openWS(env.Root)
+	if err != nil {
+		r := failed(fmt.Sprintf("%v; nothing was read or written", cleanErr(err, env.Root)), nil)
+		r.Ran = false
+		return "", nil, &r
 	}
-	return rel, root, nil
+	return rel, ws, nil
 }
 
-func (env *Env) openRoot() (*os.Root, *Result) {
-	root, err := os.OpenRoot(env.Root)
-	if err != nil {
-		r := failed(fmt.Sprintf("opening the workspace: %v", err), nil)
-		r.Ran = false
-		return nil, &r
+// fileErr is the message for a failed file operation on p.
+func fileErr(what, p string, err error, root string) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Sprintf("%s %s: the call ran out of time (%s)", what, p, fileToolTimeout)
 	}
-	return root, nil
+	return fmt.Sprintf("%s %s: %s", what, p, cleanErr(err, root))
 }
 
 func readFile(ctx context.Context, env *Env, c *Call) Result {
+	ctx, cancel := context.WithTimeout(ctx, fileToolTimeout)
+	defer cancel()
 	p := argString(c.Args, "path")
-	rel, root, bad := env.open(ctx, c.Name, p, false)
+	rel, ws, bad := env.open(ctx, c.Name, p, false)
 	if bad != nil {
 		return *bad
 	}
-	defer root.Close()
-	f, err := root.Open(rel)
+	defer ws.Close()
+	f, _, err := ws.openRead(rel)
 	if err != nil {
-		return failed(fmt.Sprintf("reading %s: %v", p, cleanErr(err, env.Root)), nil)
+		return failed(fileErr("reading", p, err, env.Root), nil)
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return failed(fmt.Sprintf("reading %s: it is a directory", p), nil)
-	}
 	offset, hasOff := argInt(c.Args, "offset")
 	if !hasOff {
 		offset = 1
 	}
 	limit, hasLimit := argInt(c.Args, "limit")
 	var buf bytes.Buffer
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(ctxReader{ctx, f})
 	sc.Buffer(make([]byte, 64<<10), maxReadBytes)
 	line, returned, truncated := 0, 0, false
 	for sc.Scan() {
@@ -194,76 +236,49 @@ func readFile(ctx context.Context, env *Env, c *Call) Result {
 		returned++
 	}
 	if err := sc.Err(); err != nil {
-		return failed(fmt.Sprintf("reading %s: %v", p, err), nil)
+		return failed(fileErr("reading", p, err, env.Root), nil)
 	}
 	return succeeded(fmt.Sprintf("read %d lines of %s", returned, p), map[string]any{
 		"path": rel, "content": buf.String(), "lines": returned, "total_lines": line, "truncated": truncated})
 }
 
 func writeFile(ctx context.Context, env *Env, c *Call) Result {
+	ctx, cancel := context.WithTimeout(ctx, fileToolTimeout)
+	defer cancel()
 	p := argString(c.Args, "path")
 	content := argString(c.Args, "content")
 	if len(content) > maxWriteBytes {
 		return blocked("path.too-large", fmt.Sprintf("the content is over %d bytes; nothing was written", maxWriteBytes))
 	}
-	rel, root, bad := env.open(ctx, c.Name, p, true)
+	rel, ws, bad := env.open(ctx, c.Name, p, true)
 	if bad != nil {
 		return *bad
 	}
-	defer root.Close()
-	if dir := filepath.Dir(rel); dir != "." {
-		if err := root.MkdirAll(dir, 0o755); err != nil {
-			r := failed(fmt.Sprintf("creating the directories of %s: %v; nothing was written", p, cleanErr(err, env.Root)), nil)
-			r.Ran = false
-			return r
-		}
-	}
-	n, err := writeNoFollow(root, rel, []byte(content))
+	defer ws.Close()
+	n, err := ws.replace(rel, []byte(content), true, nil)
 	if err != nil {
-		return failed(fmt.Sprintf("writing %s: %v", p, cleanErr(err, env.Root)), map[string]any{"path": rel})
+		// replace renames into place last: on error the file is unchanged.
+		return failedNoRun(fileErr("writing", p, err, env.Root) + "; nothing was written")
 	}
 	return succeeded(fmt.Sprintf("wrote %d bytes to %s", n, p), map[string]any{"path": rel, "bytes_written": n})
 }
 
-// writeNoFollow replaces the file rel with data, refusing to follow a
-// symlink in its last component (one planted after resolution).
-func writeNoFollow(root *os.Root, rel string, data []byte) (int, error) {
-	mode := fs.FileMode(0o644)
-	if fi, err := root.Lstat(rel); err == nil {
-		if !fi.Mode().IsRegular() {
-			return 0, fmt.Errorf("not a regular file")
-		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-			// Another name for the same file may lie outside the
-			// workspace or be protected: writing would change it too.
-			return 0, fmt.Errorf("the file has %d hard links; refusing to write through them", st.Nlink)
-		}
-		mode = fi.Mode().Perm()
-	}
-	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, mode)
-	if err != nil {
-		return 0, err
-	}
-	n, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	return n, errors.Join(werr, serr, cerr)
-}
-
 func patchFile(ctx context.Context, env *Env, c *Call) Result {
+	ctx, cancel := context.WithTimeout(ctx, fileToolTimeout)
+	defer cancel()
 	p := argString(c.Args, "path")
 	old, repl := argString(c.Args, "old_string"), argString(c.Args, "new_string")
 	if old == "" {
 		return failedNoRun("old_string is empty: give the exact text to replace; nothing was changed")
 	}
-	rel, root, bad := env.open(ctx, c.Name, p, true)
+	rel, ws, bad := env.open(ctx, c.Name, p, true)
 	if bad != nil {
 		return *bad
 	}
-	defer root.Close()
-	data, err := readNoFollow(root, rel)
+	defer ws.Close()
+	data, id, err := ws.readAll(ctx, rel, maxWriteBytes+1)
 	if err != nil {
-		return failedNoRun(fmt.Sprintf("reading %s: %v; nothing was changed", p, cleanErr(err, env.Root)))
+		return failedNoRun(fileErr("reading", p, err, env.Root) + "; nothing was changed")
 	}
 	n := strings.Count(string(data), old)
 	switch {
@@ -276,8 +291,11 @@ func patchFile(ctx context.Context, env *Env, c *Call) Result {
 	if len(out) > maxWriteBytes {
 		return failedNoRun(fmt.Sprintf("the patched file would be over %d bytes; nothing was changed", maxWriteBytes))
 	}
-	if _, err := writeNoFollow(root, rel, []byte(out)); err != nil {
-		return failed(fmt.Sprintf("writing %s: %v", p, cleanErr(err, env.Root)), map[string]any{"success": false})
+	if err := ctx.Err(); err != nil {
+		return failedNoRun(fileErr("patching", p, err, env.Root) + "; nothing was changed")
+	}
+	if _, err := ws.replace(rel, []byte(out), false, &id); err != nil {
+		return failedNoRun(fileErr("writing", p, err, env.Root) + "; nothing was changed")
 	}
 	return succeeded(fmt.Sprintf("replaced %d occurrence(s) in %s", n, p), map[string]any{"path": rel, "success": true, "replacements": n})
 }
@@ -288,27 +306,197 @@ func failedNoRun(msg string) Result {
 	return r
 }
 
-func readNoFollow(root *os.Root, rel string) ([]byte, error) {
-	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, maxWriteBytes+1))
-}
-
 type match struct {
 	Path string `json:"path"`
 	Line int    `json:"line"`
 	Text string `json:"text"`
 }
 
-func searchFiles(ctx context.Context, env *Env, c *Call) Result {
-	pat := argString(c.Args, "pattern")
+// compileSearch compiles a search pattern, refusing one whose program is
+// too large to run within the search's budgets.
+func compileSearch(pat string) (*regexp.Regexp, error) {
 	if len(pat) > maxRegexpBytes {
-		return failedNoRun("the pattern is too long")
+		return nil, fmt.Errorf("the pattern is over %d bytes", maxRegexpBytes)
 	}
 	re, err := regexp.Compile(pat)
+	if err != nil {
+		return nil, err
+	}
+	parsed, err := syntax.Parse(pat, syntax.Perl)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := syntax.Compile(parsed.Simplify())
+	if err != nil {
+		return nil, err
+	}
+	if len(prog.Inst) > maxRegexpInsts {
+		return nil, fmt.Errorf("the pattern is too complex (%d instructions, at most %d): use fewer or smaller counted repetitions", len(prog.Inst), maxRegexpInsts)
+	}
+	return re, nil
+}
+
+// search is one search_files call: its pattern, budgets and findings.
+// It runs on one locked OS thread (its CPU clock is the thread's).
+type search struct {
+	ctx     context.Context
+	re      *regexp.Regexp
+	glob    string
+	max     int
+	hidden  map[fileID]bool // tether's own config and state: skipped
+	cpuEnd  time.Duration   // thread CPU time at which to stop
+	bytes   int64           // content read so far
+	checked int64           // bytes when the clocks were last read
+	calls   int             // calls of more
+	files   int
+	matches []match
+	stopped string // why the search ended early; "" when it did not
+}
+
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
+
+// more reports whether the search may go on, recording why not. The
+// clocks are read every 64 calls or 64 KiB read, whichever comes first;
+// between two readings the search matches at most that much.
+func (s *search) more() bool {
+	s.calls++
+	clocks := s.calls%64 == 0 || s.bytes-s.checked >= maxSearchPiece
+	if clocks {
+		s.checked = s.bytes
+	}
+	switch {
+	case s.stopped != "":
+	case clocks && s.ctx.Err() != nil:
+		s.stopped = fmt.Sprintf("time (%s)", searchTimeout)
+	case clocks && threadCPU() > s.cpuEnd:
+		s.stopped = fmt.Sprintf("CPU time (%s)", searchCPU)
+	case s.bytes >= maxSearchBytes:
+		s.stopped = fmt.Sprintf("bytes read (%d MiB)", maxSearchBytes>>20)
+	case len(s.matches) >= s.max:
+		s.stopped = fmt.Sprintf("results (%d)", s.max)
+	case s.files > maxSearchFiles:
+		s.stopped = fmt.Sprintf("files (%d)", maxSearchFiles)
+	}
+	return s.stopped == ""
+}
+
+// walk searches the directory dirfd, at rel, without following symlinks:
+// every entry is opened relative to its parent's descriptor.
+func (s *search) walk(dirfd int, rel string, depth int) {
+	if depth > maxSearchDepth {
+		return
+	}
+	dup, err := unix.Dup(dirfd)
+	if err != nil {
+		return
+	}
+	d := os.NewFile(uintptr(dup), rel)
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	slices.Sort(names)
+	for _, name := range names {
+		if !s.more() {
+			return
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || s.hidden[idOf(&st)] {
+			continue
+		}
+		child := path.Join(rel, name)
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
+			if name == ".git" {
+				continue
+			}
+			fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				continue
+			}
+			var now unix.Stat_t
+			if unix.Fstat(fd, &now) == nil && idOf(&now) == idOf(&st) {
+				s.walk(fd, child, depth+1)
+			}
+			unix.Close(fd)
+		case unix.S_IFREG:
+			if s.glob != "" {
+				if ok, _ := path.Match(s.glob, name); !ok {
+					continue
+				}
+			}
+			s.files++
+			if s.files > maxSearchFiles {
+				return
+			}
+			s.file(dirfd, name, child, idOf(&st))
+		}
+		// FIFOs, sockets, devices and symlinks are not searched.
+	}
+}
+
+// file searches the regular file name of dirfd, opened O_PATH first (no
+// side effect whatever it became since it was listed) and read only if it
+// is still the regular file listed.
+func (s *search) file(dirfd int, name, rel string, id fileID) {
+	pfd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Fstat(pfd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || idOf(&st) != id {
+		unix.Close(pfd)
+		return
+	}
+	fd, err := unix.Open(fdProcPath(pfd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	unix.Close(pfd)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	s.scan(f, rel)
+}
+
+func fdProcPath(fd int) string { return fmt.Sprintf("/proc/self/fd/%d", fd) }
+
+// scan matches the lines of r, in pieces of at most maxSearchPiece bytes
+// (a match spanning two pieces of one long line is not found), checking
+// the budgets between pieces.
+func (s *search) scan(r io.Reader, rel string) {
+	br := bufio.NewReaderSize(io.LimitReader(r, maxWriteBytes), maxSearchPiece)
+	line, first := 1, true
+	for s.more() {
+		piece, err := br.ReadSlice('\n')
+		s.bytes += int64(len(piece))
+		if first && bytes.IndexByte(piece, 0) >= 0 {
+			return // binary
+		}
+		first = false
+		text := bytes.TrimSuffix(piece, []byte("\n"))
+		if len(piece) > 0 && s.re.Match(text) {
+			if len(text) > 500 {
+				text = text[:500]
+			}
+			s.matches = append(s.matches, match{Path: rel, Line: line, Text: string(text)})
+		}
+		switch {
+		case err == bufio.ErrBufferFull:
+			// The line goes on in the next piece.
+		case err != nil:
+			return
+		default:
+			line++
+		}
+	}
+}
+
+func searchFiles(ctx context.Context, env *Env, c *Call) Result {
+	re, err := compileSearch(argString(c.Args, "pattern"))
 	if err != nil {
 		return failedNoRun(fmt.Sprintf("invalid pattern: %v", err))
 	}
@@ -324,75 +512,63 @@ func searchFiles(ctx context.Context, env *Env, c *Call) Result {
 	if start == "" {
 		start = "."
 	}
-	rel, root, bad := env.open(ctx, c.Name, start, false)
+	ctx, cancel := context.WithTimeout(ctx, searchTimeout)
+	defer cancel()
+	rel, ws, bad := env.open(ctx, c.Name, start, false)
 	if bad != nil {
 		return *bad
 	}
-	defer root.Close()
-	fsys := root.FS()
-	var matches []match
-	files, truncated := 0, false
-	err = fs.WalkDir(fsys, filepath.ToSlash(rel), func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // unreadable entries are skipped
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" && p != filepath.ToSlash(rel) {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		if glob != "" {
-			if ok, _ := path.Match(glob, d.Name()); !ok {
-				return nil
-			}
-		}
-		files++
-		if files > maxSearchFiles || len(matches) >= max {
-			truncated = true
-			return fs.SkipAll
-		}
-		f, err := fsys.Open(p)
-		if err != nil {
-			return nil
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(io.LimitReader(f, maxWriteBytes))
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for n := 1; sc.Scan(); n++ {
-			line := sc.Bytes()
-			if n == 1 && bytes.IndexByte(line, 0) >= 0 {
-				return nil // binary
-			}
-			if re.Match(line) {
-				text := string(line)
-				if len(text) > 500 {
-					text = text[:500]
-				}
-				matches = append(matches, match{Path: p, Line: n, Text: text})
-				if len(matches) >= max {
-					truncated = true
-					return fs.SkipAll
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return failed(fmt.Sprintf("searching %s: %v", start, err), nil)
+	defer ws.Close()
+	fd, err := ws.open(rel, unix.O_RDONLY|unix.O_DIRECTORY)
+	isDir := err == nil
+	if errors.Is(err, unix.ENOTDIR) {
+		fd, err = ws.open(rel, unix.O_PATH)
 	}
-	list := make([]any, len(matches))
-	for i, m := range matches {
+	if err != nil {
+		return failedNoRun(fileErr("searching", start, err, env.Root))
+	}
+	defer unix.Close(fd)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	s := &search{ctx: ctx, re: re, glob: glob, max: max, hidden: hiddenIDs(env.Runner.protected()), cpuEnd: threadCPU() + searchCPU}
+	if isDir {
+		s.walk(fd, rel, 0)
+	} else {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return failedNoRun(fileErr("searching", start, kindError(rel, st.Mode), env.Root))
+		}
+		s.files = 1
+		s.file(ws.fd, rel, rel, idOf(&st))
+	}
+	if len(s.matches) > max {
+		s.matches = s.matches[:max]
+	}
+	list := make([]any, len(s.matches))
+	for i, m := range s.matches {
 		list[i] = map[string]any{"path": m.Path, "line": m.Line, "text": m.Text}
 	}
-	return succeeded(fmt.Sprintf("%d matches in %d files", len(matches), files), map[string]any{
-		"matches": list, "count": len(matches), "truncated": truncated})
+	out := map[string]any{"matches": list, "count": len(s.matches), "truncated": s.stopped != "", "bytes_searched": s.bytes}
+	msg := fmt.Sprintf("%d matches in %d files", len(s.matches), min(s.files, maxSearchFiles))
+	if s.stopped != "" {
+		out["stopped_by"] = s.stopped
+		msg += "; stopped early: out of " + s.stopped
+	}
+	return succeeded(msg, out)
+}
+
+// hiddenIDs identifies tether's own config and state (the paths that
+// exist), so a search skips them by what they are, whatever they are
+// called in the workspace.
+func hiddenIDs(paths []string) map[fileID]bool {
+	ids := map[fileID]bool{}
+	for _, p := range paths {
+		var st unix.Stat_t
+		if p != "" && unix.Lstat(p, &st) == nil {
+			ids[idOf(&st)] = true
+		}
+	}
+	return ids
 }
 
 // cleanErr removes the workspace's host path from an error shown to the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -107,24 +108,33 @@ func TestFileToolsRefuseEscapesAndProtected(t *testing.T) {
 	assert.Equal(t, "# rc\n", string(rc))
 }
 
-func TestWriteRefusesHardLinks(t *testing.T) {
+// TestWriteNeverWritesThroughHardLinks: a name in the workspace that is
+// another name of a file outside (or a protected one) is replaced, not
+// written through: the other file keeps its content.
+func TestWriteNeverWritesThroughHardLinks(t *testing.T) {
 	t.Parallel()
 	cfg, ws := testConfig(t, "")
 	outside := filepath.Join(t.TempDir(), "rc")
 	require.NoError(t, os.WriteFile(outside, []byte("safe\n"), 0o644))
 	require.NoError(t, os.Link(outside, filepath.Join(ws, "notes.txt")))
+	require.NoError(t, os.Link(outside, filepath.Join(ws, "more.txt")))
 	r := &Runner{Config: cfg}
 	out := r.Execute(t.Context(), Batch{Calls: []RawCall{
-		rawCall("1", "write_file", args("path", "notes.txt", "content", "evil\n")),
-		rawCall("2", "patch", args("path", "notes.txt", "old_string", "safe", "new_string", "evil")),
+		rawCall("1", "patch", args("path", "notes.txt", "old_string", "safe", "new_string", "evil")),
+		rawCall("2", "write_file", args("path", "more.txt", "content", "evil\n")),
 	}}, nil)
 	for _, res := range out.Results {
-		assert.Equal(t, ClassFailed, res.Class)
-		assert.Equal(t, EffectNotLanded, res.Effect)
-		assert.Contains(t, res.Message, "hard links")
+		assert.Equal(t, EffectLanded, res.Effect, res.Message)
 	}
 	data, _ := os.ReadFile(outside)
-	assert.Equal(t, "safe\n", string(data))
+	assert.Equal(t, "safe\n", string(data), "the other name keeps the old content")
+	for _, n := range []string{"notes.txt", "more.txt"} {
+		data, _ = os.ReadFile(filepath.Join(ws, n))
+		assert.Equal(t, "evil\n", string(data))
+	}
+	fi, err := os.Stat(outside)
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, fi.Sys().(*syscall.Stat_t).Nlink, "both workspace names now hold new files")
 }
 
 func TestStateDirInsideWorkspaceProtected(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -105,7 +104,9 @@ func terminal(ctx context.Context, env *Env, c *Call) Result {
 	} else {
 		res = runSandbox(ctx, env, pol, command, cmdEnv, timeout, useSession, background)
 	}
-	res.Decision = &dd
+	if res.Decision == nil {
+		res.Decision = &dd
+	}
 	return res
 }
 
@@ -118,13 +119,13 @@ func (r *Runner) lookupEnv() func(string) (string, bool) {
 
 // SandboxConfig translates a profile's terminal policy into the sandbox
 // config of one command in workspace root (canonical, absolute) with
-// environment cmdEnv (CommandEnv). It is the one translation: the daemon,
-// the MCP server and tether run all place commands with it. Protected
-// paths that exist in the workspace are bound read-only, so a command
-// cannot plant hooks or rc files either. Proxy network mode starts as no
-// network here; runSandbox joins the command to its egress namespace
-// (egress.go).
-func SandboxConfig(pol TerminalPolicy, root string, cmdEnv []string, timeout time.Duration) (sandbox.Config, error) {
+// environment cmdEnv (CommandEnv), hiding the paths hide (tether's own
+// config and state). It is the one translation: the daemon, the MCP
+// server and tether run all place commands with it. The sandbox itself
+// freezes the workspace's protected paths (package protect), so a command
+// cannot plant hooks or rc files. Proxy network mode starts as no network
+// here; runSandbox joins the command to its egress namespace (egress.go).
+func SandboxConfig(pol TerminalPolicy, root string, cmdEnv []string, timeout time.Duration, hide []string) (sandbox.Config, error) {
 	layout, err := rootfs.Layout{}, error(nil)
 	if pol.Rootfs != "" {
 		layout, err = rootfs.Parse(pol.Rootfs)
@@ -146,17 +147,15 @@ func SandboxConfig(pol TerminalPolicy, root string, cmdEnv []string, timeout tim
 			Timeout:     timeout,
 			OutputBytes: int64(pol.Limits.Output),
 			TmpfsBytes:  int64(pol.Limits.Tmpfs),
+			DiskBytes:   int64(pol.Limits.Disk),
 		},
 	}
 	if pol.Network.Mode == config.NetworkHost {
 		cfg.Network, cfg.AllowHostNetwork = sandbox.NetworkHost, true
 	}
-	for _, p := range []string{".git/hooks", ".git/config", ".bashrc", ".bash_profile", ".profile", ".zshrc", ".zshenv", ".zprofile", ".bash_login"} {
-		abs := filepath.Join(root, p)
-		if fi, err := os.Lstat(abs); err == nil && fi.Mode()&os.ModeSymlink == 0 {
-			cfg.Binds = append(cfg.Binds, sandbox.Bind{Source: abs, ReadOnly: true})
-		}
-	}
+	// tether's own config and state are hidden in the sandbox when they
+	// lie in the workspace (sandbox.Config.Hide).
+	cfg.Hide = hide
 	return cfg, nil
 }
 
@@ -182,7 +181,7 @@ func ProfileLimits(pol TerminalPolicy) sandbox.Limits {
 
 func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command string, cmdEnv []string, timeout time.Duration, useSession, background bool) Result {
 	r := env.Runner
-	cfg, err := SandboxConfig(pol, env.Root, cmdEnv, timeout)
+	cfg, err := SandboxConfig(pol, env.Root, cmdEnv, timeout, env.Runner.protected())
 	if err != nil {
 		return refused(GatePlacement, "placement.terminal-policy", err.Error()+"; nothing ran")
 	}
@@ -196,9 +195,8 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 		// The per-command timeout is an ExecOptions field: the session's
 		// spec must stay the same from call to call.
 		spec.Config.Limits.Timeout = pol.Limits.Timeout.D()
-		// A live session keeps the sandbox it was created with (its spec
-		// may differ now: a protected path created since, for example);
-		// only a new one takes the current spec.
+		// A live session keeps the sandbox it was created with; only a
+		// new one takes the current spec.
 		sess, ok := r.Sessions.Lookup(pol.Profile, env.Session)
 		if !ok {
 			sess, err = openSession(ctx, env, pol, spec)
@@ -233,12 +231,21 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 		}
 		run := r.Sandbox
 		run.Profile, run.ProfileLimits = pol.Profile, profLimits
+		run.ExecGate = r.execGate(env.Root)
 		res, err = run.Run(ctx, cfg, cmd)
 		if res == nil {
 			return notRun(fmt.Sprintf("starting the sandbox: %v; nothing ran", err))
 		}
 	}
-	return commandResult(res.ExitCode, stdout.String(), stderr.String(), res.TimedOut, res.OOMKilled, res.OutputTruncated, res.Duration, res.NotEnforced)
+	out := commandResult(res.ExitCode, stdout.String(), stderr.String(), res.TimedOut, res.OOMKilled, res.OutputTruncated, res.Duration, res.NotEnforced)
+	if res.DiskLimitHit {
+		out.Output["disk_limit_hit"] = true
+		out.Message += "; the workspace reached its disk limit (limits.disk): writes beyond it failed"
+	}
+	if len(res.ExecBlocked) > 0 {
+		return execBlocked(ctx, env, command, res.ExecBlocked, out)
+	}
+	return out
 }
 
 func notRun(msg string) Result {

@@ -76,12 +76,19 @@ type Limits struct {
 	OutputBytes int64 `json:"output_bytes,omitempty"`
 	// TmpfsBytes is the size of the sandbox's /tmp.
 	TmpfsBytes int64 `json:"tmpfs_bytes,omitempty"`
+	// DiskBytes caps what may be added to the workspace while the command
+	// (or the session) runs, through a project quota on the workspace's
+	// filesystem (disk_linux.go); sandboxes of one workspace running at
+	// once share it. Where the filesystem has no project quota it is
+	// listed in Result.NotEnforced as "disk". Reaching it sets
+	// Result.DiskLimitHit.
+	DiskBytes int64 `json:"disk_bytes,omitempty"`
 }
 
 // Config is the plain-data description of one sandbox. It holds no open
 // resources; Libcontainer translates it and Run executes it. The zero value
 // is a valid config: host root layout, no workspace, cwd "/", DefaultEnv,
-// no network, no user namespace (unless rootless), no limits except a
+// no network, a one-id user namespace, no limits except a
 // DefaultTmpfsBytes /tmp, seccomp required, hostname DefaultHostname.
 type Config struct {
 	// Rootfs is the root filesystem layout; the zero value is the host
@@ -100,10 +107,23 @@ type Config struct {
 	// Cwd is the absolute working directory inside the sandbox; empty means
 	// the workspace mount point when there is a workspace, "/" otherwise.
 	Cwd string `json:"cwd,omitempty"`
-	// UserNS runs the sandbox in its own user namespace (container root is
-	// an unprivileged host uid; the workspace is an idmapped mount). Always
-	// on when tether itself runs without root.
+	// UserNS is ignored: every sandbox runs in its own user namespace
+	// whose only id, container root, is an unprivileged host id, and the
+	// workspace is shown through an idmapped mount as its owner's
+	// (docs/workspace.md). Kept so that configs and callers that set it
+	// still build.
+	//
+	// Deprecated: always on.
 	UserNS bool `json:"userns,omitempty"`
+	// Hide are tether's own configuration and state (absolute host
+	// paths). Those inside the workspace are hidden in the sandbox: an
+	// empty read-only directory or file is mounted over each (a missing
+	// one is made first, as an empty 0700 directory: tether may be about to
+	// create it), and the directories on the way cannot be renamed. A
+	// workspace inside one of them is refused (ErrUnsafeWorkspace), and so
+	// is one holding any when tether runs without root. The runner's state
+	// root is always hidden this way.
+	Hide []string `json:"hide,omitempty"`
 	// Network is the network mode; empty means NetworkNone.
 	Network Network `json:"network,omitempty"`
 	// AllowHostNetwork must be set (by the profile) for Network to be NetworkHost.
@@ -149,6 +169,11 @@ func (c Config) Validate() error {
 	} else if c.Workspace != "" {
 		if err := notReserved(c.Workspace); err != nil {
 			return bad("workspace: %v", err)
+		}
+	}
+	for i, h := range c.Hide {
+		if err := absPath(fmt.Sprintf("hidden path %d", i), h); err != nil {
+			return bad("%v", err)
 		}
 	}
 	for i, b := range c.Binds {
@@ -208,6 +233,10 @@ func (c Config) Validate() error {
 		return bad("negative output limit %d", l.OutputBytes)
 	case l.TmpfsBytes < 0:
 		return bad("negative tmpfs size %d", l.TmpfsBytes)
+	case l.DiskBytes < 0:
+		return bad("negative disk limit %d", l.DiskBytes)
+	case l.DiskBytes > 0 && c.Workspace == "":
+		return bad("a disk limit needs a workspace")
 	}
 	switch c.Seccomp {
 	case "", SeccompRequired, SeccompOptional, SeccompOff:

@@ -16,6 +16,12 @@ var (
 	ErrNotExecutable = errors.New("command not executable")
 	// ErrNoCommand: Command has neither Args nor Shell.
 	ErrNoCommand = errors.New("no command given")
+	// ErrUnsafeWorkspace: the workspace cannot be protected: a protected
+	// path (or a directory on the way to one) is a symlink, so it cannot be
+	// frozen without following it; or tether's own config or state
+	// (Config.Hide) holds the workspace, or lies in it where it cannot be
+	// hidden. Nothing was started.
+	ErrUnsafeWorkspace = errors.New("workspace cannot be protected")
 	// ErrKeeper: the keeper that reaps this process's sandboxes if it
 	// dies could not be started or told; nothing was started.
 	ErrKeeper = errors.New("cannot start the keeper that reaps this process's sandboxes if it dies")

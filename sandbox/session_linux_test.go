@@ -48,7 +48,7 @@ func newTestSessions(tb testing.TB) *Sessions {
 	tb.Helper()
 	requireSessionSandbox(tb)
 	prefix := fmt.Sprintf("tether-test-%d-s%d", os.Getpid(), sessTestN.Add(1))
-	m := &Sessions{StateRoot: tb.TempDir(), CgroupPrefix: prefix, Grace: 300 * time.Millisecond}
+	m := &Sessions{StateRoot: stateTempDir(tb), CgroupPrefix: prefix, Grace: 300 * time.Millisecond}
 	tb.Cleanup(func() {
 		assert.NoError(tb, m.Close())
 		assertNothingLeft(tb, m.StateRoot, prefix)
@@ -494,4 +494,70 @@ func TestSessionOpenRejectsBadNames(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidConfig)
 	_, err = m.Open(t.Context(), "", "", testSpec())
 	assert.ErrorIs(t, err, ErrInvalidConfig)
+}
+
+// TestSessionEtcIsTheSnapshot: a session sees the same world-readable /etc
+// snapshot as one-shot runs, never the host's /etc/ssl: a key readable
+// only by root and its group stays out although sandbox root has
+// CAP_DAC_OVERRIDE.
+func TestSessionEtcIsTheSnapshot(t *testing.T) {
+	m := newTestSessions(t)
+	fi, err := os.Stat("/etc/ssl/private")
+	if err != nil || fi.Mode().Perm()&0o004 != 0 {
+		testenv.SkipOrFail(t, "needs the host's /etc/ssl/private, not world-readable")
+	}
+	key := filepath.Join("/etc/ssl/private", fmt.Sprintf("tether-test-%d.key", os.Getpid()))
+	require.NoError(t, os.WriteFile(key, []byte("PRIVATE-KEY-MATERIAL\n"), 0o640))
+	t.Cleanup(func() { os.Remove(key) })
+	s, err := m.Open(t.Context(), "default", "etc", testSpec())
+	require.NoError(t, err)
+	var out, errb bytes.Buffer
+	res, err := s.Run(t.Context(), Command{Shell: "cat " + key + " /etc/ssl/private/*; ls -d /etc/ssl/private", Stdout: &out, Stderr: &errb})
+	require.NoError(t, err)
+	assert.NotEqual(t, 0, res.ExitCode)
+	assert.NotContains(t, out.String(), "PRIVATE-KEY-MATERIAL")
+	assert.Contains(t, errb.String(), "No such file", "the private directory is not in the snapshot at all")
+	if _, err := os.Stat("/etc/ssl/certs"); err == nil {
+		out, res := sh(t, s, "test -d /etc/ssl/certs && echo certs")
+		assert.Equal(t, 0, res.ExitCode)
+		assert.Equal(t, "certs\n", out, "the world-readable part of /etc/ssl is there")
+	}
+}
+
+// TestSessionSupervisorNotTraceable attacks pid 1 from a session command:
+// ptrace attach and reads of /proc/1/environ and /proc/1/mem fail, while
+// attaching to the command's own child works (so the refusal is the
+// supervisor's, not a missing ptrace).
+func TestSessionSupervisorNotTraceable(t *testing.T) {
+	m := newTestSessions(t)
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		testenv.SkipOrFail(t, "needs /usr/bin/python3 for the ptrace probe")
+	}
+	s, err := m.Open(t.Context(), "default", "ptrace", testSpec())
+	require.NoError(t, err)
+	probe := `import ctypes, os, signal
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+def attach(pid):
+    r = libc.ptrace(16, pid, None, None)
+    return "ok" if r == 0 else os.strerror(ctypes.get_errno())
+child = os.fork()
+if child == 0:
+    signal.pause()
+    os._exit(0)
+print("child", attach(child))
+os.kill(child, signal.SIGKILL)
+print("pid1", attach(1))
+`
+	out, res := sh(t, s, "/usr/bin/python3 -c '"+probe+"'")
+	require.Equal(t, 0, res.ExitCode, out)
+	assert.Contains(t, out, "child ok\n", "ptrace works on the command's own child")
+	assert.Contains(t, out, "pid1 Operation not permitted\n")
+	for _, f := range []string{"/proc/1/environ", "/proc/1/mem", "/proc/1/fd/3"} {
+		var o, e bytes.Buffer
+		res, err := s.Run(t.Context(), Command{Shell: "head -c 64 " + f, Stdout: &o, Stderr: &e})
+		require.NoError(t, err)
+		assert.NotEqual(t, 0, res.ExitCode, "%s: %s", f, o.String())
+		assert.NotContains(t, o.String(), supervisorEnv, f)
+	}
 }

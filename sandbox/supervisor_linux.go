@@ -111,6 +111,16 @@ func runSupervisor() int {
 	// by a thread blocked in read(2), keep them few.
 	runtime.GOMAXPROCS(1)
 	_ = unix.SetNonblock(3, true)
+	// The session's commands run as the supervisor's own uid in its user
+	// namespace: without this they could ptrace it or read its
+	// /proc/1/{mem,environ,fd} (ptrace_may_access) and act on the host's
+	// control channel. Non-dumpable, only CAP_SYS_PTRACE (which no sandbox
+	// has) would let them. execve resets the flag for the commands
+	// themselves, so it must be set here, before the first command exists.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		os.Stderr.WriteString("tether supervisor: making the supervisor non-dumpable: " + err.Error() + "\n")
+		return 1
+	}
 	conn := os.NewFile(3, "control")
 	unix.CloseOnExec(3)
 	// Termination signals from inside the sandbox must not take the

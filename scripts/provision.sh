@@ -13,6 +13,7 @@ packages=(
 	uidmap passwd                      # rootless tests: newuidmap, useradd
 	iproute2 curl ca-certificates      # sandbox network tests
 	python3                            # clients inside the sandbox in tests
+	e2fsprogs xfsprogs                 # disk-limit tests: loop-mounted ext4 (prjquota) and XFS images
 	vagrant                            # `vagrant validate` of the Vagrantfile (scripts/scripts_test.go)
 	chromium                           # headless browser tests of the mandate page (ui/browser_test.go)
 )

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	units "github.com/docker/go-units"
@@ -17,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/rootfs"
 	"github.com/tether-dev/tether/runner"
@@ -28,7 +31,7 @@ func init() { addCommand(newRunCmd) }
 // runFlags are tether run's options.
 type runFlags struct {
 	profile, cwd, rootfs, network, seccomp string
-	memory, outputLimit, tmpfsSize         string
+	memory, outputLimit, tmpfsSize, disk   string
 	pids                                   int64
 	cpus                                   float64
 	timeout, grace                         time.Duration
@@ -140,6 +143,7 @@ $XDG_RUNTIME_DIR/tether; run first reaps what a crashed tether left there.
 	fl.DurationVar(&f.timeout, "timeout", 0, "wall-clock limit, e.g. 30s, at most the profile's (default: its terminal.limits.timeout)")
 	fl.DurationVar(&f.grace, "grace", 2*time.Second, "time between SIGTERM and SIGKILL on timeout or interrupt")
 	fl.StringVar(&f.outputLimit, "output-limit", "", "cap on stdout+stderr bytes, e.g. 1M; 0: none, not with --json (default: the profile's limits.output)")
+	fl.StringVar(&f.disk, "disk", "", "cap on what the command may add to the workspace, e.g. 1G (project quotas; default: none)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "add KEY=VALUE to the command's environment (repeatable)")
 	fl.StringVarP(&f.shell, "command", "c", "", "run this string with /bin/sh -c")
 	fl.BoolVar(&f.asJSON, "json", false, "capture output and print the result as JSON")
@@ -168,7 +172,7 @@ func addPolicyFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.Float64Var(&f.cpus, "cpus", 0, "CPU limit in cores, e.g. 0.5, at most the profile's (default: its terminal.limits.cpus)")
 	fl.StringVar(&f.tmpfsSize, "tmpfs-size", "", "size of the sandbox's /tmp, at most the profile's (default: its terminal.limits.tmpfs)")
 	fl.StringVar(&f.seccomp, "seccomp", "required", `seccomp filter: "required", "optional" or "off"`)
-	fl.BoolVar(&f.userns, "userns", false, "use a user namespace even as root")
+	fl.BoolVar(&f.userns, "userns", false, "deprecated, no effect: every sandbox has its own user namespace (docs/workspace.md)")
 }
 
 // usageErr reports bad input: nothing ran.
@@ -231,11 +235,30 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	// decision is made here.
 	var decided sync.Once
 	var verdict error
+	var engine atomic.Pointer[approval.Engine]
 	gate := func() error {
 		decided.Do(func() {
-			verdict = authorize(ctx, cmd.ErrOrStderr(), f.gate, conf, prof, command, cfg.Workspace)
+			var eng *approval.Engine
+			eng, verdict = authorize(ctx, cmd.ErrOrStderr(), f.gate, conf, prof, command, cfg.Workspace)
+			engine.Store(eng)
 		})
 		return verdict
+	}
+	defer func() {
+		if eng := engine.Load(); eng != nil {
+			eng.Close()
+		}
+	}()
+	// The program runs only after gate approved it, so every exec finds
+	// the engine set.
+	home, _ := os.UserHomeDir()
+	sb.ExecGate = func(ev sandbox.ExecEvent) error {
+		eng := engine.Load()
+		if eng == nil {
+			return errors.New("no approval engine to check the exec")
+		}
+		return eng.CheckExec(approval.ExecRequest{Argvs: append([][]string{ev.Argv}, ev.Runs...),
+			Profile: f.profile, Cwd: cfg.Workspace, Home: home})
 	}
 
 	var outBuf, errBuf bytes.Buffer
@@ -247,8 +270,24 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	if err := gate(); err != nil {
 		return err
 	}
+	if res != nil && len(res.ExecBlocked) > 0 {
+		platform, _ := approval.ParsePlatform(f.gate.platform)
+		blocks := make([]approval.ExecBlocked, len(res.ExecBlocked))
+		for i, b := range res.ExecBlocked {
+			blocks[i] = approval.ExecBlocked{Argv: b.Argv, Rule: b.Rule, Reason: b.Reason}
+		}
+		for _, d := range engine.Load().RecordExecBlocks(ctx, approval.ExecCall{Profile: f.profile,
+			Session: f.gate.session, Platform: platform, Command: command}, blocks) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "tether: %s\n", d.Message)
+		}
+	}
 	if res != nil && len(res.NotEnforced) > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "tether: not enforced here (running without root, no delegated cgroups): %s\n", strings.Join(res.NotEnforced, ", "))
+		// rootless without delegated cgroups: memory, pids, cpus; no
+		// project quota on the workspace's filesystem: disk.
+		fmt.Fprintf(cmd.ErrOrStderr(), "tether: not enforced here: %s\n", strings.Join(res.NotEnforced, ", "))
+	}
+	if res != nil && res.DiskLimitHit {
+		fmt.Fprintln(cmd.ErrOrStderr(), "tether: the workspace reached its --disk limit")
 	}
 	if f.asJSON {
 		if res == nil {
@@ -340,7 +379,9 @@ func placeFromProfile(fl *pflag.FlagSet, f runFlags, conf *config.Config, prof *
 	if err != nil {
 		return pl, usageErr("the environment of profile %s: %v", prof.Name, err)
 	}
-	cfg, err := runner.SandboxConfig(pol, root, append(cmdEnv, f.env...), pol.Limits.Timeout.D())
+	// tether's own config and state are hidden in the sandbox (or the
+	// workspace refused), as the daemon hides them.
+	cfg, err := runner.SandboxConfig(pol, root, append(cmdEnv, f.env...), pol.Limits.Timeout.D(), config.OwnPaths(conf))
 	if err != nil {
 		return pl, usageErr("%v", err)
 	}
@@ -437,6 +478,13 @@ func placeFromProfile(fl *pflag.FlagSet, f runFlags, conf *config.Config, prof *
 			return pl, err
 		}
 		lim.OutputBytes = n
+	}
+	if fl.Changed("disk") {
+		n, err := size("disk", f.disk)
+		if err != nil {
+			return pl, err
+		}
+		lim.DiskBytes = n
 	}
 	cfg.Seccomp = sandbox.SeccompMode(f.seccomp)
 	cfg.UserNS = f.userns

@@ -115,11 +115,12 @@ func runProfile(f approvalFlags, profile string) (*config.Config, *config.Profil
 
 // authorize builds the approval engine of cfg (with a terminal prompter
 // when there is a terminal) and decides command in profile prof. It
-// returns an *exitError when nothing may run.
-func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *config.Config, prof *config.Profile, command, cwd string) error {
+// returns the engine, which the sandbox's exec gate goes on asking (the
+// caller must Close it), or an *exitError when nothing may run.
+func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *config.Config, prof *config.Profile, command, cwd string) (*approval.Engine, error) {
 	platform, err := approval.ParsePlatform(f.platform)
 	if err != nil {
-		return usageErr("--platform: %v", err)
+		return nil, usageErr("--platform: %v", err)
 	}
 	// The daemon's engine options (secret redaction in the audit log and
 	// questions, the mandate hook): the store is opened only for a job's
@@ -127,13 +128,14 @@ func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *conf
 	var store *mandate.Store
 	if f.job != "" {
 		if !mandate.ValidJob(f.job) {
-			return usageErr("--job %q is not a job name (letters, digits, '_', '.', '-')", f.job)
+			return nil, usageErr("--job %q is not a job name (letters, digits, '_', '.', '-')", f.job)
 		}
 		s, err := mandate.Open(cfg.StateDir, mandate.Options{})
 		if err != nil {
-			return fmt.Errorf("opening the mandate store: %w", err)
+			return nil, fmt.Errorf("opening the mandate store: %w", err)
 		}
-		defer s.Close()
+		// The store lives as long as this process: the engine, which
+		// the exec gate goes on asking, holds its hook.
 		store = s
 	}
 	opts := runner.EngineOptions(cfg, store, nil)
@@ -148,9 +150,14 @@ func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *conf
 	}
 	engine, err := approval.NewEngine(cfg, opts)
 	if err != nil {
-		return &exitError{Code: exitUsage, Err: err}
+		return nil, &exitError{Code: exitUsage, Err: err}
 	}
-	defer engine.Close()
+	keep := false
+	defer func() {
+		if !keep {
+			engine.Close()
+		}
+	}()
 	home, _ := os.UserHomeDir()
 	d, err := engine.Decide(ctx, approval.Request{Command: command, Profile: prof.Name, Session: f.session,
 		Platform: platform, Job: f.job, Cwd: cwd, Home: home})
@@ -159,13 +166,14 @@ func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *conf
 		if d.Stage == approval.StageRoute && opts.Prompter == nil && platform == approval.PlatformCLI {
 			r.Hint = refusalHint(d, f.yolo)
 		}
-		return r
+		return nil, r
 	}
 	if err != nil {
-		return &refusal{Stage: string(approval.StageInternal), Reason: err.Error()}
+		return nil, &refusal{Stage: string(approval.StageInternal), Reason: err.Error()}
 	}
 	if d.Stage != approval.StageAnalysis {
 		fmt.Fprintf(stderr, "tether: approved at %s by %s\n", d.Stage, d.DecidedBy)
 	}
-	return nil
+	keep = true
+	return engine, nil
 }

@@ -1,0 +1,181 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/config"
+	"github.com/tether-dev/tether/mandate"
+	"github.com/tether-dev/tether/sandbox"
+)
+
+// homeAttack is run by `sh attack.sh` (an allow-tier command) in a
+// home-directory workspace that holds tether's state and config. Each
+// line prints a token only if the attack worked.
+const homeAttack = `s=.local/state/tether
+echo '{"version":1,"entries":[{"pattern":"*","by":"sandbox"}]}' > $s/allowlist/default.json && echo WROTE-ALLOWLIST
+mkdir -p $s/allowlist 2>/dev/null; echo '{"version":1,"entries":[{"pattern":"*","by":"sandbox"}]}' > $s/allowlist/other.json && echo WROTE-ALLOWLIST-NEW
+echo planted >> $s/audit.jsonl && echo WROTE-AUDIT
+echo planted >> $s/tether.db && echo WROTE-DB
+echo 'approvals: {mode: off}' >> .config/tether/config.yaml && echo WROTE-CONFIG
+grep -h state_dir .config/tether/config.yaml && echo READ-CONFIG
+cat $s/audit.jsonl | grep -q . && echo READ-AUDIT
+mv $s .local/state/moved && echo MOVED-STATE
+mv .local/state .local/state-moved && echo MOVED-STATE-PARENT
+mv .local .local-moved && echo MOVED-LOCAL
+mv .config/tether .config/moved && echo MOVED-CONFIG
+mv .config .config-moved && echo MOVED-CONFIG-PARENT
+rm -rf $s 2>/dev/null; test -d $s || echo REMOVED-STATE
+mkdir -p .local/state/tether/allowlist && echo '{"version":1,"entries":[{"pattern":"*"}]}' > .local/state/tether/allowlist/default.json && echo PLANTED
+echo done
+`
+
+// TestHomeWorkspaceHidesTetherStateAndConfig: with the default layout of a
+// home-directory workspace (~/.local/state/tether, ~/.config/tether), a
+// terminal command, one-shot or in a session, can neither read nor write
+// the allowlist, config, audit log or database, nor move their parents
+// away to plant new ones; checked from the host after the sandbox is
+// gone. An allowlist entry "*" tried by every means then does not let an
+// approval-tier command through.
+func TestHomeWorkspaceHidesTetherStateAndConfig(t *testing.T) {
+	sb := testSandbox(t)
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(home, 0o755))
+	state := filepath.Join(home, ".local/state/tether")
+	require.NoError(t, os.MkdirAll(filepath.Join(state, "allowlist"), 0o700))
+	allow := filepath.Join(state, "allowlist/default.json")
+	allowText := `{"version":1,"entries":[]}` + "\n"
+	require.NoError(t, os.WriteFile(allow, []byte(allowText), 0o600))
+	cfgPath := filepath.Join(home, ".config/tether/config.yaml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(cfgPath), 0o700))
+	cfgText := fmt.Sprintf("state_dir: %s\nprofiles:\n  default:\n    terminal:\n      cwd: %s\n      limits: {timeout: 20s}\n", state, home)
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfgText), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(home, "attack.sh"), []byte(homeAttack), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(home, "build"), 0o755))
+	cfg, err := config.Load(cfgPath)
+	require.NoError(t, err)
+	store, err := mandate.Open(cfg.StateDir, mandate.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	eng, err := approval.NewEngine(cfg, approval.Options{Mandate: &mandate.Hook{Store: store}})
+	require.NoError(t, err)
+	t.Cleanup(func() { eng.Close() })
+	sessions := &sandbox.Sessions{StateRoot: sb.StateRoot, CgroupPrefix: sb.CgroupPrefix, Grace: sb.Grace}
+	r := &Runner{Config: cfg, Engine: eng, Mandates: store, Sandbox: sb, Sessions: sessions}
+	var before unix.Stat_t
+	require.NoError(t, unix.Stat(state, &before))
+
+	for _, session := range []string{"", "attack"} {
+		out := r.Execute(t.Context(), Batch{Platform: approval.PlatformAPI, Session: session, Calls: []RawCall{
+			rawCall("1", "terminal", args("command", "sh attack.sh")),
+		}}, nil)
+		res := out.Results[0]
+		require.Equal(t, ClassSucceeded, res.Class, "session %q: %s %v", session, res.Message, res.Output)
+		stdout := fmt.Sprint(res.Output["stdout"])
+		assert.Equal(t, "done\n", stdout, "session %q: no attack worked; stderr: %s", session, res.Output["stderr"])
+	}
+	require.NoError(t, sessions.Close(), "the session is gone before the host looks")
+
+	data, err := os.ReadFile(allow)
+	require.NoError(t, err)
+	assert.Equal(t, allowText, string(data))
+	assert.NoFileExists(t, filepath.Join(state, "allowlist/other.json"))
+	data, err = os.ReadFile(cfgPath)
+	require.NoError(t, err)
+	assert.Equal(t, cfgText, string(data))
+	for _, f := range []string{"audit.jsonl", mandate.DBName} {
+		data, err := os.ReadFile(filepath.Join(state, f))
+		if err == nil {
+			assert.NotContains(t, string(data), "planted", f)
+		}
+	}
+	var after unix.Stat_t
+	require.NoError(t, unix.Stat(state, &after))
+	assert.Equal(t, before.Ino, after.Ino, "the state directory is the same directory")
+	entries, err := os.ReadDir(home)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{".local", ".config", "attack.sh", "build"}, names, "nothing moved away in the home")
+	entries, err = os.ReadDir(filepath.Join(home, ".local/state"))
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+
+	// "*" by the file tools is refused, and nothing lets rm -rf through.
+	out := r.Execute(t.Context(), Batch{Platform: approval.PlatformAPI, Calls: []RawCall{
+		rawCall("1", "write_file", args("path", ".local/state/tether/allowlist/default.json", "content", `{"version":1,"entries":[{"pattern":"*"}]}`)),
+		rawCall("2", "read_file", args("path", ".config/tether/config.yaml")),
+		rawCall("3", "search_files", args("pattern", "^state_dir:")),
+		rawCall("4", "terminal", args("command", "rm -rf build")),
+	}}, nil)
+	assert.Equal(t, "path.protected", out.Results[0].Rule, out.Results[0].Message)
+	assert.Equal(t, "path.protected", out.Results[1].Rule, out.Results[1].Message)
+	assert.Equal(t, 0, out.Results[2].Output["count"], "search skips tether's own files: %v", out.Results[2].Output["matches"])
+	assert.Equal(t, ClassBlocked, out.Results[3].Class, "api platform denies the approval tier: no allowlist entry took effect")
+	assert.DirExists(t, filepath.Join(home, "build"))
+	data, err = os.ReadFile(allow)
+	require.NoError(t, err)
+	assert.Equal(t, allowText, string(data))
+}
+
+// TestWorkspaceInsideStateRefused: a workspace that is, or lies inside,
+// tether's state directory cannot hide it from itself: nothing runs.
+func TestWorkspaceInsideStateRefused(t *testing.T) {
+	sb := testSandbox(t)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws := filepath.Join(dir, "state", "ws")
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+	y := fmt.Sprintf("state_dir: %s\nprofiles:\n  default:\n    terminal:\n      cwd: %s\n", filepath.Join(dir, "state"), ws)
+	cfg, err := config.Parse("t.yaml", []byte(y), dir)
+	require.NoError(t, err)
+	eng, err := approval.NewEngine(cfg, approval.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { eng.Close() })
+	r := &Runner{Config: cfg, Engine: eng, Sandbox: sb}
+	out := r.Execute(t.Context(), Batch{Platform: approval.PlatformAPI, Calls: []RawCall{
+		rawCall("1", "terminal", args("command", "touch x")),
+	}}, nil)
+	res := out.Results[0]
+	assert.False(t, res.Ran, res.Message)
+	assert.True(t, strings.Contains(res.Message, "inside tether's own configuration or state"), res.Message)
+	assert.NoFileExists(t, filepath.Join(ws, "x"))
+}
+
+// TestTerminalDiskLimitReported: limits.disk reaches the sandbox; on a
+// workspace without project quotas the result lists it in not_enforced.
+func TestTerminalDiskLimitReported(t *testing.T) {
+	sb := testSandbox(t)
+	cfg, ws := testConfig(t, "      limits: {disk: 1MiB}\n")
+	eng, err := approval.NewEngine(cfg, approval.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { eng.Close() })
+	r := &Runner{Config: cfg, Engine: eng, Sandbox: sb}
+	out := r.Execute(t.Context(), Batch{Platform: approval.PlatformAPI, Calls: []RawCall{rawCall("1", "terminal", args("command", "echo hi"))}}, nil)
+	res := out.Results[0]
+	require.Equal(t, ClassSucceeded, res.Class, res.Message)
+	fd, err := unix.Open(ws, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	var info [24]byte
+	// quotactl_fd(Q_GETINFO, PRJQUOTA): does the workspace keep project quotas?
+	_, _, e := unix.Syscall6(unix.SYS_QUOTACTL_FD, uintptr(fd), 0x800005<<8|2, 0, uintptr(unsafe.Pointer(&info)), 0, 0)
+	if e != 0 {
+		assert.Contains(t, res.Output["not_enforced"], "disk")
+	} else {
+		assert.NotContains(t, fmt.Sprint(res.Output["not_enforced"]), "disk")
+	}
+	assert.Nil(t, res.Output["disk_limit_hit"])
+}
