@@ -192,10 +192,14 @@ func NewMCP(opts MCPOptions) (*MCP, error) {
 		session: fmt.Sprintf("mcp-%d-%s", os.Getpid(), randomID("", 3))}
 	m.runner = &Runner{Config: cfg, ConfigErr: opts.ConfigErr, Engine: eng, Mandates: store, Sandbox: opts.Sandbox,
 		Sessions: sessions, Guard: opts.Guard, Logger: log}
-	m.Server = mcp.NewServer(&mcp.Implementation{Name: "tether", Version: opts.Version}, nil)
+	m.Server = mcp.NewServer(&mcp.Implementation{Name: "tether", Version: opts.Version}, &mcp.ServerOptions{Instructions: mcpInstructions})
+	var names []string
 	for _, t := range m.runner.Tools().Visible(prof) {
-		m.Server.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: publicSchema(t.Schema)}, m.handler(t.Name))
+		m.Server.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: publicSchema(t.Schema),
+			OutputSchema: outputSchema, Annotations: annotations(t, prof)}, m.handler(t.Name))
+		names = append(names, t.Name)
 	}
+	m.Server.AddReceivingMiddleware(negotiateMiddleware, unknownToolMiddleware(names, m.handler))
 	return m, nil
 }
 
