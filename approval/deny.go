@@ -11,6 +11,10 @@ import (
 // RuleDenyGlob is the rule id of a finding produced by a user deny glob.
 const RuleDenyGlob = "deny.glob"
 
+// RuleMandate is the rule id of every refusal by a job's mandate, for
+// terminal and file tools alike (the drift record id says which call).
+const RuleMandate = "mandate"
+
 // ErrBadGlob is returned by DenyList.Validate for an unusable glob.
 var ErrBadGlob = errors.New("bad deny glob")
 

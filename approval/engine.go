@@ -420,6 +420,13 @@ func deny(d Decision, stage Stage, reason string) Decision {
 	return d
 }
 
+// denyMandate is a refusal by the job's mandate: its rule id is
+// RuleMandate, whatever the analysis found, as for file tools.
+func denyMandate(d Decision, reason string) Decision {
+	d.Rules = []string{RuleMandate}
+	return deny(d, StageMandate, reason)
+}
+
 func allow(d Decision, stage Stage, by, reason string) Decision {
 	d.Allowed, d.Stage, d.DecidedBy, d.Reason = true, stage, by, reason
 	return d
@@ -478,14 +485,17 @@ func (e *Engine) decide(ctx context.Context, req Request, d Decision) Decision {
 		switch v.Outcome {
 		case MandateNotApplicable, MandateAllow:
 		case MandateBlock:
-			return deny(d, StageMandate, "outside the job's mandate: "+v.Reason)
+			return denyMandate(d, "outside the job's mandate: "+v.Reason)
 		case MandateEscalate:
-			if req.Platform.Unattended() || prof.Mandate.InteractiveViolation != config.ViolationApprove {
-				return deny(d, StageMandate, "outside the job's mandate: "+v.Reason)
+			// The mandate already resolved interactive_violation (the
+			// job's setting, else the profile's): one source of truth.
+			// An unattended platform still never asks anyone.
+			if req.Platform.Unattended() {
+				return denyMandate(d, "outside the job's mandate: "+v.Reason)
 			}
 			escalate = joinReasons(escalate, "outside the job's mandate: "+v.Reason)
 		default:
-			return deny(d, StageMandate, fmt.Sprintf("the mandate returned an unknown outcome %d", v.Outcome))
+			return denyMandate(d, fmt.Sprintf("the mandate returned an unknown outcome %d", v.Outcome))
 		}
 	}
 	if escalate != "" {

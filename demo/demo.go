@@ -3,7 +3,8 @@
 // nightly-triage job is observed for a few clean runs (real commands in the
 // sandbox), its mandate is compiled and approved, then a poisoned run tries
 // things outside the mandate and is blocked with drift records; one drift is
-// widened, approved, then undone — with the Leash Line printed at each step.
+// reviewed with the mandate diff, approved by the hash the reviewer saw, then
+// undone — with the Leash Line printed at each step.
 //
 // Every call goes through the same gates a daemon uses: the approval engine
 // (parser limits, hardline floor, deny globs, the mandate hook, routes) and
@@ -174,11 +175,16 @@ func (d *demo) play(ctx context.Context) error {
 		return err
 	}
 
-	d.step("a person approves it: the job is now enforced")
-	if v, err = d.store.Approve(ctx, Job, v.Number, "demo-reviewer"); err != nil {
+	d.step("review: tether mandate diff " + Job + " (the pending version against what is enforced)")
+	sha, err := d.review(ctx)
+	if err != nil {
 		return err
 	}
-	d.say("approved version %d by demo-reviewer", v.Number)
+	d.step("a person approves exactly the version they reviewed (--sha): the job is now enforced")
+	if v, err = d.store.ApproveReviewed(ctx, Job, 0, sha, "demo-reviewer"); err != nil {
+		return err
+	}
+	d.say("approved version %d (sha256 %s) by demo-reviewer", v.Number, short(v.SHA256))
 
 	d.step("poisoned run (cron: calls outside the mandate are only ever blocked)")
 	for _, c := range poisonedRun {
@@ -219,8 +225,12 @@ func (d *demo) play(ctx context.Context) error {
 		return err
 	}
 
-	d.step("approve the widened version and run the call again")
-	if _, err := d.store.Approve(ctx, Job, wr.Version.Number, "demo-reviewer"); err != nil {
+	d.step("review the widened version: tether mandate diff " + Job)
+	if sha, err = d.review(ctx); err != nil {
+		return err
+	}
+	d.step("approve the reviewed version (--sha " + short(sha) + ") and run the call again")
+	if _, err := d.store.ApproveReviewed(ctx, Job, wr.Version.Number, sha, "demo-reviewer"); err != nil {
 		return err
 	}
 	if err := d.call(ctx, "after-widen", step{arg: "git diff --stat HEAD~1", why: "now inside the mandate"}); err != nil {
@@ -244,6 +254,24 @@ func (d *demo) play(ctx context.Context) error {
 	}
 	d.say("\ndone: every decision above is in the audit log and the mandate store of the throwaway state directory.")
 	return nil
+}
+
+// review prints the pending version's diff against the enforced one, as
+// `tether mandate diff` does, and returns the SHA-256 the reviewer saw.
+func (d *demo) review(ctx context.Context) (string, error) {
+	diff, err := d.store.Diff(ctx, Job)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := diff.Render(&b); err != nil {
+		return "", err
+	}
+	d.say("%s", indent(b.String()))
+	if diff.Pending == 0 {
+		return "", errors.New("demo: no pending version to review")
+	}
+	return diff.PendingSHA256, nil
 }
 
 // call sends one call through its gates: a file read through the mandate's

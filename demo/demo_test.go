@@ -48,6 +48,12 @@ func TestDemoScenario(t *testing.T) {
 		assert.Contains(t, text, want)
 	}
 	assert.NotContains(t, text, "ran      $ cp ", "the exfiltration must not run")
+	// Review with the mandate diff, approve by the reviewed hash.
+	assert.Contains(t, text, "review: tether mandate diff nightly-triage")
+	assert.Contains(t, text, "pending v1 (compile) against nothing approved")
+	assert.Contains(t, text, "approve the reviewed version (--sha ")
+	assert.Contains(t, text, "pending v2 (widen d-")
+	assert.Contains(t, text, "+ git diff --stat  # newly allows 1 recorded call(s)")
 	// Widen, approve, undo.
 	assert.Contains(t, text, "+ commands: git diff --stat")
 	assert.Contains(t, text, "ran      $ git diff --stat HEAD~1   # now inside the mandate")

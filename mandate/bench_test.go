@@ -68,3 +68,23 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMatchExtract is BenchmarkMatch plus reading the call: the
+// parse, the command grammar (risky options, assignments) and the paths
+// outside the workspace, as every enforced call pays.
+func BenchmarkMatchExtract(b *testing.B) {
+	m2, err := Load(bigMandate().Marshal())
+	require.NoError(b, err)
+	x := NewMatcher(m2)
+	c := Call{Tool: ToolTerminal, Workspace: "/work/repo",
+		Command: "GOFLAGS=-mod=mod go test -race ./... && git status && curl https://api.github.com/x > dir77/out.txt"}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		f, err := extract(c, defaultParse)
+		if err != nil {
+			b.Fatal(err)
+		}
+		x.Evaluate(f, 0)
+	}
+}

@@ -151,7 +151,14 @@ func TestExtractFacts(t *testing.T) {
 		wrote bool
 	}{
 		{cmd: "git commit -m 'fix' --amend", rules: []string{"git commit --amend -m"}},
-		{cmd: "git -C /x remote add up https://example.com/r.git", rules: []string{"git remote add -C"}, hosts: []string{"example.com"}},
+		{cmd: "git -C /x remote add up https://example.com/r.git", rules: []string{"git remote add -C"}, hosts: []string{"example.com"}, paths: []string{"/x"}},
+		// Operands that are assignments are part of the rule; paths
+		// outside the workspace are part of the paths family.
+		{cmd: "make test SHELL=/bin/bash BASH_ENV=reports/notes.md", rules: []string{"make test BASH_ENV=reports/notes.md SHELL=/bin/bash"}, paths: []string{"/bin/bash"}},
+		{cmd: "dd if=a of=/dev/sda", rules: []string{"dd if=a of=/dev/sda"}, paths: []string{"/dev/sda"}},
+		{cmd: "git diff --stat ../../etc/passwd", rules: []string{"git diff --stat"}, paths: []string{"../../etc/passwd"}},
+		{cmd: "git diff --output=/tmp/x", rules: []string{"git diff --output"}, paths: []string{"/tmp/x"}},
+		{cmd: "cat ~/.ssh/id_rsa origin/main", rules: []string{"cat"}, paths: []string{"~/.ssh/id_rsa"}},
 		{cmd: "git push origin main", rules: []string{"git push"}},
 		{cmd: "npm run build -- --watch", rules: []string{"npm run build"}},
 		{cmd: "go mod tidy", rules: []string{"go mod tidy"}},

@@ -14,8 +14,9 @@
 // switches the job to enforce. [Store.Check] then holds every call to the
 // approved text. Calls outside it are blocked (or, for interactive runs of a
 // job whose interactive_violation is "approve", escalated) and become drift
-// records; [Store.Widen] turns a drift record into a new pending version and
-// [Store.Undo] walks back through approved versions to observe mode.
+// records; [Store.Widen] turns a drift record into a new pending version,
+// [Store.Diff] shows what approving it would activate, and [Store.Undo]
+// walks back through approved versions to observe mode.
 //
 // # Format
 //
@@ -40,22 +41,56 @@
 //
 // # Command rules
 //
-// A command rule is "[env NAMES: ]HEAD... [FLAGS...]". HEAD is the peeled
-// wrapper programs other than env, each with its arguments bound
-// ("sudo(-u,bob)", "timeout(60)"), the program, and its subcommand words;
-// FLAGS are the flags allowed (a call may use any subset), or "-*" for any
-// flags. Flags are compared by name: "--output=x" is the flag "--output";
-// short clusters are kept as written ("-rf" is not "-fr"). Positional
-// operands (files, messages, patterns) are not part of a rule: the analyser
-// and approval tiers judge them. The program is its normalised name unless it
-// was named by a path ("./rm", "/opt/x/git"), which is kept verbatim so a
-// workspace binary never matches a rule learnt for the system one.
+// A command rule is "[env NAMES: ]HEAD... [-*] [FLAGS...]". HEAD is the
+// peeled wrapper programs other than env, each with its arguments bound
+// ("sudo(-u,bob)", "timeout(60)"), the program, its subcommand words, and
+// its assignment operands ("make test SHELL=/bin/sh"). A call matches a
+// rule when all of these hold:
 //
-// Environment: "X=1 cmd" and "env X=1 cmd" are unwrapped; the names set (and
-// env options such as -i) are listed after "env", comma-separated, before
-// ": " — "env CGO_ENABLED,GOOS: go build". A call may set any subset of
-// them; values are not bound. A rule "=TEXT" allows one opaque segment whose
-// exact source text is TEXT.
+//  1. Its HEAD is the rule's HEAD word for word: the same wrappers with the
+//     same arguments, the same program, the same subcommand words, and the
+//     same assignment operands with the same values. An assignment operand
+//     is a NAME=VALUE operand: a variable the command grammar (package
+//     grammar) reads as one (make's "SHELL=…", "CFLAGS+=…",
+//     ".SHELLFLAGS=…"), a KEY=VALUE operand it gives a read or write
+//     effect (dd's "if=", "of="), or any NAME=VALUE operand of a program
+//     it does not know. So "make test" does not allow "make test
+//     SHELL=/bin/bash BASH_ENV=notes.md", and "dd" allows no dd with
+//     operands.
+//  2. The environment names it sets ("X=1 cmd", "env X=1 cmd", and env
+//     options such as -i) are a subset of the rule's NAMES; values are
+//     not bound.
+//  3. Its flags: without "-*", the flags it uses, by name as written
+//     ("--output=x" is "--output"; short clusters are kept as written, so
+//     "-rf" is not "-fr"), are a subset of the rule's FLAGS. With "-*",
+//     any flag is allowed except the risky ones, which must each be in
+//     FLAGS by their canonical grammar name: options that execute code
+//     (an exec, code, remote, listen or schedule effect, or such a value:
+//     "git diff --ext-diff", "go test -exec", "tar --to-command"), write a
+//     file or device ("git diff --output", "curl -o", "sort -o"), or
+//     change where the program reads its configuration ("git -c",
+//     "--git-dir", "make -f", "curl -K"), and every option the grammar does
+//     not know of a program it knows (what cannot be ruled out is
+//     present). The grammar resolves abbreviations and clusters as the
+//     program does ("sort --out=x" is "--output"; an ambiguous
+//     abbreviation is an option it does not know), and a rule's listed
+//     options are read as canonical names too ("sort -* -o" is
+//     "sort -* --output"). "-*" of a program
+//     the grammar does not know allows any flag; a path-qualified program
+//     ("./tool") has every flag risky.
+//  4. Every argument that names a path outside the workspace — absolute
+//     after cleaning, climbing out with "..", starting at the home
+//     directory ("~", "$HOME"), also as the value of "--opt=PATH" or of an
+//     assignment — is allowed by the paths family, like a redirection
+//     target. So "git diff -*" does not allow "git diff HEAD /etc/shadow"
+//     or "git diff ../other". URLs and /dev/null and friends are not paths.
+//
+// Other positional operands (files inside the workspace, messages,
+// patterns, branch names) are not part of a rule: the analyser and
+// approval tiers judge them. The program is its normalised name unless it
+// was named by a path ("./rm", "/opt/x/git"), which is kept verbatim so a
+// workspace binary never matches a rule learnt for the system one. A rule
+// "=TEXT" allows one opaque segment whose exact source text is TEXT.
 //
 // Subcommand words are recognised from a table of multi-level CLIs (git, go,
 // npm/pnpm/yarn, docker/podman, kubectl, helm, gh, cargo, pip, apt, systemctl,
@@ -97,20 +132,61 @@
 // interactive_violation is "approve". max_writes_per_run counts the run's
 // writing calls already allowed.
 //
+// # Review
+//
+// [Store.Diff] compares the newest pending version with the active one
+// (nothing in observe mode): per family the rules added, changed (a rule
+// for the same command head, or a pattern covering a removed rule) and
+// removed, and max_writes_per_run. For each added or changed rule it
+// counts the distinct recorded calls (by redacted text) that the approved
+// version refuses, the pending one allows, and that need the rule, with up
+// to MaxPreviewExamples examples, and lists its reach (Reach): a new tool
+// or host, paths file tools may now write, an option, program, variable or
+// opaque segment that executes code, an option that changes configuration,
+// a pattern broader than an exact rule. [Store.ApproveReviewed] approves
+// only the version whose SHA-256 starts with the prefix the reviewer saw,
+// so a version changed since the review is refused ([ErrSHAMismatch]).
+// [Store.Discard] drops the pending version. [Store.Probe] decides a call
+// as Check does and records nothing.
+//
+// # interactive_violation
+//
+// What an interactive run's call outside the mandate does is resolved in
+// one place, [ResolveViolation]: the job's own setting ([Store.SetInteractiveViolation])
+// when it has one, else the profile's mandate.interactive_violation
+// (Run.Violation), else block. Cron and other unattended runs are only ever
+// blocked.
+//
 // # Drift and widening
 //
 // Blocked and escalated calls become drift records "d-N" (numbered per job)
 // holding the redacted call for display and the failing rules verbatim for
-// Widen (an "=text" rule needs the exact text). Widen builds on the newest
-// pending version, else the active one, and never activates anything. A
-// drift record becomes "widened" when a version is approved that was widened
-// from it or that allows its call.
+// Widen (an "=text" rule needs the exact text). Identical calls — the same
+// failing families, the same redacted call, the same verdict — fold into
+// the open record with a count, last-seen time and last run. A person may
+// close a record as resolved or dismissed with a reason ([Store.CloseDrift]);
+// a closed record is never folded into or widened. Widen builds on the
+// newest pending version, else the active one, returns the whole Diff of
+// the result, and never activates anything ([Store.WidenDryRun] writes
+// nothing). With a pattern, a command rule becomes "HEAD -* RISKY…",
+// naming the risky options the call used. A drift record becomes
+// "widened" when a version is approved that was widened from it or that
+// allows its call.
+//
+// Undo supersedes the active version; every version approved before stays
+// approvable again (by its number and SHA-256).
 //
 // # Limits
 //
 // Hosts are seen only in the argument forms above (a host inside a config
 // file or a script's variable default is not). Paths are compared lexically; symlinks are not
-// resolved (the sandbox is the boundary). Rules whose text cannot be written
+// resolved (the sandbox is the boundary). An argument that merely looks
+// like an absolute path ("grep /api/ src") is treated as a path outside
+// the workspace (fail closed). Environment values are not bound ("env
+// LD_PRELOAD: cmd" allows any value; the diff reports such names as
+// executing code). Calls recorded before the grammar was used carry no
+// risky options, so the diff of old observations may understate a "-*"
+// rule; enforcement always reads the call afresh. Rules whose text cannot be written
 // (invalid UTF-8, words holding spaces) are never compiled, so such calls
 // stay outside the mandate.
 package mandate

@@ -44,8 +44,10 @@ type Run struct {
 	ID           string  `json:"id"`
 	Mode         RunMode `json:"mode"`
 	CronIdentity string  `json:"cron_identity,omitempty"`
-	// Violation overrides the job's interactive_violation ("block" or
-	// "approve") for this run; empty uses the job's stored setting.
+	// Violation is the interactive_violation ("block" or "approve") of the
+	// profile the run uses. It applies only when the job has no setting of
+	// its own (`tether mandate set`); empty means "block". See
+	// ResolveViolation.
 	Violation string `json:"violation,omitempty"`
 }
 
@@ -108,6 +110,17 @@ func (s *Store) Observe(ctx context.Context, run Run, c Call) (err error) {
 // interactive_violation is "approve" escalates a call outside the mandate.
 // Blocked and escalated calls become drift records.
 func (s *Store) Check(ctx context.Context, run Run, c Call) (d Decision) {
+	return s.check(ctx, run, c, true)
+}
+
+// Probe decides c exactly as Check does but records nothing: no
+// observation, no call, no drift record, no run. It is what a reviewer's
+// `tether mandate check` uses, so probing a mandate never teaches it.
+func (s *Store) Probe(ctx context.Context, run Run, c Call) Decision {
+	return s.check(ctx, run, c, false)
+}
+
+func (s *Store) check(ctx context.Context, run Run, c Call, record bool) (d Decision) {
 	var mode string
 	func() {
 		defer func() {
@@ -126,7 +139,10 @@ func (s *Store) Check(ctx context.Context, run Run, c Call) (d Decision) {
 		}
 	}()
 	if mode == "observe" {
-		err := s.Observe(ctx, run, c)
+		var err error
+		if record {
+			err = s.Observe(ctx, run, c)
+		}
 		return Decision{Verdict: Allow, Mode: "observe", Reason: "job is in observe mode", Err: err}
 	}
 	defer func() {
@@ -136,11 +152,14 @@ func (s *Store) Check(ctx context.Context, run Run, c Call) (d Decision) {
 			s.log.Error("mandate evaluation panicked; call blocked", "job", run.Job, "err", d.Err)
 		}
 	}()
-	d, err := s.enforce(ctx, run, c)
+	d, err := s.enforce(ctx, run, c, record)
 	if err != nil {
 		d = Decision{Verdict: Block, Mode: "enforce", Version: d.Version, Reason: "mandate evaluation failed", Err: err}
 		s.log.Error("mandate evaluation failed; call blocked", "job", run.Job, "err", err)
 		// Record what we can so the block shows up as drift.
+		if !record {
+			return d
+		}
 		if id, rerr := s.recordFailure(ctx, run, c, err); rerr == nil {
 			d.DriftID = id
 		}
@@ -148,7 +167,9 @@ func (s *Store) Check(ctx context.Context, run Run, c Call) (d Decision) {
 	return d
 }
 
-func (s *Store) enforce(ctx context.Context, run Run, c Call) (Decision, error) {
+// enforce decides c under the active version; with record it also stores
+// the call and, when it is outside, a drift record.
+func (s *Store) enforce(ctx context.Context, run Run, c Call, record bool) (Decision, error) {
 	d := Decision{Mode: "enforce"}
 	f, ferr := extract(c, s.parse)
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -191,20 +212,22 @@ func (s *Store) enforce(ctx context.Context, run Run, c Call) (Decision, error) 
 		}
 		if len(d.Failures) == 0 {
 			d.Verdict = Allow
+			if !record {
+				return nil
+			}
 			_, err := s.insertCall(ctx, tx, run, c, f, "allowed")
 			return err
 		}
 		d.Verdict = Block
-		viol := j.violations
-		if run.Violation != "" {
-			viol = run.Violation
-		}
-		if run.Mode == RunInteractive && viol == "approve" && d.Failures[0].Family != FamilyRun {
+		if viol, _ := resolveViolation(j, run.Violation); run.Mode == RunInteractive && viol == ViolationApprove && d.Failures[0].Family != FamilyRun {
 			d.Verdict = Escalate
 		}
-		outcome, status := "blocked", "open"
+		outcome, status := "blocked", DriftOpen
 		if d.Verdict == Escalate {
-			outcome, status = "escalated", "escalated"
+			outcome, status = "escalated", DriftEscalated
+		}
+		if !record {
+			return nil
 		}
 		callID, err := s.insertCall(ctx, tx, run, c, f, outcome)
 		if err != nil {

@@ -26,3 +26,20 @@ var (
 	// mandate rule can cover (for example a run whose mode is unknown).
 	ErrNotWidenable = errors.New("drift record cannot be covered by widening")
 )
+
+// More sentinels of the review commands.
+var (
+	// ErrNoReason is returned when resolving or dismissing drift without a
+	// reason.
+	ErrNoReason = errors.New("a reason is required")
+	// ErrDriftClosed is returned for a drift record already widened,
+	// resolved or dismissed.
+	ErrDriftClosed = errors.New("drift record is closed")
+	// ErrSHAMismatch is returned by approval when the version's SHA-256
+	// does not start with the prefix the reviewer gave: the version is not
+	// the one they reviewed.
+	ErrSHAMismatch = errors.New("the version's SHA-256 does not match the reviewed hash")
+	// ErrNotReapprovable is returned for a version that was never approved
+	// and is no longer pending (superseded by a newer one, or discarded).
+	ErrNotReapprovable = errors.New("version is neither pending nor previously approved")
+)

@@ -65,6 +65,16 @@ type CommandFact struct {
 	Sub      []string `json:"sub,omitempty"`      // subcommand words
 	Flags    []string `json:"flags,omitempty"`    // flag names used, sorted and unique
 	Env      []string `json:"env,omitempty"`      // env names set and env options, sorted and unique
+	// Assign are the operands that are assignments ("SHELL=/bin/bash" for
+	// make, "of=/dev/sda" for dd), verbatim, sorted and unique: they
+	// change what the program does, so a rule must name each one.
+	Assign []string `json:"assign,omitempty"`
+	// Risky are the options of the call that "-*" never covers: those the
+	// command grammar says execute code, write a file or device, or change
+	// where the program reads its configuration, and any option a program
+	// the grammar knows does not have. Sorted and unique; each is also in
+	// Flags.
+	Risky []string `json:"risky,omitempty"`
 }
 
 // Facts is everything a mandate checks about one call. It is what the store
@@ -135,6 +145,7 @@ func extractCommand(f *Facts, c Call, parse parseFunc) error {
 	}
 	for _, cmd := range s.Commands {
 		f.Commands = append(f.Commands, commandFact(cmd))
+		f.Paths = append(f.Paths, outsidePaths(cmd, c.Workspace)...)
 		for _, r := range cmd.Redirs {
 			switch r.Mode {
 			case shellparse.RedirDup, shellparse.RedirHeredoc:
@@ -269,7 +280,85 @@ func commandFact(cmd shellparse.Command) CommandFact {
 		cf.Sub = spec.subWords(positional, afterDashes)
 	}
 	cf.Flags = uniqSorted(cf.Flags)
+	words := make([]string, len(cmd.Args))
+	for i, a := range cmd.Args {
+		words[i] = wordText(a)
+	}
+	inv := invocation(cmd.Program, words)
+	cf.Assign = assignments(inv)
+	if !strings.Contains(cmd.Spelling, "/") {
+		cf.Risky = riskyOptions(inv)
+	} else {
+		// A path-qualified program is not the one the grammar describes:
+		// none of its options is known to be harmless.
+		cf.Risky = slices.Clone(cf.Flags)
+	}
 	return cf
+}
+
+// isAssignment reports whether an operand is an assignment NAME=VALUE
+// (a make variable, a dd operand).
+func isAssignment(w string) bool {
+	i := strings.IndexByte(w, '=')
+	if i <= 0 {
+		return false
+	}
+	for j := 0; j < i; j++ {
+		c := w[j]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || j > 0 && (c >= '0' && c <= '9' || c == '.' || c == '-')) {
+			return false
+		}
+	}
+	return true
+}
+
+// outsidePaths returns the arguments of cmd that name paths outside the
+// workspace (absolute after cleaning, climbing out with "..", or starting
+// at the home directory), also as a value: after the "=" of "--opt=PATH"
+// or of an assignment ("CFLAGS+=…", "of=…"), or attached to a short option
+// ("-o/etc/x"). Reading or writing there is part of what the paths family
+// must allow. URLs, "host:path" operands and the standard streams are not
+// paths.
+func outsidePaths(cmd shellparse.Command, workspace string) []string {
+	var out []string
+	for _, a := range cmd.Args {
+		t := a.Value // "$HOME/x" keeps its expansion text
+		var cands []string
+		switch {
+		case strings.HasPrefix(t, "--"):
+		case strings.HasPrefix(t, "-") && len(t) > 2:
+			cands = append(cands, t[2:]) // "-o/etc/x"
+		case !strings.HasPrefix(t, "-"):
+			cands = append(cands, t)
+		}
+		if i := strings.IndexByte(t, '='); i >= 0 {
+			cands = append(cands, t[i+1:])
+		}
+		for _, c := range cands {
+			if p, ok := outsidePath(c, workspace); ok {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func outsidePath(t, workspace string) (string, bool) {
+	if t == "" || strings.Contains(t, "://") || isDevStream(t) {
+		return "", false
+	}
+	home := strings.HasPrefix(t, "~") || strings.HasPrefix(t, "$HOME") || strings.HasPrefix(t, "${HOME}")
+	if !home && !strings.HasPrefix(t, "/") && t != ".." && !strings.HasPrefix(t, "../") {
+		if !strings.Contains(t, "/..") {
+			return "", false
+		}
+	}
+	p := normPath(t, workspace)
+	if home || strings.HasPrefix(p, "/") || climbs(p) {
+		return p, true
+	}
+	return "", false
 }
 
 // normPath cleans p and makes it relative to workspace when inside it.

@@ -16,7 +16,9 @@ type Hook struct {
 	// Store holds the mandates; nil blocks every call of a job.
 	Store *Store
 	// Violation returns a profile's interactive_violation ("block" or
-	// "approve"); nil uses each job's stored setting (`tether mandate set`).
+	// "approve"), which applies to jobs without a setting of their own
+	// (`tether mandate set`; see ResolveViolation); nil means "block" for
+	// those.
 	Violation func(profile string) string
 	// Workspace returns the directory a profile's paths are relative to;
 	// nil leaves paths as given.

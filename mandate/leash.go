@@ -49,6 +49,12 @@ type LeashLine struct {
 	// Other holds drift that no family's rules can cover: runs whose mode
 	// was unknown, tampered text, evaluation failures.
 	Other []Mark `json:"other,omitempty"`
+	// Violation is the interactive_violation enforced for the job and
+	// ViolationSource where it comes from (see ResolveViolation). The
+	// store knows only the job's own setting; a caller that knows the
+	// profile fills these in (Leash sets them from the job alone).
+	Violation       string `json:"interactive_violation,omitempty"`
+	ViolationSource string `json:"interactive_violation_source,omitempty"`
 }
 
 // Leash builds the Leash Line of job from its active and pending versions
@@ -116,7 +122,7 @@ func BuildLeash(ll LeashLine, active, pending *Mandate, drift []DriftRecord) Lea
 			}
 		}
 		for _, d := range drift {
-			if !slices.Contains(d.Families, f) {
+			if !slices.Contains(d.Families, f) || d.Status == DriftResolved || d.Status == DriftDismissed {
 				continue
 			}
 			k := MarkBlocked
@@ -129,7 +135,8 @@ func BuildLeash(ll LeashLine, active, pending *Mandate, drift []DriftRecord) Lea
 	}
 	ll.Other = nil
 	for _, d := range drift {
-		if slices.ContainsFunc(d.Families, func(f string) bool { return slices.Contains(Families, f) }) {
+		if slices.ContainsFunc(d.Families, func(f string) bool { return slices.Contains(Families, f) }) ||
+			d.Status == DriftResolved || d.Status == DriftDismissed {
 			continue
 		}
 		k := MarkBlocked
@@ -185,83 +192,75 @@ func counts(t Track) map[MarkKind]int {
 	return c
 }
 
-// RenderANSI draws ll for a truecolor terminal: per track a band of bars
-// (green, height = evidence), yellow ◆ for pending rules, red ▼ for blocked
-// calls and yellow ▲ for blocked calls later widened, then the drift ids.
-func (ll LeashLine) RenderANSI(w io.Writer) error {
+// RenderANSI draws ll for a truecolor terminal; see Render.
+func (ll LeashLine) RenderANSI(w io.Writer) error { return ll.Render(w, true) }
+
+// RenderPlain draws ll without colour, in the same layout; see Render.
+func (ll LeashLine) RenderPlain(w io.Writer) error { return ll.Render(w, false) }
+
+// Render draws ll: a header, then per family its counts and band (green
+// bars whose height is the evidence, yellow ◆ for pending rules, red ▼ for
+// blocked calls, yellow ▲ for blocked calls later widened) and one line per
+// mark naming the rule or the drift record and its call. color only adds
+// truecolor escapes: the layout and text are the same either way, so
+// NO_COLOR changes colours and nothing else.
+func (ll LeashLine) Render(w io.Writer, color bool) error {
+	p := func(c rgb, s string) string {
+		if !color {
+			return s
+		}
+		return paint(c, s)
+	}
 	var b strings.Builder
 	b.WriteString(ll.header() + "\n")
+	if ll.Violation != "" {
+		fmt.Fprintf(&b, "interactive_violation: %s (%s)\n", ll.Violation, ll.ViolationSource)
+	}
+	b.WriteString("legend: " + p(colGreen, "▁▄█") + " allowed (height = evidence)  " + p(colYellow, "◆") + " pending  " +
+		p(colRed, "▼") + " blocked  " + p(colYellow, "▲") + " widened\n")
+	glyph := func(m Mark) string {
+		switch m.Kind {
+		case MarkAllowed:
+			return p(colGreen, string(bars[min(max(m.Level, 1), 8)-1]))
+		case MarkPending:
+			return p(colYellow, string(glyphPending))
+		case MarkBlocked:
+			return p(colRed, string(glyphBlocked))
+		}
+		return p(colYellow, string(glyphWidened))
+	}
 	for _, t := range ll.Tracks {
-		fmt.Fprintf(&b, "%-9s ", t.Family)
-		var ids []string
-		for _, m := range t.Marks {
-			switch m.Kind {
-			case MarkAllowed:
-				b.WriteString(paint(colGreen, string(bars[m.Level-1])))
-			case MarkPending:
-				b.WriteString(paint(colYellow, string(glyphPending)))
-			case MarkBlocked:
-				b.WriteString(paint(colRed, string(glyphBlocked)))
-				ids = append(ids, paint(colRed, "▼"+m.Drift))
-			case MarkWidened:
-				b.WriteString(paint(colYellow, string(glyphWidened)))
-				ids = append(ids, paint(colYellow, "▲"+m.Drift))
-			}
-		}
-		if len(t.Marks) == 0 {
-			b.WriteString(paint(colDim, "·"))
-		}
 		c := counts(t)
-		b.WriteString("  " + paint(colDim, fmt.Sprintf("%d allowed", c[MarkAllowed])))
-		if len(ids) > 0 {
-			b.WriteString("  " + strings.Join(ids, " "))
+		fmt.Fprintf(&b, "\n%s: %d allowed, %d pending, %d blocked, %d widened  ", t.Family,
+			c[MarkAllowed], c[MarkPending], c[MarkBlocked], c[MarkWidened])
+		if len(t.Marks) == 0 {
+			b.WriteString(p(colDim, "·"))
+		}
+		for _, m := range t.Marks {
+			b.WriteString(glyph(m))
 		}
 		b.WriteString("\n")
-	}
-	if len(ll.Other) > 0 {
-		fmt.Fprintf(&b, "%-9s ", "other")
-		var ids []string
-		for _, m := range ll.Other {
-			b.WriteString(paint(colRed, string(glyphBlocked)))
-			ids = append(ids, paint(colRed, "▼"+m.Drift+" ("+m.Label+")"))
-		}
-		b.WriteString("  " + strings.Join(ids, " ") + "\n")
-	}
-	b.WriteString(paint(colGreen, "▁▄█") + " allowed (height = evidence)  " + paint(colYellow, "◆") + " pending  " +
-		paint(colRed, "▼") + " blocked  " + paint(colYellow, "▲") + " widened\n")
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// RenderPlain draws ll as plain text with the same information: per track
-// the counts, then one line per mark.
-func (ll LeashLine) RenderPlain(w io.Writer) error {
-	var b strings.Builder
-	b.WriteString(ll.header() + "\n")
-	b.WriteString("legend: [=] allowed (bar = evidence)  [◆] pending  [▼] blocked  [▲] widened\n")
-	for _, t := range ll.Tracks {
-		c := counts(t)
-		fmt.Fprintf(&b, "\n%s: %d allowed, %d pending, %d blocked, %d widened\n", t.Family,
-			c[MarkAllowed], c[MarkPending], c[MarkBlocked], c[MarkWidened])
 		marks := slices.Clone(t.Marks)
 		sort.SliceStable(marks, func(i, j int) bool { return kindOrder(marks[i].Kind) < kindOrder(marks[j].Kind) })
 		for _, m := range marks {
 			switch m.Kind {
 			case MarkAllowed:
-				fmt.Fprintf(&b, "  [=] %-8s %s (seen %dx)\n", strings.Repeat("#", m.Level), m.Label, m.Seen)
+				fmt.Fprintf(&b, "  [%s] %-8s %s (seen %dx)\n", glyph(m), "allowed", m.Label, m.Seen)
 			case MarkPending:
-				fmt.Fprintf(&b, "  [◆] pending  %s\n", m.Label)
-			case MarkBlocked:
-				fmt.Fprintf(&b, "  [▼] %-8s %s\n", m.Drift, m.Call)
-			case MarkWidened:
-				fmt.Fprintf(&b, "  [▲] %-8s %s\n", m.Drift, m.Call)
+				fmt.Fprintf(&b, "  [%s] %-8s %s\n", glyph(m), "pending", m.Label)
+			default:
+				fmt.Fprintf(&b, "  [%s] %-8s %s\n", glyph(m), m.Drift, m.Call)
 			}
 		}
 	}
 	if len(ll.Other) > 0 {
-		fmt.Fprintf(&b, "\nother (no rule can cover): %d blocked\n", len(ll.Other))
+		fmt.Fprintf(&b, "\nother (no rule can cover): %d blocked  ", len(ll.Other))
+		for range ll.Other {
+			b.WriteString(p(colRed, string(glyphBlocked)))
+		}
+		b.WriteString("\n")
 		for _, m := range ll.Other {
-			fmt.Fprintf(&b, "  [▼] %-8s %s — %s\n", m.Drift, m.Label, m.Call)
+			fmt.Fprintf(&b, "  [%s] %-8s %s — %s\n", p(colRed, string(glyphBlocked)), m.Drift, m.Label, m.Call)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -3,6 +3,7 @@ package mandate
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -69,6 +70,11 @@ func TestLeashRenderGolden(t *testing.T) {
 		assert.Contains(t, plain.String(), s)
 	}
 	assert.Equal(t, 2, strings.Count(plain.String(), "[▼] d-2"))
+	// Colour changes colours only: without its escapes the coloured view
+	// is the plain view byte for byte, rule names included.
+	assert.Equal(t, plain.String(), regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(ansi.String(), ""))
+	assert.Contains(t, ansi.String(), "git push -*", "the coloured view names the pending rule")
+	assert.Contains(t, ansi.String(), "make lint test (seen 2x)", "the coloured view names the allowed rules")
 }
 
 func TestLeashFromStore(t *testing.T) {

@@ -141,11 +141,10 @@ func (r cmdRule) String() string {
 	b.WriteString(strings.Join(r.head, " "))
 	if r.anyFlags {
 		b.WriteString(" -*")
-	} else {
-		for _, f := range r.flags {
-			b.WriteByte(' ')
-			b.WriteString(f)
-		}
+	}
+	for _, f := range r.flags {
+		b.WriteByte(' ')
+		b.WriteString(f)
 	}
 	return b.String()
 }
@@ -201,8 +200,14 @@ func parseCommandRule(s string) (cmdRule, error) {
 	if strings.HasPrefix(r.head[0], "=") {
 		return r, fmt.Errorf("command rule %q: a program cannot start with '='", s)
 	}
+	// With "-*", the flags listed are the risky options it allows, by
+	// their canonical grammar names ("sort -* -o" is "sort -* --output"),
+	// as a call's risky options are named.
 	if r.anyFlags {
-		r.flags = nil
+		program, rest := ruleProgram(r)
+		for i, f := range r.flags {
+			r.flags[i] = canonicalOption(program, subOf(rest), f)
+		}
 	}
 	r.flags = uniqSorted(r.flags)
 	return r, nil
@@ -210,10 +215,11 @@ func parseCommandRule(s string) (cmdRule, error) {
 
 // factRule is the exact command rule that allows fact c.
 func factRule(c CommandFact) cmdRule {
-	head := make([]string, 0, len(c.Wrappers)+1+len(c.Sub))
+	head := make([]string, 0, len(c.Wrappers)+1+len(c.Sub)+len(c.Assign))
 	head = append(head, c.Wrappers...)
 	head = append(head, c.Program)
 	head = append(head, c.Sub...)
+	head = append(head, c.Assign...)
 	return cmdRule{env: c.Env, head: head, flags: c.Flags}
 }
 

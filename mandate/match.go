@@ -14,6 +14,9 @@ type Failure struct {
 	// holding a space, a program starting with '='), so widening cannot
 	// cover it.
 	Unwritable bool `json:"unwritable,omitempty"`
+	// Risky are, for a command, the options "-*" would not cover (see
+	// CommandFact.Risky): a pattern widening names them.
+	Risky []string `json:"risky,omitempty"`
 }
 
 // Matcher answers whether calls fall inside one mandate. Build it once with
@@ -90,7 +93,7 @@ func (x *Matcher) Evaluate(f Facts, writesBefore int) []Failure {
 			if !ok {
 				v = factRule(c).String()
 			}
-			out = append(out, Failure{Family: FamilyCommands, Value: v, Unwritable: !ok})
+			out = append(out, Failure{Family: FamilyCommands, Value: v, Unwritable: !ok, Risky: c.Risky})
 		}
 	}
 	for _, o := range f.Opaque {
@@ -139,7 +142,12 @@ func (x *Matcher) hostAllowed(h string) bool {
 func (x *Matcher) commandAllowed(c CommandFact) bool {
 	r := factRule(c)
 	for _, cr := range x.cmds[headKey(r.head)] {
-		if subset(c.Env, cr.env) && (cr.anyFlags || subset(c.Flags, cr.flags)) {
+		if !subset(c.Env, cr.env) {
+			continue
+		}
+		// "-*" covers every option but the risky ones, which the rule
+		// must name (by their canonical names, as Risky holds them).
+		if cr.anyFlags && subset(c.Risky, cr.flags) || !cr.anyFlags && subset(c.Flags, cr.flags) {
 			return true
 		}
 	}

@@ -213,6 +213,38 @@ var migrations = []string{
 		error TEXT NOT NULL
 	);
 	CREATE INDEX connections_job ON connections(job, id);`,
+	// 3: a job's interactive_violation is its own only once set (else the
+	// profile's applies); identical drift folds into one record with a
+	// count and last-seen time; drift can be resolved or dismissed with a
+	// reason. SQLite cannot change a CHECK constraint in place, so the
+	// drift table is rebuilt with every row kept.
+	`ALTER TABLE jobs ADD COLUMN violation_set INTEGER NOT NULL DEFAULT 0;
+	UPDATE jobs SET violation_set = 1 WHERE interactive_violation != 'block'
+		OR name IN (SELECT job FROM audit WHERE action = 'set' AND detail LIKE 'interactive_violation=%');
+	CREATE TABLE drift3 (
+		job TEXT NOT NULL REFERENCES jobs(name),
+		n INTEGER NOT NULL,
+		time TEXT NOT NULL,
+		run TEXT NOT NULL,
+		call_id INTEGER NOT NULL REFERENCES calls(id),
+		families TEXT NOT NULL,
+		failures TEXT NOT NULL,
+		call_text TEXT NOT NULL,
+		reason TEXT NOT NULL,
+		verdict TEXT NOT NULL CHECK (verdict IN ('block','escalate')),
+		status TEXT NOT NULL CHECK (status IN ('open','escalated','widened','resolved','dismissed')),
+		widened_version INTEGER,
+		count INTEGER NOT NULL DEFAULT 1,
+		last_seen TEXT NOT NULL DEFAULT '',
+		last_run TEXT NOT NULL DEFAULT '',
+		closed_by TEXT NOT NULL DEFAULT '',
+		closed_reason TEXT NOT NULL DEFAULT '',
+		PRIMARY KEY (job, n)
+	);
+	INSERT INTO drift3(job, n, time, run, call_id, families, failures, call_text, reason, verdict, status, widened_version, last_seen, last_run)
+		SELECT job, n, time, run, call_id, families, failures, call_text, reason, verdict, status, widened_version, time, run FROM drift;
+	DROP TABLE drift;
+	ALTER TABLE drift3 RENAME TO drift;`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {
@@ -287,15 +319,16 @@ func (s *Store) ensureJob(ctx context.Context, tx *sql.Tx, job string) error {
 
 // jobRow is a job's current state.
 type jobRow struct {
-	mode       string
-	active     sql.NullInt64
-	violations string
+	mode         string
+	active       sql.NullInt64
+	violations   string // the job's own setting, meaningful when violationSet
+	violationSet bool
 }
 
 func (s *Store) job(ctx context.Context, q querier, job string) (jobRow, error) {
 	var j jobRow
-	err := q.QueryRowContext(ctx, `SELECT mode, active_version, interactive_violation FROM jobs WHERE name = ?`, job).
-		Scan(&j.mode, &j.active, &j.violations)
+	err := q.QueryRowContext(ctx, `SELECT mode, active_version, interactive_violation, violation_set FROM jobs WHERE name = ?`, job).
+		Scan(&j.mode, &j.active, &j.violations, &j.violationSet)
 	if errors.Is(err, sql.ErrNoRows) {
 		return j, fmt.Errorf("job %s: %w", job, ErrUnknownJob)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -33,11 +34,13 @@ type Version struct {
 
 // Job is a job's summary.
 type Job struct {
-	Name                 string `json:"name"`
-	Mode                 string `json:"mode"` // observe or enforce
-	ActiveVersion        int    `json:"active_version,omitempty"`
-	PendingVersion       int    `json:"pending_version,omitempty"`
-	InteractiveViolation string `json:"interactive_violation"` // block or approve
+	Name           string `json:"name"`
+	Mode           string `json:"mode"` // observe or enforce
+	ActiveVersion  int    `json:"active_version,omitempty"`
+	PendingVersion int    `json:"pending_version,omitempty"`
+	// InteractiveViolation is the job's own setting (block or approve),
+	// "" when it has none and the profile's applies: see ResolveViolation.
+	InteractiveViolation string `json:"interactive_violation,omitempty"`
 	Calls                int    `json:"calls"`
 	Runs                 int    `json:"runs"`
 	OpenDrift            int    `json:"open_drift"`
@@ -185,13 +188,30 @@ func (s *Store) Active(ctx context.Context, job string) (v Version, ok bool, err
 	return v, false, nil
 }
 
-// Approve approves pending version n of job (n == 0: the newest pending
-// one), stores the SHA-256 of its exact text with who approved it and when,
-// makes it active and switches the job to enforce. Drift records widened
-// into this version become "widened". The version's text must load.
+// Approve approves version n of job (n == 0: the newest pending one) with
+// no check of what the approver reviewed; see ApproveReviewed.
 func (s *Store) Approve(ctx context.Context, job string, n int, by string) (Version, error) {
-	if by == "" {
-		by = "unknown"
+	return s.ApproveReviewed(ctx, job, n, "", by)
+}
+
+// MinSHAPrefix is the shortest SHA-256 prefix ApproveReviewed accepts.
+const MinSHAPrefix = 8
+
+// ApproveReviewed approves version n of job (n == 0: the newest pending
+// one) only if its SHA-256 starts with shaPrefix (hex, at least
+// MinSHAPrefix characters; "" skips the check), so a version that changed
+// since the reviewer saw its diff is refused (ErrSHAMismatch). It stores
+// the SHA-256 of the exact text with who approved it and when, makes the
+// version active and switches the job to enforce. Drift records widened
+// into this version become "widened". The version must be pending, or an
+// earlier approved version (superseded by undo or a later approval): undo
+// keeps those re-approvable. Its text must load and name the job.
+func (s *Store) ApproveReviewed(ctx context.Context, job string, n int, shaPrefix, by string) (Version, error) {
+	by = actorOrUnknown(by)
+	shaPrefix = strings.ToLower(strings.TrimSpace(shaPrefix))
+	if shaPrefix != "" && (len(shaPrefix) < MinSHAPrefix || len(shaPrefix) > 64 || strings.Trim(shaPrefix, "0123456789abcdef") != "") {
+		return Version{}, fmt.Errorf("approving %s: --sha %q: give at least %d hex characters of the SHA-256 that `tether mandate diff %s` printed",
+			job, shaPrefix, MinSHAPrefix, job)
 	}
 	var out Version
 	err := s.tx(ctx, func(tx *sql.Tx) error {
@@ -212,8 +232,22 @@ func (s *Store) Approve(ctx context.Context, job string, n int, by string) (Vers
 		if v == nil {
 			return fmt.Errorf("approving %s v%d: %w", job, n, ErrUnknownVersion)
 		}
+		if v.Active {
+			return fmt.Errorf("approving %s v%d: it is already the active version: %w", job, v.Number, ErrNoPending)
+		}
 		if v.Status != StatusPending {
-			return fmt.Errorf("approving %s v%d: it is %s; only a pending version can be approved: %w", job, v.Number, v.Status, ErrNoPending)
+			var before int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM approvals WHERE job = ? AND version = ? AND action = 'approve' AND sha256 = ?`,
+				job, v.Number, v.SHA256).Scan(&before); err != nil {
+				return fmt.Errorf("reading approvals of %s v%d: %w", job, v.Number, err)
+			}
+			if before == 0 {
+				return fmt.Errorf("approving %s v%d: it is %s and was never approved: %w", job, v.Number, v.Status, ErrNotReapprovable)
+			}
+		}
+		if shaPrefix != "" && !strings.HasPrefix(v.SHA256, shaPrefix) {
+			return fmt.Errorf("approving %s v%d: its sha256 is %s, not %s…; review it again with `tether mandate diff %s`: %w",
+				job, v.Number, v.SHA256[:12], shaPrefix, job, ErrSHAMismatch)
 		}
 		if sha([]byte(v.Text)) != v.SHA256 {
 			return fmt.Errorf("approving %s v%d: %w", job, v.Number, ErrTampered)
@@ -251,6 +285,39 @@ func (s *Store) Approve(ctx context.Context, job string, n int, by string) (Vers
 	return out, err
 }
 
+// Discard drops the job's newest pending version (it becomes superseded and
+// can never be approved) and reopens the drift records it was widened
+// from. It returns the version dropped.
+func (s *Store) Discard(ctx context.Context, job, by string) (Version, error) {
+	by = actorOrUnknown(by)
+	var out Version
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		vs, err := s.versions(ctx, tx, job)
+		if err != nil {
+			return err
+		}
+		for i := len(vs) - 1; i >= 0; i-- {
+			if vs[i].Status == StatusPending {
+				out = vs[i]
+				break
+			}
+		}
+		if out.Number == 0 {
+			return fmt.Errorf("discarding %s: %w", job, ErrNoPending)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE versions SET status = 'superseded' WHERE job = ? AND version = ?`, job, out.Number); err != nil {
+			return fmt.Errorf("discarding %s v%d: %w", job, out.Number, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE drift SET widened_version = NULL WHERE job = ? AND widened_version = ? AND status IN ('open','escalated')`,
+			job, out.Number); err != nil {
+			return fmt.Errorf("reopening drift widened into v%d: %w", out.Number, err)
+		}
+		out.Status = StatusSuperseded
+		return s.audit(ctx, tx, job, by, "discard", fmt.Sprintf("v%d sha256 %s", out.Number, out.SHA256))
+	})
+	return out, err
+}
+
 // UndoResult says what Undo changed. To is 0 when the job went back to
 // observe mode with no mandate.
 type UndoResult struct {
@@ -262,9 +329,7 @@ type UndoResult struct {
 // version before it, or returns the job to observe mode with no mandate
 // when there is none. A later Undo walks further back.
 func (s *Store) Undo(ctx context.Context, job, by string) (UndoResult, error) {
-	if by == "" {
-		by = "unknown"
-	}
+	by = actorOrUnknown(by)
 	var res UndoResult
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		j, err := s.job(ctx, tx, job)
@@ -306,30 +371,42 @@ func (s *Store) Undo(ctx context.Context, job, by string) (UndoResult, error) {
 }
 
 // SetInteractiveViolation sets what happens to an interactive run's call
-// outside the mandate: "block" or "approve" (escalate to the approval
-// prompt). Cron runs are always blocked.
+// outside the job's mandate: "block" or "approve" (escalate to the approval
+// prompt); "profile" removes the job's setting so the profile's
+// mandate.interactive_violation applies again (see ResolveViolation). Cron
+// runs are always blocked.
 func (s *Store) SetInteractiveViolation(ctx context.Context, job, v string) error {
-	if v != "block" && v != "approve" {
-		return fmt.Errorf("interactive_violation %q: want block or approve", v)
+	set := 1
+	switch v {
+	case ViolationBlock, ViolationApprove:
+	case ViolationFromProfile:
+		v, set = ViolationBlock, 0
+	default:
+		return fmt.Errorf("interactive_violation %q: want block, approve or profile", v)
 	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		if _, err := s.job(ctx, tx, job); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET interactive_violation = ? WHERE name = ?`, v, job); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE jobs SET interactive_violation = ?, violation_set = ? WHERE name = ?`, v, set, job); err != nil {
 			return fmt.Errorf("updating job %s: %w", job, err)
 		}
-		return s.audit(ctx, tx, job, "cli", "set", "interactive_violation="+v)
+		detail := "interactive_violation=" + v
+		if set == 0 {
+			detail = "interactive_violation=profile"
+		}
+		return s.audit(ctx, tx, job, "cli", "set", detail)
 	})
 }
 
 // Jobs lists every job, by name.
 func (s *Store) Jobs(ctx context.Context) ([]Job, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT j.name, j.mode, COALESCE(j.active_version, 0), j.interactive_violation,
+	rows, err := s.db.QueryContext(ctx, `SELECT j.name, j.mode, COALESCE(j.active_version, 0),
+		CASE WHEN j.violation_set THEN j.interactive_violation ELSE '' END,
 		(SELECT COALESCE(MAX(version), 0) FROM versions v WHERE v.job = j.name AND v.status = 'pending'),
 		(SELECT COUNT(*) FROM calls c WHERE c.job = j.name),
 		(SELECT COUNT(*) FROM runs r WHERE r.job = j.name),
-		(SELECT COUNT(*) FROM drift d WHERE d.job = j.name AND d.status != 'widened')
+		(SELECT COUNT(*) FROM drift d WHERE d.job = j.name AND d.status IN ('open','escalated'))
 		FROM jobs j ORDER BY j.name`)
 	if err != nil {
 		return nil, fmt.Errorf("listing jobs: %w", err)
@@ -395,11 +472,11 @@ func (s *Store) Export(ctx context.Context, job string) (Export, error) {
 //
 // Preconditions: tx is the caller's transaction.
 func (s *Store) markWidened(ctx context.Context, tx *sql.Tx, job string, n int, x *Matcher) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE drift SET status = 'widened' WHERE job = ? AND widened_version = ?`, job, n); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE drift SET status = 'widened' WHERE job = ? AND widened_version = ? AND status IN ('open','escalated')`, job, n); err != nil {
 		return fmt.Errorf("marking widened drift: %w", err)
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT d.n, d.failures, c.facts FROM drift d JOIN calls c ON c.id = d.call_id
-		WHERE d.job = ? AND d.status != 'widened'`, job)
+		WHERE d.job = ? AND d.status IN ('open','escalated')`, job)
 	if err != nil {
 		return fmt.Errorf("reading open drift: %w", err)
 	}

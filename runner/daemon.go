@@ -283,7 +283,11 @@ func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
 	}
 	// The read-only mandate page, when the configuration enables it, on
 	// its own loopback address. It stops before the store closes.
-	page, err := ui.Start(d.opts.Config.UI, d.Mandates, ui.Options{Logger: d.log})
+	uiOpts := ui.Options{Logger: d.log}
+	if p, ok := d.opts.Config.Profile(""); ok {
+		uiOpts.Profile, uiOpts.ProfileViolation = p.Name, string(p.Mandate.InteractiveViolation)
+	}
+	page, err := ui.Start(d.opts.Config.UI, d.Mandates, uiOpts)
 	switch {
 	case errors.Is(err, ui.ErrDisabled):
 	case err != nil:

@@ -325,7 +325,7 @@ func (env *Env) checkMandate(ctx context.Context, tool string, paths []string, w
 	if d.Verdict == mandate.Allow {
 		return nil
 	}
-	res := blocked("mandate", "outside the job's mandate: "+d.Reason+"; nothing ran")
+	res := blocked(approval.RuleMandate, "outside the job's mandate: "+d.Reason+"; nothing ran")
 	if d.DriftID != "" {
 		res.Message += " (drift " + d.DriftID + ")"
 	}

@@ -608,10 +608,16 @@ func (s *Server) mandateJobs(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	if jobs == nil {
-		jobs = []mandate.Job{}
+	// Each job with the interactive_violation that is enforced for calls
+	// under the default profile, and where it comes from.
+	profile, pv := "", ""
+	if cfg := s.runner.Config; cfg != nil {
+		if p, ok := cfg.Profile(""); ok {
+			profile, pv = p.Name, string(p.Mandate.InteractiveViolation)
+		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"jobs": jobs})
+	views := mandate.ViewJobs(jobs, profile, pv)
+	writeJSON(w, http.StatusOK, map[string]any{"jobs": views})
 }
 
 func (s *Server) mandateExport(w http.ResponseWriter, r *http.Request) {

@@ -478,6 +478,8 @@ func TestServeReadOnlyViews(t *testing.T) {
 	require.NoError(t, c.do(ctx, http.MethodGet, "/v1/mandates", nil, &jobs))
 	require.Len(t, jobs["jobs"], 1)
 	assert.Equal(t, "triage", jobs["jobs"].([]any)[0].(map[string]any)["name"])
+	assert.Equal(t, "block", jobs["jobs"].([]any)[0].(map[string]any)["interactive_violation_enforced"], "the enforced value, with its source")
+	assert.Contains(t, jobs["jobs"].([]any)[0].(map[string]any)["interactive_violation_source"], "the job has no setting")
 
 	var drift map[string]any
 	require.NoError(t, c.do(ctx, http.MethodGet, "/v1/mandates/triage/drift", nil, &drift))

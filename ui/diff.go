@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"fmt"
-
 	"github.com/tether-dev/tether/mandate"
 )
 
@@ -13,6 +11,7 @@ type Change string
 // Changes, in the order a family's rows are listed.
 const (
 	Added     Change = "added"
+	Changed   Change = "changed"
 	Removed   Change = "removed"
 	Unchanged Change = "unchanged"
 )
@@ -22,18 +21,25 @@ type diffRow struct {
 	Change Change
 	Rule   string
 	// Seen is the evidence written with the rule: the pending version's for
-	// added and unchanged rules, the approved one's for removed rules.
+	// added, changed and unchanged rules, the approved one's for removed
+	// rules.
 	Seen int
+	// Replaces, NewlyAllows, Examples and Reach are those of
+	// mandate.RuleChange for added and changed rules.
+	Replaces    []string
+	NewlyAllows int
+	Examples    []string
+	Reach       []mandate.Reach
 }
 
 // familyDiff is the pending diff of one family.
 type familyDiff struct {
-	Family                    string
-	Rows                      []diffRow
-	Added, Removed, Unchanged int
+	Family                             string
+	Rows                               []diffRow
+	Added, Changed, Removed, Unchanged int
 }
 
-// pendingDiff compares the newest pending version with the active one.
+// pendingDiff is mandate.Diff laid out for the page.
 type pendingDiff struct {
 	Pending  int // 0 when there is no pending version
 	Approved int // 0 when nothing is active (observe mode)
@@ -42,87 +48,37 @@ type pendingDiff struct {
 	// version.
 	MaxWritesFrom, MaxWritesTo int
 	Source                     string // how the pending version was made
+	PendingSHA                 string
+	NewlyAllows                int
 }
 
-// diffVersions builds the pending diff from a job's versions (oldest first,
-// as Store.Versions returns them).
-func diffVersions(vs []mandate.Version) (pendingDiff, error) {
-	var d pendingDiff
-	var active, pending *mandate.Version
-	for i := range vs {
-		v := &vs[i]
-		if v.Active {
-			active = v
+// fromDiff lays out the store's diff (the same one `tether mandate diff`
+// prints): per family added, changed, removed, then unchanged rules.
+func fromDiff(d mandate.Diff) pendingDiff {
+	p := pendingDiff{Pending: d.Pending, Approved: d.Approved, MaxWritesFrom: d.MaxWritesFrom, MaxWritesTo: d.MaxWritesTo,
+		Source: d.Source, PendingSHA: d.PendingSHA256, NewlyAllows: d.NewlyAllows}
+	if d.Pending == 0 {
+		return p
+	}
+	for _, f := range d.Families {
+		fd := familyDiff{Family: f.Family, Added: len(f.Added), Changed: len(f.Changed), Removed: len(f.Removed), Unchanged: len(f.Unchanged)}
+		row := func(c Change, rc mandate.RuleChange) diffRow {
+			return diffRow{Change: c, Rule: rc.Rule, Seen: rc.Evidence, Replaces: rc.Replaces, NewlyAllows: rc.NewlyAllows,
+				Examples: rc.Examples, Reach: rc.Reach}
 		}
-		if v.Status == mandate.StatusPending && !v.Active {
-			pending = v // the newest wins
+		for _, rc := range f.Added {
+			fd.Rows = append(fd.Rows, row(Added, rc))
 		}
-	}
-	if pending == nil {
-		return d, nil
-	}
-	d.Pending, d.Source = pending.Number, pending.Source
-	to, err := mandate.Load([]byte(pending.Text))
-	if err != nil {
-		return d, fmt.Errorf("loading pending v%d: %w", pending.Number, err)
-	}
-	from := &mandate.Mandate{}
-	if active != nil {
-		d.Approved = active.Number
-		if from, err = mandate.Load([]byte(active.Text)); err != nil {
-			return d, fmt.Errorf("loading approved v%d: %w", active.Number, err)
+		for _, rc := range f.Changed {
+			fd.Rows = append(fd.Rows, row(Changed, rc))
 		}
-	}
-	d.MaxWritesFrom, d.MaxWritesTo = from.MaxWritesPerRun, to.MaxWritesPerRun
-	for _, f := range mandate.Families {
-		d.Families = append(d.Families, diffFamily(f, rules(from, f), rules(to, f)))
-	}
-	return d, nil
-}
-
-// diffFamily lists added rules, then removed, then unchanged, each in the
-// mandate's own (sorted) order.
-func diffFamily(family string, from, to []mandate.Rule) familyDiff {
-	fd := familyDiff{Family: family}
-	inFrom := map[string]bool{}
-	for _, r := range from {
-		inFrom[r.Value] = true
-	}
-	inTo := map[string]bool{}
-	for _, r := range to {
-		inTo[r.Value] = true
-	}
-	for _, r := range to {
-		if !inFrom[r.Value] {
-			fd.Rows = append(fd.Rows, diffRow{Change: Added, Rule: r.Value, Seen: r.Seen})
-			fd.Added++
-		}
-	}
-	for _, r := range from {
-		if !inTo[r.Value] {
+		for _, r := range f.Removed {
 			fd.Rows = append(fd.Rows, diffRow{Change: Removed, Rule: r.Value, Seen: r.Seen})
-			fd.Removed++
 		}
-	}
-	for _, r := range to {
-		if inFrom[r.Value] {
+		for _, r := range f.Unchanged {
 			fd.Rows = append(fd.Rows, diffRow{Change: Unchanged, Rule: r.Value, Seen: r.Seen})
-			fd.Unchanged++
 		}
+		p.Families = append(p.Families, fd)
 	}
-	return fd
-}
-
-func rules(m *mandate.Mandate, family string) []mandate.Rule {
-	switch family {
-	case mandate.FamilyTools:
-		return m.Tools
-	case mandate.FamilyPaths:
-		return m.Paths
-	case mandate.FamilyCommands:
-		return m.Commands
-	case mandate.FamilyHosts:
-		return m.Hosts
-	}
-	return nil
+	return p
 }

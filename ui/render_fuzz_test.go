@@ -30,10 +30,9 @@ func hostilePage(s string) jobPage {
 		{ID: "d-3", Families: []string{mandate.FamilyRun}, Call: s, Reason: s, Run: s, Status: "open"},
 	}
 	ll := mandate.BuildLeash(mandate.LeashLine{Job: s, Mode: "enforce", ActiveVersion: 2, PendingVersion: 3}, active, pending, drift)
-	diff := pendingDiff{Pending: 3, Approved: 2, Source: s, MaxWritesFrom: 2, MaxWritesTo: 2}
-	for _, f := range mandate.Families {
-		diff.Families = append(diff.Families, diffFamily(f, rules(active, f), rules(pending, f)))
-	}
+	md := mandate.DiffMandates(active, pending, []mandate.RecordedCall{{Text: s, Facts: mandate.Facts{Tool: s, Hosts: []string{s}}}})
+	md.Pending, md.Approved, md.Source = 3, 2, s
+	diff := fromDiff(md)
 	newest := make([]mandate.DriftRecord, len(drift))
 	for i, d := range drift {
 		newest[len(drift)-1-i] = d

@@ -33,6 +33,8 @@ var funcs = template.FuncMap{
 		switch c {
 		case Added:
 			return "+"
+		case Changed:
+			return "~"
 		case Removed:
 			return "−"
 		}

@@ -45,12 +45,18 @@ type Options struct {
 	// Refresh is the live-refresh polling interval of the job page;
 	// 0 means DefaultRefresh, negative turns live refresh off.
 	Refresh time.Duration
+	// Profile and ProfileViolation name the profile whose
+	// mandate.interactive_violation applies to jobs without a setting of
+	// their own, and that value; the page shows the enforced value and
+	// where it comes from (mandate.ResolveViolation). Empty: "block".
+	Profile, ProfileViolation string
 }
 
 // handler serves the pages. It holds no mutable state and is safe for
 // concurrent use.
 type handler struct {
 	store   *mandate.Store
+	opts    Options
 	log     *slog.Logger
 	now     func() time.Time
 	refresh time.Duration
@@ -63,7 +69,7 @@ type handler struct {
 // jobs, and sets the security headers on every response. The caller keeps
 // ownership of store and must keep it open while the handler is in use.
 func Handler(store *mandate.Store, opts Options) http.Handler {
-	h := &handler{store: store, log: opts.Logger, now: opts.Now, refresh: opts.Refresh}
+	h := &handler{store: store, opts: opts, log: opts.Logger, now: opts.Now, refresh: opts.Refresh}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -277,6 +283,9 @@ type jobPage struct {
 	RefreshMS  int64
 	ActiveSHA  string
 	PendingSHA string
+	// Violation is the interactive_violation enforced for the job and
+	// ViolationSource where it comes from.
+	Violation, ViolationSource string
 }
 
 func (h *handler) job(w http.ResponseWriter, r *http.Request) {
@@ -301,7 +310,8 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	diff, err := diffVersions(vs)
+	d, err := h.store.Diff(ctx, name)
+	diff := fromDiff(d)
 	if err != nil {
 		h.fail(w, r, fmt.Errorf("diffing versions of %s: %w", name, err))
 		return
@@ -316,6 +326,7 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 		Leash: ll, SVG: layoutLeash(ll), Diff: diff, Drift: drift, Versions: vs,
 		Token: token(drift, vs), DriftURL: jobURL(name) + "/drift.json",
 	}
+	p.Violation, p.ViolationSource = h.violation(j)
 	if h.refresh > 0 {
 		p.RefreshMS = h.refresh.Milliseconds()
 	}
@@ -431,4 +442,10 @@ func (h *handler) driftAndVersions(ctx context.Context, job string) ([]mandate.D
 		return nil, nil, err
 	}
 	return drift, vs, nil
+}
+
+// violation is the interactive_violation enforced for j and where it comes
+// from, in words.
+func (h *handler) violation(j mandate.Job) (string, string) {
+	return mandate.DescribeViolation(j.InteractiveViolation, h.opts.Profile, h.opts.ProfileViolation)
 }

@@ -375,7 +375,7 @@ func TestPendingDiff(t *testing.T) {
 	for _, tbl := range findAll(doc, func(n *html.Node) bool { return n.Data == "table" && strings.Contains(attr(n, "class"), "diff") }) {
 		for _, tr := range findAll(tbl, func(n *html.Node) bool { return n.Data == "tr" && attr(n, "data-change") != "" }) {
 			code := findAll(tr, byTag("code"))
-			require.Len(t, code, 1)
+			require.NotEmpty(t, code)
 			got[attr(tbl, "data-family")] = append(got[attr(tbl, "data-family")], attr(tr, "data-change")+" "+text(code[0]))
 		}
 	}
@@ -386,6 +386,14 @@ func TestPendingDiff(t *testing.T) {
 		"hosts":    {"added api.github.com", "unchanged github.com"},
 	}, got)
 	assert.Contains(t, text(doc), "Pending v3 (widen d-2) against approved v2")
+	// The page shows the store's diff, reach included, as the CLI does.
+	reach := findAll(doc, func(n *html.Node) bool { return attr(n, "data-reach") != "" })
+	var kinds []string
+	for _, n := range reach {
+		kinds = append(kinds, attr(n, "data-reach")+" "+text(n))
+	}
+	assert.Contains(t, kinds, "new-host new-host: api.github.com")
+	assert.Contains(t, text(doc), "--sha ")
 }
 
 func TestDriftTimeline(t *testing.T) {
@@ -491,4 +499,42 @@ func TestAssetsAreEmbedded(t *testing.T) {
 		assert.NotContains(t, strings.ReplaceAll(string(b), `xmlns="http://www.w3.org/2000/svg"`, ""), "http://")
 		assert.NotContains(t, string(b), "https://")
 	}
+}
+
+// The page shows the interactive_violation that is enforced and where it
+// comes from: the profile's until the job has its own.
+func TestJobPageShowsEnforcedViolation(t *testing.T) {
+	s := seedStore(t)
+	h := ui.Handler(s.Store, ui.Options{Profile: "nightly", ProfileViolation: "approve"})
+	violation := func() string {
+		rec := do(t, h, http.MethodGet, "/jobs/"+seedJob)
+		doc := parse(t, rec.Body.String())
+		dd := findAll(doc, func(n *html.Node) bool { return attr(n, "data-violation") != "" })
+		require.Len(t, dd, 1)
+		return strings.Join(strings.Fields(text(dd[0])), " ")
+	}
+	assert.Equal(t, "approve (from profile nightly's mandate.interactive_violation; the job has no setting)", violation())
+	require.NoError(t, s.Store.SetInteractiveViolation(t.Context(), seedJob, "block"))
+	assert.Equal(t, "block (set on the job)", violation())
+}
+
+// Folded drift shows its count; a dismissed record says who and why.
+func TestDriftTimelineShowsCountAndClosing(t *testing.T) {
+	s := seedStore(t)
+	ctx := t.Context()
+	run := mandate.Run{Job: seedJob, ID: "r9", Mode: mandate.RunCron}
+	call := mandate.Call{Tool: "write_file", Paths: []string{"/etc/cron.d/x"}, Wrote: true}
+	d := s.Store.Check(ctx, run, call)
+	require.Equal(t, mandate.Block, d.Verdict)
+	require.Equal(t, d.DriftID, s.Store.Check(ctx, run, call).DriftID, "the same call folds")
+	require.NoError(t, s.Store.CloseDrift(ctx, seedJob, []string{d.DriftID}, mandate.DriftDismissed, "<b>known</b>", "eve"))
+	rec := do(t, ui.Handler(s.Store, ui.Options{}), http.MethodGet, "/jobs/"+seedJob)
+	doc := parse(t, rec.Body.String())
+	rows := findAll(doc, func(n *html.Node) bool { return attr(n, "data-drift") == d.DriftID })
+	require.Len(t, rows, 1)
+	row := strings.Join(strings.Fields(text(rows[0])), " ")
+	assert.Regexp(t, `seen [0-9]+x, last`, row)
+	assert.Contains(t, row, "dismissed")
+	assert.Contains(t, row, "by eve: <b>known</b>", "the reason is text, escaped")
+	assert.NotContains(t, rec.Body.String(), "<b>known</b>")
 }

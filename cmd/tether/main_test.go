@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,8 +32,34 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Condition: scriptCondition,
-		Cmds:      map[string]func(ts *testscript.TestScript, neg bool, args []string){"maxrss": cmdMaxRSS},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"sha2env": sha2env,
+			"maxrss":  cmdMaxRSS,
+		},
 	})
+}
+
+var (
+	pendingSHA = regexp.MustCompile(`pending[ _]sha256"?:? "?([0-9a-f]{64})`)
+	versionSHA = regexp.MustCompile(`"sha256": "([0-9a-f]{64})"`)
+)
+
+// sha2env VAR sets $VAR to the pending SHA-256 that the previous command
+// printed (`tether mandate diff`, as text or JSON; or a version's from
+// `show --json`), as a reviewer copies it.
+func sha2env(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sha2env VAR")
+	}
+	out := ts.ReadFile("stdout")
+	m := pendingSHA.FindStringSubmatch(out)
+	if m == nil {
+		m = versionSHA.FindStringSubmatch(out) // `tether mandate show --json`
+	}
+	if m == nil {
+		ts.Fatalf("no pending sha256 in the last command's stdout")
+	}
+	ts.Setenv(args[0], m[1])
 }
 
 // cmdMaxRSS is "maxrss MIB OUTFILE PROGRAM [ARG...]": it runs PROGRAM

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"strconv"
 	"strings"
 	"time"
@@ -31,11 +32,15 @@ func newMandateCmd() *cobra.Command {
 		Short: "Observe a job, compile and approve its mandate, enforce it, and manage drift",
 		Long: `A mandate is a job's learned allow-policy. A job starts in observe mode: its
 calls are recorded and never blocked. "compile" writes a pending version from
-the observations, "approve" stores the SHA-256 of its exact text and enforces
-it. Calls outside the mandate are then blocked (or escalated, for interactive
-runs of a job set to "approve") and become drift records, which "widen" turns
-into a new pending version. "undo" walks back through approved versions to
-observe mode.
+the observations; "diff" shows it against the approved one, rule by rule, with
+what each new rule newly allows and reaches; "approve --sha" approves exactly
+the version reviewed, stores the SHA-256 of its text and enforces it. Calls
+outside the mandate are then blocked (or escalated, for interactive runs whose
+interactive_violation is "approve") and become drift records, which "widen"
+turns into a new pending version ("discard" drops it) and "drift resolve" or
+"drift dismiss" close. "undo" walks back through approved versions to observe
+mode; earlier approved versions stay approvable. "check" probes a call and
+records nothing unless --record.
 
 State lives in --state-dir, else the configuration's state_dir (the same
 database tether serve and tether ui use), which defaults to $TETHER_STATE_DIR,
@@ -56,12 +61,25 @@ else /var/lib/tether for root, else $XDG_STATE_HOME/tether
 		}
 		return mandate.Open(dir, mandate.Options{})
 	}
+	// profileViolation is the default profile's interactive_violation,
+	// which applies to jobs without a setting of their own.
+	profileViolation := func() (profile, value string) {
+		cfg, err := config.Resolve(configPath)
+		if err != nil {
+			return "", ""
+		}
+		p, ok := cfg.Profile("")
+		if !ok {
+			return "", ""
+		}
+		return p.Name, string(p.Mandate.InteractiveViolation)
+	}
 	cmd.AddCommand(
-		newMandateObserveCmd(open), newMandateCheckCmd(open), newMandateCompileCmd(open),
+		newMandateObserveCmd(open), newMandateCheckCmd(open, profileViolation), newMandateCompileCmd(open),
 		newMandateShowCmd(open), newMandateExportCmd(open), newMandateApproveCmd(open),
 		newMandateUndoCmd(open), newMandateDriftCmd(open), newMandateWidenCmd(open),
-		newMandateStatusCmd(open), newMandateJobsCmd(open), newMandateSetCmd(open),
-		newMandateConnectionsCmd(open),
+		newMandateStatusCmd(open, profileViolation), newMandateJobsCmd(open, profileViolation), newMandateSetCmd(open, profileViolation),
+		newMandateConnectionsCmd(open), newMandateDiffCmd(open), newMandateDiscardCmd(open),
 	)
 	return cmd
 }
@@ -158,15 +176,17 @@ func newMandateObserveCmd(open storeOpener) *cobra.Command {
 	return cmd
 }
 
-func newMandateCheckCmd(open storeOpener) *cobra.Command {
+func newMandateCheckCmd(open storeOpener, profileViolation func() (string, string)) *cobra.Command {
 	var cf callFlags
 	var runMode string
-	var asJSON bool
+	var asJSON, record bool
 	cmd := &cobra.Command{
 		Use:   "check JOB [flags] [-- 'COMMAND']",
 		Short: "Decide a call under the job's mandate (exit 0 allowed, 3 blocked, 2 escalate)",
-		Long: `check decides one call as enforcement would and records it (as an
-observation in observe mode, as drift when blocked or escalated).
+		Long: `check decides one call as enforcement would. It records nothing unless
+--record is given (then the call is an observation in observe mode, an
+allowed call or drift in enforce mode), so a reviewer's probes never teach
+the mandate or show up as drift.
 
 Without --run-mode the run's mode is unknown, and in enforce mode a run that
 might be a cron run is blocked outright. Exit status: 0 allowed, 3 blocked,
@@ -189,8 +209,15 @@ might be a cron run is blocked outright. Exit status: 0 allowed, 3 blocked,
 				return fmt.Errorf("--run-mode %q: want interactive, cron or unknown", runMode)
 			}
 			run := mandate.Run{Job: args[0], ID: cf.runID(), Mode: mode}
+			// As enforcement does: the job's interactive_violation, else
+			// the (default) profile's.
+			_, run.Violation = profileViolation()
 			return withStore(open, func(s *mandate.Store) error {
-				d := s.Check(cmd.Context(), run, c)
+				decide := s.Probe
+				if record {
+					decide = s.Check
+				}
+				d := decide(cmd.Context(), run, c)
 				out := cmd.OutOrStdout()
 				if asJSON {
 					if err := writeJSON(out, d); err != nil {
@@ -226,6 +253,7 @@ might be a cron run is blocked outright. Exit status: 0 allowed, 3 blocked,
 	cf.register(cmd)
 	cmd.Flags().StringVar(&runMode, "run-mode", "", "interactive, cron or unknown (default unknown)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the decision as JSON")
+	cmd.Flags().BoolVar(&record, "record", false, "record the call (observation, allowed call or drift) as enforcement would")
 	return cmd
 }
 
@@ -304,42 +332,17 @@ func newMandateExportCmd(open storeOpener) *cobra.Command {
 	return cmd
 }
 
+// defaultActor names who runs the command: $USER, else the user name of
+// the process's uid (services often run without $USER), else "uid:N".
 func defaultActor() string {
 	if u := os.Getenv("USER"); u != "" {
 		return u
 	}
-	return "unknown"
-}
-
-func newMandateApproveCmd(open storeOpener) *cobra.Command {
-	var n int
-	var by string
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "approve JOB",
-		Short: "Approve a pending version (default: the newest) and enforce it",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if by == "" {
-				by = defaultActor()
-			}
-			return withStore(open, func(s *mandate.Store) error {
-				v, err := s.Approve(cmd.Context(), args[0], n, by)
-				if err != nil {
-					return err
-				}
-				if asJSON {
-					return writeJSON(cmd.OutOrStdout(), v)
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "approved %s v%d by %s (sha256 %s); job is enforcing\n", v.Job, v.Number, v.ApprovedBy, v.SHA256)
-				return nil
-			})
-		},
+	uid := os.Getuid()
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil && u.Username != "" {
+		return u.Username
 	}
-	cmd.Flags().IntVar(&n, "version", 0, "version to approve (default: newest pending)")
-	cmd.Flags().StringVar(&by, "by", "", "who approves (default: $USER)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the approved version as JSON")
-	return cmd
+	return "uid:" + strconv.Itoa(uid)
 }
 
 func newMandateUndoCmd(open storeOpener) *cobra.Command {
@@ -399,56 +402,26 @@ func newMandateDriftCmd(open storeOpener) *cobra.Command {
 					return nil
 				}
 				for _, d := range ds {
-					fmt.Fprintf(out, "%-6s %-9s %s  run %s  [%s]  %s\n       %s\n", d.ID, d.Status, d.Time.UTC().Format(time.RFC3339),
-						d.Run, strings.Join(d.Families, ","), d.Call, d.Reason)
+					seen := ""
+					if d.Count > 1 {
+						seen = fmt.Sprintf("  seen %dx, last %s run %s", d.Count, d.LastSeen.UTC().Format(time.RFC3339), d.LastRun)
+					}
+					fmt.Fprintf(out, "%-6s %-9s %s  run %s  [%s]  %s%s\n       %s\n", d.ID, d.Status, d.Time.UTC().Format(time.RFC3339),
+						d.Run, strings.Join(d.Families, ","), d.Call, seen, d.Reason)
+					if d.ClosedReason != "" {
+						fmt.Fprintf(out, "       %s by %s: %s\n", d.Status, d.ClosedBy, d.ClosedReason)
+					}
 				}
 				return nil
 			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.AddCommand(newMandateDriftCloseCmd(open, "resolve", mandate.DriftResolved), newMandateDriftCloseCmd(open, "dismiss", mandate.DriftDismissed))
 	return cmd
 }
 
-func newMandateWidenCmd(open storeOpener) *cobra.Command {
-	var pattern, asJSON bool
-	cmd := &cobra.Command{
-		Use:   "widen JOB DRIFT-ID",
-		Short: "Write a new pending version that also allows a drift record's call",
-		Long: `widen covers every family the drift record's call failed, with the exact
-subject by default (the verbatim "=text" form for an opaque segment). With
---pattern it uses broader rules ("program sub -*", "DIR/**", "*.domain") and
-previews how many recorded calls they would newly allow. Nothing is activated
-until "tether mandate approve".`,
-		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(open, func(s *mandate.Store) error {
-				r, err := s.Widen(cmd.Context(), args[0], args[1], pattern)
-				if err != nil {
-					return err
-				}
-				out := cmd.OutOrStdout()
-				if asJSON {
-					return writeJSON(out, r)
-				}
-				fmt.Fprintf(out, "v%d pending (from %s); approve with: tether mandate approve %s\n", r.Version.Number, r.Version.Source, args[0])
-				for _, a := range r.Added {
-					fmt.Fprintf(out, "  + %s\n", a.Value)
-				}
-				fmt.Fprintf(out, "newly allows %d recorded call(s)\n", r.Preview.NewlyAllowed)
-				for _, e := range r.Preview.Examples {
-					fmt.Fprintf(out, "    %s\n", e)
-				}
-				return nil
-			})
-		},
-	}
-	cmd.Flags().BoolVar(&pattern, "pattern", false, "use broader rules and preview what they allow")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
-	return cmd
-}
-
-func newMandateStatusCmd(open storeOpener) *cobra.Command {
+func newMandateStatusCmd(open storeOpener, profileViolation func() (string, string)) *cobra.Command {
 	var noColor, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status JOB",
@@ -460,14 +433,16 @@ func newMandateStatusCmd(open storeOpener) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				j, err := jobInfo(cmd, s, args[0])
+				if err != nil {
+					return err
+				}
+				ll.Violation, ll.ViolationSource = violationOf(j, profileViolation)
 				out := cmd.OutOrStdout()
 				if asJSON {
 					return writeJSON(out, ll)
 				}
-				if useColor(out, noColor) {
-					return ll.RenderANSI(out)
-				}
-				return ll.RenderPlain(out)
+				return ll.Render(out, useColor(out, noColor))
 			})
 		},
 	}
@@ -490,7 +465,7 @@ func useColor(w io.Writer, noColor bool) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func newMandateJobsCmd(open storeOpener) *cobra.Command {
+func newMandateJobsCmd(open storeOpener, profileViolation func() (string, string)) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "jobs",
@@ -503,15 +478,15 @@ func newMandateJobsCmd(open storeOpener) *cobra.Command {
 					return err
 				}
 				out := cmd.OutOrStdout()
+				profile, pv := profileViolation()
+				views := mandate.ViewJobs(js, profile, pv)
 				if asJSON {
-					if js == nil {
-						js = []mandate.Job{}
-					}
-					return writeJSON(out, js)
+					return writeJSON(out, views)
 				}
-				fmt.Fprintf(out, "%-20s %-8s %-7s %-8s %6s %5s %6s\n", "JOB", "MODE", "ACTIVE", "PENDING", "CALLS", "RUNS", "DRIFT")
-				for _, j := range js {
-					fmt.Fprintf(out, "%-20s %-8s %-7s %-8s %6d %5d %6d\n", j.Name, j.Mode, vlabel(j.ActiveVersion), vlabel(j.PendingVersion), j.Calls, j.Runs, j.OpenDrift)
+				fmt.Fprintf(out, "%-20s %-8s %-7s %-8s %6s %5s %6s  %s\n", "JOB", "MODE", "ACTIVE", "PENDING", "CALLS", "RUNS", "DRIFT", "INTERACTIVE VIOLATION")
+				for _, j := range views {
+					fmt.Fprintf(out, "%-20s %-8s %-7s %-8s %6d %5d %6d  %s (%s)\n", j.Name, j.Mode, vlabel(j.ActiveVersion), vlabel(j.PendingVersion),
+						j.Calls, j.Runs, j.OpenDrift, j.EnforcedViolation, j.ViolationSource)
 				}
 				return nil
 			})
@@ -528,12 +503,16 @@ func vlabel(n int) string {
 	return "v" + strconv.Itoa(n)
 }
 
-func newMandateSetCmd(open storeOpener) *cobra.Command {
+func newMandateSetCmd(open storeOpener, profileViolation func() (string, string)) *cobra.Command {
 	var violation string
 	cmd := &cobra.Command{
-		Use:   "set JOB --interactive-violation block|approve",
+		Use:   "set JOB --interactive-violation block|approve|profile",
 		Short: "Set what an interactive run's call outside the mandate does",
-		Args:  cobra.ExactArgs(1),
+		Long: `set stores the job's interactive_violation. The job's setting, when it has
+one, is what is enforced; without one the profile's mandate.interactive_violation
+applies (default block). "profile" removes the job's setting. Cron and other
+unattended runs are only ever blocked.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if violation == "" {
 				return errors.New("nothing to set: give --interactive-violation block|approve")
@@ -542,12 +521,17 @@ func newMandateSetCmd(open storeOpener) *cobra.Command {
 				if err := s.SetInteractiveViolation(cmd.Context(), args[0], violation); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: interactive_violation = %s\n", args[0], violation)
+				j, err := jobInfo(cmd, s, args[0])
+				if err != nil {
+					return err
+				}
+				v, src := violationOf(j, profileViolation)
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: interactive_violation = %s (%s)\n", args[0], v, src)
 				return nil
 			})
 		},
 	}
-	cmd.Flags().StringVar(&violation, "interactive-violation", "", "block or approve (escalate to the approval prompt)")
+	cmd.Flags().StringVar(&violation, "interactive-violation", "", "block, approve (escalate to the approval prompt) or profile (use the profile's)")
 	return cmd
 }
 

@@ -65,7 +65,11 @@ errors.`,
 			defer store.Close()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			err = ui.Serve(ctx, listen, store, ui.Options{}, func(s *ui.Server) {
+			opts := ui.Options{}
+			if p, ok := cfg.Profile(""); ok {
+				opts.Profile, opts.ProfileViolation = p.Name, string(p.Mandate.InteractiveViolation)
+			}
+			err = ui.Serve(ctx, listen, store, opts, func(s *ui.Server) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "tether: mandate page at %s (read-only; Ctrl-C to stop)\n", s.URL())
 			})
 			if errors.Is(err, ui.ErrNotLoopback) {

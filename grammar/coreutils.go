@@ -1,0 +1,213 @@
+package grammar
+
+// The rm family and the other coreutils/util-linux programs that delete,
+// copy, write or change files.
+func coreutils() []*Spec {
+	cpCommon := join(
+		ops(argE("--target-directory -t", Write|Target, 0), arg("--suffix -S", 0), opt("--backup", 0),
+			opt("--reflink", 0), arg("--sparse", 0), opt("--preserve", 0), arg("--no-preserve", 0),
+			opt("--context", 0), opt("--update", 0), flag("--recursive -r -R", Recursive), flag("--force -f", Force)),
+		flags("--archive -a --attributes-only --copy-contents -b -d --debug --dereference -L --no-dereference -P "+
+			"-H --interactive -i --link -l --no-clobber -n -p --parents --remove-destination --symbolic-link -s "+
+			"--strip-trailing-slashes --no-target-directory -T -u --verbose -v --one-file-system -x -Z --keep-directory-symlink --exchange"),
+	)
+	return []*Spec{
+		{Name: "rm", Effects: Delete, Operands: allTargets, Options: gnu(
+			ops(flag("--recursive -r -R", Recursive), flag("--force -f", Force), opt("--interactive", 0),
+				opt("--preserve-root", 0)),
+			flags("-i -I --no-preserve-root --one-file-system --dir -d --verbose -v"))},
+		{Name: "rmdir", Effects: Delete, Operands: allTargets, Options: gnu(flags("--ignore-fail-on-non-empty --parents -p --verbose -v"))},
+		{Name: "unlink", Effects: Delete, Operands: allTargets, Options: gnuHelp()},
+		{Name: "shred", Effects: DeviceWrite, Operands: allTargets, Options: gnu(
+			args("--iterations -n --size -s --random-source"),
+			ops(opt("--remove -u", 0), flag("--force -f", Force)),
+			flags("--exact -x --verbose -v --zero -z"))},
+		{Name: "cp", Options: gnu(cpCommon), Operands: []OperandRule{{Index: -1, Min: 2, Effects: Write}, {All: true, Effects: Read}}},
+		{Name: "mv", Options: gnu(cpCommon), Operands: []OperandRule{{Index: -1, Min: 2, Effects: Write}, {All: true, Effects: Target | Delete}}},
+		{Name: "ln", Options: gnu(cpCommon, flags("--logical --physical --relative -r --no-dereference -n")),
+			Operands: []OperandRule{{Index: -1, Min: 1, Effects: Write}}},
+		{Name: "install", Options: gnu(
+			ops(argE("--target-directory -t", Write|Target, 0), arg("--mode -m", 0), arg("--owner -o", 0),
+				arg("--group -g", 0), arg("--suffix -S", 0), opt("--backup", 0), arg("--strip-program", Exec),
+				opt("--context", 0), flag("--directory -d", Write)),
+			flags("-b -c --compare -C -D --preserve-timestamps -p --strip -s --verbose -v -Z --no-target-directory -T")),
+			Operands: []OperandRule{{Index: -1, Min: 2, Effects: Write}},
+			Refine: func(inv *Invocation) {
+				if inv.Has("--directory") {
+					for i := range inv.Operands {
+						inv.Operands[i].Effects |= Write
+					}
+				}
+			}},
+		{Name: "tee", Operands: []OperandRule{{All: true, Effects: Write}}, Options: gnu(
+			ops(opt("--output-error", 0)), flags("--append -a --ignore-interrupts -i -p"))},
+		{Name: "touch", Operands: []OperandRule{{All: true, Effects: Write}}, Options: gnu(
+			ops(arg("--reference -r", Read), arg("--date -d", 0), arg("-t", 0), arg("--time", 0)),
+			flags("-a --no-create -c -f --no-dereference -h -m"))},
+		{Name: "truncate", Effects: Truncate, Operands: []OperandRule{{All: true, Effects: Target | Write}}, Options: gnu(
+			ops(arg("--size -s", 0), arg("--reference -r", Read)), flags("--no-create -c --io-blocks -o"))},
+		{Name: "fallocate", Effects: Truncate, Operands: []OperandRule{{Index: -1, Effects: Target | Write}}, Options: gnu(
+			ops(arg("--length -l", 0), arg("--offset -o", 0), flag("--punch-hole -p", DeviceWrite),
+				flag("--zero-range -z", DeviceWrite), flag("--collapse-range -c", DeviceWrite),
+				flag("--insert-range -i", DeviceWrite), flag("--dig-holes -d", DeviceWrite),
+				flag("--write-zeroes -w", DeviceWrite)),
+			flags("--keep-size -n --posix -x --verbose -v"))},
+		{Name: "chmod", Effects: Perms, Operands: []OperandRule{{All: true, From: 1, Effects: Target}}, Options: gnu(
+			ops(flag("--recursive -R", Recursive), arg("--reference", Read)),
+			flags("--changes -c --silent --quiet -f --verbose -v --no-preserve-root --preserve-root -H -L -P --dereference --no-dereference -h"))},
+		{Name: "chown", Aliases: []string{"chgrp"}, Effects: Perms, Operands: []OperandRule{{All: true, From: 1, Effects: Target}}, Options: gnu(
+			ops(flag("--recursive -R", Recursive), arg("--reference", Read), arg("--from", 0)),
+			flags("--changes -c --silent --quiet -f --verbose -v --no-preserve-root --preserve-root -H -L -P --dereference --no-dereference -h"))},
+		{Name: "sort", Options: gnu(
+			ops(arg("--output -o", Write), arg("--compress-program", Exec), arg("--files0-from", Read),
+				arg("--key -k", 0), arg("--field-separator -t", 0), arg("--buffer-size -S", 0),
+				arg("--temporary-directory -T", 0), arg("--parallel", 0), arg("--batch-size", 0), opt("--sort", 0),
+				opt("--random-source", 0), opt("--check", 0)),
+			flags("-b --ignore-leading-blanks -d --dictionary-order -f --ignore-case -g --general-numeric-sort "+
+				"-i --ignore-nonprinting -M --month-sort -h --human-numeric-sort -n --numeric-sort -R --random-sort "+
+				"-r --reverse -V --version-sort -c -C --debug -m --merge -s --stable -u --unique -z --zero-terminated"))},
+		{Name: "uniq", Operands: []OperandRule{{Index: 1, Effects: Write}}, Options: gnu(
+			args("--skip-fields -f --skip-chars -s --check-chars -w"), ops(opt("--all-repeated", 0), opt("--group", 0)),
+			flags("--count -c --repeated -d -D --ignore-case -i --unique -u --zero-terminated -z"))},
+		{Name: "split", Aliases: []string{"csplit"}, Operands: []OperandRule{{Index: 1, Effects: Write}}, Options: gnu(
+			ops(arg("--filter", Exec)), args("--suffix-length -a --additional-suffix --bytes -b --line-bytes -C --lines -l --number -n --separator -t --prefix -f --digits"),
+			flags("-d -x --elide-empty-files -e --unbuffered -u --verbose --keep-files -k --quiet -s -z"))},
+		{Name: "dd", Options: gnuHelp(), Refine: refineDD},
+		{Name: "tar", Aliases: []string{"gtar", "bsdtar"}, Options: gnu(
+			ops(argE("--file -f", Write|Read, 0), arg("--to-command", Exec), arg("--use-compress-program -I", Exec),
+				arg("--checkpoint-action", Exec), arg("--info-script --new-volume-script -F", Exec),
+				arg("--rsh-command", Exec), arg("--rmt-command", Exec), arg("--directory -C", 0),
+				arg("--files-from -T", Read), arg("--exclude", 0), arg("--exclude-from -X", Read),
+				arg("--transform --xform", 0), arg("--owner", 0), arg("--group", 0), arg("--mode", 0),
+				arg("--blocking-factor -b", 0), arg("--tape-length -L", 0), arg("--index-file", Write),
+				arg("--listed-incremental -g", Write), arg("--suffix", 0), arg("--strip-components", 0),
+				arg("--newer -N --after-date", 0), arg("--format -H", 0), arg("--label -V", 0),
+				opt("--checkpoint", 0), opt("--backup", 0), opt("--occurrence", 0), opt("--sparse-version", 0),
+				flag("--list -t", DryRun)),
+			flags("-A --catenate --concatenate -c --create -d --diff --compare --delete -r --append -u --update -x --extract --get "+
+				"-z --gzip -j --bzip2 -J --xz --zstd --lzma -Z --compress -a --auto-compress -v --verbose -p --preserve-permissions "+
+				"-k --keep-old-files --overwrite --remove-files -P --absolute-names -h --dereference -S --sparse -O --to-stdout "+
+				"-m --touch -o -w --interactive -W --verify -l -B -M --multi-volume -G -i --ignore-zeros --numeric-owner "+
+				"--no-same-owner --same-owner --wildcards --no-wildcards --anchored --recursion --no-recursion --totals --utc -U --unlink-first "+
+				"--keep-newer-files --one-file-system --show-transformed-names --null -s --same-order --preserve-order --exclude-vcs"))},
+		{Name: "sed", Aliases: []string{"gsed"}, Options: gnu(
+			ops(argE("--expression -e", Code, 0), argE("--file -f", Read, 0), opt("--in-place -i", 0),
+				arg("--line-length -l", 0)),
+			flags("--quiet --silent -n --debug --posix --regexp-extended -E -r --separate -s --sandbox --unbuffered -u --null-data -z --follow-symlinks -b --binary"))},
+		{Name: "find", Options: findOptions(), Refine: refineFind},
+	}
+}
+
+// refineDD reads dd's key=value operands: of= is written, if= read.
+func refineDD(inv *Invocation) {
+	for i := range inv.Operands {
+		op := &inv.Operands[i]
+		switch {
+		case len(op.Value) > 3 && op.Value[:3] == "of=":
+			op.Value = op.Value[3:]
+			op.Effects |= Write | Target
+			inv.Effects |= DeviceWrite
+		case len(op.Value) > 3 && op.Value[:3] == "if=":
+			op.Value = op.Value[3:]
+			op.Effects |= Read
+		}
+	}
+}
+
+// findOptions are find's whole-word primaries and options.
+func findOptions() []Option {
+	o := join(
+		args("-name -iname -path -ipath -regex -iregex -wholename -iwholename -lname -ilname -type -xtype -newer -anewer -cnewer "+
+			"-perm -user -group -uid -gid -size -mtime -atime -ctime -mmin -amin -cmin -used -maxdepth -mindepth "+
+			"-samefile -inum -links -fstype -printf -context -regextype -newermt -newerct -newerat -files0-from -D"),
+		ops(arg("-fprint", Write), arg("-fprint0", Write), arg("-fls", Write), arg("-fprintf", Write),
+			flag("-delete", Delete), flag("-exec", Exec), flag("-execdir", Exec), flag("-ok", Exec), flag("-okdir", Exec)),
+		flags("-print -print0 -ls -prune -quit -depth -d -mount -xdev -noleaf -follow -daystart -ignore_readdir_race "+
+			"-noignore_readdir_race -true -false -empty -readable -writable -executable -nouser -nogroup -not -a -and -o -or "+
+			"-H -L -P -O0 -O1 -O2 -O3"),
+		gnuHelp(),
+	)
+	return o
+}
+
+// findFilters are find tests that select files by name or content; with one
+// of them (and no -o, -not or "!"), -delete removes a selection, not a tree.
+var findFilters = map[string]bool{
+	"-name": true, "-iname": true, "-path": true, "-ipath": true, "-regex": true, "-iregex": true,
+	"-wholename": true, "-iwholename": true, "-newer": true, "-mtime": true, "-mmin": true, "-atime": true,
+	"-amin": true, "-ctime": true, "-cmin": true, "-size": true, "-user": true, "-uid": true, "-group": true,
+	"-gid": true, "-inum": true, "-samefile": true, "-lname": true, "-ilname": true, "-empty": true,
+	"-newermt": true, "-links": true, "-perm": true,
+}
+
+// refineFind marks find's start points (operands before the expression) as
+// targets, takes the words of -exec … ; out of the options and operands,
+// reads -fprintf's second value, and makes an unfiltered -delete recursive.
+func refineFind(inv *Invocation) {
+	first := len(inv.Args)
+	if len(inv.Options) > 0 {
+		first = inv.Options[0].Arg
+	}
+	// inner marks the words of -exec … ; (run by the command, not read by
+	// find) and the format of -fprintf.
+	var inner []bool
+	mark := func(j int) {
+		if inner == nil {
+			inner = make([]bool, len(inv.Args)+1)
+		}
+		inner[j] = true
+	}
+	for _, o := range inv.Options {
+		if inner != nil && inner[o.Arg] {
+			continue
+		}
+		switch o.Name {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			for j := o.Arg + 1; j < len(inv.Args); j++ {
+				mark(j)
+				if inv.Args[j] == ";" || inv.Args[j] == "+" {
+					break
+				}
+			}
+		case "-fprintf":
+			if o.ValueArg >= 0 {
+				mark(o.ValueArg + 1)
+			}
+		}
+	}
+	filtered, broken := false, false
+	if inner != nil {
+		kept := inv.Options[:0]
+		for _, o := range inv.Options {
+			if !inner[o.Arg] {
+				kept = append(kept, o)
+			}
+		}
+		inv.Options = kept
+	}
+	for _, o := range inv.Options {
+		switch {
+		case o.Name == "-o" || o.Name == "-or" || o.Name == "-not":
+			broken = true
+		case findFilters[o.Name] && o.Value != "*" && o.Value != "":
+			filtered = true
+		}
+	}
+	ops := inv.Operands[:0]
+	for _, op := range inv.Operands {
+		if inner != nil && inner[op.Arg] {
+			continue
+		}
+		if op.Value == "!" || op.Value == "," {
+			broken = true
+		}
+		if op.Arg < first {
+			op.Effects |= Target
+		}
+		ops = append(ops, op)
+	}
+	inv.Operands = ops
+	if inv.Effects.Has(Delete) && (!filtered || broken) {
+		inv.Effects |= Recursive
+	}
+}

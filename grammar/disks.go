@@ -1,0 +1,139 @@
+package grammar
+
+import "strings"
+
+// Disk tools: formatting, wiping, partitioning, discarding, secure erase.
+// Their device operands are Targets and the invocation has Format, so a
+// block device among the targets is a destroyed disk; their listing, dry-run
+// and help forms have DryRun.
+func disks() []*Spec {
+	mkfs := []string{"mkfs", "mke2fs", "mkswap", "mkdosfs", "mkntfs", "mkexfatfs", "mkfs.ext2", "mkfs.ext3",
+		"mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "mkfs.vfat", "mkfs.fat", "mkfs.msdos", "mkfs.ntfs", "mkfs.exfat",
+		"mkfs.f2fs", "mkfs.minix", "mkfs.bfs", "mkfs.cramfs", "mkfs.jfs", "mkfs.reiserfs", "mkfs.hfsplus",
+		"mkfs.udf", "mkfs.nilfs2", "mkfs.erofs", "mkudffs", "mkreiserfs", "mkfs.hfs", "newfs", "newfs_msdos"}
+	var out []*Spec
+	for _, n := range mkfs {
+		out = append(out, &Spec{Name: n, Effects: Format, Operands: allTargets, Options: gnu(
+			args("-t --type -L -U -b -C -c -d -E -F -g -G -i -I -J -l -m -M -N -o -O -r -T -e -p -s -n"),
+			flags("-f -q -v -V -K -S -D -j"))})
+	}
+	// mkfs -t TYPE: -t takes a value in every mkfs; -n is a dry run in
+	// mke2fs only, so it is not DryRun here (mkfs.vfat -n is a label).
+	return append(out,
+		&Spec{Name: "wipefs", Operands: allTargets, Options: gnu(
+			ops(flag("--all -a", Format), argE("--offset -o", 0, Format), flag("--no-act -n", DryRun),
+				arg("--types -t", 0), arg("--output -O", 0), opt("--backup -b", 0)),
+			flags("--force -f --noheadings -i --json -J --lock --parsable -p --quiet -q"))},
+		&Spec{Name: "blkdiscard", Effects: Format, Operands: allTargets, Options: gnu(
+			args("--offset -o --length -l --step -p"), flags("--force -f --secure -s --zeroout -z --quiet -q --verbose -v"))},
+		&Spec{Name: "sgdisk", Operands: allTargets, Options: gnu(
+			ops(flag("--zap-all -Z", Format), flag("--zap -z", Format), flag("--clear -o", Format),
+				argE("--delete -d", 0, Format), argE("--new -n", 0, Format), argE("--largest-new -N", 0, Format),
+				flag("--mbrtogpt -g", Format), argE("--load-backup -l", Read, Format), argE("--replicate -R", Target, Format),
+				flag("--randomize-guids -G", Format), argE("--gpttombr -m", 0, Format), argE("--hybrid -h", 0, Format),
+				argE("--change-name -c", 0, Format), argE("--typecode -t", 0, Format), argE("--transpose -r", 0, Format),
+				argE("--disk-guid -U", 0, Format), argE("--partition-guid -u", 0, Format), argE("--attributes -A", 0, Format),
+				argE("--backup -b", Write, 0), flag("--print -p", DryRun), flag("--pretend -P", DryRun),
+				flag("--verify -v", DryRun), argE("--info -i", 0, DryRun), flag("--list-types -L", DryRun)),
+			args("--align-end --set-alignment -a --move-second-header -e --first-in-largest -f --end-of-largest -E --move-main-table -j"),
+			flags("--sort -s --print-mbr -O --version -V -D --first-aligned-in-largest -F --end-of-largest"))},
+		// gdisk, fdisk, cfdisk and cgdisk read commands from their input:
+		// given a device and no listing option they may rewrite it.
+		&Spec{Name: "fdisk", Aliases: []string{"gdisk", "cfdisk", "cgdisk", "fixparts"}, Effects: Format, Operands: allTargets,
+			Options: gnu(ops(flag("--list -l", DryRun), flag("--list-details -x", DryRun)),
+				args("--sector-size -b --compatibility -c --color -L --output -o --type -t --units -u --wipe -w --wipe-partitions -W --lock -C -H -S"),
+				flags("--getsz -s --noauto-pt -n --protect-boot -B"))},
+		&Spec{Name: "sfdisk", Effects: Format, Operands: allTargets, Options: gnu(
+			ops(flag("--list -l", DryRun), flag("--list-free -F", DryRun), flag("--dump -d", DryRun), flag("--json -J", DryRun),
+				flag("--show-size -s", DryRun), flag("--show-geometry -g", DryRun), flag("--verify -V", DryRun),
+				flag("--no-act -n", DryRun), flag("--backup-pt-sectors", DryRun), flag("--list-types -T", DryRun),
+				flag("--part-type", 0), flag("--part-label", 0), flag("--part-uuid", 0), flag("--part-attrs", 0),
+				flag("--disk-id", 0), flag("--activate -A", 0), flag("--delete", 0), flag("--relocate", 0), flag("--reorder -r", 0)),
+			args("--backup-file -O --sector-size --color --label -X --label-nested -Y --lock --move-data --output -o --wipe -w --wipe-partitions -W"),
+			flags("--append -a --backup -b --force -f --move-use-fsync --no-reread --no-tell-kernel --quiet -q --unit -u"))},
+		&Spec{Name: "parted", Aliases: []string{"partprobe"}, Operands: allTargets, Refine: refineParted, Options: gnu(
+			ops(flag("--list -l", DryRun), flag("--script -s", 0), flag("--machine -m", 0), flag("--fix -f", 0),
+				arg("--align -a", 0), flag("--json -j", 0)))},
+		&Spec{Name: "nvme", Options: gnuHelp(), Subs: []*Spec{
+			{Name: "format", Effects: Format | Device, Operands: allTargets, Options: args("--namespace-id -n --lbaf -l --ses -s --pi -i --pil -p --ms -m --timeout -t")},
+			{Name: "sanitize", Effects: Format | Device, Operands: allTargets, Options: args("--sanact -a --ovrpat -p --owpass -n")},
+			{Name: "write-zeroes", Aliases: []string{"write-uncor", "dsm", "write", "ns-delete", "delete-ns", "detach-ns", "fw-download", "fw-commit", "security-send"},
+				Effects: Format | Device, Operands: allTargets},
+		}},
+		&Spec{Name: "cryptsetup", Persistent: true, Options: gnu(
+			args("--type -M --cipher -c --hash -h --key-file -d --key-size -s --key-slot -S --iter-time -i --pbkdf "+
+				"--header --offset -o --skip -p --size -b --sector-size --label --subsystem --uuid --master-key-file --volume-key-file"),
+			flags("--batch-mode -q --verbose -v --debug --readonly -r --allow-discards --use-random --use-urandom --force-password")),
+			Subs: []*Spec{
+				{Name: "luksFormat", Aliases: []string{"erase", "luksErase", "luksKillSlot", "reencrypt", "tcryptFormat"}, Effects: Format, Operands: []OperandRule{{Index: 0, Effects: Target}}},
+				{Name: "open", Aliases: []string{"luksOpen", "close", "luksClose", "status", "luksDump", "isLuks", "luksUUID", "benchmark", "resize"}},
+			}},
+		&Spec{Name: "hdparm", Long: Exact, Operands: allTargets, Options: join(
+			ops(argE("--security-erase", 0, Format), argE("--security-erase-enhanced", 0, Format),
+				argE("--security-set-pass", 0, Format), argE("--trim-sector-ranges", 0, Format),
+				flag("--trim-sector-ranges-stdin", Format), argE("--write-sector", 0, Format),
+				argE("--make-bad-sector", 0, Format), argE("--fwdownload", Read, Format),
+				argE("--fwdownload-mode3", Read, Format), argE("--fwdownload-mode7", Read, Format),
+				argE("--dco-restore", 0, Format), flag("--dco-setmax", Format), argE("--user-master", 0, 0),
+				argE("--security-unlock", 0, 0), argE("--security-disable", 0, 0)),
+			flags("-a -A -b -B -c -C -d -D -E -f -F -g -h -H -i -I -J -k -K -L -m -M -n -N -p -P -q -Q -r -R -s -S -t -T -u -v -V -w -W -x -X -y -Y -z -Z"))},
+		&Spec{Name: "mdadm", Operands: allTargets, Options: gnu(
+			ops(flag("--zero-superblock", Format), flag("--create -C", Format), flag("--build -B", Format),
+				flag("--examine -E", DryRun), flag("--detail -D", DryRun), flag("--query -Q", DryRun)),
+			args("--level -l --raid-devices -n --chunk -c --metadata -e --name -N --homehost --config --spare-devices -x --layout -p --bitmap -b"))},
+		&Spec{Name: "badblocks", Operands: []OperandRule{{Index: 0, Effects: Target}}, Options: join(
+			ops(flag("-w", Format), flag("-n", 0)), args("-b -c -d -e -i -o -p -t"), flags("-f -s -v -B -X"))},
+		&Spec{Name: "lvremove", Aliases: []string{"vgremove", "pvremove", "lvreduce"}, Effects: Format | Device, Operands: allTargets,
+			Options: gnu(flags("--force -f --yes -y --verbose -v --test -t"))},
+		&Spec{Name: "zpool", Subs: []*Spec{{Name: "destroy", Aliases: []string{"labelclear"}, Effects: Format | Device, Operands: allTargets}}},
+		&Spec{Name: "zfs", Subs: []*Spec{{Name: "destroy", Effects: Format | Device, Operands: allTargets}}},
+		&Spec{Name: "diskutil", Refine: refineDiskutil},
+	)
+}
+
+// partedWriters are parted commands that change the partition table.
+var partedWriters = map[string]bool{
+	"mklabel": true, "mktable": true, "rm": true, "mkpart": true, "mkpartfs": true, "resizepart": true,
+	"resize": true, "mkfs": true, "rescue": true, "move": true, "cp": true, "disk_set": true, "set": true,
+	"name": true, "type": true, "toggle": true,
+}
+
+// refineParted: parted DEVICE COMMAND… changes the disk when a command
+// writes; with a device and no command it reads commands from its input.
+func refineParted(inv *Invocation) {
+	if inv.Effects.Has(DryRun) || len(inv.Operands) == 0 {
+		return
+	}
+	if len(inv.Operands) == 1 {
+		inv.Effects |= Format
+		return
+	}
+	for _, op := range inv.Operands[1:] {
+		if partedWriters[strings.ToLower(op.Value)] {
+			inv.Effects |= Format
+			return
+		}
+	}
+	for i := range inv.Operands[1:] {
+		inv.Operands[i+1].Effects &^= Target
+	}
+}
+
+// diskutilErase are diskutil verbs that erase or repartition (any case).
+var diskutilErase = map[string]bool{
+	"erasedisk": true, "erasevolume": true, "zerodisk": true, "randomdisk": true, "secureerase": true,
+	"partitiondisk": true, "reformat": true, "deletecontainer": true, "deletevolume": true, "splitpartition": true,
+	"mergepartitions": true, "erase": true,
+}
+
+func refineDiskutil(inv *Invocation) {
+	for _, op := range inv.Operands {
+		if diskutilErase[strings.ToLower(op.Value)] {
+			inv.Effects |= Format | Device
+			for i := range inv.Operands {
+				inv.Operands[i].Effects |= Target
+			}
+			return
+		}
+	}
+}

@@ -1,0 +1,70 @@
+// Package grammar is tether's one command grammar: how each known program
+// reads its arguments, as data. Package approval (the rule catalog),
+// package mandate (command rules: matching, "-*", compile) and package
+// shellparse (wrapper peeling) all read it, so that a program is described
+// once and every reader agrees with the others and with the program.
+//
+// It is pure: no I/O, no processes, no policy. It says what an argument
+// list does (Effects); whether that needs approval is package approval's
+// business.
+//
+// # Data
+//
+// A Spec describes one program (one entry per program, one file per
+// family: coreutils.go for the rm family and file writers, disks.go,
+// power.go, kills.go, git.go, packages.go, clusters.go for kubectl, helm
+// and container engines, interpreters.go, editors.go, network.go,
+// builds.go, wrappers.go, system.go). For each program:
+//
+//   - Options: spellings (canonical first), whether each takes a value
+//     (NoArg, Required, Optional attached-only), what giving it does
+//     (Effects: Recursive, Force, Format, DryRun …) and what its value is
+//     (Value: Exec for a command line that runs, Code for inline
+//     interpreter code, Write for a file written, Config …).
+//   - Long: the long-option rule the program really uses: Prefix
+//     (getopt_long: any unique prefix, "--recur", "--no-pres") or Exact.
+//   - StopAtOperand: POSIX option order (wrappers, ssh, interpreters);
+//     otherwise GNU permutation (options may follow operands).
+//   - Subs: subcommands, found after global options that may take values
+//     ("git -C DIR reset --hard", "kubectl --context X delete pod",
+//     "helm --namespace X uninstall", "npm --prefix X uninstall -g").
+//     Persistent options stay valid after the subcommand (cobra).
+//   - Operands: effects by position or value (the last operand of cp is
+//     written, telinit 0 powers off, systemctl start reboot.target).
+//   - Env: environment variables (and make-style variables given as
+//     operands) that run something; EnvEffects adds the variables that do
+//     so for every program (LD_PRELOAD, BASH_ENV, PAGER, GIT_SSH_COMMAND …).
+//   - ExecKeys: configuration keys whose value runs a program ("git -c
+//     core.pager=…", "ssh -o ProxyCommand=…").
+//   - Wrap: for wrappers, how many operands precede the command and
+//     whether NAME=VALUE words are environment.
+//   - Refine: a small function for semantics data cannot state (dd's
+//     key=value operands, kill's pid -1, find's expression, D-Bus calls).
+//
+// Adding a program is one entry in its family's file.
+//
+// # API
+//
+// Parse(program, args) reads an argument list and returns an Invocation:
+// the subcommand path, each option (canonical name, spelling, value,
+// effects, value effects, whether known), each operand (value, effects),
+// the union of effects, and for wrappers where the wrapped command starts.
+// Lookup returns a program's Spec, Spec.Option resolves a spelling
+// (abbreviations included), Canonical names an option for a program and
+// subcommand, EnvEffects says what an environment variable's value is.
+//
+// The API is stable: package mandate and package approval rely on it.
+//
+// # Fail-closed reading
+//
+// An option the grammar does not know is recorded (Opt.Known false,
+// Invocation.Unknown) and never lowers what is found: it does not swallow
+// the next word, except that a word which is not a subcommand, right after
+// an unknown option of a program with subcommands, is taken as that
+// option's value so that the subcommand is still found. An unknown program
+// is read generically (every "-x" word an option without value). Callers
+// treat effects they cannot rule out as present.
+//
+// The table is built on first use, not at init: init work runs in every
+// tether process, including the container init that tether re-executes.
+package grammar

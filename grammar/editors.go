@@ -1,0 +1,134 @@
+package grammar
+
+import "strings"
+
+// Editors, pagers, REPLs and debuggers given commands: vim's -c/+cmd/--cmd
+// and ex mode reading its input, ed, sqlite3 dot commands, gdb -ex, emacs
+// --eval, man's pager, rg's preprocessor.
+func editors() []*Spec {
+	return []*Spec{
+		{Name: "vim", Aliases: []string{"vi", "nvim", "view", "ex", "rvim", "gvim", "vimdiff", "evim"}, Long: Exact, Refine: refineVim,
+			Options: join(ops(arg("-c", Code), arg("--cmd", Code), arg("-S", Code), arg("-s", Code), arg("-u", Code), arg("-U", Code),
+				arg("-w", Write), arg("-W", Write), arg("-i", 0), arg("-t", 0), arg("-q", Read), arg("-T", 0), arg("--startuptime", Write),
+				arg("--servername", 0), arg("--remote-send", Code), arg("--remote-expr", Code), arg("-V", 0),
+				flag("-e", Interactive), flag("-E", Interactive), flag("-es", Interactive), flag("-Es", Interactive),
+				flag("--version", DryRun), flag("--help -h", DryRun)),
+				flags("-b -d -D -g -f -l -m -M -n -N -o -O -p -r -L -R -x -X -y -Z -A -H --clean --noplugin --not-a-term --ttyfail --nofork --embed --headless"))},
+		{Name: "ed", Aliases: []string{"red"}, Effects: Interactive, Options: gnu(args("--prompt -p"), flags("--quiet --silent -s --loose-exit-status -l --restricted -r --verbose -v -E --extended-regexp -G --traditional"))},
+		{Name: "sqlite3", Long: Exact, Refine: refineSQLite,
+			Options: ops(arg("-cmd --cmd", Code), arg("-init --init", Code), arg("-separator", 0), arg("-nullvalue", 0), arg("-newline", 0),
+				arg("-mmap", 0), arg("-vfs", 0), arg("-lookaside", 0), arg("-pagecache", 0), flag("-interactive", Interactive),
+				flag("-version --version", DryRun), flag("-help --help", DryRun), flag("-safe", 0),
+				flag("-bail", 0), flag("-batch", 0), flag("-csv", 0), flag("-header", 0), flag("-json", 0), flag("-line", 0),
+				flag("-list", 0), flag("-markdown", 0), flag("-readonly", 0), flag("-echo", 0), flag("-box", 0), flag("-table", 0))},
+		{Name: "gdb", Aliases: []string{"gdb-multiarch", "cgdb"}, Long: Exact, Refine: refineGDB,
+			Options: ops(arg("-ex --ex --eval-command", Code), arg("-iex --iex --init-eval-command", Code), arg("-x --x --command", Code),
+				arg("-ix --ix --init-command", Code), arg("-p --pid", 0), arg("-cd --cd", 0), arg("-d --directory", 0), arg("-se --se", 0),
+				arg("-s --symbols", 0), arg("-e --exec", 0), arg("-c --core", 0), flag("-batch --batch", 0), flag("-q -quiet --quiet -silent", 0),
+				flag("-nx --nx -n", 0), flag("--args -args", 0), flag("--version -version", DryRun), flag("--help -help", DryRun))},
+		{Name: "emacs", Aliases: []string{"emacsclient"}, Long: Exact, Options: ops(arg("--eval", Code), arg("--load -l", Code), arg("--funcall -f", Code),
+			arg("--script", Code), arg("-x", Code), flag("--batch", 0), flag("-Q -q --no-init-file", 0), flag("--version", DryRun), flag("--help", DryRun))},
+		{Name: "less", Aliases: []string{"more", "most"}, Refine: refineLess, Options: ops(arg("--pattern -p", 0), arg("-t --tag", 0), arg("-o --log-file -O --LOG-FILE", Write),
+			arg("-k --lesskey-file", Code), arg("-x --tabs", 0), arg("-y --max-forw-scroll", 0), arg("-z --window", 0), arg("-b --buffers", 0),
+			arg("-h --max-back-scroll", 0), arg("-j --jump-target", 0), arg("-P --prompt", 0), flag("--version -V", DryRun), flag("--help", DryRun))},
+		{Name: "man", Options: gnu(ops(arg("--pager -P", Exec), opt("--html -H", Exec), arg("--config-file -C", Config), arg("--preprocessor -p", 0),
+			arg("--manpath -M", 0), arg("--prompt -r", 0), arg("--locale -L", 0), arg("--systems -m", 0), arg("--sections -S -s", 0),
+			arg("--extension -e", 0), arg("--recode -R", 0), arg("--encoding -E", 0), opt("--gxditview -X", Exec), flag("--local-file -l", 0)),
+			flags("--all -a --whatis -f --apropos -k --where --path -w --catman -c --ascii -7 --ditroff -Z --troff -t --update -u --no-hyphenation --nh --no-justification --nj"))},
+		{Name: "rg", Aliases: []string{"ripgrep"}, Long: Exact, Options: join(ops(arg("--pre", Exec), arg("--hostname-bin", Exec), arg("--file -f", Read),
+			arg("--regexp -e", 0), arg("--glob -g", 0), arg("--iglob", 0), arg("--type -t", 0), arg("--type-not -T", 0), arg("--type-add", 0),
+			arg("--after-context -A", 0), arg("--before-context -B", 0), arg("--context -C", 0), arg("--max-count -m", 0), arg("--threads -j", 0),
+			arg("--max-columns -M", 0), arg("--max-depth --maxdepth -d", 0), arg("--sort", 0), arg("--sortr", 0), arg("--colors", 0), arg("--color", 0),
+			arg("--path-separator", 0), arg("--ignore-file", Read), arg("--engine", 0), arg("--encoding -E", 0), arg("--replace -r", 0),
+			arg("--context-separator", 0), arg("--max-filesize", 0), arg("--pre-glob", 0), arg("--dfa-size-limit --regex-size-limit", 0),
+			flag("--version -V", DryRun), flag("--help -h", DryRun)))},
+		{Name: "zip", Options: ops(arg("--unzip-command -TT", Exec), arg("-b", 0), arg("-t -tt", 0), arg("-x --exclude -i --include", 0), arg("-P --password", 0), arg("-O --output-file", Write))},
+	}
+}
+
+// refineVim: operands starting with "+" are commands ("+cmd", "+/pat"
+// and "+N" are not), and ex mode (-e, -es, ex) reads commands from input.
+func refineVim(inv *Invocation) {
+	if inv.Program == "ex" {
+		inv.Effects |= Interactive
+	}
+	for i := range inv.Operands {
+		op := &inv.Operands[i]
+		if v, ok := strings.CutPrefix(op.Value, "+"); ok && v != "" && v[0] != '/' && strings.Trim(v, "0123456789") != "" {
+			op.Value = v
+			op.Effects |= Code
+		} else {
+			op.Effects |= Write
+		}
+	}
+}
+
+// refineLess: "+cmd" operands are less commands ("!" runs a shell).
+func refineLess(inv *Invocation) {
+	for i := range inv.Operands {
+		op := &inv.Operands[i]
+		if v, ok := strings.CutPrefix(op.Value, "+"); ok && strings.ContainsAny(v, "!|") {
+			op.Effects |= Code
+		}
+	}
+}
+
+// refineSQLite: the first operand is the database, the rest are SQL or
+// dot commands; ".shell" and ".system" run their text, ".load" loads code,
+// ".output", ".once" and ".log" write files. Without SQL operands sqlite3
+// reads its input.
+func refineSQLite(inv *Invocation) {
+	if len(inv.Operands) <= 1 && !inv.Effects.Has(DryRun) {
+		inv.Effects |= Interactive
+	}
+	for i := range inv.Operands {
+		op := &inv.Operands[i]
+		if i == 0 {
+			op.Effects |= Target
+			continue
+		}
+		op.Effects |= Code
+	}
+	for i := range inv.Options {
+		if o := &inv.Options[i]; o.ValueEffects.Has(Code) {
+			o.ValueEffects |= SQLiteDot(o.Value)
+		}
+	}
+	for i := range inv.Operands[min(1, len(inv.Operands)):] {
+		op := &inv.Operands[i+1]
+		op.Effects |= SQLiteDot(op.Value)
+	}
+}
+
+// SQLiteDot returns the effects of sqlite3 input text: Exec for a line
+// starting with .shell, .system or .load (or psql's \! and mysql's system
+// and \!), Write for .output, .once, .log, .excel, .save, .backup.
+func SQLiteDot(text string) Effect {
+	var e Effect
+	for _, line := range strings.Split(text, "\n") {
+		l := strings.TrimSpace(line)
+		for _, semi := range strings.Split(l, ";") {
+			w := strings.ToLower(strings.TrimSpace(semi))
+			switch {
+			case strings.HasPrefix(w, ".sh"), strings.HasPrefix(w, ".system"), strings.HasPrefix(w, ".load"),
+				strings.HasPrefix(w, `\!`), strings.HasPrefix(w, "system "), strings.HasPrefix(w, ".import |"):
+				e |= Exec
+			case strings.HasPrefix(w, ".output"), strings.HasPrefix(w, ".once"), strings.HasPrefix(w, ".log"),
+				strings.HasPrefix(w, ".excel"), strings.HasPrefix(w, ".save"), strings.HasPrefix(w, ".backup"),
+				strings.HasPrefix(w, `\o`), strings.HasPrefix(w, `\w`), strings.HasPrefix(w, `\copy`):
+				e |= Write
+			}
+		}
+	}
+	return e
+}
+
+// refineGDB: with --args, the operands are a program and its arguments
+// that gdb runs; -batch with commands runs them.
+func refineGDB(inv *Invocation) {
+	if inv.Has("--args") {
+		for i := range inv.Operands {
+			inv.Operands[i].Effects |= Exec
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package grammar
+
+import "strings"
+
+// Environment variables that make programs run code: a program or command
+// line ($PAGER, $GIT_SSH_COMMAND), a start-up file ($BASH_ENV,
+// $PYTHONSTARTUP), options that load code ($PERL5OPT, $NODE_OPTIONS) or a
+// library ($LD_PRELOAD). The environment is inherited, so a variable set for
+// one program reaches every program it starts: these hold for any program.
+var execEnv = map[string]bool{
+	"LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "LD_AUDIT": true, "LD_DEBUG_OUTPUT": true,
+	"DYLD_INSERT_LIBRARIES": true, "DYLD_LIBRARY_PATH": true, "GCONV_PATH": true,
+	"ENV": true, "SHELL": true, "PATH": true, "PROMPT_COMMAND": true, "PS0": true, "PS1": true, "PS4": true,
+	"SHELLOPTS": true, "IFS": true, "CDPATH": false, "ZDOTDIR": true, "INPUTRC": true,
+	"EDITOR": true, "VISUAL": true, "PAGER": true, "MANPAGER": true, "MANROFFOPT": true, "BROWSER": true,
+	"LESSOPEN": true, "LESSCLOSE": true, "LESSKEY": true, "LESSSECURE": true,
+	"PERL5OPT": true, "PERL5LIB": true, "PERLLIB": true, "PERL5DB": true,
+	"PYTHONSTARTUP": true, "PYTHONPATH": true, "PYTHONHOME": true, "PYTHONINSPECT": true, "PYTHONBREAKPOINT": true,
+	"NODE_OPTIONS": true, "NODE_PATH": true, "RUBYOPT": true, "RUBYLIB": true,
+	"JAVA_TOOL_OPTIONS": true, "_JAVA_OPTIONS": true, "JDK_JAVA_OPTIONS": true, "CLASSPATH": true,
+	"TAR_OPTIONS": true, "RSYNC_RSH": true, "RSYNC_CONNECT_PROG": true, "CVS_RSH": true, "RSH": true,
+	"SSH_ASKPASS": true, "SUDO_ASKPASS": true, "SUDO_EDITOR": true, "SYSTEMD_PAGER": true, "SYSTEMD_EDITOR": true,
+	"GIT_SSH": true, "GIT_EXEC_PATH": true, "GIT_DIR": true, "GIT_TEMPLATE_DIR": true, "GIT_EXTERNAL_DIFF": true,
+	"GIT_PROXY_COMMAND": true, "GIT_ASKPASS": true,
+	"MAKEFLAGS": true, "MFLAGS": true, "MAKEFILES": true, "GNUMAKEFLAGS": true,
+	"TERMINAL": true, "TMUX_TMPDIR": false, "LUA_INIT": true, "LUA_PATH": true, "R_PROFILE_USER": true,
+	"NPM_CONFIG_SCRIPT_SHELL": true, "npm_config_script_shell": true, "npm_config_node_options": true,
+}
+
+// execEnvPrefixes and execEnvSuffixes cover families of such variables:
+// BASH_ENV, BASH_FUNC_x%%, BASH_ALIASES…; GIT_CONFIG_*; *_EDITOR, *_PAGER,
+// *_ASKPASS, *_SSH_COMMAND, *_RSH.
+var (
+	execEnvPrefixes = []string{"BASH_", "LD_", "DYLD_", "GIT_CONFIG", "NPM_CONFIG_", "npm_config_"}
+	execEnvSuffixes = []string{"_EDITOR", "_PAGER", "_ASKPASS", "_SSH_COMMAND", "_RSH", "_PROXY_COMMAND", "_SHELL"}
+)
+
+// EnvEffects returns what the value of environment variable name is to
+// program (a base name; "" for any): Exec when it names a program, a
+// command line, options or a start-up file that makes some program run
+// code, plus what the program's own grammar declares (make's SHELL). It is
+// 0 for variables that only carry data.
+func EnvEffects(program, name string) Effect {
+	var e Effect
+	if execEnv[name] {
+		e |= Exec
+	} else {
+		for _, p := range execEnvPrefixes {
+			if strings.HasPrefix(name, p) && len(name) > len(p) {
+				e |= Exec
+				break
+			}
+		}
+		for _, s := range execEnvSuffixes {
+			if strings.HasSuffix(name, s) && len(name) > len(s) {
+				e |= Exec
+				break
+			}
+		}
+	}
+	if s := Lookup(program); s != nil {
+		e |= s.Env[name]
+	}
+	return e
+}

@@ -1,0 +1,153 @@
+package grammar
+
+import "strings"
+
+// Power: halting, rebooting, powering off or isolating the machine, through
+// every door: the power commands, init levels, systemd verbs, targets and
+// units, and D-Bus calls to logind or systemd.
+func power() []*Spec {
+	powerHelp := gnu(ops(flag("--wtmp-only -w", 0), flag("--force -f", 0), flag("--no-wtmp -d", 0), flag("--no-sync -n", 0), flag("--poweroff -p", 0), flag("--halt -h", 0), flag("--reboot -r", 0)), flags("--no-wall -q -l"))
+	return []*Spec{
+		{Name: "reboot", Aliases: []string{"halt", "poweroff"}, Effects: Power, Options: powerHelp, Refine: func(inv *Invocation) {
+			if inv.Has("--wtmp-only") {
+				inv.Effects &^= Power
+			}
+		}},
+		{Name: "shutdown", Effects: Power, Options: gnu(
+			ops(flag("-c", 0), flag("-k", 0), flag("--show", DryRun)),
+			flags("-H --halt -P --poweroff -r --reboot -h --no-wall -f -F -n -t")),
+			Refine: func(inv *Invocation) {
+				if inv.Has("-c") || inv.Has("-k") {
+					inv.Effects &^= Power
+				}
+			}},
+		{Name: "init", Aliases: []string{"telinit", "runit-init"}, Options: gnuHelp(),
+			Operands: []OperandRule{{Index: 0, Values: values(Power, "0 6 1 s S single emergency rescue halt poweroff reboot")}}},
+		{Name: "openrc-shutdown", Effects: Power, Options: gnu(ops(flag("--write-only -w", 0), flag("--dry-run -D", 0), flag("--cancel -c", 0)), flags("-H --halt -k --kexec -p --poweroff -r --reboot -s --single")),
+			Refine: func(inv *Invocation) {
+				if inv.Has("--write-only") || inv.Has("--dry-run") || inv.Has("--cancel") {
+					inv.Effects &^= Power
+				}
+			}},
+		{Name: "kexec", Effects: Power, Options: gnu(
+			ops(flag("--load -l", 0), flag("--load-panic -p", 0), flag("--unload -u", 0), flag("--exec -e", 0),
+				arg("--append", 0), arg("--command-line", 0), arg("--initrd", 0), arg("--type -t", 0), arg("--reuse-cmdline", 0)),
+			flags("-s --kexec-file-syscall -c --kexec-syscall -a --kexec-syscall-auto -x --no-ifdown -f --force -i --no-checks -d --debug")),
+			Refine: func(inv *Invocation) {
+				if (inv.Has("--load") || inv.Has("--load-panic") || inv.Has("--unload")) && !inv.Has("--exec") {
+					inv.Effects &^= Power
+				}
+			}},
+		systemctl(),
+		{Name: "loginctl", Persistent: true, Options: gnu(args("-H --host -M --machine -p --property -s --signal --kill-whom -n --lines -o --output"),
+			flags("--user --system -a --all --value -l --full --no-pager --no-legend --no-ask-password")),
+			Subs: []*Spec{
+				sub("kill-session kill-user terminate-session terminate-user terminate-seat", Kill),
+				sub("poweroff reboot halt", Power),
+			}},
+		{Name: "busctl", Aliases: []string{"dbus-send", "gdbus", "qdbus", "dbus"}, Refine: refineDBus},
+	}
+}
+
+// powerUnits are systemd units and targets that halt, reboot or isolate
+// the machine when started, with and without their suffix.
+var powerUnits = func() map[string]Effect {
+	m := map[string]Effect{}
+	for _, u := range strings.Fields("reboot poweroff halt kexec ctrl-alt-del rescue emergency soft-reboot exit shutdown final " +
+		"systemd-reboot systemd-poweroff systemd-halt systemd-kexec systemd-soft-reboot sigpwr") {
+		m[u] = Power
+		m[u+".target"] = Power
+		m[u+".service"] = Power
+	}
+	return m
+}()
+
+// systemctl's verbs follow global options that may take values; the power
+// verbs halt the machine, and starting a power unit or isolating a rescue
+// target does too.
+func systemctl() *Spec {
+	stop := ServiceStop
+	return &Spec{Name: "systemctl", Persistent: true, Options: gnu(
+		args("-H --host -M --machine -t --type -p --property -P -s --signal --root --image -n --lines -o --output "+
+			"--kill-whom --kill-who --kill-value --state --job-mode --what --boot-loader-entry --boot-loader-menu "+
+			"--message --timestamp --check-inhibitors --when --preset-mode --drop-in --image-policy --reboot-argument"),
+		ops(flag("--dry-run", DryRun)),
+		flags("--user --system --global --now --force -f -i --ignore-inhibitors --no-block -q --quiet --no-pager "+
+			"--no-ask-password -a --all -l --full -r --recursive --reverse --after --before --failed --no-legend "+
+			"--no-wall --runtime --no-reload --show-types -T --show-transaction --firmware-setup --mkdir --read-only "+
+			"--plain --value --no-warn --marked --wait --legend --with-dependencies --ignore-dependencies --fail --replace --irreversible")),
+		Subs: []*Spec{
+			sub("reboot poweroff halt kexec soft-reboot emergency rescue exit", Power),
+			{Name: "start", Aliases: []string{"restart-or-start", "try-start", "reload-or-restart", "restart", "try-restart", "condrestart", "enqueue", "isolate"},
+				Operands: []OperandRule{{All: true, Effects: Target, Values: powerUnits}}},
+			sub("stop disable mask kill terminate force-reload freeze clean suspend hibernate hybrid-sleep suspend-then-hibernate sleep", stop),
+		},
+		Refine: func(inv *Invocation) {
+			if len(inv.Sub) == 0 {
+				return
+			}
+			switch inv.Sub[0] {
+			case "restart", "try-restart", "reload-or-restart", "condrestart", "isolate":
+				inv.Effects |= stop
+			}
+		},
+	}
+}
+
+// dbusPowerMethods are logind and systemd manager methods that halt or
+// reboot; dbusStopMethods stop or kill units.
+var (
+	dbusPowerMethods = map[string]bool{
+		"poweroff": true, "reboot": true, "halt": true, "kexec": true, "softreboot": true, "poweroffwithflags": true,
+		"rebootwithflags": true, "haltwithflags": true, "kexecwithflags": true, "scheduleshutdown": true, "exit": true,
+	}
+	dbusStopMethods = map[string]bool{
+		"stopunit": true, "killunit": true, "restartunit": true, "tryrestartunit": true, "reloadorrestartunit": true,
+		"disableunitfiles": true, "maskunitfiles": true, "killsession": true, "killuser": true, "terminatesession": true,
+		"terminateuser": true, "suspend": true, "hibernate": true, "hybridsleep": true, "suspendthenhibernate": true,
+	}
+	dbusStartMethods = map[string]bool{"startunit": true, "startunitreplace": true, "startunitwithflags": true, "startunitreplacewithflags": true}
+)
+
+// refineDBus reads a D-Bus call (busctl, dbus-send, gdbus, qdbus) to logind
+// or systemd: the method is the last dot- or slash-separated part of any
+// word, so every spelling of the call is found.
+func refineDBus(inv *Invocation) {
+	target := false
+	for _, a := range inv.Args {
+		l := strings.ToLower(a)
+		if strings.Contains(l, "login1") || strings.Contains(l, "systemd1") {
+			target = true
+			break
+		}
+	}
+	if !target {
+		return
+	}
+	start := false
+	for _, a := range inv.Args {
+		m := strings.ToLower(a)
+		if i := strings.LastIndexAny(m, "./"); i >= 0 {
+			m = m[i+1:]
+		}
+		switch {
+		case dbusPowerMethods[m]:
+			inv.Effects |= Power
+		case dbusStopMethods[m]:
+			inv.Effects |= ServiceStop
+		case dbusStartMethods[m]:
+			start = true
+		}
+	}
+	if start {
+		for _, a := range inv.Args {
+			v := a
+			if i := strings.IndexByte(v, ':'); i >= 0 { // dbus-send string:reboot.target
+				v = v[i+1:]
+			}
+			if powerUnits[strings.Trim(v, `"'`)] != 0 {
+				inv.Effects |= Power
+			}
+		}
+	}
+}

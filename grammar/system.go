@@ -1,0 +1,72 @@
+package grammar
+
+// System administration: firewalls, accounts, mounts, schedulers,
+// services, databases, and the wrappers whose command is an option's value
+// (su -c, script -c, flock -c, start-stop-daemon --exec).
+func system() []*Spec {
+	acct := []string{"passwd", "chpasswd", "useradd", "userdel", "usermod", "groupadd", "groupdel", "groupmod",
+		"adduser", "deluser", "addgroup", "delgroup", "visudo", "vipw", "vigr", "chsh", "chfn", "chage", "gpasswd", "newusers", "pwconv", "grpconv"}
+	iptables := &Spec{Name: "iptables", Aliases: []string{"ip6tables", "iptables-legacy", "iptables-nft", "ip6tables-legacy", "ip6tables-nft", "ebtables", "arptables"},
+		Options: gnu(ops(optE("--flush -F", 0, Firewall), optE("--delete-chain -X", 0, Firewall), argE("--policy -P", 0, Firewall), argE("--delete -D", 0, Firewall),
+			arg("--table -t", 0), arg("--append -A", 0), arg("--insert -I", 0), arg("--new-chain -N", 0), arg("--rename-chain -E", 0),
+			arg("--replace -R", 0), optE("--list -L", 0, DryRun), optE("--list-rules -S", 0, DryRun), opt("--zero -Z", 0), arg("--jump -j", 0), arg("--goto -g", 0),
+			arg("--source -s", 0), arg("--destination -d", 0), arg("--protocol -p", 0), arg("--in-interface -i", 0), arg("--out-interface -o", 0),
+			arg("--match -m", 0), arg("--dport --sport --to-destination --to-source --to-ports --state --ctstate --comment --set-mark --log-prefix --wait -w", 0)),
+			flags("-n --numeric -v --verbose -x --exact --line-numbers -4 -6"))}
+	var out []*Spec
+	for _, a := range acct {
+		out = append(out, &Spec{Name: a, Effects: Accounts, Options: gnuHelp()})
+	}
+	mount := func(name string, aliases ...string) *Spec {
+		return &Spec{Name: name, Aliases: aliases, Options: gnu(args("-t --types -o --options -L --label -U --uuid -O --test-opts -N --namespace --target --source -B --bind"),
+			flags("-a --all -f --fake -n --no-mtab -r --read-only -w --rw -v --verbose -l --lazy -R --recursive --make-private --make-rshared --move -M")),
+			Refine: func(inv *Invocation) {
+				if len(inv.Operands) > 0 || inv.Has("-a") || inv.Has("--all") {
+					inv.Effects |= Mount
+				}
+			}}
+	}
+	suOpts := gnu(ops(arg("--command -c", Exec), arg("--session-command", Exec), arg("--shell -s", Exec), arg("--group -g", 0), arg("--supp-group -G", 0),
+		arg("--whitelist-environment -w", 0), arg("--user -u", 0)), flags("--login -l --preserve-environment -m -p --pty -P --fast -f"))
+	return append(out,
+		iptables,
+		&Spec{Name: "nft", Refine: func(inv *Invocation) {
+			for _, op := range inv.Operands {
+				if op.Value == "flush" || op.Value == "delete" || op.Value == "destroy" {
+					inv.Effects |= Firewall
+				}
+			}
+		}, Options: gnu(args("-f --file -I --includepath"), flags("-a --handle -n --numeric -s --stateless -j --json -c --check -e --echo -y -t"))},
+		&Spec{Name: "ufw", Subs: []*Spec{sub("disable reset delete", Firewall), sub("status enable allow deny limit app", 0)}, Options: flags("--dry-run --force")},
+		mount("mount"), mount("umount", "swapoff", "swapon"),
+		&Spec{Name: "crontab", Operands: []OperandRule{{All: true, Invocation: Schedule}}, Options: ops(flag("-r", Schedule), flag("-e", Schedule), flag("-l", DryRun), arg("-u", 0), flag("-i", 0), arg("-s", 0), flag("-n", 0), flag("-c", 0))},
+		&Spec{Name: "at", Aliases: []string{"batch"}, Effects: Schedule, Options: ops(flag("-l", DryRun), arg("-f", Read), arg("-q", 0), arg("-t", 0), flag("-m", 0), flag("-M", 0), flag("-v", 0), flag("-V", DryRun), flag("-c", DryRun), flag("-r -d", 0))},
+		&Spec{Name: "service", Aliases: []string{"rc-service"}, Operands: []OperandRule{{Index: 1, Values: values(ServiceStop, "stop restart force-reload zap try-restart condrestart")}, {Index: 0, Effects: Target}}},
+		&Spec{Name: "launchctl", Subs: []*Spec{sub("bootout unload remove stop kill disable", ServiceStop)}},
+		&Spec{Name: "dropdb", Aliases: []string{"dropuser"}, Effects: DBDrop},
+		&Spec{Name: "su", Aliases: []string{"runuser"}, Options: suOpts},
+		&Spec{Name: "script", Options: gnu(ops(arg("--command -c", Exec), arg("--echo -E", 0), arg("--log-in -I", Write), arg("--log-out -O", Write),
+			arg("--log-io -B", Write), arg("--log-timing -T", Write), opt("--timing -t", Write), arg("--logging-format -m", 0), arg("--output-limit", 0)),
+			flags("--append -a --return -e --flush -f --force --quiet -q")), Operands: []OperandRule{{Index: 0, Effects: Write}},
+			Refine: func(inv *Invocation) {
+				if !inv.Has("--command") {
+					inv.Effects |= Interactive
+				}
+			}},
+		&Spec{Name: "flock", StopAtOperand: true, Options: gnu(ops(arg("--timeout --wait -w", 0), arg("--conflict-exit-code -E", 0), arg("--command -c", Exec)),
+			flags("--shared -s --exclusive -x -e --unlock -u --nonblock --nb -n --close -o --no-fork -F --verbose"))},
+		&Spec{Name: "watch", StopAtOperand: true, Options: gnu(ops(arg("--interval -n", 0), opt("--differences -d", 0), arg("--equexit -q", 0), flag("--exec -x", 0)),
+			flags("--chgexit -g --no-title -t --beep -b --errexit -e --color -c --no-color -C --precise -p --no-wrap -w --no-rerun -r"))},
+		&Spec{Name: "start-stop-daemon", Options: ops(flag("--start -S", 0), flag("--stop -K", Kill), flag("--status -T", DryRun), arg("--exec -x", Exec), arg("--startas -a", Exec),
+			arg("--pidfile -p", 0), arg("--name -n", 0), arg("--user -u", 0), arg("--group -g", 0), arg("--chuid -c", 0), arg("--chroot -r", 0),
+			arg("--chdir -d", 0), arg("--nicelevel -N", 0), arg("--procsched -P", 0), arg("--iosched -I", 0), arg("--umask -k", 0), arg("--signal -s", 0),
+			arg("--retry -R", 0), arg("--ppid", 0), arg("--notify-timeout", 0), arg("--output -O", Write), flag("--background -b", 0), flag("--make-pidfile -m", 0),
+			flag("--remove-pidfile", 0), flag("--oknodo -o", 0), flag("--quiet -q", 0), flag("--verbose -v", 0), flag("--test -t", DryRun), flag("--notify-await", 0),
+			flag("--help -H", DryRun), flag("--version -V", DryRun))},
+		&Spec{Name: "tmux", Options: ops(arg("-c", Exec), arg("-f", Config), arg("-L", 0), arg("-S", 0), arg("-T", 0), flag("-2", 0), flag("-C", 0), flag("-D", 0), flag("-l", 0), flag("-N", 0), flag("-u", 0), flag("-v", 0), flag("-V", DryRun))},
+		&Spec{Name: "screen", StopAtOperand: true, Options: ops(arg("-S", 0), arg("-c", Config), arg("-t", 0), arg("-e", 0), arg("-h", 0), arg("-p", 0), arg("-T", 0),
+			flag("-X", 0), flag("-r", NoCommand), flag("-R", NoCommand), flag("-x", NoCommand), flag("-l", NoCommand), flag("-Q", NoCommand), flag("-v", NoCommand|DryRun),
+			flag("--list -ls -list", NoCommand), flag("-d", 0), flag("-D", 0), flag("-m", 0), flag("-a", 0), flag("-A", 0), flag("-U", 0), flag("-q", 0), flag("-L", 0), flag("-O", 0), flag("-i", 0)),
+			Wrap: &Wrap{}},
+	)
+}

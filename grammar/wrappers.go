@@ -1,0 +1,110 @@
+package grammar
+
+// Wrappers: programs that run a command named on their command line. Their
+// options stop at the first operand (the command), after Wrap.Operands
+// operands of their own; NoCommand options mean no command runs. Package
+// shellparse peels them with this table.
+func wrappers() []*Spec {
+	w := func(name string, o []Option, wr *Wrap, aliases ...string) *Spec {
+		if wr == nil {
+			wr = &Wrap{}
+		}
+		return &Spec{Name: name, Aliases: aliases, StopAtOperand: true, Options: o, Wrap: wr}
+	}
+	nc := NoCommand
+	return []*Spec{
+		w("env", gnu(ops(arg("--unset -u", Env), arg("--chdir -C", 0), arg("--split-string -S", Exec), arg("--argv0 -a", 0),
+			flag("--ignore-environment -i", 0), flag("--null -0", nc), opt("--block-signal", 0), opt("--default-signal", 0),
+			opt("--ignore-signal", 0), flag("--list-signal-handling", 0), flag("--debug -v", 0))), &Wrap{Assigns: true}),
+		w("sudo", ops(arg("--user -u", 0), arg("--group -g", 0), arg("--host -h", 0), arg("--prompt -p", 0), arg("--close-from -C", 0),
+			arg("--chdir -D", 0), arg("--role -r", 0), arg("--type -t", 0), arg("--other-user -U", 0), arg("--command-timeout -T", 0),
+			arg("--chroot -R", 0), flag("--edit -e", nc), flag("--list -l", nc), flag("--validate -v", nc), flag("--remove-timestamp -K", nc),
+			flag("--version -V", nc|DryRun), flag("--help", nc|DryRun), flag("--askpass -A", 0), flag("--background -b", 0), flag("--bell -B", 0),
+			opt("--preserve-env -E", 0), flag("--set-home -H", 0), flag("--login -i", Interactive), flag("--reset-timestamp -k", 0),
+			flag("--non-interactive -n", 0), flag("--preserve-groups -P", 0), flag("--stdin -S", 0), flag("--shell -s", Interactive)), &Wrap{Assigns: true}, "sudo-rs"),
+		w("doas", ops(arg("-u", 0), arg("-C", nc), flag("-L", nc), flag("-n", 0), flag("-s", Interactive)), nil),
+		w("pkexec", ops(arg("--user", 0), flag("--disable-internal-agent", 0), flag("--keep-cwd", 0), flag("--version", nc), flag("--help", nc)), nil),
+		w("nice", gnu(args("--adjustment -n")), nil),
+		w("nohup", gnuHelp(), nil),
+		w("setsid", gnu(flags("--ctty -c --fork -f --wait -w")), nil),
+		w("timeout", gnu(args("--signal -s --kill-after -k"), flags("--foreground --preserve-status --verbose -v")), &Wrap{Operands: 1}),
+		w("time", gnu(ops(arg("--format -f", 0), arg("--output -o", Write)), flags("--append -a --portability -p --verbose -v --quiet -q")), nil),
+		w("stdbuf", gnu(args("--input -i --output -o --error -e")), nil),
+		w("ionice", gnu(ops(arg("--class -c", 0), arg("--classdata -n", 0), argE("--pid -p", 0, nc), argE("--pgid -P", 0, nc), argE("--uid -u", 0, nc)), flags("--ignore -t")), nil),
+		w("chrt", gnu(ops(flag("--pid -p", nc), flag("--max -m", nc)), args("--sched-runtime -T --sched-period -P --sched-deadline -D"),
+			flags("--all-tasks -a --batch -b --deadline -d --fifo -f --idle -i --other -o --rr -r --reset-on-fork -R --verbose -v --ext -e")), &Wrap{Operands: 1}),
+		w("taskset", gnu(ops(flag("--pid -p", nc)), flags("--all-tasks -a --cpu-list -c")), &Wrap{Operands: 1}),
+		w("exec", ops(arg("-a", 0), flag("-c", 0), flag("-l", 0)), nil),
+		w("command", ops(flag("-v", nc), flag("-V", nc), flag("-p", 0)), nil),
+		w("builtin", nil, nil),
+		w("xargs", gnu(ops(flag("--null -0", 0), arg("--arg-file -a", Read), arg("--delimiter -d", 0), arg("-E", 0), opt("--eof -e", 0),
+			arg("-I", 0), opt("--replace -i", 0), arg("--max-lines -L", 0), opt("-l", 0), arg("--max-args -n", 0), arg("--max-procs -P", 0),
+			flag("--interactive -p", 0), arg("--process-slot-var", 0), flag("--no-run-if-empty -r", 0), arg("--max-chars -s", 0),
+			flag("--show-limits", 0), flag("--verbose -t", 0), flag("--exit -x", 0), flag("--open-tty -o", 0))), &Wrap{ExtraArgs: true}),
+		w("nsenter", gnu(ops(arg("--target -t", 0), arg("--setuid -S", 0), arg("--setgid -G", 0), arg("--wdns -W", 0), arg("--env -e", 0),
+			opt("--mount -m", 0), opt("--uts -u", 0), opt("--ipc -i", 0), opt("--net -n", 0), opt("--pid -p", 0), opt("--user -U", 0),
+			opt("--cgroup -C", 0), opt("--time -T", 0), opt("--root -r", 0), opt("--wd -w", 0)),
+			flags("--all -a --preserve-credentials --no-fork -F --follow-context -Z --keep-caps --join-cgroup -c --user-parent")), nil),
+		w("unshare", gnu(ops(opt("--mount -m", 0), opt("--uts -u", 0), opt("--ipc -i", 0), opt("--net -n", 0), opt("--pid -p", 0),
+			opt("--user -U", 0), opt("--cgroup -C", 0), opt("--time -T", 0), opt("--kill-child", 0), opt("--mount-proc", 0),
+			opt("--map-user", 0), opt("--map-group", 0), opt("--map-users", 0), opt("--map-groups", 0)),
+			args("--propagation --setgroups --root -R --wd -w --setuid -S --setgid -G --monotonic --boottime --load-interp -l"),
+			flags("--fork -f --map-root-user -r --map-current-user -c --map-auto --keep-caps")), nil),
+		w("chroot", gnu(args("--userspec --groups"), flags("--skip-chdir")), &Wrap{Operands: 1}),
+		w("strace", ops(arg("-o --output", Write), arg("-e", 0), arg("-p --attach", 0), arg("-u --user", 0), arg("-E --env", Env),
+			arg("-a --columns", 0), arg("-b --detach-on", 0), arg("-I", 0), arg("-O", 0), arg("-P --trace-path", 0), arg("-s --string-limit", 0),
+			arg("-S --summary-sort-by", 0), arg("-X", 0), arg("-U --summary-columns", 0), opt("--trace", 0), opt("--signal", 0),
+			flag("-V --version", nc|DryRun), flag("-h --help", nc|DryRun), flag("-f", 0), flag("-F", 0), flag("-ff", 0), flag("-q", 0), flag("-c", 0),
+			flag("-C", 0), flag("-d", 0), flag("-D", 0), flag("-i", 0), flag("-k", 0), flag("-n", 0), flag("-r", 0), flag("-t", 0), flag("-T", 0),
+			flag("-v", 0), flag("-w", 0), flag("-x", 0), flag("-y", 0), flag("-z", 0), flag("-Z", 0), flag("--follow-forks", 0)), nil),
+		w("ltrace", ops(arg("-o --output", Write), arg("-e", 0), arg("-p", 0), arg("-a --align", 0), arg("-A", 0), arg("-F --config", Config),
+			arg("-l --library", 0), arg("-n --indent", 0), arg("-s", 0), arg("-u", 0), arg("-w --where", 0), arg("-x", 0), arg("-X", 0),
+			arg("-L", 0), flag("-V --version", nc|DryRun), flag("-h --help", nc|DryRun), flag("-b", 0), flag("-c", 0), flag("-C", 0), flag("-D", 0),
+			flag("-f", 0), flag("-i", 0), flag("-r", 0), flag("-S", 0), flag("-t", 0), flag("-tt", 0), flag("-ttt", 0), flag("-T", 0)), nil),
+		w("valgrind", ops(opt("--log-file", Write), opt("--xml-file", Write), opt("--db-command", Exec), opt("--vgdb-prefix", Exec),
+			flag("--version", nc|DryRun), flag("--help -h", nc|DryRun), flag("-q --quiet", 0), flag("-v --verbose", 0)), nil),
+		permute(w("setarch", gnu(flags("--uname-2.6 -v --verbose -R --addr-no-randomize -F --fdpic-funcptrs -Z --mmap-page-zero -L --addr-compat-layout "+
+			"-X --read-implies-exec -B --32bit -I --short-inode -S --whole-seconds -T --sticky-timeouts -3 --3gb --4gb --list")), &Wrap{Operands: 1})),
+		w("linux32", gnu(flags("--uname-2.6 -v --verbose -R --addr-no-randomize -F -Z -L -X -B -I -S -T -3 --3gb --4gb")), nil, "linux64", "i386", "x86_64"),
+		w("prlimit", gnu(ops(argE("--pid -p", 0, nc), opt("--as -v", 0), opt("--core -c", 0), opt("--cpu -t", 0), opt("--data -d", 0),
+			opt("--fsize -f", 0), opt("--locks -x", 0), opt("--memlock -l", 0), opt("--msgqueue -q", 0), opt("--nice -e", 0),
+			opt("--nofile -n", 0), opt("--nproc -u", 0), opt("--rss -m", 0), opt("--rtprio -r", 0), opt("--rttime -y", 0),
+			opt("--sigpending -i", 0), opt("--stack -s", 0), arg("--output -o", 0)), flags("--noheadings --raw --verbose --json")), nil),
+		w("choom", gnu(ops(argE("--pid -p", 0, nc), arg("--adjust -n", 0))), nil),
+		w("ssh-agent", ops(arg("-a", 0), arg("-E", 0), arg("-P", 0), arg("-t", 0), arg("-O", 0), flag("-k", nc), flag("-c", 0), flag("-s", 0), flag("-D", 0), flag("-d", 0)), nil),
+		w("gosu", nil, &Wrap{Operands: 1}, "su-exec"),
+		w("setpriv", gnu(ops(flag("--dump -d", nc), flag("--list-caps", nc)),
+			args("--reuid --regid --ruid --rgid --euid --egid --groups --inh-caps --ambient-caps --bounding-set --securebits --selinux-label --apparmor-profile --landlock-access --landlock-rule --pdeathsig"),
+			flags("--clear-groups --keep-groups --init-groups --nnp --no-new-privs --reset-env")), nil),
+		w("numactl", gnu(ops(flag("--show -s", nc), flag("--hardware -H", nc)), args("--physcpubind -C --cpunodebind -N --membind -m --preferred -p --interleave -i --preferred-many -P --weighted-interleave -w"),
+			flags("--localalloc -l --all -a --balancing -b --touch -t --strict --offset")), nil),
+		w("cgexec", ops(arg("-g", 0), flag("--sticky", 0)), nil),
+		w("faketime", ops(arg("-p", 0), arg("--date-prog", Exec), flag("-f", 0), flag("-m", 0), flag("--exclude-monotonic", 0)), &Wrap{Operands: 1}),
+		w("fakeroot", ops(arg("--lib -l", 0), arg("--faked", Exec), arg("-s", Write), arg("-i", Read), arg("-b", 0), flag("--unknown-is-real -u", 0), flag("-v --version", nc), flag("-h --help", nc)), nil),
+		w("eatmydata", nil, nil, "catchsegv", "tsocks", "firejail", "dbus-launch"),
+		w("unbuffer", ops(flag("-p", 0)), nil),
+		w("dbus-run-session", ops(arg("--config-file", Config), arg("--dbus-daemon", Exec), flag("--version", nc), flag("--help", nc)), nil),
+		w("torsocks", ops(arg("-u --user", 0), arg("-p --pass", 0), arg("-a --address", 0), arg("-P --port", 0), flag("-i --isolate", 0), flag("-d --debug", 0), flag("-q --quiet", 0), flag("--shell", Interactive)), nil),
+		w("proxychains", ops(arg("-f", Config), flag("-q", 0)), nil, "proxychains4"),
+		w("caffeinate", ops(arg("-t", 0), arg("-w", 0), flag("-d", 0), flag("-i", 0), flag("-m", 0), flag("-s", 0), flag("-u", 0)), nil),
+		w("systemd-run", gnu(ops(arg("--unit -u", 0), arg("--property -p", 0), arg("--setenv -E", Env), arg("--host -H", 0), arg("--machine -M", 0),
+			arg("--description", 0), arg("--slice", 0), arg("--uid", 0), arg("--gid", 0), arg("--working-directory", 0), arg("--on-calendar", 0),
+			arg("--on-active", 0), arg("--on-boot", 0), arg("--on-startup", 0), arg("--on-unit-active", 0), arg("--on-unit-inactive", 0),
+			arg("--timer-property", 0), arg("--path-property", 0), arg("--socket-property", 0), arg("--service-type", 0), arg("--nice", 0),
+			arg("--capsule -C", 0), opt("--expand-environment", 0), flag("--shell -S", Interactive)),
+			flags("--user --system --scope --pty -t --pipe -P --collect -G --quiet -q --wait --no-block --remain-after-exit -r --same-dir -d --no-ask-password --send-sighup --json")), nil),
+		w("systemd-inhibit", gnu(ops(arg("--what", 0), arg("--who", 0), arg("--why", 0), arg("--mode", 0), flag("--list", nc)), flags("--no-pager --no-legend --no-ask-password")), nil),
+		w("flatpak-spawn", ops(arg("--env", Env), arg("--directory", 0), flag("--host", 0), flag("--clear-env", 0)), nil),
+		w("run-one", nil, nil, "run-this-one", "keep-one-running"),
+		w("chpst", ops(arg("-u", 0), arg("-U", 0), arg("-e", 0), arg("-/", 0), arg("-n", 0), arg("-l", 0), arg("-L", 0), arg("-m", 0), arg("-d", 0), arg("-o", 0), arg("-p", 0), arg("-f", 0), arg("-c", 0), arg("-r", 0), arg("-t", 0), flag("-P", 0), flag("-v", 0)), nil),
+		{Name: "ip", Subs: []*Spec{{Name: "netns", Subs: []*Spec{{Name: "exec", StopAtOperand: true, Wrap: &Wrap{Operands: 1}}}},
+			{Name: "vrf", Subs: []*Spec{{Name: "exec", StopAtOperand: true, Wrap: &Wrap{Operands: 1}}}}}},
+	}
+}
+
+// permute makes a wrapper read options between its own operands and the
+// command ("setarch ARCH -R cmd").
+func permute(s *Spec) *Spec {
+	s.StopAtOperand = false
+	return s
+}
