@@ -2,14 +2,17 @@ package runner
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/internal/testenv"
 )
 
@@ -117,11 +120,76 @@ func TestMCPWithTypeScriptSDK(t *testing.T) {
 	require.NotEmpty(t, r.Results[2].Content)
 	assert.Contains(t, r.Results[2].Content[0].Text, "unknown tool")
 
-	// A client without elicitation: nothing runs without a person.
+	// A client without elicitation, and no queue: nothing runs.
 	require.NoError(t, os.Mkdir(filepath.Join(ws, "keep"), 0o755))
 	r = runTSClient(t, dir, spec, []map[string]any{{"name": "terminal", "arguments": map[string]any{"command": "rm -rf keep"}}}, "")
 	require.Len(t, r.Results, 1)
 	assert.Empty(t, r.Asked)
 	assert.Equal(t, "pending_approval", r.Results[0].StructuredContent["class"])
 	assert.DirExists(t, filepath.Join(ws, "keep"))
+
+	// With the server's queue published, a person answers through
+	// `tether approvals --mcp` while the calls wait: the first approved,
+	// the second denied with a reason the model reads.
+	tether := buildTether(t)
+	spec.ApprovalDir = filepath.Join(t.TempDir(), "q")
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "gone"), 0o755))
+	answered := make(chan error, 1)
+	go func() { answered <- answerWithCLI(tether, spec.ApprovalDir) }()
+	r = runTSClient(t, dir, spec, []map[string]any{
+		{"name": "terminal", "arguments": map[string]any{"command": "rm -rf gone"}},
+		{"name": "terminal", "arguments": map[string]any{"command": "rm -rf keep"}},
+	}, "")
+	require.NoError(t, <-answered)
+	require.Len(t, r.Results, 2)
+	assert.Empty(t, r.Asked)
+	assert.Equal(t, "succeeded", r.Results[0].StructuredContent["class"], "%+v", r.Results[0])
+	assert.NoDirExists(t, filepath.Join(ws, "gone"))
+	assert.Equal(t, "blocked", r.Results[1].StructuredContent["class"], "%+v", r.Results[1])
+	require.NotEmpty(t, r.Results[1].Content)
+	assert.Contains(t, r.Results[1].Content[0].Text, "keep that directory")
+	assert.DirExists(t, filepath.Join(ws, "keep"))
+	// The server removed its queue when it ended.
+	left, _ := filepath.Glob(filepath.Join(spec.ApprovalDir, "*"))
+	assert.Empty(t, left)
+}
+
+// buildTether builds cmd/tether into a temporary directory.
+func buildTether(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "tether")
+	cmd := exec.Command("go", "build", "-tags", "seccomp", "-o", bin, "../cmd/tether")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	return bin
+}
+
+// answerWithCLI waits for each of two requests in the MCP server's queue
+// with `tether approvals --mcp list` and answers it: approve, then deny
+// with a reason.
+func answerWithCLI(tether, dir string) error {
+	for _, answer := range [][]string{{"approve"}, {"deny", "--reason", "keep that directory"}} {
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			cmd := exec.Command(tether, "approvals", "--mcp", "list", "--json")
+			cmd.Env = append(os.Environ(), "TETHER_MCP_APPROVAL_DIR="+dir)
+			out, _ := cmd.Output()
+			var l struct {
+				Pending []approval.Pending `json:"pending"`
+			}
+			if json.Unmarshal(out, &l) == nil && len(l.Pending) == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("no request appeared in the queue (last listing %s)", out)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		cmd := exec.Command(tether, append([]string{"approvals", "--mcp"}, answer...)...)
+		cmd.Env = append(os.Environ(), "TETHER_MCP_APPROVAL_DIR="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("tether approvals --mcp %v: %v: %s", answer, err, out)
+		}
+	}
+	return nil
 }

@@ -184,6 +184,21 @@ func randomID(prefix string, n int) string {
 	return prefix + hex.EncodeToString(b)
 }
 
+// Adopt registers a session that is not created through the API (an MCP
+// server's own session) as owned by a new client, so its gateway requests
+// can be listed and answered through this API with the returned client
+// token.
+func (s *Server) Adopt(id, profile string, plat approval.Platform, job, cwd string) (token string) {
+	tok := randomID("tct_", 24)
+	client := randomID("c-", 6)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clients[sha256.Sum256([]byte(tok))] = client
+	s.sessions[id] = &apiSession{ID: id, Profile: profile, Platform: plat, Job: job, Cwd: cwd,
+		Created: time.Now().UTC(), client: client, turns: map[string]*Turn{}}
+	return tok
+}
+
 // client returns the client id of the request's client token ("" when
 // the request carries none, or an unknown one).
 func (s *Server) client(r *http.Request) string {
