@@ -72,7 +72,15 @@ type apiSession struct {
 
 type subscriber struct {
 	client string
-	ch     chan approval.Pending
+	ch     chan sseEvent
+}
+
+// sseEvent is one server-sent event: "approval" with a Pending request,
+// or "approval_resolved" with an approval.Resolution.
+type sseEvent struct {
+	name string
+	id   string
+	data any
 }
 
 // NewServer returns the API over r (whose Engine must be set). It checks
@@ -524,10 +532,23 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 // Publish delivers a new pending request to the event streams of the
 // client owning its session. It is the gateway's notify callback.
 func (s *Server) Publish(_ context.Context, p approval.Pending) error {
+	s.publish(p.Profile, p.Session, sseEvent{name: "approval", id: p.ID, data: p})
+	return nil
+}
+
+// PublishResolution delivers a request's leaving the queue (answered,
+// with who answered; expired; cancelled) to the event streams of the
+// client owning its session. It is the gateway's Resolved callback.
+func (s *Server) PublishResolution(r approval.Resolution) {
+	s.publish(r.Profile, r.Session, sseEvent{name: "approval_resolved", id: r.ID + "." + r.Outcome, data: r})
+}
+
+// publish queues ev on the streams of the client owning the session.
+func (s *Server) publish(profile, session string, ev sseEvent) {
 	s.mu.Lock()
-	sess := s.sessions[p.Session]
+	sess := s.sessions[session]
 	var targets []*subscriber
-	if sess != nil && sess.Profile == p.Profile {
+	if sess != nil && sess.Profile == profile {
 		for sub := range s.subs {
 			if sub.client == sess.client {
 				targets = append(targets, sub)
@@ -537,16 +558,16 @@ func (s *Server) Publish(_ context.Context, p approval.Pending) error {
 	s.mu.Unlock()
 	for _, sub := range targets {
 		select {
-		case sub.ch <- p:
+		case sub.ch <- ev:
 		default:
-			s.log.Warn("event stream full; dropping an approval event (it stays pending and listed)", "id", p.ID)
+			s.log.Warn("event stream full; dropping an approval event (the queue's listing stays right)", "event", ev.name, "id", ev.id)
 		}
 	}
-	return nil
 }
 
-// events streams server-sent events: "approval" events carrying a
-// Pending request of one of the client's sessions. Requests already
+// events streams server-sent events of the client's sessions:
+// "approval" carrying a Pending request, "approval_resolved" carrying the
+// approval.Resolution of one that left the queue. Requests already
 // pending when the stream opens are sent first.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	c := s.client(r)
@@ -559,7 +580,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusInternalServerError, "streaming is not supported")
 		return
 	}
-	sub := &subscriber{client: c, ch: make(chan approval.Pending, 64)}
+	sub := &subscriber{client: c, ch: make(chan sseEvent, 64)}
 	s.mu.Lock()
 	s.subs[sub] = struct{}{}
 	s.mu.Unlock()
@@ -572,9 +593,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, ": tether events\n\n")
-	send := func(p approval.Pending) bool {
-		b, _ := json.Marshal(p)
-		_, err := fmt.Fprintf(w, "event: approval\nid: %s\ndata: %s\n\n", p.ID, b)
+	send := func(ev sseEvent) bool {
+		b, _ := json.Marshal(ev.data)
+		_, err := fmt.Fprintf(w, "event: %s\nid: %s\ndata: %s\n\n", ev.name, ev.id, b)
 		fl.Flush()
 		return err == nil
 	}
@@ -582,7 +603,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	for _, sess := range s.clientSessions(c) {
 		for _, p := range s.engine.Gateway().List(sess.Profile, sess.ID) {
 			seen[p.ID] = true
-			if !send(p) {
+			if !send(sseEvent{name: "approval", id: p.ID, data: p}) {
 				return
 			}
 		}
@@ -601,12 +622,15 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			fl.Flush()
-		case p := <-sub.ch:
-			if seen[p.ID] {
-				continue
+		case ev := <-sub.ch:
+			// A request listed at the start may be announced again.
+			if ev.name == "approval" {
+				if seen[ev.id] {
+					continue
+				}
+				seen[ev.id] = true
 			}
-			seen[p.ID] = true
-			if !send(p) {
+			if !send(ev) {
 				return
 			}
 		}
