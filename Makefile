@@ -14,8 +14,11 @@ BIN      := bin/tether
 GOFLAGS_BUILD := -tags '$(TAGS) osusergo netgo' -trimpath -ldflags '-s -w -extldflags -static'
 
 FUZZTIME ?= 10s
+# oracle: generated commands for `make oracle` (CI's unit run uses the
+# test's small default budget).
+ORACLE_N ?= 3000
 
-.PHONY: all provision build test unit fuzz-short smoke bench lint vet fmt demo clean
+.PHONY: all provision build test unit fuzz-short smoke bench lint vet fmt demo clean oracle
 
 all: build
 
@@ -39,6 +42,14 @@ unit:
 
 fuzz-short:
 	./scripts/fuzz-short.sh $(FUZZTIME)
+
+# oracle runs every corpus in full and ORACLE_N generated commands under real
+# bash in the sandbox (internal/oracle), as root; it prints the figures.
+# Add ORACLE_RECORD=1 to append what it finds under-rated to
+# approval/testdata/oracle-found.tsv.
+oracle:
+	REQUIRE_SANDBOX=1 $(GO) test -tags '$(TAGS)' -count=1 -timeout 180m -v -run 'TestOracle' ./internal/oracle/ \
+		-args -oracle.corpus=0 -oracle.n=$(ORACLE_N) $(if $(ORACLE_RECORD),-oracle.record)
 
 bench: provision
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -benchmem ./...

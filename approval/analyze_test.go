@@ -163,7 +163,13 @@ func TestHomeFolding(t *testing.T) {
 			assert.Contains(t, findingIDs(a), RuleCredWrite, "home %s spelled %s", home, spell)
 			a, err = Analyze("rm -rf "+spell, opts)
 			require.NoError(t, err)
-			assert.Equal(t, TierHardline, a.Verdict, "rm -rf %s with home %s", spell, home)
+			want := TierHardline
+			if spell == `"~"` {
+				// bash does not expand a quoted tilde: this deletes a
+				// directory named "~" in the working directory.
+				want = TierApproval
+			}
+			assert.Equal(t, want, a.Verdict, "rm -rf %s with home %s", spell, home)
 			a, err = Analyze("echo x >> "+spell+"/.bashrc", opts)
 			require.NoError(t, err)
 			assert.Contains(t, findingIDs(a), RuleRCWrite, "home %s spelled %s", home, spell)

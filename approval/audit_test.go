@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -44,4 +45,46 @@ func TestFileAuditConcurrentAppends(t *testing.T) {
 		seen[d.ID] = true
 	}
 	assert.Len(t, seen, n)
+}
+
+// TestFileAuditCutsTornTail: a writer that died half way through a record
+// left a line without its end; the next append cuts it off rather than
+// continuing that line.
+func TestFileAuditCutsTornTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a, err := OpenFileAudit(path)
+	require.NoError(t, err)
+	require.NoError(t, a.Append(t.Context(), Decision{ID: "one"}))
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"id":"torn","allowed":tr`)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	rep, err := verifyFile(t, path)
+	require.NoError(t, err, "a torn tail alone is not corruption")
+	assert.True(t, rep.TornTail)
+
+	require.NoError(t, a.Append(t.Context(), Decision{ID: "two"}))
+	require.NoError(t, a.Close())
+	rep, err = verifyFile(t, path)
+	require.NoError(t, err)
+	assert.False(t, rep.TornTail)
+	assert.Equal(t, 2, rep.Records)
+}
+
+func TestVerifyAuditReportsBadLines(t *testing.T) {
+	in := `{"id":"a"}` + "\n" + `{"id":"b"}{"id":"c"}` + "\n" + "garbage\n" + `{"id":"d"}` + "\n"
+	rep, err := VerifyAudit(strings.NewReader(in))
+	require.ErrorIs(t, err, ErrAuditCorrupt)
+	assert.Equal(t, []int{2, 3}, rep.Bad)
+	assert.Equal(t, 2, rep.Records)
+}
+
+func verifyFile(t *testing.T, path string) (AuditReport, error) {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	return VerifyAudit(f)
 }

@@ -3,8 +3,9 @@ package approval
 import "sync"
 
 // Rule is one entry of the catalog: a stable id, the tier it puts a command
-// in, a one-line description (also the approval key that session and
-// "always" approvals store), and examples that must and must not match.
+// in, a one-line description (shown to the person asked; session and
+// "always" approvals store the command itself, see SessionKey and
+// AllowlistKeys), and examples that must and must not match.
 // TestRuleExamples checks every example of every rule with Home set to
 // ExampleHome.
 type Rule struct {
@@ -36,6 +37,7 @@ const (
 	RulePipeShell    = "approval.pipe-to-shell"
 	RuleHeredocInt   = "approval.heredoc-to-interpreter"
 	RuleDepthLimit   = "approval.depth-limit"
+	RuleDivergence   = "approval.parser-divergence"
 	RuleOpaque       = "approval.opaque"
 	RuleShellPayload = "approval.shell-payload"
 	RuleInterpPay    = "approval.interpreter-payload"
@@ -160,6 +162,13 @@ var catalog = []Rule{
 		Description: "shell payload nested too deep to analyse",
 		Match:       []string{`bash -c "bash -c \"bash -c 'bash -c \\\"bash -c ls\\\"'\""`},
 		NoMatch:     []string{"bash -c 'ls'"}},
+	{ID: RuleDivergence, Tier: TierApproval,
+		Description: "construct that mvdan.cc/sh and bash may read differently (arithmetic evaluation of a string, let operators, $'\\0', a comment continued by a backslash, an array assignment glued to the next word)",
+		Match: []string{`x='a[$(reboot)]'; [[ $x -eq 0 ]]`, `(( 'a[$(id)]' ))`, "let x=1|y", "let x=1>f",
+			`declare -i n='a[$(id)]'`, `test -v 'a[$(id)]'`, "a=(1)#; reboot", "x=1 #\\\nreboot", `$'ls\0x' /`,
+			"printf -v 'a[`id`]' x", `x=abc; y='a[$(id)]'; echo ${x:y}`, `bash -c "x='a[\$(id)]'; echo \$((x))"`},
+		NoMatch: []string{"echo $((1+2))", "for ((i=0;i<3;i++)); do echo $i; done", "let i++", `let "x = 1 | 2"`,
+			"[[ $n -eq 0 ]]", "echo '$(not run)'", "a=(1 2) # note", "make -j$(( $(nproc) + 1 ))", "# a comment \\\n"}},
 	{ID: RuleOpaque, Tier: TierApproval,
 		Description: "segment whose effect cannot be known statically"},
 	{ID: RuleShellPayload, Tier: TierApproval,
@@ -239,7 +248,7 @@ var catalog = []Rule{
 	{ID: RuleEnvFile, Tier: TierApproval,
 		Description: "write into a dotenv secrets file",
 		Match:       []string{"cp .env.local .env", "echo K=v >> .env", "install -m 600 t.env .env.production", "echo x | tee ~/.hermes/.env"},
-		NoMatch:     []string{"cat .env", "printenv | tee .env#backup", "cp .env /tmp/x"}},
+		NoMatch:     []string{"cat .env", "printenv | tee .env#backup", "cp .env /tmp/x", "cp .env.example .env"}},
 	{ID: RuleAgentConfig, Tier: TierApproval,
 		Description: "write into an agent control plane's configuration",
 		Match:       []string{"echo 'mode: off' >> ~/.hermes/config.yaml", "cp x ~/.config/tether/config.yaml", "echo x | tee $HERMES_HOME/config.yaml", "echo a > deploy/config.yaml"},
@@ -324,8 +333,8 @@ var catalog = []Rule{
 		NoMatch:     []string{"mount", "findmnt"}},
 	{ID: RuleTruncate, Tier: TierApproval,
 		Description: "truncate a file",
-		Match:       []string{"truncate -s 0 app.log", "truncate --size=0 db"},
-		NoMatch:     []string{"truncate --help"}},
+		Match:       []string{"truncate -s 0 app.db", "truncate --size=0 db"},
+		NoMatch:     []string{"truncate --help", "truncate -s0 file.log"}},
 	{ID: RuleEnvExec, Tier: TierApproval,
 		Description: "environment variable that loads or runs code (LD_PRELOAD, PATH, BASH_ENV …)",
 		Match:       []string{"LD_PRELOAD=/tmp/x.so ls", "env BASH_ENV=/tmp/x bash s.sh", "PATH=.:$PATH ls", "GIT_SSH_COMMAND='sh x' git fetch"},

@@ -8,12 +8,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/tether-dev/tether/config"
+	"github.com/tether-dev/tether/shellparse"
 )
 
 // errSessionCleared is the cause given to requests waiting in a cleared
@@ -115,6 +119,7 @@ type Decision struct {
 	Message   string        `json:"message"`            // what the model is told
 	DriftID   string        `json:"drift_id,omitempty"` // mandate block or escalation
 	Allowlist string        `json:"allowlist,omitempty"`
+	Warning   string        `json:"warning,omitempty"` // for the call's result (the mandate could not record it)
 	Profile   string        `json:"profile"`
 	Session   string        `json:"session,omitempty"`
 	Platform  Platform      `json:"platform"`
@@ -123,10 +128,54 @@ type Decision struct {
 	Time      time.Time     `json:"time"`
 	Elapsed   time.Duration `json:"elapsed_ns"`
 
+	// Event says what the record is: "" for a terminal call's decision,
+	// else one of the Event constants.
+	Event Event `json:"event,omitempty"`
+	// Approval is set on the decision of a call a person was asked about:
+	// how the request ended (answered, timed-out, cancelled).
+	Approval ApprovalOutcome `json:"approval,omitempty"`
+	// Tool and Paths describe a tool call other than terminal (Record).
+	Tool  string   `json:"tool,omitempty"`
+	Paths []string `json:"paths,omitempty"`
+
 	// Analysis is the analyzer's full result (not logged: it holds the
 	// unredacted command).
 	Analysis *Analysis `json:"-"`
+
+	// confirm reports to the gateway Answer that delivered this
+	// decision's answer whether its outcome is stored; storeErr is a
+	// failure to store part of it (an "always" entry).
+	confirm  func(error)
+	storeErr error
+	// untrack ends the tracking of a request that waited on a route
+	// (ClearSession waits for it), once the decision is recorded.
+	untrack func()
 }
+
+// Event is the kind of an audit record other than a terminal decision.
+type Event string
+
+// Audit record kinds.
+const (
+	// EventAsked: a person is being asked about a call (the record is
+	// stored before the question goes out; the call's decision follows).
+	EventAsked Event = "approval.asked"
+	// EventToolCall: a tool other than terminal is about to run (stored
+	// before it runs: no record, no effect).
+	EventToolCall Event = "tool.call"
+	// EventToolResult: how that tool call ended.
+	EventToolResult Event = "tool.result"
+)
+
+// ApprovalOutcome is how an approval request to a person ended.
+type ApprovalOutcome string
+
+// Approval outcomes.
+const (
+	ApprovalAnswered  ApprovalOutcome = "answered"
+	ApprovalTimedOut  ApprovalOutcome = "timed-out"
+	ApprovalCancelled ApprovalOutcome = "cancelled" // the call's caller went away, the session was cleared, the daemon stopped
+)
 
 // Err returns nil for an allowed decision and a *DeniedError otherwise.
 func (d Decision) Err() error {
@@ -164,6 +213,9 @@ type MandateVerdict struct {
 	Outcome MandateOutcome
 	DriftID string // for block and escalate
 	Reason  string
+	// Warning is passed on in the decision (for example: the call could
+	// not be recorded as an observation).
+	Warning string
 }
 
 // MandateHook checks a call against its job's mandate (package mandate
@@ -221,9 +273,10 @@ type Options struct {
 //     approvals mode off approve the approval tier (and nothing above it);
 //  6. the permanent allowlist: the config's command_allowlist merged with
 //     <state_dir>/allowlist/<profile>.json (MatchAllowlist);
-//  7. session approvals: a session answer approves the descriptions of the
-//     command's findings (the catalog's approval keys) for that profile and
-//     session, or the exact text of a command the analyser cannot see into;
+//  7. session approvals: a session answer approves that command, normalised
+//     (SessionKey), for that profile and session — never other commands that
+//     trip the same rules — or the exact text of a command the analyser
+//     cannot see into;
 //  8. a route: unattended platforms follow cron_mode / unattended_mode;
 //     mode smart asks the model first (ESCALATE falls through); the CLI
 //     platform asks Options.Prompter, the gateway platform queues.
@@ -242,9 +295,9 @@ type Engine struct {
 	yolo      atomic.Bool
 
 	mu       sync.Mutex
-	sessions map[sessionKey]*sessionState                      // guarded by mu
-	inflight map[sessionKey]map[string]context.CancelCauseFunc // requests waiting on a route; guarded by mu
-	smart    map[string]*Smart                                 // per profile; guarded by mu
+	sessions map[sessionKey]*sessionState           // guarded by mu
+	inflight map[sessionKey]map[string]*inflightReq // requests waiting on a route; guarded by mu
+	smart    map[string]*Smart                      // per profile; guarded by mu
 	hooks    []func(profile, session string)
 }
 
@@ -252,7 +305,7 @@ type sessionKey struct{ profile, session string }
 
 type sessionState struct {
 	yolo     bool
-	approved map[string]bool // approval keys
+	approved map[string]bool // SessionKey of each command approved for the session
 }
 
 // NewEngine returns an engine for cfg.
@@ -268,7 +321,7 @@ func NewEngine(cfg *config.Config, opts Options) (*Engine, error) {
 		allowlist: NewAllowlistStore(cfg.StateDir),
 		log:       opts.Logger,
 		sessions:  map[sessionKey]*sessionState{},
-		inflight:  map[sessionKey]map[string]context.CancelCauseFunc{},
+		inflight:  map[sessionKey]map[string]*inflightReq{},
 		smart:     map[string]*Smart{},
 	}
 	if e.log == nil {
@@ -332,17 +385,18 @@ func (e *Engine) OnSessionClear(f func(profile, session string)) {
 
 // ClearSession denies and wakes the session's pending requests, drops its
 // approvals, yolo flag and smart breaker, and runs the session-close
-// hooks. It returns the number of waiting requests it denied.
+// hooks. It returns the number of waiting requests it denied, once their
+// denials are in the audit log (or a bounded wait has passed).
 func (e *Engine) ClearSession(profile, session string) int {
 	profile = e.profileName(profile)
-	n := 0
 	e.mu.Lock()
 	delete(e.sessions, sessionKey{profile, session})
-	for _, cancel := range e.inflight[sessionKey{profile, session}] {
-		cancel(errSessionCleared)
-		n++
+	var woken []*inflightReq
+	for _, r := range e.inflight[sessionKey{profile, session}] {
+		r.cancel(errSessionCleared)
+		woken = append(woken, r)
 	}
-	delete(e.inflight, sessionKey{profile, session})
+	n := len(woken)
 	if s := e.smart[profile]; s != nil {
 		s.Reset(session)
 	}
@@ -350,6 +404,17 @@ func (e *Engine) ClearSession(profile, session string) int {
 	e.mu.Unlock()
 	// Requests queued but no longer waited on by anyone are dropped too.
 	e.gateway.Clear(profile, session, errSessionCleared.Error())
+	// What the caller acknowledges (the session cleared, n requests
+	// denied) is on record first.
+	timer := time.NewTimer(confirmTimeout)
+	defer timer.Stop()
+	for _, r := range woken {
+		select {
+		case <-r.done:
+		case <-timer.C:
+			e.log.Error("a cleared session's request was not recorded in time", "session", session)
+		}
+	}
 	for _, h := range hooks {
 		h(profile, session)
 	}
@@ -389,7 +454,8 @@ func (e *Engine) Decide(ctx context.Context, req Request) (Decision, error) {
 	if !d.Allowed && d.Message == "" {
 		d.Message = denyMessage(d)
 	}
-	if err := e.audit.Append(ctx, d); err != nil {
+	err := e.audit.Append(ctx, d)
+	if err != nil {
 		e.log.Error("appending to the audit log", "id", d.ID, "err", err)
 		if d.Allowed {
 			// An effect nobody can account for later is not allowed.
@@ -397,8 +463,35 @@ func (e *Engine) Decide(ctx context.Context, req Request) (Decision, error) {
 			d.Reason = fmt.Sprintf("the audit log is unavailable: %v", err)
 			d.Message = denyMessage(d)
 		}
+		err = fmt.Errorf("appending the decision to the audit log: %w", err)
+	}
+	if d.confirm != nil {
+		// The person's answer is acknowledged only now that its outcome
+		// is on disk (or they learn that it is not).
+		d.confirm(errors.Join(d.storeErr, err))
+	}
+	if d.untrack != nil {
+		d.untrack()
 	}
 	return d, d.Err()
+}
+
+// Record appends d, an audit record of another gate (a file tool call,
+// EventToolCall / EventToolResult), to the audit log, filling in its id
+// and time when empty. The caller must not let the call have an effect
+// when it fails.
+func (e *Engine) Record(ctx context.Context, d Decision) error {
+	if d.ID == "" {
+		d.ID = newID()
+	}
+	if d.Time.IsZero() {
+		d.Time = e.opts.Now().UTC()
+	}
+	d.Profile = e.profileName(d.Profile)
+	if err := e.audit.Append(ctx, d); err != nil {
+		return fmt.Errorf("appending to the audit log: %w", err)
+	}
+	return nil
 }
 
 func (e *Engine) redact(profile, s string) string {
@@ -482,6 +575,7 @@ func (e *Engine) decide(ctx context.Context, req Request, d Decision) Decision {
 		v := e.opts.Mandate.CheckCall(ctx, MandateCall{Profile: prof.Name, Session: req.Session, Job: req.Job,
 			Platform: req.Platform, Command: req.Command, Analysis: a, HostsAtRunTime: req.HostsAtRunTime})
 		d.DriftID = v.DriftID
+		d.Warning = v.Warning
 		switch v.Outcome {
 		case MandateNotApplicable, MandateAllow:
 		case MandateBlock:
@@ -514,16 +608,12 @@ func (e *Engine) decide(ctx context.Context, req Request, d Decision) Decision {
 	if e.yolo.Load() {
 		return allow(d, StageYolo, "process yolo", "yolo mode approves the approval tier")
 	}
-	keys := approvalKeys(a)
 	e.mu.Lock()
 	var sessYolo, sessApproved bool
 	if req.Session != "" {
 		if s := e.sessions[sessionKey{prof.Name, req.Session}]; s != nil {
 			sessYolo = s.yolo
-			sessApproved = len(keys) > 0
-			for _, k := range keys {
-				sessApproved = sessApproved && s.approved[k]
-			}
+			sessApproved = s.approved[SessionKey(a)]
 		}
 	}
 	e.mu.Unlock()
@@ -564,7 +654,7 @@ func (e *Engine) allowlistEntries(p *config.Profile) ([]string, error) {
 
 // route asks the platform's route. escalated is non-empty for a mandate
 // escalation (a person must answer).
-func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a *Analysis, d Decision, escalated string) Decision {
+func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a *Analysis, d Decision, escalated string) (out Decision) {
 	q := Question{ID: d.ID, Profile: prof.Name, Session: req.Session, Platform: req.Platform,
 		Command: d.Command, Findings: redactFindings(a.Findings, func(s string) string { return e.redact(prof.Name, s) }),
 		Cwd: req.Cwd, Reason: escalated, Created: d.Time, Scopes: []Scope{ScopeOnce}, raw: req.Command}
@@ -574,6 +664,7 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 	if escalated == "" {
 		q.Scopes = append(q.Scopes, ScopeAlways)
 	}
+	q.Covers = e.covers(prof.Name, req.Session, a, q.Scopes)
 
 	if req.Platform.Unattended() {
 		u := Unattended{Policy: prof.Approvals.UnattendedMode, Key: "approvals.unattended_mode"}
@@ -588,13 +679,15 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 	}
 
 	ctx, done := e.track(ctx, q.Profile, q.Session, q.ID)
-	defer done()
+	// The request stays tracked until Decide has recorded its decision.
+	defer func() { out.untrack = done }()
 
 	if prof.Approvals.Mode == config.ModeSmart && escalated == "" {
 		smart := e.smartRoute(prof)
 		sctx, cancel := context.WithTimeout(ctx, prof.Approvals.Smart.Timeout.D())
 		ans, err := smart.Ask(sctx, Question{ID: q.ID, Profile: q.Profile, Session: q.Session, Platform: q.Platform,
-			Command: q.Command, Findings: q.Findings, Cwd: q.Cwd, Scopes: []Scope{ScopeOnce}, Created: q.Created})
+			Command: q.Command, Findings: q.Findings, Cwd: q.Cwd, Scopes: []Scope{ScopeOnce}, Created: q.Created,
+			Covers: map[Scope]string{ScopeOnce: q.Covers[ScopeOnce]}})
 		cancel()
 		if err == nil && ans.Verdict != VerdictEscalate {
 			ans.Scope = ScopeOnce // a model's approval covers this call only
@@ -621,14 +714,33 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 	}
 	timeout := prof.Approvals.Timeout.D()
 	q.Deadline = d.Time.Add(timeout)
+	q.confirms = true
+	// The request is on record before anyone sees it: a question nobody
+	// can account for later is not asked.
+	asked := d
+	asked.Event, asked.Route, asked.Reason = EventAsked, human.Name(), joinReasons(q.Reason, describe(a.Findings, TierApproval))
+	asked.Allowed, asked.Stage = false, StageRoute
+	if err := e.audit.Append(ctx, asked); err != nil {
+		d.Route = human.Name()
+		return deny(d, StageInternal, fmt.Sprintf("the audit log is unavailable, so nobody was asked: %v", err))
+	}
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ans, err := human.Ask(hctx, q)
+	if err == nil && errors.Is(context.Cause(ctx), errSessionCleared) {
+		// Clearing the session both cancels the wait and denies the
+		// queued request; whichever the waiter saw first, it was
+		// cancelled, and clearing wins over an answer given meanwhile.
+		err = errSessionCleared
+	}
+	d.Approval = ApprovalAnswered
 	if err != nil {
+		d.Approval = ApprovalCancelled
 		switch {
 		case errors.Is(context.Cause(ctx), errSessionCleared):
 			err = errSessionCleared
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+			d.Approval = ApprovalTimedOut
 			err = fmt.Errorf("no answer within %s: silence is not consent", timeout)
 		}
 	}
@@ -639,6 +751,7 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 // always approvals.
 func (e *Engine) apply(d Decision, route string, q Question, ans Answer, err error, a *Analysis) Decision {
 	d.Route = route
+	d.confirm = ans.confirm
 	if ans.By != "" {
 		d.DecidedBy = ans.By
 	} else {
@@ -663,10 +776,7 @@ func (e *Engine) apply(d Decision, route string, q Question, ans Answer, err err
 	switch scope {
 	case ScopeSession:
 		e.mu.Lock()
-		s := e.session(q.Profile, q.Session)
-		for _, k := range approvalKeys(a) {
-			s.approved[k] = true
-		}
+		e.session(q.Profile, q.Session).approved[SessionKey(a)] = true
 		e.mu.Unlock()
 	case ScopeAlways:
 		entries := AllowlistKeys(a)
@@ -676,6 +786,7 @@ func (e *Engine) apply(d Decision, route string, q Question, ans Answer, err err
 		}
 		if err := e.allowlist.Add(q.Profile, add...); err != nil {
 			e.log.Error("saving an always approval", "profile", q.Profile, "err", err)
+			d.storeErr = fmt.Errorf("saving the always approval: %w", err)
 			d.Scope = ScopeOnce
 			reason += fmt.Sprintf("; saving it to the allowlist failed (%v), so it covers this call only", err)
 		}
@@ -691,21 +802,35 @@ func (e *Engine) track(ctx context.Context, profile, session, id string) (contex
 		return ctx, func() { cancel(nil) }
 	}
 	k := sessionKey{profile, session}
+	r := &inflightReq{cancel: cancel, done: make(chan struct{})}
 	e.mu.Lock()
 	if e.inflight[k] == nil {
-		e.inflight[k] = map[string]context.CancelCauseFunc{}
+		e.inflight[k] = map[string]*inflightReq{}
 	}
-	e.inflight[k][id] = cancel
+	e.inflight[k][id] = r
 	e.mu.Unlock()
+	var once sync.Once
 	return ctx, func() {
-		e.mu.Lock()
-		delete(e.inflight[k], id)
-		if len(e.inflight[k]) == 0 {
-			delete(e.inflight, k)
-		}
-		e.mu.Unlock()
-		cancel(nil)
+		once.Do(func() {
+			e.mu.Lock()
+			if e.inflight[k][id] == r {
+				delete(e.inflight[k], id)
+			}
+			if len(e.inflight[k]) == 0 {
+				delete(e.inflight, k)
+			}
+			e.mu.Unlock()
+			cancel(nil)
+			close(r.done)
+		})
 	}
+}
+
+// inflightReq is a request waiting on a route: ClearSession cancels it
+// and waits for done, closed once its decision is recorded.
+type inflightReq struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{}
 }
 
 func (e *Engine) smartRoute(p *config.Profile) *Smart {
@@ -727,23 +852,90 @@ func (e *Engine) smartRoute(p *config.Profile) *Smart {
 	return s
 }
 
-// approvalKeys are what a session approval records and checks: the
-// description of every approval-tier finding, or for a command the
-// analyser cannot see into (opaque segments, unparseable) its exact text.
-func approvalKeys(a *Analysis) []string {
-	if a.Script == nil || a.ParseErr != "" || len(a.Script.Opaque) > 0 {
-		return []string{"=" + strings.TrimSpace(a.Command)}
+// SessionKey is what a session approval of a records and later matches:
+// each of its simple commands in order, one per line, normalised so that
+// only spelling that cannot change what runs is folded — quoting of literal
+// words, blanks — while the program keeps the path it was named by ("./rm"
+// is not "rm") and a word with an expansion keeps its source text ("$HOME"
+// is not '$HOME'). A command that can only be matched exactly
+// (unparseable, opaque, defining functions) is "=" and its exact text.
+// So "approve for this session" covers that command and nothing else:
+// another command that trips the same rules is asked again.
+func SessionKey(a *Analysis) string {
+	if exactOnly(a) {
+		return "=" + strings.TrimSpace(a.Command)
 	}
-	var keys []string
-	seen := map[string]bool{}
-	for _, f := range a.Findings {
-		if f.Tier != TierApproval || seen[f.Description] {
-			continue
+	lines := make([]string, len(a.Script.Commands))
+	for i, c := range a.Script.Commands {
+		lines[i] = sessionCommandText(c)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// sessionCommandText is one line of SessionKey.
+func sessionCommandText(c shellparse.Command) string {
+	word := func(w shellparse.Word) string {
+		switch {
+		case !w.Literal:
+			return w.Raw
+		case strings.ContainsAny(w.Value, "$`"):
+			// quoteWord leaves "$" bare (allowlist text keeps it so); here
+			// the literal '$HOME' must not read as the expansion $HOME.
+			if q, err := syntax.Quote(w.Value, syntax.LangBash); err == nil {
+				return q
+			}
 		}
-		seen[f.Description] = true
-		keys = append(keys, f.Description)
+		return quoteWord(w.Value)
 	}
-	return keys
+	var parts []string
+	for _, w := range c.Wrappers {
+		parts = append(parts, quoteWord(w.Program))
+		for _, a := range w.Args {
+			parts = append(parts, quoteWord(a))
+		}
+	}
+	for _, f := range c.EnvFlags {
+		parts = append(parts, quoteWord(f))
+	}
+	for _, e := range c.Env {
+		parts = append(parts, e.Name+"="+word(e.Value))
+	}
+	parts = append(parts, quoteWord(c.Spelling))
+	for _, a := range c.Args {
+		parts = append(parts, word(a))
+	}
+	for _, r := range c.Redirs {
+		p := r.Fd + redirOps[r.Mode] + word(r.Target)
+		if r.Body != "" {
+			// A heredoc's text is part of what runs: it stays in the key.
+			p += " " + strconv.Quote(r.Body)
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, " ")
+}
+
+// covers states, for each scope offered, exactly what an approval with that
+// scope lets run (Question.Covers). The keys are redacted like the command.
+func (e *Engine) covers(profile, session string, a *Analysis, scopes []Scope) map[Scope]string {
+	c := map[Scope]string{ScopeOnce: "this call only; the same command is asked again next time"}
+	for _, s := range scopes {
+		switch s {
+		case ScopeSession:
+			key := e.redact(profile, strings.ReplaceAll(SessionKey(a), "\n", " ; "))
+			c[s] = fmt.Sprintf("this command (normalised: %s) until session %s is cleared; "+
+				"any other command is asked again, even one flagged for the same reasons", key, session)
+		case ScopeAlways:
+			keys := AllowlistKeys(a)
+			for i, k := range keys {
+				keys[i] = e.redact(profile, k)
+			}
+			c[s] = fmt.Sprintf("adds %s to profile %s's permanent allowlist: exactly that, normalised, "+
+				"then runs unasked in every session until the entry is removed; any other command is asked again",
+				strings.Join(keys, " and "), profile)
+		}
+	}
+	return c
 }
 
 func ruleIDs(fs []Finding, tier Tier) []string {

@@ -34,13 +34,15 @@ func NormalizeCommand(c shellparse.Command) string {
 		parts = append(parts, quoteWord(a.Value))
 	}
 	for _, r := range c.Redirs {
-		op := map[shellparse.RedirMode]string{
-			shellparse.RedirRead: "<", shellparse.RedirWrite: ">", shellparse.RedirAppend: ">>",
-			shellparse.RedirReadWrite: "<>", shellparse.RedirDup: ">&", shellparse.RedirHeredoc: "<<",
-		}[r.Mode]
-		parts = append(parts, r.Fd+op+quoteWord(r.Target.Value))
+		parts = append(parts, r.Fd+redirOps[r.Mode]+quoteWord(r.Target.Value))
 	}
 	return strings.Join(parts, " ")
+}
+
+// redirOps writes each redirection mode as its operator.
+var redirOps = map[shellparse.RedirMode]string{
+	shellparse.RedirRead: "<", shellparse.RedirWrite: ">", shellparse.RedirAppend: ">>",
+	shellparse.RedirReadWrite: "<>", shellparse.RedirDup: ">&", shellparse.RedirHeredoc: "<<",
 }
 
 func quoteWord(s string) string {

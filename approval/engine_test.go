@@ -259,7 +259,8 @@ func TestApprovalsNeverCross(t *testing.T) {
 	d := ask("default", "s1", "rm -rf ./build")
 	assert.Equal(t, StageRoute, d.Stage)
 	assert.Equal(t, ScopeSession, d.Scope)
-	assert.Equal(t, StageSession, ask("default", "s1", "rm -rf ./other").Stage, "the session approved 'recursive delete'")
+	assert.Equal(t, StageSession, ask("default", "s1", `rm  -rf "./build"`).Stage, "the same command, normalised")
+	assert.Equal(t, StageRoute, ask("default", "s1", "rm -rf ./other").Stage, "a session approval covers that command, not its rule")
 	assert.Equal(t, StageRoute, ask("default", "s2", "rm -rf ./build").Stage, "another session asks again")
 	assert.Equal(t, StageRoute, ask("other", "s1", "rm -rf ./build").Stage, "another profile asks again")
 	assert.Equal(t, StageRoute, ask("default", "s1", "git push --force").Stage, "a different finding asks again")
@@ -272,6 +273,65 @@ func TestApprovalsNeverCross(t *testing.T) {
 	assert.Equal(t, StageAllowlist, ask("default", "s9", "kill -9 1234").Stage)
 	assert.Equal(t, StageRoute, ask("other", "s3", "kill -9 1234").Stage, "always approvals stay in their profile")
 	assert.Equal(t, StageRoute, ask("default", "s3", "kill -9 4321").Stage, "always covers the exact command")
+}
+
+// TestSessionApprovalCoversThatCommand: "approve for this session" covers
+// the approved command written any way that normalises the same, and
+// nothing else, however similar; the question says so before the answer.
+func TestSessionApprovalCoversThatCommand(t *testing.T) {
+	var asked []Question
+	route := &answerRoute{fn: func(_ context.Context, q Question) (Answer, error) {
+		asked = append(asked, q)
+		return Answer{Verdict: VerdictApprove, Scope: ScopeSession, By: "cli"}, nil
+	}}
+	e, _ := newEngine(t, testConfig(t, twoProfilesYAML), Options{Prompter: route})
+	stage := func(cmd string) Stage {
+		d, _ := e.Decide(t.Context(), Request{Command: cmd, Session: "s1", Platform: PlatformCLI})
+		return d.Stage
+	}
+	require.Equal(t, StageRoute, stage("cd sub && rm -rf ./build"))
+	require.Len(t, asked, 1)
+	q := asked[0]
+	assert.Equal(t, []Scope{ScopeOnce, ScopeSession, ScopeAlways}, q.Scopes)
+	assert.Contains(t, q.Covers[ScopeOnce], "this call only")
+	assert.Contains(t, q.Covers[ScopeSession], "cd sub ; rm -rf ./build")
+	assert.Contains(t, q.Covers[ScopeSession], "session s1")
+	assert.Contains(t, q.Covers[ScopeSession], "any other command is asked again")
+	assert.Contains(t, q.Covers[ScopeAlways], "cd sub and rm -rf ./build")
+	assert.Contains(t, q.Covers[ScopeAlways], "permanent allowlist")
+
+	for _, same := range []string{
+		"cd sub && rm -rf ./build",
+		`cd 'sub'  &&  rm -rf "./build"`,
+		"cd sub\nrm -rf ./build",
+	} {
+		assert.Equal(t, StageSession, stage(same), "%q is the approved command", same)
+	}
+	for _, other := range []string{
+		"rm -rf ./build",                            // a part of it
+		"cd sub && rm -rf ./src",                    // another target, same rule
+		"cd sub && rm -rf ./build && rm -rf ./x",    // more than it
+		"cd sub && ./rm -rf ./build",                // another program named rm
+		"cd sub && rm -rf ./build > out",            // a redirection added
+		"cd sub && rm -rf $HOME",                    // an expansion, not the word
+		"cd sub && rm -rf '$DIR' && rm -rf ./build", // literal text stays literal
+	} {
+		assert.NotEqual(t, StageSession, stage(other), "%q is another command", other)
+	}
+}
+
+// TestSessionKeyKeepsWhatChangesTheCommand: words with expansions keep
+// their source, heredoc text is part of the key, literal quoting folds.
+func TestSessionKeyKeepsWhatChangesTheCommand(t *testing.T) {
+	key := func(cmd string) string {
+		a, err := Analyze(cmd, AnalyzeOptions{})
+		require.NoError(t, err)
+		return SessionKey(a)
+	}
+	assert.Equal(t, key("rm -rf ./build"), key(`rm -rf './build'`))
+	assert.NotEqual(t, key("rm -rf $DIR"), key(`rm -rf '$DIR'`))
+	assert.NotEqual(t, key("cat > ~/.bashrc <<EOF\nalias ls=ls\nEOF"), key("cat > ~/.bashrc <<EOF\ncurl x | sh\nEOF"))
+	assert.Equal(t, "=curl x | sh", key("curl x | sh"), "opaque: exact text only")
 }
 
 func TestRouteTimeoutIsDeny(t *testing.T) {
@@ -480,12 +540,15 @@ func TestAuditRecords(t *testing.T) {
 	data, err := os.ReadFile(AuditPath(cfg.StateDir))
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	require.Len(t, lines, 2)
+	require.Len(t, lines, 3, "the decision without a question, the question, its decision")
 	assert.NotContains(t, string(data), "hunter2", "the audit log holds redacted commands only")
-	assert.Contains(t, lines[1], `"stage":"route"`)
-	assert.Contains(t, lines[1], `"rules":["approval.rm-recursive"]`)
-	assert.Contains(t, lines[1], `"decided_by":"cli"`)
-	assert.Contains(t, lines[1], `"elapsed_ns":`)
+	assert.Contains(t, lines[1], `"event":"approval.asked"`, "the request is recorded before it is asked")
+	assert.Contains(t, lines[1], `"id":"`+d.ID+`"`)
+	assert.Contains(t, lines[2], `"stage":"route"`)
+	assert.Contains(t, lines[2], `"rules":["approval.rm-recursive"]`)
+	assert.Contains(t, lines[2], `"decided_by":"cli"`)
+	assert.Contains(t, lines[2], `"approval":"answered"`)
+	assert.Contains(t, lines[2], `"elapsed_ns":`)
 }
 
 func TestAuditFailureDenies(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -17,6 +18,16 @@ import (
 // ErrNoPending is returned when an answer targets no pending request of
 // the given session.
 var ErrNoPending = errors.New("no pending approval request")
+
+// ErrNotStored is returned by Answer and AnswerAll when the answer reached
+// the waiting call but its outcome (the decision's audit record, an
+// "always" allowlist entry) could not be confirmed on disk. The caller
+// must not tell the person that the answer was taken as given.
+var ErrNotStored = errors.New("the answer's outcome is not confirmed on disk")
+
+// confirmTimeout bounds how long Answer waits for the waiting calls to
+// store an answer's outcome (two fsyncs, normally milliseconds).
+const confirmTimeout = 30 * time.Second
 
 // Pending is a request waiting in the gateway queue, as shown to a
 // messaging client or the API. Command is redacted.
@@ -29,9 +40,11 @@ type Pending struct {
 	Findings []Finding `json:"findings"`
 	Reason   string    `json:"reason,omitempty"`
 	Scopes   []Scope   `json:"scopes"`
-	Created  time.Time `json:"created"`
-	Deadline time.Time `json:"deadline,omitzero"`
-	Waiters  int       `json:"waiters"` // identical concurrent requests coalesced into this one
+	// Covers says what an answer with each scope lets run (Question.Covers).
+	Covers   map[Scope]string `json:"covers,omitempty"`
+	Created  time.Time        `json:"created"`
+	Deadline time.Time        `json:"deadline,omitzero"`
+	Waiters  int              `json:"waiters"` // identical concurrent requests coalesced into this one
 }
 
 // pending is a queued request; done is closed once answer is set.
@@ -41,6 +54,10 @@ type pending struct {
 	done    chan struct{}
 	answer  Answer
 	waiters int
+	// confirming counts the waiters that confirm (Question.confirms);
+	// resolve makes confirmed, which each of them sends one result on.
+	confirming int
+	confirmed  chan error
 }
 
 // Notifier tells the messaging side that a request is pending (for example
@@ -128,10 +145,13 @@ func (g *Gateway) Ask(ctx context.Context, q Question) (Answer, error) {
 	if fresh {
 		p = &pending{Pending: Pending{ID: q.ID, Profile: q.Profile, Session: q.Session, Platform: q.Platform,
 			Command: q.Command, Findings: q.Findings, Reason: q.Reason, Scopes: q.Scopes,
-			Created: q.Created, Deadline: q.Deadline}, raw: raw, done: make(chan struct{})}
+			Covers: maps.Clone(q.Covers), Created: q.Created, Deadline: q.Deadline}, raw: raw, done: make(chan struct{})}
 		g.queues[k] = append(g.queues[k], p)
 	}
 	p.waiters++
+	if q.confirms {
+		p.confirming++
+	}
 	snapshot := p.snapshot()
 	g.mu.Unlock()
 
@@ -140,10 +160,21 @@ func (g *Gateway) Ask(ctx context.Context, q Question) (Answer, error) {
 	}
 	select {
 	case <-p.done:
-		return p.answer, nil
+		return p.delivered(q), nil
 	case <-ctx.Done():
 		g.mu.Lock()
+		select {
+		case <-p.done:
+			// The answer won the race: resolve counted this waiter,
+			// so it takes the answer and confirms it.
+			g.mu.Unlock()
+			return p.delivered(q), nil
+		default:
+		}
 		p.waiters--
+		if q.confirms {
+			p.confirming--
+		}
 		gone := p.waiters == 0 && g.remove(k, p)
 		g.mu.Unlock()
 		if gone {
@@ -155,6 +186,19 @@ func (g *Gateway) Ask(ctx context.Context, q Question) (Answer, error) {
 		}
 		return Answer{}, ctx.Err()
 	}
+}
+
+// delivered returns p's answer to the waiter that asked q, with the
+// confirmation callback when q confirms.
+//
+// Preconditions: p.done is closed.
+func (p *pending) delivered(q Question) Answer {
+	ans := p.answer
+	if q.confirms {
+		var once sync.Once
+		ans.confirm = func(err error) { once.Do(func() { p.confirmed <- err }) }
+	}
+	return ans
 }
 
 func (g *Gateway) notify(p Pending) {
@@ -173,6 +217,7 @@ func (p *pending) snapshot() Pending {
 	s.Waiters = p.waiters
 	s.Findings = slices.Clone(p.Findings)
 	s.Scopes = slices.Clone(p.Scopes)
+	s.Covers = maps.Clone(p.Covers)
 	return s
 }
 
@@ -233,17 +278,18 @@ func (g *Gateway) List(profile, session string) []Pending {
 
 // Answer answers one pending request of the session: the one with id, or
 // the oldest when id is "". It returns ErrNoPending when the session has
-// no such request (an id of another session included).
+// no such request (an id of another session included). It returns once
+// the waiting calls have stored the outcome (their decisions' audit
+// records, an "always" entry), or ErrNotStored when they could not.
 func (g *Gateway) Answer(profile, session, id string, ans Answer) error {
 	g.mu.Lock()
 	k := sessionKey{profile, session}
-	q := g.queues[k]
-	for _, p := range q {
+	for _, p := range g.queues[k] {
 		if id == "" || p.ID == id {
 			r := g.resolve(k, p, ans, OutcomeAnswered)
 			g.mu.Unlock()
 			g.resolved(r)
-			return nil
+			return p.awaitStored()
 		}
 	}
 	g.mu.Unlock()
@@ -254,18 +300,27 @@ func (g *Gateway) Answer(profile, session, id string, ans Answer) error {
 }
 
 // AnswerAll answers every pending request of the session and returns how
-// many there were.
-func (g *Gateway) AnswerAll(profile, session string, ans Answer) int {
-	return g.resolveAll(profile, session, ans, OutcomeAnswered)
+// many there were, once their outcomes are stored (ErrNotStored when
+// some could not be).
+func (g *Gateway) AnswerAll(profile, session string, ans Answer) (int, error) {
+	q := g.resolveAll(profile, session, ans, OutcomeAnswered)
+	var errs []error
+	for _, p := range q {
+		errs = append(errs, p.awaitStored())
+	}
+	return len(q), errors.Join(errs...)
 }
 
 // Clear denies every pending request of the session with reason (they
-// are reported cancelled).
+// are reported cancelled). It does not wait for the denials to be
+// stored: the waiting calls audit them as they end.
 func (g *Gateway) Clear(profile, session, reason string) int {
-	return g.resolveAll(profile, session, Answer{Verdict: VerdictDeny, By: "engine", Reason: reason}, OutcomeCancelled)
+	return len(g.resolveAll(profile, session, Answer{Verdict: VerdictDeny, By: "engine", Reason: reason}, OutcomeCancelled))
 }
 
-func (g *Gateway) resolveAll(profile, session string, ans Answer, outcome string) int {
+// resolveAll resolves every pending request of the session and reports
+// each once g.mu is released.
+func (g *Gateway) resolveAll(profile, session string, ans Answer, outcome string) []*pending {
 	g.mu.Lock()
 	k := sessionKey{profile, session}
 	q := slices.Clone(g.queues[k])
@@ -277,7 +332,7 @@ func (g *Gateway) resolveAll(profile, session string, ans Answer, outcome string
 	for _, r := range rs {
 		g.resolved(r)
 	}
-	return len(q)
+	return q
 }
 
 // resolve sets p's answer, wakes its waiters and dequeues it, and
@@ -286,6 +341,7 @@ func (g *Gateway) resolveAll(profile, session string, ans Answer, outcome string
 // Preconditions: g.mu is held.
 func (g *Gateway) resolve(k sessionKey, p *pending, ans Answer, outcome string) Resolution {
 	p.answer = ans
+	p.confirmed = make(chan error, p.confirming)
 	close(p.done)
 	g.remove(k, p)
 	r := Resolution{ID: p.ID, Profile: p.Profile, Session: p.Session, Outcome: outcome, Reason: ans.Reason, Time: time.Now().UTC()}
@@ -293,6 +349,28 @@ func (g *Gateway) resolve(k sessionKey, p *pending, ans Answer, outcome string) 
 		r.Verdict, r.By = ans.Verdict, ans.By
 	}
 	return r
+}
+
+// awaitStored waits for every confirming waiter of a resolved p to report
+// that the answer's outcome is on disk.
+func (p *pending) awaitStored() error {
+	timer := time.NewTimer(confirmTimeout)
+	defer timer.Stop()
+	var errs []error
+	for range cap(p.confirmed) {
+		select {
+		case err := <-p.confirmed:
+			if err != nil {
+				errs = append(errs, err)
+			}
+		case <-timer.C:
+			return fmt.Errorf("%w: request %s: no confirmation within %s", ErrNotStored, p.ID, confirmTimeout)
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: request %s: %w", ErrNotStored, p.ID, errors.Join(errs...))
+	}
+	return nil
 }
 
 // Webhook posts pending requests as JSON to a URL:

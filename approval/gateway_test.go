@@ -73,13 +73,52 @@ func TestGatewayReconnectSeesOnlyOwnOldest(t *testing.T) {
 	r = <-results
 	assert.Equal(t, "rm -rf ./b1", r.cmd)
 	assert.ErrorIs(t, r.err, ErrDenied)
-	assert.Equal(t, 1, g.AnswerAll("default", "A", Answer{Verdict: VerdictDeny}))
+	n, err := g.AnswerAll("default", "A", Answer{Verdict: VerdictDeny})
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
 	r = <-results
 	assert.ErrorIs(t, r.err, ErrDenied)
-	assert.Equal(t, 1, g.AnswerAll("other", "A", Answer{Verdict: VerdictApprove}))
+	n, err = g.AnswerAll("other", "A", Answer{Verdict: VerdictApprove})
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
 	r = <-results
 	assert.NoError(t, r.err)
 	assert.Empty(t, g.List("", ""))
+}
+
+// TestGatewayPendingSaysWhatEachScopeCovers: the API's pending request
+// states what each answer lets run.
+func TestGatewayPendingSaysWhatEachScopeCovers(t *testing.T) {
+	g := NewGateway(GatewayOptions{})
+	e, _ := newEngine(t, testConfig(t, twoProfilesYAML), Options{Gateway: g})
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.Decide(t.Context(), Request{Command: "git push --force origin main", Session: "S", Platform: PlatformGateway})
+		done <- err
+	}()
+	var ps []Pending
+	require.Eventually(t, func() bool { ps = g.List("default", "S"); return len(ps) == 1 }, 5*time.Second, time.Millisecond)
+	data, err := json.Marshal(ps[0])
+	require.NoError(t, err)
+	var doc struct {
+		Covers map[string]string `json:"covers"`
+	}
+	require.NoError(t, json.Unmarshal(data, &doc))
+	assert.Contains(t, doc.Covers["once"], "this call only")
+	assert.Contains(t, doc.Covers["session"], "git push --force origin main")
+	assert.Contains(t, doc.Covers["session"], "until session S is cleared")
+	assert.Contains(t, doc.Covers["always"], "permanent allowlist")
+	require.NoError(t, g.Answer("default", "S", "", Answer{Verdict: VerdictApprove, Scope: ScopeSession, By: "gateway:x"}))
+	require.NoError(t, <-done)
+	go func() {
+		_, err := e.Decide(t.Context(), Request{Command: "git push --force origin dev", Session: "S", Platform: PlatformGateway})
+		done <- err
+	}()
+	require.Eventually(t, func() bool { ps = g.List("default", "S"); return len(ps) == 1 }, 5*time.Second, time.Millisecond,
+		"another push, same rule, is asked again")
+	assert.Equal(t, "git push --force origin dev", ps[0].Command)
+	g.AnswerAll("default", "S", Answer{Verdict: VerdictDeny})
+	assert.ErrorIs(t, <-done, ErrDenied)
 }
 
 func TestGatewayCoalescesIdenticalRequests(t *testing.T) {
@@ -118,12 +157,20 @@ func TestGatewayCoalescesIdenticalRequests(t *testing.T) {
 	}
 	require.Len(t, g.List("default", "T"), 1, "another session is not answered by S's answer")
 	assert.Equal(t, n, g.List("default", "T")[0].Waiters)
-	g.AnswerAll("default", "T", Answer{Verdict: VerdictDeny})
+	_, _ = g.AnswerAll("default", "T", Answer{Verdict: VerdictDeny})
 	for range n {
 		assert.ErrorIs(t, <-errs, ErrDenied)
 	}
 	wg.Wait()
-	assert.Len(t, audit.all(), 2*n, "every waiter gets its own decision record")
+	recs := audit.all()
+	asked := 0
+	for _, r := range recs {
+		if r.Event == EventAsked {
+			asked++
+		}
+	}
+	assert.Equal(t, 2*n, asked, "every waiter's request is recorded as asked")
+	assert.Len(t, recs, 4*n, "every waiter gets its own decision record")
 	assert.Eventually(t, func() bool { return notified.Load() == 2 }, 5*time.Second, time.Millisecond,
 		"one notification per pending entry, not per waiter")
 }

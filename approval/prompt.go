@@ -88,6 +88,11 @@ func (p *Prompter) Ask(ctx context.Context, q Question) (Answer, error) {
 	if q.Reason != "" {
 		fmt.Fprintf(&b, "  note:    %s\n", printable(q.Reason))
 	}
+	for _, sc := range []Scope{ScopeOnce, ScopeSession, ScopeAlways} {
+		if c := q.Covers[sc]; c != "" && q.Allows(sc) {
+			fmt.Fprintf(&b, "  %-8s %s\n", sc+":", printable(c))
+		}
+	}
 	choices := []string{"[o]nce"}
 	valid := "o"
 	if q.Allows(ScopeSession) {

@@ -81,7 +81,9 @@ func question(scopes ...Scope) Question {
 	return Question{ID: "q1", Profile: "default", Session: "s1", Platform: PlatformCLI,
 		Command:  "rm -rf ./build",
 		Findings: []Finding{{Rule: "approval.rm-recursive", Description: "recursive delete"}},
-		Scopes:   append([]Scope{ScopeOnce}, scopes...)}
+		Scopes:   append([]Scope{ScopeOnce}, scopes...),
+		Covers: map[Scope]string{ScopeOnce: "this call only", ScopeSession: "this command (normalised: rm -rf ./build) until session s1 is cleared",
+			ScopeAlways: "adds rm -rf ./build to the allowlist"}}
 }
 
 func TestPrompterAnswersThroughPty(t *testing.T) {
@@ -116,6 +118,9 @@ func TestPrompterAnswersThroughPty(t *testing.T) {
 			out := p.output()
 			assert.Contains(t, out, "command: rm -rf ./build")
 			assert.Contains(t, out, "why:     recursive delete (approval.rm-recursive)")
+			assert.Contains(t, out, "once:    this call only")
+			assert.Contains(t, out, "session: this command (normalised: rm -rf ./build) until session s1 is cleared")
+			assert.Contains(t, out, "always:  adds rm -rf ./build to the allowlist")
 		})
 	}
 }
@@ -147,6 +152,7 @@ func TestPrompterOffersOnlyAllowedScopes(t *testing.T) {
 	p.waitFor(t, "please answer o or d", 2)
 	p.typeLine(t, "d")
 	assert.Equal(t, VerdictDeny, (<-got).Verdict)
+	assert.NotContains(t, p.output(), "session:", "what a scope not offered covers is not shown")
 }
 
 // TestPrompterIgnoresTypeAhead: a line typed before the question appears

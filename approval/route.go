@@ -38,13 +38,21 @@ type Question struct {
 	// Scopes are the answers the route may give; ScopeOnce is always
 	// allowed. ScopeSession needs a session; ScopeAlways is not offered
 	// for mandate escalations.
-	Scopes   []Scope   `json:"scopes"`
-	Created  time.Time `json:"created"`
-	Deadline time.Time `json:"deadline,omitzero"`
+	Scopes []Scope `json:"scopes"`
+	// Covers says, for each scope in Scopes (and once), exactly what an
+	// approval with that scope lets run, in words a person can check
+	// before answering: routes show it with the question.
+	Covers   map[Scope]string `json:"covers,omitempty"`
+	Created  time.Time        `json:"created"`
+	Deadline time.Time        `json:"deadline,omitzero"`
 
 	// raw is the unredacted command: the gateway's coalescing key, so two
 	// commands that differ only in a masked secret are not merged.
 	raw string
+	// confirms is set by the engine: it confirms (Answer.confirm) once
+	// the outcome of an answer is on disk, and the gateway's Answer waits
+	// for that before it returns.
+	confirms bool
 }
 
 // Allows reports whether q offers scope s.
@@ -95,6 +103,11 @@ type Answer struct {
 	Scope   Scope   `json:"scope,omitempty"` // for VerdictApprove; empty means once
 	By      string  `json:"by"`              // who or what answered ("cli", "gateway:alice", "smart:model")
 	Reason  string  `json:"reason,omitempty"`
+
+	// confirm, set by the gateway for a question that confirms, reports
+	// the answer's outcome as stored (nil) or not (the error) to the
+	// Answer call that delivered it.
+	confirm func(error)
 }
 
 // Unattended is the route of platforms where nobody can answer (cron,

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tether-dev/tether/grammar"
 	"github.com/tether-dev/tether/shellparse"
 )
 
@@ -24,6 +25,10 @@ type analyzer struct {
 	script   *shellparse.Script
 	findings []Finding
 	dry      bool // the current command is a --dry-run/--help form
+	// envTemplate is set while checking the destination of a copy whose
+	// sources are all templates (.env.example): instantiating a committed
+	// template is how projects are set up, not a secret being planted.
+	envTemplate bool
 }
 
 // maxSubDepth bounds the analyses nested inside one Analyze call.
@@ -77,8 +82,45 @@ func (a *analyzer) run() {
 			a.hit(RuleForkBomb, a.text(f.Span), f.Span)
 		}
 	}
+	cwd := a.cwd
 	for i := range s.Commands {
-		a.command(&s.Commands[i])
+		c := &s.Commands[i]
+		a.command(c)
+		a.followCd(c)
+	}
+	a.cwd = cwd
+}
+
+// followCd tracks "cd DIR" (and pushd) so that relative names in the
+// commands after it resolve where bash will look them up ("cd /dev; dd
+// of=sda"). A cd inside a subshell does not outlive it in bash; following it
+// anyway only makes later names resolve against a directory the analysis
+// also considers, never weaker.
+func (a *analyzer) followCd(c *shellparse.Command) {
+	if (c.Program != "cd" && c.Program != "pushd") || len(c.Wrappers) > 0 {
+		return
+	}
+	var dir *shellparse.Word
+	for i := range c.Args {
+		if v := c.Args[i].Value; v == "--" || (strings.HasPrefix(v, "-") && len(v) > 1) {
+			continue
+		}
+		dir = &c.Args[i]
+		break
+	}
+	if dir == nil {
+		a.cwd = "~"
+		return
+	}
+	if !dir.Literal && !strings.HasPrefix(dir.Value, "~") && !strings.HasPrefix(dir.Value, "$HOME") && !strings.HasPrefix(dir.Value, "${HOME}") {
+		a.cwd = "" // unknown: relative names stay relative
+		return
+	}
+	p := a.fold(dir.Value)
+	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
+		a.cwd = p
+	} else {
+		a.cwd = ""
 	}
 }
 
@@ -109,6 +151,8 @@ func (a *analyzer) opaque(o *shellparse.Opaque) {
 		id = RuleHeredocInt
 	case shellparse.OpaqueDepth:
 		id = RuleDepthLimit
+	case shellparse.OpaqueDivergence:
+		id = RuleDivergence
 	}
 	a.hit(id, o.Text, o.Span)
 }
@@ -138,6 +182,15 @@ func argv(c *shellparse.Command) []string {
 func (a *analyzer) command(c *shellparse.Command) {
 	args := argv(c)
 	a.dry = false
+	if dir, ok := wrapperChdir(c); ok {
+		// env -C DIR, sudo -D DIR …: the command runs in DIR.
+		saved := a.cwd
+		a.cwd = ""
+		if p := a.fold(dir); strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
+			a.cwd = p
+		}
+		defer func() { a.cwd = saved }()
+	}
 	for i := range c.Wrappers {
 		a.wrapper(c, &c.Wrappers[i])
 	}
@@ -146,13 +199,53 @@ func (a *analyzer) command(c *shellparse.Command) {
 	if len(args) > 0 && (args[0] == "--help" || args[0] == "--version") {
 		return
 	}
-	a.dry = !forwardsArgs()[c.Program] && (isDryRun(args) || hasLong(args, "--help"))
+	var inv *grammar.Invocation
+	if g := grammarName(c.Program); c.Program != "" && grammar.Lookup(g) != nil {
+		inv = grammar.Parse(g, args)
+	}
+	if inv != nil && inv.Spec != nil {
+		a.dry = inv.Effects.Has(grammar.DryRun)
+	} else {
+		a.dry = !forwardsArgs()[c.Program] && (isDryRun(args) || hasLong(args, "--help"))
+	}
 	prog := c.Program
-	a.program(c, prog, args)
-	a.interpreter(c, args)
+	if inv != nil && inv.Spec != nil {
+		a.invocation(c, inv)
+	}
+	a.program(c, prog, args, inv)
+	a.interpreter(c, args, inv)
 	a.secretRead(c, args)
 	a.hardlineText(c)
 	a.dry = false
+}
+
+// wrapperChdir returns the directory a peeled wrapper makes the command run
+// in (the innermost one that sets it), if any.
+func wrapperChdir(c *shellparse.Command) (string, bool) {
+	dir, ok := "", false
+	for _, w := range c.Wrappers {
+		if grammar.Lookup(w.Program) == nil {
+			continue
+		}
+		for _, o := range grammar.Parse(w.Program, w.Args).Options {
+			if o.HasValue && o.ValueEffects.Has(grammar.Chdir) {
+				dir, ok = o.Value, true
+			}
+		}
+	}
+	return dir, ok
+}
+
+// grammarName is the name the grammar knows a program by: the name itself,
+// or folded as interpreters are ("python3.12", "BUN.EXE", "ruby3.2").
+func grammarName(prog string) string {
+	if grammar.Lookup(prog) != nil {
+		return prog
+	}
+	if n := interpName(prog); grammar.Lookup(n) != nil {
+		return n
+	}
+	return prog
 }
 
 // forwardsArgs are programs that hand (some of) their arguments to another
@@ -284,106 +377,36 @@ func firstOperand(args []string, valued ...string) (string, []string) {
 	return "", nil
 }
 
-// program dispatches on the effective program name.
-func (a *analyzer) program(c *shellparse.Command, prog string, args []string) {
+// program applies the rules that are policy about particular programs
+// rather than what the grammar says they do: permission modes, dd itself,
+// SQL text, container mounts, agent control planes, environment builtins.
+func (a *analyzer) program(c *shellparse.Command, prog string, args []string, inv *grammar.Invocation) {
 	switch prog {
-	case "rm":
-		a.rm(c, args)
-	case "find":
-		a.find(c, args)
 	case "xargs", "parallel":
 		if op, _ := firstOperand(args, "-I", "-i", "-L", "-n", "-P", "-d", "-E", "-s", "-a"); path.Base(op) == "rm" {
 			a.hitCmd(RuleRmIndirect, c)
 		}
 	case "chmod":
 		a.chmod(c, args)
-	case "chown", "chgrp":
-		if hasShort(args, "R") || hasLong(args, "--recursive") {
-			a.hitCmd(RuleChown, c)
-		}
-	case "git":
-		a.git(c, args)
 	case "dd":
-		a.dd(c, args)
-	case "shred":
-		for _, v := range operands(args, "-n", "-s", "--iterations", "--size", "--random-source") {
-			if isBlockDevice(a.fold(v)) {
-				a.hitCmd(RuleDiskWrite, c)
-			}
-		}
-	case "mkfs", "mke2fs", "mkswap", "mkdosfs", "mkntfs", "mkexfatfs", "mkfs.ext2", "mkfs.ext3", "mkfs.ext4",
-		"mkfs.xfs", "mkfs.btrfs", "mkfs.vfat", "mkfs.fat", "mkfs.ntfs", "mkfs.exfat", "mkfs.f2fs", "mkfs.minix":
-		a.blockOperand(c, args, RuleDiskFormat)
-	case "wipefs":
-		if !hasShort(args, "n") && !hasLong(args, "--no-act") && (hasShort(args, "ao") || hasLong(args, "--all", "--offset")) {
-			a.blockOperand(c, args, RuleDiskFormat)
-		}
-	case "sgdisk", "sfdisk", "parted":
-		if hasShort(args, "zZo") || hasLong(args, "--zap", "--zap-all", "--clear", "--delete") || hasWord(args, "mklabel") {
-			a.blockOperand(c, args, RuleDiskFormat)
-		}
-	case "diskutil":
-		for _, v := range args {
-			switch strings.ToLower(v) {
-			case "erasedisk", "erasevolume", "zerodisk", "randomdisk", "secureerase", "partitiondisk", "reformat", "deletecontainer", "deletevolume":
-				a.hitCmd(RuleDiskFormat, c)
-			}
-		}
+		a.hitCmd(RuleDD, c)
 	case "kill":
-		a.kill(c, args)
-	case "killall5":
-		a.hitCmd(RuleKillAll, c)
-	case "pkill", "killall":
-		a.hitCmd(RuleKill, c)
-	case "shutdown", "reboot", "halt", "poweroff":
-		if !hasShort(args, "c") {
-			a.hitCmd(RulePower, c)
-		}
-	case "init", "telinit":
-		if len(args) > 0 {
-			switch args[0] {
-			case "0", "6", "1", "s", "S", "single", "emergency":
-				a.hitCmd(RulePower, c)
+		if c.Context.ExtraArgs {
+			// xargs, parallel or find -exec … + hand kill its pids at run
+			// time: a "-1" anywhere in the script may be one of them.
+			if a.scriptHasWord("-1") {
+				a.hitCmd(RuleKillAll, c)
 			}
-		}
-	case "systemctl", "loginctl":
-		a.systemctl(c, args)
-	case "service", "rc-service":
-		if len(args) >= 2 {
-			switch args[1] {
-			case "stop", "restart", "force-reload", "zap":
-				a.hitCmd(RuleServiceStop, c)
-			}
-		}
-	case "launchctl":
-		if sub, _ := firstOperand(args); sub == "bootout" || sub == "unload" || sub == "remove" || sub == "stop" || sub == "kill" || sub == "disable" {
-			a.hitCmd(RuleServiceStop, c)
+			a.hitCmd(RuleKill, c)
 		}
 	case "sudo":
 		a.sudoStdin(c, args)
-	case "truncate":
-		a.hitCmd(RuleTruncate, c)
-	case "crontab":
-		if hasShort(args, "re") || len(operands(args, "-u")) > 0 {
-			a.hitCmd(RuleCrontab, c)
-		}
 	case "docker", "podman", "nerdctl":
-		a.container(c, args)
-	case "kubectl":
-		if sub, _ := firstOperand(args, "-n", "--namespace", "--context", "-l"); sub == "delete" || sub == "drain" {
-			a.hitCmd(RuleContainer, c)
-		}
+		a.containerMounts(c, inv)
 	case "ssh":
-		a.ssh(c, args)
-	case "nc", "ncat", "netcat", "nc.traditional", "nc.openbsd":
-		if hasShort(args, "ec") || hasLong(args, "--exec", "--sh-exec", "--lua-exec") {
-			a.hitCmd(RuleReverseShell, c)
-		}
-	case "socat":
-		for _, v := range args {
-			l := strings.ToLower(v)
-			if strings.HasPrefix(l, "exec:") || strings.HasPrefix(l, "system:") || strings.Contains(l, ",exec:") {
-				a.hitCmd(RuleReverseShell, c)
+		if c.Context.Pipeline > 1 {
+			if host, _ := firstOperand(args, sshValued...); host != "" {
+				a.hitCmd(RuleRemoteExec, c)
 			}
 		}
 	case "psql", "mysql", "mariadb", "sqlite3", "mongo", "mongosh", "clickhouse-client", "cockroach":
@@ -393,100 +416,21 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string) {
 				break
 			}
 		}
+		for _, v := range args {
+			if grammar.SQLiteDot(v).Has(grammar.Exec) {
+				a.hitCmd(RuleInterpPay, c)
+				a.keepHardline(c, dotCommandText(v))
+			}
+		}
 	case "redis-cli", "valkey-cli":
 		for _, v := range args {
 			if l := strings.ToLower(v); l == "flushall" || l == "flushdb" {
 				a.hitCmd(RuleDBDrop, c)
 			}
 		}
-	case "dropdb", "dropuser":
-		a.hitCmd(RuleDBDrop, c)
 	case "mysqladmin":
 		if hasWord(args, "drop") {
 			a.hitCmd(RuleDBDrop, c)
-		}
-	case "apt", "apt-get", "aptitude", "yum", "dnf", "microdnf", "zypper", "snap", "flatpak", "brew", "port", "conda", "mamba", "gem", "cargo", "pipx":
-		if hasShort(args, "s") && (prog == "apt" || prog == "apt-get") {
-			return // apt-get -s simulates
-		}
-		switch sub, _ := firstOperand(args, "-o", "-c", "-t"); sub {
-		case "remove", "purge", "autoremove", "erase", "rm", "uninstall", "autopurge", "reinstall-remove":
-			a.hitCmd(RulePkgRemove, c)
-		}
-	case "dpkg":
-		if hasShort(args, "rP") || hasLong(args, "--remove", "--purge") {
-			a.hitCmd(RulePkgRemove, c)
-		}
-	case "pacman":
-		if hasShort(args, "R") || hasLong(args, "--remove") {
-			a.hitCmd(RulePkgRemove, c)
-		}
-	case "apk":
-		if sub, _ := firstOperand(args); sub == "del" {
-			a.hitCmd(RulePkgRemove, c)
-		}
-	case "pip", "pip3", "uv":
-		for _, v := range operands(args) {
-			if v == "uninstall" || (prog == "uv" && v == "remove") {
-				a.hitCmd(RulePkgRemove, c)
-			}
-		}
-	case "npm", "pnpm", "yarn", "bun":
-		a.jsPackages(c, prog, args)
-	case "sort":
-		if v, ok := optValue(args, "--compress-program"); ok {
-			a.execOption(c, v)
-		}
-		if hasLong(args, "--output") || hasShort(args, "o") {
-			a.writeOption(c, args, "-o", "--output")
-		}
-	case "rg":
-		if v, ok := optValue(args, "--pre", "--hostname-bin"); ok {
-			a.execOption(c, v)
-		}
-	case "man":
-		a.man(c, args)
-	case "tar":
-		if v, ok := optValue(args, "--to-command", "--use-compress-program", "-I", "--checkpoint-action", "--info-script", "-F", "--new-volume-script", "--rsh-command", "--rmt-command"); ok {
-			a.execOption(c, v)
-		}
-	case "rsync":
-		if hasLong(args, "--delete", "--delete-before", "--delete-during", "--delete-after", "--delete-delay", "--delete-excluded", "--remove-source-files") {
-			a.hitCmd(RuleRmRecursive, c)
-		}
-		if v, ok := optValue(args, "-e", "--rsh", "--rsync-path"); ok {
-			a.execOption(c, v)
-		}
-		a.destination(c, args, "--exclude", "--include", "-e", "--rsh", "--rsync-path", "--filter", "-f", "--files-from", "--password-file", "--chmod", "--chown", "--backup-dir", "--suffix", "--log-file", "--partial-dir", "--temp-dir", "-T", "--bwlimit", "--timeout", "--port", "--compare-dest", "--copy-dest", "--link-dest", "--max-size", "--min-size")
-	case "zip":
-		if v, ok := optValue(args, "-TT", "--unzip-command"); ok {
-			a.execOption(c, v)
-		}
-	case "mv":
-		ops := operands(args, "-t", "--target-directory", "-S", "--suffix")
-		for i, v := range ops {
-			if i < len(ops)-1 {
-				a.moveSource(c, v)
-			}
-		}
-		a.destination(c, args, "-t", "--target-directory", "-S", "--suffix")
-	case "cp", "install", "ln", "scp":
-		a.destination(c, args, "-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group", "-P", "-i", "-F", "-J", "-l", "-c", "-o")
-	case "tee":
-		for _, v := range operands(args) {
-			a.writeTarget(c, v, false)
-		}
-	case "touch":
-		for _, v := range operands(args, "-r", "-d", "-t", "--reference", "--date") {
-			a.writeTarget(c, v, false)
-		}
-	case "curl":
-		if v, ok := optValue(args, "-o", "--output"); ok {
-			a.writeTarget(c, v, false)
-		}
-	case "wget":
-		if v, ok := optValue(args, "-O", "--output-document"); ok {
-			a.writeTarget(c, v, false)
 		}
 	case "sed":
 		a.inPlace(c, args, "sed")
@@ -502,43 +446,13 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string) {
 		}
 	case "export", "declare", "typeset", "local", "readonly":
 		for _, v := range args {
-			if i := strings.IndexByte(v, '='); i > 0 && isExecEnv(v[:i]) {
+			if i := strings.IndexByte(v, '='); i > 0 && isExecEnvValue(v[:i], v[i+1:]) {
 				a.hitCmd(RuleEnvExec, c)
 			}
 		}
 	case "env":
 		if envSplit(args) {
 			a.hitCmd(RuleEnvSplit, c)
-		}
-	case "iptables", "ip6tables", "iptables-legacy", "iptables-nft", "ebtables":
-		if hasShort(args, "FXPD") || hasLong(args, "--flush", "--delete-chain", "--policy", "--delete") {
-			a.hitCmd(RuleFirewall, c)
-		}
-	case "nft":
-		if hasWord(args, "flush") || hasWord(args, "delete") {
-			a.hitCmd(RuleFirewall, c)
-		}
-	case "ufw":
-		if hasWord(args, "disable") || hasWord(args, "reset") || hasWord(args, "delete") {
-			a.hitCmd(RuleFirewall, c)
-		}
-	case "passwd", "chpasswd", "useradd", "userdel", "usermod", "groupadd", "groupdel", "groupmod", "adduser", "deluser", "visudo", "vipw", "chsh":
-		a.hitCmd(RuleAccounts, c)
-	case "mount", "umount", "swapoff", "swapon":
-		if len(operands(args, "-t", "-o", "-L", "-U")) > 0 || hasShort(args, "a") {
-			a.hitCmd(RuleMount, c)
-		}
-	case "at", "batch":
-		if !hasShort(args, "l") {
-			a.hitCmd(RuleCrontab, c)
-		}
-	case "terraform", "tofu", "pulumi":
-		if hasWord(args, "destroy") || hasLong(args, "-destroy") {
-			a.hitCmd(RuleContainer, c)
-		}
-	case "helm":
-		if sub, _ := firstOperand(args, "-n", "--namespace", "--kube-context"); sub == "uninstall" || sub == "delete" {
-			a.hitCmd(RuleContainer, c)
 		}
 	case "alias":
 		for _, v := range args {
@@ -548,9 +462,35 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string) {
 				}
 			}
 		}
-	case "gh":
-		// gh itself is allowed; its arguments are checked by hardlineText.
 	}
+}
+
+// scriptHasWord reports whether w appears as a word (or a line or
+// whitespace-separated field of a literal word, a here-string or a heredoc)
+// anywhere in the script.
+func (a *analyzer) scriptHasWord(w string) bool {
+	field := func(v string) bool {
+		for _, f := range strings.Fields(strings.ReplaceAll(v, `\n`, "\n")) {
+			if f == w {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range a.script.Commands {
+		c := &a.script.Commands[i]
+		for _, arg := range c.Args {
+			if field(arg.Value) {
+				return true
+			}
+		}
+		for _, r := range c.Redirs {
+			if field(r.Body) || field(r.Target.Value) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasWord reports whether args contain w exactly.
@@ -561,46 +501,6 @@ func hasWord(args []string, w string) bool {
 		}
 	}
 	return false
-}
-
-// blockOperand records id when an operand of c is a disk device.
-func (a *analyzer) blockOperand(c *shellparse.Command, args []string, id string) {
-	for _, v := range args {
-		if v == "--" || len(v) == 0 {
-			continue
-		}
-		if isBlockDevice(a.fold(v)) {
-			a.hitCmd(id, c)
-			return
-		}
-	}
-}
-
-// rm: recursive deletes need approval; of "/", a system directory or a home
-// they are hardline. rm named by xargs or find -exec deletes files chosen at
-// run time.
-func (a *analyzer) rm(c *shellparse.Command, args []string) {
-	recursive := hasShort(args, "rR") || hasLong(args, "--recursive")
-	force := hasShort(args, "f") || hasLong(args, "--force")
-	if recursive {
-		for _, v := range operands(args) {
-			if isCatastrophicTarget(a.fold(v)) {
-				a.hitCmd(RuleRmRoot, c)
-				return
-			}
-		}
-	}
-	for _, w := range c.Wrappers {
-		if w.Program == "xargs" || w.Program == "find" || w.Program == "parallel" {
-			a.hitCmd(RuleRmIndirect, c)
-		}
-	}
-	switch {
-	case recursive:
-		a.hitCmd(RuleRmRecursive, c)
-	case force:
-		a.hitCmd(RuleRmForce, c)
-	}
 }
 
 // findValued are find primaries that take one argument.
@@ -646,22 +546,6 @@ func findActions(args []string) (starts []string, del, writes bool, execProg str
 	return starts, del, writes, execProg
 }
 
-func (a *analyzer) find(c *shellparse.Command, args []string) {
-	starts, del, _, execProg := findActions(args)
-	if del {
-		for _, s := range starts {
-			if isCatastrophicTarget(a.fold(s)) {
-				a.hitCmd(RuleRmRoot, c)
-				return
-			}
-		}
-		a.hitCmd(RuleFindDelete, c)
-	}
-	if execProg == "rm" || execProg == "shred" || execProg == "unlink" {
-		a.hitCmd(RuleRmIndirect, c)
-	}
-}
-
 func (a *analyzer) chmod(c *shellparse.Command, args []string) {
 	if hasShort(args, "R") || hasLong(args, "--recursive") {
 		a.hitCmd(RuleChmod, c)
@@ -700,9 +584,6 @@ func worldWritable(mode string) bool {
 	return false
 }
 
-// gitGlobalValued are git options before the subcommand that take a value.
-var gitGlobalValued = []string{"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env", "--super-prefix", "--list-cmds"}
-
 // gitSplit returns git's -c settings, its subcommand and the subcommand's
 // arguments.
 func gitSplit(args []string) (configs []string, sub string, rest []string) {
@@ -714,7 +595,7 @@ func gitSplit(args []string) (configs []string, sub string, rest []string) {
 			continue
 		}
 		if strings.HasPrefix(v, "-") {
-			for _, o := range gitGlobalValued {
+			for _, o := range [...]string{"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env", "--super-prefix", "--list-cmds"} {
 				if v == o {
 					i++
 					break
@@ -725,168 +606,6 @@ func gitSplit(args []string) (configs []string, sub string, rest []string) {
 		return configs, v, args[i+1:]
 	}
 	return configs, "", nil
-}
-
-// gitExecConfig reports whether a "-c key=value" setting makes git run a
-// program.
-func gitExecConfig(kv string) bool {
-	k := strings.ToLower(kv)
-	if i := strings.IndexByte(k, '='); i >= 0 {
-		k = k[:i]
-	}
-	for _, s := range [...]string{"pager", "sshcommand", "editor", "fsmonitor", "hookspath", "external", "helper", "textconv", ".command", "askpass", "proxy", "process", ".clean", ".smudge"} {
-		if strings.Contains(k, s) {
-			return true
-		}
-	}
-	return strings.HasPrefix(k, "alias.")
-}
-
-func (a *analyzer) git(c *shellparse.Command, args []string) {
-	configs, sub, rest := gitSplit(args)
-	for _, kv := range configs {
-		if gitExecConfig(kv) {
-			a.hitCmd(RuleExecOption, c)
-		}
-	}
-	switch sub {
-	case "reset":
-		if hasLong(rest, "--hard") {
-			a.hitCmd(RuleGitReset, c)
-		}
-	case "push":
-		if hasLong(rest, "--force", "--force-with-lease", "--mirror", "--force-if-includes") || hasShort(rest, "f") {
-			a.hitCmd(RuleGitPushForce, c)
-			return
-		}
-		for _, v := range operands(rest, "-o", "--push-option", "--repo", "--receive-pack", "--exec") {
-			if strings.HasPrefix(v, "+") {
-				a.hitCmd(RuleGitPushForce, c)
-				return
-			}
-		}
-	case "clean":
-		if !hasShort(rest, "n") && !hasLong(rest, "--dry-run") && (hasShort(rest, "f") || hasLong(rest, "--force")) {
-			a.hitCmd(RuleGitClean, c)
-		}
-	case "checkout":
-		if hasWord(rest, "--") || hasWord(rest, ".") || hasShort(rest, "f") || hasLong(rest, "--force") {
-			a.hitCmd(RuleGitDiscard, c)
-		}
-	case "restore":
-		if !hasLong(rest, "--staged") || hasLong(rest, "--worktree") || hasShort(rest, "W") {
-			if len(operands(rest, "-s", "--source")) > 0 {
-				a.hitCmd(RuleGitDiscard, c)
-			}
-		}
-	case "stash":
-		if len(rest) > 0 && (rest[0] == "drop" || rest[0] == "clear") {
-			a.hitCmd(RuleGitDiscard, c)
-		}
-	case "branch":
-		if hasShort(rest, "D") || ((hasShort(rest, "d") || hasLong(rest, "--delete")) && (hasShort(rest, "f") || hasLong(rest, "--force"))) {
-			a.hitCmd(RuleGitBranchDel, c)
-		}
-	case "filter-branch", "filter-repo":
-		a.hitCmd(RuleGitHistory, c)
-	case "reflog":
-		if len(rest) > 0 && (rest[0] == "expire" || rest[0] == "delete") {
-			a.hitCmd(RuleGitHistory, c)
-		}
-	case "gc":
-		if hasLong(rest, "--prune") {
-			a.hitCmd(RuleGitHistory, c)
-		}
-	case "update-ref":
-		if hasShort(rest, "d") {
-			a.hitCmd(RuleGitHistory, c)
-		}
-	case "config":
-		if !hasLong(rest, "--global", "--system") {
-			return
-		}
-		if hasLong(rest, "--get", "--get-all", "--get-regexp", "--list", "--show-origin", "--get-urlmatch", "--get-color", "--get-colorbool") || hasShort(rest, "l") {
-			return
-		}
-		if len(operands(rest, "--file", "-f", "--type", "--default")) >= 2 || hasLong(rest, "--unset", "--unset-all", "--add", "--replace-all", "--edit", "--rename-section", "--remove-section") || hasShort(rest, "e") {
-			a.hitCmd(RuleGitConfig, c)
-		}
-	}
-}
-
-func (a *analyzer) dd(c *shellparse.Command, args []string) {
-	for _, v := range args {
-		if strings.HasPrefix(v, "of=") {
-			p := a.fold(v[3:])
-			if isBlockDevice(p) {
-				a.hitCmd(RuleDiskWrite, c)
-				return
-			}
-			a.checkWrite(c, v[3:], p)
-		}
-	}
-	a.hitCmd(RuleDD, c)
-}
-
-// kill: "-1" as the pid signals every process; SIGKILL needs approval.
-func (a *analyzer) kill(c *shellparse.Command, args []string) {
-	var sig string
-	var pids []string
-	for i := 0; i < len(args); i++ {
-		v := args[i]
-		switch {
-		case v == "--":
-			pids = append(pids, args[i+1:]...)
-			i = len(args)
-		case v == "-l" || v == "-L" || v == "--list" || v == "--table":
-			return
-		case v == "-s" || v == "-n" || v == "--signal":
-			if i+1 < len(args) {
-				sig = args[i+1]
-			}
-			i++
-		case strings.HasPrefix(v, "--signal="):
-			sig = v[len("--signal="):]
-		case len(v) > 1 && v[0] == '-' && sig == "" && len(pids) == 0 && len(args) > 1:
-			sig = v[1:]
-		default:
-			pids = append(pids, v)
-		}
-	}
-	for _, p := range pids {
-		if p == "-1" {
-			a.hitCmd(RuleKillAll, c)
-			return
-		}
-	}
-	switch strings.ToUpper(strings.TrimPrefix(strings.ToUpper(sig), "SIG")) {
-	case "9", "KILL":
-		a.hitCmd(RuleKill, c)
-	}
-}
-
-func (a *analyzer) systemctl(c *shellparse.Command, args []string) {
-	sub, rest := firstOperand(args, "-H", "--host", "-M", "--machine", "-t", "--type", "-p", "--property", "-s", "--signal", "--root", "-n", "--lines", "-o", "--output", "--kill-whom", "--kill-who", "--state", "--job-mode")
-	switch sub {
-	case "reboot", "poweroff", "halt", "kexec", "soft-reboot":
-		a.hitCmd(RulePower, c)
-	case "isolate":
-		if len(rest) > 0 && (strings.HasPrefix(rest[0], "rescue") || strings.HasPrefix(rest[0], "emergency") || strings.HasPrefix(rest[0], "poweroff") || strings.HasPrefix(rest[0], "reboot") || strings.HasPrefix(rest[0], "halt")) {
-			a.hitCmd(RulePower, c)
-			return
-		}
-		a.hitCmd(RuleServiceStop, c)
-	case "start", "restart-or-start":
-		for _, u := range rest {
-			switch strings.TrimSuffix(u, ".target") {
-			case "reboot", "poweroff", "halt", "kexec", "ctrl-alt-del", "rescue", "emergency", "soft-reboot":
-				a.hitCmd(RulePower, c)
-				return
-			}
-		}
-	case "stop", "disable", "mask", "kill", "restart", "try-restart", "reload-or-restart", "condrestart", "force-reload", "terminate":
-		a.hitCmd(RuleServiceStop, c)
-	}
 }
 
 // sudoStdin flags -S/--stdin in sudo's own options (a cluster such as -kS or
@@ -987,128 +706,12 @@ func (a *analyzer) wrapper(c *shellparse.Command, w *shellparse.Wrapper) {
 	if isShell(w.Program) && shellHasC(w.Args) {
 		a.hit(RuleShellPayload, c.Text, c.Span)
 	}
-}
-
-func (a *analyzer) container(c *shellparse.Command, args []string) {
-	for i := 0; i < len(args); i++ {
-		v := args[i]
-		if !strings.HasPrefix(v, "-") {
-			break
-		}
-		val := ""
-		switch {
-		case v == "-H" || v == "--host" || v == "--url" || v == "--connection" || v == "-c" || v == "--context":
-			if i+1 < len(args) {
-				val = args[i+1]
-			}
-			i++
-		case containerValued()[v]:
-			i++
-		default:
-			if j := strings.IndexByte(v, '='); j > 0 {
-				switch v[:j] {
-				case "-H", "--host", "--url", "--connection":
-					val = v[j+1:]
-				}
-			}
-		}
-		if strings.HasPrefix(val, "ssh://") || strings.HasPrefix(val, "tcp://") {
-			a.hitCmd(RuleRemoteExec, c)
-		}
-	}
-	sub, rest := firstOperand(args, containerValuedList...)
-	if sub == "container" || sub == "image" || sub == "volume" || sub == "network" || sub == "system" || sub == "compose" || sub == "builder" {
-		var next string
-		next, rest = firstOperand(rest, "-f", "--file", "-p", "--project-name", "--profile", "--env-file", "--project-directory")
-		if sub == "compose" {
-			switch next {
-			case "down", "kill", "rm", "stop", "restart":
-				a.hitCmd(RuleContainer, c)
-			}
-			return
-		}
-		if next == "prune" || next == "rm" || next == "stop" || next == "kill" || next == "restart" {
-			a.hitCmd(RuleContainer, c)
-			return
-		}
-		sub = next
-	}
-	switch sub {
-	case "stop", "kill", "restart", "rm", "rmi":
-		a.hitCmd(RuleContainer, c)
-	case "run", "create", "exec":
-		a.privileged(c, rest)
-	}
-}
-
-// containerValuedList are docker/podman global options that take a value.
-var containerValuedList = []string{"-H", "--host", "--url", "--connection", "-c", "--context", "--log-level", "-l",
-	"--config", "--identity", "--root", "--runroot", "--storage-driver", "--tlscacert", "--tlscert", "--tlskey",
-	"--cgroup-manager", "--events-backend", "--runtime", "--tmpdir", "--network-cmd-path", "--ssh"}
-
-var containerValued = sync.OnceValue(func() map[string]bool {
-	m := map[string]bool{}
-	for _, o := range containerValuedList {
-		m[o] = true
-	}
-	return m
-})
-
-// privileged flags container options that hand the container the host.
-func (a *analyzer) privileged(c *shellparse.Command, args []string) {
-	for i := 0; i < len(args); i++ {
-		v := args[i]
-		if !strings.HasPrefix(v, "-") {
-			return // the image: the rest is the container's command
-		}
-		name, val, hasVal := strings.Cut(v, "=")
-		switch name {
-		case "--privileged":
-			a.hitCmd(RulePrivileged, c)
-		case "--pid", "--ipc", "--uts", "--userns", "--cap-add", "--security-opt", "--device", "-v", "--volume", "--mount":
-			if !hasVal && i+1 < len(args) {
-				val = args[i+1]
-				i++
-			}
-			lv := strings.ToLower(val)
-			switch name {
-			case "--pid", "--ipc", "--uts", "--userns":
-				if lv == "host" {
-					a.hitCmd(RulePrivileged, c)
-				}
-			case "--cap-add":
-				if lv == "all" || lv == "sys_admin" || lv == "cap_sys_admin" || lv == "sys_ptrace" || lv == "sys_module" {
-					a.hitCmd(RulePrivileged, c)
-				}
-			case "--security-opt":
-				if strings.Contains(lv, "unconfined") {
-					a.hitCmd(RulePrivileged, c)
-				}
-			case "--device":
-				a.hitCmd(RulePrivileged, c)
-			default:
-				src := val
-				if name == "--mount" {
-					for _, kv := range strings.Split(val, ",") {
-						if k, vv, ok := strings.Cut(kv, "="); ok && (k == "source" || k == "src") {
-							src = vv
-						}
-					}
-				} else if j := strings.IndexByte(val, ':'); j >= 0 {
-					src = val[:j]
-				}
-				if strings.HasPrefix(src, "/") || strings.HasPrefix(src, "~") || strings.HasPrefix(src, "$HOME") {
-					p := a.fold(src)
-					if isCatastrophicTarget(p) || strings.HasSuffix(p, "docker.sock") || strings.HasSuffix(p, "podman.sock") || isEtc(p) {
-						a.hitCmd(RulePrivileged, c)
-					}
-				}
-			}
-		default:
-			if (v == "-e" || v == "--env" || v == "--name" || v == "-p" || v == "--publish" || v == "-w" || v == "--workdir" ||
-				v == "--network" || v == "--net" || v == "-u" || v == "--user" || v == "--entrypoint" || v == "-l" || v == "--label" ||
-				v == "--restart" || v == "-m" || v == "--memory" || v == "--cpus" || v == "--platform" || v == "--env-file" || v == "-h" || v == "--hostname") && !hasVal {
-				i++
+	// A wrapper's own options may write files (time -o, strace -o).
+	if grammar.Lookup(w.Program) != nil {
+		inv := grammar.Parse(w.Program, w.Args)
+		for _, o := range inv.Options {
+			if o.HasValue && o.ValueEffects.Has(grammar.Write) {
+				a.writeTarget(c, o.Value, false)
 			}
 		}
 	}
@@ -1116,22 +719,6 @@ func (a *analyzer) privileged(c *shellparse.Command, args []string) {
 
 // sshValued are ssh options that take a value.
 var sshValued = []string{"-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S", "-W", "-w", "-B", "-P"}
-
-func (a *analyzer) ssh(c *shellparse.Command, args []string) {
-	if v, ok := optValue(args, "-o"); ok {
-		l := strings.ToLower(v)
-		if strings.HasPrefix(l, "proxycommand") || strings.HasPrefix(l, "localcommand") || strings.HasPrefix(l, "permitlocalcommand") {
-			a.hitCmd(RuleExecOption, c)
-		}
-	}
-	host, rest := firstOperand(args, sshValued...)
-	if host == "" {
-		return
-	}
-	if len(rest) > 0 || c.Context.Pipeline > 1 {
-		a.hitCmd(RuleRemoteExec, c)
-	}
-}
 
 // isDestructiveSQL reports whether a query argument drops or wipes data.
 func isDestructiveSQL(v string) bool {
@@ -1144,25 +731,6 @@ func isDestructiveSQL(v string) bool {
 	return false
 }
 
-func (a *analyzer) jsPackages(c *shellparse.Command, prog string, args []string) {
-	global := hasShort(args, "g") || hasLong(args, "--global", "--location")
-	ops := operands(args)
-	if len(ops) == 0 {
-		return
-	}
-	sub := ops[0]
-	if prog == "yarn" && sub == "global" && len(ops) > 1 && ops[1] == "remove" {
-		a.hitCmd(RulePkgRemove, c)
-		return
-	}
-	switch sub {
-	case "uninstall", "remove", "rm", "un", "r", "unlink":
-		if global {
-			a.hitCmd(RulePkgRemove, c)
-		}
-	}
-}
-
 // execOption records an option that runs another program; the program text
 // is analysed too, and a hardline payload keeps its hardline findings.
 func (a *analyzer) execOption(c *shellparse.Command, v string) {
@@ -1172,43 +740,6 @@ func (a *analyzer) execOption(c *shellparse.Command, v string) {
 			if f.Tier == TierHardline {
 				a.hit(f.Rule, c.Text, c.Span)
 			}
-		}
-	}
-}
-
-// man's options that take a value; -P/--pager runs its value.
-var manValued = sync.OnceValue(func() map[string]bool {
-	return map[string]bool{
-		"-C": true, "--config-file": true, "-M": true, "--manpath": true, "-P": true, "--pager": true,
-		"-r": true, "--prompt": true, "-L": true, "--locale": true, "-m": true, "--systems": true,
-		"-S": true, "-s": true, "--sections": true, "-e": true, "--extension": true, "-p": true,
-		"--preprocessor": true, "-R": true, "--recode": true, "-E": true, "--encoding": true,
-	}
-})
-
-func (a *analyzer) man(c *shellparse.Command, args []string) {
-	for i := 0; i < len(args); i++ {
-		v := args[i]
-		if v == "--" {
-			return
-		}
-		if strings.HasPrefix(v, "--pager=") {
-			a.execOption(c, v[len("--pager="):])
-			continue
-		}
-		if strings.HasPrefix(v, "-P") && len(v) > 2 {
-			a.execOption(c, v[2:])
-			continue
-		}
-		if strings.HasPrefix(v, "--html") || strings.HasPrefix(v, "-H") {
-			a.hitCmd(RuleExecOption, c)
-			continue
-		}
-		if manValued()[v] {
-			if (v == "-P" || v == "--pager") && i+1 < len(args) {
-				a.execOption(c, args[i+1])
-			}
-			i++
 		}
 	}
 }
@@ -1244,32 +775,6 @@ func (a *analyzer) moveSource(c *shellparse.Command, v string) {
 		a.hitCmd(RuleRmRecursive, c)
 	}
 	a.checkWrite(c, v, p)
-}
-
-// destination checks the target of a copy-like command (the last operand or
-// the -t directory).
-func (a *analyzer) destination(c *shellparse.Command, args []string, valued ...string) {
-	if v, ok := optValue(args, "-t", "--target-directory"); ok {
-		a.writeTarget(c, v, false)
-		return
-	}
-	ops := operands(args, valued...)
-	if c.Program == "install" && (hasShort(args, "d") || hasLong(args, "--directory")) {
-		for _, v := range ops {
-			a.writeTarget(c, v, false)
-		}
-		return
-	}
-	if len(ops) >= 2 || (c.Program == "ln" && len(ops) == 1) {
-		a.writeTarget(c, ops[len(ops)-1], false)
-	}
-}
-
-// writeOption checks the file named by an output option.
-func (a *analyzer) writeOption(c *shellparse.Command, args []string, opts ...string) {
-	if v, ok := optValue(args, opts...); ok {
-		a.writeTarget(c, v, false)
-	}
 }
 
 // inPlace handles in-place editors (sed -i, perl -i, ruby -i): the edited
@@ -1416,7 +921,10 @@ func (a *analyzer) writeTarget(c *shellparse.Command, v string, redirect bool) {
 		return
 	}
 	if !redirect && isBlockDevice(p) {
+		// A write to a disk device is hardline wherever it comes from:
+		// cp, tee, sort -o, curl -o, tar -f all overwrite the disk.
 		a.hit(RuleDeviceWrite, c.Text, c.Span)
+		a.hit(RuleDiskWrite, c.Text, c.Span)
 		return
 	}
 	a.checkWrite(c, v, p)
@@ -1441,7 +949,7 @@ func (a *analyzer) checkWrite(c *shellparse.Command, v, p string) {
 		a.hit(RuleAgentConfig, c.Text, c.Span)
 	}
 	base := path.Base(p)
-	if base == ".env" || strings.HasPrefix(base, ".env.") {
+	if (base == ".env" || strings.HasPrefix(base, ".env.")) && !a.envTemplate {
 		a.hit(RuleEnvFile, c.Text, c.Span)
 	}
 	if base == "config.yaml" || base == "config.yml" {
@@ -1520,12 +1028,42 @@ var execEnv = sync.OnceValue(func() map[string]bool {
 })
 
 func isExecEnv(name string) bool {
-	return execEnv()[name] || strings.HasPrefix(name, "BASH_FUNC_") || strings.HasPrefix(name, "GIT_CONFIG_")
+	return execEnv()[name] || grammar.EnvEffects("", name).Has(grammar.Exec)
+}
+
+// isExecEnvValue reports whether setting name to value makes programs run
+// other code. A PATH of absolute directories (or $VAR and ~ ones) outside
+// the world-writable temporary directories only changes where programs are
+// found among installed ones: "export PATH=$HOME/go/bin:$PATH" is fine,
+// "PATH=.:$PATH" and "PATH=/tmp/x:$PATH" are not.
+func isExecEnvValue(name, value string) bool {
+	if name != "PATH" {
+		return isExecEnv(name)
+	}
+	for _, e := range strings.Split(value, ":") {
+		switch {
+		case e == "" || !(strings.HasPrefix(e, "/") || strings.HasPrefix(e, "$") || strings.HasPrefix(e, "~")):
+			return true
+		case strings.Contains(e, "`") || strings.Contains(e, "$("):
+			return true
+		}
+		for _, part := range strings.Split(e, "/") {
+			if part == "." || part == ".." {
+				return true
+			}
+		}
+		for _, t := range [...]string{"/tmp", "/var/tmp", "/dev/shm", "/run/user"} {
+			if under(e, t) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (a *analyzer) env(c *shellparse.Command) {
 	for _, e := range c.Env {
-		if isExecEnv(e.Name) {
+		if isExecEnvValue(e.Name, e.Value.Value) || grammar.EnvEffects(grammarName(c.Program), e.Name).Has(grammar.Exec) {
 			a.hit(RuleEnvExec, c.Text, c.Span)
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tether-dev/tether/grammar"
 	"github.com/tether-dev/tether/shellparse"
 )
 
@@ -177,8 +178,10 @@ func isForkLoop(code string) bool {
 	return false
 }
 
-// interpreter applies the rules for shells and interpreters.
-func (a *analyzer) interpreter(c *shellparse.Command, args []string) {
+// interpreter applies the rules for shells and interpreters. Inline code of
+// the interpreters package grammar knows was judged by invocation; the
+// others (pwsh, cmd, tclsh …) are read here.
+func (a *analyzer) interpreter(c *shellparse.Command, args []string, inv *grammar.Invocation) {
 	name := interpName(c.Program)
 	if isShell(name) {
 		switch {
@@ -202,6 +205,15 @@ func (a *analyzer) interpreter(c *shellparse.Command, args []string) {
 			a.hitCmd(RuleControlPlane, c)
 		}
 	}
+	if inv != nil && inv.Spec != nil {
+		if hasCode(inv) || inv.Effects.Has(grammar.Interactive) {
+			return
+		}
+		if stdinScript(args) && inv.Spec.Name != "awk" {
+			a.stdinFed(c, name)
+		}
+		return
+	}
 	if code, ok := inlineCode(name, args); ok {
 		if isForkLoop(code) {
 			a.hitCmd(RuleForkBomb, c)
@@ -217,6 +229,21 @@ func (a *analyzer) interpreter(c *shellparse.Command, args []string) {
 	if stdinScript(args) {
 		a.stdinFed(c, name)
 	}
+}
+
+// hasCode reports whether an invocation was given inline code.
+func hasCode(inv *grammar.Invocation) bool {
+	for _, o := range inv.Options {
+		if o.HasValue && o.ValueEffects.Has(grammar.Code) {
+			return true
+		}
+	}
+	for _, op := range inv.Operands {
+		if op.Effects.Has(grammar.Code) {
+			return true
+		}
+	}
+	return false
 }
 
 // stdinScript reports whether a shell or interpreter reads its script from
@@ -237,6 +264,7 @@ func stdinScript(args []string) bool {
 // pipe or a heredoc (shellparse reports these as opaque segments; this is
 // the catalog's own check, so the verdict does not depend on one place).
 func (a *analyzer) stdinFed(c *shellparse.Command, name string) {
+	a.keepHardline(c, a.fedCommands(c, name))
 	for i := range c.Redirs {
 		r := &c.Redirs[i]
 		if r.Mode != shellparse.RedirHeredoc {
@@ -253,4 +281,70 @@ func (a *analyzer) stdinFed(c *shellparse.Command, name string) {
 	if c.Context.Pipeline > 1 && !a.opaqueCovers(c.Span) {
 		a.hit(RulePipeShell, c.Text, c.Span)
 	}
+}
+
+// fedCommands returns the shell commands a reader of its standard input
+// will run, when that input is literal text: a heredoc or here-string, or
+// the output of echo/printf with literal arguments piped into it. A shell
+// (name "" or a shell's name) or script runs all of it; ed, ex and vim run
+// lines starting with "!"; sqlite3 its .shell/.system lines. Other
+// interpreters read code that is not shell: nothing is returned for them.
+func (a *analyzer) fedCommands(c *shellparse.Command, name string) string {
+	text := ""
+	for i := range c.Redirs {
+		if c.Redirs[i].Mode == shellparse.RedirHeredoc {
+			text = c.Redirs[i].Body
+		}
+	}
+	if text == "" && c.Context.Pipeline > 1 {
+		text = a.pipedText(c)
+	}
+	if text == "" {
+		return ""
+	}
+	switch {
+	case name == "" || isShell(interpName(name)) || name == "script":
+		return text
+	case name == "ed" || name == "red" || name == "ex" || name == "vim" || name == "vi" || name == "nvim":
+		var b strings.Builder
+		for _, line := range strings.Split(text, "\n") {
+			if t := editorShellText(line); t != "" {
+				b.WriteString(t)
+				b.WriteByte('\n')
+			}
+		}
+		return b.String()
+	case name == "sqlite3":
+		return dotCommandText(text)
+	}
+	return ""
+}
+
+// pipedText returns what the command before c in its pipeline prints, when
+// it is echo or printf with literal arguments; "" otherwise.
+func (a *analyzer) pipedText(c *shellparse.Command) string {
+	var prev *shellparse.Command
+	for i := range a.script.Commands {
+		p := &a.script.Commands[i]
+		if p.Context.Pipeline == c.Context.Pipeline-1 && p.Context.PipelineLen == c.Context.PipelineLen && p.Span.End <= c.Span.Start {
+			prev = p // the last such command before c
+		}
+	}
+	if prev == nil || (prev.Program != "echo" && prev.Program != "printf") {
+		return ""
+	}
+	var b strings.Builder
+	for i, w := range prev.Args {
+		if !w.Literal {
+			return ""
+		}
+		if i == 0 && prev.Program == "echo" && strings.HasPrefix(w.Value, "-") {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w.Value)
+	}
+	return strings.NewReplacer(`\n`, "\n", `\t`, "\t", "%s", "").Replace(b.String())
 }

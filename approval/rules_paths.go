@@ -26,10 +26,19 @@ func (a *analyzer) fold(v string) string {
 	if v == "" {
 		return v
 	}
-	if v[0] != '/' && v[0] != '~' && a.cwd != "" && !strings.HasPrefix(v, "$") {
+	if v[0] != '/' && v[0] != '~' && !strings.HasPrefix(v, "$") {
+		if a.cwd == "" {
+			// A relative name stays relative: "./~" is a directory
+			// named "~", not the home.
+			c := path.Clean(v)
+			if strings.HasPrefix(c, "~") {
+				return "./" + c
+			}
+			return c
+		}
 		v = a.cwd + "/" + v
 	}
-	return cleanPath(v)
+	return procRoot(cleanPath(v))
 }
 
 // foldHome rewrites a leading home spelling in v to "~".
@@ -174,6 +183,7 @@ func isCatastrophicTarget(p string) bool {
 	if p == "*" || p == ".*" {
 		return false // relative glob, cwd unknown
 	}
+	p = procRoot(p)
 	if systemDirs()[p] {
 		return true
 	}
@@ -189,25 +199,64 @@ func isEtc(p string) bool {
 	return under(p, "/etc") || under(p, "/private/etc")
 }
 
+// procRoot strips a leading /proc/PID/root (or /proc/self/root,
+// /proc/thread-self/root): a path through a process's root is the same file.
+func procRoot(p string) string {
+	for {
+		rest, ok := strings.CutPrefix(p, "/proc/")
+		if !ok {
+			return p
+		}
+		i := strings.IndexByte(rest, '/')
+		if i < 0 || !strings.HasPrefix(rest[i:], "/root") || (len(rest) > i+5 && rest[i+5] != '/') {
+			return p
+		}
+		p = rest[i+5:]
+		if p == "" {
+			p = "/"
+		}
+	}
+}
+
+// nonBlockDevDirs are directories under /dev that hold no disks.
+var nonBlockDevDirs = map[string]bool{
+	"pts": true, "shm": true, "fd": true, "net": true, "snd": true, "input": true, "dri": true, "bus": true,
+	"char": true, "mqueue": true, "hugepages": true, "cpu": true, "usb": true, "v4l": true, "serial": true,
+	"vfio": true, "dma_heap": true, "tcp": true, "udp": true, "stdin": true, "stdout": true, "stderr": true,
+	"snd/by-path": true, "dvb": true, "hidraw": true, "vhost-net": true, "kvm": true,
+}
+
+// blockPrefixes are the names of disk and partition device nodes (followed
+// by a letter or digit, or a glob).
+var blockPrefixes = [...]string{"sd", "hd", "vd", "xvd", "nvme", "ng", "mmcblk", "md", "nbd", "dm-", "loop", "disk",
+	"rdisk", "sr", "ubd", "zd", "rbd", "zram", "ram", "pmem", "mtd", "mtdblock", "ubi", "bcache", "drbd", "sg", "fd", "nvme-fabrics", "vg"}
+
 // isBlockDevice reports whether the canonical path p names a disk or
-// partition device node.
+// partition device node, however it is spelled: /dev/sdX and the other
+// kernel names, /dev/root, /dev/mapper/*, LVM /dev/VG/LV, /dev/disk/by-*/*,
+// /dev/block/M:N, /dev/raw/*, globs over any of them, and any of these
+// through /proc/PID/root.
 func isBlockDevice(p string) bool {
+	p = procRoot(p)
 	if !strings.HasPrefix(p, "/dev/") {
 		return false
 	}
 	n := p[len("/dev/"):]
-	for _, pre := range [...]string{"mapper/", "disk/"} {
-		if strings.HasPrefix(n, pre) && len(n) > len(pre) {
-			return true
+	if n == "root" || n == "*" || n == "?*" || strings.HasPrefix(n, "[") {
+		return true
+	}
+	if i := strings.IndexByte(n, '/'); i >= 0 {
+		dir := n[:i]
+		if nonBlockDevDirs[dir] || n[i+1:] == "" {
+			return false
 		}
+		// mapper/*, disk/by-*/*, block/M:N, raw/*, and LVM VG/LV
+		return true
 	}
-	if strings.Contains(n, "/") {
-		return false
-	}
-	for _, pre := range [...]string{"sd", "hd", "vd", "xvd", "nvme", "mmcblk", "md", "nbd", "dm-", "loop", "disk", "rdisk", "sr", "ubd", "zd", "rbd"} {
+	for _, pre := range blockPrefixes {
 		if strings.HasPrefix(n, pre) && len(n) > len(pre) {
 			c := n[len(pre)]
-			if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') {
+			if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '*' || c == '?' || c == '[' || c == '{' {
 				return true
 			}
 		}

@@ -97,9 +97,11 @@ type Network struct {
 	Mode  NetworkMode `yaml:"mode" json:"mode"`
 	Allow []string    `yaml:"allow" json:"allow"`
 	Deny  []string    `yaml:"deny" json:"deny"`
-	// Limits of the egress proxy per command (proxy mode only); 0 or
-	// absent means the proxy's default (64 concurrent connections, no
-	// byte cap, 10s to connect, 2m idle).
+	// Limits of the egress proxy per sandbox (proxy mode only): a
+	// one-shot command's, or a session's over all its commands, so a
+	// background process gets no fresh allowance per command. 0 or absent
+	// means the proxy's default (64 concurrent connections, no byte cap,
+	// 10s to connect, 2m idle).
 	MaxConnections int      `yaml:"max_connections" json:"max_connections"` // concurrent connections
 	MaxBytes       ByteSize `yaml:"max_bytes" json:"max_bytes"`             // bytes both ways, all connections
 	ConnectTimeout Duration `yaml:"connect_timeout" json:"connect_timeout"` // to connect upstream

@@ -39,6 +39,7 @@ type Problem struct {
 	File string `json:"file"`
 	Line int    `json:"line"` // 0 when the problem has no line (an unreadable file)
 	Msg  string `json:"message"`
+	err  error  // the cause, for errors.Is (an unreadable file)
 }
 
 // String returns "file:line: message" (or "file: message" without a line).
@@ -52,6 +53,18 @@ func (p Problem) String() string {
 // InvalidError lists every problem found in a config file, in line order.
 type InvalidError struct {
 	Problems []Problem
+}
+
+// Unwrap returns the causes of the problems that have one, so that
+// errors.Is(err, ErrUntrustedFile) works on a refused file.
+func (e *InvalidError) Unwrap() []error {
+	var out []error
+	for _, p := range e.Problems {
+		if p.err != nil {
+			out = append(out, p.err)
+		}
+	}
+	return out
 }
 
 // Error returns one problem per line.
@@ -118,9 +131,9 @@ func Default() (*Config, error) {
 
 // Load reads and validates the config file at path.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadTrusted(path, "config file", MaxConfigSize)
 	if err != nil {
-		return nil, &InvalidError{Problems: []Problem{{File: path, Msg: fmt.Sprintf("reading config: %v", err)}}}
+		return nil, &InvalidError{Problems: []Problem{{File: path, Msg: err.Error(), err: err}}}
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {

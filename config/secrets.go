@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 )
@@ -16,9 +15,9 @@ import (
 func (s Secrets) LoadSecrets() (map[string]string, error) {
 	out := map[string]string{}
 	if s.EnvFile != "" {
-		data, err := os.ReadFile(s.EnvFile)
+		data, err := ReadTrusted(s.EnvFile, "secrets env file", MaxSecretsSize)
 		if err != nil {
-			return nil, fmt.Errorf("reading secrets env file: %w", err)
+			return nil, err
 		}
 		if err := parseEnvFile(s.EnvFile, data, out); err != nil {
 			return nil, err

@@ -23,7 +23,11 @@
 //
 // A CONNECT or SOCKS5 tunnel whose first bytes are a TLS ClientHello
 // naming another server than the target is cut before any byte is
-// forwarded (domain fronting by SNI). Without TLS interception the proxy
+// forwarded (domain fronting by SNI). The hello is reassembled across TLS
+// records and TCP segments; one that does not arrive whole (within 64 KiB
+// and the idle timeout) or does not parse is refused the same way.
+// Limits (connections, bytes) belong to the proxy, that is to the sandbox
+// it serves: Begin only changes the attribution of later connections. Without TLS interception the proxy
 // cannot see the HTTP Host inside the tunnel, so fronting by Host header
 // on a CDN that also serves an allowed name remains possible, and clients
 // using Encrypted Client Hello are refused when the outer name differs.

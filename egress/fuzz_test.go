@@ -103,7 +103,7 @@ func FuzzHelloServerName(f *testing.F) {
 	f.Add([]byte{0x16})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		br := bufio.NewReaderSize(bytes.NewReader(in), clientBufSize)
-		helloServerName(br)
+		_, _ = helloServerName(br)
 		rest, _ := io.ReadAll(br)
 		if !bytes.Equal(rest, in) {
 			t.Fatalf("helloServerName consumed input")

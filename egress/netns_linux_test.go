@@ -102,7 +102,10 @@ type fixture struct {
 	dialled   []string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureWith(t, Limits{}) }
+
+// newFixtureWith is newFixture with the proxy's limits.
+func newFixtureWith(t *testing.T, lim Limits) *fixture {
 	requireTools(t, "nsenter", "curl", "git", "python3", "bash")
 	ns := newTestNamespace(t)
 	f := &fixture{ns: ns, home: t.TempDir()}
@@ -158,6 +161,7 @@ func newFixture(t *testing.T) *fixture {
 	var d net.Dialer
 	f.proxy = New(Options{
 		Policy: pol,
+		Limits: lim,
 		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
 			f.mu.Lock()
 			f.dialled = append(f.dialled, address)

@@ -24,18 +24,22 @@ const (
 	DefaultIdleTimeout = 2 * time.Minute
 )
 
-// ErrByteLimit is the error a connection ends with when its command has
+// ErrByteLimit is the error a connection ends with when the sandbox has
 // used up Limits.MaxBytes.
 var ErrByteLimit = errors.New("egress byte limit reached")
 
-// Limits bound what one command may do through the proxy. The zero value
-// means the defaults and no byte limit.
+// Limits bound what the sandbox a proxy serves may do through it, over the
+// proxy's whole life: every command of a session shares them, and a
+// background process left running by one command gets no fresh allowance
+// when the next command begins. The zero value means the defaults and no
+// byte limit.
 type Limits struct {
 	// MaxConns caps concurrent client connections; 0 means
 	// DefaultMaxConns. Connections over the cap are closed at once.
 	MaxConns int
-	// MaxBytes caps the bytes (both directions, all connections) of one
-	// command; 0 means no cap. The connection that crosses it is cut.
+	// MaxBytes caps the bytes (both directions, all connections, all
+	// commands) of the sandbox; 0 means no cap. The connection that
+	// crosses it is cut, and later ones are refused.
 	MaxBytes int64
 	// DialTimeout bounds connecting upstream; 0 means DefaultDialTimeout.
 	DialTimeout time.Duration
@@ -91,27 +95,78 @@ type Proxy struct {
 
 	mu        sync.Mutex
 	policy    Policy
-	budget    *budget
+	usage     *usage  // the sandbox's counters, for the proxy's life
+	budget    *budget // the current command's attribution and usage
 	conns     map[net.Conn]struct{}
 	listeners []net.Listener
 	closed    bool
 	wg        sync.WaitGroup
 }
 
-// budget is one command's share: its attribution and byte count.
-type budget struct {
-	attr  Attribution
+// usage counts what the sandbox has used of its Limits.
+type usage struct {
 	max   int64
 	used  atomic.Int64
 	conns atomic.Int64
+	// reserved is what reads in flight may still return (see reserve).
+	reserved atomic.Int64
+	// spent is set once a connection was cut at the budget: later
+	// connections are refused, even if the cut left a few bytes unused.
+	spent atomic.Bool
+}
+
+// exhausted reports whether the budget is spent.
+func (u *usage) exhausted() bool {
+	return u.max > 0 && (u.spent.Load() || u.used.Load() >= u.max)
+}
+
+// reserve returns how many bytes (at most want) a read may return before
+// they are counted, and 0 once the budget is spent. A read takes at most
+// half of what no other read in flight holds, so reads waiting on idle
+// connections can never hold it all, and together they never exceed the
+// budget: the sandbox moves at most MaxBytes. When every byte left is held
+// by reads in flight, the budget counts as spent (the connection is cut a
+// few bytes early rather than late). The caller must release the
+// reservation after counting what it read.
+func (u *usage) reserve(want int64) int64 {
+	if u.max <= 0 {
+		return want
+	}
+	for {
+		used, res := u.used.Load(), u.reserved.Load()
+		free := u.max - used - res
+		if free <= 0 || u.spent.Load() {
+			u.spent.Store(true)
+			return 0
+		}
+		n := min(want, (free+1)/2)
+		if u.reserved.CompareAndSwap(res, res+n) {
+			return n
+		}
+	}
+}
+
+// release gives back a reservation (after add counted what was moved).
+func (u *usage) release(n int64) {
+	if u.max > 0 {
+		u.reserved.Add(-n)
+	}
 }
 
 // add counts n bytes and reports ErrByteLimit once the budget is spent.
-func (b *budget) add(n int) error {
-	if b.used.Add(int64(n)) > b.max && b.max > 0 {
+func (u *usage) add(n int) error {
+	if u.used.Add(int64(n)) > u.max && u.max > 0 {
+		u.spent.Store(true)
 		return ErrByteLimit
 	}
 	return nil
+}
+
+// budget is what a connection counts against: the sandbox's usage, under
+// the attribution of the command current when it was accepted.
+type budget struct {
+	attr Attribution
+	*usage
 }
 
 // New returns a proxy that serves nothing until Serve.
@@ -134,16 +189,18 @@ func New(opts Options) *Proxy {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Proxy{opts: opts, log: log, policy: opts.Policy, conns: map[net.Conn]struct{}{}}
-	p.budget = &budget{max: opts.Limits.MaxBytes}
+	p.usage = &usage{max: opts.Limits.MaxBytes}
+	p.budget = &budget{usage: p.usage}
 	return p
 }
 
-// Begin starts a new command: later connections are attributed to a and
-// count against a fresh byte budget. Connections already open keep theirs.
+// Begin starts a new command: later connections are attributed to a.
+// They count against the same limits as every earlier command's: the
+// limits belong to the sandbox, not to the command.
 func (p *Proxy) Begin(a Attribution) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.budget = &budget{attr: a, max: p.opts.Limits.MaxBytes}
+	p.budget = &budget{attr: a, usage: p.usage}
 }
 
 // SetPolicy replaces the policy for later connections (a session whose
@@ -236,8 +293,8 @@ func (p *Proxy) decide(pol Policy, b *budget, host string, port int) Decision {
 	ctx, cancel := context.WithTimeout(context.Background(), p.opts.Limits.DialTimeout)
 	defer cancel()
 	d := pol.Decide(ctx, host, port)
-	if d.Allowed && b.max > 0 && b.used.Load() >= b.max {
-		d = refuse(d.Host, port, RefusedLimit, "", "byte limit of %d bytes for this command reached", b.max)
+	if d.Allowed && b.exhausted() {
+		d = refuse(d.Host, port, RefusedLimit, "", "byte limit of %d bytes for this sandbox reached", b.max)
 	}
 	if p.opts.OnDecision != nil {
 		p.opts.OnDecision(b.attr, d)
@@ -373,11 +430,14 @@ func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request, b *budg
 // to OnDecision.
 func (p *Proxy) sniCheck(b *budget, ev *Event) func(*bufio.Reader) error {
 	return func(br *bufio.Reader) error {
-		name := helloServerName(br)
-		if !sniMismatch(ev.Host, name) {
+		name, err := helloServerName(br)
+		if err == nil && !sniMismatch(ev.Host, name) {
 			return nil
 		}
 		d := refuse(ev.Host, ev.Port, RefusedSNI, "", "TLS server name %q does not match tunnel host %s", name, ev.Host)
+		if err != nil {
+			d = refuse(ev.Host, ev.Port, RefusedSNI, "", "%v, so its server name cannot be checked against tunnel host %s", err, ev.Host)
+		}
 		ev.Decision = d
 		if p.opts.OnDecision != nil {
 			p.opts.OnDecision(b.attr, d)
@@ -471,7 +531,7 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, b *budget, pol Policy) (k
 	return !resp.Close
 }
 
-// tunnel copies bytes both ways until either side closes, the command's
+// tunnel copies bytes both ways until either side closes, the sandbox's
 // byte budget is spent or the connection idles. It returns the bytes sent
 // up and down.
 func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, up net.Conn, b *budget, check func(*bufio.Reader) error) (int64, int64, error) {
@@ -525,7 +585,10 @@ func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, up net.Conn, b *budget, che
 // budget is spent. A read idles out only when neither direction moved for
 // idle (last holds the newest activity of either direction).
 func copyCounted(dst net.Conn, src net.Conn, b *budget, last *atomic.Int64, idle time.Duration) (int64, error) {
-	if td, ok := tcpOf(dst); ok {
+	// A splice returns only once it has moved its whole length, so its
+	// bytes are counted late: with a byte budget, copy by reads, which
+	// return what has arrived.
+	if td, ok := tcpOf(dst); ok && b.max <= 0 {
 		if ts, ok := tcpOf(src); ok {
 			return spliceCounted(td, ts, b, last, idle)
 		}
@@ -540,14 +603,22 @@ func copyCounted(dst net.Conn, src net.Conn, b *budget, last *atomic.Int64, idle
 			src.SetReadDeadline(now.Add(idle))
 			armed = now
 		}
-		r, err := src.Read(buf)
+		limit := b.reserve(int64(len(buf)))
+		if limit == 0 {
+			dst.Close()
+			src.Close()
+			return n, ErrByteLimit
+		}
+		r, err := src.Read(buf[:limit])
+		lerr := b.add(r)
+		b.release(limit)
 		if r > 0 {
 			last.Store(time.Now().UnixNano())
 			if _, werr := dst.Write(buf[:r]); werr != nil {
 				return n, werr
 			}
 			n += int64(r)
-			if lerr := b.add(r); lerr != nil {
+			if lerr != nil {
 				dst.Close()
 				src.Close()
 				return n, lerr
@@ -568,9 +639,9 @@ func copyCounted(dst net.Conn, src net.Conn, b *budget, last *atomic.Int64, idle
 	}
 }
 
-// spliceCounted is copyCounted between two TCP connections: the kernel
-// moves the bytes (splice) in bounded chunks, so counting, the byte budget
-// and the idle timeout still apply per chunk.
+// spliceCounted is copyCounted between two TCP connections without a
+// byte budget: the kernel moves the bytes (splice) in bounded chunks, so
+// counting and the idle timeout still apply per chunk.
 func spliceCounted(dst, src *net.TCPConn, b *budget, last *atomic.Int64, idle time.Duration) (int64, error) {
 	const chunk = 256 << 10
 	var n int64
@@ -580,16 +651,12 @@ func spliceCounted(dst, src *net.TCPConn, b *budget, last *atomic.Int64, idle ti
 			src.SetReadDeadline(now.Add(idle))
 			armed = now
 		}
-		limit := int64(chunk)
-		if b.max > 0 {
-			// Stop right after the budget is crossed.
-			limit = max(1, min(limit, b.max-b.used.Load()+1))
-		}
-		r, err := dst.ReadFrom(&io.LimitedReader{R: src, N: limit})
+		r, err := dst.ReadFrom(&io.LimitedReader{R: src, N: chunk})
+		lerr := b.add(int(r))
 		if r > 0 {
 			last.Store(time.Now().UnixNano())
 			n += r
-			if lerr := b.add(int(r)); lerr != nil {
+			if lerr != nil {
 				dst.Close()
 				src.Close()
 				return n, lerr

@@ -364,15 +364,107 @@ func TestProxyByteLimit(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusTooManyRequests, r2.StatusCode)
 	c.Close()
-	// ...and the next command starts afresh.
+	// ...and of the next command: the limit is the sandbox's.
 	h.p.Begin(Attribution{Command: "small"})
 	srv2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "small") }))
 	defer srv2.Close()
 	resp, err = h.client(nil).Get(srv2.URL)
 	require.NoError(t, err)
-	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	assert.Equal(t, "small", string(b))
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, "a new command gets no fresh allowance")
+}
+
+// echoServer accepts connections and echoes what they send.
+func echoServer(t *testing.T) net.Listener {
+	t.Helper()
+	up, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { up.Close() })
+	go func() {
+		for {
+			c, err := up.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(c, c); c.Close() }()
+		}
+	}()
+	return up
+}
+
+// tunnelTo opens a CONNECT tunnel through the proxy.
+func (h *harness) tunnelTo(t *testing.T, target string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", h.addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: x\r\n\r\n", target)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	return c, br
+}
+
+// TestProxyLimitsOutliveCommands: a background process that opened a
+// connection during one command keeps counting against the sandbox's
+// limits through every later command. Across 50 commands it cannot move
+// more than MaxBytes, nor hold more than MaxConns connections.
+func TestProxyLimitsOutliveCommands(t *testing.T) {
+	up := echoServer(t)
+	const maxBytes = 64 << 10
+	h := startProxy(t, allowPolicy(t, "127.0.0.1"), Limits{MaxBytes: maxBytes, MaxConns: 2})
+	h.p.Begin(Attribution{Command: "cmd-0"})
+	bg, br := h.tunnelTo(t, up.Addr().String()) // the background process's connection
+	chunk := make([]byte, 4<<10)
+	buf := make([]byte, len(chunk))
+	moved := 0
+	var cut error
+	for i := 1; i <= 50 && cut == nil; i++ {
+		h.p.Begin(Attribution{Command: "cmd-" + strconv.Itoa(i)}) // the session's next command
+		if _, err := bg.Write(chunk); err != nil {
+			cut = err
+			break
+		}
+		if _, err := io.ReadFull(br, buf); err != nil {
+			cut = err
+			break
+		}
+		moved += 2 * len(chunk) // up and back down
+	}
+	require.Error(t, cut, "the background connection is cut at the sandbox's byte limit")
+	assert.LessOrEqual(t, moved, maxBytes, "no fresh allowance per command")
+
+	assert.LessOrEqual(t, h.p.usage.used.Load(), int64(maxBytes), "the proxy moved at most MaxBytes")
+
+	// The budget stays spent for the commands that follow.
+	h.p.Begin(Attribution{Command: "cmd-next"})
+	c, err := net.Dial("tcp", h.addr)
+	require.NoError(t, err)
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: x\r\n\r\n", up.Addr())
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+}
+
+// TestProxyConnLimitOutlivesCommands: connections held open by earlier
+// commands' background processes count against the sandbox's MaxConns.
+func TestProxyConnLimitOutlivesCommands(t *testing.T) {
+	up := echoServer(t)
+	h := startProxy(t, allowPolicy(t, "127.0.0.1"), Limits{MaxConns: 3})
+	for i := range 3 {
+		h.p.Begin(Attribution{Command: "cmd-" + strconv.Itoa(i)})
+		h.tunnelTo(t, up.Addr().String()) // left open, as a background process would
+	}
+	h.p.Begin(Attribution{Command: "cmd-3"})
+	c, err := net.Dial("tcp", h.addr)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+	n, err := c.Read(make([]byte, 1))
+	assert.Zero(t, n)
+	assert.ErrorIs(t, err, io.EOF, "a fourth connection is over the sandbox's limit, whichever command opens it")
 }
 
 func TestProxyMaxConns(t *testing.T) {

@@ -205,3 +205,64 @@ func TestSessionProxyMode(t *testing.T) {
 	}
 	assert.Equal(t, []string{"0", "1"}, cmds)
 }
+
+// TestSessionBackgroundProcessUnderProxyLimits: a background process that
+// one command of a session leaves running keeps fetching through the
+// proxy while the session runs more commands. The byte limit is the sandbox's: once
+// spent, the background process is refused under whichever command is
+// current, instead of getting a fresh allowance with each.
+func TestSessionBackgroundProcessUnderProxyLimits(t *testing.T) {
+	const maxBytes = 4096
+	f := newFixtureWith(t, Limits{MaxBytes: maxBytes})
+	r := sandboxRunner(t)
+	sessions := &sandbox.Sessions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix, Grace: r.Grace}
+	defer sessions.Close()
+	spec := sandbox.SessionSpec{Config: sandbox.Config{
+		Network:   sandbox.NetworkProxy,
+		NetNSPath: f.ns.Path(),
+		Env:       append(append([]string(nil), sandbox.DefaultEnv...), f.ns.Env()...),
+		Seccomp:   sandbox.SeccompOptional,
+		Limits:    sandbox.Limits{Timeout: time.Minute},
+	}}
+	web := "http://web.test:" + strconv.Itoa(f.web) + "/hello"
+	run := func(i int, shell string) string {
+		t.Helper()
+		f.proxy.Begin(Attribution{Run: "session", Command: strconv.Itoa(i)})
+		var out, errb bytes.Buffer
+		res, err := sessions.Run(t.Context(), "default", "egress-bg", spec, sandbox.Command{Shell: shell, Stdout: &out, Stderr: &errb})
+		require.NoError(t, err)
+		require.Zero(t, res.ExitCode, errb.String())
+		return out.String()
+	}
+	run(0, "(while :; do if curl -sS -f -o /dev/null "+web+" 2>/dev/null; then echo ok; else echo refused; fi >> /tmp/bg.log; sleep 0.02; done) >/dev/null 2>&1 &")
+	// The session's next commands, until the background process has been
+	// refused under several of them (bounded: 300 commands).
+	refusedUnder := map[string]bool{}
+	for i := 1; i <= 300 && len(refusedUnder) < 3; i++ {
+		run(i, "sleep 0.1")
+		events, _, _ := f.snapshot()
+		for _, ev := range events {
+			if !ev.Allowed && ev.Refusal == RefusedLimit {
+				refusedUnder[ev.Command] = true
+			}
+		}
+	}
+	log := run(1000, "cat /tmp/bg.log")
+	require.NoError(t, sessions.CloseSession("default", "egress-bg"))
+
+	ok, refused := strings.Count(log, "ok\n"), strings.Count(log, "refused\n")
+	events, _, _ := f.snapshot()
+	var total int64
+	laterRefusals := 0
+	for _, ev := range events {
+		total += ev.Up + ev.Down
+		if !ev.Allowed && ev.Refusal == RefusedLimit && ev.Command != "0" {
+			laterRefusals++
+		}
+	}
+	t.Logf("background fetches: %d ok, %d refused; proxy bytes %d of %d; %d refusals under %d later commands", ok, refused, total, maxBytes, laterRefusals, len(refusedUnder))
+	require.NotZero(t, ok, "the background process ran")
+	assert.NotZero(t, refused, "the sandbox's budget ran out")
+	assert.GreaterOrEqual(t, len(refusedUnder), 3, "it stays spent under the commands that follow")
+	assert.LessOrEqual(t, total, int64(2*maxBytes), "20 commands did not bring 20 fresh allowances")
+}

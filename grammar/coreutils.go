@@ -46,7 +46,7 @@ func coreutils() []*Spec {
 			flags("-a --no-create -c -f --no-dereference -h -m"))},
 		{Name: "truncate", Effects: Truncate, Operands: []OperandRule{{All: true, Effects: Target | Write}}, Options: gnu(
 			ops(arg("--size -s", 0), arg("--reference -r", Read)), flags("--no-create -c --io-blocks -o"))},
-		{Name: "fallocate", Effects: Truncate, Operands: []OperandRule{{Index: -1, Effects: Target | Write}}, Options: gnu(
+		{Name: "fallocate", Operands: []OperandRule{{Index: -1, Effects: Target | Write}}, Options: gnu(
 			ops(arg("--length -l", 0), arg("--offset -o", 0), flag("--punch-hole -p", DeviceWrite),
 				flag("--zero-range -z", DeviceWrite), flag("--collapse-range -c", DeviceWrite),
 				flag("--insert-range -i", DeviceWrite), flag("--dig-holes -d", DeviceWrite),
@@ -93,7 +93,8 @@ func coreutils() []*Spec {
 		{Name: "sed", Aliases: []string{"gsed"}, Options: gnu(
 			ops(argE("--expression -e", Code, 0), argE("--file -f", Read, 0), opt("--in-place -i", 0),
 				arg("--line-length -l", 0)),
-			flags("--quiet --silent -n --debug --posix --regexp-extended -E -r --separate -s --sandbox --unbuffered -u --null-data -z --follow-symlinks -b --binary"))},
+			flags("--quiet --silent -n --debug --posix --regexp-extended -E -r --separate -s --sandbox --unbuffered -u --null-data -z --follow-symlinks -b --binary")),
+			Refine: refineSed},
 		{Name: "find", Options: findOptions(), Refine: refineFind},
 	}
 }
@@ -209,5 +210,23 @@ func refineFind(inv *Invocation) {
 	inv.Operands = ops
 	if inv.Effects.Has(Delete) && (!filtered || broken) {
 		inv.Effects |= Recursive
+	}
+}
+
+// refineSed: without -e or -f the first operand is the script; the others
+// are input files.
+func refineSed(inv *Invocation) {
+	script := false
+	for _, o := range inv.Options {
+		if o.Name == "--expression" || o.Name == "--file" {
+			script = true
+		}
+	}
+	for i := range inv.Operands {
+		if i == 0 && !script {
+			inv.Operands[i].Effects |= Code
+		} else {
+			inv.Operands[i].Effects |= Read
+		}
 	}
 }

@@ -3,6 +3,8 @@ package grammar
 import "strings"
 
 // Disk tools: formatting, wiping, partitioning, discarding, secure erase.
+// Adding a partition, naming or retyping one destroys nothing; zapping,
+// clearing, deleting and overwriting a partition table does.
 // Their device operands are Targets and the invocation has Format, so a
 // block device among the targets is a destroyed disk; their listing, dry-run
 // and help forms have DryRun.
@@ -11,11 +13,12 @@ func disks() []*Spec {
 		"mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "mkfs.vfat", "mkfs.fat", "mkfs.msdos", "mkfs.ntfs", "mkfs.exfat",
 		"mkfs.f2fs", "mkfs.minix", "mkfs.bfs", "mkfs.cramfs", "mkfs.jfs", "mkfs.reiserfs", "mkfs.hfsplus",
 		"mkfs.udf", "mkfs.nilfs2", "mkfs.erofs", "mkudffs", "mkreiserfs", "mkfs.hfs", "newfs", "newfs_msdos"}
+	// The mkfs family shares one option table.
+	mkfsOpts := gnu(args("-t --type -L -U -b -C -c -d -E -F -g -G -i -I -J -l -m -M -N -o -O -r -T -e -p -s -n"),
+		flags("-f -q -v -V -K -S -D -j"))
 	var out []*Spec
 	for _, n := range mkfs {
-		out = append(out, &Spec{Name: n, Effects: Format, Operands: allTargets, Options: gnu(
-			args("-t --type -L -U -b -C -c -d -E -F -g -G -i -I -J -l -m -M -N -o -O -r -T -e -p -s -n"),
-			flags("-f -q -v -V -K -S -D -j"))})
+		out = append(out, &Spec{Name: n, Effects: Format, Operands: allTargets, Options: mkfsOpts})
 	}
 	// mkfs -t TYPE: -t takes a value in every mkfs; -n is a dry run in
 	// mke2fs only, so it is not DryRun here (mkfs.vfat -n is a label).
@@ -28,11 +31,11 @@ func disks() []*Spec {
 			args("--offset -o --length -l --step -p"), flags("--force -f --secure -s --zeroout -z --quiet -q --verbose -v"))},
 		&Spec{Name: "sgdisk", Operands: allTargets, Options: gnu(
 			ops(flag("--zap-all -Z", Format), flag("--zap -z", Format), flag("--clear -o", Format),
-				argE("--delete -d", 0, Format), argE("--new -n", 0, Format), argE("--largest-new -N", 0, Format),
+				argE("--delete -d", 0, Format), arg("--new -n", 0), arg("--largest-new -N", 0),
 				flag("--mbrtogpt -g", Format), argE("--load-backup -l", Read, Format), argE("--replicate -R", Target, Format),
-				flag("--randomize-guids -G", Format), argE("--gpttombr -m", 0, Format), argE("--hybrid -h", 0, Format),
-				argE("--change-name -c", 0, Format), argE("--typecode -t", 0, Format), argE("--transpose -r", 0, Format),
-				argE("--disk-guid -U", 0, Format), argE("--partition-guid -u", 0, Format), argE("--attributes -A", 0, Format),
+				flag("--randomize-guids -G", 0), argE("--gpttombr -m", 0, Format), arg("--hybrid -h", 0),
+				arg("--change-name -c", 0), arg("--typecode -t", 0), arg("--transpose -r", 0),
+				arg("--disk-guid -U", 0), arg("--partition-guid -u", 0), arg("--attributes -A", 0),
 				argE("--backup -b", Write, 0), flag("--print -p", DryRun), flag("--pretend -P", DryRun),
 				flag("--verify -v", DryRun), argE("--info -i", 0, DryRun), flag("--list-types -L", DryRun)),
 			args("--align-end --set-alignment -a --move-second-header -e --first-in-largest -f --end-of-largest -E --move-main-table -j"),

@@ -50,9 +50,31 @@ func args(names string) []Option {
 	return out
 }
 
+// argsV declares several distinct options that take a value that is val.
+func argsV(names string, val Effect) []Option {
+	out := args(names)
+	for i := range out {
+		out[i].Value = val
+	}
+	return out
+}
+
+// flagsE declares several distinct flags that each have effects eff.
+func flagsE(names string, eff Effect) []Option {
+	out := flags(names)
+	for i := range out {
+		out[i].Effects = eff
+	}
+	return out
+}
+
 // join concatenates option lists.
 func join(lists ...[]Option) []Option {
-	var out []Option
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	out := make([]Option, 0, n)
 	for _, l := range lists {
 		out = append(out, l...)
 	}

@@ -28,7 +28,7 @@ func editors() []*Spec {
 				flag("-nx --nx -n", 0), flag("--args -args", 0), flag("--version -version", DryRun), flag("--help -help", DryRun))},
 		{Name: "emacs", Aliases: []string{"emacsclient"}, Long: Exact, Options: ops(arg("--eval", Code), arg("--load -l", Code), arg("--funcall -f", Code),
 			arg("--script", Code), arg("-x", Code), flag("--batch", 0), flag("-Q -q --no-init-file", 0), flag("--version", DryRun), flag("--help", DryRun))},
-		{Name: "less", Aliases: []string{"more", "most"}, Refine: refineLess, Options: ops(arg("--pattern -p", 0), arg("-t --tag", 0), arg("-o --log-file -O --LOG-FILE", Write),
+		{Name: "less", Aliases: []string{"more", "most"}, Refine: refineLess, Options: ops(arg("--pattern -p", 0), arg("-t --tag", 0), arg("--log-file -o", Write), arg("--LOG-FILE -O", Write),
 			arg("-k --lesskey-file", Code), arg("-x --tabs", 0), arg("-y --max-forw-scroll", 0), arg("-z --window", 0), arg("-b --buffers", 0),
 			arg("-h --max-back-scroll", 0), arg("-j --jump-target", 0), arg("-P --prompt", 0), flag("--version -V", DryRun), flag("--help", DryRun))},
 		{Name: "man", Options: gnu(ops(arg("--pager -P", Exec), opt("--html -H", Exec), arg("--config-file -C", Config), arg("--preprocessor -p", 0),
@@ -42,7 +42,7 @@ func editors() []*Spec {
 			arg("--path-separator", 0), arg("--ignore-file", Read), arg("--engine", 0), arg("--encoding -E", 0), arg("--replace -r", 0),
 			arg("--context-separator", 0), arg("--max-filesize", 0), arg("--pre-glob", 0), arg("--dfa-size-limit --regex-size-limit", 0),
 			flag("--version -V", DryRun), flag("--help -h", DryRun)))},
-		{Name: "zip", Options: ops(arg("--unzip-command -TT", Exec), arg("-b", 0), arg("-t -tt", 0), arg("-x --exclude -i --include", 0), arg("-P --password", 0), arg("-O --output-file", Write))},
+		{Name: "zip", Options: ops(arg("--unzip-command -TT", Exec), arg("-b", 0), arg("-t -tt", 0), arg("-x --exclude", 0), arg("-i --include", 0), arg("-P --password", 0), arg("-O --output-file", Write))},
 	}
 }
 

@@ -13,9 +13,9 @@ func gitFamily() []*Spec {
 		arg("--refmap", 0), arg("--negotiation-tip", 0), arg("--push-option", 0), arg("--repo", 0),
 		opt("--recurse-submodules", 0), opt("--signed", 0), arg("--strategy -s", 0), arg("--strategy-option -X", 0))
 	diffOut := ops(arg("--output", Write), flag("--ext-diff", Exec), flag("--textconv", 0), opt("--open-files-in-pager -O", Exec),
-		arg("--format --pretty", 0), arg("-n --max-count", 0), arg("--since --after --until --before --author --committer --grep", 0),
-		opt("--color", 0), opt("--stat", 0), opt("--abbrev", 0), arg("-U --unified", 0), arg("-e --regexp -f", 0),
-		arg("--output-directory -o", Write), arg("-m --message -F --file -C -c --reuse-message --reedit-message --fixup --squash --author --date --cleanup", 0),
+		arg("--format --pretty", 0), arg("-n --max-count", 0), arg("--since --after", 0), arg("--until --before", 0), arg("--author", 0), arg("--committer", 0), arg("--grep", 0),
+		opt("--color", 0), opt("--stat", 0), opt("--abbrev", 0), arg("-U --unified", 0), arg("--regexp -e", 0), arg("-f", Read),
+		arg("--output-directory -o", Write), arg("--message -m", 0), arg("--file -F", Read), arg("--reuse-message -C", 0), arg("--reedit-message -c", 0), arg("--fixup", 0), arg("--squash", 0), arg("--date", 0), arg("--cleanup", 0),
 		opt("--gpg-sign -S", 0), arg("--trailer", 0), arg("--pathspec-from-file", Read))
 	return []*Spec{{
 		Name: "git", Long: Exact,
@@ -109,8 +109,15 @@ func gitSubs(remote, diffOut []Option) []*Spec {
 }
 
 // refineGitURL: the ext:: transport runs its URL as a command; fd:: uses
-// descriptors the caller set up.
+// descriptors the caller set up. A push refspec starting with "+" forces.
 func refineGitURL(inv *Invocation) {
+	if len(inv.Sub) > 0 && inv.Sub[0] == "push" {
+		for _, op := range inv.Operands {
+			if strings.HasPrefix(op.Value, "+") {
+				inv.Effects |= ForcePush
+			}
+		}
+	}
 	for i := range inv.Operands {
 		op := &inv.Operands[i]
 		if v, ok := strings.CutPrefix(op.Value, "ext::"); ok {

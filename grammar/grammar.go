@@ -104,6 +104,9 @@ const (
 	// Device: the invocation's targets are disks whatever they are called
 	// (diskutil's disk2, nvme's controller names).
 	Device
+	// Chdir: the value is the directory the command runs in (env -C,
+	// sudo -D, unshare -w): relative names resolve there.
+	Chdir
 )
 
 // Has reports whether e holds every effect in f.
@@ -233,10 +236,13 @@ type Spec struct {
 	Refine func(inv *Invocation)
 
 	parent *Spec
+	wraps  bool // s or one of its subcommands has Wrap
 	subs   map[string]*Spec
-	short  [128]*Option
-	long   map[string]*Option // "--name" and whole-word "-name" spellings
-	longs  []string           // long names for prefix matching, sorted as declared
+	// short maps a short option letter to 1 + its index in Options. It
+	// holds no pointers, and long names are found by scanning Options, so
+	// the table costs the garbage collector little: it is live in every
+	// process that analyses commands.
+	short [128]uint16
 }
 
 // Opt is one option found in an argument list.
@@ -255,6 +261,9 @@ type Opt struct {
 	Arg, ValueArg int
 	// Known reports whether the grammar knows the option.
 	Known bool
+	// Missing reports that the option takes a value and the argument list
+	// ended before one.
+	Missing bool
 	// Effects are the option's effects on the invocation; ValueEffects
 	// what its value is.
 	Effects, ValueEffects Effect
@@ -305,8 +314,16 @@ type Invocation struct {
 
 // Lookup returns the grammar of program (a base name such as "rm"), or nil.
 func Lookup(program string) *Spec {
-	return table()[program]
+	f, ok := index()[program]
+	if !ok {
+		return nil
+	}
+	return families[f].specs()[program]
 }
+
+// Wraps reports whether the program, or one of its subcommands, runs
+// another command named on its command line (it has a Wrap).
+func (s *Spec) Wraps() bool { return s != nil && s.wraps }
 
 // Sub returns the subcommand spec named word, or nil.
 func (s *Spec) Sub(word string) *Spec {
@@ -333,25 +350,42 @@ func (s *Spec) Option(spelling string) *Option {
 
 func (s *Spec) option(spelling string) *Option {
 	if len(spelling) == 2 && spelling[0] == '-' && spelling[1] < 128 {
-		return s.short[spelling[1]]
+		if i := s.short[spelling[1]]; i > 0 {
+			return &s.Options[i-1]
+		}
+		return nil
 	}
-	if o := s.long[spelling]; o != nil {
+	if o := s.longOption(spelling); o != nil {
 		return o
 	}
 	if s.Long != Prefix || !strings.HasPrefix(spelling, "--") || len(spelling) < 3 {
 		return nil
 	}
 	var found *Option
-	for _, n := range s.longs {
-		if strings.HasPrefix(n, spelling) {
-			o := s.long[n]
-			if found != nil && found != o {
-				return nil // ambiguous: getopt_long refuses it
+	for i := range s.Options {
+		o := &s.Options[i]
+		for _, n := range o.Names {
+			if strings.HasPrefix(n, "--") && strings.HasPrefix(n, spelling) {
+				if found != nil && found != o {
+					return nil // ambiguous: getopt_long refuses it
+				}
+				found = o
 			}
-			found = o
 		}
 	}
 	return found
+}
+
+// longOption returns the option with the long or whole-word name exactly.
+func (s *Spec) longOption(name string) *Option {
+	for i := range s.Options {
+		for _, n := range s.Options[i].Names {
+			if n == name {
+				return &s.Options[i]
+			}
+		}
+	}
+	return nil
 }
 
 // Canonical returns the canonical name of the option spelled spelling for
@@ -378,54 +412,90 @@ func Canonical(program string, sub []string, spelling string) string {
 	return spelling
 }
 
-// table is the grammar, built on first use, not at init: init work runs in
-// every tether process, including the container init that tether re-executes.
-var table = sync.OnceValue(func() map[string]*Spec {
+// A family's table is built when one of its programs is first looked up,
+// not at init (init work runs in every tether process, including the
+// container init that tether re-executes) and not all at once: the tables
+// stay live for the life of the process and the garbage collector scans
+// them on every cycle, so a process pays only for the families it uses.
+
+// family is one file's table.
+type family struct {
+	decl  func() []*Spec
+	specs func() map[string]*Spec
+}
+
+func newFamily(decl func() []*Spec) family {
+	return family{decl: decl, specs: sync.OnceValue(func() map[string]*Spec { return buildFamily(decl) })}
+}
+
+// buildFamily indexes the specs of one family by every name they have.
+func buildFamily(decl func() []*Spec) map[string]*Spec {
 	m := map[string]*Spec{}
-	for _, fam := range families {
-		for _, s := range fam() {
-			s.build(nil)
+	for _, s := range decl() {
+		s.build(nil)
+		for _, n := range append([]string{s.Name}, s.Aliases...) {
+			m[n] = s
+		}
+	}
+	return m
+}
+
+// families lists the per-family tables, one file each.
+var families = []family{
+	newFamily(coreutils), newFamily(disks), newFamily(power), newFamily(kills), newFamily(gitFamily),
+	newFamily(packages), newFamily(clusters), newFamily(interpreters), newFamily(editors), newFamily(network),
+	newFamily(builds), newFamily(wrappers), newFamily(system),
+}
+
+// index maps each program name to its family. Building it declares every
+// family once and keeps only the names.
+var index = sync.OnceValue(func() map[string]int {
+	m := map[string]int{}
+	for i, f := range families {
+		for _, s := range f.decl() {
 			for _, n := range append([]string{s.Name}, s.Aliases...) {
 				if _, dup := m[n]; dup {
 					panic("grammar: program " + n + " declared twice")
 				}
-				m[n] = s
+				m[n] = i
 			}
 		}
 	}
 	return m
 })
 
-// families lists the per-family tables, one file each.
-var families = []func() []*Spec{
-	coreutils, disks, power, kills, gitFamily, packages, clusters,
-	interpreters, editors, network, builds, wrappers, system,
+// table returns the whole grammar, every family built (for tests).
+func table() map[string]*Spec {
+	m := map[string]*Spec{}
+	for n, f := range index() {
+		m[n] = families[f].specs()[n]
+	}
+	return m
 }
 
 // build indexes s and its subcommands.
 func (s *Spec) build(parent *Spec) {
 	s.parent = parent
-	s.long = map[string]*Option{}
+	if len(s.Options) >= 1<<16-1 {
+		panic("grammar: too many options for " + s.Name)
+	}
 	for i := range s.Options {
-		o := &s.Options[i]
-		for _, n := range o.Names {
+		for _, n := range s.Options[i].Names {
 			switch {
-			case len(n) == 2 && n[0] == '-':
-				s.short[n[1]] = o
+			case len(n) == 2 && n[0] == '-' && n[1] < 128:
+				s.short[n[1]] = uint16(i + 1)
 			case strings.HasPrefix(n, "-"):
-				s.long[n] = o
-				if strings.HasPrefix(n, "--") {
-					s.longs = append(s.longs, n)
-				}
 			default:
 				panic("grammar: option name without dash: " + n)
 			}
 		}
 	}
+	s.wraps = s.Wrap != nil
 	if len(s.Subs) > 0 {
 		s.subs = map[string]*Spec{}
 		for _, c := range s.Subs {
 			c.build(s)
+			s.wraps = s.wraps || c.wraps
 			for _, n := range append([]string{c.Name}, c.Aliases...) {
 				s.subs[n] = c
 			}

@@ -13,19 +13,19 @@ func interpreters() []*Spec {
 		Options: join(ops(code("-c"), arg("-m", 0), arg("-W", 0), arg("-X", 0), arg("--check-hash-based-pycs", 0), flag("-i", Interactive),
 			flag("--help -h -?", DryRun), flag("--version -V", DryRun), flag("--help-env", DryRun), flag("--help-xoptions", DryRun), flag("--help-all", DryRun)),
 			flags("-b -B -d -E -I -O -P -q -s -S -u -v -x -R")), Operands: script}
-	perl := &Spec{Name: "perl", StopAtOperand: true, Operands: script,
-		Options: join(ops(code("-e"), code("-E"), opt("-i", 0), arg("-I", 0), arg("-M", Code), arg("-m", Code),
+	perl := &Spec{Name: "perl", StopAtOperand: true, Operands: script, Refine: refinePerl,
+		Options: join(ops(code("-e"), code("-E"), opt("-i", 0), arg("-I", 0), arg("-M", Read), arg("-m", Read),
 			Option{Names: []string{"-l"}, Arg: Optional, ValueChars: "01234567"}, Option{Names: []string{"-0"}, Arg: Optional, ValueChars: "0123456789abcdefxABCDEF"},
 			opt("-x", 0), opt("-d", Code), opt("-D", 0), opt("-C", 0), opt("-F", 0), optE("-V", 0, DryRun), flag("-v", DryRun), flag("-h", DryRun),
 			flag("--help", DryRun), flag("--version", DryRun)),
 			flags("-n -p -a -s -T -t -U -W -X -c -w -S -u"))}
 	ruby := &Spec{Name: "ruby", Aliases: []string{"jruby", "truffleruby"}, StopAtOperand: true, Operands: script,
-		Options: join(ops(code("-e"), arg("-r", Code), arg("-I", 0), arg("-C", 0), arg("-E --encoding", 0), opt("-F", 0), opt("-i", 0),
+		Options: join(ops(code("-e"), arg("-r", Read), arg("-I", 0), arg("-C", 0), arg("-E --encoding", 0), opt("-F", 0), opt("-i", 0),
 			Option{Names: []string{"-0"}, Arg: Optional, ValueChars: "01234567"}, opt("-K", 0), opt("-T", 0), opt("-W", 0), opt("-x", 0),
 			arg("--enable --disable", 0), flag("--version -v", DryRun), flag("--help -h", DryRun)),
 			flags("-n -p -a -l -c -w -d -s -S -U --jit --yjit --verbose --debug"))}
 	node := &Spec{Name: "node", Aliases: []string{"nodejs"}, Long: Exact, StopAtOperand: true, Operands: script,
-		Options: join(ops(code("--eval -e"), code("--print -p"), arg("--require -r", Code), arg("--import", Code), arg("--loader --experimental-loader", Code),
+		Options: join(ops(code("--eval -e"), code("--print -p"), arg("--require -r", Read), arg("--import", Read), arg("--loader --experimental-loader", Read),
 			arg("--input-type", 0), arg("--env-file", Read), arg("--conditions -C", 0), arg("--stack-size", 0), arg("--title", 0),
 			opt("--inspect", 0), opt("--inspect-brk", 0), flag("--interactive -i", Interactive), flag("--check -c", 0),
 			flag("--version -v", DryRun), flag("--help -h", DryRun)),
@@ -151,4 +151,22 @@ func stripAwkStrings(p string) string {
 		}
 	}
 	return string(b)
+}
+
+// refinePerl: -M and -m name a module ("-MO=Deparse,-p"), but perl pastes
+// the value into "use …;", so anything beyond a module name and its
+// import list is code ("-M'strict;system q(id)'").
+func refinePerl(inv *Invocation) {
+	for i := range inv.Options {
+		o := &inv.Options[i]
+		if (o.Name != "-M" && o.Name != "-m") || !o.HasValue {
+			continue
+		}
+		for _, c := range o.Value {
+			if !(c == '_' || c == ':' || c == '=' || c == ',' || c == '-' || c == '.' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+				o.ValueEffects |= Code
+				break
+			}
+		}
+	}
 }

@@ -10,11 +10,11 @@ func network() []*Spec {
 		flags("-4 -6 -A -a -C -f -G -g -K -k -M -N -n -q -s -T -t -v -X -x -Y -y"))
 	scpOpts := join(ops(arg("-S", Exec), arg("-D", Exec), arg("-o", Config), arg("-F", Config), arg("-i", Read)),
 		args("-c -J -l -P -X"), flags("-3 -4 -6 -A -B -C -O -p -q -R -r -s -T -v"))
-	rsyncOpts := join(ops(arg("--rsh -e", Exec), arg("--rsync-path", Exec), arg("--log-file", Write), arg("--write-batch --only-write-batch", Write),
-		arg("--read-batch --early-input --files-from --exclude-from --include-from --password-file", Read), arg("--remote-option -M", Config),
-		arg("--backup-dir --partial-dir --temp-dir -T --compare-dest --copy-dest --link-dest", Write),
-		flag("--delete --del --delete-before --delete-during --delete-after --delete-delay --delete-excluded --delete-missing-args", Delete|Recursive),
-		flag("--remove-source-files", Delete), flag("--dry-run -n", DryRun), flag("--list-only", DryRun), flag("--help -h", DryRun), flag("--version -V", DryRun)),
+	rsyncOpts := join(join(ops(arg("--rsh -e", Exec), arg("--rsync-path", Exec), arg("--log-file", Write), arg("--write-batch --only-write-batch", Write),
+		arg("--remote-option -M", Config), arg("--temp-dir -T", Write),
+		flag("--remove-source-files", Delete), flag("--dry-run -n", DryRun), flag("--list-only", DryRun), flag("--help -h", DryRun), flag("--version -V", DryRun)), argsV("--read-batch --early-input --files-from --exclude-from --include-from --password-file", Read),
+		argsV("--backup-dir --partial-dir --compare-dest --copy-dest --link-dest", Write), ops(flag("--delete-during --del", Delete|Recursive)),
+		flagsE("--delete --delete-before --delete-after --delete-delay --delete-excluded --delete-missing-args", Delete|Recursive)),
 		args("--exclude --include --filter -f --chmod --chown --suffix --bwlimit --timeout --contimeout --port --max-size --min-size "+
 			"--out-format --log-file-format --info --debug --sockopts --address --protocol --iconv --checksum-choice --cc --compress-choice --zc "+
 			"--compress-level --zl --skip-compress --usermap --groupmap --modify-window -@ --block-size -B --outbuf --stop-after --stop-at --max-delete --max-alloc"),
@@ -24,16 +24,17 @@ func network() []*Spec {
 			"-C --cvs-exclude -F -k -K -m -O -J -U -N -X -A -E -y -0 --from0 -s --secluded-args --protect-args -4 -6 --ipv4 --ipv6 --numeric-ids --super --fake-super --force"))
 	curlOut := ops(arg("--output -o", Write), flag("--remote-name -O", Write), flag("--remote-name-all", Write), arg("--output-dir", Write),
 		arg("--config -K", Config), arg("--upload-file -T", Read), arg("--cookie-jar -c", Write), arg("--dump-header -D", Write),
-		arg("--trace --trace-ascii --stderr --libcurl --etag-save --hsts --alt-svc", Write), arg("--netrc-file", Read),
-		arg("--data -d --data-binary --data-raw --data-urlencode --data-ascii --json", Read), arg("--form -F --form-string", Read),
+		arg("--netrc-file", Read), arg("--data -d", Read), arg("--form -F", Read),
 		flag("--version -V", DryRun), flag("--help -h", DryRun), flag("--manual -M", DryRun))
+	curlOut = join(curlOut, argsV("--trace --trace-ascii --stderr --libcurl --etag-save --hsts --alt-svc", Write),
+		argsV("--data-binary --data-raw --data-urlencode --data-ascii --json --form-string", Read))
 	curlArgs := args("--header -H --user -u --user-agent -A --referer -e --cookie -b --request -X --max-time -m --connect-timeout --retry " +
 		"--retry-delay --retry-max-time --proxy -x --proxy-user -U --range -r --cert -E --key --cacert --capath --time-cond -z --speed-limit -Y " +
 		"--speed-time -y --interface --resolve --connect-to --url --quote -Q --ftp-port -P --telnet-option -t --create-file-mode --unix-socket " +
 		"--abstract-unix-socket --engine --variable --parallel-max --limit-rate --max-filesize --proto --proto-redir --doh-url --write-out -w " +
 		"--max-redirs --expect100-timeout --keepalive-time --local-port --oauth2-bearer --pass --pubkey --request-target --socks5 --socks5-hostname " +
 		"--tls-max --ciphers --aws-sigv4 --url-query --happy-eyeballs-timeout-ms --dns-servers --mail-from --mail-rcpt --noproxy --preproxy")
-	wgetOpts := join(ops(arg("--output-document -O", Write), arg("--output-file -o --append-output -a", Write), arg("--directory-prefix -P", Write),
+	wgetOpts := join(ops(arg("--output-document -O", Write), arg("--output-file -o", Write), arg("--append-output -a", Write), arg("--directory-prefix -P", Write),
 		arg("--input-file -i", Read), arg("--execute -e", Config), arg("--config", Config), arg("--post-file --body-file", Read),
 		arg("--use-askpass", Exec), flag("--version -V", DryRun), flag("--help -h", DryRun)),
 		args("--user-agent -U --header --user --password --post-data --body-data --method --tries -t --timeout -T --wait -w --level -l --accept -A --reject -R --domains -D --exclude-domains --limit-rate --referer --load-cookies --save-cookies"),

@@ -27,7 +27,12 @@ var shortNames = func() (t [128]string) {
 // still found ("kubectl --frob X delete pod"). Either way an unknown option
 // cannot hide a subcommand.
 func Parse(program string, args []string) *Invocation {
-	inv := &Invocation{Program: program, Args: args, Command: -1, DashDash: -1}
+	// One allocation holds the invocation and room for the options,
+	// operands and subcommand words of a typical command.
+	b := &invocationBuf{}
+	inv := &b.inv
+	*inv = Invocation{Program: program, Args: args, Command: -1, DashDash: -1,
+		Options: b.opts[:0], Operands: b.ops[:0], Sub: b.sub[:0]}
 	root := Lookup(program)
 	inv.Spec, inv.SubSpec = root, root
 	if root == nil {
@@ -101,6 +106,14 @@ func Parse(program string, args []string) *Invocation {
 	return inv
 }
 
+// invocationBuf is an Invocation with inline room for small argument lists.
+type invocationBuf struct {
+	inv  Invocation
+	opts [2]Opt
+	ops  [3]Operand
+	sub  [1]string
+}
+
 // generic reads the arguments of an unknown program.
 func (inv *Invocation) generic() {
 	end := false
@@ -144,9 +157,13 @@ func (inv *Invocation) option(s *Spec, args []string, i int) (int, int) {
 			}
 			return i, i
 		}
-		if o.Arg == Required && !hasVal && i+1 < len(args) {
-			i++
-			opt.Value, opt.HasValue, opt.ValueArg = args[i], true, i
+		if o.Arg == Required && !hasVal {
+			if i+1 < len(args) {
+				i++
+				opt.Value, opt.HasValue, opt.ValueArg = args[i], true, i
+			} else {
+				opt.Missing = true
+			}
 		}
 		inv.known(opt, o)
 		return i, -1
@@ -175,6 +192,8 @@ func (inv *Invocation) option(s *Spec, args []string, i int) (int, int) {
 			} else if i+1 < len(args) {
 				i++
 				opt.Value, opt.HasValue, opt.ValueArg = args[i], true, i
+			} else {
+				opt.Missing = true
 			}
 			inv.known(opt, o)
 			return i, -1
@@ -216,7 +235,7 @@ func (s *Spec) wholeWord(a string) bool {
 		if sp != s && !sp.Persistent {
 			continue
 		}
-		if sp.long[name] != nil {
+		if len(name) > 2 && name[1] != '-' && sp.longOption(name) != nil {
 			return true
 		}
 	}
@@ -229,8 +248,8 @@ func (s *Spec) shortOption(c byte) *Option {
 		if sp != s && !sp.Persistent {
 			continue
 		}
-		if o := sp.short[c]; o != nil {
-			return o
+		if i := sp.short[c]; i > 0 {
+			return &sp.Options[i-1]
 		}
 	}
 	return nil

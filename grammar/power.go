@@ -21,7 +21,7 @@ func power() []*Spec {
 					inv.Effects &^= Power
 				}
 			}},
-		{Name: "init", Aliases: []string{"telinit", "runit-init"}, Options: gnuHelp(),
+		{Name: "init", Aliases: []string{"telinit", "runit-init"}, Options: gnu(args("-t -e")),
 			Operands: []OperandRule{{Index: 0, Values: values(Power, "0 6 1 s S single emergency rescue halt poweroff reboot")}}},
 		{Name: "openrc-shutdown", Effects: Power, Options: gnu(ops(flag("--write-only -w", 0), flag("--dry-run -D", 0), flag("--cancel -c", 0)), flags("-H --halt -k --kexec -p --poweroff -r --reboot -s --single")),
 			Refine: func(inv *Invocation) {

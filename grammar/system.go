@@ -11,7 +11,7 @@ func system() []*Spec {
 			arg("--table -t", 0), arg("--append -A", 0), arg("--insert -I", 0), arg("--new-chain -N", 0), arg("--rename-chain -E", 0),
 			arg("--replace -R", 0), optE("--list -L", 0, DryRun), optE("--list-rules -S", 0, DryRun), opt("--zero -Z", 0), arg("--jump -j", 0), arg("--goto -g", 0),
 			arg("--source -s", 0), arg("--destination -d", 0), arg("--protocol -p", 0), arg("--in-interface -i", 0), arg("--out-interface -o", 0),
-			arg("--match -m", 0), arg("--dport --sport --to-destination --to-source --to-ports --state --ctstate --comment --set-mark --log-prefix --wait -w", 0)),
+			arg("--match -m", 0), arg("--wait -w", 0)), args("--dport --sport --to-destination --to-source --to-ports --state --ctstate --comment --set-mark --log-prefix"),
 			flags("-n --numeric -v --verbose -x --exact --line-numbers -4 -6"))}
 	var out []*Spec
 	for _, a := range acct {
@@ -43,6 +43,10 @@ func system() []*Spec {
 		&Spec{Name: "at", Aliases: []string{"batch"}, Effects: Schedule, Options: ops(flag("-l", DryRun), arg("-f", Read), arg("-q", 0), arg("-t", 0), flag("-m", 0), flag("-M", 0), flag("-v", 0), flag("-V", DryRun), flag("-c", DryRun), flag("-r -d", 0))},
 		&Spec{Name: "service", Aliases: []string{"rc-service"}, Operands: []OperandRule{{Index: 1, Values: values(ServiceStop, "stop restart force-reload zap try-restart condrestart")}, {Index: 0, Effects: Target}}},
 		&Spec{Name: "launchctl", Subs: []*Spec{sub("bootout unload remove stop kill disable", ServiceStop)}},
+		// Indirect names: "hash -p PATH NAME" and "enable -f LIB NAME" make
+		// NAME run other code.
+		&Spec{Name: "hash", Options: ops(arg("-p", Exec), flag("-r", 0), flag("-d", 0), flag("-l", 0), flag("-t", 0))},
+		&Spec{Name: "enable", Options: ops(arg("-f", Exec), flag("-d", 0), flag("-n", 0), flag("-a", 0), flag("-p", 0), flag("-s", 0))},
 		&Spec{Name: "dropdb", Aliases: []string{"dropuser"}, Effects: DBDrop},
 		&Spec{Name: "su", Aliases: []string{"runuser"}, Options: suOpts},
 		&Spec{Name: "script", Options: gnu(ops(arg("--command -c", Exec), arg("--echo -E", 0), arg("--log-in -I", Write), arg("--log-out -O", Write),

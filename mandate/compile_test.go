@@ -150,7 +150,7 @@ func TestExtractFacts(t *testing.T) {
 		paths []string
 		wrote bool
 	}{
-		{cmd: "git commit -m 'fix' --amend", rules: []string{"git commit --amend -m"}},
+		{cmd: "git commit -m 'fix' --amend", rules: []string{"git commit --amend --message"}},
 		{cmd: "git -C /x remote add up https://example.com/r.git", rules: []string{"git remote add -C"}, hosts: []string{"example.com"}, paths: []string{"/x"}},
 		// Operands that are assignments are part of the rule; paths
 		// outside the workspace are part of the paths family.
@@ -164,12 +164,12 @@ func TestExtractFacts(t *testing.T) {
 		{cmd: "go mod tidy", rules: []string{"go mod tidy"}},
 		{cmd: "docker compose up -d", rules: []string{"docker compose up -d"}},
 		{cmd: "kubectl get pods", rules: []string{"kubectl get pods"}},
-		{cmd: "make -j 4 build test", rules: []string{"make build test -j"}},
+		{cmd: "make -j 4 build test", rules: []string{"make build test --jobs"}},
 		{cmd: "X=1 env Y=2 make test", rules: []string{"env X,Y: make test"}},
-		{cmd: "python3 script.py --flag", rules: []string{"python3 --flag"}},
+		{cmd: "python3 script.py --flag", rules: []string{"python3"}},
 		{cmd: "./rm -rf x", rules: []string{"./rm -rf"}},
 		{cmd: "curl https://x.y/z", rules: []string{"curl"}, hosts: []string{"x.y"}},
-		{cmd: "curl --url=https://A.B.example/ -o out", rules: []string{"curl --url -o"}, hosts: []string{"a.b.example"}},
+		{cmd: "curl --url=https://A.B.example/ -o out", rules: []string{"curl --output --url"}, hosts: []string{"a.b.example"}},
 		{cmd: "wget example.org/file", rules: []string{"wget"}, hosts: []string{"example.org"}},
 		{cmd: "ssh -p 22 user@h uptime", rules: []string{"ssh -p"}, hosts: []string{"h"}},
 		{cmd: "scp a h:/p", rules: []string{"scp"}, hosts: []string{"h"}},
@@ -179,7 +179,7 @@ func TestExtractFacts(t *testing.T) {
 		{cmd: "git $SUB", rules: []string{"git $SUB"}},
 		{cmd: "sudo -u bob make test", rules: []string{"sudo(-u,bob) make test"}},
 		{cmd: `curl -H "Authorization: $T" "$URL/x"`, rules: []string{"curl -H"}, hosts: []string{`="$URL/x"`}},
-		{cmd: "curl -x proxy.corp:3128 -o out https://a.example/", rules: []string{"curl -o -x"}, hosts: []string{"a.example", "proxy.corp"}},
+		{cmd: "curl -x proxy.corp:3128 -o out https://a.example/", rules: []string{"curl --output -x"}, hosts: []string{"a.example", "proxy.corp"}},
 		{cmd: `ssh -p "$PORT" "$HOST" uptime`, rules: []string{"ssh -p"}, hosts: []string{`="$HOST"`}},
 		{cmd: `ssh -p 22 ci@build.example "$CMD"`, rules: []string{"ssh -p"}, hosts: []string{"build.example"}},
 		{cmd: "timeout 60 nice -n 5 make", rules: []string{"timeout(60) nice(-n,5) make"}},

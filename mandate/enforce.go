@@ -69,6 +69,9 @@ type Decision struct {
 	Failures []Failure `json:"failures,omitempty"`
 	Reason   string    `json:"reason,omitempty"`
 	DriftID  string    `json:"drift_id,omitempty"`
+	// Warning is for the call's result: set when an observe-mode call
+	// could not be recorded (LostWarning).
+	Warning string `json:"warning,omitempty"`
 	// Err is the internal error behind a block or behind an observe
 	// failure that was allowed anyway. It is for logs, not for the model.
 	Err error `json:"-"`
@@ -77,12 +80,16 @@ type Decision struct {
 // Observe records c as an observation of run, whatever the job's mode. It
 // never panics; the error is for logging only and must never block the call.
 func (s *Store) Observe(ctx context.Context, run Run, c Call) (err error) {
+	lost := s.takeLost(run.Job)
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("observing call: panic: %v", p)
 		}
 		if err != nil {
 			s.log.Error("mandate observe failed; call allowed", "job", run.Job, "run", run.ID, "err", err)
+			// This observation is lost too; the count waits for the
+			// next one that can be stored.
+			s.addLost(run.Job, lost+1)
 		}
 	}()
 	if s.faultHook != nil {
@@ -98,9 +105,49 @@ func (s *Store) Observe(ctx context.Context, run Run, c Call) (err error) {
 		if err := s.ensureJob(ctx, tx, run.Job); err != nil {
 			return err
 		}
-		_, err := s.insertCall(ctx, tx, run, c, f, "observed")
-		return err
+		if _, err := s.insertCall(ctx, tx, run, c, f, "observed"); err != nil {
+			return err
+		}
+		if lost > 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET lost_observations = lost_observations + ? WHERE name = ?`, lost, run.Job); err != nil {
+				return fmt.Errorf("counting lost observations: %w", err)
+			}
+		}
+		return nil
 	})
+}
+
+// LostWarning is the warning a call carries when its observation could not
+// be stored.
+const LostWarning = "this call could not be recorded as evidence for the job's mandate; the next compile will say its evidence is incomplete"
+
+func (s *Store) takeLost(job string) int {
+	s.lostMu.Lock()
+	defer s.lostMu.Unlock()
+	n := s.lost[job]
+	delete(s.lost, job)
+	return n
+}
+
+func (s *Store) addLost(job string, n int) {
+	s.lostMu.Lock()
+	defer s.lostMu.Unlock()
+	s.lost[job] += n
+}
+
+// LostObservations returns how many of job's calls could not be stored as
+// observations: those counted in the database and those this process has
+// not been able to count there yet.
+func (s *Store) LostObservations(ctx context.Context, q querier, job string) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT lost_observations FROM jobs WHERE name = ?`, job).Scan(&n)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("reading lost observations of %s: %w", job, err)
+	}
+	s.lostMu.Lock()
+	n += s.lost[job]
+	s.lostMu.Unlock()
+	return n, nil
 }
 
 // Check decides whether c may run under its job's mandate and records it.
@@ -121,6 +168,13 @@ func (s *Store) Probe(ctx context.Context, run Run, c Call) Decision {
 }
 
 func (s *Store) check(ctx context.Context, run Run, c Call, record bool) (d Decision) {
+	// A database that lost the job's enforcement (deleted, emptied,
+	// replaced) must not turn it into an observe-mode job: the anchor
+	// outside the database says what it enforced.
+	if err := s.checkAnchor(ctx, run.Job); err != nil {
+		s.log.Error("mandate enforcement anchor check failed; call blocked", "job", run.Job, "err", err)
+		return Decision{Verdict: Block, Mode: "enforce", Reason: err.Error(), Err: err}
+	}
 	var mode string
 	func() {
 		defer func() {
@@ -139,11 +193,13 @@ func (s *Store) check(ctx context.Context, run Run, c Call, record bool) (d Deci
 		}
 	}()
 	if mode == "observe" {
-		var err error
+		d := Decision{Verdict: Allow, Mode: "observe", Reason: "job is in observe mode"}
 		if record {
-			err = s.Observe(ctx, run, c)
+			if d.Err = s.Observe(ctx, run, c); d.Err != nil {
+				d.Warning = LostWarning
+			}
 		}
-		return Decision{Verdict: Allow, Mode: "observe", Reason: "job is in observe mode", Err: err}
+		return d
 	}
 	defer func() {
 		if p := recover(); p != nil {

@@ -174,7 +174,7 @@ func TestWidenCoversEveryFamily(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, StatusPending, res.Version.Status)
 	assert.Equal(t, 1, res.Preview.NewlyAllowed)
-	assert.Contains(t, res.Version.Text, "  - curl -X -d  # seen 1x\n")
+	assert.Contains(t, res.Version.Text, "  - curl --data -X  # seen 1x\n")
 	assert.Contains(t, res.Version.Text, "  - evil.example.net  # seen 1x\n")
 	assert.Contains(t, res.Version.Text, "  - loot/out.txt  # seen 1x\n")
 

@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/tether-dev/tether/grammar"
 	"github.com/tether-dev/tether/shellparse"
 )
 
@@ -275,6 +276,21 @@ func commandFact(cmd shellparse.Command) CommandFact {
 			continue
 		}
 		positional = append(positional, t)
+	}
+	if !strings.Contains(cmd.Spelling, "/") && grammar.Lookup(cmd.Program) != nil {
+		// The grammar knows how the program reads its arguments: which
+		// words are option values, and each option's canonical name.
+		words := make([]string, len(cmd.Args))
+		for i, a := range cmd.Args {
+			words[i] = wordText(a)
+		}
+		inv := grammar.Parse(cmd.Program, words)
+		cf.Flags = canonicalFlags(cmd.Program, words)
+		positional = append(positional[:0], inv.Sub...)
+		for _, op := range inv.Operands {
+			positional = append(positional, op.Value)
+		}
+		afterDashes = inv.DashDash >= 0
 	}
 	if spec != nil {
 		cf.Sub = spec.subWords(positional, afterDashes)

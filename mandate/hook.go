@@ -96,7 +96,7 @@ func (h *Hook) CheckCall(ctx context.Context, call approval.MandateCall) (v appr
 	}
 	d := h.Store.Check(ctx, run, c)
 	// The engine prefixes "outside the job's mandate: ".
-	v = approval.MandateVerdict{DriftID: d.DriftID, Reason: strings.TrimPrefix(d.Reason, "outside the mandate: ")}
+	v = approval.MandateVerdict{DriftID: d.DriftID, Reason: strings.TrimPrefix(d.Reason, "outside the mandate: "), Warning: d.Warning}
 	switch {
 	case d.Mode == "observe":
 		v.Outcome = approval.MandateNotApplicable

@@ -66,6 +66,7 @@ func NewMatcher(m *Mandate) *Matcher {
 			x.exact[cr.exact] = true
 			continue
 		}
+		cr.flags = canonicalRuleFlags(cr.head, cr.flags)
 		k := headKey(cr.head)
 		x.cmds[k] = append(x.cmds[k], cr)
 	}

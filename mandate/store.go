@@ -57,6 +57,7 @@ type Options struct {
 // a busy timeout, and BEGIN IMMEDIATE for every writing transaction). The
 // caller must call Close.
 type Store struct {
+	dir string // the state directory
 	db  *sql.DB
 	log *slog.Logger
 	now func() time.Time
@@ -68,6 +69,13 @@ type Store struct {
 
 	cacheMu sync.Mutex
 	cache   map[string]*Matcher // by SHA-256 of the approved text
+
+	// lost counts, per job, observations that could not be stored and
+	// whose count is not in the database yet either (the disk was full):
+	// the next stored observation of the job adds them to
+	// jobs.lost_observations.
+	lostMu sync.Mutex
+	lost   map[string]int
 }
 
 // Open opens (creating if needed) the database in dir and migrates it to the
@@ -103,7 +111,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Store{db: db, log: log, now: now, parse: defaultParse, cache: map[string]*Matcher{}}
+	s := &Store{dir: dir, db: db, log: log, now: now, parse: defaultParse, cache: map[string]*Matcher{}, lost: map[string]int{}}
 	if err := s.migrate(context.Background()); err != nil {
 		db.Close()
 		return nil, err
@@ -245,6 +253,8 @@ var migrations = []string{
 		SELECT job, n, time, run, call_id, families, failures, call_text, reason, verdict, status, widened_version, time, run FROM drift;
 	DROP TABLE drift;
 	ALTER TABLE drift3 RENAME TO drift;`,
+	// 4: calls whose observation could not be stored (see Observe).
+	`ALTER TABLE jobs ADD COLUMN lost_observations INTEGER NOT NULL DEFAULT 0;`,
 }
 
 func (s *Store) migrate(ctx context.Context) error {

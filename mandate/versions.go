@@ -30,6 +30,10 @@ type Version struct {
 	Created    time.Time `json:"created"`
 	ApprovedAt time.Time `json:"approved_at,omitzero"`
 	ApprovedBy string    `json:"approved_by,omitempty"`
+	// LostObservations, set by Compile, counts the job's calls that ran
+	// but could not be stored as observations: the version's evidence is
+	// incomplete when it is not zero.
+	LostObservations int `json:"lost_observations,omitempty"`
 }
 
 // Job is a job's summary.
@@ -69,6 +73,9 @@ func (s *Store) Compile(ctx context.Context, job string) (Version, error) {
 		}
 		v, err = s.insertVersion(ctx, tx, job, Compile(job, obs).Marshal(), "compile")
 		if err != nil {
+			return err
+		}
+		if v.LostObservations, err = s.LostObservations(ctx, tx, job); err != nil {
 			return err
 		}
 		return s.audit(ctx, tx, job, "cli", "compile", fmt.Sprintf("v%d pending from %d calls", v.Number, len(obs)))
@@ -214,7 +221,12 @@ func (s *Store) ApproveReviewed(ctx context.Context, job string, n int, shaPrefi
 			job, shaPrefix, MinSHAPrefix, job)
 	}
 	var out Version
+	var settle func(bool)
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		from, err := s.enforcedState(ctx, tx, job)
+		if err != nil {
+			return err
+		}
 		vs, err := s.versions(ctx, tx, job)
 		if err != nil {
 			return err
@@ -277,11 +289,18 @@ func (s *Store) ApproveReviewed(ctx context.Context, job string, n int, shaPrefi
 		if err := s.audit(ctx, tx, job, by, "approve", fmt.Sprintf("v%d sha256 %s", v.Number, v.SHA256)); err != nil {
 			return err
 		}
+		// Last before the commit: the anchor learns of the new enforcement.
+		if settle, err = s.anchorChange(job, from, v.SHA256); err != nil {
+			return err
+		}
 		out = *v
 		out.Status, out.Active, out.ApprovedBy = StatusApproved, true, by
 		out.ApprovedAt, _ = time.Parse(time.RFC3339Nano, now)
 		return nil
 	})
+	if settle != nil {
+		settle(err == nil)
+	}
 	return out, err
 }
 
@@ -331,7 +350,12 @@ type UndoResult struct {
 func (s *Store) Undo(ctx context.Context, job, by string) (UndoResult, error) {
 	by = actorOrUnknown(by)
 	var res UndoResult
+	var settle func(bool)
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		from, err := s.enforcedState(ctx, tx, job)
+		if err != nil {
+			return err
+		}
 		j, err := s.job(ctx, tx, job)
 		if err != nil {
 			return err
@@ -365,8 +389,19 @@ func (s *Store) Undo(ctx context.Context, job, by string) (UndoResult, error) {
 			job, res.From, shaPrev, by, s.stamp()); err != nil {
 			return fmt.Errorf("recording undo: %w", err)
 		}
-		return s.audit(ctx, tx, job, by, "undo", fmt.Sprintf("v%d -> v%d", res.From, res.To))
+		if err := s.audit(ctx, tx, job, by, "undo", fmt.Sprintf("v%d -> v%d", res.From, res.To)); err != nil {
+			return err
+		}
+		to, err := s.enforcedState(ctx, tx, job)
+		if err != nil {
+			return err
+		}
+		settle, err = s.anchorChange(job, from, to)
+		return err
 	})
+	if settle != nil {
+		settle(err == nil)
+	}
 	return res, err
 }
 

@@ -59,7 +59,7 @@ type Result struct {
 	Rule     string             `json:"rule,omitempty"`
 	Message  string             `json:"message"`
 	Output   map[string]any     `json:"output,omitempty"`
-	Warning  string             `json:"warning,omitempty"` // a loop guardrail warning
+	Warning  string             `json:"warning,omitempty"` // loop guardrail, unrecorded observation, unstored audit result
 	Decision *approval.Decision `json:"decision,omitempty"`
 }
 

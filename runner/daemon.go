@@ -59,8 +59,11 @@ type DaemonOptions struct {
 	Workers int
 	// ShutdownGrace bounds how long shutdown waits for requests; 0 is 10s.
 	ShutdownGrace time.Duration
-	Version       string
-	Logger        *slog.Logger
+	// Limits bounds connections, request bodies and sessions of API
+	// clients; the zero value holds the defaults.
+	Limits  Limits
+	Version string
+	Logger  *slog.Logger
 }
 
 // Daemon is `tether serve`: the runner, the approval engine, the mandate
@@ -149,7 +152,7 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 	d.Engine = eng
 	d.Runner = &Runner{Config: cfg, ConfigErr: opts.ConfigErr, Engine: eng, Mandates: store, Sandbox: opts.Sandbox,
 		Sessions: d.sessions, Workers: opts.Workers, Guard: opts.Guard, Logger: log}
-	srv = NewServer(d.base, d.Runner, store, opts.Version, log)
+	srv = NewServer(d.base, d.Runner, store, opts.Version, opts.Limits, log)
 	d.Server = srv
 	return d, nil
 }
@@ -277,9 +280,18 @@ func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
 	// holds (a concurrent tether run, another daemon's sessions).
 	reapLeftovers(d.opts.Sandbox, d.log)
 	base := func(net.Listener) context.Context { return context.WithoutCancel(ctx) }
-	servers := []*http.Server{{Handler: d.Server, ReadHeaderTimeout: 10 * time.Second, BaseContext: base, ConnContext: PeerContext}}
+	lim := d.Server.limits
+	for i, l := range listeners {
+		listeners[i] = newLimitListener(l, lim.MaxConns)
+	}
+	// Request bodies are bounded by the Server (BodyTimeout); headers and
+	// idle keep-alive connections here. No ReadTimeout or WriteTimeout:
+	// a call may wait minutes for an approval, an event stream for hours.
+	servers := []*http.Server{{Handler: d.Server, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: lim.IdleConnTimeout,
+		MaxHeaderBytes: 64 << 10, BaseContext: base, ConnContext: PeerContext}}
 	if len(listeners) > 1 {
-		servers = append(servers, &http.Server{Handler: d.TCPHandler(), ReadHeaderTimeout: 10 * time.Second, BaseContext: base})
+		servers = append(servers, &http.Server{Handler: d.TCPHandler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: lim.IdleConnTimeout,
+			MaxHeaderBytes: 64 << 10, BaseContext: base})
 	}
 	errc := make(chan error, len(listeners))
 	for i, l := range listeners {
@@ -377,9 +389,9 @@ func ReadTokens(path string) ([]string, error) {
 	if fi.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("the token file %s is readable by others (mode %v); chmod 600 it", path, fi.Mode().Perm())
 	}
-	data, err := os.ReadFile(path)
+	data, err := config.ReadTrusted(path, "token file", config.MaxTokensSize)
 	if err != nil {
-		return nil, fmt.Errorf("reading the token file: %w", err)
+		return nil, err
 	}
 	var out []string
 	for _, l := range strings.Split(string(data), "\n") {

@@ -175,12 +175,23 @@ func elicitParams(q approval.Question) *mcp.ElicitParams {
 	if q.Reason != "" {
 		why = append(why, q.Reason)
 	}
-	msg := fmt.Sprintf("tether: the agent wants to run\n\n    %s\n\nin %s. Flagged: %s.\nApprove once, for this session, always, or deny?",
-		q.Command, q.Cwd, strings.Join(why, "; "))
+	var b strings.Builder
+	fmt.Fprintf(&b, "tether: the agent wants to run\n\n    %s\n\nin %s. Flagged: %s.\n", q.Command, q.Cwd, strings.Join(why, "; "))
+	// Say exactly what each answer lets run, so "session" is not read as
+	// "everything flagged for the same reasons".
+	var offered []string
+	for _, s := range q.Scopes {
+		offered = append(offered, string(s))
+		if c := q.Covers[s]; c != "" {
+			fmt.Fprintf(&b, "\n%s: %s", s, c)
+		}
+	}
+	fmt.Fprintf(&b, "\n\nApprove (%s) or deny?", strings.Join(offered, ", "))
+	msg := b.String()
 	return &mcp.ElicitParams{Message: msg, RequestedSchema: map[string]any{
 		"type": "object",
 		"properties": map[string]any{
-			"decision": map[string]any{"type": "string", "enum": choices, "description": "once, session, always or deny"},
+			"decision": map[string]any{"type": "string", "enum": choices, "description": strings.Join(offered, ", ") + " or deny"},
 		},
 		"required": []any{"decision"},
 	}}

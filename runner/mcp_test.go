@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/sandbox"
 )
@@ -124,6 +125,7 @@ func TestMCPOverStdio(t *testing.T) {
 	require.False(t, res.IsError, callText(res))
 	require.Len(t, asked, 1)
 	assert.Contains(t, asked[0], "rm -rf build")
+	assert.Contains(t, asked[0], "session: this command (normalised: rm -rf build) until session mcp-")
 	assert.NoDirExists(t, filepath.Join(ws, "build"))
 
 	answer = "decline"
@@ -139,6 +141,23 @@ func TestMCPOverStdio(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, res.IsError)
 	assert.Contains(t, callText(res), "protected")
+}
+
+// TestElicitParamsSayWhatEachScopeCovers: the elicitation names exactly
+// what each offered answer lets run, and offers nothing else.
+func TestElicitParamsSayWhatEachScopeCovers(t *testing.T) {
+	q := approval.Question{Command: "git push --force", Cwd: "/w",
+		Findings: []approval.Finding{{Rule: "approval.git-force-push", Description: "force push"}},
+		Scopes:   []approval.Scope{approval.ScopeOnce, approval.ScopeSession},
+		Covers: map[approval.Scope]string{approval.ScopeOnce: "this call only",
+			approval.ScopeSession: "this command (normalised: git push --force) until session s is cleared",
+			approval.ScopeAlways:  "adds git push --force to the allowlist"}}
+	p := elicitParams(q)
+	assert.Contains(t, p.Message, "once: this call only")
+	assert.Contains(t, p.Message, "session: this command (normalised: git push --force) until session s is cleared")
+	assert.NotContains(t, p.Message, "always", "always is not offered, so neither shown nor promised")
+	enum := p.RequestedSchema.(map[string]any)["properties"].(map[string]any)["decision"].(map[string]any)["enum"]
+	assert.Equal(t, []any{"deny", "once", "session"}, enum)
 }
 
 func TestMCPWithoutElicitationIsPending(t *testing.T) {

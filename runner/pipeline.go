@@ -2,12 +2,16 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
@@ -48,11 +52,17 @@ type Runner struct {
 	LookupEnv func(string) (string, bool)
 	// Logger receives internal errors; nil discards.
 	Logger *slog.Logger
+	// Audit receives the records of calls the approval engine does not
+	// decide (file tools, process); nil means the Engine's audit log, or
+	// with no Engine the file audit log of the state directory.
+	Audit approval.AuditSink
 
-	once sync.Once
-	reg  *Registry
-	log  *slog.Logger
-	sem  chan struct{}
+	once     sync.Once
+	reg      *Registry
+	log      *slog.Logger
+	sem      chan struct{}
+	audit    approval.AuditSink
+	auditErr error // opening the state directory's audit log failed
 }
 
 func (r *Runner) init() {
@@ -70,7 +80,25 @@ func (r *Runner) init() {
 			n = 2 * runtime.GOMAXPROCS(0)
 		}
 		r.sem = make(chan struct{}, n)
+		switch {
+		case r.Audit != nil:
+			r.audit = r.Audit
+		case r.Engine != nil:
+			r.audit = engineAudit{r.Engine}
+		case r.Config != nil:
+			// A Runner lives as long as its process: the log stays open.
+			r.audit, r.auditErr = approval.OpenFileAudit(approval.AuditPath(r.Config.StateDir))
+		default:
+			r.auditErr = errors.New("no state directory for the audit log")
+		}
 	})
+}
+
+// engineAudit appends through the engine, which fills in ids and times.
+type engineAudit struct{ e *approval.Engine }
+
+func (a engineAudit) Append(ctx context.Context, d approval.Decision) error {
+	return a.e.Record(ctx, d)
 }
 
 // Tools returns the registry in use.
@@ -216,8 +244,20 @@ func (r *Runner) run(ctx context.Context, env *Env, c *Call) (res Result) {
 			res = Classify(c.Tool, res)
 		}
 	}()
+	var rec *approval.Decision
+	if !c.Tool.Decided {
+		var stop *Result
+		if rec, stop = r.auditCall(ctx, env, c); stop != nil {
+			return *stop
+		}
+	}
+	ctx, notes := withCallNotes(ctx)
 	res = c.Tool.Handler(ctx, env, c)
 	res.CallID, res.Tool = c.ID, c.Name
+	if res.Decision != nil && res.Decision.Warning != "" {
+		notes.add(res.Decision.Warning)
+	}
+	res.Warning = notes.join(res.Warning)
 	if res.Gate == "" {
 		res.Gate = GateExecution
 	}
@@ -225,7 +265,65 @@ func (r *Runner) run(ctx context.Context, env *Env, c *Call) (res Result) {
 		res.Message = m.Mask(res.Message)
 		maskOutput(m, res.Output)
 	}
-	return Classify(c.Tool, res)
+	res = Classify(c.Tool, res)
+	if rec != nil {
+		r.auditResult(ctx, *rec, &res)
+	}
+	return res
+}
+
+// auditCall stores the record of a call about to run. When it cannot, it
+// returns the refusal to give instead: like a terminal call, a file tool
+// has no effect nobody could account for later.
+func (r *Runner) auditCall(ctx context.Context, env *Env, c *Call) (*approval.Decision, *Result) {
+	rec := approval.Decision{ID: randomID("", 8), Event: approval.EventToolCall, Tool: c.Name,
+		Profile: env.Profile.Name, Session: env.Session, Platform: env.Platform, Job: env.Job,
+		DecidedBy: "runner", Time: time.Now().UTC(), Reason: "about to run"}
+	if c.Tool.Paths != nil {
+		rec.Paths = c.Tool.Paths(c.Args)
+		if m := env.Secrets.Masker(); m != nil {
+			for i, p := range rec.Paths {
+				rec.Paths[i] = m.Mask(p)
+			}
+		}
+	}
+	err := r.auditErr
+	if err == nil {
+		err = r.audit.Append(ctx, rec)
+	}
+	if err != nil {
+		r.log.Error("appending a tool call to the audit log", "tool", c.Name, "err", err)
+		res := refused(GateAuthorization, "audit.unavailable",
+			"the audit log is unavailable, so the call was not run; nothing was read or written")
+		res.CallID, res.Tool = c.ID, c.Name
+		res = Classify(c.Tool, res)
+		return nil, &res
+	}
+	return &rec, nil
+}
+
+// auditResult stores how the call recorded by rec ended. The call has
+// already happened: a failure is a warning in its result, not a refusal.
+func (r *Runner) auditResult(ctx context.Context, rec approval.Decision, res *Result) {
+	rec.Event, rec.Time = approval.EventToolResult, time.Now().UTC()
+	rec.Allowed = res.Ran
+	rec.Stage = approval.Stage(res.Gate)
+	if res.Rule != "" {
+		rec.Rules = []string{res.Rule}
+	}
+	rec.Reason = string(res.Class) + " (" + string(res.Effect) + ")"
+	rec.Message = res.Message
+	if len(rec.Message) > 512 {
+		rec.Message = rec.Message[:512] + "…"
+	}
+	if err := r.audit.Append(ctx, rec); err != nil {
+		r.log.Error("appending a tool result to the audit log", "tool", res.Tool, "err", err)
+		w := "the audit record of this call's result could not be stored (" + err.Error() + ")"
+		if res.Warning != "" {
+			w = res.Warning + "; " + w
+		}
+		res.Warning = w
+	}
 }
 
 func maskOutput(m *Masker, out map[string]any) {
@@ -322,6 +420,9 @@ func (env *Env) checkMandate(ctx context.Context, tool string, paths []string, w
 		run.ID = "no-session"
 	}
 	d := r.Mandates.Check(ctx, run, mandate.Call{Tool: tool, Paths: paths, Wrote: wrote, Workspace: env.Root})
+	if d.Warning != "" {
+		noteWarning(ctx, d.Warning)
+	}
 	if d.Verdict == mandate.Allow {
 		return nil
 	}
@@ -330,4 +431,42 @@ func (env *Env) checkMandate(ctx context.Context, tool string, paths []string, w
 		res.Message += " (drift " + d.DriftID + ")"
 	}
 	return &res
+}
+
+// callNotes collects warnings for one call's result from code the handler
+// calls (the mandate check), so that no handler has to pass them along.
+// Safe for concurrent use.
+type callNotes struct {
+	mu       sync.Mutex
+	warnings []string
+}
+
+type callNotesKey struct{}
+
+func withCallNotes(ctx context.Context) (context.Context, *callNotes) {
+	n := &callNotes{}
+	return context.WithValue(ctx, callNotesKey{}, n), n
+}
+
+// noteWarning adds a warning to the result of the call ctx belongs to.
+func noteWarning(ctx context.Context, w string) {
+	if n, ok := ctx.Value(callNotesKey{}).(*callNotes); ok {
+		n.add(w)
+	}
+}
+
+func (n *callNotes) add(w string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !slices.Contains(n.warnings, w) {
+		n.warnings = append(n.warnings, w)
+	}
+}
+
+// join returns first followed by the collected warnings, "; "-separated.
+func (n *callNotes) join(first string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	all := slices.DeleteFunc(append([]string{first}, n.warnings...), func(s string) bool { return s == "" })
+	return strings.Join(all, "; ")
 }

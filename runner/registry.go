@@ -61,6 +61,11 @@ type Tool struct {
 	Paths func(args map[string]any) []string
 	// Handler executes a validated call.
 	Handler Handler
+	// Decided reports whether the handler has every call decided, and so
+	// audited, by the approval engine (terminal). The runner audits the
+	// calls of every other tool itself: a record before the handler runs
+	// (none stored: the call does not run) and one of its result.
+	Decided bool
 	// Check reports whether the tool is usable now; nil means always. A
 	// check that fails or panics makes the tool unavailable.
 	Check func() error

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -17,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -35,9 +37,51 @@ const (
 	maxBodyBytes = 8 << 20
 	// maxTurns is how many turns' guardrail counters a session keeps.
 	maxTurns = 32
-	// maxSessions bounds the live sessions of the daemon.
-	maxSessions = 4096
 )
+
+// Limits bounds what API clients can hold of the daemon. The zero value
+// of each field means its default.
+type Limits struct {
+	// BodyTimeout bounds reading one request body (default 30s): a client
+	// trickling a body gets 408.
+	BodyTimeout time.Duration
+	// IdleConnTimeout closes a keep-alive connection idle this long
+	// (default 60s).
+	IdleConnTimeout time.Duration
+	// MaxConns bounds the open connections of each listener (default
+	// 512); a connection over it is answered 503 and closed.
+	MaxConns int
+	// MaxSessions bounds the daemon's live sessions (default 4096);
+	// MaxSessionsPerClient those of one client (default 64).
+	MaxSessions          int
+	MaxSessionsPerClient int
+	// SessionIdle clears a session no request has used for this long
+	// (default 1h): its pending approvals are denied, its sandbox closed,
+	// and requests naming it get 410 saying so.
+	SessionIdle time.Duration
+}
+
+// withDefaults fills in the zero fields.
+func (l Limits) withDefaults() Limits {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&l.BodyTimeout, 30*time.Second)
+	def(&l.IdleConnTimeout, 60*time.Second)
+	def(&l.SessionIdle, time.Hour)
+	if l.MaxConns <= 0 {
+		l.MaxConns = 512
+	}
+	if l.MaxSessions <= 0 {
+		l.MaxSessions = 4096
+	}
+	if l.MaxSessionsPerClient <= 0 {
+		l.MaxSessionsPerClient = 64
+	}
+	return l
+}
 
 // Server is the HTTP/JSON API of `tether serve` (see docs/api.md). It is
 // an http.Handler; Daemon puts it on a socket. Safe for concurrent use.
@@ -49,12 +93,23 @@ type Server struct {
 	log      *slog.Logger
 	mux      *http.ServeMux
 	// base is cancelled at shutdown: waiting calls end (nothing runs).
-	base context.Context
+	base   context.Context
+	limits Limits
+	now    func() time.Time
 
 	mu       sync.Mutex
 	sessions map[string]*apiSession   // by id; guarded by mu
 	clients  map[[32]byte]string      // token hash → client id; guarded by mu
 	subs     map[*subscriber]struct{} // SSE subscribers; guarded by mu
+	// expired remembers sessions cleared for idleness, so their client
+	// is told so (410) rather than "no such session"; guarded by mu.
+	expired map[string]expiredSession
+}
+
+// expiredSession is what is kept of a session cleared for idleness.
+type expiredSession struct {
+	client string
+	at     time.Time
 }
 
 type apiSession struct {
@@ -65,6 +120,10 @@ type apiSession struct {
 	Cwd      string            `json:"cwd,omitempty"`
 	Created  time.Time         `json:"created"`
 	client   string
+	// lastUsed (unix nanoseconds) and busy (calls running) decide idle
+	// expiry: a session running a call is never idle.
+	lastUsed atomic.Int64
+	busy     atomic.Int32
 	mu       sync.Mutex
 	turns    map[string]*Turn // guarded by mu
 	order    []string         // turn ids, oldest first; guarded by mu
@@ -85,13 +144,17 @@ type sseEvent struct {
 
 // NewServer returns the API over r (whose Engine must be set). It checks
 // no bearer token: the unix socket is private (mode 0600); put
-// RequireBearer in front of it on TCP.
-func NewServer(base context.Context, r *Runner, mandates *mandate.Store, version string, log *slog.Logger) *Server {
+// RequireBearer in front of it on TCP. Until base ends, it clears
+// sessions idle past limits.SessionIdle.
+func NewServer(base context.Context, r *Runner, mandates *mandate.Store, version string, limits Limits, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{runner: r, engine: r.Engine, mandates: mandates, version: version, log: log, base: base,
-		sessions: map[string]*apiSession{}, clients: map[[32]byte]string{}, subs: map[*subscriber]struct{}{}}
+		limits: limits.withDefaults(), now: time.Now,
+		sessions: map[string]*apiSession{}, clients: map[[32]byte]string{}, subs: map[*subscriber]struct{}{},
+		expired: map[string]expiredSession{}}
+	go s.expireIdle()
 	m := http.NewServeMux()
 	m.HandleFunc("GET /v1/health", s.health)
 	m.HandleFunc("GET /v1/tools", s.tools)
@@ -111,10 +174,18 @@ func NewServer(base context.Context, r *Runner, mandates *mandate.Store, version
 	return s
 }
 
-// ServeHTTP bounds the request body, dispatches, and logs the outcome at
-// debug level.
+// ServeHTTP reads the request body whole, bounded in size (413) and in
+// time (408), dispatches, and logs the outcome at debug level.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	if r.Body != nil && r.Body != http.NoBody {
+		body, code, err := readBody(w, r, s.limits.BodyTimeout)
+		if err != nil {
+			w.Header().Set("Connection", "close")
+			writeErr(w, code, err.Error())
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
 	if !s.log.Enabled(r.Context(), slog.LevelDebug) {
 		s.mux.ServeHTTP(w, r)
 		return
@@ -177,11 +248,43 @@ func writeErr(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, map[string]string{"error": msg})
 }
 
+// readBody reads r's whole body within timeout and at most maxBodyBytes,
+// returning the status to answer when it cannot: 413 for too large, 408
+// for too slow. The connection's read deadline is cleared afterwards: a
+// long call must not be cut off by it.
+func readBody(w http.ResponseWriter, r *http.Request, timeout time.Duration) ([]byte, int, error) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(timeout)) // not every ResponseWriter supports it (tests)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	_ = rc.SetReadDeadline(time.Time{})
+	var tooLarge *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case err == nil:
+		return body, 0, nil
+	case errors.As(err, &tooLarge):
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("the request body is over %d bytes", tooLarge.Limit)
+	case errors.As(err, &ne) && ne.Timeout():
+		return nil, http.StatusRequestTimeout, fmt.Errorf("the request body did not arrive within %s", timeout)
+	default:
+		return nil, http.StatusBadRequest, fmt.Errorf("reading the request body: %w", err)
+	}
+}
+
+// decodeBody decodes the body as one JSON object into v; an empty body
+// leaves v as it is. Unknown fields and anything after the object are
+// errors: a request is understood whole or not at all.
 func decodeBody(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
 		return fmt.Errorf("reading the request body: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("reading the request body: data after the JSON object (send exactly one object)")
 	}
 	return nil
 }
@@ -195,15 +298,17 @@ func randomID(prefix string, n int) string {
 // Adopt registers a session that is not created through the API (an MCP
 // server's own session) as owned by a new client, so its gateway requests
 // can be listed and answered through this API with the returned client
-// token.
+// token. It lives as long as its owner, never expiring idle.
 func (s *Server) Adopt(id, profile string, plat approval.Platform, job, cwd string) (token string) {
 	tok := randomID("tct_", 24)
 	client := randomID("c-", 6)
+	sess := &apiSession{ID: id, Profile: profile, Platform: plat, Job: job, Cwd: cwd,
+		Created: time.Now().UTC(), client: client, turns: map[string]*Turn{}}
+	sess.busy.Add(1) // a busy session is never idle
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.clients[sha256.Sum256([]byte(tok))] = client
-	s.sessions[id] = &apiSession{ID: id, Profile: profile, Platform: plat, Job: job, Cwd: cwd,
-		Created: time.Now().UTC(), client: client, turns: map[string]*Turn{}}
+	s.sessions[id] = sess
 	return tok
 }
 
@@ -228,14 +333,72 @@ func (s *Server) owned(w http.ResponseWriter, r *http.Request) *apiSession {
 		writeErr(w, http.StatusUnauthorized, "missing or unknown "+HeaderClientToken+" header (the client_token returned by POST /v1/sessions)")
 		return nil
 	}
+	id := r.PathValue("id")
 	s.mu.Lock()
-	sess := s.sessions[r.PathValue("id")]
+	sess := s.sessions[id]
+	gone, wasExpired := s.expired[id]
 	s.mu.Unlock()
-	if sess == nil || sess.client != c {
-		writeErr(w, http.StatusNotFound, fmt.Sprintf("no session %q for this client", r.PathValue("id")))
+	if sess == nil && wasExpired && gone.client == c {
+		writeErr(w, http.StatusGone, fmt.Sprintf("session %s expired: it was not used for %s, so it was cleared "+
+			"(its pending approvals denied, its sandbox closed); create a new session with POST /v1/sessions", id, s.limits.SessionIdle))
 		return nil
 	}
+	if sess == nil || sess.client != c {
+		writeErr(w, http.StatusNotFound, fmt.Sprintf("no session %q for this client", id))
+		return nil
+	}
+	sess.lastUsed.Store(s.now().UnixNano())
 	return sess
+}
+
+// expireIdle clears, until s.base ends, the sessions no request has used
+// for SessionIdle, and forgets clients left without sessions.
+func (s *Server) expireIdle() {
+	tick := time.NewTicker(min(s.limits.SessionIdle/4, time.Minute))
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.base.Done():
+			return
+		case <-tick.C:
+			s.expireOnce()
+		}
+	}
+}
+
+// expireOnce does one pass of expireIdle.
+func (s *Server) expireOnce() {
+	now := s.now()
+	cutoff := now.Add(-s.limits.SessionIdle).UnixNano()
+	var idle []*apiSession
+	s.mu.Lock()
+	for id, x := range s.sessions {
+		if x.busy.Load() == 0 && x.lastUsed.Load() < cutoff {
+			idle = append(idle, x)
+			delete(s.sessions, id)
+			s.expired[id] = expiredSession{client: x.client, at: now}
+		}
+	}
+	// Remember expiries for a day, and for the newest sessions only.
+	for id, e := range s.expired {
+		if now.Sub(e.at) > 24*time.Hour || len(s.expired) > 4*s.limits.MaxSessions {
+			delete(s.expired, id)
+		}
+	}
+	live := map[string]bool{}
+	for _, x := range s.sessions {
+		live[x.client] = true
+	}
+	for h, c := range s.clients {
+		if !live[c] {
+			delete(s.clients, h)
+		}
+	}
+	s.mu.Unlock()
+	for _, x := range idle {
+		s.log.Info("clearing an idle API session", "session", x.ID, "client", x.client, "idle", s.limits.SessionIdle)
+		s.engine.ClearSession(x.Profile, x.ID)
+	}
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
@@ -301,9 +464,9 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	tok := r.Header.Get(HeaderClientToken)
 	s.mu.Lock()
-	if len(s.sessions) >= maxSessions {
+	if len(s.sessions) >= s.limits.MaxSessions {
 		s.mu.Unlock()
-		writeErr(w, http.StatusTooManyRequests, fmt.Sprintf("%d sessions are open; clear some (DELETE /v1/sessions/{id}) first", maxSessions))
+		writeErr(w, http.StatusTooManyRequests, fmt.Sprintf("%d sessions are open; clear some (DELETE /v1/sessions/{id}) first", s.limits.MaxSessions))
 		return
 	}
 	var client string
@@ -314,13 +477,25 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, http.StatusUnauthorized, "unknown "+HeaderClientToken+"; omit it to register a new client")
 			return
 		}
+		n := 0
+		for _, x := range s.sessions {
+			if x.client == client {
+				n++
+			}
+		}
+		if n >= s.limits.MaxSessionsPerClient {
+			s.mu.Unlock()
+			writeErr(w, http.StatusTooManyRequests, fmt.Sprintf("this client has %d sessions open, its quota; clear some (DELETE /v1/sessions/{id}) first", n))
+			return
+		}
 	} else {
 		tok = randomID("tct_", 24)
 		client = randomID("c-", 6)
 		s.clients[sha256.Sum256([]byte(tok))] = client
 	}
 	sess := &apiSession{ID: randomID("s-", 8), Profile: prof.Name, Platform: plat, Job: req.Job, Cwd: req.Cwd,
-		Created: time.Now().UTC(), client: client, turns: map[string]*Turn{}}
+		Created: s.now().UTC(), client: client, turns: map[string]*Turn{}}
+	sess.lastUsed.Store(s.now().UnixNano())
 	s.sessions[sess.ID] = sess
 	s.mu.Unlock()
 	writeJSON(w, http.StatusCreated, map[string]any{"session": sess.ID, "client_token": tok, "client": client,
@@ -379,6 +554,11 @@ func (s *Server) calls(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, fmt.Sprintf("at most %d calls per batch", maxCalls))
 		return
 	}
+	sess.busy.Add(1)
+	defer func() {
+		sess.lastUsed.Store(s.now().UnixNano())
+		sess.busy.Add(-1)
+	}()
 	turn := sess.turn(req.Turn, s.runner.Guard)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -501,7 +681,11 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	g := s.engine.Gateway()
 	if req.All {
-		n := g.AnswerAll(sess.Profile, sess.ID, ans)
+		n, err := g.AnswerAll(sess.Profile, sess.ID, ans)
+		if err != nil {
+			writeErr(w, http.StatusInternalServerError, fmt.Sprintf("%d requests were answered, but: %v", n, err))
+			return
+		}
 		writeJSON(w, http.StatusOK, map[string]any{"answered": n})
 		return
 	}
@@ -693,6 +877,9 @@ type peerKey struct{}
 // PeerContext stores the peer's uid of a unix-socket connection in ctx
 // (http.Server.ConnContext), read from SO_PEERCRED.
 func PeerContext(ctx context.Context, c net.Conn) context.Context {
+	if lc, ok := c.(*limitConn); ok {
+		c = lc.Conn
+	}
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
 		return ctx

@@ -26,6 +26,7 @@ type daemonEnv struct {
 	ws     string
 	socket string
 	sb     sandbox.Runner
+	limits Limits
 }
 
 func newDaemonEnv(t *testing.T, sb sandbox.Runner, extra string) *daemonEnv {
@@ -41,7 +42,7 @@ func newDaemonEnv(t *testing.T, sb sandbox.Runner, extra string) *daemonEnv {
 // Serve to return and reports its error).
 func (e *daemonEnv) start(t *testing.T) (*Daemon, func() error) {
 	t.Helper()
-	d, err := NewDaemon(DaemonOptions{Config: e.cfg, Socket: e.socket, Sandbox: e.sb, Version: "test"})
+	d, err := NewDaemon(DaemonOptions{Config: e.cfg, Socket: e.socket, Sandbox: e.sb, Version: "test", Limits: e.limits})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})

@@ -34,7 +34,7 @@ var schemaTerminal = sync.OnceValue(func() map[string]any {
 })
 
 func terminalTool() Tool {
-	return Tool{Name: "terminal", Toolset: "terminal", Kind: KindTerminal, Schema: schemaTerminal(), Handler: terminal,
+	return Tool{Name: "terminal", Toolset: "terminal", Kind: KindTerminal, Schema: schemaTerminal(), Handler: terminal, Decided: true,
 		Description: "Run a shell command in the profile's sandbox, in the workspace. Returns stdout, stderr and exit_code."}
 }
 

@@ -80,6 +80,11 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			w.emit(cs, i, c)
 			return ""
 		}
+		if i == 0 && pw.Value == "--" && i+1 < len(cs.words) && len(cs.wrappers) > 0 && cs.wrappers[len(cs.wrappers)-1].Program == "time" {
+			// bash's time keyword takes "--" before its command.
+			i++
+			continue
+		}
 		name := baseName(pw.Value)
 		next, ok := w.peel(name, cs, i, c)
 		if next < 0 {
@@ -160,6 +165,9 @@ func (w *walker) payloadAt(program, text string, at Span, cs *cmdState, c ctx) {
 	if err != nil {
 		w.addOpaque(OpaquePayload, program, w.stmtText(cs.stmt), *sp)
 		return
+	}
+	if continuedComment(text) {
+		w.addOpaque(OpaqueDivergence, program, w.stmtText(cs.stmt), *sp)
 	}
 	sub := &walker{src: text, script: w.script, maxDepth: w.maxDepth, outer: sp, funcs: w.funcs, cr: cr}
 	if sub.funcs == nil {

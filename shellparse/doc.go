@@ -42,7 +42,11 @@
 // # Wrappers
 //
 // Wrappers are programs that run another program named on their command
-// line. They are peeled off, each recorded in Command.Wrappers (outermost
+// line. Their option syntax (which options take values, abbreviations,
+// "--", how many operands precede the command, which options mean no
+// command runs) is read from package grammar, the one command grammar that
+// package approval and package mandate read too; a wrapper is one entry in
+// grammar/wrappers.go. They are peeled off, each recorded in Command.Wrappers (outermost
 // first, with the words it was given before the wrapped command), and they
 // nest ("sudo env X=1 nice -n 5 timeout 3 rm -rf /" is rm with four
 // wrappers). Each wrapper's option syntax is known, so option arguments are
@@ -65,7 +69,12 @@
 //	busybox APPLET, toybox APPLET, parallel [opts] cmd ::: … (command words parsed as a payload, ExtraArgs), sg GROUP [-c] CMD
 //	pkexec, nsenter, unshare, chroot DIR, strace, ltrace, gosu USER, su-exec USER, setpriv, numactl, cgexec,
 //	faketime TIME, fakeroot, eatmydata, catchsegv, unbuffer, dbus-run-session, torsocks, tsocks,
-//	proxychains, proxychains4, firejail, caffeinate, systemd-run, systemd-inhibit, screen
+//	proxychains, proxychains4, firejail, caffeinate, systemd-run, systemd-inhibit, screen,
+//	setarch ARCH [opts] (and linux32, linux64, i386, x86_64), prlimit, choom, valgrind, ssh-agent, run-one,
+//	chpst, flatpak-spawn, ip netns|vrf exec NAME, uv/poetry/pipenv run, bundle exec, npx, npm/pnpm/yarn exec
+//	su/runuser permute their options ("su root --command CMD"); -s PROG runs PROG with the words after the user
+//	start-stop-daemon --start --exec|--startas PROG -- ARGS; screen -X stuff TEXT | exec CMD; tmux command
+//	sequences ("\;") and send-keys KEYS (typed into a shell: parsed); time -- CMD
 //	trap ACTION SIG…, tmux new-session|new-window|split-window|respawn-*|run-shell|display-popup … CMD,
 //	script -c CMD, nix-shell --run|--command CMD, parallel ::: CMD… : shell strings parsed as payloads
 //
@@ -120,6 +129,13 @@
 //	                        expansion (quoted delimiter, or no $ ` \ in the body), the script is also parsed as
 //	                        a payload with the program as its innermost wrapper
 //	depth-limit             a payload nested past Options.MaxDepth, or syntax nested past the walker's limit
+//	parser-divergence       text that mvdan.cc/sh and bash may read differently (divergence.go): a script with
+//	                        both an arithmetic-evaluating context ((( )), $(( )), let, [[ -eq ]], test -v,
+//	                        declare -i, ${x:off}, a subscripted name …) and literal text holding "$(", a
+//	                        backquote or a "$" ending a literal run (bash expands subscripts of strings it
+//	                        evaluates: x='a[$(id)]'; [[ $x -eq 0 ]] runs id); a let argument with an unquoted
+//	                        & | < > ; ( ); an array assignment glued to the next word (a=(1)#; id); a comment
+//	                        continued by a backslash (x=1 #\<newline>id); a $'…' decoding to a NUL
 //
 // "Reads its script from stdin" means: a shell or interpreter without a
 // script operand or -c/-e code, with "-", "/dev/stdin" or -s; an interactive

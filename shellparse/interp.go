@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tether-dev/tether/grammar"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -255,8 +256,13 @@ func scanShellOpts(ws []Word, j int) (next int, cmdMode, stdinMode bool) {
 }
 
 // interp records the opaque parts of an interpreter command (already
-// emitted) and returns its name when it reads its script from stdin.
+// emitted) and returns its name when it reads its script from stdin. The
+// interpreters package grammar knows are read with it (the same reading
+// approval and mandate use); the others with sp.
 func (w *walker) interp(name string, sp *interpSpec, cs *cmdState, i int) string {
+	if g := grammarInterp(name); g != "" {
+		return w.interpGrammar(g, name, cs, i)
+	}
 	j := i + 1
 	if sp.inlineSub != "" && j < len(cs.words) && cs.words[j].Value == sp.inlineSub {
 		w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
@@ -508,4 +514,60 @@ func hasProcSubst(sw *syntax.Word) bool {
 		}
 	}
 	return false
+}
+
+// grammarInterp returns the grammar's name for interpreter name, or "".
+func grammarInterp(name string) string {
+	for _, n := range [...]string{name, interpName(name)} {
+		if sp := grammar.Lookup(n); sp != nil && (sp.StopAtOperand && len(sp.Operands) > 0 || sp.Name == "deno") {
+			return n
+		}
+	}
+	return ""
+}
+
+// interpGrammar reads an interpreter's words with the grammar: inline code
+// (-c, -e, clusters ending in a code letter, python -m timeit) is opaque; a
+// computed script
+// operand is opaque; no script operand means it reads standard input. A
+// word that cannot be read statically among the options makes the command
+// opaque.
+func (w *walker) interpGrammar(g, name string, cs *cmdState, i int) string {
+	for k := i + 1; k < len(cs.words); k++ {
+		if wd := cs.words[k]; !wd.Literal && strings.HasPrefix(wd.Value, "-") {
+			w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return ""
+		}
+		if !cs.words[k].Literal {
+			break
+		}
+	}
+	inv := grammar.Parse(g, values(cs.words[i+1:]))
+	for _, o := range inv.Options {
+		if o.HasValue && o.ValueEffects.Has(grammar.Code) {
+			w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return ""
+		}
+	}
+	script := -1
+	for _, op := range inv.Operands {
+		if op.Effects.Has(grammar.Code) {
+			w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return ""
+		}
+		if script < 0 {
+			script = op.Arg
+		}
+	}
+	if _, ok := inv.Value("-m"); ok {
+		return "" // python -m module: runs a named module
+	}
+	if inv.Effects.Has(grammar.DryRun) {
+		return ""
+	}
+	if script < 0 || (cs.words[i+1+script].Literal && isStdinPath(cs.words[i+1+script].Value)) {
+		return w.stdinFed(name, cs)
+	}
+	w.scriptOperand(name, cs, i+1+script)
+	return ""
 }

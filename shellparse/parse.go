@@ -105,6 +105,9 @@ func Parse(src string, opts Options) (*Script, error) {
 	w := &walker{src: src, script: s, maxDepth: maxDepth, cr: cr}
 	w.stmts(f.Stmts, ctx{})
 	w.finishFunctions()
+	if continuedComment(src) {
+		w.addOpaque(OpaqueDivergence, "", src, Span{Start: 0, End: len(src)})
+	}
 	return s, nil
 }
 
@@ -633,6 +636,7 @@ func (w *walker) walkWord(sw *syntax.Word, c ctx) {
 	if sw == nil {
 		return
 	}
+	w.scanLiterals(sw)
 	for _, p := range sw.Parts {
 		w.walkPart(p, c)
 	}
@@ -694,6 +698,7 @@ func (w *walker) arithm(x syntax.ArithmExpr, c ctx) {
 	if x == nil {
 		return
 	}
+	w.markArith()
 	c.nest++
 	if w.tooDeep(x, c) {
 		return
@@ -716,6 +721,9 @@ func (w *walker) arithm(x syntax.ArithmExpr, c ctx) {
 func (w *walker) test(x syntax.TestExpr, c ctx) {
 	if x == nil {
 		return
+	}
+	if testEvaluatesArith(x) {
+		w.markArith()
 	}
 	c.nest++
 	if w.tooDeep(x, c) {
@@ -746,6 +754,9 @@ func (w *walker) assign(a *syntax.Assign, c ctx) Assign {
 		w.walkWord(a.Value, c)
 		out.Value = w.convWord(a.Value)
 	} else if a.Array != nil {
+		if _, end := offsets(a.Array, len(w.src)); arrayGlued(w.src, end) {
+			w.divergent(a)
+		}
 		for _, el := range a.Array.Elems {
 			if el.Index != nil {
 				w.arithm(el.Index, c)
@@ -797,6 +808,9 @@ func (w *walker) let(l *syntax.LetClause, c ctx) {
 	for _, x := range l.Exprs {
 		w.arithm(x, c)
 		t := w.text(x)
+		if letOperators(t) {
+			w.divergent(x)
+		}
 		args = append(args, Word{Value: t, Raw: t})
 	}
 	w.addCommand(Command{
@@ -806,6 +820,9 @@ func (w *walker) let(l *syntax.LetClause, c ctx) {
 }
 
 func (w *walker) addCommand(cmd Command) {
+	if commandEvaluatesArith(&cmd) {
+		w.markArith()
+	}
 	if cmd.Text == "" {
 		cmd.Text = w.src
 	}

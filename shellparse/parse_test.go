@@ -367,7 +367,7 @@ func TestPayloads(t *testing.T) {
 		{`watch rm -rf /`, []string{"rm"}, []string{"watch"}, 1},
 		{`flock /tmp/l -c 'rm x'`, []string{"rm"}, []string{"flock"}, 1},
 		{`flock -c 'rm x' /tmp/l`, []string{"rm"}, []string{"flock"}, 1},
-		{`parallel rm ::: a b`, []string{"rm"}, []string{"parallel"}, 1},
+		{`parallel rm ::: a b`, []string{"rm", "rm", "rm"}, []string{"parallel"}, 1}, // the command, then each line parallel builds
 		{`eval 'rm -rf /'`, []string{"eval", "rm"}, []string{"eval"}, 1},
 	}
 	for _, tc := range cases {
@@ -702,7 +702,7 @@ func TestSuForms(t *testing.T) {
 		{"su -l root -c 'rm x'", []string{"rm"}},
 		{"su -creboot root", []string{"reboot"}},
 		{"su --session-command=reboot", []string{"reboot"}},
-		{"runuser -- root --session-command reboot", []string{"runuser"}},
+		{"runuser -- root --session-command reboot", []string{"sh"}}, // words after the user go to the shell, which refuses them
 		{"su -wFOO,creboot root", []string{"su"}},
 		{"runuser --whitelist-environment=FOO,creboot root", []string{"runuser"}},
 		{"su - bob", []string{"su"}},

@@ -39,6 +39,8 @@ type Script struct {
 	Commands  []Command  `json:"commands"`
 	Opaque    []Opaque   `json:"opaque,omitempty"`
 	Functions []Function `json:"functions,omitempty"`
+
+	div divergence // the arithmetic half of the divergence check
 }
 
 // Command is one simple command reachable in the script, after wrappers have
@@ -177,6 +179,9 @@ const (
 	OpaquePipedShell     OpaqueKind = "piped-to-interpreter"   // curl … | sh, base64 -d | bash
 	OpaqueHeredoc        OpaqueKind = "heredoc-to-interpreter" // python <<EOF … EOF
 	OpaqueDepth          OpaqueKind = "depth-limit"            // payload nested past MaxDepth
+	// OpaqueDivergence marks text that mvdan.cc/sh and bash may read
+	// differently (see divergence.go): the analysis cannot trust its parse.
+	OpaqueDivergence OpaqueKind = "parser-divergence"
 )
 
 // Opaque is a segment whose effect cannot be known statically. Text is its

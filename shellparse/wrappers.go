@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tether-dev/tether/grammar"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -38,61 +39,6 @@ type wrapSpec struct {
 	// extra reports whether the command receives run-time arguments.
 	extra bool
 }
-
-// wrappers is the table of wrapper programs peeled by the generic option
-// scanner. Wrappers with payloads or subcommands (env -S, su -c, watch,
-// flock -c, find -exec, busybox, parallel, shells) are handled in peel.
-var wrappers = sync.OnceValue(func() map[string]*wrapSpec {
-	return map[string]*wrapSpec{
-		"env": {shortArg: "uCSPa", longArg: []string{"unset", "chdir", "split-string", "argv0"},
-			longFlags: []string{"ignore-environment", "null", "block-signal", "default-signal", "ignore-signal",
-				"list-signal-handling", "debug", "help", "version"},
-			assigns: true},
-		"sudo": {shortArg: "ughpCDrtUTR", longArg: []string{"user", "group", "host", "prompt",
-			"close-from", "chdir", "role", "type", "other-user", "command-timeout", "chroot"},
-			stop: "elvKV", longStop: []string{"edit", "list", "validate", "remove-timestamp", "version", "help"},
-			longFlags: []string{"askpass", "background", "bell", "preserve-env", "set-home", "login",
-				"reset-timestamp", "non-interactive", "preserve-groups", "stdin", "shell"},
-			assigns: true},
-		"doas":    {shortArg: "uC", stop: "CL"},
-		"pkexec":  {longArg: []string{"user"}},
-		"nice":    {shortArg: "n", longArg: []string{"adjustment"}},
-		"nohup":   {},
-		"setsid":  {},
-		"timeout": {shortArg: "sk", longArg: []string{"signal", "kill-after"}, longFlags: []string{"foreground", "preserve-status", "verbose"}, operands: 1},
-		"time":    {shortArg: "fo", longArg: []string{"format", "output"}},
-		"stdbuf":  {shortArg: "ioe", longArg: []string{"input", "output", "error"}},
-		"ionice":  {shortArg: "cnpPu", longArg: []string{"class", "classdata", "pid", "pgid", "uid"}, stop: "pPu", longStop: []string{"pid", "pgid", "uid"}},
-		"chrt":    {shortArg: "TPD", longArg: []string{"sched-runtime", "sched-period", "sched-deadline"}, operands: 1, stop: "pm", longStop: []string{"pid", "max"}},
-		"taskset": {operands: 1, stop: "p", longStop: []string{"pid"}},
-		"exec":    {shortArg: "a"},
-		"command": {stop: "vV"},
-		"builtin": {},
-		"xargs": {shortArg: "ILnPsdEa", shortOpt: "ile", longArg: []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"},
-			longFlags: []string{"null", "no-run-if-empty", "verbose", "interactive", "open-tty", "exit", "show-limits", "replace", "max-lines", "eof"}, extra: true},
-		"nsenter":   {shortArg: "tSG", longArg: []string{"target", "setuid", "setgid"}},
-		"unshare":   {shortArg: "SGRw", longArg: []string{"setuid", "setgid", "root", "wd", "propagation", "setgroups"}},
-		"chroot":    {longArg: []string{"userspec", "groups"}, operands: 1},
-		"strace":    {shortArg: "abeEIoOpPsSuUX", stop: "p"},
-		"ltrace":    {shortArg: "aAeEFlnopsSuwxX", stop: "p"},
-		"gosu":      {operands: 1},
-		"su-exec":   {operands: 1},
-		"setpriv":   {longArg: []string{"reuid", "regid", "ruid", "rgid", "euid", "egid", "groups", "inh-caps", "ambient-caps", "bounding-set", "securebits", "selinux-label", "apparmor-profile", "landlock-access", "landlock-rule", "pdeathsig"}},
-		"numactl":   {shortArg: "CNmpiP", longArg: []string{"physcpubind", "cpunodebind", "membind", "preferred", "interleave"}},
-		"cgexec":    {shortArg: "g"},
-		"faketime":  {shortArg: "f", operands: 1},
-		"fakeroot":  {shortArg: "lsi", longArg: []string{"lib", "faked"}},
-		"eatmydata": {}, "catchsegv": {}, "unbuffer": {}, "dbus-run-session": {},
-		"torsocks":    {shortArg: "uapP"},
-		"tsocks":      {},
-		"proxychains": {shortArg: "f"}, "proxychains4": {shortArg: "f"},
-		"screen":          {shortArg: "SctehpT", stop: "rRxXlQv", longStop: []string{"list", "ls"}},
-		"firejail":        {},
-		"caffeinate":      {shortArg: "tw"},
-		"systemd-run":     {shortArg: "upEHM", longArg: []string{"unit", "property", "setenv", "host", "machine", "description", "slice", "uid", "gid", "working-directory", "on-calendar", "on-active", "timer-property", "path-property", "socket-property"}},
-		"systemd-inhibit": {longArg: []string{"what", "who", "why", "mode"}},
-	}
-})
 
 // opt is one option seen by scanOpts.
 type opt struct {
@@ -248,6 +194,12 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 		return w.peelTrap(cs, i, c)
 	case "tmux":
 		return w.peelTmux(cs, i, c)
+	case "screen":
+		if k, ok, handled := w.peelScreen(cs, i, c); handled {
+			return k, ok
+		}
+	case "start-stop-daemon":
+		return w.peelStartStop(cs, i, c)
 	case "script", "nix-shell":
 		return w.peelRunOpt(name, cs, i, c)
 	case "sg":
@@ -263,64 +215,88 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 		}
 		return 0, false
 	}
-	sp := wrappers()[name]
-	if sp == nil {
+	inv, end := readWrapper(name, cs.words, i)
+	if inv == nil {
 		return 0, false
 	}
-	stopped, shellMode, replace, null := false, false, "", false
-	var split *opt
-	var envFlags []string
-	next := scanOpts(cs.words, i, sp, func(o opt) {
-		if sp.stops(o) {
-			stopped = true
+	if inv.Effects.Has(grammar.NoCommand) {
+		return 0, false
+	}
+	next := -1
+	if inv.Command >= 0 {
+		next = i + 1 + inv.Command
+	} else if end < len(cs.words) {
+		next = end // a word that cannot be read statically: the command is opaque
+	}
+	if name == "env" {
+		// "env -" is "env -i"; GNU env reads on after it.
+		for next >= 0 && next < len(cs.words) && cs.words[next].Literal && cs.words[next].Value == "-" {
+			cs.envFlags = append(cs.envFlags[:len(cs.envFlags):len(cs.envFlags)], "-i")
+			more, e2 := readWrapper(name, cs.words, next)
+			switch {
+			case more.Effects.Has(grammar.NoCommand):
+				return 0, false
+			case more.Command >= 0:
+				next = next + 1 + more.Command
+			case e2 < len(cs.words):
+				next = e2
+			default:
+				next = -1
+			}
+			inv.Options = append(inv.Options, more.Options...)
+			inv.Assigns = append(inv.Assigns, more.Assigns...)
 		}
-		if name == "xargs" {
-			switch o.name {
-			case "I", "i", "replace":
-				replace = o.arg
-				if replace == "" && o.name != "I" {
+	}
+	var split *grammar.Opt
+	shellMode, replace := false, ""
+	var envFlags []string
+	for k := range inv.Options {
+		o := &inv.Options[k]
+		switch name {
+		case "xargs":
+			switch o.Name {
+			case "-I":
+				replace = o.Value
+			case "--replace":
+				replace = o.Value
+				if replace == "" {
 					replace = "{}"
 				}
 			}
-		}
-		if (name == "sudo" || name == "doas") && (o.name == "s" || o.name == "i" || o.name == "shell" || o.name == "login") {
-			shellMode = true
-		}
-		if name == "env" {
-			switch {
-			case o.name == "i" || o.name == "-" || o.name == "ignore-environment":
+		case "sudo", "sudo-rs", "doas":
+			if o.Effects.Has(grammar.Interactive) || (name == "doas" && o.Name == "-s") {
+				shellMode = true
+			}
+		case "env":
+			switch o.Name {
+			case "--ignore-environment":
 				envFlags = append(envFlags, "-i")
-			case o.name == "u" || o.name == "unset":
-				envFlags = append(envFlags, "-u "+o.arg)
-			case o.name == "S" || o.name == "split-string":
-				split = &o
-			case o.name == "0" || o.name == "null":
-				null = true
+			case "--unset":
+				envFlags = append(envFlags, "-u "+o.Value)
+			case "--split-string":
+				split = o
 			}
 		}
-	})
-	if stopped {
-		return 0, false
 	}
-	if null && (split != nil || next < len(cs.words)) {
-		// GNU env refuses --null (-0) together with a command and runs
-		// nothing: env itself is the program.
-		return 0, false
+	if split == nil && next < 0 {
+		return 0, false // nothing to run: the wrapper is the program
 	}
-	if next+sp.operands > len(cs.words) {
-		// Not enough operands: the wrapper runs nothing (or fails).
-		return 0, false
+	if next < 0 {
+		next = len(cs.words)
 	}
-	next += sp.operands
 	var env []Assign
-	if sp.assigns {
-		for next < len(cs.words) {
-			a, ok := splitAssign(cs.words[next])
-			if !ok {
-				break
+	for _, a := range inv.Assigns {
+		if as, ok := splitAssign(Word{Value: a, Literal: true, Raw: a}); ok {
+			env = append(env, as)
+		}
+	}
+	if len(env) > 0 {
+		// Keep the words' own literal flags and raw text.
+		env = env[:0]
+		for k := i + 1; k < next; k++ {
+			if a, ok := splitAssign(cs.words[k]); ok && isAssignWord(inv, cs.words[k].Value) {
+				env = append(env, a)
 			}
-			env = append(env, a)
-			next++
 		}
 	}
 	cs.pushWrapper(name, i, next)
@@ -330,7 +306,7 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 	if len(envFlags) > 0 {
 		cs.envFlags = append(cs.envFlags[:len(cs.envFlags):len(cs.envFlags)], envFlags...)
 	}
-	if sp.extra {
+	if w := inv.SubSpec.Wrap; w != nil && w.ExtraArgs {
 		cs.extra = true
 	}
 	if replace != "" {
@@ -344,11 +320,12 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 	if split != nil {
 		// env -S splits its string into arguments that precede the
 		// remaining words: parse it as shell words, which covers quoting.
-		if split.argIdx < 0 {
+		argIdx := i + 1 + split.ValueArg
+		if !split.HasValue || split.ValueArg < 0 {
 			return 0, false // env -S without a string fails
 		}
-		args, ok := envSplit(split.arg)
-		if !ok || !cs.words[split.argIdx].Literal {
+		args, ok := envSplit(split.Value)
+		if !ok || !cs.words[argIdx].Literal {
 			w.addOpaque(OpaquePayload, "env", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
 			return -1, false
 		}
@@ -361,104 +338,116 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 			b.WriteByte(' ')
 			b.WriteString(shellQuote(a))
 		}
-		for k := split.argIdx + 1; k < len(cs.words); k++ {
+		for k := argIdx + 1; k < len(cs.words); k++ {
 			b.WriteByte(' ')
 			b.WriteString(cs.words[k].Raw)
 		}
-		w.payload("env", b.String(), cs.nodes[split.argIdx], cs.nodes[len(cs.nodes)-1], cs, c)
+		w.payload("env", b.String(), cs.nodes[argIdx], cs.nodes[len(cs.nodes)-1], cs, c)
 		return -1, false
 	}
 	return next, true
 }
 
-// Long options of su and runuser (util-linux), for abbreviations.
-var (
-	suLongArg   = []string{"command", "session-command", "group", "supp-group", "shell", "whitelist-environment", "user"}
-	suLongFlags = []string{"login", "preserve-environment", "pty", "fast", "help", "version"}
-)
-
-// peelSu handles su and runuser. Their own options stop at the first
-// operand (getopt "+"); "-c CMD" among them is a shell string. After the
-// user name, the remaining words are handed to the user's shell, which
-// reads "-c CMD" the same way. runuser's "-u USER CMD…" runs a command
-// directly. Without a command they start an interactive shell and stay the
-// program.
-func (w *walker) peelSu(name string, cs *cmdState, i int, c ctx) (int, bool) {
-	const argOpts = "cgGswu"
-	cmdIdx, cmdArg, userMode := -1, "", false
-	n := len(cs.words)
-	j := i + 1
-	for j < n {
-		wd := cs.words[j]
-		v := wd.Value
-		if !wd.Literal || len(v) < 2 || v[0] != '-' {
-			if wd.Literal && v == "-" { // "su -": a login shell
-				j++
-				continue
-			}
-			break
-		}
-		j++
-		if v == "--" {
-			break
-		}
-		if v[1] == '-' {
-			on, arg, argIdx := v[2:], "", j-1
-			if eq := strings.IndexByte(on, '='); eq >= 0 {
-				on, arg = expandLong(on[:eq], suLongArg, suLongFlags), on[eq+1:]
-			} else if on = expandLong(on, suLongArg, suLongFlags); contains(suLongArg, on) && j < n {
-				arg, argIdx = cs.words[j].Value, j
-				j++
-			}
-			switch on {
-			case "command", "session-command":
-				cmdIdx, cmdArg = argIdx, arg
-			case "user":
-				userMode = name == "runuser"
-			}
-			continue
-		}
-		for k := 1; k < len(v); k++ {
-			if strings.IndexByte(argOpts, v[k]) < 0 {
-				continue
-			}
-			arg, argIdx := v[k+1:], j-1
-			if arg == "" && j < n {
-				arg, argIdx = cs.words[j].Value, j
-				j++
-			}
-			switch v[k] {
-			case 'c':
-				cmdIdx, cmdArg = argIdx, arg
-			case 'u':
-				userMode = name == "runuser"
-			}
-			break
+// isAssignWord reports whether v is one of the assignments the grammar
+// read before the command.
+func isAssignWord(inv *grammar.Invocation, v string) bool {
+	for _, a := range inv.Assigns {
+		if a == v {
+			return true
 		}
 	}
-	if userMode {
-		if j >= n {
+	return false
+}
+
+// readWrapper reads the words after the wrapper at word i with the
+// program's grammar (package grammar, the table every reader shares). It
+// returns nil when name is not a wrapper there. Reading stops at the first
+// word that is not literal, unless it is the value of the option before it:
+// end is the index of that word (len(ws) when all are literal), where an
+// unknowable command then starts.
+func readWrapper(name string, ws []Word, i int) (*grammar.Invocation, int) {
+	if !grammar.Lookup(name).Wraps() {
+		return nil, len(ws)
+	}
+	end := i + 1
+	for {
+		for end < len(ws) && ws[end].Literal {
+			end++
+		}
+		inv := grammar.Parse(name, values(ws[i+1:end]))
+		if inv.SubSpec == nil || inv.SubSpec.Wrap == nil {
+			return nil, len(ws)
+		}
+		valueOf := len(inv.Options) > 0 && inv.Options[len(inv.Options)-1].Missing
+		ownOperand := inv.Command < 0 && len(inv.Operands) < inv.SubSpec.Wrap.Operands
+		if inv.Command >= 0 || end >= len(ws) || !valueOf && !ownOperand {
+			return inv, end
+		}
+		// The non-literal word is that option's value, or one of the
+		// wrapper's own operands ("setarch $(uname -m) cmd"): read on.
+		end++
+	}
+}
+
+// peelSu handles su and runuser, read with their grammar: util-linux
+// permutes their options, so "-c CMD", "--command CMD" and "-s PROG" count
+// wherever they stand before "--" ("su root --command 'id'"). The words
+// after the user (and after "--") are handed to the shell, which is -s PROG
+// when given ("su -s /bin/rm root -- -rf /" runs rm). A shell given -c
+// parses CMD; another program gets "-c CMD" as arguments. runuser's
+// "-u USER CMD…" runs a command directly. Without a command or arguments
+// they start an interactive shell and stay the program.
+func (w *walker) peelSu(name string, cs *cmdState, i int, c ctx) (int, bool) {
+	n := len(cs.words)
+	for k := i + 1; k < n; k++ {
+		if !cs.words[k].Literal {
+			cs.pushWrapper(name, i, k)
+			w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return -1, false
+		}
+	}
+	inv := grammar.Parse("su", values(cs.words[i+1:]))
+	shell, _ := inv.Value("--shell")
+	cmd, hasCmd := inv.Value("--command")
+	if v, ok := inv.Value("--session-command"); ok {
+		cmd, hasCmd = v, true
+	}
+	ops := inv.Operands
+	if len(ops) > 0 && ops[0].Value == "-" && (inv.DashDash < 0 || ops[0].Arg < inv.DashDash) {
+		ops = ops[1:] // "su -": a login shell
+	}
+	if _, ok := inv.Value("--user"); ok && name == "runuser" {
+		// runuser -u USER CMD…: the command starts at its first operand.
+		if len(ops) == 0 {
 			return 0, false
 		}
-		cs.pushWrapper(name, i, j)
-		return j, true
+		k := i + 1 + ops[0].Arg
+		cs.pushWrapper(name, i, k)
+		return k, true
 	}
-	if cmdIdx < 0 && j+1 < n {
-		// su USER -c CMD: the words after the user go to the shell.
-		k, cmdMode, _ := scanShellOpts(cs.words, j+1)
-		if cmdMode && k < n {
-			cmdIdx, cmdArg = k, cs.words[k].Value
+	if len(ops) > 0 && (inv.DashDash < 0 || ops[0].Arg < inv.DashDash) {
+		ops = ops[1:] // the user
+	}
+	var text strings.Builder
+	switch {
+	case hasCmd && (shell == "" || shells()[baseName(shell)]):
+		text.WriteString(cmd)
+	case hasCmd:
+		text.WriteString(shellQuote(shell) + " -c " + shellQuote(cmd))
+	case len(ops) > 0:
+		if shell == "" {
+			shell = "sh"
 		}
+		text.WriteString(shellQuote(shell))
+		for _, op := range ops {
+			text.WriteByte(' ')
+			text.WriteString(shellQuote(op.Value))
+		}
+	default:
+		return 0, false // an interactive shell: su is the program
 	}
-	if cmdIdx < 0 {
-		return 0, false // interactive shell: su is the program
-	}
-	cs.pushWrapper(name, i, cmdIdx)
-	if !cs.words[cmdIdx].Literal {
-		w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
-		return -1, false
-	}
-	w.payload(name, cmdArg, cs.nodes[cmdIdx], cs.nodes[cmdIdx], cs, c)
+	cs.pushWrapper(name, i, n)
+	w.payload(name, text.String(), cs.nodes[i], cs.nodes[n-1], cs, c)
 	return -1, false
 }
 
@@ -492,12 +481,20 @@ var tmuxShellCommands = sync.OnceValue(func() map[string]string {
 		"respawn-window": "cet", "respawnw": "cet",
 		"run-shell": "dt", "run": "dt",
 		"display-popup": "bcdehSstTwxy", "popup": "bcdehSstTwxy",
+		"if-shell": "t", "if": "t",
+		"pipe-pane": "t", "pipep": "t",
 	}
 })
 
-// peelTmux handles tmux commands that run a shell command (new-session,
-// new-window, split-window, respawn-*, run-shell, display-popup): the
-// trailing words are a shell string. Other tmux commands stay tmux.
+// tmuxKeyNames are send-keys key names and what a shell reading them sees.
+var tmuxKeyNames = map[string]string{"Enter": "\n", "C-m": "\n", "KPEnter": "\n", "C-j": "\n", "Space": " ", "Tab": "\t", "^M": "\n"}
+
+// peelTmux handles tmux command sequences (commands separated by ";"
+// words, as "\;" writes them): commands that run a shell command
+// (new-session, new-window, split-window, respawn-*, run-shell,
+// display-popup, if-shell, pipe-pane) have their trailing words parsed as a
+// shell string, and send-keys types its keys into a pane's shell, so they
+// are parsed as one too. tmux -c CMD runs CMD. Other tmux commands stay tmux.
 func (w *walker) peelTmux(cs *cmdState, i int, c ctx) (int, bool) {
 	cmdIdx, cmdArg := -1, ""
 	j := scanOpts(cs.words, i, &wrapSpec{shortArg: "cfLST"}, func(o opt) {
@@ -515,19 +512,136 @@ func (w *walker) peelTmux(cs *cmdState, i int, c ctx) (int, bool) {
 		w.payload("tmux", cmdArg, cs.nodes[cmdIdx], cs.nodes[cmdIdx], cs, c)
 		return -1, false
 	}
-	if j >= len(cs.words) {
+	found := false
+	for j < len(cs.words) {
+		end := j
+		for end < len(cs.words) && cs.words[end].Value != ";" {
+			end++
+		}
+		if w.tmuxCommand(cs, i, j, end, c) {
+			found = true
+		}
+		j = end + 1
+	}
+	if !found {
 		return 0, false
 	}
-	argOpts, ok := tmuxShellCommands()[cs.words[j].Value]
+	return -1, false
+}
+
+// tmuxCommand handles one tmux command in words [j, end) and reports
+// whether it ran or typed a shell command.
+func (w *walker) tmuxCommand(cs *cmdState, i, j, end int, c ctx) bool {
+	if j >= end {
+		return false
+	}
+	name := cs.words[j].Value
+	sub := &cmdState{stmt: cs.stmt, words: cs.words[:end], nodes: cs.nodes[:end], env: cs.env, envFlags: cs.envFlags,
+		redirs: cs.redirs, wrappers: cs.wrappers, lastWrap: -1, ctx: cs.ctx}
+	if name == "send-keys" || name == "send" {
+		k := scanOpts(sub.words, j, &wrapSpec{shortArg: "tNc"}, nil)
+		if k >= end {
+			return false
+		}
+		var b strings.Builder
+		lit := true
+		for _, wd := range cs.words[k:end] {
+			if v, ok := tmuxKeyNames[wd.Value]; ok {
+				b.WriteString(v)
+				continue
+			}
+			lit = lit && wd.Literal
+			b.WriteString(wd.Value)
+		}
+		sub.pushWrapper("tmux", i, k)
+		if !lit {
+			w.addOpaque(OpaquePayload, "tmux", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return true
+		}
+		w.payload("tmux", strings.ReplaceAll(strings.ReplaceAll(b.String(), "\\n", "\n"), "\\t", "\t"), cs.nodes[k], cs.nodes[end-1], sub, c)
+		return true
+	}
+	argOpts, ok := tmuxShellCommands()[name]
 	if !ok {
+		return false
+	}
+	k := scanOpts(sub.words, j, &wrapSpec{shortArg: argOpts}, nil)
+	if k >= end {
+		return false
+	}
+	sub.pushWrapper("tmux", i, k)
+	w.shellString("tmux", sub, k, end, c)
+	return true
+}
+
+// peelScreen handles screen -X: the operands are a screen command sent to a
+// running session. "stuff TEXT" types TEXT into its shell, "exec CMD…" and
+// "screen CMD…" run a command; both are parsed. It reports whether it
+// handled the command; otherwise screen is read as a wrapper.
+func (w *walker) peelScreen(cs *cmdState, i int, c ctx) (int, bool, bool) {
+	inv, _ := readWrapper("screen", cs.words, i)
+	if inv == nil || !inv.Has("-X") {
+		return 0, false, false
+	}
+	first := inv.Command
+	if first < 0 {
+		return 0, false, true
+	}
+	k := i + 1 + first
+	switch cs.words[k].Value {
+	case "stuff":
+		if k+1 >= len(cs.words) {
+			return 0, false, true
+		}
+		cs.pushWrapper("screen", i, k+1)
+		text, lit := joinValues(cs.words[k+1:])
+		if !lit {
+			w.addOpaque(OpaquePayload, "screen", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return -1, false, true
+		}
+		r := strings.NewReplacer("\\n", "\n", "\\r", "\n", "^M", "\n", "^J", "\n", "\\015", "\n", "\\012", "\n")
+		w.payload("screen", r.Replace(text), cs.nodes[k+1], cs.nodes[len(cs.nodes)-1], cs, c)
+		return -1, false, true
+	case "exec", "screen":
+		if k+1 >= len(cs.words) {
+			return 0, false, true
+		}
+		cs.pushWrapper("screen", i, k+1)
+		return k + 1, true, true
+	}
+	return 0, false, true
+}
+
+// peelStartStop handles start-stop-daemon --start: the program is the
+// --startas (else --exec) value and its arguments are the words after "--".
+func (w *walker) peelStartStop(cs *cmdState, i int, c ctx) (int, bool) {
+	n := len(cs.words)
+	for k := i + 1; k < n; k++ {
+		if !cs.words[k].Literal {
+			w.addOpaque(OpaquePayload, "start-stop-daemon", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return -1, false
+		}
+	}
+	inv := grammar.Parse("start-stop-daemon", values(cs.words[i+1:]))
+	if !inv.Has("--start") {
 		return 0, false
 	}
-	k := scanOpts(cs.words, j, &wrapSpec{shortArg: argOpts}, nil)
-	if k >= len(cs.words) {
-		return 0, false
+	prog, ok := inv.Value("--startas")
+	if !ok {
+		if prog, ok = inv.Value("--exec"); !ok {
+			return 0, false
+		}
 	}
-	cs.pushWrapper("tmux", i, k)
-	w.shellString("tmux", cs, k, len(cs.words), c)
+	var b strings.Builder
+	b.WriteString(shellQuote(prog))
+	if inv.DashDash >= 0 {
+		for _, a := range inv.Args[inv.DashDash+1:] {
+			b.WriteByte(' ')
+			b.WriteString(shellQuote(a))
+		}
+	}
+	cs.pushWrapper("start-stop-daemon", i, n)
+	w.payload("start-stop-daemon", b.String(), cs.nodes[i], cs.nodes[n-1], cs, c)
 	return -1, false
 }
 
@@ -649,6 +763,23 @@ func (w *walker) peelParallel(cs *cmdState, i int, c ctx) (int, bool) {
 	cs.extra = true
 	cs.replace = "{"
 	w.shellString("parallel", cs, next, end, c)
+	// With literal ::: inputs, also parse each command line parallel
+	// builds: the command words with the input appended ("{}" replaced).
+	cmd, lit := joinValues(cs.words[next:end])
+	if !lit || end >= len(cs.words) || cs.words[end].Value != ":::" {
+		return -1, false
+	}
+	for k, n := end+1, 0; k < len(cs.words) && !strings.HasPrefix(cs.words[k].Value, ":::") && n < 16; k, n = k+1, n+1 {
+		in := cs.words[k]
+		if !in.Literal {
+			continue
+		}
+		line := cmd + " " + shellQuote(in.Value)
+		if strings.Contains(cmd, "{}") {
+			line = strings.ReplaceAll(cmd, "{}", shellQuote(in.Value))
+		}
+		w.payload("parallel", line, cs.nodes[next], cs.nodes[k], cs, c)
+	}
 	return -1, false
 }
 

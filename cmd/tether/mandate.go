@@ -79,7 +79,7 @@ else /var/lib/tether for root, else $XDG_STATE_HOME/tether
 		newMandateShowCmd(open), newMandateExportCmd(open), newMandateApproveCmd(open),
 		newMandateUndoCmd(open), newMandateDriftCmd(open), newMandateWidenCmd(open),
 		newMandateStatusCmd(open, profileViolation), newMandateJobsCmd(open, profileViolation), newMandateSetCmd(open, profileViolation),
-		newMandateConnectionsCmd(open), newMandateDiffCmd(open), newMandateDiscardCmd(open),
+		newMandateConnectionsCmd(open), newMandateDiffCmd(open), newMandateDiscardCmd(open), newMandateAnchorCmd(open),
 	)
 	return cmd
 }
@@ -271,6 +271,9 @@ func newMandateCompileCmd(open storeOpener) *cobra.Command {
 				}
 				if asJSON {
 					return writeJSON(cmd.OutOrStdout(), v)
+				}
+				if v.LostObservations > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: the evidence is incomplete: %d calls of %s ran but could not be recorded (a full or failing disk); the mandate lacks what they did\n", v.LostObservations, v.Job)
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "compiled %s v%d (pending); review, then: tether mandate approve %s\n", v.Job, v.Number, v.Job)
 				_, err = io.WriteString(cmd.OutOrStdout(), v.Text)

@@ -26,6 +26,7 @@ type serveFlags struct {
 	cgroupPrefix string
 	workers      int
 	verbose      bool
+	limits       runner.Limits
 }
 
 func newServeCmd() *cobra.Command {
@@ -64,6 +65,10 @@ use, bad configuration), 2 for bad usage.`,
 	fl.StringVar(&f.cgroupPrefix, "cgroup-prefix", "", "cgroup directory of the sandboxes (default: $TETHER_CGROUP_PREFIX, else tether)")
 	fl.IntVar(&f.workers, "workers", 0, "calls run in parallel at most (default: 2 x CPUs)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log every request outcome at debug level")
+	fl.IntVar(&f.limits.MaxConns, "max-connections", 0, "open connections per listener; more are answered 503 (default 512)")
+	fl.IntVar(&f.limits.MaxSessions, "max-sessions", 0, "live API sessions (default 4096)")
+	fl.IntVar(&f.limits.MaxSessionsPerClient, "max-client-sessions", 0, "live API sessions of one client (default 64)")
+	fl.DurationVar(&f.limits.SessionIdle, "session-idle", 0, "clear an API session no request used for this long (default 1h)")
 	return cmd
 }
 
@@ -94,7 +99,7 @@ func runServe(cmd *cobra.Command, f *serveFlags) error {
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 	sb := runnerFor(f.stateRoot, f.cgroupPrefix, "", 0)
 	d, err := runner.NewDaemon(runner.DaemonOptions{Config: cfg, Socket: sock, Listen: f.listen, Tokens: tokens,
-		Sandbox: *sb, Workers: f.workers, Version: version, Logger: log, ShutdownGrace: 10 * time.Second})
+		Sandbox: *sb, Workers: f.workers, Version: version, Logger: log, ShutdownGrace: 10 * time.Second, Limits: f.limits})
 	if err != nil {
 		return &exitError{Code: 1, Err: err}
 	}

@@ -1,0 +1,440 @@
+package approval
+
+import (
+	"path"
+	"strings"
+
+	"github.com/tether-dev/tether/grammar"
+	"github.com/tether-dev/tether/shellparse"
+)
+
+// The catalog's program rules are read from package grammar: how a program
+// reads its arguments and what each option, operand and variable does is
+// data there (one entry per program); this file maps those effects to rule
+// ids. An effect the grammar reports always leads to a finding; a program
+// the grammar does not know gets only the generic rules (paths, redirections,
+// environment, payloads), so adding a dangerous program is one grammar entry.
+
+// effectRules maps invocation effects to the rule each one produces, for
+// effects whose rule needs no look at the targets. Dry runs skip them.
+var effectRules = []struct {
+	eff  grammar.Effect
+	rule string
+}{
+	{grammar.Power, RulePower},
+	{grammar.KillAll, RuleKillAll},
+	{grammar.Kill, RuleKill},
+	{grammar.ServiceStop, RuleServiceStop},
+	{grammar.PkgRemove, RulePkgRemove},
+	{grammar.ContainerStop, RuleContainer},
+	{grammar.Privileged, RulePrivileged},
+	{grammar.DBDrop, RuleDBDrop},
+	{grammar.ForcePush, RuleGitPushForce},
+	{grammar.BranchDelete, RuleGitBranchDel},
+	{grammar.HistoryRewrite, RuleGitHistory},
+	{grammar.ConfigWrite, RuleGitConfig},
+	{grammar.Firewall, RuleFirewall},
+	{grammar.Accounts, RuleAccounts},
+	{grammar.Mount, RuleMount},
+	{grammar.Schedule, RuleCrontab},
+	{grammar.Remote, RuleRemoteExec},
+	{grammar.Listen, RuleReverseShell},
+}
+
+// invocation applies the grammar-driven rules to c, read as inv.
+func (a *analyzer) invocation(c *shellparse.Command, inv *grammar.Invocation) {
+	e := inv.Effects
+	dry := e.Has(grammar.DryRun)
+	if !dry {
+		for _, r := range effectRules {
+			if e.Has(r.eff) {
+				a.hitCmd(r.rule, c)
+			}
+		}
+		if e.Has(grammar.Discard) {
+			if len(inv.Sub) > 0 && inv.Sub[0] == "reset" {
+				a.hitCmd(RuleGitReset, c)
+			} else {
+				a.hitCmd(RuleGitDiscard, c)
+			}
+		}
+		if e.Has(grammar.Delete) {
+			a.deletes(c, inv)
+		}
+		if e.Any(grammar.Format | grammar.DeviceWrite | grammar.Truncate) {
+			a.deviceTargets(c, inv)
+		}
+		if e.Has(grammar.Perms) && e.Has(grammar.Recursive) {
+			if c.Program == "chmod" {
+				a.hitCmd(RuleChmod, c)
+			} else {
+				a.hitCmd(RuleChown, c)
+			}
+		}
+		if e.Has(grammar.Interactive) && !a.opaqueCovers(c.Span) {
+			a.stdinFed(c, c.Program)
+		}
+	}
+	for i := range inv.Options {
+		o := &inv.Options[i]
+		if !o.HasValue {
+			continue
+		}
+		a.value(c, inv, o.Value, o.ValueEffects, dry)
+	}
+	a.envTemplate = copiesTemplates(inv)
+	defer func() { a.envTemplate = false }()
+	for i := range inv.Operands {
+		op := &inv.Operands[i]
+		if op.Effects.Has(grammar.Delete) && !dry {
+			a.moveSource(c, op.Value)
+		}
+		if op.Effects.Has(grammar.Env) {
+			if name := grammar.AssignName(op.Value); name != "" && grammar.EnvEffects(inv.Program, name).Has(grammar.Exec) {
+				a.execOption(c, op.Value[strings.IndexByte(op.Value, '=')+1:])
+			}
+			continue
+		}
+		if inv.Effects.Has(grammar.Remote) && op.Effects.Has(grammar.Exec) {
+			continue // the remote command: RuleRemoteExec
+		}
+		a.value(c, inv, op.Value, op.Effects, dry)
+	}
+}
+
+// value applies the rules for one option value or operand with effects e.
+func (a *analyzer) value(c *shellparse.Command, inv *grammar.Invocation, v string, e grammar.Effect, dry bool) {
+	if e.Has(grammar.Exec) && !inv.Effects.Has(grammar.NoCommand) {
+		if e.Has(grammar.Config) {
+			// "key=value" or "Key value": the value runs.
+			if i := strings.IndexAny(v, "= \t"); i >= 0 {
+				v = v[i+1:]
+			}
+		}
+		a.execOption(c, v)
+	}
+	if e.Has(grammar.Code) {
+		a.code(c, inv, v)
+	}
+	if e.Has(grammar.Write) && !dry {
+		a.writeTarget(c, v, false)
+	}
+}
+
+// deletes applies the delete rules: a recursive delete of a catastrophic
+// target is hardline; otherwise the program's own approval rule.
+func (a *analyzer) deletes(c *shellparse.Command, inv *grammar.Invocation) {
+	e := inv.Effects
+	if e.Has(grammar.Recursive) {
+		for _, op := range inv.Operands {
+			if op.Effects.Has(grammar.Target) && a.catastrophicWord(c, op) {
+				a.hitCmd(RuleRmRoot, c)
+				return
+			}
+		}
+	}
+	if c.Program == "rm" || c.Program == "unlink" || c.Program == "shred" || c.Program == "rmdir" {
+		for _, w := range c.Wrappers {
+			if w.Program == "xargs" || w.Program == "find" || w.Program == "parallel" {
+				a.hitCmd(RuleRmIndirect, c)
+			}
+		}
+	}
+	switch {
+	case c.Program == "find":
+		a.hitCmd(RuleFindDelete, c)
+	case c.Program == "git":
+		if e.Has(grammar.Force) {
+			a.hitCmd(RuleGitClean, c)
+		}
+	case e.Has(grammar.Recursive):
+		a.hitCmd(RuleRmRecursive, c)
+	case e.Has(grammar.Force) && c.Program == "rm":
+		a.hitCmd(RuleRmForce, c)
+	}
+}
+
+// deviceTargets: formatting, raw writes and size changes of a disk device
+// are hardline; a size change of a file needs approval.
+func (a *analyzer) deviceTargets(c *shellparse.Command, inv *grammar.Invocation) {
+	e := inv.Effects
+	block := e.Has(grammar.Device)
+	for _, op := range inv.Operands {
+		if op.Effects.Has(grammar.Target) && isBlockDevice(a.fold(op.Value)) {
+			block = true
+		}
+	}
+	for _, o := range inv.Options {
+		if o.ValueEffects.Has(grammar.Target) && isBlockDevice(a.fold(o.Value)) {
+			block = true
+		}
+	}
+	switch {
+	case block && e.Has(grammar.Format):
+		a.hitCmd(RuleDiskFormat, c)
+	case block:
+		a.hitCmd(RuleDiskWrite, c)
+	case e.Has(grammar.Truncate) && !allLogs(inv):
+		a.hitCmd(RuleTruncate, c)
+	}
+}
+
+// allLogs reports whether every target of a truncate is a log file
+// ("truncate -s0 app.log"): emptying a log is routine housekeeping.
+func allLogs(inv *grammar.Invocation) bool {
+	n := 0
+	for _, op := range inv.Operands {
+		if !op.Effects.Has(grammar.Target) {
+			continue
+		}
+		n++
+		b := path.Base(op.Value)
+		if !(strings.HasSuffix(b, ".log") || strings.Contains(b, ".log.")) || strings.HasPrefix(op.Value, "/dev/") {
+			return false
+		}
+	}
+	return n > 0
+}
+
+// copiesTemplates reports whether a copy's sources are all templates
+// (".env.example", ".env.sample", ".env.template", ".env.dist").
+func copiesTemplates(inv *grammar.Invocation) bool {
+	if inv.Spec == nil || (inv.Spec.Name != "cp" && inv.Spec.Name != "install") || len(inv.Operands) < 2 {
+		return false
+	}
+	for _, op := range inv.Operands[:len(inv.Operands)-1] {
+		b := path.Base(op.Value)
+		ok := false
+		for _, suf := range [...]string{".example", ".sample", ".template", ".dist", ".defaults", ".tmpl"} {
+			if strings.HasSuffix(b, suf) {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// catastrophicWord reports whether a delete target is "/", a system
+// directory or a home, as bash will expand it: a quoted "~" or "$HOME" is a
+// directory of that name, not the home.
+func (a *analyzer) catastrophicWord(c *shellparse.Command, op grammar.Operand) bool {
+	if op.Arg >= 0 && op.Arg < len(c.Args) {
+		w := c.Args[op.Arg]
+		if w.Literal && w.Value == op.Value && (strings.HasPrefix(w.Value, "~") || strings.HasPrefix(w.Value, "$")) {
+			return false
+		}
+	}
+	return isCatastrophicTarget(a.fold(op.Value))
+}
+
+// code applies the rules for inline code given to an interpreter, editor,
+// REPL or debugger: it needs approval, except awk and sed programs that
+// run no command and write no file, and SQL (judged by the database rules).
+func (a *analyzer) code(c *shellparse.Command, inv *grammar.Invocation, text string) {
+	switch inv.Spec.Name {
+	case "awk":
+		if !grammar.AwkRunsCommands(text) {
+			return
+		}
+	case "sed":
+		a.sedScript(c, text)
+		return
+	case "sqlite3":
+		e := grammar.SQLiteDot(text)
+		if e.Has(grammar.Exec) {
+			a.hitCmd(RuleInterpPay, c)
+			a.keepHardline(c, dotCommandText(text))
+		}
+		if isDestructiveSQL(text) {
+			a.hitCmd(RuleDBDrop, c)
+		}
+		return
+	case "vim", "less", "gdb", "emacs":
+		a.keepHardline(c, editorShellText(text))
+	}
+	if isForkLoop(text) && inv.Spec.Name != "vim" {
+		a.hitCmd(RuleForkBomb, c)
+	}
+	if !a.opaqueCovers(c.Span) {
+		a.hitCmd(RuleInterpPay, c)
+	}
+}
+
+// keepHardline analyses text as a shell command and keeps its hardline
+// findings on c.
+func (a *analyzer) keepHardline(c *shellparse.Command, text string) {
+	if text == "" {
+		return
+	}
+	if sub := a.sub(text); sub != nil {
+		for _, f := range sub.Findings {
+			if f.Tier == TierHardline {
+				a.hit(f.Rule, c.Text, c.Span)
+			}
+		}
+	}
+}
+
+// dotCommandText returns the shell text of sqlite3 .shell/.system lines
+// (and psql's \!), joined by newlines.
+func dotCommandText(text string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(text, "\n") {
+		for _, part := range strings.Split(line, ";") {
+			w := strings.TrimSpace(part)
+			for _, p := range [...]string{".shell", ".system", `\!`, "system "} {
+				if rest, ok := strings.CutPrefix(w, p); ok {
+					b.WriteString(rest)
+					b.WriteByte('\n')
+				}
+			}
+		}
+	}
+	return b.String()
+}
+
+// editorShellText returns what an editor or debugger command runs in a
+// shell: vim's "!cmd" and ":!cmd", gdb's "shell cmd" and "!cmd".
+func editorShellText(text string) string {
+	t := strings.TrimLeft(text, ": \t")
+	for _, p := range [...]string{"!", "shell ", "sh ", "r !", "r!", "w !", "w!", "call system(", "silent !", "exe \"!", "execute \"!"} {
+		if rest, ok := strings.CutPrefix(t, p); ok {
+			return strings.Trim(rest, `)"' `)
+		}
+	}
+	if i := strings.Index(t, "|!"); i >= 0 {
+		return t[i+2:]
+	}
+	return ""
+}
+
+// sedScript applies the rules to a sed script: the e command and the e
+// flag of s run commands; w, W and the w flag write files.
+func (a *analyzer) sedScript(c *shellparse.Command, script string) {
+	runs, writes := sedEffects(script)
+	if runs {
+		a.hitCmd(RuleInterpPay, c)
+	}
+	for _, f := range writes {
+		a.writeTarget(c, f, false)
+	}
+}
+
+// sedEffects scans a sed script for commands that run a command (e, s///e)
+// and the files it writes (w FILE, W FILE, s///w FILE). An unreadable
+// script counts as running one.
+func sedEffects(s string) (runs bool, writes []string) {
+	i := 0
+	restOfLine := func() string {
+		j := strings.IndexByte(s[i:], '\n')
+		if j < 0 {
+			j = len(s) - i
+		}
+		v := strings.TrimSpace(s[i : i+j])
+		i += j
+		return v
+	}
+	skipDelim := func(d byte) bool { // skips to after the next unescaped d
+		for i < len(s) {
+			switch s[i] {
+			case '\\':
+				i += 2
+				continue
+			case d:
+				i++
+				return true
+			}
+			i++
+		}
+		return false
+	}
+	for i < len(s) {
+		ch := s[i]
+		switch {
+		case ch == ' ' || ch == '\t' || ch == '\n' || ch == ';' || ch == '{' || ch == '}' || ch == '!' || ch == ',':
+			i++
+		case ch >= '0' && ch <= '9' || ch == '$' || ch == '~' || ch == '+':
+			i++
+		case ch == '/':
+			i++
+			if !skipDelim('/') {
+				return true, writes
+			}
+		case ch == '\\':
+			if i+1 >= len(s) {
+				return true, writes
+			}
+			d := s[i+1]
+			i += 2
+			if !skipDelim(d) {
+				return true, writes
+			}
+		case ch == 'e':
+			return true, writes
+		case ch == 'w' || ch == 'W':
+			i++
+			writes = append(writes, restOfLine())
+		case ch == 'r' || ch == 'R' || ch == 'a' || ch == 'i' || ch == 'c' || ch == ':' || ch == 'b' || ch == 't' || ch == 'T' || ch == '#':
+			i++
+			restOfLine()
+		case ch == 's' || ch == 'y':
+			if i+1 >= len(s) {
+				return true, writes
+			}
+			d := s[i+1]
+			i += 2
+			if !skipDelim(d) || !skipDelim(d) {
+				return true, writes
+			}
+			if ch == 'y' {
+				continue
+			}
+			for i < len(s) && s[i] != ';' && s[i] != '\n' && s[i] != '}' {
+				switch s[i] {
+				case 'e':
+					runs = true
+				case 'w':
+					i++
+					writes = append(writes, restOfLine())
+					continue
+				}
+				i++
+			}
+		default:
+			i++ // p, d, n, q, l, = … and their arguments
+		}
+	}
+	return runs, writes
+}
+
+// containerMounts flags bind mounts that hand a container the host: the
+// root, a system directory, a home, /etc or the engine's socket.
+func (a *analyzer) containerMounts(c *shellparse.Command, inv *grammar.Invocation) {
+	if inv == nil {
+		return
+	}
+	for _, o := range inv.Options {
+		if o.Name != "--volume" && o.Name != "--mount" || !o.HasValue {
+			continue
+		}
+		src := o.Value
+		if o.Name == "--mount" {
+			for _, kv := range strings.Split(o.Value, ",") {
+				if k, v, ok := strings.Cut(kv, "="); ok && (k == "source" || k == "src") {
+					src = v
+				}
+			}
+		} else if j := strings.IndexByte(o.Value, ':'); j >= 0 {
+			src = o.Value[:j]
+		}
+		if strings.HasPrefix(src, "/") || strings.HasPrefix(src, "~") || strings.HasPrefix(src, "$HOME") {
+			p := a.fold(src)
+			if isCatastrophicTarget(p) || strings.HasSuffix(p, "docker.sock") || strings.HasSuffix(p, "podman.sock") || isEtc(p) {
+				a.hitCmd(RulePrivileged, c)
+			}
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package oracle
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tether-dev/tether/approval"
+)
+
+func TestGetoptReadsAsGlibc(t *testing.T) {
+	t.Parallel()
+	opts, ops, err := rmSpec.parse([]string{"--recur", "x", "-fv", "--", "-r"})
+	require.NoError(t, err)
+	assert.Equal(t, []opt{{name: "recursive"}, {name: "f"}, {name: "v"}}, opts)
+	assert.Equal(t, []string{"x", "-r"}, ops, "options and operands interleave; -- ends options")
+	_, _, err = rmSpec.parse([]string{"--ver", "x"})
+	assert.ErrorIs(t, err, errUsage, "--ver is ambiguous (verbose, version)")
+	_, _, err = rmSpec.parse([]string{"-rq", "x"})
+	assert.ErrorIs(t, err, errUsage, "unknown short option")
+	opts, ops, err = systemctlSpec.parse([]string{"-H", "host", "--no-bl", "reboot"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"reboot"}, ops, "a value-taking option before the verb")
+	assert.Equal(t, "host", opts[0].val)
+	opts, _, err = wipefsSpec.parse([]string{"-fo0x1fe", "/dev/sda"})
+	require.NoError(t, err)
+	assert.Equal(t, []opt{{name: "f"}, {name: "o", val: "0x1fe"}}, opts, "an attached value ends the cluster")
+}
+
+func TestClassifyCalls(t *testing.T) {
+	t.Parallel()
+	w := world{home: "/home/alice", homeEntries: []string{"notes.txt", "projects"}, devices: []string{"/dev/sda"}, canaries: 3}
+	call := func(prog string, args, paths []string) approval.Tier {
+		o := w.classify("x", nil, []Call{{Program: prog, Cwd: "/work", Stdin: "/dev/null", Args: args, Paths: paths}}, "")
+		return o.Tier
+	}
+	tests := []struct {
+		prog  string
+		args  []string
+		paths []string
+		want  approval.Tier
+	}{
+		{"rm", []string{"-rf", "/home/alice"}, []string{"", "/home/alice"}, approval.TierHardline},
+		{"rm", []string{"-r", "/"}, []string{"", "/"}, approval.TierApproval},
+		{"rm", []string{"-r", "--no-preserve-root", "/"}, []string{"", "", "/"}, approval.TierHardline},
+		{"rm", []string{"-r", "/home/alice/.."}, []string{"", "/home"}, approval.TierApproval},
+		{"rm", []string{"-r", "/home/alice/notes.txt", "/home/alice/projects"}, []string{"", "/home/alice/notes.txt", "/home/alice/projects"}, approval.TierHardline},
+		{"rm", []string{"-r", "--help", "/usr"}, []string{"", "", "/usr"}, approval.TierAllow},
+		{"rm", []string{"/home/alice"}, []string{"/home/alice"}, approval.TierAllow},
+		{"dd", []string{"if=/dev/zero", "of=/dev/disk/by-id/x"}, []string{"/dev/zero", "/dev/sda"}, approval.TierHardline},
+		{"dd", []string{"if=/dev/sda", "of=img"}, []string{"/dev/sda", ""}, approval.TierAllow},
+		{"wipefs", []string{"--al", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierHardline},
+		{"wipefs", []string{"/dev/sda"}, []string{"/dev/sda"}, approval.TierAllow},
+		{"fdisk", []string{"/dev/sda"}, []string{"/dev/sda"}, approval.TierAllow},
+		{"mkfs.minix", []string{"-n", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow}, // -n takes the device as its value
+		{"blkdiscard", []string{"-p", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},
+		{"blkdiscard", []string{"-f", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierHardline},
+		{"sgdisk", []string{"--iterations=1", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow}, // unknown option: refused
+		{"sgdisk", []string{"-n", "1:0:+512M", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierHardline},
+		{"sgdisk", []string{"-p", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},
+		{"systemctl", []string{"--no-bl", "reboot"}, []string{"", ""}, approval.TierHardline},
+		{"systemctl", []string{"isolate", "poweroff"}, []string{"", ""}, approval.TierHardline},
+		{"systemctl", []string{"--dry-run", "reboot"}, []string{"", ""}, approval.TierAllow},
+		{"shutdown", []string{"-c"}, []string{""}, approval.TierAllow},
+		{"init", []string{"6"}, []string{""}, approval.TierHardline},
+		{"init", []string{"3"}, []string{""}, approval.TierAllow},
+		{"busctl", []string{"call", "org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager", "Reboot", "b", "true"},
+			make([]string, 7), approval.TierHardline},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want.String(), call(tt.prog, tt.args, tt.paths).String(), "%s %v", tt.prog, tt.args)
+	}
+}
+
+func TestClassifyState(t *testing.T) {
+	t.Parallel()
+	w := world{home: "/home/alice", homeEntries: []string{"notes.txt", "projects"}, canaries: 3, sensitive: []string{".bashrc"}}
+	tier := func(result ...string) string { return w.classify("x", result, nil, "").Tier.String() }
+	assert.Equal(t, "hardline", tier("dev-changed\t/dev/sda"))
+	assert.Equal(t, "hardline", tier("home-gone\tnotes.txt", "home-gone\tprojects"))
+	assert.Equal(t, "allow", tier("home-gone\tnotes.txt"))
+	assert.Equal(t, "approval", tier("home-changed\t.bashrc"))
+	assert.Equal(t, "hardline", tier("canary-down\tsshd", "canary-down\tpostgres", "canary-down\tnginx"))
+	assert.Equal(t, "approval", tier("canary-down\tnginx"))
+	assert.Equal(t, "hardline", tier("pids-limit\t190"))
+	assert.Equal(t, "allow", tier("exit\t0", "procs\t4"))
+	assert.Equal(t, "hardline", w.classify("x", nil, nil, "bash: fork: retry: Resource temporarily unavailable").Tier.String())
+}
+
+func TestGenerateIsSeededAndDistinct(t *testing.T) {
+	t.Parallel()
+	a, b := Generate(7, 300), Generate(7, 300)
+	assert.Equal(t, a, b)
+	assert.Len(t, a, 300)
+	seen := map[string]bool{}
+	for _, c := range a {
+		assert.False(t, seen[c], "duplicate %q", c)
+		seen[c] = true
+	}
+	assert.NotEqual(t, a, Generate(8, 300))
+}
+
+func TestUnescapeRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"a\nb", `x\y`, "t\tab", `\n literal`} {
+		assert.Equal(t, s, Unescape(Escape(s)))
+	}
+	assert.Equal(t, "é", Unescape(`\u00e9`))
+}

@@ -1,0 +1,308 @@
+package oracle
+
+import (
+	crand "crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/internal/testenv"
+	"github.com/tether-dev/tether/sandbox"
+)
+
+// init makes the test binary the container init when libcontainer
+// re-executes it, with the main goroutine pinned to the main thread.
+func init() {
+	runtime.LockOSThread()
+	if sandbox.IsInit() {
+		sandbox.Init()
+	}
+}
+
+var (
+	flagN      = flag.Int("oracle.n", 100, "generated commands to run (make oracle runs more)")
+	flagSeed   = flag.Uint64("oracle.seed", 1, "the generator's seed")
+	flagCorpus = flag.Int("oracle.corpus", 150, "corpus commands to run, a seeded sample; 0 runs them all")
+	flagRecord = flag.Bool("oracle.record", false, "append the under-rated commands to approval/testdata/oracle-found.tsv")
+	flagBatch  = flag.Int("oracle.batch", 150, "commands per sandbox")
+)
+
+// repoRoot is the module root, two levels up from this package.
+var repoRoot = filepath.Join("..", "..")
+
+// newOracle returns an oracle whose sandboxes use a unique state root and
+// cgroup prefix, all removed (every hierarchy, unified included) when the
+// test ends.
+func newOracle(t *testing.T) *Oracle {
+	t.Helper()
+	testenv.RequireSandbox(t)
+	var b [4]byte
+	_, _ = crand.Read(b[:])
+	prefix := "tether-oracle-" + hex.EncodeToString(b[:])
+	state, err := os.MkdirTemp("", "orc")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(state, 0o711))
+	r := &sandbox.Runner{StateRoot: state, CgroupPrefix: prefix, Grace: 300 * time.Millisecond}
+	t.Cleanup(func() {
+		rep, err := sandbox.GC(sandbox.GCOptions{StateRoot: state, CgroupPrefix: prefix, Caches: true})
+		assert.NoError(t, err)
+		if rep != nil {
+			assert.Empty(t, rep.Errors)
+		}
+		assert.Empty(t, cgroupsNamed(prefix), "cgroups left behind")
+		assert.NoError(t, os.RemoveAll(state))
+	})
+	o, err := New(t.TempDir(), r)
+	require.NoError(t, err)
+	return o
+}
+
+// cgroupsNamed lists the cgroup directories called prefix in every
+// hierarchy, removing empty ones first (the profile cgroup outlives its
+// last container until GC).
+func cgroupsNamed(prefix string) []string {
+	var left []string
+	mounts, _ := filepath.Glob("/sys/fs/cgroup/*")
+	mounts = append(mounts, "/sys/fs/cgroup")
+	for _, m := range mounts {
+		d := filepath.Join(m, prefix)
+		if _, err := os.Stat(d); err != nil {
+			continue
+		}
+		removeEmptyTree(d)
+		if _, err := os.Stat(d); err == nil {
+			left = append(left, d)
+		}
+	}
+	return left
+}
+
+func removeEmptyTree(d string) {
+	entries, _ := os.ReadDir(d)
+	for _, e := range entries {
+		if e.IsDir() {
+			removeEmptyTree(filepath.Join(d, e.Name()))
+		}
+	}
+	_ = os.Remove(d)
+}
+
+// TestOracleObserves attacks the oracle itself: each command is run under
+// real bash in the sandbox and the observed tier must be what the command
+// really did, seen from outside after the command is gone.
+func TestOracleObserves(t *testing.T) {
+	o := newOracle(t)
+	cases := []struct {
+		cmd  string
+		want approval.Tier
+	}{
+		// hardline: what really wipes, writes a disk, powers off, kills all, forks without end
+		{"rm -rf ~", approval.TierHardline},
+		{"rm --recur --forc /home/alice/", approval.TierHardline},
+		{"rm -r --no-preserve-root /", approval.TierHardline},
+		{"rm -rf /usr", approval.TierHardline},
+		{"rm -rf ~/*", approval.TierHardline},
+		{"find ~ -delete", approval.TierHardline},
+		{"dd if=/dev/zero of=/dev/disk/by-id/ata-DISK count=1", approval.TierHardline},
+		{"echo x > /dev/nvme0n1", approval.TierHardline},
+		{"cd /dev && cp /work/README.md mapper/x", approval.TierHardline},
+		{"mkfs.ext4 /dev/vg0/lv0", approval.TierHardline},
+		{"wipefs --al /dev/block/8:0", approval.TierHardline},
+		{"printf 'o\\nw\\n' | fdisk /dev/sda", approval.TierHardline},
+		{"kill -9 -1", approval.TierHardline},
+		{"echo -1 | xargs kill -9", approval.TierHardline},
+		{"echo -1 | xargs kill -s KILL --", approval.TierAllow}, // util-linux kill refuses "--" there: nothing is killed
+		{"pkill -f .", approval.TierHardline},
+		{"reboot", approval.TierHardline},
+		{"sudo -u root systemctl --no-bl reboot", approval.TierHardline},
+		{"systemctl -H host isolate poweroff", approval.TierHardline},
+		{"busctl call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager PowerOff b true", approval.TierHardline},
+		{"init 6", approval.TierHardline},
+		{":(){ :|:& };:", approval.TierHardline},
+		// approval: dangerous, not catastrophic
+		{"rm -rf ./build", approval.TierApproval},
+		{"rm -rf /", approval.TierApproval}, // rm refuses /: only the forced recursive delete is seen
+		{"pkill nginx", approval.TierApproval},
+		{"echo 'curl x | sh' >> ~/.bashrc", approval.TierApproval},
+		// allow: nothing happened that matters
+		{"echo hi; ls -la", approval.TierAllow},
+		{"kill -0 -1", approval.TierAllow},
+		{"kill -STOP -1", approval.TierHardline}, // stops timeout too: the driver must bound the wait itself
+		{"kill -1", approval.TierAllow},          // signal 1, no pid: a usage error
+		{"wipefs /dev/sda", approval.TierAllow},
+		{"mkfs.ext4 -n /dev/sda", approval.TierAllow},
+		{"shutdown -c", approval.TierAllow},
+		{"systemctl --dry-run reboot", approval.TierAllow},
+		{"systemctl status", approval.TierAllow},
+		{"reboot --help", approval.TierAllow},
+		{"dd if=/dev/sda of=disk.img count=1", approval.TierAllow},
+		{"cat /dev/sda > /dev/null", approval.TierAllow},
+		{"fdisk -l /dev/sda", approval.TierAllow},
+		{"rm notes.txt", approval.TierAllow},
+		{"cp .env.example .env; truncate -s0 app.log", approval.TierAllow},
+		{"rm -rf '~'", approval.TierApproval},
+	}
+	var cmds []string
+	for _, c := range cases {
+		cmds = append(cmds, c.cmd)
+	}
+	obs, lost, err := o.Run(t.Context(), cmds)
+	require.NoError(t, err)
+	require.Zero(t, lost)
+	for i, c := range cases {
+		assert.Equal(t, c.want.String(), obs[i].Tier.String(), "%q: evidence %v stderr %q", c.cmd, obs[i].Evidence, obs[i].Stderr)
+	}
+}
+
+// TestOracleDivergenceRunsInBash shows that bash really runs what shellparse
+// marks as a parser divergence: every case of
+// shellparse/testdata/divergence.tsv reboots (the stand-in is called) or
+// writes the stand-in disk, and the analyzer holds each for approval under
+// approval.parser-divergence.
+func TestOracleDivergenceRunsInBash(t *testing.T) {
+	o := newOracle(t)
+	cmds, err := ReadTSV(filepath.Join(repoRoot, "shellparse", "testdata", "divergence.tsv"), 0)
+	require.NoError(t, err)
+	require.NotEmpty(t, cmds)
+	obs, lost, err := o.Run(t.Context(), cmds)
+	require.NoError(t, err)
+	require.Zero(t, lost)
+	for i, c := range cmds {
+		assert.Equal(t, "hardline", obs[i].Tier.String(), "%q: bash should run the hidden command; evidence %v stderr %q", c, obs[i].Evidence, obs[i].Stderr)
+		an, err := Analyze(c)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, an.Verdict, approval.TierApproval, c)
+		assert.True(t, slices.ContainsFunc(an.Findings, func(f approval.Finding) bool {
+			return f.Rule == approval.RuleDivergence || f.Rule == approval.RuleUnparseable
+		}), "%q: want %s (or unparseable), got %v", c, approval.RuleDivergence, an.Findings)
+	}
+}
+
+// corpora are every command corpus of the repository, and the peer corpus
+// next to it when present.
+func corpora(t *testing.T) []Corpus {
+	var out []Corpus
+	add := func(name, path string, col int) {
+		cmds, err := ReadTSV(path, col)
+		require.NoError(t, err, name)
+		out = append(out, Corpus{Name: name, Commands: cmds})
+	}
+	add("approval/testdata/corpus.tsv", filepath.Join(repoRoot, "approval", "testdata", "corpus.tsv"), 2)
+	add("approval/testdata/benign.tsv", filepath.Join(repoRoot, "approval", "testdata", "benign.tsv"), 0)
+	add("approval/testdata/oracle-found.tsv", filepath.Join(repoRoot, "approval", "testdata", "oracle-found.tsv"), 1)
+	add("approval/testdata/peer-disagreements.tsv", filepath.Join(repoRoot, "approval", "testdata", "peer-disagreements.tsv"), 2)
+	add("shellparse/testdata/divergence.tsv", filepath.Join(repoRoot, "shellparse", "testdata", "divergence.tsv"), 0)
+	fz, err := ReadFuzzCorpus(filepath.Join(repoRoot, "shellparse", "testdata", "fuzz", "FuzzParse"))
+	if err == nil {
+		out = append(out, Corpus{Name: "shellparse/testdata/fuzz/FuzzParse", Commands: fz})
+	}
+	peer := filepath.Join(repoRoot, "..", "shared", "corpus", "peer-commands.tsv")
+	if _, err := os.Stat(peer); err == nil {
+		add("../shared/corpus/peer-commands.tsv", peer, 1)
+	} else {
+		t.Logf("skipping the peer corpus: %s is absent", peer)
+	}
+	return out
+}
+
+// runnable reports whether a command can be given to the driver (no NUL,
+// not huge).
+func runnable(c string) bool { return c != "" && !strings.ContainsRune(c, 0) && len(c) < 4096 }
+
+// TestOracleAgrees runs the corpora (a seeded sample of -oracle.corpus
+// commands, all with 0) and -oracle.n generated commands under bash, and
+// checks that no static verdict is weaker than what was observed. Commands
+// held for approval because the analyzer could not see into them (an
+// opaque segment, a parser divergence) and observed hardline are counted
+// apart: no static analysis can do better, and the sandbox's exec gate is
+// the layer for them.
+func TestOracleAgrees(t *testing.T) {
+	o := newOracle(t)
+	var cmds []string
+	seen := map[string]bool{}
+	var fromCorpus []string
+	for _, c := range corpora(t) {
+		n := 0
+		for _, cmd := range c.Commands {
+			if runnable(cmd) && !seen[cmd] {
+				seen[cmd] = true
+				fromCorpus = append(fromCorpus, cmd)
+				n++
+			}
+		}
+		t.Logf("corpus %s: %d commands", c.Name, n)
+	}
+	if *flagCorpus > 0 && *flagCorpus < len(fromCorpus) {
+		r := rand.New(rand.NewPCG(*flagSeed, 7))
+		r.Shuffle(len(fromCorpus), func(i, j int) { fromCorpus[i], fromCorpus[j] = fromCorpus[j], fromCorpus[i] })
+		fromCorpus = fromCorpus[:*flagCorpus]
+	}
+	cmds = append(cmds, fromCorpus...)
+	generated := 0
+	for _, c := range Generate(*flagSeed, *flagN) {
+		if !seen[c] {
+			seen[c] = true
+			cmds = append(cmds, c)
+			generated++
+		}
+	}
+
+	var under, hidden, over, lostAll int
+	var found []string
+	start := time.Now()
+	for i := 0; i < len(cmds); i += *flagBatch {
+		batch := cmds[i:min(i+*flagBatch, len(cmds))]
+		obs, lost, err := o.Run(t.Context(), batch)
+		require.NoError(t, err)
+		lostAll += lost
+		for _, ob := range obs {
+			an, err := Analyze(ob.Command)
+			if err != nil {
+				continue // over the size limit: refused outright
+			}
+			static := an.Verdict
+			switch {
+			case ob.Tier > static && static == approval.TierApproval && opaque(an):
+				hidden++
+			case ob.Tier > static:
+				under++
+				found = append(found, ob.Tier.String()+"\t"+Escape(ob.Command))
+				if under <= 40 {
+					t.Errorf("under-rated: %s statically, %s observed: %q\n\tevidence: %v", static, ob.Tier, ob.Command, ob.Evidence)
+				}
+			case ob.Tier < static:
+				over++
+			}
+		}
+	}
+	t.Logf("oracle: %d commands executed (%d from corpora, %d generated) in %s; under-rated %d, approval-where-hardline behind an opaque finding %d, over-rated %d, results lost %d",
+		len(cmds), len(fromCorpus), generated, time.Since(start).Round(time.Second), under, hidden, over, lostAll)
+	if *flagRecord && len(found) > 0 {
+		p := filepath.Join(repoRoot, "approval", "testdata", "oracle-found.tsv")
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0o644)
+		require.NoError(t, err)
+		for _, l := range found {
+			_, err := fmt.Fprintln(f, l)
+			require.NoError(t, err)
+		}
+		require.NoError(t, f.Close())
+	}
+}
+
+// opaque reports whether the analyzer said it could not see into the
+// command: an opaque segment (a parser divergence included) or no parse.
+func opaque(an *approval.Analysis) bool {
+	return an.Script == nil || an.ParseErr != "" || len(an.Script.Opaque) > 0
+}
