@@ -27,6 +27,11 @@ func init() {
 func TestDemoScenario(t *testing.T) {
 	testenv.RequireSandbox(t)
 	dir := t.TempDir()
+	// As Run makes its own temporary directory: traversable by the
+	// sandboxes' user namespace ids (t.TempDir's are 0700).
+	for d := dir; d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()+"/"); d = filepath.Dir(d) {
+		require.NoError(t, os.Chmod(d, 0o711))
+	}
 	var out strings.Builder
 	require.NoError(t, Run(t.Context(), &out, Options{Dir: filepath.Join(dir, "d"), CleanRuns: 2}))
 	text := out.String()
@@ -54,6 +59,11 @@ func TestDemoScenario(t *testing.T) {
 	assert.Contains(t, text, "approve the reviewed version (--sha ")
 	assert.Contains(t, text, "pending v2 (widen d-")
 	assert.Contains(t, text, "+ git diff --stat  # newly allows 1 recorded call(s)")
+	// The script's hidden payload passes the text gate (the call is inside
+	// the mandate) and is stopped at exec, with a drift record on the
+	// Leash Line's commands track.
+	assert.Contains(t, text, "ran      $ sh scripts/check.sh")
+	assert.Regexp(t, `BLOCKED  \$ sh scripts/check.sh .*\n\s+exec: dd if=/dev/zero of=/dev/sda bs=1M count=1 executed by the script: blocked by the hardline floor: .*, drift d-\d+`, text)
 	// Widen, approve, undo.
 	assert.Contains(t, text, "+ commands: git diff --stat")
 	assert.Contains(t, text, "ran      $ git diff --stat HEAD~1   # now inside the mandate")

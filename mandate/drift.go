@@ -306,6 +306,9 @@ func widen(m *Mandate, fs []Failure, pattern bool) ([]Rule, error) {
 	}
 	for _, f := range fs {
 		var err error
+		if f.Exec {
+			return nil, fmt.Errorf("%w: %w (%s)", ErrNotWidenable, ErrExecRefused, f.Value)
+		}
 		if f.Unwritable {
 			return nil, fmt.Errorf("%w: no rule can express the command %q (a word holds a space or the program starts with '=')", ErrNotWidenable, f.Value)
 		}

@@ -17,6 +17,9 @@ type Failure struct {
 	// Risky are, for a command, the options "-*" would not cover (see
 	// CommandFact.Risky): a pattern widening names them.
 	Risky []string `json:"risky,omitempty"`
+	// Exec marks an exec the sandbox's exec gate refused (RecordExec):
+	// Value is its argv, and no rule can widen it.
+	Exec bool `json:"exec,omitempty"`
 }
 
 // Matcher answers whether calls fall inside one mandate. Build it once with

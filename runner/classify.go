@@ -45,6 +45,9 @@ const (
 	GateAuthorization = "authorization"
 	GateExecution     = "execution"
 	GateGuardrail     = "guardrail"
+	// GateExec: the sandbox's exec gate refused a program the command
+	// executed (a script's, an interpreter's); the command ran until then.
+	GateExec = "exec"
 )
 
 // Result is the structured outcome of one call. Message is what the model
@@ -115,6 +118,12 @@ func unanswered(d approval.Decision) bool {
 // success: true. Tools without a known kind (plugins, MCP tools) are
 // effect-capable: when they ran, their effect is "possible".
 func Classify(t *Tool, r Result) Result {
+	if r.Gate == GateExec && r.Ran {
+		// Blocked mid-run: what ran before the refused exec may have
+		// changed anything.
+		r.Effect = EffectPossible
+		return r
+	}
 	if !r.Ran || r.Class == ClassRefused || r.Class == ClassBlocked || r.Class == ClassPending {
 		r.Ran = false
 		r.Effect = EffectNone

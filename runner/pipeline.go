@@ -38,6 +38,8 @@ type Runner struct {
 	// prefix); Profile and ProfileLimits are set per call.
 	Sandbox sandbox.Runner
 	// Sessions holds session sandboxes; nil runs every command one-shot.
+	// Unless its ExecGate is set, the first call sets it to the engine's
+	// exec check (as one-shot sandboxes get).
 	Sessions *sandbox.Sessions
 	// Workers bounds how many calls of a segment run at once; 0 means
 	// 2×GOMAXPROCS.
@@ -70,6 +72,10 @@ func (r *Runner) init() {
 		r.reg = r.Registry
 		if r.reg == nil {
 			r.reg = Builtins()
+		}
+		if r.Sessions != nil && r.Sessions.ExecGate == nil {
+			// Before the first call, so before the first session.
+			r.Sessions.ExecGate = r.execGate("")
 		}
 		r.log = r.Logger
 		if r.log == nil {

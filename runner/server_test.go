@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -189,20 +190,19 @@ func TestServeBatchMixed(t *testing.T) {
 	_, err = os.Stat(filepath.Join(e.ws, "notes/b.txt"))
 	assert.NoError(t, err, "the terminal call wrote into the workspace")
 
-	// Protected paths are read-only inside the sandbox too.
-	require.NoError(t, os.MkdirAll(filepath.Join(e.ws, ".git/hooks"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(e.ws, ".bashrc"), []byte("# rc\n"), 0o644))
+	// Protected paths are immutable inside the sandbox too, also when
+	// they do not exist (the live session reserves them meanwhile).
 	out, err = c.Call(t.Context(), s.Session, "t1", []RawCall{
 		rawCall("h1", "terminal", args("command", "echo evil > .git/hooks/pre-commit", "session", false)),
-		rawCall("h2", "terminal", args("command", "echo evil >> .bashrc", "session", false)),
+		rawCall("h2", "terminal", args("command", "echo evil >> .envrc", "session", false)),
 	})
 	require.NoError(t, err)
 	for _, r := range out.Results {
 		assert.Equal(t, ClassFailed, r.Class, "%s: %v", r.Message, r.Output)
 	}
 	assert.NoFileExists(t, filepath.Join(e.ws, ".git/hooks/pre-commit"))
-	rc, _ := os.ReadFile(filepath.Join(e.ws, ".bashrc"))
-	assert.Equal(t, "# rc\n", string(rc))
+	_, err = os.ReadFile(filepath.Join(e.ws, ".envrc"))
+	assert.ErrorIs(t, err, fs.ErrNotExist, "nothing was planted in .envrc")
 
 	// The session sandbox persists state between calls; clearing the
 	// session closes it.

@@ -107,6 +107,18 @@ func fileTools() []Tool {
 // refuses protected paths. It returns the canonical relative path or a
 // blocked result.
 func (env *Env) resolve(p string, forWrite bool) (string, *Result) {
+	if forWrite {
+		// The path as written first: a protected path may be a sandbox's
+		// reservation (a link that resolves nowhere) while one runs.
+		lex := filepath.Clean(p)
+		if filepath.IsAbs(lex) {
+			lex, _ = filepath.Rel(env.Root, lex)
+		}
+		if why := protectedReason(env.Root, lex, env.Runner.protected()); why != "" && !strings.HasPrefix(lex, "..") {
+			r := blocked("path.protected", fmt.Sprintf("%s: %s; nothing was written", p, why))
+			return "", &r
+		}
+	}
 	rel, err := resolveIn(env.Root, p)
 	if err != nil {
 		rule := "path.invalid"

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -103,7 +102,9 @@ func terminal(ctx context.Context, env *Env, c *Call) Result {
 	} else {
 		res = runSandbox(ctx, env, pol, command, cmdEnv, timeout, useSession, background)
 	}
-	res.Decision = &dd
+	if res.Decision == nil {
+		res.Decision = &dd
+	}
 	return res
 }
 
@@ -115,8 +116,8 @@ func (r *Runner) lookupEnv() func(string) (string, bool) {
 }
 
 // sandboxConfig translates a profile's terminal policy into a sandbox
-// config. Protected paths that exist in the workspace are bound
-// read-only, so a command cannot plant hooks or rc files either. Proxy
+// config. The sandbox itself freezes the workspace's protected paths
+// (package protect), so a command cannot plant hooks or rc files. Proxy
 // network mode starts as no network here; runSandbox joins the command
 // to its egress namespace (egress.go).
 func sandboxConfig(env *Env, pol TerminalPolicy, cmdEnv []string, timeout time.Duration) (sandbox.Config, error) {
@@ -146,12 +147,6 @@ func sandboxConfig(env *Env, pol TerminalPolicy, cmdEnv []string, timeout time.D
 	if pol.Network.Mode == config.NetworkHost {
 		cfg.Network, cfg.AllowHostNetwork = sandbox.NetworkHost, true
 	}
-	for _, p := range []string{".git/hooks", ".git/config", ".bashrc", ".bash_profile", ".profile", ".zshrc", ".zshenv", ".zprofile", ".bash_login"} {
-		abs := filepath.Join(env.Root, p)
-		if fi, err := os.Lstat(abs); err == nil && fi.Mode()&os.ModeSymlink == 0 {
-			cfg.Binds = append(cfg.Binds, sandbox.Bind{Source: abs, ReadOnly: true})
-		}
-	}
 	return cfg, nil
 }
 
@@ -171,9 +166,8 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 		// The per-command timeout is an ExecOptions field: the session's
 		// spec must stay the same from call to call.
 		spec.Config.Limits.Timeout = pol.Limits.Timeout.D()
-		// A live session keeps the sandbox it was created with (its spec
-		// may differ now: a protected path created since, for example);
-		// only a new one takes the current spec.
+		// A live session keeps the sandbox it was created with; only a
+		// new one takes the current spec.
 		sess, ok := r.Sessions.Lookup(pol.Profile, env.Session)
 		if !ok {
 			sess, err = openSession(ctx, env, pol, spec)
@@ -208,12 +202,17 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 		}
 		run := r.Sandbox
 		run.Profile, run.ProfileLimits = pol.Profile, profLimits
+		run.ExecGate = r.execGate(env.Root)
 		res, err = run.Run(ctx, cfg, cmd)
 		if res == nil {
 			return notRun(fmt.Sprintf("starting the sandbox: %v; nothing ran", err))
 		}
 	}
-	return commandResult(res.ExitCode, stdout.String(), stderr.String(), res.TimedOut, res.OOMKilled, res.OutputTruncated, res.Duration, res.NotEnforced)
+	out := commandResult(res.ExitCode, stdout.String(), stderr.String(), res.TimedOut, res.OOMKilled, res.OutputTruncated, res.Duration, res.NotEnforced)
+	if len(res.ExecBlocked) > 0 {
+		return execBlocked(ctx, env, command, res.ExecBlocked, out)
+	}
+	return out
 }
 
 func notRun(msg string) Result {

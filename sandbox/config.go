@@ -81,7 +81,7 @@ type Limits struct {
 // Config is the plain-data description of one sandbox. It holds no open
 // resources; Libcontainer translates it and Run executes it. The zero value
 // is a valid config: host root layout, no workspace, cwd "/", DefaultEnv,
-// no network, no user namespace (unless rootless), no limits except a
+// no network, a one-id user namespace, no limits except a
 // DefaultTmpfsBytes /tmp, seccomp required, hostname DefaultHostname.
 type Config struct {
 	// Rootfs is the root filesystem layout; the zero value is the host
@@ -100,9 +100,13 @@ type Config struct {
 	// Cwd is the absolute working directory inside the sandbox; empty means
 	// the workspace mount point when there is a workspace, "/" otherwise.
 	Cwd string `json:"cwd,omitempty"`
-	// UserNS runs the sandbox in its own user namespace (container root is
-	// an unprivileged host uid; the workspace is an idmapped mount). Always
-	// on when tether itself runs without root.
+	// UserNS is ignored: every sandbox runs in its own user namespace
+	// whose only id, container root, is an unprivileged host id, and the
+	// workspace is shown through an idmapped mount as its owner's
+	// (docs/workspace.md). Kept so that configs and callers that set it
+	// still build.
+	//
+	// Deprecated: always on.
 	UserNS bool `json:"userns,omitempty"`
 	// Network is the network mode; empty means NetworkNone.
 	Network Network `json:"network,omitempty"`

@@ -111,7 +111,7 @@ func TestLibcontainerIsolationDefaults(t *testing.T) {
 	for _, ns := range []configs.NamespaceType{configs.NEWNS, configs.NEWPID, configs.NEWIPC, configs.NEWUTS, configs.NEWNET, configs.NEWCGROUP} {
 		assert.True(t, lc.Namespaces.IsPrivate(ns), "namespace %s", ns)
 	}
-	assert.False(t, lc.Namespaces.Contains(configs.NEWUSER), "no user namespace unless asked or rootless")
+	assert.True(t, lc.Namespaces.Contains(configs.NEWUSER), "always a user namespace")
 	require.Len(t, lc.Networks, 1)
 	assert.Equal(t, "loopback", lc.Networks[0].Type)
 
@@ -206,12 +206,26 @@ func TestLibcontainerUserNamespace(t *testing.T) {
 	t.Parallel()
 	p := testPlacement
 	p.HostUID, p.HostGID = 1<<30, 1<<30
-	lc := translate(t, Config{UserNS: true, Workspace: "/w"}, p)
-	require.True(t, lc.Namespaces.Contains(configs.NEWUSER))
-	assert.Equal(t, []configs.IDMap{{ContainerID: 0, HostID: 1 << 30, Size: userNSSize}}, lc.UIDMappings)
-	assert.Equal(t, []configs.IDMap{{ContainerID: 0, HostID: 1 << 30, Size: userNSSize}}, lc.GIDMappings)
+	p.Owners = map[string]Owner{"/w": {UID: 1000, GID: 1001}}
+	lc := translate(t, Config{Workspace: "/w", Binds: []Bind{{Source: "/b", ReadOnly: true}}}, p)
+	require.True(t, lc.Namespaces.Contains(configs.NEWUSER), "a user namespace by default, as root")
+	// One id: nothing else can be set or chowned to.
+	assert.Equal(t, []configs.IDMap{{ContainerID: 0, HostID: 1 << 30, Size: 1}}, lc.UIDMappings)
+	assert.Equal(t, []configs.IDMap{{ContainerID: 0, HostID: 1 << 30, Size: 1}}, lc.GIDMappings)
 	ws := mountAt(t, lc, "/w")
 	require.NotNil(t, ws.IDMapping, "workspace is an idmapped mount")
+	// The workspace's owner is shown as container root, and what
+	// container root creates is stored as the owner's.
+	assert.Equal(t, []configs.IDMap{{ContainerID: 1000, HostID: 1 << 30, Size: 1}}, ws.IDMapping.UIDMappings)
+	assert.Equal(t, []configs.IDMap{{ContainerID: 1001, HostID: 1 << 30, Size: 1}}, ws.IDMapping.GIDMappings)
+	assert.NotZero(t, ws.Flags&unix.MS_NOSUID, "nosuid")
+	assert.NotZero(t, ws.Flags&unix.MS_NODEV, "nodev")
+	b := mountAt(t, lc, "/b")
+	require.NotNil(t, b.IDMapping, "binds too")
+	assert.Equal(t, []configs.IDMap{{ContainerID: 0, HostID: 1 << 30, Size: 1}}, b.IDMapping.UIDMappings, "an unknown owner is root's")
+	assert.NotContains(t, lc.Capabilities.Bounding, "CAP_SETFCAP")
+	assert.NotContains(t, lc.Capabilities.Bounding, "CAP_FSETID")
+	assert.NotContains(t, lc.Capabilities.Bounding, "CAP_MKNOD")
 	assert.False(t, lc.RootlessEUID)
 }
 

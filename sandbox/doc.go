@@ -1,12 +1,17 @@
 // Package sandbox runs one command in a fresh Linux container and removes
 // every trace of it afterwards (DESIGN.md §5). It is the execution half of
 // tether: after the gates have allowed a command, Run executes it under
-// namespaces (mount, pid, ipc, uts, net, cgroup; user when rootless or asked),
-// a read-only root (rootfs.Layout), a read-write workspace, Docker's default
-// capabilities minus CAP_MKNOD and CAP_NET_RAW, no_new_privs, masked and
-// read-only kernel paths, Docker's seccomp profile for the native ABI only
-// plus io_uring denied (with -tags seccomp), and cgroup limits under a
-// per-profile parent cgroup (cgroup v1, hybrid and v2 via containerd/cgroups).
+// namespaces (mount, pid, ipc, uts, net, cgroup, and always a user
+// namespace whose only id is an unprivileged host id), a read-only root
+// (rootfs.Layout), a read-write workspace shown through an idmapped mount as
+// its owner's, the workspace's protected paths (package internal/protect)
+// frozen, Docker's default capabilities minus CAP_MKNOD, CAP_NET_RAW,
+// CAP_SETFCAP and CAP_FSETID, no_new_privs, masked and read-only kernel
+// paths, Docker's seccomp profile for the native ABI only plus io_uring
+// denied and the file-privilege rules (no setuid/setgid modes, no device
+// nodes; with -tags seccomp), and cgroup limits under a per-profile parent
+// cgroup (cgroup v1, hybrid and v2 via containerd/cgroups). See
+// docs/workspace.md for the identity model and the protected paths.
 //
 // Config is plain data; Config.Spec and Config.Libcontainer translate it
 // without touching the host (tested without root). Runner.Run needs root for
@@ -20,7 +25,40 @@
 // when no run holds it), and two caches kept between runs and removed by
 // GC with Caches: skel/<key> (empty roots shared by runs with the same
 // mounts) and etc-<hash> (a snapshot of the world-readable /etc entries of
-// the host layout, bound as /etc).
+// the host layout, bound as /etc); and protect/<dev>-<ino>/ (the
+// reservations of protected paths a workspace's live sandboxes hold, see
+// protect_linux.go), which GC reaps when their holders are gone.
+//
+// The exec gate (Runner.ExecGate, Sessions.ExecGate): every execve and
+// execveat of every process of a sandbox — the command, whatever it runs,
+// background and detached processes, a session's supervisor — stops in the
+// kernel on a seccomp user notification until tether has read the path and
+// argv from the caller's memory (process_vm_readv, the notification id
+// re-validated with SECCOMP_IOCTL_NOTIF_ID_VALID after the reads), worked
+// out what the exec may run as (the names of the symlinks the path goes
+// through, resolved inside the sandbox's root; the interpreter lines of a
+// "#!" script, as the kernel builds them) and asked the gate. An allowed
+// exec continues (SECCOMP_USER_NOTIF_FLAG_CONTINUE); a refused one fails
+// with EPERM and is listed in Result.ExecBlocked. One-shot sandboxes get
+// the gate from the trampoline (package seccompexec), which stacks a small
+// filter with SECCOMP_FILTER_FLAG_NEW_LISTENER and sends the listener over
+// a socketpair before it executes anything; sessions (and one-shot
+// sandboxes in a root the trampoline cannot run in) get libcontainer's
+// notify action, whose listener libcontainer's parent side sends to an
+// abstract socket that accepts only this process. If tether goes away,
+// the listener closes and every later exec fails (ENOSYS): the gate fails
+// closed. A sandbox without a filter to carry the gate (seccomp off, a
+// build without seccomp, unless the trampoline can run) reports
+// "exec_gate" in Result.NotEnforced.
+//
+// The gate is a layer, not the wall. A process with several threads can
+// change the argv in its memory between the check and the kernel's own
+// read (a time-of-check race no notification closes); a program copied or
+// hard-linked under another name, or run through binfmt_misc, a /proc
+// magic link or a descriptor of a deleted file, is checked by the names it
+// goes by; an argv larger than 128 KiB in all is refused rather than
+// checked in part. The sandbox's namespaces, capabilities, seccomp filter
+// and read-only root bound whatever passes the gate.
 //
 // Nothing outlives its owner: before a process builds its first sandbox it
 // starts a keeper (package keeper), a small process in a session of its

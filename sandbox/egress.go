@@ -43,6 +43,6 @@ func (c Config) netNamespace(p Placement) (specs.LinuxNamespace, error) {
 // bindsHostSys reports whether /sys must be the host's, bound read-only: a
 // fresh sysfs needs a network namespace owned by the sandbox's user
 // namespace, which a joined proxy namespace (owned by the host's) is not.
-func (c Config) bindsHostSys(p Placement, userns bool) bool {
-	return p.Rootless || c.Network == NetworkHost || (c.Network == NetworkProxy && userns)
+func (c Config) bindsHostSys(p Placement) bool {
+	return p.Rootless || c.Network == NetworkHost || c.Network == NetworkProxy
 }

@@ -16,6 +16,10 @@ var (
 	ErrNotExecutable = errors.New("command not executable")
 	// ErrNoCommand: Command has neither Args nor Shell.
 	ErrNoCommand = errors.New("no command given")
+	// ErrUnsafeWorkspace: a protected path of the workspace (or a
+	// directory on the way to one) is a symlink, so it cannot be frozen
+	// without following it. Nothing was started.
+	ErrUnsafeWorkspace = errors.New("workspace has a protected path that is a symlink")
 	// ErrKeeper: the keeper that reaps this process's sandboxes if it
 	// dies could not be started or told; nothing was started.
 	ErrKeeper = errors.New("cannot start the keeper that reaps this process's sandboxes if it dies")

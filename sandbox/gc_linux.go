@@ -144,6 +144,10 @@ func GC(opts GCOptions) (*GCReport, error) {
 	}
 	rep.StateDirs = append(rep.StateDirs, removeDeadTempLocks(stateRoot, fail)...)
 	rep.Cgroups = append(rep.Cgroups, removeOrphanCgroups(stateRoot, prefix, fail)...)
+	// Reservations of protected paths whose sandboxes are all gone.
+	for _, err := range gcReservations(stateRoot, opts.Caches && rep.Live == 0) {
+		fail(err)
+	}
 	rep.Cgroups = append(rep.Cgroups, removeIdleProfile(stateRoot, prefix)...)
 	if opts.Caches && rep.Live == 0 {
 		// No container runs, so none has these bound: shared roots and

@@ -119,3 +119,15 @@ func pidAlive(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
 }
+
+// stateTempDir returns a temporary state root that a sandbox's root (an
+// unprivileged host uid) can traverse, as Run and Sessions create theirs:
+// t.TempDir's directories are 0700.
+func stateTempDir(tb testing.TB) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		require.NoError(tb, os.Chmod(d, 0o711))
+	}
+	return dir
+}

@@ -13,6 +13,9 @@ import (
 	// The trampoline that loads a precompiled seccomp filter in a sandbox
 	// is a C constructor of this binary (see run_linux.go).
 	_ "github.com/tether-dev/tether/sandbox/seccompexec"
+	// So is the holder that makes a sandbox's user namespace as its own
+	// host id (identity_linux.go).
+	_ "github.com/tether-dev/tether/sandbox/usernshold"
 
 	// The keeper that reaps this process's sandboxes when it dies is a C
 	// constructor of this binary too (keeper_linux.go).

@@ -34,6 +34,8 @@ const helperEnv = "TETHER_SANDBOX_TEST_HELPER"
 const (
 	rootlessEnv       = "TETHER_SANDBOX_TEST_ROOTLESS"
 	rootlessScriptEnv = "TETHER_SANDBOX_TEST_SCRIPT"
+	// rootlessGateEnv names a program the exec gate refuses.
+	rootlessGateEnv = "TETHER_SANDBOX_TEST_GATE"
 )
 
 func TestMain(m *testing.M) {
@@ -70,6 +72,9 @@ func helperMain(spec string) int {
 func rootlessMain(spec string) int {
 	state, ws, _ := strings.Cut(spec, ":")
 	r := &Runner{StateRoot: state}
+	if os.Getenv(rootlessGateEnv) != "" {
+		r.ExecGate = newRefuse(os.Getenv(rootlessGateEnv)).gate
+	}
 	var out bytes.Buffer
 	cfg := Config{Workspace: ws, Limits: Limits{MemoryBytes: 64 << 20, Pids: 50, Timeout: 30 * time.Second}}
 	res, err := r.Run(context.Background(), cfg, Command{Shell: os.Getenv(rootlessScriptEnv), Stdout: &out, Stderr: &out})

@@ -55,14 +55,14 @@ func TestRootless(t *testing.T) {
 		Output string
 		Error  string
 	}
-	runAs := func(script string) doc {
+	runAs := func(script string, env ...string) doc {
 		cmd := exec.Command(bin)
 		cmd.Dir = filepath.Join(base, "ws")
-		cmd.Env = []string{
+		cmd.Env = append([]string{
 			"PATH=/usr/bin:/bin",
 			rootlessEnv + "=" + filepath.Join(base, "state") + ":" + filepath.Join(base, "ws"),
 			rootlessScriptEnv + "=" + script,
-		}
+		}, env...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}}
 		stdout, err := cmd.Output()
 		var stderr []byte
@@ -86,7 +86,7 @@ func TestRootless(t *testing.T) {
 	assert.Regexp(t, `\s+0\s+`+u.Uid+`\s+1\n`, d.Output, "uid 0 inside maps to the user only")
 	assert.Contains(t, d.Output, "NoNewPrivs:\t1")
 	assert.Contains(t, d.Output, "Network is unreachable")
-	assert.ElementsMatch(t, []string{"memory", "pids"}, d.Result.NotEnforced, "limits without delegated cgroups are reported")
+	assert.ElementsMatch(t, []string{"memory", "pids", "protected-paths"}, d.Result.NotEnforced, "limits without delegated cgroups, and protected paths, are reported")
 	made, err := os.Stat(filepath.Join(base, "ws", "output.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, uint32(uid), made.Sys().(*syscall.Stat_t).Uid, "files written are the user's on the host")
@@ -96,6 +96,16 @@ func TestRootless(t *testing.T) {
 	assert.NotEqual(t, 0, d.Result.ExitCode)
 	assert.Contains(t, d.Output, "No such file or directory")
 	assert.Contains(t, d.Output, "Read-only file system")
+
+	// The exec gate works without root too (the trampoline installs it
+	// alone: the filter compiler needs root).
+	d = runAs(`printf '#!/bin/sh\necho RAN > ran\n' > reboot; chmod +x reboot; ./reboot; echo rc=$?; ls`, rootlessGateEnv+"=reboot")
+	require.NotNil(t, d.Result)
+	require.Len(t, d.Result.ExecBlocked, 1, d.Output)
+	assert.Equal(t, []string{"./reboot"}, d.Result.ExecBlocked[0].Argv)
+	assert.Contains(t, d.Output, "rc=126")
+	assert.NotContains(t, d.Output, "ran\n", "the refused program did not run")
+	assert.NotContains(t, d.Result.NotEnforced, "exec_gate")
 
 	// Nothing is left in the user's state root.
 	for _, sub := range []string{containersDir, rootsDir, locksDir} {
@@ -116,20 +126,22 @@ func copyFile(t *testing.T, src, dst string) {
 	require.NoError(t, out.Close())
 }
 
-// TestUserNamespaceAsRoot runs with Config.UserNS as root: container root
-// is an unprivileged host uid, and the workspace is an idmapped mount so
-// files keep their on-disk owners.
+// TestUserNamespaceAsRoot: as root every sandbox is a one-id user
+// namespace (container root is host uid 1<<30 and nothing else), and the
+// workspace is an idmapped mount that shows its owner as container root:
+// in a root-owned workspace (CI, containers) files are created as on-disk
+// root, which the file-privilege rules keep harmless.
 func TestUserNamespaceAsRoot(t *testing.T) {
 	r := newTestRunner(t)
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "in.txt"), []byte("hello\n"), 0o600))
-	res, out := run(t, r, Config{Workspace: ws, UserNS: true, Limits: Limits{Pids: 32}}, "id -u; cat /proc/self/uid_map; cat in.txt; echo x > out.txt; stat -c %u out.txt")
+	res, out := run(t, r, Config{Workspace: ws, Limits: Limits{Pids: 32}}, "id -u; cat /proc/self/uid_map; cat in.txt; echo x > out.txt; stat -c %u out.txt")
 	t.Log(out)
 	assert.Equal(t, 0, res.ExitCode)
-	assert.Regexp(t, `\s+0\s+1073741824\s+65536\n`, out, "container root is host uid 1<<30")
+	assert.Regexp(t, `\s+0\s+1073741824\s+1\n`, out, "container root is host uid 1<<30, the only id")
 	assert.Contains(t, out, "hello\n", "the root-owned 0600 workspace file is readable through the idmapped mount")
 	fi, err := os.Stat(filepath.Join(ws, "out.txt"))
 	require.NoError(t, err)
-	assert.Equal(t, uint32(0), fi.Sys().(*syscall.Stat_t).Uid, "written as on-disk root via the idmapped mount")
+	assert.Equal(t, uint32(0), fi.Sys().(*syscall.Stat_t).Uid, "written as the workspace's owner (root) via the idmapped mount")
 	assert.Empty(t, res.NotEnforced, "as root the cgroup limits are enforced")
 }

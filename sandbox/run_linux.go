@@ -60,8 +60,18 @@ type Result struct {
 	// Duration is the wall time from start to exit.
 	Duration time.Duration `json:"duration_ns"`
 	// NotEnforced names the protections that could not be applied in this
-	// environment (rootless: "memory", "pids", "cpus"; "seccomp").
+	// environment (rootless: "memory", "pids", "cpus"; "seccomp";
+	// "exec_gate" when an ExecGate was asked for and the sandbox has no
+	// filter to carry it).
 	NotEnforced []string `json:"not_enforced,omitempty"`
+	// ExecBlocked lists the execs the exec gate refused (the newest 64 to
+	// 128 of them).
+	ExecBlocked []ExecBlock `json:"exec_blocked,omitempty"`
+	// Execs lists the execs the gate let through, in order (the newest
+	// 4096 to 8192; ExecsDropped counts the older ones): the programs the
+	// command really ran.
+	Execs        []ExecEvent `json:"execs,omitempty"`
+	ExecsDropped int         `json:"execs_dropped,omitempty"`
 }
 
 // Runner runs commands in sandboxes that share a state root, a cgroup
@@ -85,9 +95,13 @@ type Runner struct {
 	// Grace is how long a cancelled or timed-out command has between
 	// SIGTERM and SIGKILL; zero means 2s.
 	Grace time.Duration
-	// UserNSBase is the first host id of the range backing a root-started
-	// user namespace (Config.UserNS); zero means 1<<30.
+	// UserNSBase is the unprivileged host id (uid and gid) that is root
+	// of a root-started sandbox's user namespace, its only id; zero means
+	// DefaultUserNSBase.
 	UserNSBase int
+	// ExecGate, when set, decides every exec of every process of the
+	// sandbox (see ExecEvent); nil lets every exec through unchecked.
+	ExecGate ExecGate
 
 	// libcontainerSeccomp makes libcontainer's init compile and load the
 	// filter even where the trampoline could load it compiled (for tests
@@ -117,17 +131,22 @@ func DefaultStateRoot() string {
 // processes of every `tether run` (the CLI and the container init).
 var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`) })
 
-// placementFor places a container at cgroupPath and, with a user
-// namespace, maps its root to a host id: the caller's own ids when
-// rootless, else usernsBase (zero means 1<<30) for a root-started one.
+// DefaultUserNSBase is the host uid and gid of a root-started sandbox's
+// root: far above any id a distribution or an LDAP directory hands out, so
+// that it owns nothing on the host and no person's limits are charged.
+const DefaultUserNSBase = 1 << 30
+
+// placementFor places a container at cgroupPath and maps its root, the
+// user namespace's only id, to a host id: the caller's own ids when
+// rootless, else usernsBase (zero means DefaultUserNSBase).
 func placementFor(cgroupPath string, cfg Config, rootless bool, usernsBase int) Placement {
 	p := Placement{CgroupPath: cgroupPath, Rootless: rootless}
 	switch {
 	case rootless:
 		p.HostUID, p.HostGID = os.Geteuid(), os.Getegid()
-	case cfg.UserNS:
+	default:
 		if usernsBase == 0 {
-			usernsBase = 1 << 30
+			usernsBase = DefaultUserNSBase
 		}
 		p.HostUID, p.HostGID = usernsBase, usernsBase
 	}
@@ -314,8 +333,9 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	// The compiled filter and the trampoline's descriptors are prepared
 	// alongside the set-up below.
 	var prep *trampolinePrep
-	if cfg.Seccomp != SeccompOff && seccompAvailable && !rootless && !r.libcontainerSeccomp {
-		prep = prepareTrampoline(stateRoot, cfg.Rootfs.Kind == rootfs.KindHost)
+	filter := cfg.Seccomp != SeccompOff && seccompAvailable && !rootless && !r.libcontainerSeccomp
+	if filter || r.ExecGate != nil {
+		prep = prepareTrampoline(stateRoot, cfg.Rootfs.Kind == rootfs.KindHost, filter, r.ExecGate != nil)
 		undo = append(undo, func() error {
 			if t := prep.wait(); t != nil {
 				t.close()
@@ -382,6 +402,27 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		}
 	}
 
+	if p.Owners, err = sourceOwners(cfg); err != nil {
+		return nil, err
+	}
+	if err := prepareMountpoints(cfg); err != nil {
+		return nil, err
+	}
+	var hold *usernsHold
+	if !rootless {
+		if hold, err = holdUserNS(p.HostUID, p.HostGID); err != nil {
+			return nil, err
+		}
+		undo = append(undo, hold.release)
+		p.UserNSPath = hold.path
+	}
+	pr, err := protectFor(stateRoot, cfg, rootless, &res.NotEnforced)
+	if err != nil {
+		return nil, err
+	}
+	if pr != nil {
+		undo = append(undo, pr.release)
+	}
 	lc, err := cfg.Libcontainer(id, p)
 	if err != nil {
 		return nil, err
@@ -391,12 +432,29 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	// Without (no root for the compiler's ptrace, or another filter than
 	// the one prepared), libcontainer's init compiles and loads the filter
 	// itself.
+	// With a gate and no compiled filter for lc, the trampoline installs
+	// the gate only and libcontainer's init loads lc's filter.
 	var tramp *trampoline
 	if prep != nil {
-		if tramp = prep.wait(); tramp != nil && tramp.loads(lc) {
+		switch tramp = prep.wait(); {
+		case tramp == nil:
+		case tramp.loads(lc):
 			lc.Seccomp = nil
-		} else {
+		case tramp.gateHost != nil:
+			tramp.prog = nil
+		default:
 			tramp = nil
+		}
+	}
+	var execGate *execGateRun
+	if r.ExecGate != nil {
+		if execGate, err = startExecGate(profile, r.ExecGate, lc, tramp); err != nil {
+			return nil, err
+		}
+		if execGate == nil {
+			res.NotEnforced = append(res.NotEnforced, "exec_gate")
+		} else {
+			undo = append(undo, func() error { execGate.close(); return nil })
 		}
 	}
 	container, err := libcontainer.Create(filepath.Join(stateRoot, containersDir), id, lc)
@@ -460,6 +518,21 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	if tramp != nil {
 		tramp.started()
 	}
+	if hold != nil {
+		hold.release() // the init has joined its namespace
+	}
+	if pr != nil {
+		// Before the program runs: nothing of the sandbox's has run yet.
+		pid, perr := process.Pid()
+		if perr == nil {
+			perr = pr.apply(pid)
+		}
+		if perr != nil {
+			_ = container.Signal(unix.SIGKILL)
+			_, _ = process.Wait()
+			return nil, perr
+		}
+	}
 	gateErr := ctx.Err()
 	if verdict != nil && gateErr == nil {
 		gateErr = <-verdict
@@ -504,6 +577,10 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	}
 	res.Duration = time.Since(start)
 	exitStatus(res, w)
+	if execGate != nil {
+		execGate.close()
+		res.ExecBlocked, res.Execs, res.ExecsDropped = execGate.report()
+	}
 	if tramp != nil {
 		if err := tramp.execError(); err != nil {
 			return startFailure(res, args[0], err)
@@ -608,11 +685,10 @@ func newID(profile string) (string, error) {
 // under skel/ as a cache and removed by GC with Caches. The key covers the
 // mount destinations, so a root never shows another workspace's path.
 func sharedRoot(stateRoot string, cfg Config, p Placement) (string, error) {
-	userns := cfg.UserNS || p.Rootless
-	chown := cfg.UserNS && !p.Rootless
+	chown := !p.Rootless
 	h := sha256.New()
 	fmt.Fprintf(h, "owner %v %d %d\n", chown, p.HostUID, p.HostGID)
-	for _, m := range cfg.mounts(cfg.Rootfs, p, userns, 0) {
+	for _, m := range cfg.mounts(cfg.Rootfs, p, 0) {
 		fmt.Fprintf(h, "mount %s\n", m.Destination)
 	}
 	links := make([]string, 0, len(cfg.Rootfs.Symlinks))

@@ -39,7 +39,7 @@ func TestSessionHelperOwner(t *testing.T) {
 
 func TestSessionGCAfterOwnerCrash(t *testing.T) {
 	requireSessionSandbox(t)
-	root := t.TempDir()
+	root := stateTempDir(t)
 	prefix := fmt.Sprintf("tether-test-%d-crash", os.Getpid())
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSessionHelperOwner$", "-test.v")
 	cmd.Env = append(os.Environ(), "TETHER_TEST_SESSION_OWNER_ROOT="+root, "TETHER_TEST_SESSION_OWNER_PREFIX="+prefix)

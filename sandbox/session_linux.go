@@ -47,6 +47,10 @@ type Sessions struct {
 	CgroupPrefix string
 	Grace        time.Duration
 	UserNSBase   int
+	// ExecGate, when set, decides every exec in every session sandbox:
+	// the supervisor's own, each command's, and those of background
+	// processes (see ExecEvent).
+	ExecGate ExecGate
 
 	mu       sync.Mutex
 	sessions map[sessionKey]*Session
@@ -237,7 +241,8 @@ type Session struct {
 	initDone  chan struct{} // closed when the supervisor process has exited
 	cleanup   []func() error
 	grace     time.Duration
-	memcg     string // v1 memory cgroup directory when a memory limit is set
+	memcg     string       // v1 memory cgroup directory when a memory limit is set
+	gate      *execGateRun // nil without Sessions.ExecGate
 	// notEnforced lists protections this environment cannot apply.
 	notEnforced []string
 
@@ -325,8 +330,17 @@ func (s *Session) create(ctx context.Context) (err error) {
 		return err
 	}
 	s.id = id
+	// 0711 as Run's: the sandbox's root (an unprivileged host uid) must
+	// traverse to its empty root under roots/, but may list nothing.
+	if err := os.MkdirAll(stateRoot, 0o711); err != nil {
+		return fmt.Errorf("creating state root: %w", err)
+	}
 	for _, d := range []string{containersDir, locksDir, rootsDir} {
-		if err := os.MkdirAll(filepath.Join(stateRoot, d), 0o700); err != nil {
+		perm := os.FileMode(0o700)
+		if d == rootsDir {
+			perm = 0o711
+		}
+		if err := os.MkdirAll(filepath.Join(stateRoot, d), perm); err != nil {
 			return fmt.Errorf("creating state directory: %w", err)
 		}
 	}
@@ -376,9 +390,30 @@ func (s *Session) create(ctx context.Context) (err error) {
 	if cfg.Rootfs.Kind == rootfs.KindHost {
 		p.RootDir = filepath.Join(stateRoot, rootsDir, id)
 		undo = append(undo, func() error { return os.RemoveAll(p.RootDir) })
-		if err := makeEmptyRoot(p.RootDir, cfg.Rootfs, cfg.UserNS && !rootless, p.HostUID, p.HostGID); err != nil {
+		if err := makeEmptyRoot(p.RootDir, cfg.Rootfs, !rootless, p.HostUID, p.HostGID); err != nil {
 			return err
 		}
+	}
+	if p.Owners, err = sourceOwners(cfg); err != nil {
+		return err
+	}
+	if err := prepareMountpoints(cfg); err != nil {
+		return err
+	}
+	var hold *usernsHold
+	if !rootless {
+		if hold, err = holdUserNS(p.HostUID, p.HostGID); err != nil {
+			return err
+		}
+		undo = append(undo, hold.release)
+		p.UserNSPath = hold.path
+	}
+	pr, err := protectFor(stateRoot, cfg, rootless, &s.notEnforced)
+	if err != nil {
+		return err
+	}
+	if pr != nil {
+		undo = append(undo, pr.release)
 	}
 	lc, err := cfg.Libcontainer(id, p)
 	if err != nil {
@@ -398,6 +433,19 @@ func (s *Session) create(ctx context.Context) (err error) {
 		supervisorExe = supervisorPath
 	}
 	lc.Labels = append(lc.Labels, labelSession+s.key.name, labelProfile+s.key.profile, fmt.Sprintf("%s%d", labelOwner, os.Getpid()))
+	if m.ExecGate != nil {
+		// The supervisor is started by libcontainer, not the trampoline:
+		// the gate rides on libcontainer's notify action.
+		if s.gate, err = startExecGate(profile, m.ExecGate, lc, nil); err != nil {
+			return err
+		}
+		if s.gate == nil {
+			s.notEnforced = append(s.notEnforced, "exec_gate")
+		} else {
+			gate := s.gate
+			undo = append(undo, func() error { gate.close(); return nil })
+		}
+	}
 	container, err := libcontainer.Create(filepath.Join(stateRoot, containersDir), id, lc)
 	if err != nil {
 		return fmt.Errorf("creating session container: %w", err)
@@ -446,8 +494,25 @@ func (s *Session) create(ctx context.Context) (err error) {
 	}()
 	err = <-started
 	childEnd.Close()
+	if hold != nil {
+		hold.release() // the init has joined its namespace
+	}
 	if err != nil {
 		return fmt.Errorf("starting session supervisor: %w", err)
+	}
+	if pr != nil {
+		// The supervisor is tether's own and runs nothing of the
+		// session's before it is asked to.
+		pid, perr := process.Pid()
+		if perr == nil {
+			perr = pr.apply(pid)
+		}
+		if perr != nil {
+			hostEnd.Close()
+			_ = container.Signal(unix.SIGKILL)
+			<-s.initDone
+			return perr
+		}
 	}
 
 	undo = append(undo, func() error {
@@ -682,6 +747,22 @@ func (s *Session) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Res
 		return nil, err
 	}
 	defer s.finish()
+	if s.gate != nil {
+		// What the gate saw while the command ran is its record; with
+		// commands or background processes running alongside, theirs is
+		// in it too (the gate sees processes, not calls).
+		mark := s.gate.mark()
+		res, err := s.await(ctx, c, s.execRequest(c, cmd, limits), cmd.Stdin, limits.Timeout, nil)
+		if res != nil {
+			res.ExecBlocked, res.Execs, res.ExecsDropped = s.gate.since(mark)
+		}
+		return res, err
+	}
+	return s.await(ctx, c, s.execRequest(c, cmd, limits), cmd.Stdin, limits.Timeout, nil)
+}
+
+// execRequest is the exec frame of c.
+func (s *Session) execRequest(c *call, cmd Command, limits Limits) *request {
 	req := &request{
 		Op: opExec, ID: c.id, Args: cmd.Args, Shell: cmd.Shell,
 		TimeoutMS: limits.Timeout.Milliseconds(), GraceMS: s.grace.Milliseconds(),
@@ -691,7 +772,7 @@ func (s *Session) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Res
 	if limits.Timeout > 0 && req.TimeoutMS == 0 {
 		req.TimeoutMS = 1
 	}
-	return s.await(ctx, c, req, cmd.Stdin, limits.Timeout, nil)
+	return req
 }
 
 // await sends the exec request, streams stdin and waits for the exit.

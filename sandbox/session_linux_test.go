@@ -48,7 +48,7 @@ func newTestSessions(tb testing.TB) *Sessions {
 	tb.Helper()
 	requireSessionSandbox(tb)
 	prefix := fmt.Sprintf("tether-test-%d-s%d", os.Getpid(), sessTestN.Add(1))
-	m := &Sessions{StateRoot: tb.TempDir(), CgroupPrefix: prefix, Grace: 300 * time.Millisecond}
+	m := &Sessions{StateRoot: stateTempDir(tb), CgroupPrefix: prefix, Grace: 300 * time.Millisecond}
 	tb.Cleanup(func() {
 		assert.NoError(tb, m.Close())
 		assertNothingLeft(tb, m.StateRoot, prefix)

@@ -27,24 +27,42 @@ type Placement struct {
 	// EtcDir, when set, replaces the host layout's /etc/... binds with one
 	// read-only bind of this directory at /etc (a snapshot of those entries).
 	EtcDir string
-	// Rootless says tether runs without root: a user namespace maps
-	// container root to HostUID/HostGID only, and cgroup limits are applied
-	// best-effort (they are reported in Result.NotEnforced).
+	// Rootless says tether runs without root: cgroup limits are applied
+	// best-effort (they are reported in Result.NotEnforced) and binds are
+	// plain (an unprivileged user cannot make idmapped mounts).
 	Rootless bool
-	// HostUID and HostGID back container root: the invoking user when
-	// Rootless, the first id of a 65536-id range when Config.UserNS as root.
+	// HostUID and HostGID back container root, the only id of the
+	// sandbox's user namespace: the invoking user when Rootless, else an
+	// unprivileged id reserved for sandboxes (Runner.UserNSBase).
 	HostUID, HostGID int
+	// Owners are the on-disk owners of the workspace and of the binds'
+	// sources, by host path. As root each is shown as container root
+	// through an idmapped mount, so that what the sandbox creates there
+	// belongs to that owner; a source missing here is taken as root's.
+	Owners map[string]Owner
+	// UserNSPath, when set, is a user namespace to join instead of
+	// making one (identity_linux.go: one owned by HostUID, so that the
+	// kernel charges the sandbox's per-user counts to HostUID, not root);
+	// its only id must be HostUID:HostGID.
+	UserNSPath string
+	// Protect are the protected-path mounts (protect_linux.go), mounted
+	// after the workspace and the binds, parents first.
+	Protect []ProtectMount
 }
 
-// userNSSize is the number of ids mapped into a root-started user namespace.
-const userNSSize = 65536
+// Owner is a file's on-disk owner.
+type Owner struct{ UID, GID int }
 
-// dockerCaps is Docker's default capability set minus CAP_MKNOD and
-// CAP_NET_RAW: a sandboxed command has no use for device nodes or raw
-// packets, and both widen the attack surface (see DESIGN.md §5).
+// dockerCaps is the sandbox's capability set: Docker's default minus
+// CAP_MKNOD and CAP_NET_RAW (a sandboxed command has no use for device nodes
+// or raw packets, and both widen the attack surface; see DESIGN.md §5),
+// CAP_SETFCAP (file capabilities written on the workspace would be
+// honoured by the host) and CAP_FSETID (it keeps setuid and setgid bits
+// through writes and chowns). Every capability is the sandbox's user
+// namespace's, never the host's.
 var dockerCaps = []string{
-	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER",
-	"CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP",
+	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER",
+	"CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP",
 	"CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE",
 }
 
@@ -74,8 +92,6 @@ func (c Config) Spec(p Placement) (*specs.Spec, error) {
 	if !filepath.IsAbs(p.CgroupPath) {
 		return nil, fmt.Errorf("%w: cgroup path %q must be absolute", ErrInvalidConfig, p.CgroupPath)
 	}
-	userns := c.UserNS || p.Rootless
-
 	rootPath := layout.Dir
 	if p.EtcDir != "" && !filepath.IsAbs(p.EtcDir) {
 		return nil, fmt.Errorf("%w: /etc snapshot %q must be absolute", ErrInvalidConfig, p.EtcDir)
@@ -131,17 +147,16 @@ func (c Config) Spec(p Placement) (*specs.Spec, error) {
 		}
 		s.Linux.Namespaces = append(s.Linux.Namespaces, ns)
 	}
-	if userns {
-		s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})
-		size := uint32(userNSSize)
-		if p.Rootless {
-			size = 1
-		}
-		s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: uint32(p.HostUID), Size: size}}
-		s.Linux.GIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: uint32(p.HostGID), Size: size}}
+	// One id only: container root is HostUID and no other id exists in
+	// the sandbox, so nothing it does can set or chown a file to another
+	// user, and nothing in it is host root.
+	s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace, Path: p.UserNSPath})
+	if p.UserNSPath == "" {
+		s.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: uint32(p.HostUID), Size: 1}}
+		s.Linux.GIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: uint32(p.HostGID), Size: 1}}
 	}
 
-	s.Mounts = c.mounts(layout, p, userns, tmpfs)
+	s.Mounts = append(c.mounts(layout, p, tmpfs), p.protectMounts()...)
 	if p.Rootless {
 		// Without delegated cgroups there is nothing to put limits in:
 		// libcontainer tolerates a failed cgroup only without an explicit
@@ -172,7 +187,7 @@ func (c Config) Spec(p Placement) (*specs.Spec, error) {
 // mounts lists the sandbox's mounts in order: kernel filesystems, the
 // sized /tmp, the root layout's binds, then the workspace and extra binds
 // (so they may sit under /tmp).
-func (c Config) mounts(layout rootfs.Layout, p Placement, userns bool, tmpfs int64) []specs.Mount {
+func (c Config) mounts(layout rootfs.Layout, p Placement, tmpfs int64) []specs.Mount {
 	ms := []specs.Mount{
 		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
 		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
@@ -180,7 +195,7 @@ func (c Config) mounts(layout rootfs.Layout, p Placement, userns bool, tmpfs int
 		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
 		{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
 	}
-	if c.bindsHostSys(p, userns) {
+	if c.bindsHostSys(p) {
 		// A fresh sysfs needs a network namespace owned by our user
 		// namespace; bind the host's read-only instead.
 		ms = append(ms, specs.Mount{Destination: "/sys", Type: "none", Source: "/sys", Options: []string{"rbind", "nosuid", "noexec", "nodev", "ro"}})
@@ -214,13 +229,9 @@ func (c Config) mounts(layout rootfs.Layout, p Placement, userns bool, tmpfs int
 		} else {
 			opts = append(opts, "rw")
 		}
-		// As root with a user namespace, show files with their on-disk
-		// owners (an idmapped mount); rootless maps only one id, where the
-		// plain bind already shows the user's files as container root's.
-		if userns && !p.Rootless {
-			opts = append(opts, "idmap")
-		}
-		return specs.Mount{Destination: dst, Type: "bind", Source: src, Options: opts}
+		m := specs.Mount{Destination: dst, Type: "bind", Source: src, Options: opts}
+		p.idmap(&m, src)
+		return m
 	}
 	if c.Workspace != "" {
 		ms = append(ms, rw(c.Workspace, c.workspaceMount(), false))
@@ -229,6 +240,20 @@ func (c Config) mounts(layout rootfs.Layout, p Placement, userns bool, tmpfs int
 		ms = append(ms, rw(b.Source, b.dest(), b.ReadOnly))
 	}
 	return ms
+}
+
+// idmap makes m, a bind of owner's path src, an idmapped mount that shows
+// src's on-disk owner as container root and stores what container root
+// creates as that owner. Rootless there is one id only, the user's own,
+// and a plain bind already shows the user's files as container root's.
+func (p Placement) idmap(m *specs.Mount, src string) {
+	if p.Rootless {
+		return
+	}
+	o := p.Owners[src]
+	m.Options = append(m.Options, "idmap")
+	m.UIDMappings = []specs.LinuxIDMapping{{ContainerID: uint32(o.UID), HostID: uint32(p.HostUID), Size: 1}}
+	m.GIDMappings = []specs.LinuxIDMapping{{ContainerID: uint32(o.GID), HostID: uint32(p.HostGID), Size: 1}}
 }
 
 // resources maps Limits onto cgroup resources.

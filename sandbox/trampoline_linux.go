@@ -24,11 +24,14 @@ import (
 // sandbox's set-up; files adds the command's part.
 type trampoline struct {
 	cfg   *configs.Seccomp // the filter's rules, as libcontainer takes them
-	prog  []byte           // cfg compiled (struct sock_filter[])
+	prog  []byte           // cfg compiled (struct sock_filter[]); nil: gate only
 	flags uint32           // seccomp(SECCOMP_SET_MODE_FILTER)'s flags for it
 
 	exe, progFile *os.File // the trampoline's descriptors 3 and 4
 	errR, errW    *os.File // the error pipe; the trampoline has errW as 5
+	// The exec gate's socket: the trampoline has gateChild as 6 and sends
+	// the listener through it to gateHost. Nil when no gate is wanted.
+	gateHost, gateChild *os.File
 }
 
 // sockFilterSize is the size of one instruction, struct sock_filter.
@@ -61,26 +64,32 @@ var selfIsStatic = sync.OnceValue(func() bool {
 })
 
 // prepareTrampoline starts preparing the trampoline of a sandbox under
-// stateRoot, whose root is the host layout when hostLayout. Its result is
-// nil when this binary cannot be the trampoline in that root, the filter
-// cannot be compiled here (the compiler needs root's ptrace) or the
-// descriptors cannot be made: libcontainer then loads the filter as usual.
-func prepareTrampoline(stateRoot string, hostLayout bool) *trampolinePrep {
+// stateRoot, whose root is the host layout when hostLayout; filter asks
+// for the compiled seccomp filter, gate for the exec gate. Its result is
+// nil when this binary cannot be the trampoline in that root, or the
+// descriptors cannot be made, or the filter cannot be compiled here (the
+// compiler needs root's ptrace) and no gate is wanted: libcontainer then
+// loads the filter as usual. With a gate and no compiled filter the
+// trampoline installs the gate only.
+func prepareTrampoline(stateRoot string, hostLayout, filter, gate bool) *trampolinePrep {
 	p := &trampolinePrep{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		if !hostLayout && !selfIsStatic() {
 			return
 		}
-		f, err := sandboxFilters()
-		if err != nil {
+		t := &trampoline{}
+		if filter {
+			if f, err := sandboxFilters(); err == nil {
+				if prog, flags, err := compiledSeccomp(stateRoot, f.lc); err == nil {
+					t.cfg, t.prog, t.flags = f.lc, prog, flags
+				}
+			}
+		}
+		if t.prog == nil && !gate {
 			return
 		}
-		t := &trampoline{cfg: f.lc}
-		if t.prog, t.flags, err = compiledSeccomp(stateRoot, f.lc); err != nil {
-			return
-		}
-		if err := t.open(); err != nil {
+		if err := t.open(gate); err != nil {
 			t.close()
 			return
 		}
@@ -98,11 +107,11 @@ func (p *trampolinePrep) wait() *trampoline {
 // loads reports whether the trampoline loads exactly lc's filter, the way
 // libcontainer would (which needs no_new_privs).
 func (t *trampoline) loads(lc *configs.Config) bool {
-	return lc.Seccomp == t.cfg && lc.NoNewPrivileges
+	return t.prog != nil && lc.Seccomp == t.cfg && lc.NoNewPrivileges
 }
 
 // open makes the descriptors that do not depend on the command.
-func (t *trampoline) open() error {
+func (t *trampoline) open(gate bool) error {
 	var err error
 	// The binary itself, by an O_PATH descriptor to /proc/self/exe. Unlike
 	// libcontainer's init, which gets a sealed copy (CVE-2019-5736), the
@@ -116,6 +125,13 @@ func (t *trampoline) open() error {
 	}
 	if t.errR, t.errW, err = os.Pipe(); err != nil {
 		return fmt.Errorf("seccomp trampoline: %w", err)
+	}
+	if gate {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("exec gate socket: %w", err)
+		}
+		t.gateHost, t.gateChild = os.NewFile(uintptr(fds[0]), "exec-gate"), os.NewFile(uintptr(fds[1]), "exec-gate-child")
 	}
 	return nil
 }
@@ -131,7 +147,7 @@ func (t *trampoline) files(env []string) ([]*os.File, error) {
 	t.progFile = os.NewFile(uintptr(fd), "tether-seccomp")
 	data := make([]byte, seccompexec.Header, seccompexec.Header+len(t.prog)+256)
 	binary.NativeEndian.PutUint32(data, t.flags)
-	binary.NativeEndian.PutUint32(data[4:], uint32(len(t.prog)/sockFilterSize))
+	binary.NativeEndian.PutUint32(data[4:], uint32(len(t.prog)/sockFilterSize)) // 0: gate only
 	data = append(data, t.prog...)
 	for _, kv := range env {
 		if strings.IndexByte(kv, 0) >= 0 {
@@ -146,15 +162,21 @@ func (t *trampoline) files(env []string) ([]*os.File, error) {
 	if _, err := unix.FcntlInt(t.progFile.Fd(), unix.F_ADD_SEALS, seals); err != nil {
 		return nil, fmt.Errorf("seccomp program: sealing: %w", err)
 	}
-	return []*os.File{t.exe, t.progFile, t.errW}, nil
+	files := []*os.File{t.exe, t.progFile, t.errW}
+	if t.gateChild != nil {
+		files = append(files, t.gateChild)
+	}
+	return files, nil
 }
 
 // started closes this process's copies of what the container now holds:
 // the error pipe reads end-of-file once the trampoline has executed the
-// program or exited.
+// program or exited, and the gate socket once it has sent the listener.
 func (t *trampoline) started() {
-	for _, f := range []*os.File{t.exe, t.progFile, t.errW} {
-		_ = f.Close()
+	for _, f := range []*os.File{t.exe, t.progFile, t.errW, t.gateChild} {
+		if f != nil {
+			_ = f.Close()
+		}
 	}
 }
 
@@ -180,7 +202,7 @@ func (t *trampoline) execError() error {
 
 // close releases every descriptor; it is safe after started, and twice.
 func (t *trampoline) close() {
-	for _, f := range []*os.File{t.exe, t.progFile, t.errR, t.errW} {
+	for _, f := range []*os.File{t.exe, t.progFile, t.errR, t.errW, t.gateHost, t.gateChild} {
 		if f != nil {
 			_ = f.Close()
 		}

@@ -20,7 +20,9 @@
 # run here says "not available (reason)" and gets no number.
 #
 # Options: -n N timed runs per row (default 200); -j prints JSON instead.
-# Env: TETHER=path uses that tether binary instead of building one.
+# Env: TETHER=path uses that tether binary instead of building one;
+# TETHER_BASELINE=path adds the tether rows again for that binary (suffix
+# "(baseline)"), for an A/B comparison of two builds in one run.
 # Needs: Go, root for runc and tether run (other rows run unprivileged), the
 # packages bubblewrap, runc, util-linux, busybox-static (scripts/provision.sh).
 # Everything it creates (a temp dir, runc containers and their cgroups) is
@@ -49,6 +51,9 @@ esac
 cd "$(dirname "$0")/.."
 repo=$PWD
 work=$(mktemp -d "${TMPDIR:-/tmp}/tether-bench.XXXXXX")
+# A sandbox's root (an unprivileged host id) must traverse to the session's
+# state root under it.
+chmod 0711 "$work"
 prefix="tether-bench-$$"
 runc_root="$work/runc-state"
 
@@ -181,30 +186,35 @@ runc_row() {
 }
 runc_row
 
+# tether_row BINARY SUFFIX: the tether rows for one binary.
 tether_row() {
+	local tether=$1 suffix=$2
 	if [ -z "$tether" ]; then
-		unavailable "tether run" "$tether_reason"
+		unavailable "tether run$suffix" "$tether_reason"
 		return
 	fi
 	if ! "$tether" run --help >/dev/null 2>&1; then
-		unavailable "tether run" "this tether has no run command yet"
+		unavailable "tether run$suffix" "this tether has no run command yet"
 		return
 	fi
 	local err
 	if ! err=$("$tether" run -- /bin/true 2>&1 </dev/null); then
-		unavailable "tether run" "tether run -- /bin/true failed: ${err%%$'\n'*}"
+		unavailable "tether run$suffix" "tether run -- /bin/true failed: ${err%%$'\n'*}"
 		return
 	fi
-	add_row "tether run" "$tether" run -- /bin/true
+	add_row "tether run$suffix" "$tether" run -- /bin/true
 	# The same root as the runc row, for a like-for-like comparison.
 	if [ -n "$rootfs_ok" ] && "$tether" run --rootfs "$rootfs" -- /bin/true >/dev/null 2>&1 </dev/null; then
-		add_row "tether run --rootfs busybox" "$tether" run --rootfs "$rootfs" -- /bin/true
+		add_row "tether run --rootfs busybox$suffix" "$tether" run --rootfs "$rootfs" -- /bin/true
 		# runc's `runc spec` bundle has no seccomp filter; tether applies
 		# Docker's by default. This row compares like with like.
-		add_row "tether run --rootfs busybox --seccomp off" "$tether" run --rootfs "$rootfs" --seccomp off -- /bin/true
+		add_row "tether run --rootfs busybox --seccomp off$suffix" "$tether" run --rootfs "$rootfs" --seccomp off -- /bin/true
 	fi
 }
-tether_row
+tether_row "$tether" ""
+if [ -n "${TETHER_BASELINE:-}" ]; then
+	tether_row "$TETHER_BASELINE" " (baseline)"
+fi
 
 # A warm session (DESIGN.md §5: "commands in a warm session should cost
 # little more than a plain fork/exec").

@@ -38,6 +38,7 @@ func TestCrashSuite(t *testing.T) {
 		kills = 20
 	}
 	dir := t.TempDir()
+	require.NoError(t, traversable(dir)) // the sandbox's root must reach the state root
 	state := filepath.Join(dir, "state")
 	prefix := fmt.Sprintf("tether-crash-%d", os.Getpid())
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("state_dir: "+filepath.Join(dir, "db")+"\nprofiles:\n  default: {}\n"), 0o600))

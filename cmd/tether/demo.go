@@ -19,7 +19,8 @@ func newDemoCmd() *cobra.Command {
 		Long: `demo observes a nightly-triage job for a few clean runs (real commands in the
 sandbox), compiles and approves its mandate, then replays a poisoned run that
 reads a credential file, writes outside the repository, calls an unknown host,
-runs an opaque bash -c payload and a fork bomb — each blocked, with drift
+runs an opaque bash -c payload and a fork bomb, and runs a repository script
+whose hidden disk wipe only the exec gate sees — each blocked, with drift
 records. One drift is widened, approved, then undone, with the Leash Line
 printed at each step.
 

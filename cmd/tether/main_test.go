@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -29,7 +30,10 @@ func TestScripts(t *testing.T) {
 			// Decisions and mandates go to the script's own state dir,
 			// never the machine's /var/lib/tether (scripts may override).
 			env.Setenv("TETHER_STATE_DIR", env.WorkDir+"/.tether-state")
-			return nil
+			// A sandbox's root is an unprivileged host id: it must
+			// traverse to the state root the scripts keep under $WORK
+			// (testscript's directories are 0700).
+			return traversable(env.WorkDir)
 		},
 		Condition: scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -115,4 +119,20 @@ func scriptEnv(ts *testscript.TestScript) []string {
 		}
 	}
 	return env
+}
+
+// traversable makes dir and its parents up to the temp dir searchable by
+// everyone (0711: listable by nobody else).
+func traversable(dir string) error {
+	tmp := filepath.Clean(os.TempDir())
+	for d := filepath.Clean(dir); d != tmp && d != "/" && strings.HasPrefix(d, tmp+"/"); d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if err := os.Chmod(d, fi.Mode().Perm()|0o711); err != nil {
+			return err
+		}
+	}
+	return nil
 }

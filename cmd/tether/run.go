@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	units "github.com/docker/go-units"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/rootfs"
 	"github.com/tether-dev/tether/sandbox"
 )
@@ -128,7 +130,7 @@ $XDG_RUNTIME_DIR/tether; run first reaps what a crashed tether left there.
 	fl.StringVar(&f.outputLimit, "output-limit", "", "cap on stdout+stderr bytes, e.g. 1M; 0: none, not with --json (default: the profile's limits.output)")
 	fl.StringVar(&f.tmpfsSize, "tmpfs-size", "64M", "size of the sandbox's /tmp")
 	fl.StringVar(&f.seccomp, "seccomp", "required", `seccomp filter: "required", "optional" or "off"`)
-	fl.BoolVar(&f.userns, "userns", false, "use a user namespace even as root")
+	fl.BoolVar(&f.userns, "userns", false, "deprecated, no effect: every sandbox has its own user namespace (docs/workspace.md)")
 	fl.StringArrayVarP(&f.env, "env", "e", nil, "add KEY=VALUE to the command's environment (repeatable)")
 	fl.StringVarP(&f.shell, "command", "c", "", "run this string with /bin/sh -c")
 	fl.BoolVar(&f.asJSON, "json", false, "capture output and print the result as JSON")
@@ -207,11 +209,30 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	// decision is made here.
 	var decided sync.Once
 	var verdict error
+	var engine atomic.Pointer[approval.Engine]
 	gate := func() error {
 		decided.Do(func() {
-			verdict = authorize(ctx, cmd.ErrOrStderr(), f.gate, conf, prof, command, cfg.Workspace)
+			var eng *approval.Engine
+			eng, verdict = authorize(ctx, cmd.ErrOrStderr(), f.gate, conf, prof, command, cfg.Workspace)
+			engine.Store(eng)
 		})
 		return verdict
+	}
+	defer func() {
+		if eng := engine.Load(); eng != nil {
+			eng.Close()
+		}
+	}()
+	// The program runs only after gate approved it, so every exec finds
+	// the engine set.
+	home, _ := os.UserHomeDir()
+	runner.ExecGate = func(ev sandbox.ExecEvent) error {
+		eng := engine.Load()
+		if eng == nil {
+			return errors.New("no approval engine to check the exec")
+		}
+		return eng.CheckExec(approval.ExecRequest{Argvs: append([][]string{ev.Argv}, ev.Runs...),
+			Profile: f.profile, Cwd: cfg.Workspace, Home: home})
 	}
 
 	var outBuf, errBuf bytes.Buffer
@@ -222,6 +243,17 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	res, runErr := runner.RunGated(ctx, cfg, c, gate)
 	if err := gate(); err != nil {
 		return err
+	}
+	if res != nil && len(res.ExecBlocked) > 0 {
+		platform, _ := approval.ParsePlatform(f.gate.platform)
+		blocks := make([]approval.ExecBlocked, len(res.ExecBlocked))
+		for i, b := range res.ExecBlocked {
+			blocks[i] = approval.ExecBlocked{Argv: b.Argv, Rule: b.Rule, Reason: b.Reason}
+		}
+		for _, d := range engine.Load().RecordExecBlocks(ctx, approval.ExecCall{Profile: f.profile,
+			Session: f.gate.session, Platform: platform, Command: command}, blocks) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "tether: %s\n", d.Message)
+		}
 	}
 	if res != nil && len(res.NotEnforced) > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "tether: not enforced here (running without root, no delegated cgroups): %s\n", strings.Join(res.NotEnforced, ", "))

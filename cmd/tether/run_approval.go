@@ -60,11 +60,12 @@ func runProfile(f approvalFlags, profile string) (*config.Config, *config.Profil
 
 // authorize builds the approval engine of cfg (with a terminal prompter
 // when there is a terminal) and decides command in profile prof. It
-// returns an *exitError when nothing may run.
-func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *config.Config, prof *config.Profile, command, cwd string) error {
+// returns the engine, which the sandbox's exec gate goes on asking (the
+// caller must Close it), or an *exitError when nothing may run.
+func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *config.Config, prof *config.Profile, command, cwd string) (*approval.Engine, error) {
 	platform, err := approval.ParsePlatform(f.platform)
 	if err != nil {
-		return usageErr("--platform: %v", err)
+		return nil, usageErr("--platform: %v", err)
 	}
 	opts := approval.Options{Yolo: f.yolo}
 	if platform == approval.PlatformCLI {
@@ -77,9 +78,14 @@ func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *conf
 	}
 	engine, err := approval.NewEngine(cfg, opts)
 	if err != nil {
-		return &exitError{Code: exitUsage, Err: err}
+		return nil, &exitError{Code: exitUsage, Err: err}
 	}
-	defer engine.Close()
+	keep := false
+	defer func() {
+		if !keep {
+			engine.Close()
+		}
+	}()
 	home, _ := os.UserHomeDir()
 	d, err := engine.Decide(ctx, approval.Request{Command: command, Profile: prof.Name, Session: f.session,
 		Platform: platform, Cwd: cwd, Home: home})
@@ -88,13 +94,14 @@ func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *conf
 		if d.Stage == approval.StageRoute && opts.Prompter == nil && platform == approval.PlatformCLI {
 			hint = " (no terminal to ask on: run it from a terminal, or pass --yolo to approve the approval tier)"
 		}
-		return &exitError{Code: exitRefused, Err: fmt.Errorf("refused at %s: %s%s", d.Stage, d.Reason, hint)}
+		return nil, &exitError{Code: exitRefused, Err: fmt.Errorf("refused at %s: %s%s", d.Stage, d.Reason, hint)}
 	}
 	if err != nil {
-		return &exitError{Code: exitRefused, Err: err}
+		return nil, &exitError{Code: exitRefused, Err: err}
 	}
 	if d.Stage != approval.StageAnalysis {
 		fmt.Fprintf(stderr, "tether: approved at %s by %s\n", d.Stage, d.DecidedBy)
 	}
-	return nil
+	keep = true
+	return engine, nil
 }

@@ -58,7 +58,7 @@ terminal); 125 the sandbox could not be set up.`,
 	fl.Float64Var(&f.cpus, "cpus", 0, "CPU limit in cores, e.g. 1.5 (0: none)")
 	fl.StringVar(&f.tmpfsSize, "tmpfs-size", "64M", "size of the sandbox's /tmp")
 	fl.StringVar(&f.seccomp, "seccomp", "required", `seccomp filter: "required", "optional" or "off"`)
-	fl.BoolVar(&f.userns, "userns", false, "use a user namespace even as root")
+	fl.BoolVar(&f.userns, "userns", false, "deprecated, no effect: every sandbox has its own user namespace (docs/workspace.md)")
 	fl.StringVar(&f.stateRoot, "state-root", "", "state directory (default: $TETHER_STATE_ROOT, /run/tether or $XDG_RUNTIME_DIR/tether)")
 	fl.StringVar(&f.cgroupPrefix, "cgroup-prefix", "", "cgroup directory of all sandboxes (default: $TETHER_CGROUP_PREFIX or tether)")
 	_ = fl.MarkHidden("state-root")

@@ -69,6 +69,12 @@ kill_others() {
 		done
 		[ $left = 0 ] && return 0
 		nap 0.02
+		# Still forking (a bomb outruns a scan): kill everything but pid
+		# 1 in one system call; restore starts the canaries again.
+		if [ $i -ge 3 ]; then
+			kill -9 -1 2>/dev/null
+			nap 0.05
+		fi
 	done
 }
 

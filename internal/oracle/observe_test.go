@@ -59,6 +59,7 @@ func TestClassifyCalls(t *testing.T) {
 		{"sgdisk", []string{"--iterations=1", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow}, // unknown option: refused
 		{"sgdisk", []string{"-n", "1:0:+512M", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierHardline},
 		{"sgdisk", []string{"-p", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},
+		{"sgdisk", []string{"-af", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow}, // an alignment alone changes nothing
 		{"systemctl", []string{"--no-bl", "reboot"}, []string{"", ""}, approval.TierHardline},
 		{"systemctl", []string{"isolate", "poweroff"}, []string{"", ""}, approval.TierHardline},
 		{"systemctl", []string{"--dry-run", "reboot"}, []string{"", ""}, approval.TierAllow},

@@ -2,13 +2,16 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -86,7 +89,7 @@ static int read_spec(struct spec *sp, char *why, size_t size)
 	memcpy(&sp->flags, buf, sizeof sp->flags);
 	memcpy(&count, buf + sizeof sp->flags, sizeof count);
 	size_t insns = (size_t)count * sizeof(struct sock_filter);
-	if (count == 0 || count > BPF_MAXINSNS || insns > total - SECCOMPEXEC_HEADER) {
+	if (count > BPF_MAXINSNS || insns > total - SECCOMPEXEC_HEADER) {
 		snprintf(why, size, "reading the filter: %zu bytes is not a program", total);
 		return EINVAL;
 	}
@@ -141,11 +144,83 @@ static int load_filter(struct spec *sp, char *why, size_t size)
 		snprintf(why, size, "no_new_privs is not set");
 		return EPERM;
 	}
+	if (sp->prog.len == 0)
+		return 0; // libcontainer loaded the sandbox's filter
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, sp->flags, &sp->prog) < 0) {
 		snprintf(why, size, "seccomp(SECCOMP_SET_MODE_FILTER, %#x)", sp->flags);
 		return errno;
 	}
 	return 0;
+}
+
+#if defined(__x86_64__)
+#define GATE_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define GATE_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "the exec gate knows no audit architecture for this target"
+#endif
+
+// load_gate installs the exec gate's filter and sends its listener to the
+// gate socket. execve and execveat of the native ABI wait for tether's
+// verdict; system calls of another ABI (i386's int 0x80, x32) fail with
+// EPERM, so no exec slips past through a second system call table (the
+// sandbox's own filter kills those callers anyway). Returns 0 or an errno.
+static int load_gate(char *why, size_t size)
+{
+	struct sock_filter insns[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, GATE_ARCH, 0, 6),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 2, 0),
+#if defined(__x86_64__)
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 2, 0), // x32
+#else
+		BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0),
+#endif
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+	};
+	struct sock_fprog prog = {.len = sizeof insns / sizeof insns[0], .filter = insns};
+	int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	if (listener < 0) {
+		snprintf(why, size, "installing the exec gate");
+		return errno;
+	}
+	char byte = 'g';
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	memset(&ctl, 0, sizeof ctl);
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &listener, sizeof(int));
+	ssize_t n;
+	do
+		n = sendmsg(SECCOMPEXEC_GATE_FD, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	int e = errno;
+	close(listener);
+	close(SECCOMPEXEC_GATE_FD);
+	if (n != 1) {
+		snprintf(why, size, "handing the exec gate to tether");
+		return n < 0 ? e : EIO;
+	}
+	return 0;
+}
+
+// gate_wanted reports whether the gate socket was passed.
+static int gate_wanted(void)
+{
+	struct stat st;
+	return fstat(SECCOMPEXEC_GATE_FD, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
 // lookup is getenv over env.
@@ -246,8 +321,15 @@ static void seccompexec_main(int argc, char **argv)
 	int e = read_spec(&sp, why, sizeof why);
 	close(SECCOMPEXEC_EXE_FD);
 	close(SECCOMPEXEC_PROG_FD);
+	int gate = gate_wanted();
+	if (e == 0 && sp.prog.len == 0 && !gate) {
+		snprintf(why, sizeof why, "neither a filter nor the exec gate was given");
+		e = EINVAL;
+	}
 	if (e == 0)
 		e = load_filter(&sp, why, sizeof why);
+	if (e == 0 && gate)
+		e = load_gate(why, sizeof why);
 	if (e != 0) {
 		snprintf(msg, sizeof msg, "loading the seccomp filter: %s: %s", why, errtext(e, err, sizeof err));
 		report(126, msg);

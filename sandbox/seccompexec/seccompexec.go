@@ -34,11 +34,15 @@ import "strconv"
 const Arg = C.SECCOMPEXEC_ARG
 
 // The trampoline's descriptors: libcontainer's Process.ExtraFiles must be
-// exactly [exe, program, error pipe], which it numbers from 3.
+// exactly [exe, program, error pipe], which it numbers from 3, then the
+// gate socket when the exec gate is wanted.
 const (
 	ExeFD  = C.SECCOMPEXEC_EXE_FD
 	ProgFD = C.SECCOMPEXEC_PROG_FD
 	ErrFD  = C.SECCOMPEXEC_ERR_FD
+	// GateFD is optional: a unix socket that asks for the exec gate and
+	// receives its seccomp listener (see seccompexec.h).
+	GateFD = C.SECCOMPEXEC_GATE_FD
 )
 
 // Header is the size of the flags word that starts the program descriptor:

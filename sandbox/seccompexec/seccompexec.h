@@ -9,6 +9,7 @@
 #define SECCOMPEXEC_EXE_FD 3  // this binary (how it was executed)
 #define SECCOMPEXEC_PROG_FD 4 // the filter and the program's environment (see below)
 #define SECCOMPEXEC_ERR_FD 5  // write end of the error pipe
+#define SECCOMPEXEC_GATE_FD 6 // optional: a unix socket for the exec gate's listener
 
 // The program descriptor holds, in native byte order: the flags of
 // seccomp(SECCOMP_SET_MODE_FILTER) (uint32), the number of instructions
@@ -16,7 +17,16 @@
 // environment, each entry NUL-terminated. The trampoline itself starts
 // with only the environment libcontainer gives an empty one, so that
 // nothing of the program's (GLIBC_TUNABLES, LD_PRELOAD for a dynamically
-// linked build) reaches libc before the filter is loaded.
+// linked build) reaches libc before the filter is loaded. A count of
+// zero means no program (libcontainer loaded the sandbox's filter): the
+// trampoline then only installs the exec gate, which must be asked for.
+//
+// With descriptor SECCOMPEXEC_GATE_FD present (a unix socket), the
+// trampoline also installs the exec gate's filter (execve and execveat
+// return SECCOMP_RET_USER_NOTIF) with SECCOMP_FILTER_FLAG_NEW_LISTENER and
+// sends the listener to the socket (SCM_RIGHTS, one byte "g") before it
+// executes anything, so that every exec of the sandbox, the program's
+// first included, waits for tether's verdict.
 #define SECCOMPEXEC_HEADER 8
 #define SECCOMPEXEC_MAX_DATA (16 << 20)
 

@@ -174,7 +174,9 @@ func TestFailsClosed(t *testing.T) {
 		report string
 	}{
 		{"without no_new_privs", good, false, "loading the seccomp filter: no_new_privs is not set"},
-		{"empty program", encode(0, nil, stdEnv), true, "is not a program"},
+		// An empty program is the gate-only form: without the gate socket it
+		// is refused.
+		{"empty program", encode(0, nil, stdEnv), true, "neither a filter nor the exec gate was given"},
 		{"torn program", encode(0, filter(unix.SYS_MKDIR), nil)[:Header+20], true, "is not a program"},
 		{"short header", []byte{0, 0, 0}, true, "is not a program"},
 		{"environment not terminated", encode(0, filter(unix.SYS_MKDIR), stdEnv)[:len(good)-1], true, "not NUL-terminated"},

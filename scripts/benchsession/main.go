@@ -9,7 +9,8 @@
 //	benchsession exec SOCKET PROGRAM [ARG...]
 //	client SOCKET PROGRAM [ARG...]          (./client: the same, smaller)
 //
-// serve opens the session (host layout, default seccomp, pids limit 1024),
+// serve opens the session (host layout, default seccomp, pids limit 1024,
+// the exec gate with the approval engine's check as tether serve has it),
 // runs one command in it to warm it up, prints "ready" and then runs each
 // request in the session. It closes the session and exits when its parent
 // process (or -parent PID) is gone or on SIGTERM/SIGINT. exec sends one command and exits with
@@ -33,8 +34,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/sandbox"
 )
+
+// discardAudit drops the engine's records: the gate's check writes none,
+// and this tool decides nothing else.
+type discardAudit struct{}
+
+func (discardAudit) Append(context.Context, approval.Decision) error { return nil }
 
 func init() {
 	// The session's container init re-executes this binary (see the
@@ -73,6 +82,21 @@ func serve(args []string) error {
 		return errors.New("serve wants flags and one SOCKET")
 	}
 	m := &sandbox.Sessions{StateRoot: *stateRoot, CgroupPrefix: *prefix}
+	// The exec gate with the engine's check, as tether serve has it.
+	cfg, err := config.Default()
+	if err != nil {
+		return err
+	}
+	eng, err := approval.NewEngine(cfg, approval.Options{Audit: discardAudit{}})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	home, _ := os.UserHomeDir()
+	m.ExecGate = func(ev sandbox.ExecEvent) error {
+		// The config's default profile: the session's "bench" is a cgroup name.
+		return eng.CheckExec(approval.ExecRequest{Argvs: append([][]string{ev.Argv}, ev.Runs...), Home: home})
+	}
 	defer m.Close()
 	ctx := context.Background()
 	s, err := m.Open(ctx, "bench", "warm", sandbox.SessionSpec{Config: sandbox.Config{Limits: sandbox.Limits{Pids: 1024}}})

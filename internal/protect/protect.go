@@ -1,0 +1,315 @@
+// Package protect holds the one list of paths inside a workspace that the
+// host later executes or trusts: git's control surface, shell startup
+// files, direnv's .envrc, ssh's per-user files, tether's own config and
+// state. A sandboxed command must not be able to create or change any of
+// them, or the next host-side `git status`, login shell or `cd` runs what
+// the command planted, with the host user's authority.
+//
+// Two consumers read the list: the sandbox, which makes the entries at the
+// workspace root immutable inside every sandbox (sandbox/protect_linux.go),
+// and the runner's file tools, which refuse to write a path for which
+// Reason is not empty.
+//
+// The package is pure: it does no I/O. Callers resolve paths (without
+// following symlinks out of the workspace) and hand it workspace-relative,
+// slash-separated names.
+package protect
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Kind says what a protected entry is when it exists.
+type Kind uint8
+
+const (
+	// File is a regular file.
+	File Kind = iota + 1
+	// Dir is a directory; everything under it is protected too.
+	Dir
+	// Repo is a git directory or a .git file naming one: the path itself
+	// is protected (it may not be replaced, renamed or created), and
+	// inside it only the GitDir entries.
+	Repo
+)
+
+func (k Kind) String() string {
+	switch k {
+	case File:
+		return "file"
+	case Dir:
+		return "directory"
+	case Repo:
+		return "git directory"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// Entry is one protected path.
+type Entry struct {
+	// Path is slash-separated and relative: to the workspace root for
+	// Workspace entries, to a git directory for GitDir entries.
+	Path string
+	// Kind is what the path is when it exists.
+	Kind Kind
+	// Why says what the host does with the path, for error messages.
+	Why string
+	// Home says the host trusts the path only when the workspace is a
+	// home directory (shell startup files, ssh's and git's per-user
+	// files). The sandbox freezes it when it exists, and reserves it when
+	// it does not only in a home workspace; Reason refuses it everywhere.
+	Home bool
+}
+
+// GitDirName is the name of a repository's git directory, or of a file
+// ("gitdir: PATH") naming it.
+const GitDirName = ".git"
+
+// gitDir is git's control surface inside a git directory: everything git
+// reads to decide what programs to run or where the repository really is.
+// Objects, refs, logs, the index and HEAD are not on it: ordinary git work
+// (add, commit, checkout -b, stash) writes them, and they make git run
+// nothing.
+var gitDir = []Entry{
+	{"config", File, "git reads it on every command (core.fsmonitor, core.hooksPath, core.sshCommand, aliases and filters run programs)", false},
+	{"config.worktree", File, "git reads it as configuration when extensions.worktreeConfig is set", false},
+	{"hooks", Dir, "git runs the programs in it", false},
+	{"commondir", File, "git reads config and hooks from the directory it names", false},
+	{"modules", Dir, "it holds the submodules' git directories, each with its own config and hooks", false},
+	{"worktrees", Dir, "it holds the linked worktrees' git directories, each with its own config and hooks", false},
+	{"info", Dir, "git reads attributes (filter and diff drivers), exclude, sparse-checkout and grafts from it", false},
+	{"objects/info/alternates", File, "git reads objects from the directories it names", false},
+	{"objects/info/http-alternates", File, "git fetches objects from the URLs it names", false},
+}
+
+// workspace are the entries relative to the workspace root (the home
+// directory, when the workspace is one). Shell entries cover every shell
+// Debian ships: a login or interactive shell runs them. .git, .envrc
+// (direnv runs it in any directory) and .tether.yaml matter in any
+// workspace; the rest only in a home directory (Entry.Home).
+var workspace = []Entry{
+	{GitDirName, Repo, "it is the repository's git directory (or a file naming it)", false},
+	{".bashrc", File, "bash runs it at start", true},
+	{".bash_profile", File, "bash runs it at login", true},
+	{".bash_login", File, "bash runs it at login", true},
+	{".bash_logout", File, "bash runs it at logout", true},
+	{".profile", File, "sh, bash and ksh run it at login", true},
+	{".zshenv", File, "zsh runs it at every start", true},
+	{".zprofile", File, "zsh runs it at login", true},
+	{".zshrc", File, "zsh runs it at start", true},
+	{".zlogin", File, "zsh runs it at login", true},
+	{".zlogout", File, "zsh runs it at logout", true},
+	{".kshrc", File, "ksh runs it at start", true},
+	{".mkshrc", File, "mksh runs it at start", true},
+	{".cshrc", File, "csh and tcsh run it at start", true},
+	{".tcshrc", File, "tcsh runs it at start", true},
+	{".login", File, "csh and tcsh run it at login", true},
+	{".logout", File, "csh and tcsh run it at logout", true},
+	{".inputrc", File, "readline reads it (key bindings can run commands)", true},
+	{".config/fish", Dir, "fish runs config.fish, conf.d and functions from it", true},
+	{".gitconfig", File, "git reads it as the user's configuration", true},
+	{".config/git", Dir, "git reads the user's configuration and attributes from it", true},
+	{".envrc", File, "direnv runs it on cd", false},
+	{".tether.yaml", File, "tether reads it as configuration", false},
+	{".ssh/authorized_keys", File, "sshd lets the keys in it log in", true},
+	{".ssh/authorized_keys2", File, "sshd lets the keys in it log in", true},
+	{".ssh/config", File, "ssh reads it (ProxyCommand and LocalCommand run programs)", true},
+	{".ssh/rc", File, "sshd runs it at login", true},
+	{".ssh/environment", File, "sshd sets the environment from it", true},
+}
+
+// Workspace returns the entries relative to the workspace root, .git first.
+// The caller may modify the returned slice.
+func Workspace() []Entry { return append([]Entry(nil), workspace...) }
+
+// GitDir returns the entries relative to a git directory. The caller may
+// modify the returned slice.
+func GitDir() []Entry { return append([]Entry(nil), gitDir...) }
+
+// Reason returns why rel, a workspace-relative slash-separated path whose
+// symlinks the caller has resolved inside the workspace, is protected, or
+// "" when it is not. It is Set{}.Reason(rel): the static list only.
+//
+// Matching is deliberately wider than what the sandbox binds: a Workspace
+// entry matches at any depth (sub/.bashrc, sub/.ssh/config: the workspace
+// may hold a home directory or a nested project), and a GitDir entry under
+// any directory named .git. A path under a protected entry is protected,
+// and so is a directory that holds one (renaming or replacing it would
+// carry the entry away).
+func Reason(rel string) string { return Set{}.Reason(rel) }
+
+// Set is the protected paths of one workspace. The zero value is the
+// static list alone.
+type Set struct {
+	// Root is the workspace's absolute, canonical host path; needed only
+	// with Extra.
+	Root string
+	// GitDirs are workspace-relative git directories other than .git ones,
+	// such as the directory a .git file at the root names (GitFileTarget).
+	GitDirs []string
+	// Extra are absolute host paths protected wherever they are: tether's
+	// own config file and state directory.
+	Extra []string
+}
+
+// Reason returns why rel (see the package Reason) is protected, or "".
+func (s Set) Reason(rel string) string {
+	rel = path.Clean(strings.TrimPrefix(rel, "/"))
+	if rel == "." || rel == "" {
+		if why := s.extraReason(s.Root); why != "" {
+			return why
+		}
+		return ""
+	}
+	parts := strings.Split(rel, "/")
+	for j := range parts {
+		for _, e := range workspace {
+			ep := split(e.Path)
+			if e.Kind == Repo && len(parts)-j > len(ep) {
+				continue // inside a git directory: gitReason decides
+			}
+			if hasPrefix(parts[j:], e.Path) {
+				return fmt.Sprintf("%s is protected: %s", path.Join(parts[:j+len(ep)]...), e.Why)
+			}
+			// A directory on the way to an entry (.ssh, .config) may not
+			// be replaced either.
+			if len(parts)-j < len(ep) && hasPrefix(ep, path.Join(parts[j:]...)) {
+				return fmt.Sprintf("%s is protected: it holds %s", rel, e.Path)
+			}
+		}
+		if parts[j] == GitDirName {
+			if why := gitReason(parts[:j+1], parts[j+1:]); why != "" {
+				return why
+			}
+		}
+	}
+	for _, g := range s.GitDirs {
+		g = path.Clean(strings.TrimPrefix(g, "/"))
+		gp := split(g)
+		if !hasPrefix(parts, g) && !hasPrefix(gp, rel) {
+			continue
+		}
+		if len(parts) <= len(gp) {
+			return fmt.Sprintf("%s is protected: it is a git directory named by a .git file", g)
+		}
+		if why := gitReason(gp, parts[len(gp):]); why != "" {
+			return why
+		}
+	}
+	if s.Root != "" {
+		return s.extraReason(path.Join(s.Root, rel))
+	}
+	return ""
+}
+
+// gitReason is the reason for rest, a path inside the git directory dir,
+// or "" when git's control surface does not hold it.
+func gitReason(dir, rest []string) string {
+	for _, e := range gitDir {
+		if hasPrefix(rest, e.Path) {
+			return fmt.Sprintf("%s is protected: %s", path.Join(append(append([]string(nil), dir...), split(e.Path)...)...), e.Why)
+		}
+		// A directory on the way to an entry (objects/info) may not be
+		// replaced or renamed either.
+		if len(rest) > 0 && len(rest) < len(split(e.Path)) && hasPrefix(split(e.Path), path.Join(rest...)) {
+			return fmt.Sprintf("%s is protected: it holds %s", path.Join(append(append([]string(nil), dir...), rest...)...), e.Path)
+		}
+	}
+	return ""
+}
+
+func (s Set) extraReason(abs string) string {
+	if abs == "" {
+		return ""
+	}
+	for _, e := range s.Extra {
+		if e == "" {
+			continue
+		}
+		e = path.Clean(e)
+		if Overlaps(abs, e) {
+			return fmt.Sprintf("%s is tether's own configuration or state and is protected", e)
+		}
+	}
+	return ""
+}
+
+// Overlaps reports whether the cleaned absolute paths a and b are equal or
+// one lies under the other.
+func Overlaps(a, b string) bool {
+	return a == b || within(a, b) || within(b, a)
+}
+
+// within reports whether p lies strictly under dir.
+func within(p, dir string) bool {
+	if dir == "/" {
+		return p != "/"
+	}
+	return strings.HasPrefix(p, dir+"/")
+}
+
+func split(p string) []string { return strings.Split(p, "/") }
+
+// hasPrefix reports whether the components parts begin with the
+// components of p.
+func hasPrefix(parts []string, p string) bool {
+	pp := split(p)
+	if len(parts) < len(pp) {
+		return false
+	}
+	for i := range pp {
+		if parts[i] != pp[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrGitFile is wrapped by GitFileTarget's errors.
+var ErrGitFile = errors.New("unusable .git file")
+
+// ErrOutside is returned by GitFileTarget when the git directory a .git
+// file names lies outside the workspace (the sandbox cannot reach it, so
+// there is nothing to protect inside the workspace).
+var ErrOutside = errors.New("git directory outside the workspace")
+
+// maxGitFile bounds what GitFileTarget accepts, as git's own reader does
+// with its "too large to be a .git file" check.
+const maxGitFile = 1 << 20
+
+// GitFileTarget parses the content of a .git file ("gitdir: PATH") found
+// at dir (workspace-relative, "." for the root) of the workspace at root
+// (absolute), and returns the workspace-relative, cleaned git directory it
+// names. A path leaving the workspace is ErrOutside; malformed content
+// wraps ErrGitFile. It does not resolve symlinks: the caller opens the
+// result without following them.
+func GitFileTarget(root, dir string, data []byte) (string, error) {
+	if len(data) > maxGitFile {
+		return "", fmt.Errorf("%w: %d bytes", ErrGitFile, len(data))
+	}
+	s, ok := strings.CutPrefix(string(data), "gitdir: ")
+	if !ok {
+		return "", fmt.Errorf("%w: no \"gitdir: \" prefix", ErrGitFile)
+	}
+	s = strings.TrimRight(s, "\r\n")
+	if s == "" || strings.ContainsAny(s, "\x00\n") {
+		return "", fmt.Errorf("%w: bad path %q", ErrGitFile, s)
+	}
+	var abs string
+	if path.IsAbs(s) {
+		abs = path.Clean(s)
+	} else {
+		abs = path.Join(root, dir, s)
+	}
+	root = path.Clean(root)
+	if abs == root {
+		return ".", nil
+	}
+	if !within(abs, root) {
+		return "", fmt.Errorf("%w: %s", ErrOutside, abs)
+	}
+	return strings.TrimPrefix(abs, strings.TrimSuffix(root, "/")+"/"), nil
+}

@@ -1,0 +1,97 @@
+package protect
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReason(t *testing.T) {
+	t.Parallel()
+	protected := []string{
+		".git", ".git/config", ".git/config.worktree", ".git/hooks", ".git/hooks/pre-commit",
+		".git/commondir", ".git/modules/sub/config", ".git/modules/sub/hooks/post-checkout",
+		".git/worktrees/w/config", ".git/info/attributes", ".git/info/exclude",
+		".git/objects/info/alternates", ".git/objects/info/http-alternates", ".git/objects/info", ".git/objects",
+		"sub/.git", "sub/.git/config", "vendor/x/.git/hooks/post-merge",
+		".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshenv", ".zlogin", ".zlogout",
+		".kshrc", ".cshrc", ".tcshrc", ".login", ".logout", ".inputrc", "home/u/.bashrc",
+		".config/fish/config.fish", ".config/fish/conf.d/x.fish", ".config/fish", ".config",
+		".gitconfig", ".config/git/config", ".config/git/attributes", ".envrc", "sub/.envrc", ".tether.yaml",
+		".ssh/authorized_keys", ".ssh/config", ".ssh/rc", ".ssh", "/.bashrc", "./.git/config", "a/../.git/hooks",
+	}
+	for _, p := range protected {
+		assert.NotEmpty(t, Reason(p), p)
+	}
+	free := []string{
+		".", "", "src/main.go", ".git/HEAD", ".git/index", ".git/index.lock", ".git/refs/heads/main",
+		".git/objects/ab/cdef", ".git/objects/pack/p.pack", ".git/logs/HEAD", ".git/COMMIT_EDITMSG",
+		".git/ORIG_HEAD", ".git/packed-refs", ".git/refs/stash", ".gitignore", ".gitattributes", "git/config",
+		"x.git/config", ".github/workflows/ci.yml", ".ssh/id_ed25519.pub", ".config/nvim/init.lua", "bashrc",
+		"docs/.profile.md", ".git-orig", ".gitmodules",
+	}
+	for _, p := range free {
+		assert.Empty(t, Reason(p), p)
+	}
+	assert.Contains(t, Reason(".git/hooks/pre-commit"), "git runs the programs")
+	assert.Contains(t, Reason("sub/.git/config"), "sub/.git/config is protected")
+}
+
+func TestSetReason(t *testing.T) {
+	t.Parallel()
+	s := Set{Root: "/home/u", GitDirs: []string{".repo/gd"}, Extra: []string{"/home/u/.local/state/tether", "/home/u/.config/tether/config.yaml", ""}}
+	for _, p := range []string{".repo/gd/config", ".repo/gd/hooks/pre-commit", ".repo/gd/commondir", ".repo/gd", ".repo",
+		".local/state/tether/tether.db", ".local/state", ".config/tether/config.yaml", ".config/tether", ".bashrc"} {
+		assert.NotEmpty(t, s.Reason(p), p)
+	}
+	for _, p := range []string{".repo/gd/HEAD", ".repo/gd/objects/ab/cd", ".repo/other", "src/x.go", ".local/share/x"} {
+		assert.Empty(t, s.Reason(p), p)
+	}
+	assert.NotEmpty(t, Set{Root: "/home/u/proj", Extra: []string{"/home/u/proj/.cfg"}}.Reason("."), "a root holding tether's state")
+	assert.NotEmpty(t, Set{Root: "/home/u/proj", Extra: []string{"/home/u"}}.Reason("src"), "a workspace inside tether's state")
+}
+
+func TestListsWellFormed(t *testing.T) {
+	t.Parallel()
+	for _, e := range Workspace() {
+		assert.NotEmpty(t, e.Why, e.Path)
+		assert.Contains(t, []Kind{File, Dir, Repo}, e.Kind, e.Path)
+		assert.NotContains(t, e.Path, "..", e.Path)
+		assert.NotEqual(t, '/', e.Path[0], e.Path)
+		assert.NotEmpty(t, Reason(e.Path), e.Path)
+	}
+	for _, e := range GitDir() {
+		assert.NotEmpty(t, e.Why, e.Path)
+		assert.Contains(t, []Kind{File, Dir}, e.Kind, e.Path)
+		assert.NotContains(t, e.Path, "..", e.Path)
+		assert.NotEmpty(t, Reason(".git/"+e.Path), e.Path)
+		assert.NotEmpty(t, Set{GitDirs: []string{"gd"}}.Reason("gd/"+e.Path), e.Path)
+	}
+	w := Workspace()
+	w[0].Path = "changed"
+	assert.Equal(t, GitDirName, Workspace()[0].Path, "Workspace returns a copy")
+}
+
+func TestGitFileTarget(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ dir, data, want string }{
+		{".", "gitdir: .repo/gd\n", ".repo/gd"},
+		{".", "gitdir: /w/.repo/gd\r\n", ".repo/gd"},
+		{"sub", "gitdir: ../.git/modules/sub", ".git/modules/sub"},
+		{".", "gitdir: .", "."},
+	} {
+		got, err := GitFileTarget("/w", c.dir, []byte(c.data))
+		require.NoError(t, err, c.data)
+		assert.Equal(t, c.want, got, c.data)
+	}
+	for _, data := range []string{"gitdir: /etc", "gitdir: ../x", "gitdir: /w2/x"} {
+		_, err := GitFileTarget("/w", ".", []byte(data))
+		assert.True(t, errors.Is(err, ErrOutside), data)
+	}
+	for _, data := range []string{"", "gitdir:", "gitdir: ", "hello", "gitdir: a\x00b", "gitdir: a\nb"} {
+		_, err := GitFileTarget("/w", ".", []byte(data))
+		assert.True(t, errors.Is(err, ErrGitFile), data)
+	}
+}

@@ -1,0 +1,68 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/sandbox"
+)
+
+// execGate is the sandbox's exec gate for a call whose workspace is root
+// ("" for a session's, which serves many calls: the profile's cwd then):
+// the engine's hardline floor and deny globs on every argv the sandbox
+// sees executed.
+func (r *Runner) execGate(root string) sandbox.ExecGate {
+	eng := r.Engine
+	if eng == nil {
+		return nil
+	}
+	home, _ := os.UserHomeDir()
+	return func(ev sandbox.ExecEvent) error {
+		cwd := root
+		if cwd == "" && r.Config != nil {
+			if p, ok := r.Config.Profile(ev.Profile); ok {
+				cwd = p.Terminal.Cwd
+			}
+		}
+		return eng.CheckExec(approval.ExecRequest{Argvs: append([][]string{ev.Argv}, ev.Runs...),
+			Profile: ev.Profile, Cwd: cwd, Home: home})
+	}
+}
+
+// execBlocked turns a command during which the exec gate refused programs
+// into a blocked result at gate "exec": the refusals are audited and, in a
+// job, recorded as drift; the command's own output stays in the result
+// (it ran until, and after, the refused exec).
+func execBlocked(ctx context.Context, env *Env, command string, blocks []sandbox.ExecBlock, ran Result) Result {
+	in := make([]approval.ExecBlocked, len(blocks))
+	for i, b := range blocks {
+		in[i] = approval.ExecBlocked{Argv: b.Argv, Rule: b.Rule, Reason: b.Reason}
+	}
+	ds := env.Runner.Engine.RecordExecBlocks(ctx, approval.ExecCall{Profile: env.Profile.Name, Session: env.Session,
+		Platform: env.Platform, Job: env.Job, Command: command}, in)
+	list := make([]map[string]any, len(ds))
+	for i, d := range ds {
+		list[i] = map[string]any{"program": blocks[i].Program(), "argv": blocks[i].Argv, "path": blocks[i].Path,
+			"rule": blocks[i].Rule, "reason": d.Reason, "drift_id": d.DriftID}
+	}
+	out := ran.Output
+	if out == nil {
+		out = map[string]any{}
+	}
+	out["exec_blocked"] = list
+	first := ds[0]
+	msg := fmt.Sprintf("refused at the exec gate: the command executed %s (%s); it ran until then",
+		first.Command, strings.TrimSuffix(first.Reason, "."))
+	if len(ds) > 1 {
+		msg += fmt.Sprintf(", and %d more exec(s) were refused", len(ds)-1)
+	}
+	if code, ok := out["exit_code"].(int); ok {
+		msg += fmt.Sprintf(" and exited with status %d", code)
+	}
+	res := Result{Class: ClassBlocked, Gate: GateExec, Rule: blocks[0].Rule, Ran: true, Message: msg, Output: out}
+	res.Decision = &first
+	return res
+}

@@ -1,0 +1,187 @@
+package runner
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/config"
+	"github.com/tether-dev/tether/mandate"
+	"github.com/tether-dev/tether/sandbox"
+)
+
+// gateRunner returns a Runner with a real engine and mandate store over a
+// sandbox profile, and its workspace with stand-ins in ws/bin for the
+// programs named: each records its argv in ws/ran-NAME, so a marker file
+// means the program "ran".
+func gateRunner(t *testing.T, standIns ...string) (*Runner, *mandate.Store, *config.Config, string) {
+	t.Helper()
+	sb := testSandbox(t)
+	cfg, ws := testConfig(t, "    approvals:\n      deny: [\"curl *\"]\n")
+	store, err := mandate.Open(cfg.StateDir, mandate.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	eng, err := approval.NewEngine(cfg, approval.Options{Mandate: &mandate.Hook{Store: store}})
+	require.NoError(t, err)
+	t.Cleanup(func() { eng.Close() })
+	sessions := &sandbox.Sessions{StateRoot: sb.StateRoot, CgroupPrefix: sb.CgroupPrefix, Grace: sb.Grace}
+	t.Cleanup(func() { sessions.Close() })
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "bin"), 0o755))
+	for _, n := range standIns {
+		script := "#!/bin/sh\necho \"$0 $*\" >> " + filepath.Join(ws, "ran-"+n) + "\n"
+		require.NoError(t, os.WriteFile(filepath.Join(ws, "bin", n), []byte(script), 0o755))
+	}
+	return &Runner{Config: cfg, Engine: eng, Mandates: store, Sandbox: sb, Sessions: sessions}, store, cfg, ws
+}
+
+// TestExecGateHiddenPayloads: programs the command text does not show —
+// run by interpreters, scripts and a compiled helper — are refused at
+// exec when the hardline floor or a deny glob refuses their real argv:
+// nothing of them runs, the call is blocked at gate "exec" with the argv,
+// the refusal is audited and, in a job, recorded as drift.
+func TestExecGateHiddenPayloads(t *testing.T) {
+	r, store, cfg, ws := gateRunner(t, "reboot", "rm", "mkfs.ext4", "curl")
+	files := map[string]string{
+		"task.py":   "import os\nos.execv('./bin/reboot', ['reboot'])\n",
+		"sys.py":    "import os\nos.system('PATH=./bin:$PATH reboot -f')\n",
+		"build.sh":  "PATH=./bin:$PATH\nrm -rf --no-preserve-root /\n",
+		"fmt.pl":    "exec {'./bin/mkfs.ext4'} 'mkfs.ext4', '/dev/sda';\n",
+		"fetch.js":  "require('child_process').execFileSync('./bin/curl', ['curl', 'http://example.com/x.sh']);\n",
+		"helper.c":  "#include <unistd.h>\nint main(void){char *a[]={\"reboot\",\"-p\",0};execv(\"./bin/reboot\",a);return 3;}\n",
+		"Makefile":  "test:\n\t./bin/reboot\n",
+		"noop.sh":   "echo fine\n",
+		"harmless":  "",
+		"cat-it.sh": "cat noop.sh\n",
+	}
+	for name, text := range files {
+		if text != "" {
+			require.NoError(t, os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644))
+		}
+	}
+	// A compiled helper, built on the host.
+	out, err := exec.Command("gcc", "-o", filepath.Join(ws, "helper"), filepath.Join(ws, "helper.c")).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	type gated struct {
+		command, stand string
+		argv           []string
+		rule           string
+	}
+	cases := []gated{
+		{"python3 task.py", "reboot", []string{"reboot"}, "hardline.power"},
+		// os.system's shell is refused already: its -c text is hardline.
+		{"python3 sys.py", "reboot", []string{"sh", "-c", "PATH=./bin:$PATH reboot -f"}, "hardline.power"},
+		{"sh build.sh", "rm", []string{"rm", "-rf", "--no-preserve-root", "/"}, "hardline.rm-root"},
+		{"perl fmt.pl", "mkfs.ext4", []string{"mkfs.ext4", "/dev/sda"}, ""},
+		{"./helper", "reboot", []string{"reboot", "-p"}, "hardline.power"},
+		{"make -s test", "reboot", []string{"./bin/reboot"}, "hardline.power"},
+	}
+	if _, err := exec.LookPath("node"); err == nil {
+		cases = append(cases, gated{"node fetch.js", "curl", []string{"./bin/curl", "curl", "http://example.com/x.sh"}, ""})
+	} else {
+		t.Log("node is not installed: the node case is skipped")
+	}
+	var calls []RawCall
+	for i, c := range cases {
+		calls = append(calls, terminalCall(string(rune('a'+i)), c.command))
+	}
+	// One-shot sandboxes (no session), then a session's.
+	for _, session := range []string{"", "run-1"} {
+		res := r.Execute(t.Context(), Batch{Platform: approval.PlatformCron, Job: "nightly", Session: session, Calls: calls}, nil)
+		for i, c := range cases {
+			got := res.Results[i]
+			t.Run("session="+session+"/"+c.command, func(t *testing.T) {
+				assert.NoFileExists(t, filepath.Join(ws, "ran-"+c.stand), "the payload ran")
+				require.Equal(t, ClassBlocked, got.Class, "%s %v", got.Message, got.Output)
+				assert.Equal(t, GateExec, got.Gate)
+				assert.True(t, got.Ran, "the command itself ran until the refused exec")
+				assert.Equal(t, EffectPossible, got.Effect)
+				if c.rule != "" {
+					assert.Equal(t, c.rule, got.Rule)
+				} else {
+					assert.NotEmpty(t, got.Rule)
+				}
+				blocked := got.Output["exec_blocked"].([]map[string]any)
+				require.NotEmpty(t, blocked)
+				assert.Equal(t, c.argv, blocked[0]["argv"])
+				assert.Contains(t, got.Message, "refused at the exec gate")
+				require.NotNil(t, got.Decision)
+				assert.Equal(t, approval.StageExec, got.Decision.Stage)
+				assert.NotEmpty(t, got.Decision.DriftID, "in a job the block is drift")
+			})
+			os.Remove(filepath.Join(ws, "ran-"+c.stand))
+		}
+	}
+
+	// Drift: one record per refused exec, family commands, not widenable.
+	drift, err := store.Drift(t.Context(), "nightly")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(drift), 2*len(cases))
+	for _, d := range drift {
+		assert.Equal(t, []string{mandate.FamilyCommands}, d.Families)
+		assert.Contains(t, d.Reason, "refused at the exec gate")
+	}
+
+	// Audit: each refusal is a decision at stage exec with the argv.
+	f, err := os.Open(approval.AuditPath(cfg.StateDir))
+	require.NoError(t, err)
+	defer f.Close()
+	var execDecisions []approval.Decision
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var d approval.Decision
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &d))
+		if d.Stage == approval.StageExec {
+			execDecisions = append(execDecisions, d)
+		}
+	}
+	require.GreaterOrEqual(t, len(execDecisions), 2*len(cases))
+	assert.Equal(t, "reboot", execDecisions[0].Command)
+	assert.False(t, execDecisions[0].Allowed)
+}
+
+// TestExecGateBenignWorkloads: builds, tests and git in a sandbox run
+// undisturbed by the gate, one-shot and in a session.
+func TestExecGateBenignWorkloads(t *testing.T) {
+	r, _, _, ws := gateRunner(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "proj"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "proj", "Makefile"),
+		[]byte("test: build\n\t./hello | grep -q hello && echo tests passed\nbuild:\n\tprintf '#!/bin/sh\\necho hello\\n' > hello && chmod +x hello\n"), 0o644))
+	commands := []string{
+		"make -s -C proj test",
+		"/usr/local/go/bin/go version",
+		"git init -q repo && cd repo && git config user.email t@example.com && git config user.name t && echo x > f && git add f && git commit -qm first && git log --oneline | wc -l",
+		"i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done; echo $i",
+	}
+	want := []string{"tests passed\n", "go version go", "1\n", "200\n"}
+	for _, session := range []string{"", "s1"} {
+		var calls []RawCall
+		for i, c := range commands {
+			calls = append(calls, terminalCall(string(rune('a'+i)), c))
+		}
+		if session != "" {
+			require.NoError(t, os.RemoveAll(filepath.Join(ws, "repo")))
+		}
+		out := r.Execute(t.Context(), Batch{Platform: approval.PlatformCron, Session: session, Calls: calls}, nil)
+		for i := range commands {
+			got := out.Results[i]
+			require.Equal(t, ClassSucceeded, got.Class, "session %q %s: %s %v", session, commands[i], got.Message, got.Output)
+			assert.Contains(t, got.Output["stdout"], want[i])
+			assert.NotContains(t, got.Output, "exec_blocked")
+			if ne, ok := got.Output["not_enforced"].([]string); ok {
+				assert.NotContains(t, ne, "exec_gate")
+			}
+		}
+		if session != "" {
+			assert.True(t, strings.Contains(out.Results[0].Output["stdout"].(string), "tests passed"))
+		}
+	}
+}

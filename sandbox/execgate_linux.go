@@ -1,0 +1,816 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The host half of the exec gate (see execgate.go): a goroutine per
+// sandbox that receives the seccomp listener, then answers every exec
+// notification. The filter half is either the trampoline's own (package
+// seccompexec, one-shot sandboxes) or libcontainer's notify action with a
+// listener socket (sessions, and one-shot sandboxes the trampoline cannot
+// start).
+
+// seccompNotif is struct seccomp_notif.
+type seccompNotif struct {
+	id    uint64
+	pid   uint32
+	flags uint32
+	nr    int32
+	arch  uint32
+	ip    uint64
+	args  [6]uint64
+}
+
+// seccompNotifResp is struct seccomp_notif_resp.
+type seccompNotifResp struct {
+	id    uint64
+	val   int64
+	error int32
+	flags uint32
+}
+
+// Bounds of what the gate reads from a caller's memory. An exec beyond
+// them is refused (ErrExecUnchecked): the kernel's own limits are higher
+// (MAX_ARG_STRLEN 128 KiB per string, a quarter of the stack in all), but
+// the analyser checks at most 128 KiB of command text anyway.
+const (
+	maxExecPath  = unix.PathMax
+	maxExecArgs  = 16 << 10
+	maxExecBytes = 128 << 10
+	// maxExecEvents is half the most execs a gate keeps, for observation.
+	maxExecEvents = 4096
+	// maxScriptDepth is the kernel's BINPRM_MAX_RECURSION.
+	maxScriptDepth = 4
+)
+
+// execGateRun is the gate of one sandbox. serve's goroutine owns the
+// listener; the fields under mu are read by the sandbox when it reports.
+type execGateRun struct {
+	check   ExecGate
+	profile string
+	stop    int // an eventfd: written to end serve
+	done    chan struct{}
+	closed  sync.Once
+
+	mu   sync.Mutex
+	sock *os.File      // where the listener comes from (trampoline), until received
+	ln   *gateListener // or libcontainer's socket, until received
+	// The newest blocks and execs; blockBase and execBase count those
+	// dropped from the front.
+	blocks              []ExecBlock
+	blockPids           []int // the caller of each block
+	execs               []ExecEvent
+	blockBase, execBase int
+	err                 error
+	// busy is the time spent answering notifications, handled how many
+	// (for BenchmarkExecGate: the gate's own share of an exec's cost).
+	busy    time.Duration
+	handled int
+}
+
+// newExecGate returns a gate for check; start it with serve (or
+// serveFrom), end it with close.
+func newExecGate(profile string, check ExecGate) (*execGateRun, error) {
+	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("creating the exec gate: %w", err)
+	}
+	return &execGateRun{check: check, profile: profile, stop: efd, done: make(chan struct{})}, nil
+}
+
+// serveFrom receives the listener on sock (SCM_RIGHTS, as the trampoline
+// sends it), closes sock, and serves it. A sandbox whose trampoline never
+// sends it (it failed first) ends serve at once.
+func (g *execGateRun) serveFrom(sock *os.File) {
+	g.sock = sock
+	go func() {
+		defer close(g.done)
+		fd, err := recvFD(sock)
+		g.mu.Lock()
+		_ = sock.Close()
+		g.sock = nil
+		g.mu.Unlock()
+		if err != nil {
+			g.fail(err)
+			return
+		}
+		g.serve(fd)
+	}()
+}
+
+// close ends the gate and waits for its goroutine; it is idempotent. Pending notifications
+// fail (the kernel answers ENOSYS when the listener closes), so nothing
+// executes unchecked after it. Call it once the sandbox's processes are
+// gone, or to tear the sandbox down.
+func (g *execGateRun) close() { g.closed.Do(g.shut) }
+
+func (g *execGateRun) shut() {
+	g.mu.Lock()
+	if g.sock != nil {
+		// Wakes a receive that would wait for a sandbox never started.
+		_ = unix.Shutdown(int(g.sock.Fd()), unix.SHUT_RDWR)
+	}
+	if g.ln != nil {
+		g.ln.close()
+	}
+	g.mu.Unlock()
+	var one [8]byte
+	binary.NativeEndian.PutUint64(one[:], 1)
+	_, _ = unix.Write(g.stop, one[:])
+	<-g.done
+	_ = unix.Close(g.stop)
+}
+
+func (g *execGateRun) fail(err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.err == nil {
+		g.err = err
+	}
+}
+
+// report returns the blocked execs and what was executed (the newest of
+// each), and how many execs are no longer kept.
+func (g *execGateRun) report() (blocks []ExecBlock, execs []ExecEvent, dropped int) {
+	return g.since(gateMark{})
+}
+
+// gateMark is a point in a gate's record (a session's, which outlives
+// its commands): the totals so far.
+type gateMark struct{ blocks, execs int }
+
+// mark returns the current end of the record.
+func (g *execGateRun) mark() gateMark {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return gateMark{g.blockBase + len(g.blocks), g.execBase + len(g.execs)}
+}
+
+// since returns what was recorded after m, and how many execs after m are
+// no longer kept. The record keeps the newest entries, so a command's
+// blocks are never all lost, however long its session has run.
+func (g *execGateRun) since(m gateMark) (blocks []ExecBlock, execs []ExecEvent, dropped int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if i := max(m.blocks-g.blockBase, 0); i < len(g.blocks) {
+		blocks = append(blocks, g.blocks[i:]...)
+	}
+	i := m.execs - g.execBase
+	if i < 0 {
+		dropped, i = -i, 0
+	}
+	if i < len(g.execs) {
+		execs = append(execs, g.execs[i:]...)
+	}
+	return blocks, execs, dropped
+}
+
+// recvFD receives one descriptor from sock.
+func recvFD(sock *os.File) (int, error) {
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	var n, oobn int
+	var err error
+	for {
+		n, oobn, _, _, err = unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return -1, fmt.Errorf("receiving the exec gate's listener: %w", err)
+	}
+	if n == 0 && oobn == 0 {
+		return -1, errors.New("receiving the exec gate's listener: the sandbox sent none")
+	}
+	return parseRights(oob[:oobn])
+}
+
+// parseRights returns the one descriptor of an SCM_RIGHTS message, closing
+// any others.
+func parseRights(oob []byte) (int, error) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return -1, fmt.Errorf("receiving the exec gate's listener: %w", err)
+	}
+	fd := -1
+	for _, m := range msgs {
+		fds, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			continue
+		}
+		for _, f := range fds {
+			if fd < 0 {
+				fd = f
+			} else {
+				_ = unix.Close(f)
+			}
+		}
+	}
+	if fd < 0 {
+		return -1, errors.New("receiving the exec gate's listener: no descriptor in the message")
+	}
+	return fd, nil
+}
+
+// serve answers notifications on the listener fd until every process of
+// the filter is gone (POLLHUP) or close is called, then closes fd.
+func (g *execGateRun) serve(fd int) {
+	defer unix.Close(fd)
+	// One thread answers every notification, and the kernel switches
+	// between the caller and it on one CPU (kernel 6.6+; older kernels
+	// refuse the flag and wake the thread as usual): each exec then costs
+	// two context switches, not two wake-ups through the scheduler.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS), unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(g.stop), Events: unix.POLLIN}}
+	for {
+		fds[0].Revents, fds[1].Revents = 0, 0
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			g.fail(fmt.Errorf("exec gate: poll: %w", err))
+			return
+		}
+		if fds[1].Revents != 0 {
+			return
+		}
+		if fds[0].Revents&unix.POLLIN == 0 {
+			return // POLLHUP: no process uses the filter any more
+		}
+		var n seccompNotif
+		if err := ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n)); err != nil {
+			// ENOENT: the caller was killed or interrupted meanwhile.
+			if err == unix.ENOENT || err == unix.EINTR {
+				continue
+			}
+			g.fail(fmt.Errorf("exec gate: receiving a notification: %w", err))
+			return
+		}
+		g.answer(fd, &n)
+	}
+}
+
+// answer decides one notification. Every path that does not end in an
+// explicit "continue" refuses the exec.
+func (g *execGateRun) answer(fd int, n *seccompNotif) {
+	start := time.Now()
+	defer func() {
+		g.mu.Lock()
+		g.busy += time.Since(start)
+		g.handled++
+		g.mu.Unlock()
+	}()
+	resp := seccompNotifResp{id: n.id, error: -int32(unix.EPERM)}
+	ev, err := g.safeRead(fd, n)
+	var missing missingFile
+	switch {
+	case errors.Is(err, errGone):
+		return // the caller is gone: nothing to answer
+	case errors.As(err, &missing):
+		var errno unix.Errno
+		if !errors.As(missing.err, &errno) {
+			errno = unix.ENOENT
+		}
+		resp.error = -int32(errno)
+	case err != nil:
+		g.refuse(ev, err)
+	default:
+		if err := g.decide(ev); err != nil {
+			g.refuse(ev, err)
+		} else {
+			resp.error, resp.flags = 0, unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
+			g.observe(ev)
+		}
+	}
+	// ENOENT: the caller died or was interrupted (it will retry).
+	_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+}
+
+// safeRead is read, turning a panic (a bug reading hostile data) into a
+// refusal rather than the end of tether.
+func (g *execGateRun) safeRead(fd int, n *seccompNotif) (ev ExecEvent, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %v", ErrExecUnchecked, p)
+		}
+	}()
+	return g.read(fd, n)
+}
+
+// decide asks the gate's check, refusing when it panics.
+func (g *execGateRun) decide(ev ExecEvent) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the exec gate's check failed: %v", p)
+		}
+	}()
+	return g.check(ev)
+}
+
+func (g *execGateRun) refuse(ev ExecEvent, err error) {
+	b := blockFor(ev, err)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if n := len(g.blocks); n > 0 && g.blockPids[n-1] == ev.Pid && sameBlock(g.blocks[n-1], b) {
+		// The same process trying the same argv again: a $PATH search
+		// that finds the program twice (/usr/bin and /bin, merged).
+		return
+	}
+	if len(g.blocks) == 2*maxExecBlocks {
+		g.blocks = append(g.blocks[:0], g.blocks[maxExecBlocks:]...)
+		g.blockPids = append(g.blockPids[:0], g.blockPids[maxExecBlocks:]...)
+		g.blockBase += maxExecBlocks
+	}
+	g.blocks = append(g.blocks, b)
+	g.blockPids = append(g.blockPids, ev.Pid)
+}
+
+func sameBlock(a, b ExecBlock) bool {
+	return a.Reason == b.Reason && a.Rule == b.Rule && equalArgs(a.Argv, b.Argv)
+}
+
+func (g *execGateRun) observe(ev ExecEvent) {
+	ev.Runs = nil // the argv is the record; the aliases were for the check
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.execs) == 2*maxExecEvents {
+		g.execs = append(g.execs[:0], g.execs[maxExecEvents:]...)
+		g.execBase += maxExecEvents
+	}
+	g.execs = append(g.execs, ev)
+}
+
+// missingFile: the exec's file does not exist (a $PATH search trying each
+// directory): answered with the kernel's own error, not recorded.
+type missingFile struct{ err error }
+
+func (m missingFile) Error() string { return m.err.Error() }
+
+// errGone: the notification is no longer valid (its caller died).
+var errGone = errors.New("the exec's caller is gone")
+
+// read reads the exec's path and argv from the caller's memory and works
+// out what it may run as. The notification is re-validated after
+// everything was read, so the bytes are the waiting caller's and not those
+// of a process that reused its pid.
+func (g *execGateRun) read(fd int, n *seccompNotif) (ExecEvent, error) {
+	ev := ExecEvent{Profile: g.profile, Pid: int(n.pid)}
+	pathPtr, argvPtr := n.args[0], n.args[1]
+	dirfd, flags := int32(unix.AT_FDCWD), uint64(0)
+	if n.nr == unix.SYS_EXECVEAT {
+		dirfd, pathPtr, argvPtr, flags = int32(n.args[0]), n.args[1], n.args[2], n.args[4]
+	} else if n.nr != unix.SYS_EXECVE {
+		return ev, fmt.Errorf("exec gate: unexpected system call %d", n.nr)
+	}
+	// process_vm_readv, not /proc/PID/mem: no descriptor to open per exec.
+	// The pid is the waiting caller's as long as the notification is valid,
+	// which is checked after the reads.
+	r := memReader{pid: ev.Pid}
+	var err error
+	if ev.Path, err = r.cstring(pathPtr, maxExecPath); err != nil {
+		if !idValid(fd, n.id) {
+			return ev, errGone
+		}
+		return ev, fmt.Errorf("%w: the path: %w", ErrExecUnchecked, err)
+	}
+	if ev.Argv, err = r.argv(argvPtr); err != nil {
+		if !idValid(fd, n.id) {
+			return ev, errGone
+		}
+		return ev, fmt.Errorf("%w: the arguments: %w", ErrExecUnchecked, err)
+	}
+	if !idValid(fd, n.id) {
+		return ev, errGone
+	}
+	var missing error
+	ev.Runs, missing = runsAs(ev.Pid, dirfd, ev.Path, flags&unix.AT_EMPTY_PATH != 0, ev.Argv)
+	// The names were resolved through the caller's root and working
+	// directory: make sure they were still the waiting caller's.
+	if !idValid(fd, n.id) {
+		return ev, errGone
+	}
+	if missing != nil {
+		return ev, missingFile{missing}
+	}
+	return ev, nil
+}
+
+// idValid reports whether notification id still waits for an answer.
+func idValid(fd int, id uint64) bool {
+	return ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
+}
+
+func ioctlPtr(fd int, req uint, arg unsafe.Pointer) error {
+	for {
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg))
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return e
+		}
+		return nil
+	}
+}
+
+// memReader reads NUL-terminated strings and pointer arrays of another
+// process (process_vm_readv), with a total budget.
+type memReader struct {
+	pid   int
+	total int
+	buf   [4096]byte
+}
+
+// readAt reads len(b) bytes at addr of the process, or fewer up to an
+// unmapped page.
+func (r *memReader) readAt(b []byte, addr uint64) (int, error) {
+	local := []unix.Iovec{{Base: &b[0], Len: uint64(len(b))}}
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(b)}}
+	n, err := unix.ProcessVMReadv(r.pid, local, remote, 0)
+	if n <= 0 && err == nil {
+		err = errors.New("nothing read")
+	}
+	return n, err
+}
+
+// cstring reads the string at addr, at most max bytes before its NUL.
+func (r *memReader) cstring(addr uint64, max int) (string, error) {
+	if addr == 0 {
+		return "", errors.New("NULL pointer")
+	}
+	var out []byte
+	for {
+		// Up to the end of addr's page, so that a string ending just
+		// before an unmapped page reads.
+		chunk := 4096 - int(addr%4096)
+		n, err := r.readAt(r.buf[:chunk], addr)
+		if n == 0 && err != nil {
+			return "", err
+		}
+		if i := bytes.IndexByte(r.buf[:n], 0); i >= 0 {
+			out = append(out, r.buf[:i]...)
+			break
+		}
+		out = append(out, r.buf[:n]...)
+		if len(out) > max {
+			return "", fmt.Errorf("longer than %d bytes", max)
+		}
+		addr += uint64(n)
+	}
+	if len(out) > max {
+		return "", fmt.Errorf("longer than %d bytes", max)
+	}
+	r.total += len(out) + 1
+	if r.total > maxExecBytes {
+		return "", fmt.Errorf("more than %d bytes in all", maxExecBytes)
+	}
+	return string(out), nil
+}
+
+// argv reads the NULL-terminated array of string pointers at addr. A NULL
+// array is an empty argv, as the kernel takes it.
+func (r *memReader) argv(addr uint64) ([]string, error) {
+	if addr == 0 {
+		return nil, nil
+	}
+	// The pointers are read a page-bounded block at a time (one system
+	// call for most argvs), then each string.
+	var ptrs []uint64
+	var block [512]byte
+	for done := false; !done; {
+		if len(ptrs) >= maxExecArgs {
+			return nil, fmt.Errorf("more than %d arguments", maxExecArgs)
+		}
+		at := addr + uint64(8*len(ptrs))
+		want := min(len(block), 4096-int(at%4096))
+		if want < 8 {
+			want = 8 // a pointer across a page boundary
+		}
+		n, err := r.readAt(block[:want], at)
+		if err != nil || n < 8 {
+			return nil, fmt.Errorf("reading argv[%d]: %v", len(ptrs), err)
+		}
+		for i := 0; i+8 <= n; i += 8 {
+			ptr := binary.NativeEndian.Uint64(block[i:])
+			if ptr == 0 {
+				done = true
+				break
+			}
+			ptrs = append(ptrs, ptr)
+		}
+	}
+	out := make([]string, 0, len(ptrs))
+	for _, ptr := range ptrs {
+		s, err := r.cstring(ptr, maxExecBytes)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// runsAs lists the argument vectors an exec of path (relative to dirfd of
+// process pid; the descriptor itself with emptyPath) with argv may run as,
+// besides argv itself: argv[0] replaced by each name the file goes by,
+// and for a "#!" script, its interpreter's vectors (recursively, as the
+// kernel does). Names are resolved inside the caller's root; what cannot
+// be resolved (a missing file, which the kernel will refuse too) adds
+// nothing.
+//
+// missing is the error when the file itself does not exist (ENOENT,
+// ENOTDIR): the exec cannot run anything, and the gate answers with that
+// error instead of the kernel.
+func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (runs [][]string, missing error) {
+	// Vectors that differ only in argv[0]'s directory are one check: the
+	// analyser names a program by its last element.
+	add := func(v []string) {
+		for _, r := range append(runs, argv) {
+			if len(r) > 0 && len(v) > 0 && path.Base(r[0]) == path.Base(v[0]) && equalArgs(r[1:], v[1:]) {
+				return
+			}
+		}
+		runs = append(runs, v)
+	}
+	rest := []string(nil)
+	if len(argv) > 1 {
+		rest = argv[1:]
+	}
+	names, f, err := resolveExec(pid, dirfd, file, emptyPath)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return nil, err
+	}
+	for _, name := range append([]string{path.Base(file)}, names...) {
+		if name != "" && name != "." && name != "/" {
+			add(append([]string{name}, rest...))
+		}
+	}
+	// The dynamic loader run as a program runs the program it is given.
+	for _, name := range append([]string{path.Base(file)}, names...) {
+		if v := loaderRuns(name, rest); v != nil {
+			add(v)
+			if vnames, vf, _ := resolveExec(pid, unix.AT_FDCWD, v[0], false); vf != nil {
+				_ = vf.Close()
+				for _, n := range vnames {
+					add(append([]string{n}, v[1:]...))
+				}
+			}
+			break
+		}
+	}
+	// A script: the kernel executes its interpreter with the script's
+	// path in place of argv[0] (binfmt_script).
+	for depth := 0; f != nil && depth < maxScriptDepth; depth++ {
+		interp, arg, ok := shebang(f)
+		_ = f.Close()
+		f = nil
+		if !ok {
+			break
+		}
+		v := []string{interp}
+		if arg != "" {
+			v = append(v, arg)
+		}
+		v = append(append(v, file), rest...)
+		add(v)
+		var inames []string
+		inames, f, _ = resolveExec(pid, unix.AT_FDCWD, interp, false)
+		for _, name := range inames {
+			add(append([]string{name}, v[1:]...))
+		}
+	}
+	if f != nil {
+		_ = f.Close()
+	}
+	return runs, nil
+}
+
+// loaderRuns returns the vector the dynamic loader named name runs when
+// executed with args (ld.so [OPTION]... PROGRAM [ARG]...), or nil when
+// name is not a loader or runs nothing. With --argv0 the program sees
+// that name; both forms are returned as one vector each by the caller's
+// names, the program's path first.
+func loaderRuns(name string, args []string) []string {
+	if !(strings.HasPrefix(name, "ld-") || strings.HasPrefix(name, "ld.so")) || !strings.Contains(name, ".so") {
+		return nil
+	}
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; a {
+		case "--list", "--verify", "--help", "--version", "--list-tunables", "--list-diagnostics":
+			return nil
+		case "--inhibit-cache":
+		case "--inhibit-rpath", "--library-path", "--preload", "--audit", "--argv0", "--glibc-hwcaps-prefix", "--glibc-hwcaps-mask":
+			i++
+		default:
+			if strings.HasPrefix(a, "--") {
+				continue // an option of a newer loader, with its value attached or none
+			}
+			return append([]string{a}, args[i+1:]...)
+		}
+	}
+	return nil
+}
+
+func equalArgs(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// shebang reads a script's "#!" line as the kernel does: the interpreter,
+// then everything after the following blanks as one argument.
+func shebang(f *os.File) (interp, arg string, ok bool) {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return "", "", false
+	}
+	// Reopen the O_PATH descriptor for reading (never blocks: a regular file).
+	rf, err := os.Open("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	if err != nil {
+		return "", "", false
+	}
+	defer rf.Close()
+	buf := make([]byte, 256) // BINPRM_BUF_SIZE
+	n, _ := rf.ReadAt(buf, 0)
+	line := buf[:n]
+	if !bytes.HasPrefix(line, []byte("#!")) {
+		return "", "", false
+	}
+	line = line[2:]
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	s := strings.Trim(string(line), " \t")
+	interp, arg, _ = strings.Cut(strings.Map(func(r rune) rune {
+		if r == '\t' {
+			return ' '
+		}
+		return r
+	}, s), " ")
+	return interp, strings.Trim(arg, " \t"), interp != ""
+}
+
+// fdPathRE matches the paths that name one of the caller's own
+// descriptors; its procfs "self" means the caller, which tether's walk of
+// the sandbox's /proc cannot follow.
+// Compiled on first use, not at init (init work runs in every sandbox).
+var fdPathRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^/+(?:proc/+(?:self|thread-self)|dev)/+fd/+([0-9]+)/*$`)
+})
+
+// resolveExec resolves an exec's file inside process pid's root: the names
+// of the symlinks' targets it goes through (last elements), and the file,
+// opened O_PATH, or nil with the error that stopped the walk.
+func resolveExec(pid int, dirfd int32, file string, emptyPath bool) ([]string, *os.File, error) {
+	proc := "/proc/" + strconv.Itoa(pid)
+	if m := fdPathRE().FindStringSubmatch(file); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil && n <= 1<<20 {
+			emptyPath, file, dirfd = true, "", int32(n)
+		}
+	}
+	if emptyPath && file == "" {
+		fdPath := proc + "/fd/" + strconv.Itoa(int(dirfd))
+		f, err := os.OpenFile(fdPath, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		target, _ := os.Readlink(fdPath)
+		return []string{path.Base(strings.TrimSuffix(target, " (deleted)"))}, f, nil
+	}
+	root, err := unix.Open(proc+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unix.Close(root)
+	start := ""
+	switch {
+	case strings.HasPrefix(file, "/"):
+	case dirfd == unix.AT_FDCWD:
+		start = proc + "/cwd"
+	default:
+		start = proc + "/fd/" + strconv.Itoa(int(dirfd))
+	}
+	var names []string
+	fd, err := walkInRoot(root, start, file, func(target string) { names = append(names, path.Base(target)) })
+	if err != nil {
+		return names, nil, err
+	}
+	return names, os.NewFile(uintptr(fd), file), nil
+}
+
+// walkInRoot resolves file component by component under root (a
+// descriptor of the caller's "/"), from the directory start names on this
+// host ("" for root itself), following symlinks as the kernel would for
+// the caller, with absolute targets and ".." kept inside root. link is
+// called with the target of every symlink met as the last component. It
+// returns an O_PATH descriptor of the file.
+func walkInRoot(root int, start, file string, link func(string)) (int, error) {
+	dir, err := unix.Dup(root)
+	if err != nil {
+		return -1, err
+	}
+	if start != "" {
+		_ = unix.Close(dir)
+		if dir, err = unix.Open(start, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+			return -1, err
+		}
+	}
+	var rootSt unix.Stat_t
+	if err := unix.Fstat(root, &rootSt); err != nil {
+		_ = unix.Close(dir)
+		return -1, err
+	}
+	parts := strings.Split(file, "/")
+	if strings.HasPrefix(file, "/") {
+		_ = unix.Close(dir)
+		if dir, err = unix.Dup(root); err != nil {
+			return -1, err
+		}
+	}
+	for links := 0; len(parts) > 0; {
+		comp := parts[0]
+		parts = parts[1:]
+		if comp == "" || comp == "." {
+			continue
+		}
+		if comp == ".." {
+			var st unix.Stat_t
+			if unix.Fstat(dir, &st) == nil && st.Dev == rootSt.Dev && st.Ino == rootSt.Ino {
+				continue // ".." of the root is the root
+			}
+		}
+		next, err := unix.Openat(dir, comp, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			_ = unix.Close(dir)
+			return -1, err
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(next, &st); err != nil {
+			_ = unix.Close(next)
+			_ = unix.Close(dir)
+			return -1, err
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			_ = unix.Close(dir)
+			dir = next
+			continue
+		}
+		if links++; links > 40 { // the kernel's MAXSYMLINKS
+			_ = unix.Close(next)
+			_ = unix.Close(dir)
+			return -1, unix.ELOOP
+		}
+		buf := make([]byte, unix.PathMax)
+		n, err := unix.Readlinkat(next, "", buf)
+		_ = unix.Close(next)
+		if err != nil {
+			_ = unix.Close(dir)
+			return -1, err
+		}
+		target := string(buf[:n])
+		if len(parts) == 0 || allEmpty(parts) {
+			link(target)
+		}
+		parts = append(strings.Split(target, "/"), parts...)
+		if strings.HasPrefix(target, "/") {
+			_ = unix.Close(dir)
+			if dir, err = unix.Dup(root); err != nil {
+				return -1, err
+			}
+		}
+	}
+	return dir, nil
+}
+
+func allEmpty(parts []string) bool {
+	for _, p := range parts {
+		if p != "" && p != "." {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,190 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// refuseNames is an ExecGate that refuses every exec that runs, by any of
+// its names, as one of names; it records what it saw.
+type refuseNames struct {
+	names map[string]bool
+	mu    sync.Mutex
+	seen  []ExecEvent
+}
+
+var errRefusedName = errors.New("refused by name")
+
+func newRefuse(names ...string) *refuseNames {
+	r := &refuseNames{names: map[string]bool{}}
+	for _, n := range names {
+		r.names[n] = true
+	}
+	return r
+}
+
+func (r *refuseNames) gate(ev ExecEvent) error {
+	r.mu.Lock()
+	r.seen = append(r.seen, ev)
+	r.mu.Unlock()
+	for _, v := range append([][]string{ev.Argv}, ev.Runs...) {
+		if len(v) > 0 && r.names[path.Base(v[0])] {
+			return errRefusedName
+		}
+	}
+	return nil
+}
+
+// standIns writes, into ws/bin, a script for each name that records its
+// argv in ws/ran-NAME: the stand-in "would" be the dangerous program.
+func standIns(t *testing.T, ws string, names ...string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "bin"), 0o755))
+	for _, n := range names {
+		script := "#!/bin/sh\necho \"$0 $*\" >> " + filepath.Join(ws, "ran-"+n) + "\n"
+		require.NoError(t, os.WriteFile(filepath.Join(ws, "bin", n), []byte(script), 0o755))
+	}
+}
+
+func gateRun(t *testing.T, r *Runner, ws, script string) (*Result, string) {
+	t.Helper()
+	var out bytes.Buffer
+	cfg := Config{Workspace: ws, Env: []string{"PATH=" + filepath.Join(ws, "bin") + ":/usr/bin:/bin"}}
+	res, err := r.Run(context.Background(), cfg, Command{Shell: script, Stdout: &out, Stderr: &out})
+	require.NoError(t, err)
+	return res, out.String()
+}
+
+// Each way of reaching a program without naming it in the command text is
+// refused at exec, with nothing of it run, and reported with its argv.
+func TestExecGateRefusesHiddenExecs(t *testing.T) {
+	r := newTestRunner(t)
+	ws := t.TempDir()
+	standIns(t, ws, "reboot")
+	bin := filepath.Join(ws, "bin")
+	require.NoError(t, os.Symlink(filepath.Join(bin, "reboot"), filepath.Join(ws, "harmless")))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "via-shebang"), []byte("#!"+filepath.Join(bin, "reboot")+" -f\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "task.sh"), []byte("#!/bin/sh\nreboot now\n"), 0o755))
+	cases := []struct {
+		name, script string
+		argv         []string // the refused exec's argv
+	}{
+		{"sh script", "./task.sh", []string{"reboot", "now"}},
+		{"python os.system", `python3 -c "import os; os.system('reboot')"`, []string{"reboot"}},
+		{"python os.execv", `python3 -c "import os; os.execv('` + bin + `/reboot', ['reboot', '-f'])"`, []string{"reboot", "-f"}},
+		{"perl exec", `perl -e 'exec "reboot", "-p"'`, []string{"reboot", "-p"}},
+		{"symlink under another name", "./harmless --now", []string{"./harmless", "--now"}},
+		{"shebang to the program", "./via-shebang x", []string{"./via-shebang", "x"}},
+		{"computed name", `p=re; $p"boot"`, []string{"reboot"}},
+		{"descriptor path", `exec 7<` + bin + `/reboot; /proc/self/fd/7 now`, []string{"/proc/self/fd/7", "now"}},
+		{"fexecve", `python3 -c "import os; fd=os.open('` + bin + `/reboot', os.O_RDONLY); os.execve(fd, ['x'], {})"`, []string{"x"}},
+		{"the dynamic loader", `/lib64/ld-linux-x86-64.so.2 --library-path /lib ` + bin + `/reboot now`,
+			[]string{"/lib64/ld-linux-x86-64.so.2", "--library-path", "/lib", bin + "/reboot", "now"}},
+		{"argv[0] spoofed", `python3 -c "import os; os.execv('` + bin + `/reboot', ['ls'])"`, []string{"ls"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			os.Remove(filepath.Join(ws, "ran-reboot"))
+			g := newRefuse("reboot")
+			r.ExecGate = g.gate
+			defer func() { r.ExecGate = nil }()
+			res, out := gateRun(t, r, ws, c.script+"; echo after=$?")
+			assert.NoFileExists(t, filepath.Join(ws, "ran-reboot"), "the stand-in ran: %s", out)
+			require.NotEmpty(t, res.ExecBlocked, out)
+			b := res.ExecBlocked[0]
+			assert.Equal(t, c.argv, b.Argv)
+			assert.Equal(t, errRefusedName.Error(), b.Reason)
+			assert.Contains(t, out, "after=", "the caller goes on after a refused exec")
+			assert.NotContains(t, res.NotEnforced, "exec_gate")
+		})
+	}
+}
+
+// A workload that executes many programs is not disturbed: every exec is
+// seen, in order, and nothing is refused.
+func TestExecGateLetsBenignExecsThrough(t *testing.T) {
+	r := newTestRunner(t)
+	ws := t.TempDir()
+	g := newRefuse("reboot")
+	r.ExecGate = g.gate
+	res, out := gateRun(t, r, ws, `i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done; echo done $i`)
+	assert.Equal(t, 0, res.ExitCode, out)
+	assert.Equal(t, "done 1000\n", out)
+	assert.Empty(t, res.ExecBlocked)
+	n := 0
+	for _, ev := range res.Execs {
+		if ev.Path == "/bin/true" {
+			n++
+		}
+	}
+	assert.Equal(t, 1000, n)
+	assert.Equal(t, []string{"/bin/sh", "-c"}, res.Execs[0].Argv[:2], "the command's own first exec is gated too")
+}
+
+// The gate runs in every process of the sandbox, also those that left
+// the command's process group, and fails closed without tether: a refused
+// exec of a background child is refused too.
+func TestExecGateCoversBackgroundChildren(t *testing.T) {
+	r := newTestRunner(t)
+	ws := t.TempDir()
+	standIns(t, ws, "reboot")
+	g := newRefuse("reboot")
+	r.ExecGate = g.gate
+	res, out := gateRun(t, r, ws, `setsid sh -c 'reboot' & wait; echo done`)
+	assert.Contains(t, out, "done")
+	assert.NoFileExists(t, filepath.Join(ws, "ran-reboot"))
+	// sh tries each $PATH entry in turn: the entries where no reboot
+	// exists fail as the kernel would fail them, and are not blocks.
+	require.Len(t, res.ExecBlocked, 1, out)
+	assert.Equal(t, []string{"reboot"}, res.ExecBlocked[0].Argv)
+	assert.Equal(t, filepath.Join(ws, "bin", "reboot"), res.ExecBlocked[0].Path)
+}
+
+// In a session, the supervisor, every command and every background process
+// are gated; a command's Result carries the blocks made while it ran.
+func TestExecGateSession(t *testing.T) {
+	m := newTestSessions(t)
+	g := newRefuse("reboot")
+	m.ExecGate = g.gate
+	ws := t.TempDir()
+	standIns(t, ws, "reboot")
+	spec := testSpec()
+	spec.Config.Workspace = ws
+	spec.Config.Env = []string{"PATH=" + filepath.Join(ws, "bin") + ":/usr/bin:/bin"}
+	s, err := m.Open(t.Context(), "default", "gate", spec)
+	require.NoError(t, err)
+
+	g.mu.Lock()
+	require.NotEmpty(t, g.seen, "the supervisor's own exec was gated")
+	assert.Equal(t, SupervisorArg, g.seen[0].Argv[len(g.seen[0].Argv)-1])
+	g.mu.Unlock()
+
+	out, res := sh(t, s, `python3 -c "import os; os.system('reboot -f')"; echo rc=$?`)
+	assert.Contains(t, out, "rc=0")
+	require.NotEmpty(t, res.ExecBlocked)
+	assert.Equal(t, []string{"reboot", "-f"}, res.ExecBlocked[0].Argv)
+	assert.NoFileExists(t, filepath.Join(ws, "ran-reboot"))
+
+	out, res = sh(t, s, `echo fine`)
+	assert.Equal(t, "fine\n", out)
+	assert.Empty(t, res.ExecBlocked, "an earlier command's blocks are not this one's")
+
+	// A background process is gated too: its refused exec leaves no marker.
+	bg, err := s.Start(Command{Shell: `sleep 0.2; reboot; echo bg-done`})
+	require.NoError(t, err)
+	_, err = bg.Wait(t.Context())
+	require.NoError(t, err)
+	stdout, _, _ := bg.Output()
+	assert.Contains(t, string(stdout), "bg-done")
+	assert.NoFileExists(t, filepath.Join(ws, "ran-reboot"))
+	assert.NotContains(t, res.NotEnforced, "exec_gate")
+}

@@ -1,0 +1,516 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// The poisoning suite: each test runs what a hostile command would in the
+// sandbox, then checks from the host, after the sandbox has exited, that
+// nothing it left behind raises anyone's privileges or makes the host run
+// planted code (docs/workspace.md).
+
+// wsOwner is the unprivileged owner of the poisoning workspaces.
+const wsOwner = 4242
+
+// poisonWorkspace returns a workspace owned by wsOwner, and a host
+// directory outside it holding the markers planted code would write.
+func poisonWorkspace(t *testing.T, git bool) (ws, markers string) {
+	t.Helper()
+	ws, markers = t.TempDir(), t.TempDir()
+	if git {
+		hostGit(t, ws, "init", "-q")
+		require.NoError(t, os.WriteFile(filepath.Join(ws, "README"), []byte("hello\n"), 0o644))
+		hostGit(t, ws, "add", "README")
+		hostGit(t, ws, "commit", "-q", "-m", "one")
+	}
+	require.NoError(t, filepath.WalkDir(ws, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, wsOwner, wsOwner)
+	}))
+	require.NoError(t, os.Chmod(markers, 0o777))
+	return ws, markers
+}
+
+// hostGit runs git on the host in dir as a person would, with the
+// repository's own configuration and hooks in effect and nothing else.
+func hostGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "safe.directory=*", "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return string(out)
+}
+
+// plant is a shell fragment that makes every git entry point of a git
+// directory gd run code writing a marker under markers.
+func plant(gd, markers string) string {
+	return fmt.Sprintf(`gd=%s; m=%s
+printf '[core]\n\tfsmonitor = "touch $m/fsmonitor; false"\n\thooksPath = /proc/self/cwd/evil\n[alias]\n\tst = !touch $m/alias\n' > $gd/config
+mkdir -p $gd/hooks; for h in pre-commit post-checkout reference-transaction pre-auto-gc; do printf '#!/bin/sh\ntouch %%s/hook-%%s\n' $m $h > $gd/hooks/$h; chmod 755 $gd/hooks/$h; done
+printf '[core]\n\tfsmonitor = "touch $m/worktree-config; false"\n' > $gd/config.worktree
+mkdir -p /tmp/evilgit/hooks && cp -r $gd/. /tmp/evilgit/ 2>/dev/null; echo /tmp/evilgit > $gd/commondir
+mkdir -p $gd/info && echo '* filter=evil' > $gd/info/attributes
+mkdir -p $gd/objects/info && echo /tmp/evilobjects > $gd/objects/info/alternates
+true`, gd, markers)
+}
+
+// assertHostClean checks, from the host, the promises of every poisoning
+// test: host git runs nothing planted, no marker was written outside the
+// workspace, and nothing in the workspace can raise privileges.
+func assertHostClean(t *testing.T, ws, markers string, git bool) {
+	t.Helper()
+	// First what the sandbox left, before host git (as root) adds its own.
+	assertNoPrivilege(t, ws)
+	if git {
+		hostGit(t, ws, "status")
+		hostGit(t, ws, "log", "--oneline")
+		hostGit(t, ws, "commit", "-q", "--allow-empty", "-m", "host")
+	}
+	entries, err := os.ReadDir(markers)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.Empty(t, names, "planted code ran on the host, or the sandbox wrote outside its workspace")
+}
+
+// assertNoPrivilege walks ws with lstat and getxattr: no setuid or setgid
+// file, no file capability, no device node, nothing owned by another user
+// than the workspace's, no reservation left behind.
+func assertNoPrivilege(t *testing.T, ws string) {
+	t.Helper()
+	var st unix.Stat_t
+	require.NoError(t, unix.Lstat(ws, &st))
+	owner, group := st.Uid, st.Gid
+	require.NoError(t, filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(ws, p)
+		mode := st.Mode & unix.S_IFMT
+		assert.Zero(t, st.Mode&(unix.S_ISUID|unix.S_ISGID), "%s is setuid or setgid (%o)", rel, st.Mode)
+		assert.NotEqual(t, uint32(unix.S_IFCHR), mode, "%s is a character device", rel)
+		assert.NotEqual(t, uint32(unix.S_IFBLK), mode, "%s is a block device", rel)
+		assert.Equal(t, owner, st.Uid, "%s belongs to uid %d", rel, st.Uid)
+		assert.Equal(t, group, st.Gid, "%s belongs to gid %d", rel, st.Gid)
+		if mode == unix.S_IFLNK {
+			target, _ := os.Readlink(p)
+			assert.NotEqual(t, reservedTarget, target, "%s: a reservation outlived its sandbox", rel)
+		} else {
+			_, err := unix.Lgetxattr(p, "security.capability", nil)
+			assert.ErrorIs(t, err, unix.ENODATA, "%s has file capabilities", rel)
+		}
+		return nil
+	}))
+}
+
+func sandboxRun(t *testing.T, r *Runner, ws, script string) (*Result, string) {
+	t.Helper()
+	return run(t, r, Config{Workspace: ws, Limits: Limits{Pids: 128, Timeout: 60 * time.Second}}, script)
+}
+
+// TestPoisonPrivilegeArtefacts: setuid and setgid files by every syscall
+// that sets a mode, file capabilities, device nodes and chowns, in a
+// workspace of an unprivileged owner and in a root-owned one.
+func TestPoisonPrivilegeArtefacts(t *testing.T) {
+	r := newTestRunner(t)
+	script := `
+cp /bin/sh sh; chmod 4755 sh; chmod u+s sh; chmod g+s sh; chmod 6755 sh
+install -m 4755 /bin/true inst; install -m 2755 /bin/true inst2
+cp -p /usr/bin/passwd passwd; cp --preserve=mode /usr/bin/passwd passwd2
+mkdir -m 2775 sgid-dir; mkdir d2 && chmod g+s d2
+setcap cap_setuid+ep sh; setcap cap_dac_override=eip inst
+mknod null c 1 3; mknod disk b 8 0; mknod whiteout c 0 0; mknod fifo p
+/usr/bin/python3 - <<'EOF'
+import os
+for name, fn in [
+    ("open", lambda: os.close(os.open("py-open", os.O_CREAT | os.O_WRONLY, 0o4755))),
+    ("open-sgid", lambda: os.close(os.open("py-open2", os.O_CREAT | os.O_WRONLY, 0o2755))),
+    ("tmpfile", lambda: os.close(os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o4755))),
+    ("chmod", lambda: os.chmod("sh", 0o4755)),
+    ("fchmod", lambda: os.fchmod(os.open("sh", os.O_RDONLY), 0o2755)),
+    ("fchmodat-nofollow", lambda: os.chmod("sh", 0o4755, follow_symlinks=False)),
+    ("mkdir", lambda: os.mkdir("py-dir", 0o2755)),
+    ("mknod-reg-suid", lambda: os.mknod("py-node", 0o104755)),
+    ("mknod-chr", lambda: os.mknod("py-chr", 0o20644, os.makedev(1, 3))),
+    ("xattr-v2", lambda: os.setxattr("sh", "security.capability", bytes([0, 0, 0, 2, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]))),
+    ("xattr-v3", lambda: os.setxattr("sh", "security.capability", bytes([0, 0, 0, 3, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]))),
+    ("chown-other", lambda: os.chown("sh", 1234, 1234)),
+    ("chown-nobody", lambda: os.chown("sh", 65534, -1)),
+]:
+    try:
+        fn()
+        print(name, "ok")
+    except OSError as e:
+        print(name, "refused:", e.strerror)
+EOF
+ls -ln
+`
+	for _, owner := range []int{wsOwner, 0} {
+		t.Run(fmt.Sprintf("owner %d", owner), func(t *testing.T) {
+			ws, markers := poisonWorkspace(t, false)
+			require.NoError(t, os.Chown(ws, owner, owner))
+			_, out := sandboxRun(t, r, ws, script)
+			t.Log(out)
+			for _, refused := range []string{"open refused", "open-sgid refused", "tmpfile refused", "chmod refused", "fchmod refused",
+				"mkdir refused", "mknod-reg-suid refused", "mknod-chr refused", "xattr-v2 refused", "xattr-v3 refused", "chown-other refused", "chown-nobody refused"} {
+				assert.Contains(t, out, refused)
+			}
+			assertHostClean(t, ws, markers, false)
+			// What was made belongs to the workspace's owner.
+			var st unix.Stat_t
+			require.NoError(t, unix.Lstat(filepath.Join(ws, "sh"), &st))
+			assert.Equal(t, uint32(owner), st.Uid, "files belong to the workspace's owner")
+			assert.Equal(t, uint32(0o755), st.Mode&0o7777, "the shell was copied, without its privileges")
+		})
+	}
+}
+
+// TestPoisonGitControlSurface plants code in every git entry point of an
+// existing repository, renames and links the protected parents, and checks
+// that a host git in the workspace runs none of it; ordinary git work in
+// the sandbox still succeeds.
+func TestPoisonGitControlSurface(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, true)
+	gitc := "git -c user.name=s -c user.email=s@s"
+	_, out := sandboxRun(t, r, ws, fmt.Sprintf(`
+set -x
+%[1]s checkout -q -b feature && echo branch-ok
+echo more >> README && %[1]s add README && %[1]s commit -q -m two && echo commit-ok
+echo wip >> README && %[1]s stash -q && %[1]s stash list | grep -q stash && echo stash-ok
+%[2]s
+mv .git .git-orig; mv .git/objects .git/o2; mv .git/info .git/i2
+/usr/bin/python3 -c 'import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+os.mkdir("decoy")
+r = libc.renameat2(-100, b"decoy", -100, b".git", 2)
+print("exchange", r, os.strerror(ctypes.get_errno()))'
+ln .git/config cfg-link; ln -s .git/config cfg-sym; echo evil >> cfg-sym
+echo 'gitdir: /tmp/evilgit' > .git.new && mv .git.new .git
+%[1]s status >/dev/null && echo status-ok
+`, gitc, plant(".git", markers)))
+	t.Log(out)
+	for _, ok := range []string{"branch-ok", "commit-ok", "stash-ok", "status-ok"} {
+		assert.Contains(t, out, ok, "ordinary git work succeeds in the sandbox")
+	}
+	assert.Contains(t, out, "Device or resource busy", "protected parents cannot be renamed")
+	assertHostClean(t, ws, markers, true)
+	log := hostGit(t, ws, "log", "--oneline", "feature")
+	assert.Contains(t, log, "two", "the sandbox's commit landed")
+}
+
+// TestPoisonGitSymlinkRefused: a .git that is a symlink (or a protected
+// parent that is one) is refused before anything runs; the host files it
+// points to are untouched.
+func TestPoisonGitSymlinkRefused(t *testing.T) {
+	r := newTestRunner(t)
+	for _, link := range []string{".git", ".ssh", ".bashrc"} {
+		t.Run(link, func(t *testing.T) {
+			ws, markers := poisonWorkspace(t, false)
+			target := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(target, "config"), []byte("host\n"), 0o644))
+			require.NoError(t, os.Symlink(target, filepath.Join(ws, link)))
+			var out bytes.Buffer
+			res, err := r.Run(t.Context(), Config{Workspace: ws}, Command{Shell: "echo ran; echo evil > " + link + "/config", Stdout: &out, Stderr: &out})
+			require.ErrorIs(t, err, ErrUnsafeWorkspace)
+			assert.Nil(t, res)
+			assert.NotContains(t, out.String(), "ran", "nothing ran")
+			b, err := os.ReadFile(filepath.Join(target, "config"))
+			require.NoError(t, err)
+			assert.Equal(t, "host\n", string(b))
+			require.NoError(t, os.Remove(filepath.Join(ws, link)))
+			assertHostClean(t, ws, markers, false)
+		})
+	}
+}
+
+// TestPoisonGitFile: a .git file ("gitdir: PATH") naming a git directory
+// inside the workspace: the file and that directory's control surface are
+// frozen, and neither can be renamed away.
+func TestPoisonGitFile(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	require.NoError(t, os.Mkdir(filepath.Join(ws, ".repo"), 0o755))
+	hostGit(t, ws, "init", "-q", "--separate-git-dir", filepath.Join(ws, ".repo/gd"))
+	hostGit(t, ws, "commit", "-q", "--allow-empty", "-m", "one")
+	require.NoError(t, filepath.WalkDir(ws, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, wsOwner, wsOwner)
+	}))
+	_, out := sandboxRun(t, r, ws, fmt.Sprintf(`
+git -c user.name=s -c user.email=s@s commit -q --allow-empty -m two && echo commit-ok
+%s
+mv .repo .repo2; mv .repo/gd .repo/gd2
+echo 'gitdir: /tmp/evilgit' > .git
+`, plant(".repo/gd", markers)))
+	t.Log(out)
+	assert.Contains(t, out, "commit-ok")
+	assertHostClean(t, ws, markers, true)
+}
+
+// TestPoisonReservations: protected paths that do not exist when the
+// sandbox starts (a fresh git init, hooks, commondir, alternates, rc files,
+// .envrc, fish config, ssh files) cannot be created, in one-shot runs and
+// in sessions, in a home workspace; the reservations are gone once the
+// sandbox is. In a project workspace, shell and ssh files may be made
+// (nothing on the host runs them there), git's and direnv's may not.
+func TestPoisonReservations(t *testing.T) {
+	script := func(markers string) string {
+		return fmt.Sprintf(`
+git init -q; echo init=$?
+mkdir -p .git/hooks; printf '#!/bin/sh\ntouch %[1]s/init-hook\n' > .git/hooks/pre-commit
+for f in .bashrc .bash_profile .bash_login .bash_logout .profile .zshenv .zlogin .kshrc .cshrc .login .inputrc .envrc .tether.yaml .gitconfig; do
+	echo "touch %[1]s/rc-$f" > $f
+done
+rm -f .bashrc; mv .profile x; ln -sf /tmp/evil .bashrc
+mkdir -p .config/fish .config/git .ssh; echo 'touch %[1]s/fish' > .config/fish/config.fish; echo evil > .ssh/authorized_keys
+ls -la
+`, markers)
+	}
+	t.Run("one-shot, empty workspace", func(t *testing.T) {
+		r := newTestRunner(t)
+		ws, markers := poisonWorkspace(t, false)
+		t.Setenv("HOME", ws) // a home workspace
+		_, out := sandboxRun(t, r, ws, script(markers))
+		t.Log(out)
+		assert.NotContains(t, out, "init=0", "git init fails: .git is reserved")
+		assertNothingCreated(t, ws)
+		assertHostClean(t, ws, markers, false)
+	})
+	t.Run("one-shot, repository without hooks", func(t *testing.T) {
+		r := newTestRunner(t)
+		ws, markers := poisonWorkspace(t, true)
+		t.Setenv("HOME", ws) // a home workspace
+		for _, d := range []string{"hooks", "info", "objects/info"} {
+			require.NoError(t, os.RemoveAll(filepath.Join(ws, ".git", d)))
+		}
+		_, out := sandboxRun(t, r, ws, plant(".git", markers)+"\ngit -c user.name=s -c user.email=s@s commit -q --allow-empty -m two && echo commit-ok")
+		t.Log(out)
+		assert.Contains(t, out, "commit-ok", "git works with the reservations in place")
+		assertHostClean(t, ws, markers, true)
+		for _, p := range []string{".git/hooks", ".git/commondir", ".git/config.worktree", ".git/info", ".git/objects/info"} {
+			_, err := os.Lstat(filepath.Join(ws, p))
+			assert.ErrorIs(t, err, fs.ErrNotExist, "%s: reservations are removed at teardown", p)
+		}
+	})
+	t.Run("one-shot, project workspace", func(t *testing.T) {
+		r := newTestRunner(t)
+		ws, markers := poisonWorkspace(t, false)
+		_, out := sandboxRun(t, r, ws, script(markers))
+		t.Log(out)
+		assert.NotContains(t, out, "init=0", "git init fails: .git is reserved in any workspace")
+		for _, p := range []string{".git", ".envrc", ".tether.yaml"} {
+			_, err := os.Lstat(filepath.Join(ws, p))
+			assert.ErrorIs(t, err, fs.ErrNotExist, "%s exists on the host after the sandbox", p)
+		}
+		_, err := os.Lstat(filepath.Join(ws, ".zlogin"))
+		assert.NoError(t, err, "a project's own .zlogin may be written: nothing runs it")
+		assertHostClean(t, ws, markers, false)
+	})
+	t.Run("session", func(t *testing.T) {
+		m := newTestSessions(t)
+		ws, markers := poisonWorkspace(t, false)
+		t.Setenv("HOME", ws) // a home workspace
+		spec := testSpec()
+		spec.Config.Workspace = ws
+		s, err := m.Open(t.Context(), "default", "poison", spec)
+		require.NoError(t, err)
+		// Mid-session, in several commands, and from the background.
+		var out, errb bytes.Buffer
+		_, err = s.Run(t.Context(), Command{Shell: script(markers), Stdout: &out, Stderr: &errb})
+		require.NoError(t, err)
+		t.Log(out.String(), errb.String())
+		bg, err := s.Start(Command{Shell: "sleep 0.2; echo evil > .envrc; mkdir .git; echo evil > .git/config"})
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		_, _ = bg.Wait(ctx)
+		// While the session lives, the host sees nothing planted either.
+		_, err = os.ReadFile(filepath.Join(ws, ".envrc"))
+		assert.ErrorIs(t, err, fs.ErrNotExist)
+		require.NoError(t, m.CloseSession("default", "poison"))
+		assertNothingCreated(t, ws)
+		assertHostClean(t, ws, markers, false)
+	})
+}
+
+// assertNothingCreated checks that no protected path exists in ws.
+func assertNothingCreated(t *testing.T, ws string) {
+	t.Helper()
+	for _, p := range []string{".git", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshenv", ".zlogin",
+		".kshrc", ".cshrc", ".login", ".inputrc", ".envrc", ".tether.yaml", ".gitconfig", ".config", ".ssh"} {
+		_, err := os.Lstat(filepath.Join(ws, p))
+		assert.ErrorIs(t, err, fs.ErrNotExist, "%s exists on the host after the sandbox", p)
+	}
+}
+
+// TestPoisonReservationsGC: reservations whose sandbox died without
+// releasing them (a crashed tether) are removed by GC, and only if they
+// are still what tether made.
+func TestPoisonReservationsGC(t *testing.T) {
+	requireSandbox(t)
+	state := stateTempDir(t)
+	ws, _ := poisonWorkspace(t, true)
+	require.NoError(t, os.RemoveAll(filepath.Join(ws, ".git/hooks")))
+	pr, err := planProtection(state, ws, ws, true)
+	require.NoError(t, err)
+	require.NotEmpty(t, pr.mounts)
+	target, err := os.Readlink(filepath.Join(ws, ".bashrc"))
+	require.NoError(t, err, "reserved while the sandbox lives")
+	assert.Equal(t, reservedTarget, target)
+	b, err := os.ReadFile(filepath.Join(ws, ".git/commondir"))
+	require.NoError(t, err)
+	assert.Equal(t, commondirPlaceholder, string(b))
+	hostGit(t, ws, "status") // a live reservation changes nothing for git
+	// A person replaced one reservation meanwhile: it is theirs now.
+	require.NoError(t, os.Remove(filepath.Join(ws, ".envrc")))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".envrc"), []byte("mine\n"), 0o644))
+
+	// While the sandbox holds them, GC leaves them.
+	_, err = GC(GCOptions{StateRoot: state, CgroupPrefix: testPrefix + "-gc-" + strconv.Itoa(os.Getpid())})
+	require.NoError(t, err)
+	_, err = os.Readlink(filepath.Join(ws, ".bashrc"))
+	require.NoError(t, err, "a live sandbox's reservation is kept")
+	// The holder dies without releasing: the kernel drops its lock.
+	require.NoError(t, pr.hold.Close())
+	_, err = GC(GCOptions{StateRoot: state, CgroupPrefix: testPrefix + "-gc-" + strconv.Itoa(os.Getpid())})
+	require.NoError(t, err)
+	for _, p := range []string{".bashrc", ".git/hooks", ".git/commondir", ".profile"} {
+		_, err := os.Lstat(filepath.Join(ws, p))
+		assert.ErrorIs(t, err, fs.ErrNotExist, "%s removed by GC", p)
+	}
+	b, err = os.ReadFile(filepath.Join(ws, ".envrc"))
+	require.NoError(t, err)
+	assert.Equal(t, "mine\n", string(b), "a file that is no longer the reservation is kept")
+	_, err = GC(GCOptions{StateRoot: state, CgroupPrefix: testPrefix + "-gc-" + strconv.Itoa(os.Getpid()), Caches: true})
+	require.NoError(t, err)
+	for _, ext := range []string{".ws", ".hold", ".lock"} {
+		_, err = os.Stat(filepath.Join(state, protectDir, pr.key+ext))
+		assert.True(t, errors.Is(err, fs.ErrNotExist), "GC with caches removes the record %s", ext)
+	}
+	require.NoError(t, os.RemoveAll(filepath.Join(state, protectDir)))
+}
+
+// TestSandboxIsNotHostRoot reads, from the host, the credentials of a
+// command that sleeps in the sandbox.
+func TestSandboxIsNotHostRoot(t *testing.T) {
+	m := newTestSessions(t)
+	ws, _ := poisonWorkspace(t, false)
+	spec := testSpec()
+	spec.Config.Workspace = ws
+	s, err := m.Open(t.Context(), "default", "whoami", spec)
+	require.NoError(t, err)
+	bg, err := s.Start(Command{Shell: "exec sleep 30"})
+	require.NoError(t, err)
+	defer func() { _ = m.CloseSession("default", "whoami") }()
+	_ = bg
+	// Every host process in the session's cgroup (init, supervisor, sleep).
+	var pids []string
+	require.Eventually(t, func() bool {
+		pids = pidsWithCgroup(t, m.CgroupPrefix)
+		for _, pid := range pids {
+			if comm, _ := os.ReadFile("/proc/" + pid + "/comm"); strings.TrimSpace(string(comm)) == "sleep" {
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 50*time.Millisecond)
+	for _, pid := range pids {
+		status, err := os.ReadFile("/proc/" + pid + "/status")
+		if err != nil {
+			continue // exited meanwhile
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if f := strings.Fields(line); len(f) == 5 && (f[0] == "Uid:" || f[0] == "Gid:") {
+				for _, id := range f[1:] {
+					assert.Equal(t, strconv.Itoa(DefaultUserNSBase), id, "pid %s: %s", pid, line)
+				}
+			}
+		}
+	}
+}
+
+// pidsWithCgroup lists host pids whose cgroup path contains prefix.
+func pidsWithCgroup(t *testing.T, prefix string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var pids []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cg, err := os.ReadFile("/proc/" + e.Name() + "/cgroup")
+		if err == nil && strings.Contains(string(cg), "/"+prefix+"/") {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
+}
+
+// TestSandboxDoesNotChargeRoot: a sandbox that takes every inotify
+// instance its user may have leaves host root's own untouched (the
+// kernel charges a user namespace's counts to its owner, which is the
+// sandbox's host id, not root).
+func TestSandboxDoesNotChargeRoot(t *testing.T) {
+	m := newTestSessions(t)
+	ws, _ := poisonWorkspace(t, false)
+	spec := testSpec()
+	spec.Config.Workspace = ws
+	s, err := m.Open(t.Context(), "default", "inotify", spec)
+	require.NoError(t, err)
+	defer func() { _ = m.CloseSession("default", "inotify") }()
+	probe := func() bool {
+		fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err == nil
+	}
+	require.True(t, probe(), "host root has an inotify instance to spare before the sandbox")
+	_, err = s.Start(Command{Shell: `exec /usr/bin/python3 -c '
+import ctypes, time
+libc = ctypes.CDLL(None)
+n = 0
+while libc.inotify_init() >= 0:
+    n += 1
+open("took", "w").write(str(n))
+time.sleep(60)'`})
+	require.NoError(t, err)
+	var took []byte
+	require.Eventually(t, func() bool {
+		took, err = os.ReadFile(filepath.Join(ws, "took"))
+		return err == nil && len(took) > 0
+	}, 20*time.Second, 50*time.Millisecond)
+	n, err := strconv.Atoi(string(took))
+	require.NoError(t, err)
+	assert.Positive(t, n, "the sandbox took its instances")
+	assert.True(t, probe(), "host root still has its own while the sandbox holds %d", n)
+}

@@ -1,0 +1,749 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/internal/protect"
+)
+
+// Protected paths (docs/workspace.md). Every sandbox with a workspace makes
+// the entries of package protect at the workspace's root immutable, whether
+// or not they exist when it starts (entries that matter only in a home
+// directory, protect.Entry.Home, are reserved only when the workspace is
+// one):
+//   - an existing entry is bound read-only onto itself;
+//   - every directory on the way to an entry (.git, .git/objects, .ssh,
+//     .config) is bound onto itself, read-write: a mount point cannot be
+//     renamed or removed in its own namespace (EBUSY), so `mv .git x` cannot
+//     carry the read-only binds away;
+//   - a missing entry, or the first missing directory on the way to one,
+//     is reserved: a dangling symlink to reservedTarget is created on the
+//     host and an empty read-only file is mounted onto it inside. The host
+//     sees a name that opens as ENOENT, exactly as if it were absent (bash
+//     falls through to .profile, git finds no hook, no config.worktree),
+//     and nothing can ever be created at its target. .git/commondir is the
+//     exception: git dies on a commondir it cannot read, so its
+//     reservation is a file holding ".", which git reads as "the common
+//     directory is this one" — no change.
+//   - a protected path (or a directory on the way) that is a symlink is
+//     refused (ErrUnsafeWorkspace): freezing it would mean following it.
+//     A .git file ("gitdir: PATH") is frozen, and so is the git directory
+//     it names when that lies inside the workspace.
+//
+// The binds are made by tether itself, from a thread that joins the
+// sandbox's mount namespace after libcontainer has built it and before any
+// program of the sandbox runs: each path is opened with openat2(
+// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) from the workspace mount's root and
+// bound from that descriptor (open_tree, move_mount), so nothing is
+// followed and nothing can be swapped in between. The clones come from the
+// sandbox's own idmapped workspace mount and keep its id mapping.
+//
+// Reservations are shared by every sandbox of the workspace under one
+// state root: each holds protect/<dev>-<ino>.hold shared-locked for its
+// life; planning and leaving take protect/<dev>-<ino>.lock. The last one
+// out (it gets the hold lock exclusively) or GC (for holders that died,
+// whose locks the kernel dropped) removes the placeholders that are still
+// what tether makes; protect/<dev>-<ino>.ws records the workspace's path.
+
+// reservedTarget is where reservation symlinks point: procfs lets nobody
+// create anything there, so the link never resolves.
+const reservedTarget = "/proc/tether-reserved"
+
+// commondirPlaceholder is the content of a reserved .git/commondir.
+const commondirPlaceholder = ".\n"
+
+const protectDir = "protect" // under the state root
+
+// ProtectMount is one protected-path mount, made inside the sandbox.
+type ProtectMount struct {
+	// Path is workspace-relative, slash-separated.
+	Path string `json:"path"`
+	// Mode is what is mounted there.
+	Mode ProtectMode `json:"mode"`
+}
+
+// ProtectMode says how a protected path is mounted.
+type ProtectMode string
+
+const (
+	// ProtectReadOnly binds the path read-only onto itself.
+	ProtectReadOnly ProtectMode = "ro"
+	// ProtectPin binds a directory read-write onto itself, so it cannot be
+	// renamed or removed.
+	ProtectPin ProtectMode = "pin"
+	// ProtectReserve mounts an empty read-only file onto a reservation.
+	ProtectReserve ProtectMode = "reserve"
+)
+
+// protectMounts returns nothing: protected paths are mounted by tether
+// from descriptors (protection.apply), not by libcontainer from paths. The
+// hook keeps Spec's mount list the one place that says what a sandbox
+// sees.
+func (p Placement) protectMounts() []specs.Mount { return nil }
+
+// protection is the protected-path plan of one sandbox and its hold on
+// the workspace's reservations.
+type protection struct {
+	mounts    []ProtectMount
+	wsMount   string // the workspace's path inside the sandbox
+	emptyFile string // the empty read-only file mounted onto reservations
+	stateRoot string
+	key       string
+	ws        string
+	// hold is protect/<key>.hold, flocked shared for the sandbox's life:
+	// the kernel drops the lock when its holder dies, so whoever takes it
+	// exclusively knows no sandbox holds the reservations any more.
+	hold *os.File
+}
+
+// protectFor plans the protected paths of a sandbox (nil without a
+// workspace). Rootless tether cannot join the sandbox's mount namespace to
+// make the binds: it says so in notEnforced ("protected-paths").
+func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]string) (*protection, error) {
+	if cfg.Workspace == "" {
+		return nil, nil
+	}
+	if rootless {
+		*notEnforced = append(*notEnforced, "protected-paths")
+		return nil, nil
+	}
+	return planProtection(stateRoot, cfg.Workspace, cfg.workspaceMount(), isHome(cfg.Workspace))
+}
+
+// isHome reports whether ws is a home directory: tether's own ($HOME) or
+// its owner's (the password database). Only there do shell startup files
+// and ssh's and git's per-user files run anything (protect.Entry.Home).
+func isHome(ws string) bool {
+	same := func(a, b string) bool {
+		if a == "" || b == "" {
+			return false
+		}
+		if filepath.Clean(a) == filepath.Clean(b) {
+			return true
+		}
+		var sa, sb unix.Stat_t
+		return unix.Stat(a, &sa) == nil && unix.Stat(b, &sb) == nil && sa.Dev == sb.Dev && sa.Ino == sb.Ino
+	}
+	if same(ws, os.Getenv("HOME")) {
+		return true
+	}
+	var st unix.Stat_t
+	if unix.Stat(ws, &st) != nil {
+		return false
+	}
+	u, err := user.LookupId(strconv.FormatUint(uint64(st.Uid), 10))
+	return err == nil && same(ws, u.HomeDir)
+}
+
+// sourceOwners returns the on-disk owners of the workspace and the binds'
+// sources (Placement.Owners).
+func sourceOwners(cfg Config) (map[string]Owner, error) {
+	owners := map[string]Owner{}
+	srcs := []string{}
+	if cfg.Workspace != "" {
+		srcs = append(srcs, cfg.Workspace)
+	}
+	for _, b := range cfg.Binds {
+		srcs = append(srcs, b.Source)
+	}
+	for _, src := range srcs {
+		var st unix.Stat_t
+		if err := unix.Stat(src, &st); err != nil {
+			return nil, fmt.Errorf("reading the owner of %s: %w", src, err)
+		}
+		owners[src] = Owner{UID: int(st.Uid), GID: int(st.Gid)}
+	}
+	return owners, nil
+}
+
+// openBeneath opens rel under dir without following any symlink, the last
+// component included (it is returned as itself, O_PATH).
+func openBeneath(dir int, rel string) (int, error) {
+	return unix.Openat2(dir, rel, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+}
+
+func fdMode(fd int) (uint32, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, err
+	}
+	return st.Mode & unix.S_IFMT, nil
+}
+
+// isReservation reports whether fd (an O_PATH symlink) is a reservation.
+func isReservation(fd int) bool {
+	buf := make([]byte, len(reservedTarget)+1)
+	n, err := unix.Readlinkat(fd, "", buf)
+	return err == nil && string(buf[:n]) == reservedTarget
+}
+
+// planProtection works out the protected-path mounts of a sandbox id whose
+// workspace ws appears at wsMount, and makes its reservations on the host.
+// The caller must call release when the sandbox is gone.
+func planProtection(stateRoot, ws, wsMount string, home bool) (_ *protection, err error) {
+	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening workspace %s: %w", ws, err)
+	}
+	defer unix.Close(root)
+	var st unix.Stat_t
+	if err := unix.Fstat(root, &st); err != nil {
+		return nil, fmt.Errorf("reading workspace %s: %w", ws, err)
+	}
+	pr := &protection{wsMount: wsMount, stateRoot: stateRoot, ws: ws,
+		key: strconv.FormatUint(st.Dev, 10) + "-" + strconv.FormatUint(st.Ino, 10)}
+	dir := filepath.Join(stateRoot, protectDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating protected-path state: %w", err)
+	}
+	if pr.emptyFile, err = ensureEmptyFile(dir); err != nil {
+		return nil, err
+	}
+	lock, err := lockFile(filepath.Join(dir, pr.key+".lock"), unix.LOCK_EX)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	// Shared: only a holder about to leave, with the plan lock (ours now),
+	// takes it exclusively, and never waits for it.
+	if pr.hold, err = lockFile(filepath.Join(dir, pr.key+".hold"), unix.LOCK_SH); err != nil {
+		return nil, err
+	}
+	if err := recordWorkspace(filepath.Join(dir, pr.key+".ws"), ws); err != nil {
+		pr.hold.Close()
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			pr.releaseLocked()
+		}
+	}()
+
+	seen := map[string]bool{}
+	add := func(rel string, mode ProtectMode) {
+		if !seen[rel] {
+			seen[rel] = true
+			pr.mounts = append(pr.mounts, ProtectMount{Path: rel, Mode: mode})
+		}
+	}
+	reserve := func(rel string) error {
+		fd, err := openBeneath(root, rel)
+		if err == nil {
+			defer unix.Close(fd)
+			if m, _ := fdMode(fd); m == unix.S_IFLNK && isReservation(fd) {
+				add(rel, ProtectReserve) // another sandbox's, shared
+				return nil
+			}
+			return fmt.Errorf("reserving %s: it exists", rel)
+		}
+		parent, name := path.Split(rel)
+		pfd := root
+		if parent != "" {
+			if pfd, err = openBeneath(root, strings.TrimSuffix(parent, "/")); err != nil {
+				return fmt.Errorf("reserving %s: %w", rel, err)
+			}
+			defer unix.Close(pfd)
+		}
+		commondir := path.Base(rel) == "commondir"
+		if commondir {
+			// See commondirPlaceholder: git dies on an unreadable one.
+			fd, err := unix.Openat(pfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o444)
+			if errors.Is(err, unix.EROFS) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("reserving %s: %w", rel, err)
+			}
+			_, werr := unix.Write(fd, []byte(commondirPlaceholder))
+			unix.Close(fd)
+			if werr != nil {
+				return fmt.Errorf("reserving %s: %w", rel, werr)
+			}
+		} else if err := unix.Symlinkat(reservedTarget, pfd, name); errors.Is(err, unix.EROFS) {
+			return nil // a read-only file system: nobody can create it
+		} else if err != nil {
+			return fmt.Errorf("reserving %s: %w", rel, err)
+		}
+		if commondir {
+			add(rel, ProtectReadOnly)
+		} else {
+			add(rel, ProtectReserve)
+		}
+		return nil
+	}
+	// pinDirs pins the directories on the way to rel (rel itself too when
+	// self). It reports done when rel cannot exist (a directory on the way
+	// is missing, and reserved instead, or is not a directory).
+	pinDirs := func(rel string, self, mayReserve bool) (done bool, err error) {
+		parts := strings.Split(rel, "/")
+		n := len(parts) - 1
+		if self {
+			n++
+		}
+		for i := 1; i <= n; i++ {
+			anc := strings.Join(parts[:i], "/")
+			fd, err := openBeneath(root, anc)
+			if errors.Is(err, unix.ENOENT) {
+				if !mayReserve {
+					return true, nil
+				}
+				return true, reserve(anc)
+			}
+			if err != nil {
+				return true, unsafePath(anc, err)
+			}
+			m, err := fdMode(fd)
+			reserved := m == unix.S_IFLNK && isReservation(fd)
+			unix.Close(fd)
+			if err != nil {
+				return true, fmt.Errorf("reading %s: %w", anc, err)
+			}
+			switch {
+			case m == unix.S_IFDIR:
+				add(anc, ProtectPin)
+			case reserved:
+				add(anc, ProtectReserve) // reserved already: nothing under it
+				return true, nil
+			case m == unix.S_IFLNK:
+				return true, fmt.Errorf("%w: %s", ErrUnsafeWorkspace, anc)
+			default:
+				// Nothing can be created under it while it stays.
+				add(anc, ProtectReadOnly)
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	// protectEntry freezes rel (of kind k): pins the directories on the
+	// way, then binds, reserves or refuses rel itself.
+	var protectEntry func(rel string, k protect.Kind, mayReserve bool) error
+	protectEntry = func(rel string, k protect.Kind, mayReserve bool) error {
+		if done, err := pinDirs(rel, false, mayReserve); done || err != nil {
+			return err
+		}
+		fd, err := openBeneath(root, rel)
+		if errors.Is(err, unix.ENOENT) {
+			if !mayReserve {
+				return nil
+			}
+			return reserve(rel)
+		}
+		if err != nil {
+			return unsafePath(rel, err)
+		}
+		defer unix.Close(fd)
+		m, err := fdMode(fd)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", rel, err)
+		}
+		if m == unix.S_IFLNK {
+			if isReservation(fd) {
+				add(rel, ProtectReserve)
+				return nil
+			}
+			return fmt.Errorf("%w: %s", ErrUnsafeWorkspace, rel)
+		}
+		if k != protect.Repo {
+			add(rel, ProtectReadOnly)
+			return nil
+		}
+		// A git directory: pin it, freeze its control surface.
+		gitDir := rel
+		if m != unix.S_IFDIR {
+			add(rel, ProtectReadOnly)
+			if m != unix.S_IFREG {
+				return nil
+			}
+			data, err := readBeneath(root, rel)
+			if err != nil {
+				return err
+			}
+			target, err := protect.GitFileTarget(ws, path.Dir(rel), data)
+			if err != nil || target == "." {
+				return nil // outside the workspace, or not a git file git would use
+			}
+			if gitDir = target; strings.HasPrefix(gitDir, "../") {
+				return nil
+			}
+			if done, err := pinDirs(gitDir, true, true); done || err != nil {
+				return err
+			}
+		}
+		add(gitDir, ProtectPin)
+		for _, e := range protect.GitDir() {
+			if err := protectEntry(gitDir+"/"+e.Path, e.Kind, true); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, e := range protect.Workspace() {
+		if err := protectEntry(e.Path, e.Kind, home || !e.Home); err != nil {
+			return nil, err
+		}
+	}
+	// Parents before children: a pin must exist before the binds in it.
+	slices.SortStableFunc(pr.mounts, func(a, b ProtectMount) int {
+		return strings.Count(a.Path, "/") - strings.Count(b.Path, "/")
+	})
+	return pr, nil
+}
+
+func unsafePath(rel string, err error) error {
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) {
+		return fmt.Errorf("%w: %s (%v)", ErrUnsafeWorkspace, rel, err)
+	}
+	return fmt.Errorf("opening %s: %w", rel, err)
+}
+
+// readBeneath reads a small file rel under dir without following symlinks.
+func readBeneath(dir int, rel string) ([]byte, error) {
+	fd, err := unix.Openat2(dir, rel, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	return data, nil
+}
+
+// ensureEmptyFile returns dir/empty, an empty read-only file.
+func ensureEmptyFile(dir string) (string, error) {
+	p := filepath.Join(dir, "empty")
+	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+		return p, nil
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d", p, os.Getpid())
+	if err := os.WriteFile(tmp, nil, 0o444); err != nil {
+		return "", fmt.Errorf("creating reservation file: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("creating reservation file: %w", err)
+	}
+	return p, nil
+}
+
+// lockFile opens (creating) p and flocks it with how. The lock files are
+// never removed while tethers may run: a waiter on a removed one would
+// lock a file nobody else sees (GC with Caches removes them).
+func lockFile(p string, how int) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening lock %s: %w", p, err)
+	}
+	if err := unix.Flock(int(f.Fd()), how); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", p, err)
+	}
+	return f, nil
+}
+
+// recordWorkspace writes ws to p unless p holds it already (GC needs the
+// path of a workspace whose holders are gone).
+func recordWorkspace(p, ws string) error {
+	if b, err := os.ReadFile(p); err == nil && string(b) == ws {
+		return nil
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d", p, os.Getpid())
+	if err := os.WriteFile(tmp, []byte(ws), 0o600); err != nil {
+		return fmt.Errorf("recording protected-path workspace: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("recording protected-path workspace: %w", err)
+	}
+	return nil
+}
+
+// release drops this sandbox's hold on the workspace's reservations and,
+// if no other sandbox holds them, removes them.
+func (pr *protection) release() error {
+	lock, err := lockFile(filepath.Join(pr.stateRoot, protectDir, pr.key+".lock"), unix.LOCK_EX)
+	if err != nil {
+		pr.hold.Close()
+		return err
+	}
+	defer lock.Close()
+	return pr.releaseLocked()
+}
+
+// releaseLocked is release with the plan lock held.
+func (pr *protection) releaseLocked() error {
+	defer pr.hold.Close()
+	if unix.Flock(int(pr.hold.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return nil // another sandbox holds them
+	}
+	return removePlaceholders(pr.ws, pr.key)
+}
+
+// gcReservations removes the reservations of workspaces no live sandbox
+// holds (their holders died: the kernel dropped their locks). With caches
+// and nothing running, the lock files go too.
+func gcReservations(stateRoot string, caches bool) []error {
+	dir := filepath.Join(stateRoot, protectDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return []error{err}
+	}
+	var errs []error
+	for _, e := range entries {
+		key, ok := strings.CutSuffix(e.Name(), ".ws")
+		if !ok {
+			continue
+		}
+		if err := gcReservation(dir, key, caches); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+func gcReservation(dir, key string, caches bool) error {
+	lock, err := lockFile(filepath.Join(dir, key+".lock"), unix.LOCK_EX|unix.LOCK_NB)
+	if err != nil {
+		return nil // being planned or released right now
+	}
+	defer lock.Close()
+	hold, err := lockFile(filepath.Join(dir, key+".hold"), unix.LOCK_EX|unix.LOCK_NB)
+	if err != nil {
+		return nil // held by a live sandbox
+	}
+	defer hold.Close()
+	ws, err := os.ReadFile(filepath.Join(dir, key+".ws"))
+	if err != nil {
+		return fmt.Errorf("reading reservation record: %w", err)
+	}
+	if err := removePlaceholders(string(ws), key); err != nil {
+		return err
+	}
+	if caches {
+		for _, ext := range []string{".ws", ".hold", ".lock"} {
+			os.Remove(filepath.Join(dir, key+ext))
+		}
+	}
+	return nil
+}
+
+// removePlaceholders removes, deepest first, every reservation in the
+// workspace ws (if it is still the directory key names): each protected
+// path, and each directory on the way to one, that is a link to
+// reservedTarget or a commondir holding exactly commondirPlaceholder with
+// mode 0444. Anything else there is a person's and is kept.
+func removePlaceholders(ws, key string) error {
+	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("opening workspace %s: %w", ws, err)
+	}
+	defer unix.Close(root)
+	var st unix.Stat_t
+	if err := unix.Fstat(root, &st); err != nil || strconv.FormatUint(st.Dev, 10)+"-"+strconv.FormatUint(st.Ino, 10) != key {
+		return nil
+	}
+	var candidates []string
+	addAll := func(rel string) {
+		parts := strings.Split(rel, "/")
+		for i := len(parts); i > 0; i-- {
+			candidates = append(candidates, strings.Join(parts[:i], "/"))
+		}
+	}
+	gitDirs := []string{protect.GitDirName}
+	if data, err := readBeneath(root, protect.GitDirName); err == nil {
+		if t, err := protect.GitFileTarget(ws, ".", data); err == nil && t != "." {
+			gitDirs = append(gitDirs, t)
+		}
+	}
+	for _, e := range protect.Workspace() {
+		addAll(e.Path)
+	}
+	for _, g := range gitDirs {
+		for _, e := range protect.GitDir() {
+			addAll(g + "/" + e.Path)
+		}
+	}
+	slices.SortFunc(candidates, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+	candidates = slices.Compact(candidates)
+	var errs []error
+	for _, rel := range candidates {
+		parent, name := path.Split(rel)
+		pfd := root
+		if parent != "" {
+			if pfd, err = openBeneath(root, strings.TrimSuffix(parent, "/")); err != nil {
+				continue
+			}
+		}
+		if isPlaceholder(pfd, name) {
+			if err := unix.Unlinkat(pfd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+				errs = append(errs, fmt.Errorf("removing reservation %s: %w", rel, err))
+			}
+		}
+		if pfd != root {
+			unix.Close(pfd)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// isPlaceholder reports whether name in dir is a reservation.
+func isPlaceholder(dir int, name string) bool {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return false
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		buf := make([]byte, len(reservedTarget)+1)
+		n, err := unix.Readlinkat(dir, name, buf)
+		return err == nil && string(buf[:n]) == reservedTarget
+	case unix.S_IFREG:
+		if name != "commondir" || st.Mode&0o7777 != 0o444 || st.Size != int64(len(commondirPlaceholder)) {
+			return false
+		}
+		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return false
+		}
+		defer unix.Close(fd)
+		buf := make([]byte, len(commondirPlaceholder)+1)
+		n, _ := unix.Read(fd, buf)
+		return string(buf[:max(n, 0)]) == commondirPlaceholder
+	}
+	return false
+}
+
+// apply makes the protected-path mounts inside the mount namespace of the
+// sandbox whose init is pid. It must run before any program of the
+// sandbox does. A failure leaves the sandbox unusable: the caller destroys
+// it.
+func (pr *protection) apply(pid int) error {
+	if len(pr.mounts) == 0 {
+		return nil
+	}
+	errc := make(chan error, 1)
+	go func() {
+		// The thread joins the sandbox's mount namespace and is never
+		// unlocked: the runtime ends it when this goroutine returns.
+		runtime.LockOSThread()
+		errc <- pr.mountIn(pid)
+	}()
+	return <-errc
+}
+
+func (pr *protection) mountIn(pid int) error {
+	if err := unix.Unshare(unix.CLONE_FS); err != nil {
+		return fmt.Errorf("protecting paths: unshare: %w", err)
+	}
+	ns, err := unix.Open(fmt.Sprintf("/proc/%d/ns/mnt", pid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("protecting paths: opening the sandbox's mount namespace: %w", err)
+	}
+	defer unix.Close(ns)
+	// Reservation sources are clones of the host's empty file, made
+	// before joining (a mount can only be cloned in its own namespace).
+	var trees []int
+	defer func() {
+		for _, t := range trees {
+			unix.Close(t)
+		}
+	}()
+	for _, m := range pr.mounts {
+		if m.Mode != ProtectReserve {
+			continue
+		}
+		t, err := unix.OpenTree(unix.AT_FDCWD, pr.emptyFile, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		if err != nil {
+			return fmt.Errorf("protecting paths: cloning %s: %w", pr.emptyFile, err)
+		}
+		trees = append(trees, t)
+		if err := unix.MountSetattr(t, "", unix.AT_EMPTY_PATH, &unix.MountAttr{
+			Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}); err != nil {
+			return fmt.Errorf("protecting paths: making the reservation read-only: %w", err)
+		}
+	}
+	if err := unix.Setns(ns, unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("protecting paths: joining the sandbox's mount namespace: %w", err)
+	}
+	ws, err := unix.Open(pr.wsMount, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("protecting paths: opening the workspace in the sandbox: %w", err)
+	}
+	defer unix.Close(ws)
+	next := 0
+	for _, m := range pr.mounts {
+		if err := pr.mountOne(ws, m, trees, &next); err != nil {
+			return fmt.Errorf("protecting %s: %w", m.Path, err)
+		}
+	}
+	return nil
+}
+
+func (pr *protection) mountOne(ws int, m ProtectMount, trees []int, next *int) error {
+	fd, err := openBeneath(ws, m.Path)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	mode, err := fdMode(fd)
+	if err != nil {
+		return err
+	}
+	var tree int
+	switch m.Mode {
+	case ProtectReserve:
+		if mode != unix.S_IFLNK || !isReservation(fd) {
+			return errors.New("the reservation changed")
+		}
+		tree = trees[*next]
+		*next++
+	case ProtectPin, ProtectReadOnly:
+		if mode == unix.S_IFLNK || (m.Mode == ProtectPin && mode != unix.S_IFDIR) {
+			return errors.New("it changed since the sandbox was planned")
+		}
+		t, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+		if err != nil {
+			return fmt.Errorf("cloning: %w", err)
+		}
+		defer unix.Close(t)
+		if m.Mode == ProtectReadOnly {
+			if err := unix.MountSetattr(t, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+				return fmt.Errorf("making it read-only: %w", err)
+			}
+		}
+		tree = t
+	default:
+		return fmt.Errorf("unknown mode %q", m.Mode)
+	}
+	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		return fmt.Errorf("mounting: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+//go:build seccomp && linux
+
+package sandbox
+
+import (
+	"slices"
+
+	"github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+)
+
+// The file-privilege rules: what keeps a sandbox from leaving behind a file
+// that raises anyone's privileges on the host (docs/workspace.md). The user
+// namespace and the idmapped workspace already make every file the sandbox
+// creates belong to the workspace's owner; these rules make sure none of
+// them is setuid, setgid or a device node:
+//   - chmod, fchmod, fchmodat and fchmodat2 are allowed only with a mode
+//     without S_ISUID and S_ISGID;
+//   - open, openat and creat are allowed only when they cannot create (no
+//     O_CREAT, no O_TMPFILE) or when the mode has neither bit;
+//   - mkdir and mkdirat likewise (the kernel ignores the bits there, but a
+//     request for them is refused rather than silently dropped);
+//   - mknod and mknodat only make regular files, FIFOs and sockets, without
+//     the bits (no device nodes, not even overlayfs's 0:0 whiteout);
+//   - openat2 fails with ENOSYS: its flags and mode are in a struct the
+//     filter cannot read, and libc and Go fall back to openat.
+//
+// File capabilities need CAP_SETFCAP, which no sandbox has (dockerCaps),
+// and a write to an existing setgid file keeps the bit only with
+// CAP_FSETID, which no sandbox has either.
+//
+// The rules replace these syscalls' unconditional entries in Docker's
+// profile; anything they do not allow falls to its default action
+// (EPERM). They are kept apart from the rest of the profile so that other
+// rule sets (the exec gate's notify rule) stay separate.
+
+// privBits are the mode bits no sandbox may set.
+const privBits = unix.S_ISUID | unix.S_ISGID
+
+// fileRuleSyscalls are the syscalls fileRules governs.
+var fileRuleSyscalls = []string{"chmod", "fchmod", "fchmodat", "fchmodat2", "open", "openat", "openat2", "creat", "mkdir", "mkdirat", "mknod", "mknodat"}
+
+// fileRules removes fileRuleSyscalls from prof's other entries and adds
+// their conditional rules.
+func fileRules(prof *specs.LinuxSeccomp) {
+	kept := prof.Syscalls[:0]
+	for _, sc := range prof.Syscalls {
+		sc.Names = slices.DeleteFunc(slices.Clone(sc.Names), func(n string) bool { return slices.Contains(fileRuleSyscalls, n) })
+		if len(sc.Names) > 0 {
+			kept = append(kept, sc)
+		}
+	}
+	prof.Syscalls = kept
+
+	allow := func(name string, args ...specs.LinuxSeccompArg) specs.LinuxSyscall {
+		return specs.LinuxSyscall{Names: []string{name}, Action: specs.ActAllow, Args: args}
+	}
+	// masked is the condition arg & mask == want.
+	masked := func(index uint, mask, want uint64) specs.LinuxSeccompArg {
+		return specs.LinuxSeccompArg{Index: index, Value: mask, ValueTwo: want, Op: specs.OpMaskedEqual}
+	}
+	noPriv := func(modeArg uint) specs.LinuxSeccompArg { return masked(modeArg, privBits, 0) }
+	// noCreate: O_TMPFILE includes O_DIRECTORY, so test its own bit.
+	noCreate := func(flagsArg uint) specs.LinuxSeccompArg {
+		return masked(flagsArg, unix.O_CREAT|(unix.O_TMPFILE&^unix.O_DIRECTORY), 0)
+	}
+	enosys := uint(unix.ENOSYS)
+	prof.Syscalls = append(prof.Syscalls,
+		allow("chmod", noPriv(1)),
+		allow("fchmod", noPriv(1)),
+		allow("fchmodat", noPriv(2)),
+		allow("fchmodat2", noPriv(2)),
+		allow("creat", noPriv(1)),
+		allow("open", noCreate(1)), allow("open", noPriv(2)),
+		allow("openat", noCreate(2)), allow("openat", noPriv(3)),
+		allow("mkdir", noPriv(1)),
+		allow("mkdirat", noPriv(2)),
+		specs.LinuxSyscall{Names: []string{"openat2"}, Action: specs.ActErrno, ErrnoRet: &enosys},
+	)
+	for _, kind := range []uint64{0, unix.S_IFREG, unix.S_IFIFO, unix.S_IFSOCK} {
+		prof.Syscalls = append(prof.Syscalls,
+			allow("mknod", masked(1, unix.S_IFMT|privBits, kind)),
+			allow("mknodat", masked(2, unix.S_IFMT|privBits, kind)))
+	}
+}
