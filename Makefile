@@ -18,12 +18,17 @@ FUZZTIME ?= 10s
 # test's small default budget).
 ORACLE_N ?= 3000
 
-.PHONY: all provision build test unit fuzz-short smoke bench lint vet fmt demo clean oracle
+.PHONY: all provision provision-demo build test unit fuzz-short smoke bench lint vet fmt demo clean oracle
 
 all: build
 
+# provision installs what the test suite needs; provision-demo only what
+# `make demo` needs (scripts/provision.sh --list demo|test shows each).
 provision:
-	./scripts/provision.sh
+	./scripts/provision.sh test
+
+provision-demo:
+	./scripts/provision.sh demo
 
 build:
 	$(GO) build $(GOFLAGS_BUILD) -o $(BIN) ./cmd/tether
@@ -65,7 +70,7 @@ vet:
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-demo: provision build
+demo: provision-demo build
 	./scripts/demo.sh
 
 clean:

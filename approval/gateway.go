@@ -65,8 +65,31 @@ type pending struct {
 // answered through the API.
 type Notifier func(ctx context.Context, p Pending) error
 
+// Outcomes of a Resolution.
+const (
+	OutcomeAnswered  = "answered"  // a person (or bridge) answered it
+	OutcomeExpired   = "expired"   // nobody answered before the approval timeout
+	OutcomeCancelled = "cancelled" // its caller went away or its session was cleared
+)
+
+// Resolution says how a pending request left the queue, for event
+// streams: a UI removes the request when it sees one.
+type Resolution struct {
+	ID      string    `json:"id"`
+	Profile string    `json:"profile"`
+	Session string    `json:"session"`
+	Outcome string    `json:"outcome"`
+	Verdict Verdict   `json:"verdict,omitempty"` // answered only
+	By      string    `json:"by,omitempty"`      // who answered
+	Reason  string    `json:"reason,omitempty"`
+	Time    time.Time `json:"time"`
+}
+
 // GatewayOptions configures a Gateway. The zero value is valid.
 type GatewayOptions struct {
+	// Resolved, if set, is told of every request that leaves the queue.
+	// It is called without the gateway's lock held, and must not block.
+	Resolved      func(Resolution)
 	Notify        Notifier
 	NotifyTimeout time.Duration // per notification; default 10s
 	Logger        *slog.Logger
@@ -140,11 +163,11 @@ func (g *Gateway) Ask(ctx context.Context, q Question) (Answer, error) {
 		return p.delivered(q), nil
 	case <-ctx.Done():
 		g.mu.Lock()
-		defer g.mu.Unlock()
 		select {
 		case <-p.done:
 			// The answer won the race: resolve counted this waiter,
 			// so it takes the answer and confirms it.
+			g.mu.Unlock()
 			return p.delivered(q), nil
 		default:
 		}
@@ -152,8 +175,14 @@ func (g *Gateway) Ask(ctx context.Context, q Question) (Answer, error) {
 		if q.confirms {
 			p.confirming--
 		}
-		if p.waiters == 0 {
-			g.remove(k, p)
+		gone := p.waiters == 0 && g.remove(k, p)
+		g.mu.Unlock()
+		if gone {
+			out := OutcomeCancelled
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				out = OutcomeExpired
+			}
+			g.resolved(Resolution{ID: p.ID, Profile: p.Profile, Session: p.Session, Outcome: out, Time: time.Now().UTC()})
 		}
 		return Answer{}, ctx.Err()
 	}
@@ -192,19 +221,29 @@ func (p *pending) snapshot() Pending {
 	return s
 }
 
-// remove drops p from its queue.
+// resolved tells GatewayOptions.Resolved of r.
+func (g *Gateway) resolved(r Resolution) {
+	if g.opts.Resolved != nil {
+		g.opts.Resolved(r)
+	}
+}
+
+// remove drops p from its queue and reports whether it was there.
 //
 // Preconditions: g.mu is held.
-func (g *Gateway) remove(k sessionKey, p *pending) {
+func (g *Gateway) remove(k sessionKey, p *pending) bool {
 	q := g.queues[k]
-	if i := slices.Index(q, p); i >= 0 {
-		q = slices.Delete(q, i, i+1)
+	i := slices.Index(q, p)
+	if i < 0 {
+		return false
 	}
+	q = slices.Delete(q, i, i+1)
 	if len(q) == 0 {
 		delete(g.queues, k)
 	} else {
 		g.queues[k] = q
 	}
+	return true
 }
 
 // Oldest returns the session's oldest pending request: what a reconnecting
@@ -247,8 +286,9 @@ func (g *Gateway) Answer(profile, session, id string, ans Answer) error {
 	k := sessionKey{profile, session}
 	for _, p := range g.queues[k] {
 		if id == "" || p.ID == id {
-			g.resolve(k, p, ans)
+			r := g.resolve(k, p, ans, OutcomeAnswered)
 			g.mu.Unlock()
+			g.resolved(r)
 			return p.awaitStored()
 		}
 	}
@@ -263,13 +303,7 @@ func (g *Gateway) Answer(profile, session, id string, ans Answer) error {
 // many there were, once their outcomes are stored (ErrNotStored when
 // some could not be).
 func (g *Gateway) AnswerAll(profile, session string, ans Answer) (int, error) {
-	g.mu.Lock()
-	k := sessionKey{profile, session}
-	q := slices.Clone(g.queues[k])
-	for _, p := range q {
-		g.resolve(k, p, ans)
-	}
-	g.mu.Unlock()
+	q := g.resolveAll(profile, session, ans, OutcomeAnswered)
 	var errs []error
 	for _, p := range q {
 		errs = append(errs, p.awaitStored())
@@ -277,28 +311,44 @@ func (g *Gateway) AnswerAll(profile, session string, ans Answer) (int, error) {
 	return len(q), errors.Join(errs...)
 }
 
-// Clear denies every pending request of the session with reason. It does
-// not wait for the denials to be stored: the waiting calls audit them as
-// they end.
+// Clear denies every pending request of the session with reason (they
+// are reported cancelled). It does not wait for the denials to be
+// stored: the waiting calls audit them as they end.
 func (g *Gateway) Clear(profile, session, reason string) int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	k := sessionKey{profile, session}
-	q := slices.Clone(g.queues[k])
-	for _, p := range q {
-		g.resolve(k, p, Answer{Verdict: VerdictDeny, By: "engine", Reason: reason})
-	}
-	return len(q)
+	return len(g.resolveAll(profile, session, Answer{Verdict: VerdictDeny, By: "engine", Reason: reason}, OutcomeCancelled))
 }
 
-// resolve sets p's answer, wakes its waiters and dequeues it.
+// resolveAll resolves every pending request of the session and reports
+// each once g.mu is released.
+func (g *Gateway) resolveAll(profile, session string, ans Answer, outcome string) []*pending {
+	g.mu.Lock()
+	k := sessionKey{profile, session}
+	q := slices.Clone(g.queues[k])
+	var rs []Resolution
+	for _, p := range q {
+		rs = append(rs, g.resolve(k, p, ans, outcome))
+	}
+	g.mu.Unlock()
+	for _, r := range rs {
+		g.resolved(r)
+	}
+	return q
+}
+
+// resolve sets p's answer, wakes its waiters and dequeues it, and
+// returns the resolution to report once g.mu is released.
 //
 // Preconditions: g.mu is held.
-func (g *Gateway) resolve(k sessionKey, p *pending, ans Answer) {
+func (g *Gateway) resolve(k sessionKey, p *pending, ans Answer, outcome string) Resolution {
 	p.answer = ans
 	p.confirmed = make(chan error, p.confirming)
 	close(p.done)
 	g.remove(k, p)
+	r := Resolution{ID: p.ID, Profile: p.Profile, Session: p.Session, Outcome: outcome, Reason: ans.Reason, Time: time.Now().UTC()}
+	if outcome == OutcomeAnswered {
+		r.Verdict, r.By = ans.Verdict, ans.By
+	}
+	return r
 }
 
 // awaitStored waits for every confirming waiter of a resolved p to report

@@ -245,3 +245,60 @@ func TestGatewayWaiterLeavingKeepsOthers(t *testing.T) {
 	require.NoError(t, g.Answer("p", "s", "", Answer{Verdict: VerdictApprove}))
 	assert.Equal(t, VerdictApprove, (<-done2).Verdict)
 }
+
+// Every way a request leaves the queue is reported once: answered (with
+// who answered), expired at its deadline, cancelled when its caller goes
+// or its session is cleared.
+func TestGatewayReportsResolutions(t *testing.T) {
+	var mu sync.Mutex
+	var got []Resolution
+	g := NewGateway(GatewayOptions{Resolved: func(r Resolution) {
+		mu.Lock()
+		got = append(got, r)
+		mu.Unlock()
+	}})
+	ask := func(ctx context.Context, id, cmd string) chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := g.Ask(ctx, Question{ID: id, Profile: "p", Session: "s", Command: cmd})
+			done <- err
+		}()
+		return done
+	}
+	waitN := func(n int) {
+		require.Eventually(t, func() bool { return len(g.List("p", "s")) == n }, 5*time.Second, time.Millisecond)
+	}
+
+	d1 := ask(t.Context(), "r1", "rm -rf a")
+	waitN(1)
+	require.NoError(t, g.Answer("p", "s", "r1", Answer{Verdict: VerdictApprove, By: "api:c-1", Reason: "fine"}))
+	require.NoError(t, <-d1)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	d2 := ask(ctx, "r2", "rm -rf b")
+	require.ErrorIs(t, <-d2, context.DeadlineExceeded)
+
+	ctx3, cancel3 := context.WithCancel(t.Context())
+	d3 := ask(ctx3, "r3", "rm -rf c")
+	waitN(1)
+	cancel3()
+	require.ErrorIs(t, <-d3, context.Canceled)
+
+	d4 := ask(t.Context(), "r4", "rm -rf d")
+	waitN(1)
+	assert.Equal(t, 1, g.Clear("p", "s", "session cleared"))
+	require.NoError(t, <-d4)
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, got, 4)
+	assert.Equal(t, Resolution{ID: "r1", Profile: "p", Session: "s", Outcome: OutcomeAnswered, Verdict: VerdictApprove, By: "api:c-1", Reason: "fine", Time: got[0].Time}, got[0])
+	assert.Equal(t, OutcomeExpired, got[1].Outcome)
+	assert.Equal(t, "r2", got[1].ID)
+	assert.Equal(t, OutcomeCancelled, got[2].Outcome)
+	assert.Equal(t, "r3", got[2].ID)
+	assert.Equal(t, OutcomeCancelled, got[3].Outcome)
+	assert.Equal(t, "r4", got[3].ID)
+	assert.Empty(t, got[3].By, "nobody answered a cleared request")
+}

@@ -82,23 +82,68 @@ func (a *analyzer) run() {
 			a.hit(RuleForkBomb, a.text(f.Span), f.Span)
 		}
 	}
+	// Each shell has its own working directory: the script's, and that of
+	// every shell payload (bash -c '…', su -c '…') its commands ran in,
+	// keyed by the wrappers that lead to that shell.
 	cwd := a.cwd
+	cwds := map[string]string{}
 	for i := range s.Commands {
 		c := &s.Commands[i]
+		// The innermost shell around c that changed directory decides;
+		// else the script's own.
+		a.cwd = cwd
+		if d, ok := cwds[""]; ok {
+			a.cwd = d
+		}
+		for k := len(c.Wrappers); k > 0; k-- {
+			if d, ok := cwds[wrapperKey(c.Wrappers[:k])]; ok {
+				a.cwd = d
+				break
+			}
+		}
+		key := wrapperKey(c.Wrappers)
 		a.command(c)
-		a.followCd(c)
+		if a.followCd(c) {
+			cwds[key] = a.cwd
+		}
 	}
 	a.cwd = cwd
 }
+
+// wrapperKey names the chain of wrappers a command ran under.
+func wrapperKey(ws []shellparse.Wrapper) string {
+	var b strings.Builder
+	for _, w := range ws {
+		b.WriteString(w.Program)
+		for _, a := range w.Args {
+			b.WriteByte(1)
+			b.WriteString(a)
+		}
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// payloadShells are the wrappers that run their command words as a shell
+// script: a cd among them changes that shell's directory for the
+// payload's later commands.
+var payloadShells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true,
+	"mksh": true, "ash": true, "yash": true, "posh": true, "su": true, "runuser": true}
 
 // followCd tracks "cd DIR" (and pushd) so that relative names in the
 // commands after it resolve where bash will look them up ("cd /dev; dd
 // of=sda"). A cd inside a subshell does not outlive it in bash; following it
 // anyway only makes later names resolve against a directory the analysis
 // also considers, never weaker.
-func (a *analyzer) followCd(c *shellparse.Command) {
-	if (c.Program != "cd" && c.Program != "pushd") || len(c.Wrappers) > 0 {
-		return
+//
+// It reports whether c was a cd it followed. A cd under a wrapper that is
+// not a shell (sudo cd, env cd) changes no shell's directory.
+func (a *analyzer) followCd(c *shellparse.Command) bool {
+	if c.Program != "cd" && c.Program != "pushd" {
+		return false
+	}
+	if n := len(c.Wrappers); n > 0 && !payloadShells[c.Wrappers[n-1].Program] {
+		return false
 	}
 	var dir *shellparse.Word
 	for i := range c.Args {
@@ -110,11 +155,11 @@ func (a *analyzer) followCd(c *shellparse.Command) {
 	}
 	if dir == nil {
 		a.cwd = "~"
-		return
+		return true
 	}
 	if !dir.Literal && !strings.HasPrefix(dir.Value, "~") && !strings.HasPrefix(dir.Value, "$HOME") && !strings.HasPrefix(dir.Value, "${HOME}") {
 		a.cwd = "" // unknown: relative names stay relative
-		return
+		return true
 	}
 	p := a.fold(dir.Value)
 	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
@@ -122,6 +167,7 @@ func (a *analyzer) followCd(c *shellparse.Command) {
 	} else {
 		a.cwd = ""
 	}
+	return true
 }
 
 // text returns the source text at span, or the whole source when the span

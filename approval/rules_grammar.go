@@ -165,7 +165,11 @@ func (a *analyzer) deviceTargets(c *shellparse.Command, inv *grammar.Invocation)
 		}
 	}
 	for _, o := range inv.Options {
-		if o.ValueEffects.Has(grammar.Target) && isBlockDevice(a.fold(o.Value)) {
+		// A formatting tool given a disk device as any option's value
+		// (mkfs variants disagree on which options take one: -F is a
+		// flag of mke2fs and a value of mkfs.vfat) formats it: an option
+		// table that misreads a word never lowers a disk format.
+		if o.HasValue && (o.ValueEffects.Has(grammar.Target) || e.Has(grammar.Format)) && isBlockDevice(a.fold(o.Value)) {
 			block = true
 		}
 	}

@@ -29,6 +29,10 @@ func disks() []*Spec {
 			flags("--force -f --noheadings -i --json -J --lock --parsable -p --quiet -q"))},
 		&Spec{Name: "blkdiscard", Effects: Format, Operands: allTargets, Options: gnu(
 			args("--offset -o --length -l --step -p"), flags("--force -f --secure -s --zeroout -z --quiet -q --verbose -v"))},
+		// sgdisk runs every operation it is given, in order: a listing
+		// option beside a destroying one lowers nothing (only --pretend
+		// keeps it from writing). Adding, naming or retyping a partition
+		// destroys nothing (see above).
 		&Spec{Name: "sgdisk", Operands: allTargets, Options: gnu(
 			ops(flag("--zap-all -Z", Format), flag("--zap -z", Format), flag("--clear -o", Format),
 				argE("--delete -d", 0, Format), arg("--new -n", 0), arg("--largest-new -N", 0),
@@ -36,10 +40,11 @@ func disks() []*Spec {
 				flag("--randomize-guids -G", 0), argE("--gpttombr -m", 0, Format), arg("--hybrid -h", 0),
 				arg("--change-name -c", 0), arg("--typecode -t", 0), arg("--transpose -r", 0),
 				arg("--disk-guid -U", 0), arg("--partition-guid -u", 0), arg("--attributes -A", 0),
-				argE("--backup -b", Write, 0), flag("--print -p", DryRun), flag("--pretend -P", DryRun),
-				flag("--verify -v", DryRun), argE("--info -i", 0, DryRun), flag("--list-types -L", DryRun)),
-			args("--align-end --set-alignment -a --move-second-header -e --first-in-largest -f --end-of-largest -E --move-main-table -j"),
-			flags("--sort -s --print-mbr -O --version -V -D --first-aligned-in-largest -F --end-of-largest"))},
+				argE("--backup -b", Write, 0), flag("--print -p", 0), flag("--pretend -P", DryRun),
+				flag("--verify -v", 0), arg("--info -i", 0), flag("--list-types -L", 0),
+				flag("--sort -s", 0), arg("--move-second-header -e", 0), arg("--move-main-table -j", 0)),
+			args("--align-end --set-alignment -a --first-in-largest -f --end-of-largest -E"),
+			flags("--print-mbr -O --version -V -D --first-aligned-in-largest -F"))},
 		// gdisk, fdisk, cfdisk and cgdisk read commands from their input:
 		// given a device and no listing option they may rewrite it.
 		&Spec{Name: "fdisk", Aliases: []string{"gdisk", "cfdisk", "cgdisk", "fixparts"}, Effects: Format, Operands: allTargets,

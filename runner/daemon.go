@@ -125,7 +125,11 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 	// The gateway tells the server about new requests (server-sent events);
 	// the server exists only after the engine, hence the indirection.
 	var srv *Server
-	gw := approval.NewGateway(approval.GatewayOptions{Logger: log, Notify: func(ctx context.Context, p approval.Pending) error {
+	gw := approval.NewGateway(approval.GatewayOptions{Logger: log, Resolved: func(r approval.Resolution) {
+		if srv != nil {
+			srv.PublishResolution(r)
+		}
+	}, Notify: func(ctx context.Context, p approval.Pending) error {
 		var errs []error
 		if srv != nil {
 			errs = append(errs, srv.Publish(ctx, p))

@@ -122,13 +122,20 @@ func (t *Turn) Before(c *Call) *Result {
 
 // After counts r (the result of c) and returns r with any warning; it may
 // halt the turn. Refusals, blocked and pending calls never count as
-// failures.
+// failures. A file mutation that landed resets the per-call counters
+// (identical failures, no progress): the workspace changed, so running
+// the same call again is a new attempt (the fix-and-retest loop), not a
+// loop. The per-tool failure count stays.
 func (t *Turn) After(c *Call, r Result) Result {
 	if r.Class == ClassRefused || r.Class == ClassBlocked || r.Class == ClassPending {
 		return r
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if r.Effect == EffectLanded {
+		clear(t.identical)
+		clear(t.repeat)
+	}
 	var warn []string
 	halt := ""
 	if r.Class == ClassFailed {

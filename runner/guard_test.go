@@ -127,3 +127,34 @@ func TestGuardInvalidTurns(t *testing.T) {
 	assert.True(t, end, "third consecutive all-invalid batch ends the turn")
 	assert.Contains(t, why, "3 consecutive")
 }
+
+// Fix and retest: a landed patch between identical failing runs resets
+// their count, so the retest runs; without one, the third is refused.
+// The per-tool failure count stays (raised here so it does not block first).
+func TestGuardLandedMutationResetsIdentical(t *testing.T) {
+	t.Parallel()
+	tr := NewTurn(GuardConfig{ToolBlock: 8, ToolHalt: 9}, false)
+	test := call("terminal", `{"command":"make test"}`)
+	fix := call("patch", `{"path":"a.go"}`)
+	for round := range 3 {
+		for range 2 {
+			require.Nil(t, tr.Before(test), "round %d", round)
+			tr.After(test, failed("FAIL", map[string]any{"exit_code": 1}))
+		}
+		landed := succeeded("patched", nil)
+		landed.Effect = EffectLanded
+		tr.After(fix, landed)
+	}
+	require.Nil(t, tr.Before(test), "a patch landed since the last failures")
+
+	// A patch that did not land changes nothing.
+	for range 3 {
+		tr.After(test, failed("FAIL", map[string]any{"exit_code": 1}))
+	}
+	notLanded := failed("patch did not apply", nil)
+	notLanded.Effect = EffectNotLanded
+	tr.After(fix, notLanded)
+	stop := tr.Before(test)
+	require.NotNil(t, stop)
+	assert.Equal(t, "guardrail.identical-failures", stop.Rule)
+}

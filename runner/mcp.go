@@ -24,8 +24,9 @@ import (
 )
 
 // errNoElicitation is the route error when the MCP client cannot ask its
-// user: the call is then pending, and nothing ran.
-var errNoElicitation = errors.New("the MCP client does not support elicitation, so nobody can be asked")
+// user and the server has no approval queue: the call is then pending,
+// and nothing ran.
+var errNoElicitation = errors.New("the MCP client does not support elicitation and no approval queue is served, so nobody can be asked")
 
 // MCPOptions configures the MCP server of `tether mcp`.
 type MCPOptions struct {
@@ -43,6 +44,23 @@ type MCPOptions struct {
 	Guard    GuardConfig
 	Version  string
 	Logger   *slog.Logger
+	// ApprovalDir, if set, is where the server publishes its approval
+	// queue for clients that cannot elicit: a 0600 unix socket serving
+	// the daemon's approvals API and a 0600 file naming it, its client
+	// token and session (see MCPQueue), both removed when Run ends.
+	ApprovalDir string
+}
+
+// MCPQueue is what a running `tether mcp` publishes about its approval
+// queue in MCPOptions.ApprovalDir, as <pid>.json: `tether approvals
+// --mcp` reads it to answer the server's pending requests.
+type MCPQueue struct {
+	PID         int    `json:"pid"`
+	Socket      string `json:"socket"`
+	ClientToken string `json:"client_token"`
+	Session     string `json:"session"`
+	Profile     string `json:"profile"`
+	Cwd         string `json:"cwd,omitempty"`
 }
 
 // MCP is an MCP server exposing the profile's visible tools through the
@@ -58,6 +76,7 @@ type MCP struct {
 	sessions *sandbox.Sessions
 	opts     MCPOptions
 	session  string
+	profile  string // the resolved profile's name
 	route    *elicitRoute
 
 	mu       sync.Mutex
@@ -93,7 +112,15 @@ var errNeedsInput = errors.New("waiting for the user's answer through MCP elicit
 // again from the start (so the hardline floor, deny rules and mandate are
 // re-checked). The answer is bound to the question by an HMAC in the
 // request state, so it applies to that command only.
-type elicitRoute struct{ key []byte }
+//
+// A client that cannot elicit has its question queued in the engine's
+// gateway (queue, when the server publishes it), where a person answers
+// through `tether approvals --mcp` while the call waits up to the
+// approval timeout.
+type elicitRoute struct {
+	key   []byte
+	queue *approval.Gateway // nil: nobody can answer out of band
+}
 
 func (*elicitRoute) Name() string { return "mcp-elicitation" }
 
@@ -114,7 +141,10 @@ func supportsElicitation(ss *mcp.ServerSession) bool {
 func (r *elicitRoute) Ask(ctx context.Context, q approval.Question) (approval.Answer, error) {
 	st, _ := ctx.Value(mcpCallKey{}).(*mcpCall)
 	if st == nil || !supportsElicitation(st.session) {
-		return approval.Answer{}, errNoElicitation
+		if r.queue == nil {
+			return approval.Answer{}, errNoElicitation
+		}
+		return r.queue.Ask(ctx, q)
 	}
 	if st.answer != nil && hmac.Equal([]byte(st.state), []byte(r.mac(q))) {
 		res := st.answer
@@ -205,13 +235,20 @@ func NewMCP(opts MCPOptions) (*MCP, error) {
 	}
 	sessions := &sandbox.Sessions{StateRoot: opts.Sandbox.StateRoot, CgroupPrefix: opts.Sandbox.CgroupPrefix, Grace: opts.Sandbox.Grace}
 	m := &MCP{opts: opts, engine: eng, store: store, sessions: sessions, route: route,
-		session: fmt.Sprintf("mcp-%d-%s", os.Getpid(), randomID("", 3))}
+		session: fmt.Sprintf("mcp-%d-%s", os.Getpid(), randomID("", 3)), profile: prof.Name}
+	if opts.ApprovalDir != "" {
+		route.queue = eng.Gateway()
+	}
 	m.runner = &Runner{Config: cfg, ConfigErr: opts.ConfigErr, Engine: eng, Mandates: store, Sandbox: opts.Sandbox,
 		Sessions: sessions, Guard: opts.Guard, Logger: log}
-	m.Server = mcp.NewServer(&mcp.Implementation{Name: "tether", Version: opts.Version}, nil)
+	m.Server = mcp.NewServer(&mcp.Implementation{Name: "tether", Version: opts.Version}, &mcp.ServerOptions{Instructions: mcpInstructions})
+	var names []string
 	for _, t := range m.runner.Tools().Visible(prof) {
-		m.Server.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: publicSchema(t.Schema)}, m.handler(t.Name))
+		m.Server.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: publicSchema(t.Schema),
+			OutputSchema: outputSchema, Annotations: annotations(t, prof)}, m.handler(t.Name))
+		names = append(names, t.Name)
 	}
+	m.Server.AddReceivingMiddleware(negotiateMiddleware, unknownToolMiddleware(names, m.handler))
 	return m, nil
 }
 
@@ -280,7 +317,16 @@ func (m *MCP) Run(ctx context.Context, t mcp.Transport) error {
 	// Like a daemon, a server reaps what a crashed predecessor left.
 	m.runner.init()
 	reapLeftovers(m.opts.Sandbox, m.runner.log)
+	stop := func() {}
+	if m.opts.ApprovalDir != "" {
+		s, err := m.publishQueue(ctx)
+		if err != nil {
+			return errors.Join(err, m.Close())
+		}
+		stop = s
+	}
 	err := m.Server.Run(ctx, t)
+	stop() // before Close: the queue's API uses the engine and the store
 	if cerr := m.Close(); err == nil {
 		err = cerr
 	}

@@ -26,6 +26,8 @@ type mcpHelperSpec struct {
 	Config    string `json:"config"`
 	StateRoot string `json:"state_root"`
 	Prefix    string `json:"prefix"`
+	// ApprovalDir is MCPOptions.ApprovalDir.
+	ApprovalDir string `json:"approval_dir,omitempty"`
 }
 
 // mcpHelperMain serves MCP on stdin/stdout, as `tether mcp` does.
@@ -35,7 +37,7 @@ func mcpHelperMain() int {
 		return 2
 	}
 	cfg, err := config.Load(spec.Config)
-	m, err := NewMCP(MCPOptions{Config: cfg, ConfigErr: err, Version: "test",
+	m, err := NewMCP(MCPOptions{Config: cfg, ConfigErr: err, Version: "test", ApprovalDir: spec.ApprovalDir,
 		Sandbox: sandbox.Runner{StateRoot: spec.StateRoot, CgroupPrefix: spec.Prefix}})
 	if err != nil {
 		os.Stderr.WriteString(err.Error() + "\n")

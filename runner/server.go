@@ -134,7 +134,15 @@ type apiSession struct {
 
 type subscriber struct {
 	client string
-	ch     chan approval.Pending
+	ch     chan sseEvent
+}
+
+// sseEvent is one server-sent event: "approval" with a Pending request,
+// or "approval_resolved" with an approval.Resolution.
+type sseEvent struct {
+	name string
+	id   string
+	data any
 }
 
 // NewServer returns the API over r (whose Engine must be set). It checks
@@ -310,6 +318,23 @@ func randomID(prefix string, n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return prefix + hex.EncodeToString(b)
+}
+
+// Adopt registers a session that is not created through the API (an MCP
+// server's own session) as owned by a new client, so its gateway requests
+// can be listed and answered through this API with the returned client
+// token. It lives as long as its owner, never expiring idle.
+func (s *Server) Adopt(id, profile string, plat approval.Platform, job, cwd string) (token string) {
+	tok := randomID("tct_", 24)
+	client := randomID("c-", 6)
+	sess := &apiSession{ID: id, Profile: profile, Platform: plat, Job: job, Cwd: cwd,
+		Created: time.Now().UTC(), client: client, turns: map[string]*Turn{}}
+	sess.busy.Add(1) // a busy session is never idle
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clients[sha256.Sum256([]byte(tok))] = client
+	s.sessions[id] = sess
+	return tok
 }
 
 // client returns the client id of the request's client token ("" when
@@ -718,10 +743,23 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 // Publish delivers a new pending request to the event streams of the
 // client owning its session. It is the gateway's notify callback.
 func (s *Server) Publish(_ context.Context, p approval.Pending) error {
+	s.publish(p.Profile, p.Session, sseEvent{name: "approval", id: p.ID, data: p})
+	return nil
+}
+
+// PublishResolution delivers a request's leaving the queue (answered,
+// with who answered; expired; cancelled) to the event streams of the
+// client owning its session. It is the gateway's Resolved callback.
+func (s *Server) PublishResolution(r approval.Resolution) {
+	s.publish(r.Profile, r.Session, sseEvent{name: "approval_resolved", id: r.ID + "." + r.Outcome, data: r})
+}
+
+// publish queues ev on the streams of the client owning the session.
+func (s *Server) publish(profile, session string, ev sseEvent) {
 	s.mu.Lock()
-	sess := s.sessions[p.Session]
+	sess := s.sessions[session]
 	var targets []*subscriber
-	if sess != nil && sess.Profile == p.Profile {
+	if sess != nil && sess.Profile == profile {
 		for sub := range s.subs {
 			if sub.client == sess.client {
 				targets = append(targets, sub)
@@ -731,16 +769,16 @@ func (s *Server) Publish(_ context.Context, p approval.Pending) error {
 	s.mu.Unlock()
 	for _, sub := range targets {
 		select {
-		case sub.ch <- p:
+		case sub.ch <- ev:
 		default:
-			s.log.Warn("event stream full; dropping an approval event (it stays pending and listed)", "id", p.ID)
+			s.log.Warn("event stream full; dropping an approval event (the queue's listing stays right)", "event", ev.name, "id", ev.id)
 		}
 	}
-	return nil
 }
 
-// events streams server-sent events: "approval" events carrying a
-// Pending request of one of the client's sessions. Requests already
+// events streams server-sent events of the client's sessions:
+// "approval" carrying a Pending request, "approval_resolved" carrying the
+// approval.Resolution of one that left the queue. Requests already
 // pending when the stream opens are sent first.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	c := s.client(r)
@@ -753,7 +791,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusInternalServerError, "streaming is not supported")
 		return
 	}
-	sub := &subscriber{client: c, ch: make(chan approval.Pending, 64)}
+	sub := &subscriber{client: c, ch: make(chan sseEvent, 64)}
 	s.mu.Lock()
 	s.subs[sub] = struct{}{}
 	s.mu.Unlock()
@@ -766,9 +804,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, ": tether events\n\n")
-	send := func(p approval.Pending) bool {
-		b, _ := json.Marshal(p)
-		_, err := fmt.Fprintf(w, "event: approval\nid: %s\ndata: %s\n\n", p.ID, b)
+	send := func(ev sseEvent) bool {
+		b, _ := json.Marshal(ev.data)
+		_, err := fmt.Fprintf(w, "event: %s\nid: %s\ndata: %s\n\n", ev.name, ev.id, b)
 		fl.Flush()
 		return err == nil
 	}
@@ -776,7 +814,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	for _, sess := range s.clientSessions(c) {
 		for _, p := range s.engine.Gateway().List(sess.Profile, sess.ID) {
 			seen[p.ID] = true
-			if !send(p) {
+			if !send(sseEvent{name: "approval", id: p.ID, data: p}) {
 				return
 			}
 		}
@@ -795,12 +833,15 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			fl.Flush()
-		case p := <-sub.ch:
-			if seen[p.ID] {
-				continue
+		case ev := <-sub.ch:
+			// A request listed at the start may be announced again.
+			if ev.name == "approval" {
+				if seen[ev.id] {
+					continue
+				}
+				seen[ev.id] = true
 			}
-			seen[p.ID] = true
-			if !send(p) {
+			if !send(ev) {
 				return
 			}
 		}

@@ -1,22 +1,52 @@
 #!/usr/bin/env bash
-# Installs, idempotently, every Debian package that tether's build and tests
-# need. Safe to run repeatedly: it installs only what is missing and runs
-# apt-get update only when something is. Needs root (or sudo) when anything is
+# Installs, idempotently, the Debian packages one of tether's entry points
+# needs:
+#
+#   provision.sh demo   what `make demo` needs: the cgo toolchain, libseccomp
+#                       and what the demo's sandboxed commands use
+#   provision.sh test   (the default) that and everything the test suite,
+#                       benchmarks and rootfs builds use
+#   provision.sh --list demo|test   print the profile's packages, install nothing
+#
+# Safe to run repeatedly: it installs only what is missing and runs apt-get
+# update only when something is. Needs root (or sudo) when anything is
 # missing; prints what is missing otherwise.
 set -euo pipefail
 
-packages=(
-	gcc libc6-dev pkg-config make git  # cgo toolchain for libcontainer
+demo_packages=(
+	gcc libc6-dev pkg-config make      # cgo toolchain for libcontainer
 	libseccomp-dev                     # -tags seccomp
+	git                                # go build's VCS stamp; the demo's workspace is a git repository
+	curl ca-certificates               # the demo's poisoned run calls an unknown host with curl
+)
+test_packages=(
 	busybox-static debootstrap         # tether rootfs build
 	bubblewrap runc util-linux         # scripts/bench-launch.sh baselines (unshare, bwrap, runc)
 	uidmap passwd                      # rootless tests: newuidmap, useradd
-	iproute2 curl ca-certificates      # sandbox network tests
+	iproute2                           # sandbox network tests
 	python3                            # clients inside the sandbox in tests
 	e2fsprogs xfsprogs                 # disk-limit tests: loop-mounted ext4 (prjquota) and XFS images
 	vagrant                            # `vagrant validate` of the Vagrantfile (scripts/scripts_test.go)
 	chromium                           # headless browser tests of the mandate page (ui/browser_test.go)
 )
+
+list=0
+if [ "${1:-}" = --list ]; then
+	list=1
+	shift
+fi
+case "${1:-test}" in
+demo) packages=("${demo_packages[@]}") ;;
+test) packages=("${demo_packages[@]}" "${test_packages[@]}") ;;
+*)
+	echo "usage: provision.sh [--list] [demo|test]" >&2
+	exit 2
+	;;
+esac
+if [ "$list" = 1 ]; then
+	printf '%s\n' "${packages[@]}"
+	exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -67,3 +67,28 @@ func TestVagrantfileValidates(t *testing.T) {
 		assert.Contains(t, string(out), box+": Ignoring provider config", "machine %s is not defined", box)
 	}
 }
+
+// TestProvisionProfiles checks the package lists of scripts/provision.sh:
+// `make demo` installs the demo profile only, a subset of the test
+// profile without the heavy test-only tools.
+func TestProvisionProfiles(t *testing.T) {
+	list := func(profile string) []string {
+		out, err := exec.Command("bash", "provision.sh", "--list", profile).Output()
+		require.NoError(t, err)
+		return strings.Fields(string(out))
+	}
+	demo, test := list("demo"), list("test")
+	for _, p := range demo {
+		assert.Contains(t, test, p, "the test profile includes the demo's")
+	}
+	for _, p := range []string{"gcc", "libc6-dev", "libseccomp-dev", "git"} {
+		assert.Contains(t, demo, p)
+	}
+	for _, p := range []string{"chromium", "vagrant", "runc", "bubblewrap", "debootstrap", "busybox-static"} {
+		assert.NotContains(t, demo, p)
+		assert.Contains(t, test, p)
+	}
+	out, err := exec.Command("bash", "provision.sh", "nonsense").CombinedOutput()
+	assert.Error(t, err)
+	assert.Contains(t, string(out), "usage:")
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -34,6 +35,46 @@ type approvalsFlags struct {
 	token   string
 	session string
 	asJSON  bool
+	mcp     bool
+}
+
+// envMCPApprovalDir overrides where `tether mcp` publishes its approval
+// queue and where `tether approvals --mcp` looks for it.
+const envMCPApprovalDir = "TETHER_MCP_APPROVAL_DIR"
+
+func mcpApprovalDir() string {
+	if d := os.Getenv(envMCPApprovalDir); d != "" {
+		return d
+	}
+	return runner.DefaultMCPApprovalDir()
+}
+
+// useMCPQueue points f at the approval queue of the one running `tether
+// mcp` of this user (--mcp): its socket, client token and session.
+func useMCPQueue(f *approvalsFlags) error {
+	if !f.mcp {
+		return nil
+	}
+	qs, err := runner.MCPQueues(mcpApprovalDir())
+	if err != nil {
+		return &exitError{Code: 1, Err: fmt.Errorf("finding the MCP servers' approval queues: %w", err)}
+	}
+	if f.session != "" {
+		qs = slices.DeleteFunc(qs, func(q runner.MCPQueue) bool { return q.Session != f.session })
+	}
+	switch len(qs) {
+	case 0:
+		return &exitError{Code: 1, Err: fmt.Errorf("no running tether mcp publishes an approval queue in %s", mcpApprovalDir())}
+	case 1:
+	default:
+		var ss []string
+		for _, q := range qs {
+			ss = append(ss, fmt.Sprintf("%s (pid %d, %s)", q.Session, q.PID, q.Cwd))
+		}
+		return &exitError{Code: 2, Err: fmt.Errorf("%d tether mcp servers are running; name one with --session: %s", len(qs), strings.Join(ss, ", "))}
+	}
+	f.socket, f.token, f.session = qs[0].Socket, qs[0].ClientToken, qs[0].Session
+	return nil
 }
 
 func newApprovalsCmd() *cobra.Command {
@@ -53,6 +94,12 @@ client token (the client_token of POST /v1/sessions) with --client-token
 or $TETHER_CLIENT_TOKEN. For a session "tether run --session S" made, the
 token is found on its own (--session S, by name or by the daemon's id).
 
+With --mcp they answer the queue of the running "tether mcp" instead: when
+its MCP client cannot elicit, a command needing approval waits there (up
+to the profile's approvals.timeout) for a person on this machine. --mcp
+finds the server's socket, client token and session itself; with several
+servers running, name one with --session.
+
 Answers always name a session (--session): one session never answers
 another's requests. Without an ID or --all, the session's oldest request
 is answered.
@@ -67,6 +114,7 @@ such request, 2 for bad usage.`,
 	pf.StringVar(&f.token, "client-token", "", "client token owning the sessions (default: $TETHER_CLIENT_TOKEN)")
 	pf.StringVar(&f.session, "session", "", "session id")
 	pf.BoolVar(&f.asJSON, "json", false, "print JSON")
+	pf.BoolVar(&f.mcp, "mcp", false, "use the queue of the running tether mcp (its client cannot elicit) instead of tether serve's")
 	cmd.AddCommand(newApprovalsListCmd(f), newApprovalsAnswerCmd(f, approval.VerdictApprove), newApprovalsAnswerCmd(f, approval.VerdictDeny))
 	return cmd
 }
@@ -79,6 +127,9 @@ func newApprovalsListCmd(f *approvalsFlags) *cobra.Command {
 the client. Requires "tether serve"; not running: exit 1 with that message.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := useMCPQueue(f); err != nil {
+				return err
+			}
 			c, err := dialDaemon(f)
 			if err != nil {
 				return err
@@ -114,8 +165,9 @@ the client. Requires "tether serve"; not running: exit 1 with that message.`,
 
 func newApprovalsAnswerCmd(f *approvalsFlags, v approval.Verdict) *cobra.Command {
 	var (
-		all   bool
-		scope string
+		all    bool
+		scope  string
+		reason string
 	)
 	verb := "approve"
 	if v == approval.VerdictDeny {
@@ -129,7 +181,13 @@ request ID, or every one with --all. Requires "tether serve"; not running:
 exit 1 with that message.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := useMCPQueue(f); err != nil {
+				return err
+			}
 			req := runner.Decision{All: all, Verdict: string(v), Reason: "answered with tether approvals by " + userName()}
+			if reason != "" {
+				req.Reason = strings.Join(strings.Fields(reason), " ") + " (" + req.Reason + ")"
+			}
 			if len(args) == 1 {
 				req.ID = args[0]
 			}
@@ -168,6 +226,8 @@ exit 1 with that message.`,
 	cmd.Flags().BoolVar(&all, "all", false, "answer every pending request of the session")
 	if v == approval.VerdictApprove {
 		cmd.Flags().StringVar(&scope, "scope", "once", "once, session or always")
+	} else {
+		cmd.Flags().StringVar(&reason, "reason", "", "why, told to the agent with the denial")
 	}
 	return cmd
 }

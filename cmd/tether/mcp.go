@@ -30,8 +30,12 @@ deny rules refuse, the job's mandate (--job) is enforced, and file tools
 cannot leave the workspace or write protected paths.
 
 When a command needs approval and the client supports elicitation, the user
-is asked through it (once, session, always or deny). A client without
-elicitation gets a pending result that says nothing ran.
+is asked through it (once, session, always or deny). When the client cannot
+elicit, the request waits in this server's approval queue, up to the
+profile's approvals.timeout, for a person on this machine to answer it with
+"tether approvals --mcp list|approve|deny"; unanswered, it is denied and
+nothing ran. The queue is a 0600 socket in $TETHER_MCP_APPROVAL_DIR, else
+the "mcp" directory next to tether serve's default socket.
 
 The workspace is the profile's terminal.cwd, else the current directory.
 --platform says where the calls come from: cli (the default, a person's own
@@ -61,7 +65,7 @@ Exit status: 0 when the client closed the session, 1 when it cannot start
 			// stdout carries the protocol: logs go to stderr only.
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 			m, err := runner.NewMCP(runner.MCPOptions{Config: cfg, Profile: profile, Job: job, Platform: plat, Cwd: wd,
-				Sandbox: *runnerFor(stateRoot, prefix, "", 0), Version: version, Logger: log})
+				Sandbox: *runnerFor(stateRoot, prefix, "", 0), Version: version, Logger: log, ApprovalDir: mcpApprovalDir()})
 			if err != nil {
 				return &exitError{Code: 1, Err: err}
 			}

@@ -326,12 +326,13 @@ var diskTools = map[string]diskTool{
 	"wipefs":     {safe: append([]string{"-n", "--no-act"}, helpArgs...), needs: []string{"-a", "--all", "-o", "--offset"}, spec: &wipefsSpec},
 	"shred":      {safe: helpArgs, spec: &shredSpec},
 	"blkdiscard": {safe: helpArgs, spec: &blkdiscardSpec},
-	"sgdisk": {safe: append([]string{"-p", "--print", "-i", "--info", "-v", "--verify", "-P", "--pretend", "-L", "--list-types", "-O", "--print-mbr"}, helpArgs...), spec: &sgdiskSpec,
-		// sgdisk writes only when an option changes the table.
-		needs: []string{"-Z", "--zap-all", "-z", "--zap", "-o", "--clear", "-n", "--new", "-d", "--delete", "-t", "--typecode",
-			"-N", "--largest-new", "-c", "--change-name", "-g", "--mbrtogpt", "-m", "--gpttombr", "-h", "--hybrid", "-l", "--load-backup",
-			"-r", "--transpose", "-R", "--replicate", "-s", "--sort", "-A", "--attributes", "-U", "--disk-guid", "-u", "--partition-guid",
-			"-G", "--randomize-guids", "-e", "--move-second-header", "-j", "--move-main-table", "-k", "--move-backup-table", "-C", "--recompute-chs"}},
+	// sgdisk runs every operation it is given: a listing beside a zap
+	// still zaps, so only --pretend (and help) is safe. It destroys only
+	// what zaps, clears, deletes or replaces the table; adding or naming
+	// a partition destroys nothing.
+	"sgdisk": {safe: append([]string{"-P", "--pretend"}, helpArgs...), spec: &sgdiskSpec,
+		needs: []string{"-Z", "--zap-all", "-z", "--zap", "-o", "--clear", "-d", "--delete", "-g", "--mbrtogpt", "-m", "--gpttombr",
+			"-l", "--load-backup", "-R", "--replicate"}},
 	"gdisk": {safe: append([]string{"-l"}, helpArgs...), stdin: true},
 	"fdisk": {safe: append([]string{"-l", "--list", "-x", "--list-details"}, helpArgs...), stdin: true, spec: &fdiskSpec},
 	"sfdisk": {safe: append([]string{"-l", "--list", "-d", "--dump", "-J", "--json", "-s", "--show-size", "-V", "--verify",

@@ -56,8 +56,9 @@ func TestClassifyCalls(t *testing.T) {
 		{"mkfs.minix", []string{"-n", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow}, // -n takes the device as its value
 		{"blkdiscard", []string{"-p", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},
 		{"blkdiscard", []string{"-f", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierHardline},
-		{"sgdisk", []string{"--iterations=1", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow}, // unknown option: refused
-		{"sgdisk", []string{"-n", "1:0:+512M", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierHardline},
+		{"sgdisk", []string{"--iterations=1", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},      // unknown option: refused
+		{"sgdisk", []string{"-n", "1:0:+512M", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierAllow}, // adds a partition: destroys nothing
+		{"sgdisk", []string{"-p", "-Z", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierHardline},     // a listing beside a zap still zaps
 		{"sgdisk", []string{"-p", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},
 		{"sgdisk", []string{"-af", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow}, // an alignment alone changes nothing
 		{"systemctl", []string{"--no-bl", "reboot"}, []string{"", ""}, approval.TierHardline},
