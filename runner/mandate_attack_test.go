@@ -53,13 +53,14 @@ func TestMandateRefusesMakeShellInjection(t *testing.T) {
 	assert.Equal(t, ClassSucceeded, out[2].Class, out[2].Message)
 	assert.NoFileExists(t, pwned, "the assignments are part of the rule: the payload never ran")
 
-	// Control: the same command, unchecked (a job in observe mode), runs
-	// the payload, so the assertion above can fail.
-	ctl := Batch{Platform: approval.PlatformCron, Job: "control", Session: "c1", Calls: []RawCall{
-		rawCall("1", "terminal", args("command", hostile)),
-	}}
-	res := r.Execute(ctx, ctl, nil).Results[0]
-	require.Equal(t, ClassSucceeded, res.Class, res.Message)
+	// Control: the same command run directly, with nothing in the way,
+	// runs the payload, so the assertion above can fail. (Through the
+	// pipeline the approval tier now holds it too: make's SHELL= and
+	// BASH_ENV= operands execute code.)
+	ctl := exec.CommandContext(ctx, "sh", "-c", hostile)
+	ctl.Dir = ws
+	outb, err := ctl.CombinedOutput()
+	require.NoError(t, err, "%s", outb)
 	assert.FileExists(t, pwned, "the attack works when nothing stops it")
 }
 

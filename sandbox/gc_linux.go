@@ -358,8 +358,8 @@ func removeDeadTempLocks(stateRoot string, fail func(error)) []string {
 	var removed []string
 	for _, e := range entries {
 		name := e.Name()
-		id, ok := strings.CutPrefix(name, ".")
-		if id, ok = strings.CutSuffix(id, ".tmp"); !ok || !strings.HasPrefix(name, ".") {
+		id, isTemp := strings.CutSuffix(strings.TrimPrefix(name, "."), ".tmp")
+		if !isTemp || !strings.HasPrefix(name, ".") {
 			continue
 		}
 		p := filepath.Join(dir, name)

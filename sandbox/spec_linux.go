@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"sync"
 
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"github.com/opencontainers/runc/libcontainer/specconv"
@@ -273,6 +274,13 @@ func (c Config) resources(r *specs.LinuxResources) {
 	}
 }
 
+// specconvMu serialises specconv.CreateLibcontainerConfig: with a user
+// namespace it rewrites the owner of every device node in place, and the
+// default device nodes are package-level values of specconv shared by every
+// translation (a data race between two sandboxes set up at once). Each
+// translation then takes copies of its nodes under the lock.
+var specconvMu sync.Mutex
+
 // Libcontainer translates the config into libcontainer's configuration for
 // a container named id. It is pure apart from libcontainer reading the
 // process's working directory (used only for relative paths, which
@@ -288,12 +296,22 @@ func (c Config) Libcontainer(id string, p Placement) (*configs.Config, error) {
 	if f, err := sandboxFilters(); err == nil && s.Linux.Seccomp == f.spec {
 		s.Linux.Seccomp, filter = nil, f.lc
 	}
+	specconvMu.Lock()
 	lc, err := specconv.CreateLibcontainerConfig(&specconv.CreateOpts{
 		CgroupName:      id,
 		Spec:            s,
 		RootlessEUID:    p.Rootless,
 		RootlessCgroups: p.Rootless,
 	})
+	if err == nil {
+		// Our own copies, so that the next translation's rewrite of the
+		// shared nodes cannot race with this config being used.
+		for i, d := range lc.Devices {
+			c := *d
+			lc.Devices[i] = &c
+		}
+	}
+	specconvMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("translating sandbox config: %w", err)
 	}

@@ -21,23 +21,9 @@ type wrapSpec struct {
 	// longArg lists the long options (without "--") that take an argument
 	// when it is not attached with "=".
 	longArg []string
-	// operands is how many operands precede the command (timeout's
-	// DURATION, chrt's PRIORITY, taskset's MASK, flock's FILE).
-	operands int
-	// stop lists short options that mean no command is run: a lookup, a
-	// listing or an attach to an existing process ("command -v", "sudo -l",
-	// "taskset -p").
-	stop string
-	// longStop lists the long options with the same meaning.
-	longStop []string
 	// longFlags lists the other long options, so that an abbreviation
 	// ("--s" for "--split-string") resolves as getopt_long resolves it.
 	longFlags []string
-	// assigns reports whether NAME=VALUE words before the command are
-	// environment assignments (env, sudo).
-	assigns bool
-	// extra reports whether the command receives run-time arguments.
-	extra bool
 }
 
 // opt is one option seen by scanOpts.
@@ -74,8 +60,8 @@ func scanOpts(ws []Word, i int, sp *wrapSpec, fn func(opt)) int {
 			if eq := strings.IndexByte(o.name, '='); eq >= 0 {
 				o.name, o.arg = o.name[:eq], o.name[eq+1:]
 				o.argIdx, o.inline = j-1, true
-				o.name = expandLong(o.name, sp.longArg, sp.longFlags, sp.longStop)
-			} else if o.name = expandLong(o.name, sp.longArg, sp.longFlags, sp.longStop); contains(sp.longArg, o.name) && j < len(ws) {
+				o.name = expandLong(o.name, sp.longArg, sp.longFlags)
+			} else if o.name = expandLong(o.name, sp.longArg, sp.longFlags); contains(sp.longArg, o.name) && j < len(ws) {
 				o.arg, o.argIdx = ws[j].Value, j
 				j++
 			}
@@ -144,14 +130,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// stops reports whether o is one of sp's no-command options.
-func (sp *wrapSpec) stops(o opt) bool {
-	if o.long {
-		return contains(sp.longStop, o.name)
-	}
-	return strings.Contains(sp.stop, o.name)
 }
 
 // splitAssign splits a NAME=VALUE word given to env or sudo.
@@ -455,12 +433,11 @@ func (w *walker) peelSu(name string, cs *cmdState, i int, c ctx) (int, bool) {
 // later, parsed as a payload with trap as its wrapper.
 func (w *walker) peelTrap(cs *cmdState, i int, c ctx) (int, bool) {
 	j := i + 1
-	for j < len(cs.words) && cs.words[j].Literal && strings.HasPrefix(cs.words[j].Value, "-") && cs.words[j].Value != "-" {
-		if cs.words[j].Value == "--" {
-			j++
-			break
+	if j < len(cs.words) && cs.words[j].Literal && strings.HasPrefix(cs.words[j].Value, "-") && cs.words[j].Value != "-" {
+		if cs.words[j].Value != "--" {
+			return 0, false // trap -l, trap -p: listings
 		}
-		return 0, false // trap -l, trap -p: listings
+		j++
 	}
 	if j+1 >= len(cs.words) || (cs.words[j].Literal && (cs.words[j].Value == "-" || cs.words[j].Value == "")) {
 		return 0, false // a reset, or trap SIGNAL alone

@@ -383,7 +383,7 @@ func saveCLISession(file string, s *cliSession) error {
 	}
 	defer os.Remove(tmp.Name())
 	// CreateTemp makes the file 0600 already; say it anyway.
-	if err := tmp.Chmod(0o600); err == nil {
+	if err = tmp.Chmod(0o600); err == nil {
 		_, err = tmp.Write(append(data, '\n'))
 	}
 	if cerr := tmp.Close(); err == nil {

@@ -113,7 +113,11 @@ func TestKeeperIgnoresTerminationSignals(t *testing.T) {
 		b, _ := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status")
 		for _, line := range strings.Split(string(b), "\n") {
 			if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
-				return strings.TrimSpace(v) != "0000000000000000"
+				// All three ignored (bits SIGHUP 1, SIGINT 2, SIGTERM
+				// 15), not only the first the constructor set.
+				mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+				const want = 1<<(1-1) | 1<<(2-1) | 1<<(15-1)
+				return err == nil && mask&want == want
 			}
 		}
 		return false
