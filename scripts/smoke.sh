@@ -22,6 +22,9 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tether-smoke.XXXXXX")
+# A sandbox's root is an unprivileged host id (docs/workspace.md): it must
+# traverse to the empty roots under the state root; mktemp makes 0700.
+chmod 0711 "$work"
 export TETHER_STATE_ROOT="$work/state" TETHER_CGROUP_PREFIX="tether-smoke-$$"
 cleanup() {
 	"$bin" gc >/dev/null 2>&1 || true
