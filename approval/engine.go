@@ -271,7 +271,10 @@ type Options struct {
 //
 //  1. parser limits: input over the size limit is refused unanalysed;
 //  2. the hardline floor: never runs, whatever else is configured;
-//  3. the profile's deny globs (Options.Deny);
+//  3. the profile's deny globs (Options.Deny), then its ask globs
+//     (MatchAskGlobs): a match goes to a person, and nothing of steps 5–7
+//     nor the smart reviewer answers it (nor a command with code those
+//     globs cannot see into, when the profile has any);
 //  4. the job's mandate (Options.Mandate): block, or escalate to a person
 //     (interactive platforms with interactive_violation: approve only);
 //  5. commands with no finding run; process yolo, session yolo and
@@ -571,8 +574,13 @@ func (e *Engine) decide(ctx context.Context, req Request, d Decision) Decision {
 	// off, the allowlist and session approvals must not run what the deny
 	// rules could not check.
 	escalate := ""
-	if len(prof.Approvals.Deny) > 0 && (a.Script == nil || len(a.Script.Opaque) > 0) {
-		escalate = "contains code the profile's deny rules cannot check (" + describe(a.Findings, TierApproval) + ")"
+	if len(prof.Approvals.Deny)+len(prof.Approvals.Ask) > 0 && (a.Script == nil || len(a.Script.Opaque) > 0) {
+		escalate = "contains code the profile's deny and ask rules cannot check (" + describe(a.Findings, TierApproval) + ")"
+	} else if f, ok := MatchAskGlobs(prof.Approvals.Ask, a); ok {
+		// 3b. User ask globs: a person answers, even for a command the
+		// catalog allows.
+		d.Rules = append(d.Rules, f.Rule)
+		escalate = fmt.Sprintf("%s (profile %s): %s", f.Description, prof.Name, f.Reason)
 	}
 
 	// 4. The job's mandate.
@@ -664,10 +672,14 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 	q := Question{ID: d.ID, Profile: prof.Name, Session: req.Session, Platform: req.Platform,
 		Command: d.Command, Findings: redactFindings(a.Findings, func(s string) string { return e.redact(prof.Name, s) }),
 		Cwd: req.Cwd, Reason: escalated, Created: d.Time, Scopes: []Scope{ScopeOnce}, raw: req.Command}
-	if req.Session != "" {
-		q.Scopes = append(q.Scopes, ScopeSession)
-	}
 	if escalated == "" {
+		// An escalated question (an ask rule, a mandate escalation, code
+		// the deny rules cannot check) is asked every time: session
+		// approvals and the allowlist are not consulted for it, so an
+		// answer covering more than this call would be a promise not kept.
+		if req.Session != "" {
+			q.Scopes = append(q.Scopes, ScopeSession)
+		}
 		q.Scopes = append(q.Scopes, ScopeAlways)
 	}
 	q.Covers = e.covers(prof.Name, req.Session, a, q.Scopes)

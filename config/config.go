@@ -183,7 +183,13 @@ type Approvals struct {
 	CommandAllowlist []string `yaml:"command_allowlist" json:"command_allowlist"`
 	// Deny holds globs matched against normalised programs; a match
 	// refuses the command whoever approves.
-	Deny  []string `yaml:"deny" json:"deny"`
+	Deny []string `yaml:"deny" json:"deny"`
+	// Ask holds globs like Deny's, on the same normalised programs; a match
+	// goes to a person even when the rule catalog would allow the command.
+	// Yolo, mode off, the allowlist, session approvals and the smart
+	// reviewer do not answer it, and an unattended platform, where nobody
+	// can be asked, refuses it. The hardline floor and Deny still win.
+	Ask   []string `yaml:"ask" json:"ask"`
 	Smart Smart    `yaml:"smart" json:"smart"`
 	// Webhook is told about every request queued for the gateway
 	// platform (tether serve), besides the API's server-sent events.

@@ -251,6 +251,11 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 			v.errorf(at("approvals", "deny", strconv.Itoa(i)), "deny entry: %v", err)
 		}
 	}
+	for i, g := range a.Ask {
+		if err := CheckGlob(g); err != nil {
+			v.errorf(at("approvals", "ask", strconv.Itoa(i)), "ask entry: %v", err)
+		}
+	}
 	s := &a.Smart
 	if s.Timeout == 0 {
 		s.Timeout = Duration(DefaultSmartTimeout)
