@@ -458,6 +458,14 @@ func (e *Engine) Decide(ctx context.Context, req Request) (Decision, error) {
 		Platform: req.Platform, Job: req.Job, Time: start.UTC(), DecidedBy: "engine"}
 	d.Command = e.redact(d.Profile, req.Command)
 	d = e.decide(ctx, req, d)
+	return e.finish(ctx, start, d)
+}
+
+// finish records d, the decision of a call started at start, and returns
+// it with its error (see Decide): the person's answer is acknowledged
+// only once the record is stored, and an allowed decision that cannot be
+// recorded is a refusal.
+func (e *Engine) finish(ctx context.Context, start time.Time, d Decision) (Decision, error) {
 	d.Elapsed = e.opts.Now().Sub(start)
 	if !d.Allowed && d.Message == "" {
 		d.Message = denyMessage(d)
@@ -717,8 +725,16 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 		}
 	}
 
+	return e.askPerson(ctx, prof, q, d, a, describe(a.Findings, TierApproval))
+}
+
+// askPerson asks q of the person the platform reaches (the CLI prompter,
+// the gateway queue) and turns the answer into d. what describes the
+// findings for the audit record of the question. Unattended platforms
+// must have been answered before.
+func (e *Engine) askPerson(ctx context.Context, prof *config.Profile, q Question, d Decision, a *Analysis, what string) Decision {
 	var human Route
-	switch req.Platform {
+	switch q.Platform {
 	case PlatformCLI:
 		if e.opts.Prompter != nil {
 			human = e.opts.Prompter
@@ -727,10 +743,10 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 		human = e.gateway
 	}
 	if human == nil {
-		d.Route = string(req.Platform)
+		d.Route = string(q.Platform)
 		reason := "nobody can be asked: no terminal prompt is available"
-		if escalated != "" {
-			reason += "; only a person may approve it: " + escalated
+		if d.Escalation != "" {
+			reason += "; only a person may approve it: " + d.Escalation
 		}
 		return deny(d, StageRoute, reason)
 	}
@@ -740,7 +756,7 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 	// The request is on record before anyone sees it: a question nobody
 	// can account for later is not asked.
 	asked := d
-	asked.Event, asked.Route, asked.Reason = EventAsked, human.Name(), joinReasons(q.Reason, describe(a.Findings, TierApproval))
+	asked.Event, asked.Route, asked.Reason = EventAsked, human.Name(), joinReasons(q.Reason, what)
 	asked.Allowed, asked.Stage = false, StageRoute
 	if err := e.audit.Append(ctx, asked); err != nil {
 		d.Route = human.Name()

@@ -42,6 +42,7 @@ type Profile struct {
 	Terminal         Terminal  `yaml:"terminal" json:"terminal"`
 	Secrets          Secrets   `yaml:"secrets" json:"secrets"`
 	Approvals        Approvals `yaml:"approvals" json:"approvals"`
+	Files            Files     `yaml:"files" json:"files"`
 	EnabledToolsets  []string  `yaml:"enabled_toolsets" json:"enabled_toolsets"`
 	DisabledToolsets []string  `yaml:"disabled_toolsets" json:"disabled_toolsets"`
 	Mandate          Mandate   `yaml:"mandate" json:"mandate"`

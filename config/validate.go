@@ -300,6 +300,7 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 			}
 		}
 	}
+	v.checkFiles(&p.Files, at)
 	if p.Mandate.InteractiveViolation == "" {
 		p.Mandate.InteractiveViolation = ViolationBlock
 	}

@@ -126,7 +126,9 @@ func (*elicitRoute) Name() string { return "mcp-elicitation" }
 
 func (r *elicitRoute) mac(q approval.Question) string {
 	h := hmac.New(sha256.New, r.key)
-	fmt.Fprintf(h, "%s\x00%s\x00%s", q.Profile, q.Cwd, q.Command)
+	// The tool keeps an answer about a file access from answering a
+	// terminal command of the same text, and the reverse.
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", q.Profile, q.Cwd, q.Tool, q.Command)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
