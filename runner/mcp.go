@@ -183,7 +183,11 @@ func elicitParams(q approval.Question) *mcp.ElicitParams {
 		why = append(why, q.Reason)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "tether: the agent wants to run\n\n    %s\n\nin %s. Flagged: %s.\n", q.Command, q.Cwd, strings.Join(why, "; "))
+	verb := "run"
+	if q.Tool != "" {
+		verb = "use a file tool (not a shell command)"
+	}
+	fmt.Fprintf(&b, "tether: the agent wants to %s\n\n    %s\n\nin %s. Flagged: %s.\n", verb, q.Command, q.Cwd, strings.Join(why, "; "))
 	// Say exactly what each answer lets run, so "session" is not read as
 	// "everything flagged for the same reasons".
 	var offered []string
