@@ -79,6 +79,10 @@ type Terminal struct {
 	// EnvPassthrough names the variables copied from the caller's
 	// environment into commands. Nothing else is inherited.
 	EnvPassthrough []string `yaml:"env_passthrough" json:"env_passthrough"`
+	// Mounts are extra host paths shown in the sandbox at the same path
+	// (build caches such as ~/.cache/go-build or ~/.npm). See Mount for
+	// what is refused.
+	Mounts []Mount `yaml:"mounts" json:"mounts"`
 }
 
 // NetworkMode is a sandbox's network access.

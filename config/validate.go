@@ -21,6 +21,7 @@ type validator struct {
 	file     string
 	root     *yaml.Node
 	problems []Problem
+	own      []string // tether's own paths (OwnPaths), which no mount may overlap
 }
 
 // lineOf returns the line of the value at path (mapping keys, or decimal
@@ -103,6 +104,7 @@ func (v *validator) check(cfg *Config, baseDir string) {
 	if _, ok := cfg.Profiles[cfg.DefaultProfile]; !ok {
 		v.errorf([]string{"default_profile"}, "default_profile %q is not defined under profiles", cfg.DefaultProfile)
 	}
+	v.own = OwnPaths(cfg)
 	for name, p := range cfg.Profiles {
 		path := []string{"profiles", name}
 		if !ValidName(name) {
@@ -115,6 +117,7 @@ func (v *validator) check(cfg *Config, baseDir string) {
 		p.Name = name
 		v.checkProfile(p, path, baseDir)
 	}
+	v.checkCrossMounts(cfg)
 }
 
 func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
@@ -212,6 +215,7 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 		yes := true
 		t.PersistCwd = &yes
 	}
+	v.checkMounts(t, at, baseDir, v.own)
 	for i, name := range t.EnvPassthrough {
 		if !envNamePatern().MatchString(name) {
 			v.errorf(at("terminal", "env_passthrough", strconv.Itoa(i)), "invalid environment variable name %q", name)

@@ -124,6 +124,7 @@ func clonePolicy(p TerminalPolicy) TerminalPolicy {
 	p.EnvPassthrough = slices.Clone(p.EnvPassthrough)
 	p.Network.Allow = slices.Clone(p.Network.Allow)
 	p.Network.Deny = slices.Clone(p.Network.Deny)
+	p.Mounts = slices.Clone(p.Mounts)
 	if p.PersistCwd != nil {
 		v := *p.PersistCwd
 		p.PersistCwd = &v

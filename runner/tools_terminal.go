@@ -123,7 +123,8 @@ func (r *Runner) lookupEnv() func(string) (string, bool) {
 // config and state). It is the one translation: the daemon, the MCP
 // server and tether run all place commands with it. The sandbox itself
 // freezes the workspace's protected paths (package protect), so a command
-// cannot plant hooks or rc files. Proxy network mode starts as no network
+// cannot plant hooks or rc files. The profile's terminal.mounts become
+// binds (mountBinds). Proxy network mode starts as no network
 // here; runSandbox joins the command to its egress namespace (egress.go).
 func SandboxConfig(pol TerminalPolicy, root string, cmdEnv []string, timeout time.Duration, hide []string) (sandbox.Config, error) {
 	layout, err := rootfs.Layout{}, error(nil)
@@ -156,6 +157,11 @@ func SandboxConfig(pol TerminalPolicy, root string, cmdEnv []string, timeout tim
 	// tether's own config and state are hidden in the sandbox when they
 	// lie in the workspace (sandbox.Config.Hide).
 	cfg.Hide = hide
+	// The profile's extra mounts, checked on the host as it is now: one
+	// translation for one-shot and session sandboxes alike.
+	if cfg.Binds, err = mountBinds(pol.Mounts, root, hide); err != nil {
+		return sandbox.Config{}, fmt.Errorf("%w: terminal.mounts: %w", ErrTerminalPolicyUnavailable, err)
+	}
 	return cfg, nil
 }
 
