@@ -77,8 +77,10 @@ type Request struct {
 	Session  string // session key; "" means no session (no session scope, no session yolo)
 	Platform Platform
 	Job      string // mandate job name, if the call belongs to one
-	Cwd      string // working directory the command will run in
-	Home     string // the user's home directory, for the analyzer
+	// Cwd is the workspace the command runs in; its project file
+	// (.tether.yaml) narrows the profile.
+	Cwd  string
+	Home string // the user's home directory, for the analyzer
 	// HostsAtRunTime: the command runs behind the egress proxy, which
 	// records and enforces the hosts it contacts; the mandate then does
 	// not guess hosts from the command's arguments.
@@ -544,9 +546,9 @@ func allow(d Decision, stage Stage, by, reason string) Decision {
 // decide is the approval order; it never returns an allowed decision by
 // default.
 func (e *Engine) decide(ctx context.Context, req Request, d Decision) Decision {
-	prof, ok := e.cfg.Profile(req.Profile)
-	if !ok {
-		return deny(d, StageConfig, fmt.Sprintf("unknown profile %q", d.Profile))
+	prof, err := e.profile(req.Profile, req.Cwd)
+	if err != nil {
+		return deny(d, StageConfig, err.Error())
 	}
 	if _, err := ParsePlatform(string(req.Platform)); err != nil {
 		return deny(d, StageConfig, err.Error())
@@ -662,6 +664,22 @@ func (e *Engine) decide(ctx context.Context, req Request, d Decision) Decision {
 
 	// 8–9. The findings go to a route.
 	return e.route(ctx, req, prof, a, d, "")
+}
+
+// profile returns the named profile ("" for the default) as the project
+// file of workspace narrows it (config.LayerProject; workspace "" for
+// none). A project file that cannot be applied is an error: the call is
+// refused, never decided on the user's profile alone.
+func (e *Engine) profile(name, workspace string) (*config.Profile, error) {
+	p, ok := e.cfg.Profile(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown profile %q", e.profileName(name))
+	}
+	lp, err := config.LayerProject(p, workspace)
+	if err != nil {
+		return nil, fmt.Errorf("the workspace's project file: %w", err)
+	}
+	return lp, nil
 }
 
 func (e *Engine) allowlistEntries(p *config.Profile) ([]string, error) {

@@ -53,9 +53,9 @@ func (e *Engine) AskFile(ctx context.Context, req FileRequest) (Decision, error)
 }
 
 func (e *Engine) askFile(ctx context.Context, req FileRequest, d Decision) (out Decision) {
-	prof, ok := e.cfg.Profile(req.Profile)
-	if !ok {
-		return deny(d, StageConfig, fmt.Sprintf("unknown profile %q", d.Profile))
+	prof, err := e.profile(req.Profile, req.Workspace)
+	if err != nil {
+		return deny(d, StageConfig, err.Error())
 	}
 	if _, err := ParsePlatform(string(req.Platform)); err != nil {
 		return deny(d, StageConfig, err.Error())

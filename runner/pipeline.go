@@ -361,6 +361,11 @@ func (r *Runner) env(ctx context.Context, b Batch) (*Env, error) {
 		// everything, and the sandbox would bind / read-write.
 		return nil, fmt.Errorf("%w: the workspace is /; set terminal.cwd to a project directory", ErrTerminalPolicyUnavailable)
 	}
+	// The profile as the workspace's .tether.yaml narrows it (toolsets,
+	// file path rules); the terminal policy above is narrowed the same way.
+	if prof, err = config.LayerProject(prof, root); err != nil {
+		return nil, fmt.Errorf("%w: the workspace's project file: %w", ErrTerminalPolicyUnavailable, err)
+	}
 	return &Env{Runner: r, Profile: prof, Policy: pol, Secrets: ResolveSecretScope(r.Config, r.ConfigErr, b.Profile),
 		Session: b.Session, Platform: b.Platform, Job: b.Job, Root: root}, nil
 }
