@@ -44,11 +44,11 @@ var ErrWidening = errors.New("a project file may only narrow the profile")
 //   - levels may only tighten (approvals.mode off → smart → manual;
 //     cron_mode and unattended_mode to deny; files.secret_files allow → ask
 //     → deny; terminal.network.mode host → proxy → none; terminal.backend to
-//     sandbox; mandate.interactive_violation to block);
+//     sandbox);
 //   - limits and approvals.timeout may only be lowered.
 //
 // Anything else (cwd, rootfs, secrets, command_allowlist, smart, webhook,
-// persist_cwd, proxy limits …) is refused, and so is every widening value:
+// persist_cwd, proxy limits, mandate …) is refused, and so is every widening value:
 // the error is an *InvalidError naming file:line and what was refused
 // (errors.Is(err, ErrWidening)), and the caller must refuse the call — a
 // project file that cannot be applied is never ignored. p is not modified.
@@ -305,11 +305,6 @@ func buildProjectRules() map[string]projectFunc {
 		"files.secret_files": func(v *validator, key string, user, proj, out *Profile, _ string) {
 			if tighten(v, key, string(user.Files.SecretFiles), string(proj.Files.SecretFiles), "deny", "ask", "allow") {
 				out.Files.SecretFiles = proj.Files.SecretFiles
-			}
-		},
-		"mandate.interactive_violation": func(v *validator, key string, user, proj, out *Profile, _ string) {
-			if tighten(v, key, string(user.Mandate.InteractiveViolation), string(proj.Mandate.InteractiveViolation), "block", "approve") {
-				out.Mandate.InteractiveViolation = proj.Mandate.InteractiveViolation
 			}
 		},
 		"approvals.timeout": func(v *validator, key string, user, proj, out *Profile, _ string) {

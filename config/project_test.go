@@ -76,7 +76,7 @@ func TestProjectCannotWiden(t *testing.T) {
 		{"secrets: {env_file: /etc/shadow}", "secrets.env_file cannot be set"},
 		{"enabled_toolsets: [terminal, files, browser]", "\"browser\" is not enabled by the profile"},
 		{"enabled_toolsets: []", "an empty list means the default toolsets"},
-		{"mandate: {interactive_violation: escalate}", "invalid interactive_violation"},
+		{"mandate: {interactive_violation: approve}", "mandate.interactive_violation cannot be set"},
 		{"profiles: {default: {}}", "unknown key \"profiles\""},
 		{"state_dir: /tmp/x", "unknown key \"state_dir\""},
 		{"approvals: {deny: [\"\"]}", "empty pattern"},
@@ -121,7 +121,6 @@ terminal:
   mounts: [{path: /srv/cache}]
 enabled_toolsets: [files]
 disabled_toolsets: [patch]
-mandate: {interactive_violation: block}
 `
 	p, err := ParseProject("p.yaml", []byte(doc), user, "/srv/ws")
 	require.NoError(t, err)
@@ -147,7 +146,6 @@ mandate: {interactive_violation: block}
 	assert.Equal(t, []Mount{{Path: "/srv/cache", Mode: MountRO}}, p.Terminal.Mounts, "fewer mounts; rw may become ro")
 	assert.Equal(t, []string{"files"}, p.EnabledToolsets)
 	assert.Equal(t, []string{"patch"}, p.DisabledToolsets)
-	assert.Equal(t, ViolationBlock, p.Mandate.InteractiveViolation)
 	// Untouched fields stay the user's; the user's profile is unchanged.
 	assert.Equal(t, "/srv/ws", p.Terminal.Cwd)
 	assert.Equal(t, ModeSmart, user.Approvals.Mode)
