@@ -385,14 +385,28 @@ type Webhook struct {
 	URL    string
 	Client *http.Client // nil: http.DefaultClient; the Gateway bounds each call with NotifyTimeout
 	Header http.Header  // extra headers (for example Authorization)
+	// Answer, when set, tells the bridge how to answer this one request
+	// (body key "answer").
+	Answer *WebhookAnswer
+}
+
+// WebhookAnswer is how a webhook's receiver answers the request it was
+// told of: send {"token": Token, "verdict": "approve"|"deny", "scope":
+// "once", "reason": "…"} to Method Path of the daemon's API. The token
+// answers exactly that request, once.
+type WebhookAnswer struct {
+	Token  string `json:"token"`
+	Method string `json:"method"`
+	Path   string `json:"path"`
 }
 
 // Notify implements Notifier.
 func (w *Webhook) Notify(ctx context.Context, p Pending) error {
 	body, err := json.Marshal(struct {
-		Event   string  `json:"event"`
-		Request Pending `json:"request"`
-	}{"approval.pending", p})
+		Event   string         `json:"event"`
+		Request Pending        `json:"request"`
+		Answer  *WebhookAnswer `json:"answer,omitempty"`
+	}{"approval.pending", p, w.Answer})
 	if err != nil {
 		return fmt.Errorf("encoding webhook body: %w", err)
 	}
