@@ -305,6 +305,22 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 		}
 	}
 	v.checkFiles(&p.Files, at)
+	g := p.Guardrails
+	for _, th := range []struct {
+		key string
+		t   Threshold
+	}{{"identical_failures", g.IdenticalFailures}, {"tool_failures", g.ToolFailures}, {"no_progress", g.NoProgress}} {
+		t := th.t
+		switch {
+		case t.Warn < 0 || t.Block < 0 || t.Halt < 0:
+			v.errorf(at("guardrails", th.key), "guardrails.%s: counts must not be negative", th.key)
+		case (t.Warn > 0 && t.Block > 0 && t.Warn > t.Block) || (t.Block > 0 && t.Halt > 0 && t.Block > t.Halt) || (t.Warn > 0 && t.Halt > 0 && t.Warn > t.Halt):
+			v.errorf(at("guardrails", th.key), "guardrails.%s: want warn <= block <= halt (got %d/%d/%d)", th.key, t.Warn, t.Block, t.Halt)
+		}
+	}
+	if g.InvalidBatches < 0 {
+		v.errorf(at("guardrails", "invalid_batches"), "guardrails.invalid_batches must not be negative")
+	}
 	if p.Mandate.InteractiveViolation == "" {
 		p.Mandate.InteractiveViolation = ViolationBlock
 	}

@@ -270,7 +270,7 @@ func (m *MCP) currentTurn() *Turn {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.turn == nil || time.Since(m.lastCall) > turnIdle {
-		m.turn = NewTurn(m.opts.Guard, false)
+		m.turn = NewTurn(m.runner.guard(m.opts.Profile), false)
 	}
 	m.lastCall = time.Now()
 	return m.turn

@@ -150,7 +150,7 @@ func (r *Runner) Execute(ctx context.Context, b Batch, turn *Turn) BatchResult {
 		b.Platform = approval.PlatformAPI
 	}
 	if turn == nil {
-		turn = NewTurn(r.Guard, b.Platform.Unattended())
+		turn = NewTurn(r.guard(b.Profile), b.Platform.Unattended())
 	}
 	out := BatchResult{Results: make([]Result, len(b.Calls))}
 
@@ -163,6 +163,7 @@ func (r *Runner) Execute(ctx context.Context, b Batch, turn *Turn) BatchResult {
 		}
 		return out
 	}
+	turn.Watch(env.Root)
 	ctx = WithTerminalScope(ctx, ResolveTerminalScope(r.Config, r.ConfigErr, b.Profile, b.Cwd))
 	ctx = WithSecretScope(ctx, env.Secrets)
 

@@ -589,7 +589,7 @@ func (s *Server) calls(w http.ResponseWriter, r *http.Request) {
 		sess.lastUsed.Store(s.now().UnixNano())
 		sess.busy.Add(-1)
 	}()
-	turn := sess.turn(req.Turn, s.runner.Guard)
+	turn := sess.turn(req.Turn, s.runner.guard(sess.Profile))
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stop := context.AfterFunc(s.base, cancel)
