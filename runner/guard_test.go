@@ -170,7 +170,9 @@ func TestGuardLandedMutationResetsIdentical(t *testing.T) {
 func TestGuardChangedWorkspaceResets(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
-	write := func(name, text string) { require.NoError(t, os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644)) }
+	write := func(name, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644))
+	}
 	write("main.go", "package main\n")
 	tr := NewTurn(GuardConfig{ToolWarn: 100, ToolBlock: 100, ToolHalt: 100}, false) // the per-tool count stays, by design
 	tr.Watch(ws)
