@@ -142,3 +142,46 @@ func TestWebhookAnswerToken(t *testing.T) {
 	}
 	assert.ErrorContains(t, post(a.Answer.Token, "approve"), "unknown answer token", "a resolved request's token is gone")
 }
+
+// TestBatchApprovalsAskedTogether: the approval requests of one batch's
+// terminal calls are all pending at once (before any is answered), and
+// each call still gets its own answer, in call order.
+func TestBatchApprovalsAskedTogether(t *testing.T) {
+	t.Parallel()
+	e := newDaemonEnv(t, sandbox.Runner{}, "")
+	d, _ := e.start(t)
+	c := NewClient(e.socket)
+	s, err := c.CreateSession(t.Context(), SessionRequest{})
+	require.NoError(t, err)
+	done := make(chan BatchResult, 1)
+	go func() {
+		out, _ := c.Call(context.Background(), s.Session, "", []RawCall{
+			rawCall("1", "terminal", args("command", "rm -rf build")),
+			rawCall("2", "read_file", args("path", "nothing")),
+			rawCall("3", "terminal", args("command", "rm -rf dist")),
+		})
+		done <- out
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	var pend []approval.Pending
+	for time.Now().Before(deadline) {
+		if pend = d.Engine.Gateway().List("", s.Session); len(pend) == 2 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Len(t, pend, 2, "both requests are pending together")
+	cmds := []string{pend[0].Command, pend[1].Command}
+	assert.ElementsMatch(t, []string{"rm -rf build", "rm -rf dist"}, cmds)
+	for _, p := range pend {
+		_, err := c.Decide(t.Context(), s.Session, Decision{ID: p.ID, Verdict: "deny", Reason: "no " + p.Command})
+		require.NoError(t, err)
+	}
+	out := <-done
+	require.Len(t, out.Results, 3)
+	assert.Equal(t, "1", out.Results[0].CallID)
+	assert.Contains(t, out.Results[0].Message, "no rm -rf build", "each call has its own answer")
+	assert.Contains(t, out.Results[2].Message, "no rm -rf dist")
+	assert.False(t, out.Results[0].Ran)
+	assert.False(t, out.Results[2].Ran)
+}

@@ -185,6 +185,10 @@ func (r *Runner) Execute(ctx context.Context, b Batch, turn *Turn) BatchResult {
 		return out
 	}
 
+	// The batch's approval requests are asked together (predecide.go).
+	ctx, stopAsking := r.predecide(ctx, env, calls)
+	defer stopAsking()
+
 	// Gate 2: placement.
 	idx := make([]int, 0, valid)
 	acc := make([]Access, 0, valid)

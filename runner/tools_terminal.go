@@ -62,12 +62,10 @@ func terminal(ctx context.Context, env *Env, c *Call) Result {
 		return refused(GateAuthorization, "authorization.unavailable", "no approval engine is configured; nothing ran")
 	}
 	command := argString(c.Args, "command")
-	home, _ := os.UserHomeDir()
-	// Behind the egress proxy the hosts a command contacts are seen and
-	// enforced at run time; the mandate does not guess them from its text.
-	proxied := pol.Backend != config.BackendHost && pol.Network.Mode == config.NetworkProxy
-	d, err := r.Engine.Decide(ctx, approval.Request{Command: command, Profile: env.Profile.Name, Session: env.Session,
-		Platform: env.Platform, Job: env.Job, Cwd: env.Root, Home: home, HostsAtRunTime: proxied})
+	d, err := predecided(ctx, c)
+	if errors.Is(err, errNotPredecided) {
+		d, err = decideTerminal(ctx, env, pol, command)
+	}
 	if err != nil {
 		return fromDecision(d)
 	}
@@ -108,6 +106,16 @@ func terminal(ctx context.Context, env *Env, c *Call) Result {
 		res.Decision = &dd
 	}
 	return res
+}
+
+// decideTerminal runs the approval engine on a terminal command of env.
+func decideTerminal(ctx context.Context, env *Env, pol TerminalPolicy, command string) (approval.Decision, error) {
+	home, _ := os.UserHomeDir()
+	// Behind the egress proxy the hosts a command contacts are seen and
+	// enforced at run time; the mandate does not guess them from its text.
+	proxied := pol.Backend != config.BackendHost && pol.Network.Mode == config.NetworkProxy
+	return env.Runner.Engine.Decide(ctx, approval.Request{Command: command, Profile: env.Profile.Name, Session: env.Session,
+		Platform: env.Platform, Job: env.Job, Cwd: env.Root, Home: home, HostsAtRunTime: proxied})
 }
 
 func (r *Runner) lookupEnv() func(string) (string, bool) {
