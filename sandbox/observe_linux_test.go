@@ -1,0 +1,193 @@
+package sandbox
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/opencontainers/runc/libcontainer/configs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// observeScript does, inside the sandbox, what the text of a command does
+// not show: a python script opening a file by a computed name, a script
+// run by its path, writes through a redirection, a connection to a
+// listener of its own, and hostile names (one longer than PATH_MAX, one
+// that is not UTF-8, one relative to a descriptor that is closed).
+const observeScript = `cat data/in.txt >/dev/null
+echo w > out.txt
+./tool.sh
+python3 - <<'EOF'
+import os, socket
+open("se" + "cret" + ".txt").read()
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
+c = socket.socket(); c.connect(s.getsockname()); c.close()
+print("port", s.getsockname()[1])
+try: os.open("a" * 5000, os.O_RDONLY)
+except OSError: pass
+open(b"bad-\xff\xfe.txt", "w").close()
+try: os.open("x", os.O_RDONLY, dir_fd=77)
+except OSError: pass
+EOF
+`
+
+// observeWorkspace makes the files observeScript uses.
+func observeWorkspace(t *testing.T) string {
+	t.Helper()
+	ws := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "data"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "data", "in.txt"), []byte("in\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "secret.txt"), []byte("s\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "tool.sh"), []byte("#!/bin/sh\ntrue\n"), 0o755))
+	return ws
+}
+
+// accessSet is "kind target" of each access.
+func accessSet(accs []Access) []string {
+	var out []string
+	for _, a := range accs {
+		out = append(out, string(a.Kind)+" "+a.Target)
+	}
+	return out
+}
+
+// checkObserved asserts what an observed run of observeScript recorded.
+func checkObserved(t *testing.T, ws, out string, res *Result) {
+	t.Helper()
+	got := accessSet(res.Accesses)
+	for _, want := range []string{
+		"read " + ws + "/data/in.txt",
+		"write " + ws + "/out.txt",
+		"exec " + ws + "/tool.sh",
+		"read " + ws + "/secret.txt",
+		"write " + ws + "/bad-\xff\xfe.txt",
+	} {
+		assert.Contains(t, got, want)
+	}
+	port := ""
+	if _, after, ok := strings.Cut(out, "port "); ok {
+		port = strings.TrimSpace(after)
+	}
+	require.NotEmpty(t, port, out)
+	assert.Contains(t, got, "connect 127.0.0.1:"+port)
+	for _, a := range res.Accesses {
+		if a.Kind != AccessConnect {
+			assert.True(t, strings.HasPrefix(a.Target, ws+"/"), "only the workspace's files are recorded: %s", a.Target)
+		}
+		assert.NotContains(t, a.Target, "/usr/lib")
+	}
+	// The name over PATH_MAX and the closed descriptor are counted lost.
+	assert.GreaterOrEqual(t, res.AccessesLost, 2)
+	assert.Positive(t, res.observedNotifications)
+	// The exec tree: every exec of the command has its parent, and the
+	// script's exec descends from the command's shell.
+	pids := map[int]bool{}
+	for _, ev := range res.Execs {
+		assert.Positive(t, ev.PPid, ev.Argv)
+		pids[ev.Pid] = true
+	}
+	i := slices.IndexFunc(res.Execs, func(ev ExecEvent) bool { return ev.Path == "./tool.sh" })
+	require.GreaterOrEqual(t, i, 0)
+	assert.True(t, pids[res.Execs[i].PPid], "tool.sh's parent is an exec of the sandbox")
+}
+
+func TestObserveOneShot(t *testing.T) {
+	r := newTestRunner(t)
+	r.ExecGate = func(ExecEvent) error { return nil }
+	for _, libcontainerFilter := range []bool{false, true} {
+		t.Run(map[bool]string{false: "trampoline", true: "libcontainer"}[libcontainerFilter], func(t *testing.T) {
+			r.libcontainerSeccomp = libcontainerFilter
+			ws := observeWorkspace(t)
+			var out bytes.Buffer
+			// Paths are the sandbox's: with the workspace elsewhere
+			// inside, they name its mount point.
+			cfg := Config{Workspace: ws, Observe: true}
+			inside := ws
+			if libcontainerFilter {
+				cfg.WorkspaceMount, inside = "/proj", "/proj"
+			}
+			res, err := r.Run(t.Context(), cfg, Command{Shell: observeScript, Stdout: &out, Stderr: &out})
+			require.NoError(t, err)
+			require.Zero(t, res.ExitCode, out.String())
+			checkObserved(t, inside, out.String(), res)
+
+			// The same commands in a sandbox that is not observed: no
+			// open or connect reaches tether, and nothing is recorded.
+			out.Reset()
+			res, err = r.Run(t.Context(), Config{Workspace: ws}, Command{Shell: observeScript, Stdout: &out, Stderr: &out})
+			require.NoError(t, err)
+			require.Zero(t, res.ExitCode, out.String())
+			assert.Contains(t, out.String(), "port ")
+			assert.Zero(t, res.observedNotifications)
+			assert.Empty(t, res.Accesses)
+			assert.Zero(t, res.AccessesLost)
+		})
+	}
+}
+
+func TestObserveSession(t *testing.T) {
+	m := newTestSessions(t)
+	m.ExecGate = func(ExecEvent) error { return nil }
+	ws := observeWorkspace(t)
+	spec := testSpec()
+	spec.Config.Workspace, spec.Config.Observe = ws, true
+	s, err := m.Open(t.Context(), "default", "observe", spec)
+	require.NoError(t, err)
+	out, res := sh(t, s, observeScript)
+	checkObserved(t, ws, out, res)
+
+	// The next command's record is its own: a repeat is not folded into
+	// the previous command's accesses.
+	_, res = sh(t, s, `cat data/in.txt`)
+	assert.Equal(t, []string{"read " + ws + "/data/in.txt"}, accessSet(res.Accesses))
+	assert.Zero(t, res.AccessesLost)
+
+	spec.Config.Observe = false
+	plain, err := m.Open(t.Context(), "default", "plain", spec)
+	require.NoError(t, err)
+	out, res = sh(t, plain, observeScript)
+	assert.Contains(t, out, "port ")
+	assert.Zero(t, res.observedNotifications)
+	assert.Empty(t, res.Accesses)
+}
+
+// The libcontainer filter of an observed sandbox notifies exactly where it
+// allowed before (conditions kept), and that of a sandbox not observed has
+// no rule for the observed calls beyond the sandbox's own.
+func TestWithExecNotifyObserve(t *testing.T) {
+	base := &configs.Seccomp{DefaultAction: configs.Errno, Syscalls: []*configs.Syscall{
+		{Name: "openat", Action: configs.Allow, Args: []*configs.Arg{{Index: 2, Value: 0o100, ValueTwo: 0, Op: configs.MaskEqualTo}}},
+		{Name: "connect", Action: configs.Allow},
+		{Name: "open", Action: configs.Errno},
+		{Name: "read", Action: configs.Allow},
+		{Name: "execve", Action: configs.Allow},
+	}}
+	actions := func(c *configs.Seccomp) map[string][]configs.Action {
+		out := map[string][]configs.Action{}
+		for _, s := range c.Syscalls {
+			out[s.Name] = append(out[s.Name], s.Action)
+		}
+		return out
+	}
+	plain := actions(withExecNotify(base, "@x", false))
+	assert.Equal(t, []configs.Action{configs.Allow}, plain["openat"])
+	assert.Equal(t, []configs.Action{configs.Allow}, plain["connect"])
+	assert.Equal(t, []configs.Action{configs.Notify}, plain["execve"])
+
+	obs := withExecNotify(base, "@x", true)
+	a := actions(obs)
+	assert.Equal(t, []configs.Action{configs.Notify}, a["openat"])
+	assert.Equal(t, []configs.Action{configs.Notify}, a["connect"])
+	assert.Equal(t, []configs.Action{configs.Errno}, a["open"], "a refusal stays a refusal")
+	assert.Equal(t, []configs.Action{configs.Allow}, a["read"])
+	for _, s := range obs.Syscalls {
+		if s.Name == "openat" {
+			assert.Equal(t, base.Syscalls[0].Args, s.Args, "the conditions are kept")
+		}
+	}
+	assert.Equal(t, configs.Allow, base.Syscalls[0].Action, "the shared config is not changed")
+}
