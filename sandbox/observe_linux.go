@@ -7,8 +7,10 @@ import (
 	"net/netip"
 	"os"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -72,6 +74,7 @@ func (g *execGateRun) safeReadAccess(fd int, n *seccompNotif) (a Access, err err
 func (g *execGateRun) readAccess(fd int, n *seccompNotif) (Access, error) {
 	a := Access{Pid: int(n.pid), Count: 1}
 	var err error
+	var raw string // a file's name joined to its directory, not cleaned
 	switch n.nr {
 	case unix.SYS_CONNECT:
 		a.Kind = AccessConnect
@@ -96,7 +99,8 @@ func (g *execGateRun) readAccess(fd int, n *seccompNotif) (Access, error) {
 		r := memReader{pid: a.Pid}
 		var name string
 		if name, err = r.cstring(ptr, maxObservedPath); err == nil {
-			a.Target, err = resolveName(a.Pid, dirfd, name)
+			raw, err = resolveName(a.Pid, dirfd, name)
+			a.Target = path.Clean(raw)
 		}
 	default:
 		return a, fmt.Errorf("observation: unexpected system call %d", n.nr)
@@ -107,24 +111,115 @@ func (g *execGateRun) readAccess(fd int, n *seccompNotif) (Access, error) {
 	if err != nil {
 		return a, err
 	}
-	if a.Kind != AccessConnect && !g.shares(a.Target) {
-		return a, errNotRecorded
+	if a.Kind != AccessConnect {
+		var ok bool
+		if a.Target, ok = g.place(a.Pid, raw); !ok {
+			return a, errNotRecorded
+		}
 	}
 	return a, nil
 }
 
-// resolveName makes the absolute path, inside the caller's root, of name
-// as a call relative to dirfd of process pid names it: lexically, from the
+// place returns the path under which an access of process pid to raw (as
+// resolveName makes it) is recorded, and whether it is recorded: only in
+// the directories the sandbox shares with the host.
+func (g *execGateRun) place(pid int, raw string) (string, bool) {
+	if p := path.Clean(raw); g.shares(p) {
+		return p, true
+	}
+	// A name in the sandbox's own writable places (or one of its /proc
+	// links) may lead into the workspace through a symlink the sandbox
+	// planted there: "ln -s $WS/secret /tmp/x; cat /tmp/x" reads the
+	// workspace's file.
+	real, ok := realName(pid, raw)
+	if !ok {
+		return "", false
+	}
+	real = path.Clean(real)
+	return real, g.shares(real)
+}
+
+// scratchDirs are the sandbox's own writable places outside the host's
+// files (and /proc, whose links lead anywhere): only there can a process
+// plant a symlink that leads into the workspace. The rest of the sandbox's
+// tree is read-only.
+var scratchDirs = []string{"/tmp", "/dev", "/proc"}
+
+// realName resolves name (absolute, inside the caller's root, not
+// cleaned), when it lies in a scratch directory or climbs with "..",
+// through its symlinks and the caller's /proc links, to the path of the
+// file it leads to inside the sandbox; a file about to be created is its
+// resolved directory's. It reports false for a name elsewhere or one that
+// does not resolve.
+func realName(pid int, name string) (string, bool) {
+	scratch := strings.Contains(name, "/..")
+	for _, d := range scratchDirs {
+		for _, n := range []string{name, path.Clean(name)} {
+			scratch = scratch || n == d || strings.HasPrefix(n, d+"/")
+		}
+	}
+	if !scratch {
+		return "", false
+	}
+	proc := "/proc/" + strconv.Itoa(pid)
+	// The caller's own /proc links ("self" is the caller, which a walk
+	// from this process cannot follow): /proc/self/fd/N, /dev/fd/N,
+	// /proc/self/cwd, /proc/self/root, and what lies below them.
+	if m := procLinkRE().FindStringSubmatch(path.Clean(name)); m != nil {
+		link := m[2]
+		if link == "" {
+			link = "fd/" + m[1]
+		}
+		base, err := os.Readlink(proc + "/" + link)
+		if err != nil || !strings.HasPrefix(base, "/") {
+			return "", false
+		}
+		return path.Join(base, m[3]), true
+	}
+	root, err := unix.Open(proc+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", false
+	}
+	defer unix.Close(root)
+	at := func(p string) (string, error) {
+		fd, err := walkInRoot(root, "", p, func(string) {})
+		if err != nil {
+			return "", err
+		}
+		defer unix.Close(fd)
+		// The kernel names the file as the sandbox sees it: its mounts
+		// are not reachable from this process's root.
+		return os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	}
+	if real, err := at(name); err == nil {
+		return real, strings.HasPrefix(real, "/")
+	}
+	dir, err := at(path.Dir(name))
+	if err != nil || !strings.HasPrefix(dir, "/") {
+		return "", false
+	}
+	return path.Join(dir, path.Base(name)), true
+}
+
+// procLinkRE matches the caller's own /proc links: group 1 the descriptor
+// of /dev/fd/N, group 2 the link under /proc/self ("fd/N", "cwd",
+// "root"), group 3 the rest of the name.
+var procLinkRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^/(?:dev/fd/([0-9]+)|proc/(?:self|thread-self)/(fd/[0-9]+|cwd|root))(/.*)?$`)
+})
+
+// resolveName makes the absolute name, inside the caller's root, of name
+// as a call relative to dirfd of process pid names it: joined to the
 // caller's working directory or the directory behind dirfd as the kernel
-// shows them (/proc/PID/cwd, /proc/PID/fd/N). A descriptor that is not
-// (or no longer) a directory, closed by another thread meanwhile, is an
-// error.
+// shows them (/proc/PID/cwd, /proc/PID/fd/N), not cleaned (".." after a
+// symlink is not the lexical parent). A descriptor that is not (or no
+// longer) a directory, closed by another thread meanwhile, is an error.
 func resolveName(pid int, dirfd int32, name string) (string, error) {
 	if name == "" {
 		return "", errors.New("an empty name")
 	}
 	if strings.HasPrefix(name, "/") {
-		return path.Clean(name), nil
+		return name, nil
 	}
 	link := "/proc/" + strconv.Itoa(pid) + "/cwd"
 	if dirfd != unix.AT_FDCWD {
@@ -141,7 +236,7 @@ func resolveName(pid int, dirfd int32, name string) (string, error) {
 		// "pipe:[N]", "socket:[N]", an anonymous inode: not a directory.
 		return "", fmt.Errorf("resolving %q: descriptor %d is %s", name, dirfd, base)
 	}
-	return path.Join(base, name), nil
+	return base + "/" + name, nil
 }
 
 // readSockaddr reads the address of a connect(2) and writes it as
@@ -207,14 +302,14 @@ func (g *execGateRun) observeExec(n *seccompNotif, ev *ExecEvent) {
 			name = t
 		}
 	}
-	target, err := resolveName(ev.Pid, dirfd, name)
+	raw, err := resolveName(ev.Pid, dirfd, name)
 	if err != nil {
 		g.mu.Lock()
 		g.accLost++
 		g.mu.Unlock()
 		return
 	}
-	if g.shares(target) {
+	if target, ok := g.place(ev.Pid, raw); ok {
 		g.record(Access{Kind: AccessExec, Target: target, Pid: ev.Pid, Count: 1})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,6 +22,8 @@ import (
 const observeScript = `cat data/in.txt >/dev/null
 echo w > out.txt
 ./tool.sh
+ln -sf "$PWD/hidden.txt" /tmp/l && cat /tmp/l >/dev/null
+ln -sfn "$PWD/data" /tmp/dl && cat /tmp/dl/../climbed.txt >/dev/null
 python3 - <<'EOF'
 import os, socket
 open("se" + "cret" + ".txt").read()
@@ -32,6 +35,9 @@ except OSError: pass
 open(b"bad-\xff\xfe.txt", "w").close()
 try: os.open("x", os.O_RDONLY, dir_fd=77)
 except OSError: pass
+h = os.open("viafd.txt", os.O_PATH)
+os.close(os.open("/proc/self/fd/%d" % h, os.O_RDONLY))
+os.close(os.open("/dev/fd/%d" % h, os.O_RDONLY))
 EOF
 `
 
@@ -41,7 +47,9 @@ func observeWorkspace(t *testing.T) string {
 	ws := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "data"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "data", "in.txt"), []byte("in\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(ws, "secret.txt"), []byte("s\n"), 0o644))
+	for _, f := range []string{"secret.txt", "hidden.txt", "climbed.txt", "viafd.txt"} {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, f), []byte("s\n"), 0o644))
+	}
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "tool.sh"), []byte("#!/bin/sh\ntrue\n"), 0o755))
 	return ws
 }
@@ -65,6 +73,11 @@ func checkObserved(t *testing.T, ws, out string, res *Result) {
 		"exec " + ws + "/tool.sh",
 		"read " + ws + "/secret.txt",
 		"write " + ws + "/bad-\xff\xfe.txt",
+		// Through a symlink planted in /tmp, ".." after one, and the
+		// caller's /proc links to a descriptor opened O_PATH.
+		"read " + ws + "/hidden.txt",
+		"read " + ws + "/climbed.txt",
+		"read " + ws + "/viafd.txt",
 	} {
 		assert.Contains(t, got, want)
 	}
@@ -190,4 +203,46 @@ func TestWithExecNotifyObserve(t *testing.T) {
 		}
 	}
 	assert.Equal(t, configs.Allow, base.Syscalls[0].Action, "the shared config is not changed")
+}
+
+// A directory descriptor that another thread closes (and reopens) while
+// the caller opens a file relative to it: every open is recorded under the
+// workspace or counted lost, and none is refused or left waiting.
+func TestObserveDirfdRace(t *testing.T) {
+	r := newTestRunner(t)
+	r.ExecGate = func(ExecEvent) error { return nil }
+	ws := observeWorkspace(t)
+	const tries = 300
+	script := `python3 - <<'EOF'
+import os, threading
+fd = os.open("data", os.O_RDONLY | os.O_DIRECTORY)
+stop = False
+def churn():
+    global fd
+    while not stop:
+        try: os.close(fd)
+        except OSError: pass
+        fd = os.open("data", os.O_RDONLY | os.O_DIRECTORY)
+t = threading.Thread(target=churn); t.start()
+ok = 0
+for i in range(` + strconv.Itoa(tries) + `):
+    try: os.close(os.open("in.txt", os.O_RDONLY, dir_fd=fd)); ok += 1
+    except OSError: pass
+stop = True; t.join()
+print("ok", ok)
+EOF
+`
+	var out bytes.Buffer
+	res, err := r.Run(t.Context(), Config{Workspace: ws, Observe: true}, Command{Shell: script, Stdout: &out, Stderr: &out})
+	require.NoError(t, err)
+	require.Zero(t, res.ExitCode, out.String())
+	seen := 0
+	for _, a := range res.Accesses {
+		assert.True(t, strings.HasPrefix(a.Target, ws+"/"), a.Target)
+		if a.Target == ws+"/data/in.txt" {
+			seen += a.Count
+		}
+	}
+	assert.GreaterOrEqual(t, seen+res.AccessesLost, tries, "each open is recorded or counted lost (%s)", out.String())
+	t.Logf("%s: %d recorded, %d lost", strings.TrimSpace(out.String()), seen, res.AccessesLost)
 }
