@@ -26,13 +26,25 @@ func (env *Env) observing(ctx context.Context) bool {
 }
 
 // recordRuntime records what the kernel saw command do in an observed
-// sandbox as evidence of env's job (mandate.Store.ObserveRuntime). Behind
-// the egress proxy (proxied) connections go to the proxy, which records
-// the host names it was asked for itself. A failure is logged: evidence
-// never decides a call.
+// sandbox as evidence of env's job (mandate.Store.ObserveRuntime). A
+// failure is logged: evidence never decides a call.
 func (env *Env) recordRuntime(ctx context.Context, command string, res *sandbox.Result, proxied bool) {
 	r := env.Runner
-	rt := mandate.Runtime{Command: command, Workspace: env.Root, Lost: res.AccessesLost}
+	rt := RuntimeOf(res, command, env.Root, proxied)
+	run := mandate.RunFor(env.Job, env.Session, env.Platform)
+	if err := r.Mandates.ObserveRuntime(ctx, run, rt); err != nil && !errors.Is(err, mandate.ErrNotObserving) {
+		r.log.Error("recording what the kernel saw as mandate evidence failed", "job", env.Job, "err", err)
+	}
+}
+
+// RuntimeOf is what an observed sandbox's result says the kernel saw
+// command do, as mandate evidence: its files, the programs it executed,
+// and (unless proxied: behind the egress proxy, connections go to the
+// proxy, which records the host names it was asked for itself) the
+// addresses it connected to. workspace is the directory paths are made
+// relative to. tether run and the daemon record the same.
+func RuntimeOf(res *sandbox.Result, command, workspace string, proxied bool) mandate.Runtime {
+	rt := mandate.Runtime{Command: command, Workspace: workspace, Lost: res.AccessesLost}
 	for _, a := range res.Accesses {
 		switch a.Kind {
 		case sandbox.AccessRead:
@@ -52,13 +64,5 @@ func (env *Env) recordRuntime(ctx context.Context, command string, res *sandbox.
 			rt.Programs = append(rt.Programs, path.Base(ev.Argv[0]))
 		}
 	}
-	rt.Lost += res.ExecsDropped
-	mode, ident := runMode(env.Platform)
-	run := mandate.Run{Job: env.Job, ID: env.Session, Mode: mode, CronIdentity: ident}
-	if run.ID == "" {
-		run.ID = "no-session" // as mandate.Hook names it
-	}
-	if err := r.Mandates.ObserveRuntime(ctx, run, rt); err != nil && !errors.Is(err, mandate.ErrNotObserving) {
-		r.log.Error("recording what the kernel saw as mandate evidence failed", "job", env.Job, "err", err)
-	}
+	return rt
 }
