@@ -105,17 +105,22 @@ func (g *execGateRun) readAccess(fd int, n *seccompNotif) (Access, error) {
 	default:
 		return a, fmt.Errorf("observation: unexpected system call %d", n.nr)
 	}
+	if err != nil {
+		if !idValid(fd, n.id) {
+			return a, errGone
+		}
+		return a, err
+	}
+	recorded := true
+	if a.Kind != AccessConnect {
+		a.Target, recorded = g.place(a.Pid, raw)
+	}
+	// After every read of the caller's memory and /proc entries.
 	if !idValid(fd, n.id) {
 		return a, errGone
 	}
-	if err != nil {
-		return a, err
-	}
-	if a.Kind != AccessConnect {
-		var ok bool
-		if a.Target, ok = g.place(a.Pid, raw); !ok {
-			return a, errNotRecorded
-		}
+	if !recorded {
+		return a, errNotRecorded
 	}
 	return a, nil
 }
@@ -291,6 +296,13 @@ func (g *execGateRun) shares(p string) bool {
 // before the exec is answered, while the caller's working directory is
 // still the one it named the file from.
 func (g *execGateRun) observeExec(n *seccompNotif, ev *ExecEvent) {
+	defer func() {
+		if p := recover(); p != nil { // a bug reading hostile data: lost, not the end of tether
+			g.mu.Lock()
+			g.accLost++
+			g.mu.Unlock()
+		}
+	}()
 	ev.PPid = parentPid(ev.Pid)
 	dirfd := int32(unix.AT_FDCWD)
 	if n.nr == unix.SYS_EXECVEAT {

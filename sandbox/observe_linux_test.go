@@ -2,16 +2,21 @@ package sandbox
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // observeScript does, inside the sandbox, what the text of a command does
@@ -245,4 +250,83 @@ EOF
 	}
 	assert.GreaterOrEqual(t, seen+res.AccessesLost, tries, "each open is recorded or counted lost (%s)", out.String())
 	t.Logf("%s: %d recorded, %d lost", strings.TrimSpace(out.String()), seen, res.AccessesLost)
+}
+
+// readSockaddr and resolveName read this very process as they read a
+// sandboxed one: hostile or odd inputs are errors or left out, never a
+// wrong record.
+func TestObserveReaders(t *testing.T) {
+	pid := os.Getpid()
+	addrOf := func(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(&b[0]))) }
+	in4 := make([]byte, unix.SizeofSockaddrInet4)
+	binary.NativeEndian.PutUint16(in4, unix.AF_INET)
+	binary.BigEndian.PutUint16(in4[2:], 8080)
+	copy(in4[4:], []byte{10, 1, 2, 3})
+	in6 := make([]byte, unix.SizeofSockaddrInet6)
+	binary.NativeEndian.PutUint16(in6, unix.AF_INET6)
+	binary.BigEndian.PutUint16(in6[2:], 443)
+	copy(in6[8:], net.ParseIP("2001:db8::1").To16())
+	mapped := slices.Clone(in6)
+	copy(mapped[8:], net.ParseIP("192.0.2.9").To16())
+	un := make([]byte, 110)
+	binary.NativeEndian.PutUint16(un, unix.AF_UNIX)
+	cases := []struct {
+		b    []byte
+		size uint64
+		want string
+		err  error // nil: want; errNotRecorded; other: any error
+	}{
+		{in4, uint64(len(in4)), "10.1.2.3:8080", nil},
+		{in6, uint64(len(in6)), "[2001:db8::1]:443", nil},
+		{mapped, uint64(len(mapped)), "192.0.2.9:443", nil},
+		{un, uint64(len(un)), "", errNotRecorded},
+		{in4, 1, "", errNotRecorded},
+		{in6, 12, "", errors.New("short")},
+		{in4, 1 << 40, "10.1.2.3:8080", nil}, // a huge length reads no more than an address
+	}
+	for _, c := range cases {
+		got, err := readSockaddr(pid, addrOf(c.b), c.size)
+		switch {
+		case c.err == nil:
+			assert.NoError(t, err)
+			assert.Equal(t, c.want, got)
+		case errors.Is(c.err, errNotRecorded):
+			assert.ErrorIs(t, err, errNotRecorded)
+		default:
+			assert.Error(t, err)
+			assert.NotErrorIs(t, err, errNotRecorded)
+		}
+	}
+	_, err := readSockaddr(pid, 8, 16) // an unmapped address
+	assert.Error(t, err)
+
+	cwd, err := os.Getwd()
+	require.NoError(t, err)
+	got, err := resolveName(pid, unix.AT_FDCWD, "a/../b")
+	require.NoError(t, err)
+	assert.Equal(t, cwd+"/a/../b", got, "not cleaned: '..' after a symlink is not the lexical parent")
+	dir := t.TempDir()
+	f, err := os.Open(dir)
+	require.NoError(t, err)
+	got, err = resolveName(pid, int32(f.Fd()), "x")
+	require.NoError(t, err)
+	assert.Equal(t, dir+"/x", got)
+	fd := int32(f.Fd())
+	require.NoError(t, f.Close())
+	_, err = resolveName(pid, fd, "x")
+	assert.Error(t, err, "a closed directory descriptor")
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	_, err = resolveName(pid, int32(r.Fd()), "x")
+	assert.Error(t, err, "a pipe is not a directory")
+	_, err = resolveName(pid, -5, "x")
+	assert.Error(t, err)
+	got, err = resolveName(pid, -5, "/abs/olute")
+	require.NoError(t, err)
+	assert.Equal(t, "/abs/olute", got)
+
+	assert.Equal(t, os.Getppid(), parentPid(pid))
+	assert.Zero(t, parentPid(1<<30))
 }
