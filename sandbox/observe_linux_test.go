@@ -330,3 +330,46 @@ func TestObserveReaders(t *testing.T) {
 	assert.Equal(t, os.Getppid(), parentPid(pid))
 	assert.Zero(t, parentPid(1<<30))
 }
+
+// One command's record is bounded in entries and bytes: past the bounds
+// the oldest half is dropped and counted lost, and in a session only what
+// the current command loses is its loss.
+func TestObserveRecordBounded(t *testing.T) {
+	g := &execGateRun{observe: true}
+	for i := range 3 * maxAccesses {
+		g.record(Access{Kind: AccessRead, Target: "/w/" + strconv.Itoa(i), Count: 1})
+	}
+	accs, lost, _ := g.accessesSince(gateMark{})
+	assert.LessOrEqual(t, len(accs), 2*maxAccesses)
+	assert.Equal(t, 3*maxAccesses, len(accs)+lost, "every access is kept or counted lost")
+	assert.Equal(t, "/w/"+strconv.Itoa(3*maxAccesses-1), accs[len(accs)-1].Target, "the newest are kept")
+	// Repeats fold into one entry.
+	g.record(Access{Kind: AccessRead, Target: "/w/" + strconv.Itoa(3*maxAccesses-1), Count: 1})
+	accs, _, _ = g.accessesSince(gateMark{})
+	assert.Equal(t, 2, accs[len(accs)-1].Count)
+
+	// A session's next command: the previous one's entries dropped for
+	// room are not its loss, and its repeats are its own entries.
+	m := g.mark()
+	g.record(Access{Kind: AccessRead, Target: "/w/" + strconv.Itoa(3*maxAccesses-1), Count: 1})
+	accs, lost, _ = g.accessesSince(m)
+	assert.Equal(t, []Access{{Kind: AccessRead, Target: "/w/" + strconv.Itoa(3*maxAccesses-1), Count: 1}}, accs,
+		"not folded into the previous command's entry")
+	assert.Zero(t, lost)
+	for i := range 2 * maxAccesses {
+		g.record(Access{Kind: AccessWrite, Target: "/w/n" + strconv.Itoa(i), Count: 1})
+	}
+	accs, lost, _ = g.accessesSince(m)
+	assert.Equal(t, 2*maxAccesses+1, len(accs)+lost, "kept or lost, and nothing of the previous command counted")
+
+	// Long names: bounded by bytes too.
+	g = &execGateRun{observe: true}
+	long := strings.Repeat("x", 4000)
+	for i := range 2000 {
+		g.record(Access{Kind: AccessRead, Target: "/w/" + long + strconv.Itoa(i), Count: 1})
+	}
+	accs, lost, _ = g.accessesSince(gateMark{})
+	assert.LessOrEqual(t, g.accBytes, 2*maxAccessBytes)
+	assert.Equal(t, 2000, len(accs)+lost)
+	assert.Positive(t, lost)
+}
