@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -180,4 +181,75 @@ func TestLayerProject(t *testing.T) {
 	require.NoError(t, syscall.Mkfifo(filepath.Join(ws, ProjectFile), 0o600))
 	_, err = LayerProject(user, ws)
 	assert.ErrorIs(t, err, ErrUntrustedFile)
+}
+
+// FuzzParseProject: whatever a project file says (it is written in the
+// workspace, by anyone who can write there), the result is an error or a
+// profile no wider than the user's: levels at least as strict, limits no
+// higher, restriction lists a superset, permission lists a subset.
+func FuzzParseProject(f *testing.F) {
+	for _, s := range []string{
+		"approvals: {mode: manual, deny: [\"x *\"]}\n",
+		"terminal: {network: {mode: none}, limits: {memory: 1MiB}}\n",
+		"terminal: {mounts: [{path: /srv/cache}], env_passthrough: [PATH]}\n",
+		"files: {secret_files: deny, ask: [\"*.db\"]}\nenabled_toolsets: [files]\n",
+		"terminal: {network: {allow: [pypi.org]}}\n",
+		"approvals: {mode: \"off\"}\n",
+		"terminal: {backend: sandbox, limits: {disk: 1G, cpus: 0.5}}\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		user := projectProfile(t)
+		p, err := ParseProject("p.yaml", []byte(doc), user, "/srv/ws")
+		if err != nil {
+			var ie *InvalidError
+			if !errors.As(err, &ie) || p != nil {
+				t.Fatalf("error %T %v with profile %v", err, err, p)
+			}
+			return
+		}
+		rank := func(v string, levels ...string) int { return slices.Index(levels, v) }
+		check := func(ok bool, what string) {
+			if !ok {
+				t.Fatalf("%s widened by %q: %+v", what, doc, p)
+			}
+		}
+		a, u := p.Approvals, user.Approvals
+		check(rank(string(a.Mode), "manual", "smart", "off") <= rank(string(u.Mode), "manual", "smart", "off"), "approvals.mode")
+		check(a.CronMode == u.CronMode || a.CronMode == UnattendedDeny, "cron_mode")
+		check(a.UnattendedMode == u.UnattendedMode || a.UnattendedMode == UnattendedDeny, "unattended_mode")
+		check(a.Timeout > 0 && a.Timeout <= u.Timeout, "approvals.timeout")
+		check(slices.Equal(a.CommandAllowlist, u.CommandAllowlist), "command_allowlist")
+		check(a.Smart == u.Smart && a.Webhook == u.Webhook, "smart/webhook")
+		check(len(a.Deny) >= len(u.Deny) && slices.Equal(a.Deny[:len(u.Deny)], u.Deny), "approvals.deny")
+		check(rank(string(p.Files.SecretFiles), "deny", "ask", "allow") <= rank(string(user.Files.SecretFiles), "deny", "ask", "allow"), "secret_files")
+		tt, ut := p.Terminal, user.Terminal
+		check(tt.Cwd == ut.Cwd && tt.Rootfs == ut.Rootfs && tt.Backend == BackendSandbox, "cwd/rootfs/backend")
+		check(rank(string(tt.Network.Mode), "none", "proxy", "host") <= rank(string(ut.Network.Mode), "none", "proxy", "host"), "network.mode")
+		for _, h := range tt.Network.Allow {
+			check(slices.Contains(ut.Network.Allow, h), "network.allow")
+		}
+		for _, d := range ut.Network.Deny {
+			check(tt.Network.Mode == NetworkNone || slices.Contains(tt.Network.Deny, d), "network.deny")
+		}
+		l, ul := tt.Limits, ut.Limits
+		check(l.Memory <= ul.Memory && l.SandboxMemory <= ul.SandboxMemory && l.Pids <= ul.Pids && l.SandboxPids <= ul.SandboxPids &&
+			l.CPUs <= ul.CPUs && l.Timeout <= ul.Timeout && l.Output <= ul.Output && l.Tmpfs <= ul.Tmpfs && l.Disk <= ul.Disk &&
+			l.Memory > 0 && l.Pids > 0 && l.CPUs > 0 && l.Timeout > 0 && l.Output > 0 && l.Tmpfs > 0 && l.Disk > 0, "limits")
+		check(tt.LifetimeSeconds == ut.LifetimeSeconds && *tt.PersistCwd == *ut.PersistCwd, "lifetime/persist_cwd")
+		for _, e := range tt.EnvPassthrough {
+			check(slices.Contains(ut.EnvPassthrough, e), "env_passthrough")
+		}
+		for _, m := range tt.Mounts {
+			i := slices.IndexFunc(ut.Mounts, func(um Mount) bool { return um.Path == m.Path })
+			check(i >= 0 && (m.Mode == MountRO || ut.Mounts[i].Mode == MountRW), "mounts")
+		}
+		for _, ts := range p.EnabledToolsets {
+			check(slices.Contains(user.EnabledToolsets, ts), "enabled_toolsets")
+		}
+		check(len(p.EnabledToolsets) > 0, "enabled_toolsets emptied")
+		check(p.Secrets.EnvFile == user.Secrets.EnvFile && len(p.Secrets.Values) == len(user.Secrets.Values), "secrets")
+		check(p.Mandate == user.Mandate, "mandate")
+	})
 }
