@@ -112,22 +112,49 @@ func CheckPathGlob(g string) error {
 //     covers "secrets/db/password");
 //   - case is ignored, so that ".ENV" cannot reach ".env" on a
 //     case-insensitive filesystem.
-func PathGlob(g, rel string) bool {
-	g = strings.ToLower(strings.TrimSuffix(g, "/"))
+func PathGlob(g, rel string) bool { return globParts(g, relParts(rel)) }
+
+// relParts is rel as PathGlob compares it: cleaned, lower-case, split into
+// names; nil for the workspace itself.
+func relParts(rel string) []string {
 	rel = strings.ToLower(path.Clean(rel))
 	if rel == "." || rel == "" {
+		return nil
+	}
+	return strings.Split(rel, "/")
+}
+
+// globParts reports whether g covers the path of parts (relParts).
+func globParts(g string, parts []string) bool {
+	if len(parts) == 0 {
 		return false
 	}
-	parts := strings.Split(rel, "/")
+	g = strings.ToLower(strings.TrimSuffix(g, "/"))
 	if !strings.Contains(g, "/") {
 		for _, p := range parts {
-			if ok, _ := path.Match(g, p); ok {
+			if nameMatch(g, p) {
 				return true
 			}
 		}
 		return false
 	}
 	return matchPrefix(strings.Split(g, "/"), parts)
+}
+
+// nameMatch is path.Match(g, name) with the common shapes ("name",
+// "*.ext", "prefix*") compared directly: the path rules run on every
+// file a search reads.
+func nameMatch(g, name string) bool {
+	switch meta := strings.IndexAny(g, "*?[\\"); {
+	case meta < 0:
+		return g == name
+	case meta == 0 && !strings.ContainsAny(g[1:], "*?[\\"):
+		return strings.HasSuffix(name, g[1:])
+	case meta == len(g)-1 && g[meta] == '*':
+		return strings.HasPrefix(name, g[:meta])
+	}
+	ok, _ := path.Match(g, name)
+	return ok
 }
 
 // matchPrefix reports whether the glob components gs match parts or a
@@ -147,7 +174,7 @@ func matchPrefix(gs, parts []string) bool {
 	if len(parts) == 0 {
 		return false
 	}
-	if ok, _ := path.Match(gs[0], parts[0]); !ok {
+	if !nameMatch(gs[0], parts[0]) {
 		return false
 	}
 	return matchPrefix(gs[1:], parts[1:])
@@ -172,18 +199,19 @@ func (f Files) Match(rels ...string) (PathRule, bool) {
 		}
 	}
 	for _, rel := range rels {
+		parts := relParts(rel)
 		for _, g := range f.Deny {
-			if PathGlob(g, rel) {
+			if globParts(g, parts) {
 				consider(PathRule{FileDeny, "files.deny", g})
 			}
 		}
 		for _, g := range f.Ask {
-			if PathGlob(g, rel) {
+			if globParts(g, parts) {
 				consider(PathRule{FileAsk, "files.ask", g})
 			}
 		}
 		if a := f.SecretFiles; a == FileAsk || a == FileDeny {
-			if s, ok := MatchSecretFile(rel); ok {
+			if s, ok := matchSecretParts(parts); ok {
 				consider(PathRule{a, "files.secret", s.Glob})
 			}
 		}
@@ -192,12 +220,14 @@ func (f Files) Match(rels ...string) (PathRule, bool) {
 }
 
 // MatchSecretFile returns the entry of SecretFileGlobs that covers rel.
-func MatchSecretFile(rel string) (SecretFile, bool) {
+func MatchSecretFile(rel string) (SecretFile, bool) { return matchSecretParts(relParts(rel)) }
+
+func matchSecretParts(parts []string) (SecretFile, bool) {
 	for _, s := range SecretFileGlobs {
-		if !PathGlob(s.Glob, rel) {
+		if !globParts(s.Glob, parts) {
 			continue
 		}
-		if s.Except != "" && PathGlob(s.Except, path.Base(rel)) {
+		if s.Except != "" && globParts(s.Except, parts[len(parts)-1:]) {
 			continue
 		}
 		return s, true

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -81,5 +82,15 @@ func TestFilesValidation(t *testing.T) {
 		_, err := Parse("t.yaml", []byte("profiles: {default: {"+bad+"}}\n"), "/")
 		require.Error(t, err, bad)
 		assert.Contains(t, err.Error(), "t.yaml:1:", bad)
+	}
+}
+
+// TestNameMatchIsPathMatch: the fast shapes agree with path.Match.
+func TestNameMatchIsPathMatch(t *testing.T) {
+	for _, g := range []string{".env", "*.pem", "*", "id_*", "credentials*", "secrets.y*ml", "a?c", "[ab]x", "*.env"} {
+		for _, name := range []string{".env", "x.pem", "pem", "id_rsa", "id_", "credentials.json", "secrets.yaml", "abc", "ax", "prod.env", ""} {
+			want, _ := path.Match(g, name)
+			assert.Equal(t, want, nameMatch(g, name), "%q on %q", g, name)
+		}
 	}
 }
