@@ -148,7 +148,7 @@ func nameMatch(g, name string) bool {
 	switch meta := strings.IndexAny(g, "*?[\\"); {
 	case meta < 0:
 		return g == name
-	case meta == 0 && !strings.ContainsAny(g[1:], "*?[\\"):
+	case meta == 0 && g[0] == '*' && !strings.ContainsAny(g[1:], "*?[\\"):
 		return strings.HasSuffix(name, g[1:])
 	case meta == len(g)-1 && g[meta] == '*':
 		return strings.HasPrefix(name, g[:meta])
