@@ -2,6 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,8 +41,9 @@ func TestScripts(t *testing.T) {
 		},
 		Condition: scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"sha2env": sha2env,
-			"maxrss":  cmdMaxRSS,
+			"sha2env":   sha2env,
+			"maxrss":    cmdMaxRSS,
+			"httpserve": cmdHTTPServe,
 		},
 	})
 }
@@ -107,6 +112,23 @@ func cmdMaxRSS(ts *testscript.TestScript, neg bool, args []string) {
 	if (runErr != nil) != neg {
 		ts.Fatalf("%s: %v (negated: %v)", args[1], runErr, neg)
 	}
+}
+
+// cmdHTTPServe is "httpserve VAR": it serves HTTP on the host's loopback
+// for the rest of the script (every request answered "hello from the
+// host") and sets $VAR to its port, for a sandbox to reach through the
+// egress proxy.
+func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: httpserve VAR")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "hello from the host\n")
+	}))
+	ts.Defer(srv.Close)
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	ts.Check(err)
+	ts.Setenv(args[0], port)
 }
 
 // scriptEnv is the part of the script's environment tether reads, as
