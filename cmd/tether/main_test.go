@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -44,6 +45,8 @@ func TestScripts(t *testing.T) {
 			"sha2env":   sha2env,
 			"maxrss":    cmdMaxRSS,
 			"httpserve": cmdHTTPServe,
+			"jsonget":   cmdJSONGet,
+			"jsonstr":   cmdJSONStr,
 		},
 	})
 }
@@ -129,6 +132,53 @@ func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
 	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
 	ts.Check(err)
 	ts.Setenv(args[0], port)
+}
+
+// cmdJSONGet is "jsonget FILE PATH OUT": it decodes the JSON document in
+// FILE, follows PATH (dot-separated keys, numbers index arrays) and writes
+// the value there to OUT: a string as it is, anything else as JSON.
+func cmdJSONGet(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: jsonget FILE PATH OUT")
+	}
+	var v any
+	ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[0])), &v))
+	for _, key := range strings.Split(args[1], ".") {
+		switch node := v.(type) {
+		case map[string]any:
+			next, ok := node[key]
+			if !ok {
+				ts.Fatalf("jsonget: no key %q in %s", key, args[1])
+			}
+			v = next
+		case []any:
+			i, err := strconv.Atoi(key)
+			if err != nil || i < 0 || i >= len(node) {
+				ts.Fatalf("jsonget: no index %q in %s", key, args[1])
+			}
+			v = node[i]
+		default:
+			ts.Fatalf("jsonget: %s does not reach into a %T", args[1], v)
+		}
+	}
+	out, ok := v.(string)
+	if !ok {
+		b, err := json.Marshal(v)
+		ts.Check(err)
+		out = string(b)
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(out), 0o644))
+}
+
+// cmdJSONStr is "jsonstr FILE OUT": it writes FILE's content to OUT as a
+// JSON string, for a request body built in a script.
+func cmdJSONStr(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: jsonstr FILE OUT")
+	}
+	b, err := json.Marshal(ts.ReadFile(args[0]))
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b, 0o644))
 }
 
 // scriptEnv is the part of the script's environment tether reads, as

@@ -137,7 +137,7 @@ $XDG_RUNTIME_DIR/tether; run first reaps what a crashed tether left there.
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.profile, "profile", "default", "profile name (parent cgroup <prefix>/<profile>)")
+	fl.StringVar(&f.profile, "profile", "", "profile name (default: the configuration's default_profile; its parent cgroup is <prefix>/<profile>)")
 	addPolicyFlags(fl, &f)
 	fl.DurationVar(&f.timeout, "timeout", 0, "wall-clock limit, e.g. 30s, at most the profile's (default: its terminal.limits.timeout)")
 	fl.DurationVar(&f.grace, "grace", 2*time.Second, "time between SIGTERM and SIGKILL on timeout or interrupt")

@@ -85,7 +85,7 @@ func runSession(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	ds, err := attachDaemonSession(ctx, f, cmd.Flags().Changed("profile"), cmd.Flags().Changed("platform"), errSessionNeedsDaemon)
+	ds, err := attachDaemonSession(ctx, f, cmd.Flags().Changed("platform"), errSessionNeedsDaemon)
 	if err != nil {
 		return err
 	}
@@ -135,20 +135,19 @@ type daemonSession struct {
 	platform string
 	sess     *cliSession
 	fresh    bool // created by this process: a 404 is not a restarted daemon
-	// profileSet: --profile was given (else the daemon's default profile).
-	profileSet bool
 }
 
 // attachDaemonSession finds the daemon session f.session remembered by
-// this user, or creates it (profile f.profile, workspace f.cwd). Without a
+// this user, or creates it (profile f.profile, "" for the daemon's
+// default; workspace f.cwd). Without a
 // daemon it fails with exit status 125 and noDaemon, which says how to
 // start one.
-func attachDaemonSession(ctx context.Context, f runFlags, profileSet, platformSet bool, noDaemon error) (*daemonSession, error) {
+func attachDaemonSession(ctx context.Context, f runFlags, platformSet bool, noDaemon error) (*daemonSession, error) {
 	socket, file, err := sessionFile(f.socket, f.session)
 	if err != nil {
 		return nil, err
 	}
-	ds := &daemonSession{f: f, file: file, platform: f.gate.platform, profileSet: profileSet}
+	ds := &daemonSession{f: f, file: file, platform: f.gate.platform}
 	ds.f.socket = socket
 	if ds.platform == "" || ds.platform == "cli" {
 		// The daemon cannot ask on this terminal: approvals wait in its
@@ -161,7 +160,7 @@ func attachDaemonSession(ctx context.Context, f runFlags, profileSet, platformSe
 	if ds.sess, err = loadCLISession(file); err != nil {
 		return nil, &exitError{Code: exitWrapper, Err: err}
 	}
-	if ds.sess != nil && profileSet && ds.sess.Profile != f.profile {
+	if ds.sess != nil && f.profile != "" && ds.sess.Profile != f.profile {
 		return nil, usageErr("session %s was created with profile %q, not %q: close it first (tether run --session %s --close-session)", f.session, ds.sess.Profile, f.profile, f.session)
 	}
 	// A session's job and platform are fixed when the daemon creates it.
@@ -172,7 +171,7 @@ func attachDaemonSession(ctx context.Context, f runFlags, profileSet, platformSe
 		return nil, usageErr("session %s was created on platform %q, not %q: close it first (tether run --session %s --close-session)", f.session, ds.sess.Platform, ds.platform, f.session)
 	}
 	if ds.sess == nil {
-		if ds.sess, err = newCLISession(ctx, ds.f, ds.profileSet, socket, file, ds.platform); err != nil {
+		if ds.sess, err = newCLISession(ctx, ds.f, socket, file, ds.platform); err != nil {
 			return nil, err
 		}
 		ds.fresh = true
@@ -198,7 +197,7 @@ func (ds *daemonSession) call(ctx context.Context, stderr io.Writer, command str
 	var apiErr *runner.APIError
 	if errors.As(err, &apiErr) && (apiErr.Status == 404 || apiErr.Status == 401 || apiErr.Status == 410) && !ds.fresh {
 		fmt.Fprintf(stderr, "tether: the daemon no longer has session %s (%s); starting a new one, earlier state is gone\n", ds.f.session, ds.sess.Session)
-		if ds.sess, err = newCLISession(ctx, ds.f, ds.profileSet, ds.f.socket, ds.file, ds.platform); err != nil {
+		if ds.sess, err = newCLISession(ctx, ds.f, ds.f.socket, ds.file, ds.platform); err != nil {
 			return runner.Result{}, err
 		}
 		ds.fresh = true
@@ -216,7 +215,7 @@ func daemonAnswers(ctx context.Context, socket string) bool {
 }
 
 // newCLISession creates a daemon session and remembers it in file.
-func newCLISession(ctx context.Context, f runFlags, profileSet bool, socket, file, platform string) (*cliSession, error) {
+func newCLISession(ctx context.Context, f runFlags, socket, file, platform string) (*cliSession, error) {
 	cwd := f.cwd
 	if cwd == "" {
 		wd, err := os.Getwd()
@@ -234,9 +233,6 @@ func newCLISession(ctx context.Context, f runFlags, profileSet bool, socket, fil
 	}
 	c := runner.NewClient(socket)
 	req := runner.SessionRequest{Profile: f.profile, Platform: platform, Job: f.gate.job, Cwd: cwd}
-	if !profileSet {
-		req.Profile = "" // the daemon's default profile
-	}
 	if f.cwd == "" {
 		// The current directory is the workspace only when the profile
 		// fixes none, as for a one-shot tether run.

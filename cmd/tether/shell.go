@@ -74,7 +74,7 @@ that could not be set up).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.profile, "profile", "default", "profile name (parent cgroup <prefix>/<profile>)")
+	fl.StringVar(&f.profile, "profile", "", "profile name (default: the configuration's default_profile; its parent cgroup is <prefix>/<profile>)")
 	fl.StringVar(&f.session, "session", "", "attach to the daemon's session NAME (needs tether serve; letters, digits, _ . -)")
 	fl.StringVar(&f.socket, "socket", "", "daemon socket for --session (default: $TETHER_SOCKET, else the daemon's default socket)")
 	addPolicyFlags(fl, &f)

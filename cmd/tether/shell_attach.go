@@ -42,7 +42,7 @@ func attachShell(cmd *cobra.Command, f runFlags, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, unix.SIGTERM, unix.SIGHUP)
 	defer stop()
-	ds, err := attachDaemonSession(ctx, f, cmd.Flags().Changed("profile"), false, errShellNeedsDaemon)
+	ds, err := attachDaemonSession(ctx, f, false, errShellNeedsDaemon)
 	if err != nil {
 		return err
 	}
