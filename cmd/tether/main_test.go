@@ -47,6 +47,7 @@ func TestScripts(t *testing.T) {
 			"httpserve": cmdHTTPServe,
 			"jsonget":   cmdJSONGet,
 			"jsonstr":   cmdJSONStr,
+			"docblocks": cmdDocBlocks,
 		},
 	})
 }
@@ -179,6 +180,23 @@ func cmdJSONStr(ts *testscript.TestScript, neg bool, args []string) {
 	b, err := json.Marshal(ts.ReadFile(args[0]))
 	ts.Check(err)
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b, 0o644))
+}
+
+// cmdDocBlocks is "docblocks DOC OUT": it writes the ```sh blocks of the
+// repository's DOC (a path relative to the repository's root), in order,
+// to OUT, so a script runs the documentation as written.
+func cmdDocBlocks(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: docblocks DOC OUT")
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", args[0]))
+	ts.Check(err)
+	var b strings.Builder
+	for _, m := range shBlock.FindAllStringSubmatch(string(data), -1) {
+		b.WriteString(m[1])
+		b.WriteString("\n")
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(b.String()), 0o644))
 }
 
 // scriptEnv is the part of the script's environment tether reads, as
