@@ -79,7 +79,7 @@ var ErrNoConfig = errors.New("no configuration")
 
 // NewPipeline opens the state the options ask for (mandate store, audit
 // log, allowlists) and assembles the pipeline: the approval engine with
-// the shared options (EngineOptions: the mandate hook, secret redaction in
+// the shared options (engineOptions: the mandate hook, secret redaction in
 // questions and audit records, the smart route's key) plus the entry
 // point's routes; the runner over it; the session sandboxes, gated by the
 // engine's exec check and closed when the engine clears their session.
@@ -100,7 +100,7 @@ func NewPipeline(opts PipelineOptions) (*Pipeline, error) {
 		}
 		store = s
 	}
-	eopts := EngineOptions(cfg, store, log)
+	eopts := engineOptions(cfg, store, log)
 	eopts.Prompter, eopts.Gateway, eopts.Yolo = opts.Prompter, opts.Gateway, opts.Yolo
 	eng, err := approval.NewEngine(cfg, eopts)
 	if err != nil {
@@ -143,13 +143,13 @@ func (p *Pipeline) Close() error {
 	return errors.Join(errs...)
 }
 
-// EngineOptions are the approval engine options shared by every entry
+// engineOptions are the approval engine options shared by every entry
 // point, which NewPipeline builds on: the mandate hook on the state's
 // store (workspaces and interactive_violation from the profiles; none
 // when store is nil), secret redaction in questions and audit records,
 // and secrets for the smart route's API key. NewPipeline adds the entry
 // point's routes (Prompter, Gateway) and Yolo.
-func EngineOptions(cfg *config.Config, store *mandate.Store, log *slog.Logger) approval.Options {
+func engineOptions(cfg *config.Config, store *mandate.Store, log *slog.Logger) approval.Options {
 	opts := approval.Options{Logger: log,
 		Redact: func(profile, text string) string {
 			return ResolveSecretScope(cfg, nil, profile).Masker().Mask(text)

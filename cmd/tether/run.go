@@ -77,10 +77,16 @@ starts there; its protected files (.git/hooks, .git/config, shell rc files)
 are read-only. Flags may narrow the policy (lower limits, --network none)
 and widen it only where the profile allows (--network host needs
 terminal.network.mode: host); a flag that would widen it is an error. A
-profile whose network is the egress proxy needs tether serve (or
---network none). --seccomp and --userns are not part of a profile. With
---json the profile's secrets are masked (***) in the captured output; output
-on the terminal is not masked. The command is pid 1 of its pid
+profile whose network is the egress proxy (terminal.network.mode: proxy)
+gets its own proxy, as behind the daemon: the command's network namespace
+holds only loopback and the proxy, which allows the profile's hosts (and,
+for a --job with an approved mandate, the mandate's) and records each
+connection (needs root; --network none narrows it to no network).
+--seccomp and --userns are not part of a profile. The profile's secrets are
+masked (***) in everything the command prints, on the terminal as in
+--json: what a script sees is what the model would be told. This is the
+agent's pipeline, assembled as tether serve assembles it (runner.NewPipeline).
+The command is pid 1 of its pid
 namespace: processes it leaves behind (background jobs, setsid, nohup) are
 killed when it exits.
 

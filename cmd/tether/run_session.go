@@ -463,14 +463,17 @@ var sessionHelp = strings.TrimSpace(`
 the daemon: files in its /tmp, background processes and (with persist_cwd)
 the working directory carry over to the next "tether run --session S". It
 needs a running daemon (tether serve, on --socket, $TETHER_SOCKET or its
-default socket); without one it exits 2:
+default socket); without one it exits 125:
 ` + errSessionNeedsDaemon.Error() + `.
-The first run creates the daemon session (profile --profile, workspace
---cwd) and remembers its id and client token in
+The first run creates the daemon session (profile --profile, else the
+daemon's default profile; workspace --cwd, else the current directory when
+the profile fixes none; --job and --platform, fixed for the session's
+life) and remembers its id and client token in
 $XDG_RUNTIME_DIR/tether/cli-sessions/<socket-hash>/S.json (else
 $TMPDIR/tether-<uid>/…), readable by this user only. If the daemon has
 restarted, a new session is started and stderr says so. The sandbox follows
 the daemon's profile: --rootfs, --network, --memory, --env, --yolo and the
 other sandbox flags are refused; --timeout applies per command. Approvals
-wait in the daemon's queue (tether approvals). --close-session clears the
-session and forgets it. Names: 1-64 of A-Z a-z 0-9 _ . -`)
+wait in the daemon's queue (tether approvals --session S). "tether shell
+--session S" attaches a line-by-line shell to the same session.
+--close-session clears the session and forgets it. Names: 1-64 of A-Z a-z 0-9 _ . -`)
