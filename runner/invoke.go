@@ -117,6 +117,12 @@ func (r *Runner) Invoke(ctx context.Context, inv Invocation) (*Invoked, error) {
 	if err != nil {
 		return nil, err
 	}
+	if env.Profile.Name != pl.Policy.Profile || env.Root != pl.Root {
+		// A placement of another profile or workspace would run the
+		// command under a policy the engine did not decide it for.
+		return nil, fmt.Errorf("%w: the placement is of profile %q in %s, the call of profile %q in %s",
+			ErrTerminalPolicyUnavailable, pl.Policy.Profile, pl.Root, env.Profile.Name, env.Root)
+	}
 	out := &Invoked{}
 	// The decision (configuration, analysis, the audit record synced to
 	// disk, maybe a question on the terminal) runs while the kernel builds

@@ -34,8 +34,9 @@ and it runs in the session's persistent sandbox, so the working directory,
 files in /tmp and background processes carry over to the next line. Output
 is the command's, masked like the agent's. A refused line prints why and the
 shell goes on. It is not a terminal inside the sandbox: programs that need
-one (editors, pagers, job control) do not work there; exit or end of input
-(^D) leaves, and the session stays for the next attach. Without a daemon it
+one (editors, pagers, job control) do not work there; ^C stops the
+running command; exit or end of input (^D) leaves, and the session stays
+for the next attach. Without a daemon it
 exits 125 and says how to start one.
 
 Without --session, open an interactive shell (or PROGRAM) on a real terminal

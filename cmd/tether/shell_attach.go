@@ -40,7 +40,7 @@ func attachShell(cmd *cobra.Command, f runFlags, args []string) error {
 			return usageErr("--%s does not apply with --session: the session's sandbox follows the daemon's profile", name)
 		}
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, unix.SIGTERM, unix.SIGHUP)
+	ctx, stop := signal.NotifyContext(cmd.Context(), unix.SIGTERM, unix.SIGHUP)
 	defer stop()
 	ds, err := attachDaemonSession(ctx, f, false, errShellNeedsDaemon)
 	if err != nil {
@@ -88,7 +88,17 @@ func attachShell(cmd *cobra.Command, f runFlags, args []string) error {
 		case command == "exit" || command == "logout":
 			return last
 		default:
-			res, err := ds.call(ctx, stderr, command, 0)
+			// ^C stops the running command (the daemon stops it as it
+			// stops a call whose client went away), not the shell.
+			callCtx, stopCall := signal.NotifyContext(ctx, os.Interrupt)
+			res, err := ds.call(callCtx, stderr, command, 0)
+			interrupted := callCtx.Err() != nil && ctx.Err() == nil
+			stopCall()
+			if interrupted {
+				fmt.Fprintln(stderr, "tether: interrupted")
+				last = &exitError{Code: 130, Own: true}
+				break
+			}
 			if err != nil {
 				return &exitError{Code: exitWrapper, Err: fmt.Errorf("running in session %s: %w", f.session, err)}
 			}
