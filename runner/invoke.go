@@ -99,7 +99,8 @@ var ErrRefused = errors.New("refused")
 // approval engine (hardline floor, deny rules, the job's mandate, routes)
 // decides while the kernel builds the sandbox, and the program starts only
 // once it allowed it; the exec gate checks every exec; the profile's
-// egress proxy serves it in proxy mode; its output is masked with the
+// egress proxy serves it in proxy mode; a job's observing mandate gets
+// what the kernel saw as evidence; its output is masked with the
 // profile's secrets on the way to the caller's writers. A refusal is an
 // error wrapping ErrRefused (and approval.ErrDenied when the engine denied
 // it). Any other error with a nil Result means nothing ran; with a
@@ -159,11 +160,17 @@ func (r *Runner) Invoke(ctx context.Context, inv Invocation) (*Invoked, error) {
 			}
 		}
 	}
+	// A job whose mandate observes gets the kernel's view of the run as
+	// evidence, as behind the daemon.
+	pl.Config.Observe = env.observing(ctx)
 	res, runErr := r.oneShot(ctx, env, pl, cmd, gate)
 	if err := gate(); err != nil {
 		return out, err
 	}
 	out.Result = res
+	if res != nil && pl.Config.Observe && (len(res.Accesses) > 0 || res.AccessesLost > 0) {
+		env.recordRuntime(ctx, inv.Text, res, pl.Proxy)
+	}
 	if res != nil && len(res.ExecBlocked) > 0 {
 		out.ExecBlocked = recordExecBlocks(ctx, env, inv.Text, res.ExecBlocked)
 	}

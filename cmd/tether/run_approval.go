@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -133,7 +135,10 @@ func newRunPipeline(f approvalFlags, cfg *config.Config, sb *sandbox.Runner) (*r
 		return nil, usageErr("--job %q is not a job name (letters, digits, '_', '.', '-')", f.job)
 	}
 	rp := &runPipeline{platform: platform}
-	opts := runner.PipelineOptions{Config: cfg, Sandbox: *sb, Mandates: runner.MandatesForJob, Job: f.job, Yolo: f.yolo}
+	// Internal errors (an audit or evidence record that could not be
+	// stored) are said on stderr.
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts := runner.PipelineOptions{Config: cfg, Sandbox: *sb, Mandates: runner.MandatesForJob, Job: f.job, Yolo: f.yolo, Logger: log}
 	if platform == approval.PlatformCLI {
 		// Ask on the controlling terminal, never on the command's stdin.
 		if p, err := approval.OpenPrompter(); err == nil {
