@@ -57,25 +57,92 @@ func LayerProject(p *Profile, workspace string) (*Profile, error) {
 		return p, nil
 	}
 	name := filepath.Join(workspace, ProjectFile)
-	data, err := readProject(name)
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return p, nil
 	}
 	if err != nil {
 		return nil, &InvalidError{Problems: []Problem{{File: name, Msg: err.Error(), err: err}}}
 	}
+	defer f.Close()
+	// The exec gate layers the file on every exec of a build: the result
+	// is kept for the object as it is now (identity, size, times, read
+	// from the descriptor the data comes from).
+	key, keyed := projectKeyOf(f, name, p)
+	if keyed {
+		if r, ok := projectCache.get(key); ok {
+			return r.p, r.err
+		}
+	}
+	out, err := layerFrom(f, name, p, workspace)
+	if keyed {
+		projectCache.put(key, projectResult{out, err})
+	}
+	return out, err
+}
+
+func layerFrom(f *os.File, name string, p *Profile, workspace string) (*Profile, error) {
+	data, err := readProject(f, name)
+	if err != nil {
+		return nil, &InvalidError{Problems: []Problem{{File: name, Msg: err.Error(), err: err}}}
+	}
 	return ParseProject(name, data, p, workspace)
+}
+
+// projectKey identifies a project file's content for one user profile.
+type projectKey struct {
+	name         string
+	user         *Profile
+	dev, ino     uint64
+	size         int64
+	mtime, ctime syscall.Timespec
+}
+
+type projectResult struct {
+	p   *Profile
+	err error
+}
+
+// projectResults caches LayerProject's results. Safe for concurrent use.
+type projectResults struct {
+	mu sync.Mutex
+	m  map[projectKey]projectResult // guarded by mu
+}
+
+var projectCache projectResults
+
+func (c *projectResults) get(k projectKey) (projectResult, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.m[k]
+	return r, ok
+}
+
+func (c *projectResults) put(k projectKey, r projectResult) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= 256 {
+		c.m = map[projectKey]projectResult{}
+	}
+	c.m[k] = r
+}
+
+func projectKeyOf(f *os.File, name string, p *Profile) (projectKey, bool) {
+	fi, err := f.Stat()
+	if err != nil {
+		return projectKey{}, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return projectKey{}, false
+	}
+	return projectKey{name: name, user: p, dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}, true
 }
 
 // readProject reads a project file: a regular file (a FIFO or device is
 // refused without blocking) of at most MaxProjectSize bytes. Its owner
 // does not matter: it can only narrow.
-func readProject(name string) ([]byte, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
+func readProject(f *os.File, name string) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("reading the project file: %w", err)
