@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"slices"
 	"strings"
 	"sync"
 )
@@ -463,6 +464,21 @@ var index = sync.OnceValue(func() map[string]int {
 	}
 	return m
 })
+
+// Programs returns the spec of every program the grammar knows, each once
+// (aliases are in its Aliases), sorted by name. It builds every family:
+// for tools that walk the whole grammar (the bash oracle's generator,
+// tests), not for the analysis path.
+func Programs() []*Spec {
+	var out []*Spec
+	for n, s := range table() {
+		if n == s.Name {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Spec) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
 
 // table returns the whole grammar, every family built (for tests).
 func table() map[string]*Spec {
