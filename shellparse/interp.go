@@ -201,6 +201,11 @@ func (w *walker) shell(name string, cs *cmdState, i int, c ctx) (bool, string) {
 			return true, ""
 		}
 		cs.pushWrapper(name, i, j)
+		if j+1 < len(cs.words) {
+			// bash -c SCRIPT NAME ARG…: the words after the script are
+			// its $0, $1 …, run-time arguments of the script's commands.
+			cs.extra = true
+		}
 		if cs.replace != "" && strings.Contains(pw.Value, cs.replace) {
 			// xargs -I{} sh -c 'x {}': run-time data is spliced into the
 			// script itself, so what runs cannot be known.

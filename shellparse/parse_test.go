@@ -853,6 +853,8 @@ func TestDataSplicedIntoScript(t *testing.T) {
 		{`ls | xargs sh -c 'rm "$@"' _`, false},
 		{`find . -exec sh -c 'rm "$1"' _ {} \;`, false},
 		{`ls | xargs -I{} rm {}`, false},
+		{`sh -c 'rm "$1"' _ x`, false},
+		{`sh -c 'rm x'`, false},
 	}
 	for _, tc := range cases {
 		s := mustParse(t, tc.src)
@@ -862,7 +864,10 @@ func TestDataSplicedIntoScript(t *testing.T) {
 			assert.Empty(t, s.Opaque, tc.src)
 		}
 		c, ok := findCmd(s, "rm")
-		assert.True(t, ok && c.Context.ExtraArgs == strings.Contains(tc.src, "xargs"), tc.src)
+		// Run-time arguments come from xargs, or follow the script (its
+		// $0, $1 …, which find -exec fills with {}).
+		extra := strings.Contains(tc.src, "xargs") || strings.Contains(tc.src, "' _")
+		assert.True(t, ok && c.Context.ExtraArgs == extra, tc.src)
 	}
 }
 

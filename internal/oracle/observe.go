@@ -363,6 +363,9 @@ func (w world) disk(o *Observation, c Call, d diskTool) {
 		return
 	}
 	words := splitShortClusters(c.Args)
+	if d.spec == nil {
+		words = append(words, helpAbbreviations(c.Args)...)
+	}
 	if d.spec != nil {
 		opts, operands, err := d.spec.parse(c.Args)
 		if err != nil {
@@ -405,6 +408,24 @@ func (w world) disk(o *Observation, c Call, d diskTool) {
 		return // its commands come on standard input, and there were none
 	}
 	o.see(approval.TierHardline, "%s on the stand-in device %s: %s", c.Program, dev, strings.Join(c.Args, " "))
+}
+
+// helpAbbreviations returns "--help" for each argument that abbreviates
+// it ("--h", "--he"): getopt_long reads it as --help, or refuses it as
+// ambiguous when another long option starts the same way (mdadm's
+// --homehost, LVM's --headings), and either way the tool writes nothing.
+// For tools whose whole option table the oracle does not hold.
+func helpAbbreviations(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if len(a) >= 3 && a != "--help" && strings.HasPrefix("--help", a) {
+			out = append(out, "--help")
+		}
+	}
+	return out
 }
 
 // splitShortClusters spells "-af" as "-a", "-f" (keeping the cluster too)
