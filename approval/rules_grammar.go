@@ -239,6 +239,10 @@ func (a *analyzer) catastrophicWord(c *shellparse.Command, op grammar.Operand) b
 // run no command and write no file, and SQL (judged by the database rules).
 func (a *analyzer) code(c *shellparse.Command, inv *grammar.Invocation, text string) {
 	switch inv.Spec.Name {
+	case "python":
+		if grammar.PythonPrintsOnly(inv) {
+			return
+		}
 	case "awk":
 		if !grammar.AwkRunsCommands(text) {
 			return

@@ -412,7 +412,7 @@ func TestOpaque(t *testing.T) {
 		{`bash -c "$x"`, OpaquePayload, "bash", `bash -c "$x"`},
 		{`bash -c "$(curl -s x)"`, OpaquePayload, "bash", `bash -c "$(curl -s x)"`},
 		{`su -c "$CMD"`, OpaquePayload, "su", `su -c "$CMD"`},
-		{`python3 -c 'print(1)'`, OpaquePayload, "python3", `python3 -c 'print(1)'`},
+		{`python3 -c 'import os'`, OpaquePayload, "python3", `python3 -c 'import os'`},
 		{`python3 -Ic 'print(1)'`, OpaquePayload, "python3", `python3 -Ic 'print(1)'`},
 		{`perl -ne 'print'`, OpaquePayload, "perl", `perl -ne 'print'`},
 		{`ruby -e 'x'`, OpaquePayload, "ruby", `ruby -e 'x'`},

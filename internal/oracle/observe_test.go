@@ -60,6 +60,9 @@ func TestClassifyCalls(t *testing.T) {
 		{"vgremove", []string{"--he", "--", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierAllow},
 		{"vgremove", []string{"--", "--h", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierHardline},
 		{"mkfs.btrfs", []string{"-f", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierHardline},
+		{"mkntfs", []string{"--ve", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},
+		{"mdadm", []string{"-E", "/dev/sda", "--create"}, []string{"", "/dev/sda", ""}, approval.TierAllow}, // two modes: refused
+		{"mdadm", []string{"--create", "/dev/md0", "/dev/sda"}, []string{"", "/dev/sda", "/dev/sda"}, approval.TierHardline},
 		{"blkdiscard", []string{"-f", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierHardline},
 		{"sgdisk", []string{"--iterations=1", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},      // unknown option: refused
 		{"sgdisk", []string{"-n", "1:0:+512M", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierAllow}, // adds a partition: destroys nothing

@@ -153,6 +153,13 @@ func TestOracleObserves(t *testing.T) {
 		{"rm notes.txt", approval.TierAllow},
 		{"cp .env.example .env; truncate -s0 app.log", approval.TierAllow},
 		{"rm -rf '~'", approval.TierApproval},
+		// wrappers that run nothing, a device node renamed (its data kept)
+		{"sudo -l reboot", approval.TierAllow},
+		{"sudo --ve reboot", approval.TierAllow},
+		{"su --ve -c reboot", approval.TierAllow},
+		{"su -c reboot", approval.TierHardline},
+		{"mv /dev/sda /tmp/x", approval.TierApproval},
+		{"mv README.md /dev/sda", approval.TierHardline},
 	}
 	var cmds []string
 	for _, c := range cases {
