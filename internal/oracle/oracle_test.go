@@ -158,6 +158,8 @@ func TestOracleObserves(t *testing.T) {
 		{"sudo --ve reboot", approval.TierAllow},
 		{"su --ve -c reboot", approval.TierAllow},
 		{"su -c reboot", approval.TierHardline},
+		{"doas -C /etc/doas.conf reboot", approval.TierAllow},
+		{"unlink /home/alice/.bashrc", approval.TierApproval},
 		{"mv /dev/sda /tmp/x", approval.TierApproval},
 		{"mv README.md /dev/sda", approval.TierHardline},
 	}

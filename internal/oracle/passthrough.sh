@@ -14,7 +14,8 @@ sudo|doas)
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--) shift; break ;;
-		-u|-g|-C|-D|-h|-p|-r|-t|-U|-T|--user|--group|--close-from|--chdir|--host|--prompt|--role|--type|--other-user|--command-timeout) shift 2 ;;
+		-C*) [ "$name" = doas ] && nocmd=1; [ "$1" = -C ] && shift; shift ;; # doas -C: check a config, run nothing
+		-u|-g|-D|-h|-p|-r|-t|-U|-T|--user|--group|--close-from|--chdir|--host|--prompt|--role|--type|--other-user|--command-timeout) shift 2 ;;
 		--v|--ve*|--he*|--li*|--va*|--ed*|--rem*) nocmd=1; shift ;;
 		--*=*) shift ;;
 		-s|--shell|-i|--login) shell=1; shift ;;
