@@ -356,6 +356,8 @@ func TestPayloads(t *testing.T) {
 		{`env -S 'rm -rf /'`, []string{"rm"}, []string{"env", "env"}, 1},
 		{`env -S 'rm -rf' /tmp`, []string{"rm"}, []string{"env", "env"}, 1},
 		{`env -iS 'reboot'`, []string{"reboot"}, []string{"env", "env"}, 1},
+		{`env -S 'kill -9 -1' --null --split-string='rm -rf ~'`, []string{"kill"}, []string{"env", "env"}, 1},
+		{`env -S 'reboot' --null`, []string{"reboot"}, []string{"env", "env"}, 1},
 		{`env --s''='sh -c reboot'`, []string{"reboot"}, []string{"env", "env", "sh"}, 2},
 		{`env --split-str=sh\ -c\ reboot`, []string{"reboot"}, []string{"env", "env", "sh"}, 2},
 		{`env -S "sh\_-c\_reboot"`, []string{"reboot"}, []string{"env", "env", "sh"}, 2},

@@ -144,6 +144,19 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 	if inv == nil {
 		return 0, false
 	}
+	if name == "env" {
+		// Words after env's first -S are read only once its string is
+		// split in front of them (below): a later --null may be an
+		// argument of the command the string names.
+		for _, o := range inv.Options {
+			if o.Name == "--split-string" && o.HasValue {
+				if cut := i + 2 + o.ValueArg; cut < len(cs.words) {
+					inv, end = grammar.Parse("env", values(cs.words[i+1:cut])), cut
+				}
+				break
+			}
+		}
+	}
 	if inv.Effects.Has(grammar.NoCommand) {
 		return 0, false
 	}
@@ -199,7 +212,13 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 			case "--unset":
 				envFlags = append(envFlags, "-u "+o.Value)
 			case "--split-string":
-				split = o
+				// The first -S is split where getopt meets it; its words
+				// stop env's option reading when they start a command,
+				// so a later -S or --null may be the command's argument
+				// (env -S 'kill -9 -1' --null runs kill -9 -1 --null).
+				if split == nil {
+					split = o
+				}
 			}
 		}
 	}
