@@ -344,10 +344,12 @@ func judge(ob Observation) verdict {
 // (which program, option, spelling, value, wrapper, quoting, target and
 // construct), runs the command it writes under bash in the sandbox and
 // fails when the static verdict is weaker than what bash showed. Each
-// input is one sandbox run (about a fifth of a second): CI's fuzz-short
-// gives it its 10s; make oracle-fuzz runs it long.
+// input is one sandbox start and run (seconds on a loaded machine; one
+// worker, since the fuzzing engine gives up on an input after 10s): the
+// unit run executes its three seeds, fuzz-short gives it its 10s, make
+// oracle-fuzz runs it long.
 func FuzzOracle(f *testing.F) {
-	for _, seed := range [][]byte{{0}, {1, 7, 3}, {3, 200, 17, 4, 99, 1, 250}, []byte("mke2fs -F /dev/sda"), []byte("sgdisk -p -Z /dev/sda")} {
+	for _, seed := range [][]byte{{0}, {3, 200, 17, 4, 99, 1, 250}, []byte("a disk after any option")} {
 		f.Add(seed)
 	}
 	o := newOracle(f)
