@@ -406,6 +406,17 @@ func (w world) disk(o *Observation, c Call, d diskTool) {
 	if len(d.needs) > 0 && !slices.ContainsFunc(words, func(a string) bool { return slices.Contains(d.needs, a) }) {
 		return
 	}
+	if c.Program == "parted" {
+		// parted [options] DEVICE [COMMAND…]: the device is the first
+		// operand (getopt permutes), whatever the commands name.
+		_, operands, err := d.spec.parse(c.Args)
+		if err != nil || len(operands) == 0 {
+			return
+		}
+		if i := slices.Index(c.Args, operands[0]); i < 0 || !w.isDevice(c.Paths[i]) {
+			return
+		}
+	}
 	if c.Program == "parted" && !slices.ContainsFunc(c.Args, func(a string) bool {
 		return !strings.HasPrefix(a, "-") && !w.isDevice(a) && !strings.HasPrefix(a, "/dev/")
 	}) {
@@ -481,7 +492,9 @@ func power(o *Observation, c Call) {
 			return
 		}
 	case "shutdown":
-		if slices.ContainsFunc(words, func(a string) bool { return a == "-c" || a == "-k" }) {
+		// systemd's shutdown: -c cancels, -k only warns, --show prints
+		// what is scheduled.
+		if slices.ContainsFunc(words, func(a string) bool { return a == "-c" || a == "-k" || a == "--show" }) {
 			return
 		}
 	case "init", "telinit":

@@ -61,6 +61,11 @@ func TestClassifyCalls(t *testing.T) {
 		{"vgremove", []string{"--", "--h", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierHardline},
 		{"mkfs.btrfs", []string{"-f", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierHardline},
 		{"mkntfs", []string{"--ve", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},
+		// parted's device is its first operand; shutdown --show only prints
+		{"parted", []string{"--fix", "notes.txt", "-f", "/dev/./sda", "notes.txt"}, []string{"", "/work/notes.txt", "", "/dev/sda", "/work/notes.txt"}, approval.TierAllow},
+		{"parted", []string{"-s", "/dev/sda", "mklabel", "gpt"}, []string{"", "/dev/sda", "", ""}, approval.TierHardline},
+		{"shutdown", []string{"--show", "/home/alice"}, []string{"", "/home/alice"}, approval.TierAllow},
+		{"shutdown", []string{"now"}, []string{""}, approval.TierHardline},
 		{"mdadm", []string{"-E", "/dev/sda", "--create"}, []string{"", "/dev/sda", ""}, approval.TierAllow}, // two modes: refused
 		{"mdadm", []string{"--create", "/dev/md0", "/dev/sda"}, []string{"", "/dev/sda", "/dev/sda"}, approval.TierHardline},
 		{"blkdiscard", []string{"-f", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierHardline},
