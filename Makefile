@@ -18,7 +18,7 @@ FUZZTIME ?= 10s
 # test's small default budget).
 ORACLE_N ?= 3000
 
-.PHONY: all provision provision-demo build test unit fuzz-short smoke bench lint vet fmt demo clean oracle
+.PHONY: all provision provision-demo build test unit fuzz-short smoke bench lint vet fmt demo clean oracle oracle-fuzz
 
 all: build
 
@@ -55,6 +55,13 @@ fuzz-short:
 oracle:
 	REQUIRE_SANDBOX=1 $(GO) test -tags '$(TAGS)' -count=1 -timeout 180m -v -run 'TestOracle' ./internal/oracle/ \
 		-args -oracle.corpus=0 -oracle.n=$(ORACLE_N) $(if $(ORACLE_RECORD),-oracle.record)
+
+# oracle-fuzz feeds fuzzing bytes to the oracle's generator as its choices
+# (FuzzOracle: one sandbox run per input, one worker) for ORACLE_FUZZTIME;
+# what it finds is kept under internal/oracle/testdata/fuzz.
+ORACLE_FUZZTIME ?= 10m
+oracle-fuzz:
+	REQUIRE_SANDBOX=1 $(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzOracle$$' -fuzztime $(ORACLE_FUZZTIME) -parallel 1 ./internal/oracle/
 
 bench: provision
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -benchmem ./...

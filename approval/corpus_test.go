@@ -152,6 +152,10 @@ type peerRow struct {
 	raw     string // the command as written in the file (escaped)
 	command string
 	home    string
+	// onlyNotHardline: the peer's test asserts only that the row is not
+	// hardline; its tier came from the peer's detector ("dangerous tier
+	// not asserted", "dangerous tier from v2026.8.3 detector").
+	onlyNotHardline bool
 }
 
 func readPeerCorpus(t *testing.T) []peerRow {
@@ -184,7 +188,8 @@ func readPeerCorpus(t *testing.T) []peerRow {
 		if i := strings.Index(cols[2], "(HOME="); i >= 0 {
 			home = strings.TrimSuffix(cols[2][i+len("(HOME="):], ")")
 		}
-		rows = append(rows, peerRow{line: n, want: want, raw: cols[1], command: cmd, home: home})
+		only := strings.Contains(cols[2], "dangerous tier not asserted") || strings.Contains(cols[2], "dangerous tier from")
+		rows = append(rows, peerRow{line: n, want: want, raw: cols[1], command: cmd, home: home, onlyNotHardline: only})
 	}
 	require.NoError(t, sc.Err())
 	return rows
@@ -229,7 +234,8 @@ func readDisagreements(t *testing.T) map[string]disagreement {
 
 // TestPeerCorpus runs the analyzer over the peer project's expectations,
 // prints the confusion matrix and checks the hard requirements: no hardline
-// or dangerous row is allowed, no safe row is hardline, and every
+// or dangerous row is allowed (a row whose peer test asserts only that it
+// is not hardline must not be hardline), no safe row is hardline, and every
 // disagreement is listed (with its reason) in peer-disagreements.tsv, which
 // must list nothing that now agrees.
 func TestPeerCorpus(t *testing.T) {
@@ -237,7 +243,7 @@ func TestPeerCorpus(t *testing.T) {
 	rows := readPeerCorpus(t)
 	listed := readDisagreements(t)
 	var matrix [3][3]int // [peer][ours]
-	agree := 0
+	agree, agreeAsserted := 0, 0
 	seen := map[string]bool{}
 	for _, r := range rows {
 		a, err := Analyze(r.command, AnalyzeOptions{Home: r.home})
@@ -246,10 +252,15 @@ func TestPeerCorpus(t *testing.T) {
 		matrix[r.want][got]++
 		d, isListed := listed[r.raw]
 		seen[r.raw] = true
-		if r.want != TierAllow {
-			assert.NotEqual(t, TierAllow, got, "peer line %d: %s row allowed: %q", r.line, peerName(r.want), r.raw)
+		if got == r.want || (r.onlyNotHardline && got != TierHardline) {
+			agreeAsserted++
 		}
-		if r.want == TierAllow {
+		switch {
+		case r.onlyNotHardline:
+			assert.NotEqual(t, TierHardline, got, "peer line %d: the peer asserts this is not hardline: %q %v", r.line, r.raw, findingIDs(a))
+		case r.want != TierAllow:
+			assert.NotEqual(t, TierAllow, got, "peer line %d: %s row allowed: %q", r.line, peerName(r.want), r.raw)
+		case r.want == TierAllow:
 			assert.NotEqual(t, TierHardline, got, "peer line %d: safe row is hardline: %q %v", r.line, r.raw, findingIDs(a))
 		}
 		if got == r.want {
@@ -267,13 +278,24 @@ func TestPeerCorpus(t *testing.T) {
 	}
 	pct := 100 * float64(agree) / float64(len(rows))
 	var b strings.Builder
-	fmt.Fprintf(&b, "peer corpus: %d rows, %d agree (%.1f%%)\n", len(rows), agree, pct)
+	fmt.Fprintf(&b, "peer corpus: %d rows, %d agree (%.1f%%); on what the peer's tests assert (%d rows assert only \"not hardline\"): %d (%.1f%%)\n",
+		len(rows), agree, pct, countOnly(rows), agreeAsserted, 100*float64(agreeAsserted)/float64(len(rows)))
 	fmt.Fprintf(&b, "%-12s %8s %9s %9s\n", "peer\\ours", "allow", "approval", "hardline")
 	for p := TierAllow; p <= TierHardline; p++ {
 		fmt.Fprintf(&b, "%-12s %8d %9d %9d\n", peerName(p), matrix[p][TierAllow], matrix[p][TierApproval], matrix[p][TierHardline])
 	}
 	t.Log("\n" + b.String())
 	assert.GreaterOrEqual(t, pct, 97.0, "agreement with the peer corpus")
+}
+
+func countOnly(rows []peerRow) int {
+	n := 0
+	for _, r := range rows {
+		if r.onlyNotHardline {
+			n++
+		}
+	}
+	return n
 }
 
 func peerName(t Tier) string {

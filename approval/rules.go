@@ -749,7 +749,7 @@ func (a *analyzer) wrapper(c *shellparse.Command, w *shellparse.Wrapper) {
 			a.hit(RuleFindDelete, c.Text, c.Span)
 		}
 	}
-	if isShell(w.Program) && shellHasC(w.Args) {
+	if isShell(w.Program) && shellHasC(w.Args) && !plainShellC(w, c) {
 		a.hit(RuleShellPayload, c.Text, c.Span)
 	}
 	// A wrapper's own options may write files (time -o, strace -o).

@@ -133,6 +133,18 @@ func (a *analyzer) deletes(c *shellparse.Command, inv *grammar.Invocation) {
 			}
 		}
 	}
+	// Deleting a file changes it as a write does (a shell rc, a credential,
+	// a file in /etc); a device node removed is a device touched.
+	for _, op := range inv.Operands {
+		if !op.Effects.Has(grammar.Target) {
+			continue
+		}
+		p := a.fold(op.Value)
+		if isBlockDevice(p) {
+			a.hitCmd(RuleDeviceWrite, c)
+		}
+		a.checkWrite(c, op.Value, p)
+	}
 	if c.Program == "rm" || c.Program == "unlink" || c.Program == "shred" || c.Program == "rmdir" {
 		for _, w := range c.Wrappers {
 			if w.Program == "xargs" || w.Program == "find" || w.Program == "parallel" {
@@ -239,6 +251,10 @@ func (a *analyzer) catastrophicWord(c *shellparse.Command, op grammar.Operand) b
 // run no command and write no file, and SQL (judged by the database rules).
 func (a *analyzer) code(c *shellparse.Command, inv *grammar.Invocation, text string) {
 	switch inv.Spec.Name {
+	case "python":
+		if grammar.PythonPrintsOnly(inv) {
+			return
+		}
 	case "awk":
 		if !grammar.AwkRunsCommands(text) {
 			return

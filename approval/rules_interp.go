@@ -82,6 +82,25 @@ func shellHasC(args []string) bool {
 	return false
 }
 
+// plainShells are the shells whose -c script is read as the commands it
+// holds: bash, and POSIX sh and dash, whose grammar is bash's less a few
+// forms. zsh, ksh, fish … parse and expand differently from the parser we
+// use, so their scripts keep RuleShellPayload.
+var plainShells = map[string]bool{"bash": true, "sh": true, "dash": true}
+
+// plainShellC reports whether shell wrapper w runs c as part of a script
+// that is exactly what it says: w is a plain shell given "-c" and nothing
+// else, and c gets no run-time arguments (none after the script, none
+// from xargs or find -exec: the script's $1, $@ … would be data we do not
+// see). The script's commands then carry their own verdicts, as if typed
+// at the prompt: bash -c 'ls' is ls. Any other shell option keeps the
+// payload rule, because several change how the script is read or run
+// (-i expands aliases and reads ~/.bashrc, -l the profile, -k takes
+// assignments anywhere, -O/-o change the grammar, -n runs nothing).
+func plainShellC(w *shellparse.Wrapper, c *shellparse.Command) bool {
+	return plainShells[w.Program] && len(w.Args) == 1 && w.Args[0] == "-c" && !c.Context.ExtraArgs
+}
+
 // inlineCode returns the inline code given to interpreter name, if any.
 func inlineCode(name string, args []string) (string, bool) {
 	switch name {

@@ -13,8 +13,9 @@ import (
 // program is listed here (spelled bare or from a system bin directory, not
 // ./ls), its options pass the program's check, it writes no file through a
 // redirection (other than /dev/null and the standard streams), it sets no
-// environment variable beyond locale and display ones, and no wrapper raises
-// its privileges (sudo, doas, su, runuser).
+// environment variable beyond locale and display ones, no wrapper raises
+// its privileges (sudo, doas, su, runuser), and it is not inside a shell's
+// script (bash -c 'ls' is allowed, not safe).
 
 // safePrograms maps each safe program to an optional argument check.
 var safePrograms = sync.OnceValue(func() map[string]func(args []string) bool {
@@ -99,6 +100,11 @@ func isSafeCommand(c *shellparse.Command) bool {
 		return false
 	}
 	if sp := c.Spelling; strings.Contains(sp, "/") && !trustedBin(sp) {
+		return false
+	}
+	if c.Context.Payload > 0 {
+		// A script given to a shell (bash -c 'ls') may carry its own
+		// verdict, but the safe class stays what is typed at the prompt.
 		return false
 	}
 	for _, w := range c.Wrappers {

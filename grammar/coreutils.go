@@ -95,7 +95,9 @@ func coreutils() []*Spec {
 				arg("--line-length -l", 0)),
 			flags("--quiet --silent -n --debug --posix --regexp-extended -E -r --separate -s --sandbox --unbuffered -u --null-data -z --follow-symlinks -b --binary")),
 			Refine: refineSed},
-		{Name: "find", Options: findOptions(), Refine: refineFind},
+		// find reads its own expression: no abbreviations ("--hel" is an
+		// unknown predicate).
+		{Name: "find", Long: Exact, Options: findOptions(), Refine: refineFind},
 	}
 }
 
@@ -126,7 +128,7 @@ func findOptions() []Option {
 		flags("-print -print0 -ls -prune -quit -depth -d -mount -xdev -noleaf -follow -daystart -ignore_readdir_race "+
 			"-noignore_readdir_race -true -false -empty -readable -writable -executable -nouser -nogroup -not -a -and -o -or "+
 			"-H -L -P -O0 -O1 -O2 -O3"),
-		gnuHelp(),
+		ops(flag("--help -help", DryRun), flag("--version -version", DryRun)),
 	)
 	return o
 }
@@ -175,6 +177,28 @@ func refineFind(inv *Invocation) {
 				mark(o.ValueArg + 1)
 			}
 		}
+	}
+	// find reads its expression left to right and opens the files of
+	// -fprint, -fprintf and -fls as it reads them (truncating them);
+	// --help and --version then print and exit before anything is
+	// evaluated. What they leave is the outputs opened before them.
+	for _, o := range inv.Options {
+		if (o.Name != "--help" && o.Name != "--version") || (inner != nil && inner[o.Arg]) {
+			continue
+		}
+		kept := inv.Options[:0]
+		for _, w := range inv.Options {
+			if w.Arg < o.Arg && w.ValueEffects.Has(Write) && (inner == nil || !inner[w.Arg]) {
+				w.Effects = 0
+				kept = append(kept, w)
+			}
+		}
+		inv.Options, inv.Operands = kept, inv.Operands[:0]
+		inv.Effects = DryRun
+		if len(kept) > 0 {
+			inv.Effects = 0
+		}
+		return
 	}
 	filtered, broken := false, false
 	if inner != nil {

@@ -1,8 +1,10 @@
 package grammar
 
 import (
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Effect is a set of things an invocation, an option, an option's value or an
@@ -314,11 +316,16 @@ type Invocation struct {
 
 // Lookup returns the grammar of program (a base name such as "rm"), or nil.
 func Lookup(program string) *Spec {
-	f, ok := index()[program]
-	if !ok {
+	e := index()[program]
+	if e == nil {
 		return nil
 	}
-	return families[f].specs()[program]
+	if s := e.spec.Load(); s != nil {
+		return s
+	}
+	s := families[e.family].specs()[program]
+	e.spec.Store(s)
+	return s
 }
 
 // Wraps reports whether the program, or one of its subcommands, runs
@@ -447,28 +454,50 @@ var families = []family{
 	newFamily(builds), newFamily(wrappers), newFamily(system),
 }
 
-// index maps each program name to its family. Building it declares every
+// entry is one program name in the index: its family, and its spec once
+// the family is built (so that a lookup is one map access).
+type entry struct {
+	family int
+	spec   atomic.Pointer[Spec]
+}
+
+// index maps each program name to its entry. Building it declares every
 // family once and keeps only the names.
-var index = sync.OnceValue(func() map[string]int {
-	m := map[string]int{}
+var index = sync.OnceValue(func() map[string]*entry {
+	m := map[string]*entry{}
 	for i, f := range families {
 		for _, s := range f.decl() {
 			for _, n := range append([]string{s.Name}, s.Aliases...) {
 				if _, dup := m[n]; dup {
 					panic("grammar: program " + n + " declared twice")
 				}
-				m[n] = i
+				m[n] = &entry{family: i}
 			}
 		}
 	}
 	return m
 })
 
+// Programs returns the spec of every program the grammar knows, each once
+// (aliases are in its Aliases), sorted by name. It builds every family:
+// for tools that walk the whole grammar (the bash oracle's generator,
+// tests), not for the analysis path.
+func Programs() []*Spec {
+	var out []*Spec
+	for n, s := range table() {
+		if n == s.Name {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Spec) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
 // table returns the whole grammar, every family built (for tests).
 func table() map[string]*Spec {
 	m := map[string]*Spec{}
-	for n, f := range index() {
-		m[n] = families[f].specs()[n]
+	for n, e := range index() {
+		m[n] = families[e.family].specs()[n]
 	}
 	return m
 }

@@ -1,5 +1,7 @@
 package grammar
 
+import "strings"
+
 // System administration: firewalls, accounts, mounts, schedulers,
 // services, databases, and the wrappers whose command is an option's value
 // (su -c, script -c, flock -c, start-stop-daemon --exec).
@@ -57,6 +59,16 @@ func system() []*Spec {
 					inv.Effects |= Interactive
 				}
 			}},
+		// nix-shell --run/--command CMD runs CMD in a shell; it permutes
+		// its options.
+		&Spec{Name: "nix-shell", Options: ops(arg("--run", Exec), arg("--command", Exec), arg("--packages -p", 0), arg("--attr -A", 0),
+			arg("-I --include", 0), arg("--expr -E", 0), arg("--arg", 0), arg("--argstr", 0), arg("--option", 0), arg("--keep", 0),
+			arg("--exclude", 0), flag("--pure", 0), flag("--impure", 0))},
+		// GNU parallel: options end at the command (Getopt::Long's
+		// require_order); the command runs in a shell with each input.
+		&Spec{Name: "parallel", StopAtOperand: true, Options: join(
+			args("--jobs -j --sshlogin -S -I --delimiter -d -E --arg-file -a -N --max-args -n -L --max-lines -P --colsep --results --joblog --timeout --tmpdir --workdir --env"),
+			flags("--keep-order -k --verbose -v --dry-run --halt --line-buffer --tag --quote -q --null -0 --xargs -X -m --pipe --group --ungroup -u --bar --eta --progress"))},
 		&Spec{Name: "flock", StopAtOperand: true, Options: gnu(ops(arg("--timeout --wait -w", 0), arg("--conflict-exit-code -E", 0), arg("--command -c", Exec)),
 			flags("--shared -s --exclusive -x -e --unlock -u --nonblock --nb -n --close -o --no-fork -F --verbose"))},
 		&Spec{Name: "watch", StopAtOperand: true, Options: gnu(ops(arg("--interval -n", 0), opt("--differences -d", 0), arg("--equexit -q", 0), flag("--exec -x", 0)),
@@ -67,10 +79,35 @@ func system() []*Spec {
 			arg("--retry -R", 0), arg("--ppid", 0), arg("--notify-timeout", 0), arg("--output -O", Write), flag("--background -b", 0), flag("--make-pidfile -m", 0),
 			flag("--remove-pidfile", 0), flag("--oknodo -o", 0), flag("--quiet -q", 0), flag("--verbose -v", 0), flag("--test -t", DryRun), flag("--notify-await", 0),
 			flag("--help -H", DryRun), flag("--version -V", DryRun))},
-		&Spec{Name: "tmux", Options: ops(arg("-c", Exec), arg("-f", Config), arg("-L", 0), arg("-S", 0), arg("-T", 0), flag("-2", 0), flag("-C", 0), flag("-D", 0), flag("-l", 0), flag("-N", 0), flag("-u", 0), flag("-v", 0), flag("-V", DryRun))},
+		tmux(),
 		&Spec{Name: "screen", StopAtOperand: true, Options: ops(arg("-S", 0), arg("-c", Config), arg("-t", 0), arg("-e", 0), arg("-h", 0), arg("-p", 0), arg("-T", 0),
 			flag("-X", 0), flag("-r", NoCommand), flag("-R", NoCommand), flag("-x", NoCommand), flag("-l", NoCommand), flag("-Q", NoCommand), flag("-v", NoCommand|DryRun),
 			flag("--list -ls -list", NoCommand), flag("-d", 0), flag("-D", 0), flag("-m", 0), flag("-a", 0), flag("-A", 0), flag("-U", 0), flag("-q", 0), flag("-L", 0), flag("-O", 0), flag("-i", 0)),
 			Wrap: &Wrap{}},
 	)
+}
+
+// tmux: global options, then commands separated by ";" words. Commands
+// that run a shell command have Wrap{Shell: true}: their words after the
+// options are that command. send-keys types its words into a pane.
+func tmux() *Spec {
+	shell := func(names, argOpts, flagOpts string) *Spec {
+		f := strings.Fields(names)
+		return &Spec{Name: f[0], Aliases: f[1:], StopAtOperand: true, Wrap: &Wrap{Shell: true}, Options: join(args(argOpts), flags(flagOpts))}
+	}
+	return &Spec{Name: "tmux", StopAtOperand: true,
+		Options: ops(arg("-c", Exec), arg("-f", Config), arg("-L", 0), arg("-S", 0), arg("-T", 0), flag("-2", 0), flag("-C", 0),
+			flag("-D", 0), flag("-l", 0), flag("-N", 0), flag("-u", 0), flag("-v", 0), flag("-V", DryRun)),
+		Subs: []*Spec{
+			shell("new-session new", "-c -e -f -n -s -t -x -y -F", "-A -d -D -E -P -X"),
+			shell("new-window neww", "-c -e -n -s -t -F", "-a -b -d -k -P -S"),
+			shell("split-window splitw", "-c -e -l -t -F", "-b -d -f -h -I -v -P -Z"),
+			shell("respawn-pane respawnp", "-c -e -t", "-k"),
+			shell("respawn-window respawnw", "-c -e -t", "-k"),
+			shell("run-shell run", "-d -t", "-b -C"),
+			shell("display-popup popup", "-b -c -d -e -h -S -s -t -T -w -x -y", "-B -C -E -k -N"),
+			shell("if-shell if", "-t", "-b -F"),
+			shell("pipe-pane pipep", "-t", "-I -O -o"),
+			{Name: "send-keys", Aliases: []string{"send"}, StopAtOperand: true, Options: join(args("-c -N -t"), flags("-F -H -K -l -M -R -X"))},
+		}}
 }

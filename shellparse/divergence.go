@@ -132,17 +132,29 @@ func mayHideCode(parts []syntax.WordPart) bool {
 	for _, p := range parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			if strings.ContainsAny(p.Value, "$`\\") {
+			if hasCodeChar(p.Value) {
 				return true
 			}
 		case *syntax.SglQuoted:
-			if strings.ContainsAny(p.Value, "$`\\") {
+			if hasCodeChar(p.Value) {
 				return true
 			}
 		case *syntax.DblQuoted:
 			if mayHideCode(p.Parts) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// hasCodeChar reports whether s holds "$", a backquote or a backslash (a
+// byte loop: strings.ContainsAny builds a set on every call, and this runs
+// for every word of every command).
+func hasCodeChar(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '$' || c == '`' || c == '\\' {
+			return true
 		}
 	}
 	return false

@@ -100,7 +100,8 @@
 // source (for a payload made of several words, or an env -S string, that
 // source is the joined or re-quoted text the shell would read), Span that
 // of the outermost payload word(s), and the shell (or su, env, watch …) as
-// their innermost wrapper. The shell running
+// their innermost wrapper. Words after a shell's -c script are the
+// script's $0, $1 …: they set Context.ExtraArgs on its commands. The shell running
 // a literal payload is not itself a Command. Past Options.MaxDepth the
 // payload is an opaque depth-limit segment; a payload that does not parse is
 // an opaque payload segment.

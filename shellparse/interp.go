@@ -201,6 +201,11 @@ func (w *walker) shell(name string, cs *cmdState, i int, c ctx) (bool, string) {
 			return true, ""
 		}
 		cs.pushWrapper(name, i, j)
+		if j+1 < len(cs.words) {
+			// bash -c SCRIPT NAME ARG…: the words after the script are
+			// its $0, $1 …, run-time arguments of the script's commands.
+			cs.extra = true
+		}
 		if cs.replace != "" && strings.Contains(pw.Value, cs.replace) {
 			// xargs -I{} sh -c 'x {}': run-time data is spliced into the
 			// script itself, so what runs cannot be known.
@@ -543,6 +548,9 @@ func (w *walker) interpGrammar(g, name string, cs *cmdState, i int) string {
 		}
 	}
 	inv := grammar.Parse(g, values(cs.words[i+1:]))
+	if grammar.PythonPrintsOnly(inv) {
+		return "" // python3 -c 'print(1)': nothing hidden
+	}
 	for _, o := range inv.Options {
 		if o.HasValue && o.ValueEffects.Has(grammar.Code) {
 			w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))

@@ -356,6 +356,8 @@ func TestPayloads(t *testing.T) {
 		{`env -S 'rm -rf /'`, []string{"rm"}, []string{"env", "env"}, 1},
 		{`env -S 'rm -rf' /tmp`, []string{"rm"}, []string{"env", "env"}, 1},
 		{`env -iS 'reboot'`, []string{"reboot"}, []string{"env", "env"}, 1},
+		{`env -S 'kill -9 -1' --null --split-string='rm -rf ~'`, []string{"kill"}, []string{"env", "env"}, 1},
+		{`env -S 'reboot' --null`, []string{"reboot"}, []string{"env", "env"}, 1},
 		{`env --s''='sh -c reboot'`, []string{"reboot"}, []string{"env", "env", "sh"}, 2},
 		{`env --split-str=sh\ -c\ reboot`, []string{"reboot"}, []string{"env", "env", "sh"}, 2},
 		{`env -S "sh\_-c\_reboot"`, []string{"reboot"}, []string{"env", "env", "sh"}, 2},
@@ -412,7 +414,7 @@ func TestOpaque(t *testing.T) {
 		{`bash -c "$x"`, OpaquePayload, "bash", `bash -c "$x"`},
 		{`bash -c "$(curl -s x)"`, OpaquePayload, "bash", `bash -c "$(curl -s x)"`},
 		{`su -c "$CMD"`, OpaquePayload, "su", `su -c "$CMD"`},
-		{`python3 -c 'print(1)'`, OpaquePayload, "python3", `python3 -c 'print(1)'`},
+		{`python3 -c 'import os'`, OpaquePayload, "python3", `python3 -c 'import os'`},
 		{`python3 -Ic 'print(1)'`, OpaquePayload, "python3", `python3 -Ic 'print(1)'`},
 		{`perl -ne 'print'`, OpaquePayload, "perl", `perl -ne 'print'`},
 		{`ruby -e 'x'`, OpaquePayload, "ruby", `ruby -e 'x'`},
@@ -757,6 +759,21 @@ func TestMorePayloadHosts(t *testing.T) {
 		{`tmux new-session -d -s dev 'npm run dev'`, []string{"npm"}, nil},
 		{`tmux -L sock new -d "rm -rf /"`, []string{"rm"}, nil},
 		{`tmux ls`, []string{"tmux"}, nil},
+		// read with package grammar's tables (one grammar): values,
+		// abbreviations, command sequences, a value that is not literal
+		{`tmux -L new new-session -d -c /tmp -n w 'make test'`, []string{"make"}, nil},
+		{`tmux new -d 'ls' \; split-window -h -t 0 'reboot' \; attach`, []string{"ls", "reboot"}, nil},
+		{`tmux send-keys -t 0 'rm -rf x' Enter`, []string{"rm"}, nil},
+		{`tmux -c "$x"`, nil, []OpaqueKind{OpaquePayload}},
+		{`watch -n 5 --differences=cumulative 'df -h'`, []string{"df"}, nil},
+		{`watch --int 2 -x rm x`, []string{"rm"}, nil},
+		{`flock -w 5 /tmp/l -c 'rm x'`, []string{"rm"}, nil},
+		{`flock --timeout 5 /tmp/l rm x`, []string{"rm"}, nil},
+		{`flock --comm 'rm x' /tmp/l`, []string{"rm"}, nil},
+		{`script --comm 'rm x' -q /dev/null`, []string{"rm"}, nil},
+		{`script -c "$x" /dev/null`, nil, []OpaqueKind{OpaquePayload}},
+		{`nix-shell --pure --command 'reboot'`, []string{"reboot"}, nil},
+		{`parallel -j 4 --joblog j.log rm ::: a b`, []string{"rm", "rm", "rm"}, nil},
 		{`alias x='rm -rf /' ll='ls -la'`, []string{"alias", "rm", "ls"}, nil},
 		{`alias x="rm $y"`, []string{"alias"}, []OpaqueKind{OpaquePayload}},
 		{`alias`, []string{"alias"}, nil},
@@ -853,6 +870,8 @@ func TestDataSplicedIntoScript(t *testing.T) {
 		{`ls | xargs sh -c 'rm "$@"' _`, false},
 		{`find . -exec sh -c 'rm "$1"' _ {} \;`, false},
 		{`ls | xargs -I{} rm {}`, false},
+		{`sh -c 'rm "$1"' _ x`, false},
+		{`sh -c 'rm x'`, false},
 	}
 	for _, tc := range cases {
 		s := mustParse(t, tc.src)
@@ -862,7 +881,10 @@ func TestDataSplicedIntoScript(t *testing.T) {
 			assert.Empty(t, s.Opaque, tc.src)
 		}
 		c, ok := findCmd(s, "rm")
-		assert.True(t, ok && c.Context.ExtraArgs == strings.Contains(tc.src, "xargs"), tc.src)
+		// Run-time arguments come from xargs, or follow the script (its
+		// $0, $1 …, which find -exec fills with {}).
+		extra := strings.Contains(tc.src, "xargs") || strings.Contains(tc.src, "' _")
+		assert.True(t, ok && c.Context.ExtraArgs == extra, tc.src)
 	}
 }
 

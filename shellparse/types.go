@@ -163,7 +163,8 @@ type Context struct {
 	Payload      int    `json:"payload,omitempty"`      // payload nesting depth (bash -c '…' = 1)
 	// ExtraArgs reports whether the program receives arguments that are not
 	// in Args, supplied at run time by a wrapper (xargs, parallel,
-	// find -exec … {} +).
+	// find -exec … {} +), or whether it is in a shell's -c script given
+	// arguments after the script (bash -c 'rm "$1"' _ x: $0, $1 …).
 	ExtraArgs bool `json:"extra_args,omitempty"`
 }
 

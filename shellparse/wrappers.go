@@ -2,125 +2,72 @@ package shellparse
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/tether-dev/tether/grammar"
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// wrapSpec describes the option syntax of a wrapper program: a program that
-// runs another program given on its command line. Options are getopt style
-// and stop at the first operand.
-type wrapSpec struct {
-	// shortArg lists the short options that take an argument, either
-	// attached ("-n5") or as the next word ("-n 5").
-	shortArg string
-	// shortOpt lists short options whose argument is optional and can only
-	// be attached ("xargs -i{}").
-	shortOpt string
-	// longArg lists the long options (without "--") that take an argument
-	// when it is not attached with "=".
-	longArg []string
-	// longFlags lists the other long options, so that an abbreviation
-	// ("--s" for "--split-string") resolves as getopt_long resolves it.
-	longFlags []string
+// readOpts reads the words after ws[i] with program's grammar up to end
+// or the first word that is not literal and not an option's value, where
+// option reading stops (that word then starts the command, which makes it
+// opaque rather than guessed). It returns the invocation and the index in ws of its first
+// operand (the stopping word when there is none).
+func readOpts(program string, ws []Word, i, end int) (*grammar.Invocation, int) {
+	stop := i + 1
+	var inv *grammar.Invocation
+	for {
+		for stop < end && ws[stop].Literal {
+			stop++
+		}
+		inv = grammar.Parse(program, values(ws[i+1:stop]))
+		// A word that is not literal but is the value of the option
+		// before it ("script -c "$x"") is read on.
+		if stop >= end || len(inv.Options) == 0 || !inv.Options[len(inv.Options)-1].Missing {
+			break
+		}
+		stop++
+	}
+	switch {
+	case inv.Command >= 0:
+		return inv, i + 1 + inv.Command
+	case len(inv.Operands) > 0:
+		return inv, i + 1 + inv.Operands[0].Arg
+	}
+	return inv, stop
 }
 
-// opt is one option seen by scanOpts.
-type opt struct {
-	name   string // "u" for -u, "user" for --user
-	long   bool
-	arg    string
-	argIdx int  // word holding the argument, -1 if none
-	inline bool // the argument is attached to the option word ("-n5", "--x=y")
-}
-
-// scanOpts scans the getopt-style options following the wrapper at word i
-// and returns the index of the first operand. fn, if non-nil, sees each
-// option. A non-literal word stops the scan: it is then taken as the
-// operand, which makes an unknowable command opaque rather than guessed.
-func scanOpts(ws []Word, i int, sp *wrapSpec, fn func(opt)) int {
-	j := i + 1
-	for j < len(ws) {
-		v := ws[j].Value
-		if !ws[j].Literal || len(v) < 2 || v[0] != '-' {
-			if v == "-" && fn != nil && ws[j].Literal { // "env -", "su -"
-				fn(opt{name: "-", argIdx: -1})
-				j++
-				continue
-			}
-			return j
-		}
-		j++
-		if v == "--" {
-			return j
-		}
-		if v[1] == '-' {
-			o := opt{name: v[2:], long: true, argIdx: -1}
-			if eq := strings.IndexByte(o.name, '='); eq >= 0 {
-				o.name, o.arg = o.name[:eq], o.name[eq+1:]
-				o.argIdx, o.inline = j-1, true
-				o.name = expandLong(o.name, sp.longArg, sp.longFlags)
-			} else if o.name = expandLong(o.name, sp.longArg, sp.longFlags); contains(sp.longArg, o.name) && j < len(ws) {
-				o.arg, o.argIdx = ws[j].Value, j
-				j++
-			}
-			if fn != nil {
-				fn(o)
-			}
+// subWord returns the index in ws of the word naming inv's first
+// subcommand (inv read from the words after ws[i]), -1 when none: the
+// first word with that value that is no option's word or value.
+func subWord(inv *grammar.Invocation, i int) int {
+	if len(inv.Sub) == 0 {
+		return -1
+	}
+next:
+	for k, a := range inv.Args {
+		if a != inv.Sub[0] {
 			continue
 		}
-		for k := 1; k < len(v); k++ {
-			o := opt{name: v[k : k+1], argIdx: -1}
-			if strings.IndexByte(sp.shortOpt, v[k]) >= 0 {
-				o.arg, o.argIdx, o.inline = v[k+1:], j-1, true
-				if fn != nil {
-					fn(o)
-				}
-				break
-			}
-			if strings.IndexByte(sp.shortArg, v[k]) >= 0 {
-				if k+1 < len(v) {
-					o.arg, o.argIdx, o.inline = v[k+1:], j-1, true
-				} else if j < len(ws) {
-					o.arg, o.argIdx = ws[j].Value, j
-					j++
-				}
-				if fn != nil {
-					fn(o)
-				}
-				break
-			}
-			if fn != nil {
-				fn(o)
+		for _, o := range inv.Options {
+			if o.Arg == k || o.ValueArg == k {
+				continue next
 			}
 		}
+		return i + 1 + k
 	}
-	return j
+	return -1
 }
 
-// expandLong resolves an abbreviated long option as getopt_long does: an
-// exact match, else the only option it is a prefix of; otherwise it is
-// returned unchanged.
-func expandLong(name string, lists ...[]string) string {
-	found := ""
-	for _, l := range lists {
-		for _, x := range l {
-			if x == name {
-				return x
-			}
-			if strings.HasPrefix(x, name) {
-				if found != "" && found != x {
-					return name // ambiguous
-				}
-				found = x
-			}
+// optValue returns the value of the option named name in inv and the index
+// in ws of the word holding it (inv read from the words after ws[i]); -1
+// when the option is absent or has no value.
+func optValue(inv *grammar.Invocation, i int, name string) (string, int) {
+	for _, o := range inv.Options {
+		if o.Name == name && o.HasValue {
+			return o.Value, i + 1 + o.ValueArg
 		}
 	}
-	if found == "" || name == "" {
-		return name
-	}
-	return found
+	return "", -1
 }
 
 func contains(list []string, s string) bool {
@@ -197,6 +144,19 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 	if inv == nil {
 		return 0, false
 	}
+	if name == "env" {
+		// Words after env's first -S are read only once its string is
+		// split in front of them (below): a later --null may be an
+		// argument of the command the string names.
+		for _, o := range inv.Options {
+			if o.Name == "--split-string" && o.HasValue {
+				if cut := i + 2 + o.ValueArg; cut < len(cs.words) {
+					inv, end = grammar.Parse("env", values(cs.words[i+1:cut])), cut
+				}
+				break
+			}
+		}
+	}
 	if inv.Effects.Has(grammar.NoCommand) {
 		return 0, false
 	}
@@ -252,7 +212,13 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 			case "--unset":
 				envFlags = append(envFlags, "-u "+o.Value)
 			case "--split-string":
-				split = o
+				// The first -S is split where getopt meets it; its words
+				// stop env's option reading when they start a command,
+				// so a later -S or --null may be the command's argument
+				// (env -S 'kill -9 -1' --null runs kill -9 -1 --null).
+				if split == nil {
+					split = o
+				}
 			}
 		}
 	}
@@ -447,22 +413,6 @@ func (w *walker) peelTrap(cs *cmdState, i int, c ctx) (int, bool) {
 	return -1, false
 }
 
-// tmuxShellCommands are the tmux commands whose trailing arguments are a
-// shell command, with the options that take a value.
-var tmuxShellCommands = sync.OnceValue(func() map[string]string {
-	return map[string]string{
-		"new-session": "cefnstxyF", "new": "cefnstxyF",
-		"new-window": "censtF", "neww": "censtF",
-		"split-window": "celtF", "splitw": "celtF",
-		"respawn-pane": "cet", "respawnp": "cet",
-		"respawn-window": "cet", "respawnw": "cet",
-		"run-shell": "dt", "run": "dt",
-		"display-popup": "bcdehSstTwxy", "popup": "bcdehSstTwxy",
-		"if-shell": "t", "if": "t",
-		"pipe-pane": "t", "pipep": "t",
-	}
-})
-
 // tmuxKeyNames are send-keys key names and what a shell reading them sees.
 var tmuxKeyNames = map[string]string{"Enter": "\n", "C-m": "\n", "KPEnter": "\n", "C-j": "\n", "Space": " ", "Tab": "\t", "^M": "\n"}
 
@@ -473,13 +423,14 @@ var tmuxKeyNames = map[string]string{"Enter": "\n", "C-m": "\n", "KPEnter": "\n"
 // shell string, and send-keys types its keys into a pane's shell, so they
 // are parsed as one too. tmux -c CMD runs CMD. Other tmux commands stay tmux.
 func (w *walker) peelTmux(cs *cmdState, i int, c ctx) (int, bool) {
-	cmdIdx, cmdArg := -1, ""
-	j := scanOpts(cs.words, i, &wrapSpec{shortArg: "cfLST"}, func(o opt) {
-		if o.name == "c" && o.argIdx >= 0 {
-			cmdIdx, cmdArg = o.argIdx, o.arg
-		}
-	})
-	if cmdIdx >= 0 {
+	end := i + 1
+	for end < len(cs.words) && cs.words[end].Value != ";" {
+		end++
+	}
+	inv, j := readOpts("tmux", cs.words, i, end)
+	sw := subWord(inv, i)
+	// tmux's own -c, not a command's ("new-session -c DIR").
+	if cmdArg, cmdIdx := optValue(inv, i, "-c"); cmdIdx >= 0 && (sw < 0 || cmdIdx < sw) {
 		// tmux -c CMD runs CMD with the default shell.
 		cs.pushWrapper("tmux", i, cmdIdx)
 		if !cs.words[cmdIdx].Literal {
@@ -488,6 +439,10 @@ func (w *walker) peelTmux(cs *cmdState, i int, c ctx) (int, bool) {
 		}
 		w.payload("tmux", cmdArg, cs.nodes[cmdIdx], cs.nodes[cmdIdx], cs, c)
 		return -1, false
+	}
+	// The words after tmux's options are commands separated by ";".
+	if sw >= 0 {
+		j = sw
 	}
 	found := false
 	for j < len(cs.words) {
@@ -513,13 +468,19 @@ func (w *walker) tmuxCommand(cs *cmdState, i, j, end int, c ctx) bool {
 		return false
 	}
 	name := cs.words[j].Value
+	sp := grammar.Lookup("tmux").Sub(name)
+	if sp == nil || (sp.Wrap == nil && sp.Name != "send-keys") {
+		return false
+	}
 	sub := &cmdState{stmt: cs.stmt, words: cs.words[:end], nodes: cs.nodes[:end], env: cs.env, envFlags: cs.envFlags,
 		redirs: cs.redirs, wrappers: cs.wrappers, lastWrap: -1, ctx: cs.ctx}
-	if name == "send-keys" || name == "send" {
-		k := scanOpts(sub.words, j, &wrapSpec{shortArg: "tNc"}, nil)
-		if k >= end {
-			return false
-		}
+	// The command's own options, read as tmux NAME OPTIONS…: its first
+	// operand starts the shell command (or the keys).
+	_, k := readOpts("tmux", sub.words, j-1, end)
+	if k >= end {
+		return false
+	}
+	if sp.Name == "send-keys" {
 		var b strings.Builder
 		lit := true
 		for _, wd := range cs.words[k:end] {
@@ -537,14 +498,6 @@ func (w *walker) tmuxCommand(cs *cmdState, i, j, end int, c ctx) bool {
 		}
 		w.payload("tmux", strings.ReplaceAll(strings.ReplaceAll(b.String(), "\\n", "\n"), "\\t", "\t"), cs.nodes[k], cs.nodes[end-1], sub, c)
 		return true
-	}
-	argOpts, ok := tmuxShellCommands()[name]
-	if !ok {
-		return false
-	}
-	k := scanOpts(sub.words, j, &wrapSpec{shortArg: argOpts}, nil)
-	if k >= end {
-		return false
 	}
 	sub.pushWrapper("tmux", i, k)
 	w.shellString("tmux", sub, k, end, c)
@@ -625,24 +578,12 @@ func (w *walker) peelStartStop(cs *cmdState, i int, c ctx) (int, bool) {
 // peelRunOpt handles programs with an option whose value is a shell
 // string: script -c CMD, nix-shell --run/--command CMD.
 func (w *walker) peelRunOpt(name string, cs *cmdState, i int, c ctx) (int, bool) {
-	sp := &wrapSpec{shortArg: "cIOBTE", longArg: []string{"command", "run", "log-in", "log-out", "log-io", "log-timing", "echo", "arg", "argstr", "attr", "packages", "expr", "include", "option"}}
-	if name == "nix-shell" {
-		sp = &wrapSpec{shortArg: "pAIE", longArg: []string{"command", "run", "arg", "argstr", "attr", "packages", "expr", "include", "option", "keep", "exclude"}}
-	}
-	idx, arg := -1, ""
-	// Both permute their options: scan all words.
-	for j := i; j < len(cs.words); {
-		next := scanOpts(cs.words, j, sp, func(o opt) {
-			switch {
-			case name == "script" && (o.name == "c" || o.name == "command"),
-				name == "nix-shell" && (o.name == "run" || o.name == "command"):
-				idx, arg = o.argIdx, o.arg
-			}
-		})
-		if next <= j {
-			break
-		}
-		j = next
+	// Both permute their options: every literal word is read.
+	inv, _ := readOpts(name, cs.words, i, len(cs.words))
+	opt := "--command" // script -c, nix-shell --command
+	arg, idx := optValue(inv, i, opt)
+	if name == "nix-shell" && idx < 0 {
+		arg, idx = optValue(inv, i, "--run")
 	}
 	if idx < 0 {
 		return 0, false
@@ -659,19 +600,13 @@ func (w *walker) peelRunOpt(name string, cs *cmdState, i int, c ctx) (int, bool)
 // peelWatch handles watch: without -x it joins its arguments into a string
 // run by sh -c.
 func (w *walker) peelWatch(cs *cmdState, i int, c ctx) (int, bool) {
-	sp := &wrapSpec{shortArg: "nq", longArg: []string{"interval", "equexit"}}
-	execMode := false
-	next := scanOpts(cs.words, i, sp, func(o opt) {
-		if o.name == "x" || o.name == "exec" {
-			// watch -x runs its arguments directly, not through sh -c.
-			execMode = true
-		}
-	})
+	inv, next := readOpts("watch", cs.words, i, len(cs.words))
 	if next >= len(cs.words) {
 		return 0, false
 	}
 	cs.pushWrapper("watch", i, next)
-	if execMode {
+	if inv.Has("--exec") {
+		// watch -x runs its arguments directly, not through sh -c.
 		return next, true
 	}
 	w.shellString("watch", cs, next, len(cs.words), c)
@@ -680,25 +615,22 @@ func (w *walker) peelWatch(cs *cmdState, i int, c ctx) (int, bool) {
 
 // peelFlock handles flock [opts] FILE cmd… and flock [opts] FILE -c CMD.
 func (w *walker) peelFlock(cs *cmdState, i int, c ctx) (int, bool) {
-	sp := &wrapSpec{shortArg: "wEc", longArg: []string{"timeout", "wait", "conflict-exit-code", "command"}}
-	cmdIdx, cmdArg := -1, ""
-	opts := func(o opt) {
-		if o.name == "c" || o.name == "command" {
-			cmdIdx, cmdArg = o.argIdx, o.arg
-		}
-	}
-	next := scanOpts(cs.words, i, sp, opts)
-	if next >= len(cs.words) {
+	inv, file := readOpts("flock", cs.words, i, len(cs.words))
+	if file >= len(cs.words) {
 		return 0, false // flock FD
 	}
-	file := next
 	if fw := cs.words[file]; !fw.Literal && strings.HasPrefix(fw.Value, "-") {
 		// An option that cannot be read: make the command opaque.
 		cs.pushWrapper("flock", i, file)
 		return file, true
 	}
+	cmdArg, cmdIdx := optValue(inv, i, "--command")
+	next := file + 1
 	if cmdIdx < 0 {
-		next = scanOpts(cs.words, file, sp, opts)
+		// flock FILE -c CMD, or flock FILE CMD…: options after FILE.
+		var after *grammar.Invocation
+		after, next = readOpts("flock", cs.words, file, len(cs.words))
+		cmdArg, cmdIdx = optValue(after, file, "--command")
 	}
 	if cmdIdx >= 0 {
 		cs.pushWrapper("flock", i, cmdIdx)
@@ -719,8 +651,7 @@ func (w *walker) peelFlock(cs *cmdState, i int, c ctx) (int, bool) {
 // peelParallel handles GNU parallel (best effort): the command words come
 // before ":::" and are run by a shell with the inputs appended.
 func (w *walker) peelParallel(cs *cmdState, i int, c ctx) (int, bool) {
-	sp := &wrapSpec{shortArg: "jSIdEaNnLP", longArg: []string{"jobs", "sshlogin", "arg-file", "delimiter", "colsep", "results", "joblog", "max-args", "timeout", "tmpdir", "workdir", "env"}}
-	next := scanOpts(cs.words, i, sp, nil)
+	_, next := readOpts("parallel", cs.words, i, len(cs.words))
 	end := next
 	for end < len(cs.words) && !strings.HasPrefix(cs.words[end].Value, ":::") {
 		end++

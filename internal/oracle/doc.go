@@ -29,9 +29,25 @@
 //     which cannot work under no_new_privs, are stand-ins that run what they
 //     wrap.
 //
-// Generate writes commands from a grammar (wrappers × option spellings ×
-// targets × quoting × shell constructs) that knows nothing of the
-// analyzer's rules. The tests (oracle_test.go) attack the oracle's own
+// Generate writes commands, three in four from package grammar's data
+// (grammargen.go): every program, subcommand and option with an effect the
+// oracle can observe (format, device write, delete, power, kill, an option
+// or operand that runs a command, runs code, writes a file or changes
+// directory), spelled as getopt reads it (unique long prefixes, --opt=val
+// and --opt val, short clusters ending in an attached value, "--", value-
+// taking global options before the subcommand, options after operands),
+// a disk after any option whatever the grammar says it takes, listing and
+// dry-run options beside destructive ones, the environment a program reads,
+// inside the wrappers the grammar knows (with their own options, operands
+// and directory changes) and shells, × quoting × targets (every device
+// name, homes, system directories, relative names after cd /dev) × shell
+// constructs; the rest from templates for shell-level effects no grammar
+// holds (redirections, fork bombs, pipes into kill). The grammar supplies
+// the vocabulary only: what each command did is the oracle's observation,
+// so a grammar entry that misreads a program is found, not assumed.
+// FuzzOracle feeds fuzzing bytes to the same generator as its choices.
+// A stand-in device renamed or removed is approval (its data is kept); a
+// file moved over one is seen by inode. The tests (oracle_test.go) attack the oracle's own
 // observations, show that bash runs every parser-divergence case of
 // shellparse/testdata/divergence.tsv, and compare every corpus and the
 // generated commands with the static verdict. `make oracle` runs them at

@@ -19,6 +19,7 @@ export PATH=/oracle/standin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/s
 TIMEOUT=${ORACLE_TIMEOUT:-5}
 PIDS_MAX=${ORACLE_PIDS:-192}
 DEVS=(sda sda1 nvme0n1 nvme0n1p1 vda xvda mmcblk0 dm-0 md0 zram0 loop0)
+KEEP=/dev/.oracle-keep # second names of the stand-in devices (see restore)
 LINKS=("mapper/x ../dm-0" "vg0/lv0 ../dm-0" "disk/by-id/ata-DISK ../../sda" "disk/by-uuid/0a1b ../../sda1"
 	"disk/by-path/pci-0000:00:1f.2-ata-1 ../../sda" "block/8:0 ../sda" "root sda1")
 CANARIES=(sshd postgres nginx)
@@ -115,14 +116,20 @@ restore() {
 	[ ${#t[@]} -gt 0 ] && $R/rm -rf /tmp/*
 	local d l fresh=()
 	for d in "${DEVS[@]}"; do
-		if [[ -L /dev/$d || ! -f /dev/$d || /dev/$d -nt $L/.stamp ]]; then
+		if [[ -L /dev/$d || ! -f /dev/$d || /dev/$d -nt $L/.stamp || ! /dev/$d -ef $KEEP/$d ]]; then
 			$R/rm -rf "/dev/$d"
-			fresh+=("/dev/$d")
+			fresh+=("$d")
 		fi
 	done
 	if [ ${#fresh[@]} -gt 0 ]; then
-		for d in "${fresh[@]}"; do cp $P/dev/dev "$d"; done
-		touch -d @1 "${fresh[@]}"
+		mkdir -p $KEEP
+		for d in "${fresh[@]}"; do
+			cp $P/dev/dev "/dev/$d"
+			touch -d @1 "/dev/$d"
+			# A second name for the file: a file moved over the
+			# device (mv keeps its old mtime) is another inode.
+			ln -f "/dev/$d" "$KEEP/$d"
+		done
 	fi
 	for l in "${LINKS[@]}"; do
 		set -- $l
@@ -156,7 +163,11 @@ restore() {
 observe() {
 	local f d c
 	for d in "${DEVS[@]}"; do
-		if [[ -L /dev/$d || ! -f /dev/$d || /dev/$d -nt $L/.stamp ]]; then
+		# A real device node renamed or removed keeps its data: only a
+		# write to it, or a file put in its place, is a changed disk.
+		if ! [[ -e /dev/$d || -L /dev/$d ]]; then
+			printf 'dev-gone\t/dev/%s\n' "$d"
+		elif [[ -L /dev/$d || ! -f /dev/$d || /dev/$d -nt $L/.stamp || ! /dev/$d -ef $KEEP/$d ]]; then
 			printf 'dev-changed\t/dev/%s\n' "$d"
 		fi
 	done

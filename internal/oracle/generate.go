@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 )
@@ -89,11 +90,11 @@ var (
 		"/dev/md0", "/dev/zram0", "/dev/loop0", "/dev/mapper/x", "/dev/vg0/lv0", "/dev/disk/by-id/ata-DISK", "/dev/disk/by-uuid/0a1b",
 		"/dev/disk/by-path/pci-0000:00:1f.2-ata-1", "/dev/block/8:0", "/dev/root", "/dev/sd?", "/dev/sd[a-z]", "/dev/nvme0n*",
 		"/proc/self/root/dev/sda", "/proc/1/root/dev/sda", "/dev//sda", "/dev/./sda", "/dev/../dev/sda", `/dev/s"d"a`, "disk.img", "/dev/null"}
-	devRel   = []string{"sda", "nvme0n1", "mapper/x", "disk/by-id/ata-DISK", "./sda", "null"}
-	sysOpts  = []string{"", "--no-block", "-i", "--no-bl", "-q", "--force", "-H host", "--message=bye", "--when=now", "-M m", "--no-wall", "--job-mode=flush"}
-	verbs    = []string{"reboot", "poweroff", "halt", "kexec", "soft-reboot", "suspend", "status", "list-units", "restart nginx"}
-	killSigs = []string{"-9", "-KILL", "-s KILL", "-s 9", "-TERM", "-STOP", "-SIGKILL", "-n 9", "--signal KILL", "-HUP"}
-	wrappers = []string{"", "", "", "sudo ", "sudo -u root ", "sudo -E -- ", "env ", "env -i PATH=$PATH ", "env X=1 ", "nice ", "nice -n 5 ",
+	devRel           = []string{"sda", "nvme0n1", "mapper/x", "disk/by-id/ata-DISK", "./sda", "null"}
+	sysOpts          = []string{"", "--no-block", "-i", "--no-bl", "-q", "--force", "-H host", "--message=bye", "--when=now", "-M m", "--no-wall", "--job-mode=flush"}
+	verbs            = []string{"reboot", "poweroff", "halt", "kexec", "soft-reboot", "suspend", "status", "list-units", "restart nginx"}
+	killSigs         = []string{"-9", "-KILL", "-s KILL", "-s 9", "-TERM", "-STOP", "-SIGKILL", "-n 9", "--signal KILL", "-HUP"}
+	templateWrappers = []string{"", "", "", "sudo ", "sudo -u root ", "sudo -E -- ", "env ", "env -i PATH=$PATH ", "env X=1 ", "nice ", "nice -n 5 ",
 		"nice -n5 -- ", "nohup ", "setsid ", "timeout 10 ", "timeout -s KILL 5 ", "timeout --signal=TERM 5 -- ", "time ", "time -p ",
 		"stdbuf -oL ", "command ", "exec ", "setarch x86_64 ", "prlimit --nofile=1024 ", "choom -n 0 -- ", "flock /tmp/l ",
 		"strace -f -o /dev/null ", "xargs -a /dev/null -r ", "su -c 'CMD'", "bash -c 'CMD'", "sh -c \"CMD\"", "bash -lc 'CMD'",
@@ -103,11 +104,11 @@ var (
 )
 
 // quote spells a program word one of the ways bash reads as the same word.
-func quote(r *rand.Rand, w string) string {
+func quote(r chooser, w string) string {
 	if w == "" || strings.ContainsAny(w, " /") {
 		return w
 	}
-	switch r.IntN(8) {
+	switch r.IntN(11) {
 	case 0:
 		return "'" + w + "'"
 	case 1:
@@ -124,19 +125,45 @@ func quote(r *rand.Rand, w string) string {
 		}
 	case 5:
 		return "$'" + w + "'"
+	case 6:
+		return fmt.Sprintf(`$'\x%02x'`, w[0]) + w[1:]
+	case 7:
+		return `"${x:-` + w + `}"`
 	}
 	return w
 }
 
-func pick(r *rand.Rand, xs []string) string { return xs[r.IntN(len(xs))] }
+func pick(r chooser, xs []string) string { return xs[r.IntN(len(xs))] }
 
-// Generate returns n distinct commands from the grammar, the same for the
-// same seed.
+// Generate returns n distinct commands, the same for the same seed: three
+// in four from package grammar's data (grammarCommand), the others from the
+// templates above (redirections, fork bombs, pipes into kill: shell-level
+// effects that no program's grammar holds).
 func Generate(seed uint64, n int) []string {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	seen := map[string]bool{}
 	var out []string
 	for tries := 0; len(out) < n && tries < 50*n; tries++ {
+		cmd := command(r)
+		if !seen[cmd] {
+			seen[cmd] = true
+			out = append(out, cmd)
+		}
+	}
+	return out
+}
+
+// command writes one command with the choices r makes.
+func command(r chooser) string {
+	if r.IntN(4) > 0 {
+		return grammarCommand(r)
+	}
+	return templateCommand(r)
+}
+
+// templateCommand writes one command from the templates.
+func templateCommand(r chooser) string {
+	{
 		a := pick(r, actions)
 		prog := pick(r, progFor[progKind(a)])
 		if fs := strings.Fields(prog); len(fs) == 2 {
@@ -151,7 +178,7 @@ func Generate(seed uint64, n int) []string {
 		if strings.Contains(a, "\\n") || strings.Contains(a, "'") {
 			cmd = strings.TrimSpace(repl.Replace(a))
 		}
-		w := pick(r, wrappers)
+		w := pick(r, templateWrappers)
 		switch {
 		case strings.Contains(w, "CMD") && strings.ContainsAny(cmd, `'"`+"\n") && !strings.Contains(w, "<<"):
 			// Quoting a quoted command inside quotes: keep it plain.
@@ -166,11 +193,6 @@ func Generate(seed uint64, n int) []string {
 		} else {
 			cmd = w + cmd
 		}
-		cmd = strings.ReplaceAll(pick(r, corners), "CMD", cmd)
-		if !seen[cmd] {
-			seen[cmd] = true
-			out = append(out, cmd)
-		}
+		return strings.ReplaceAll(pick(r, corners), "CMD", cmd)
 	}
-	return out
 }

@@ -98,6 +98,10 @@ func (w world) classify(cmd string, result []string, calls []Call, stderr string
 			fmt.Sscan(v, &o.Exit)
 		case "dev-changed":
 			o.see(approval.TierHardline, "the stand-in block device %s was written", v)
+		case "dev-gone":
+			// Its name is gone, its data is not (a block device node
+			// moved or removed). A write under the new name is not seen.
+			o.see(approval.TierApproval, "the block device node %s was moved or removed", v)
 		case "pids-limit":
 			o.see(approval.TierHardline, "fork bomb: %s processes, the pids limit", v)
 		case "canary-down":
@@ -342,13 +346,16 @@ var diskTools = map[string]diskTool{
 	"hdparm":     {needs: []string{"--security-erase", "--security-erase-enhanced", "--trim-sector-ranges", "--write-sector", "--make-bad-sector", "--fwdownload"}},
 	"nvme":       {needs: []string{"format", "sanitize", "write-zeroes", "write-uncor", "delete-ns", "ns-delete"}, safe: helpArgs},
 	"cryptsetup": {needs: []string{"luksFormat", "erase", "luksErase", "reencrypt"}, safe: helpArgs},
-	"mdadm":      {needs: []string{"-C", "--create", "--zero-superblock"}, safe: helpArgs},
-	"pvcreate":   {safe: append([]string{"-t", "--test"}, helpArgs...)},
-	"pvremove":   {safe: append([]string{"-t", "--test"}, helpArgs...)},
-	"lvremove":   {safe: append([]string{"-t", "--test"}, helpArgs...)},
-	"vgremove":   {safe: append([]string{"-t", "--test"}, helpArgs...)},
-	"blkzone":    {needs: []string{"reset", "finish"}, safe: helpArgs},
-	"sg_format":  {needs: []string{"-F", "--format"}, safe: helpArgs},
+	// mdadm takes one mode: a misc mode (examine, detail, query) beside
+	// --create is refused ("would set mdadm mode … already set").
+	"mdadm": {needs: []string{"-C", "--create", "--zero-superblock"},
+		safe: append([]string{"-E", "--examine", "-D", "--detail", "-Q", "--query"}, helpArgs...)},
+	"pvcreate":  {safe: append([]string{"-t", "--test"}, helpArgs...)},
+	"pvremove":  {safe: append([]string{"-t", "--test"}, helpArgs...)},
+	"lvremove":  {safe: append([]string{"-t", "--test"}, helpArgs...)},
+	"vgremove":  {safe: append([]string{"-t", "--test"}, helpArgs...)},
+	"blkzone":   {needs: []string{"reset", "finish"}, safe: helpArgs},
+	"sg_format": {needs: []string{"-F", "--format"}, safe: helpArgs},
 }
 
 func (w world) disk(o *Observation, c Call, d diskTool) {
@@ -363,6 +370,9 @@ func (w world) disk(o *Observation, c Call, d diskTool) {
 		return
 	}
 	words := splitShortClusters(c.Args)
+	if d.spec == nil {
+		words = append(words, helpAbbreviations(c.Args)...)
+	}
 	if d.spec != nil {
 		opts, operands, err := d.spec.parse(c.Args)
 		if err != nil {
@@ -396,6 +406,17 @@ func (w world) disk(o *Observation, c Call, d diskTool) {
 	if len(d.needs) > 0 && !slices.ContainsFunc(words, func(a string) bool { return slices.Contains(d.needs, a) }) {
 		return
 	}
+	if c.Program == "parted" {
+		// parted [options] DEVICE [COMMAND…]: the device is the first
+		// operand (getopt permutes), whatever the commands name.
+		_, operands, err := d.spec.parse(c.Args)
+		if err != nil || len(operands) == 0 {
+			return
+		}
+		if i := slices.Index(c.Args, operands[0]); i < 0 || !w.isDevice(c.Paths[i]) {
+			return
+		}
+	}
 	if c.Program == "parted" && !slices.ContainsFunc(c.Args, func(a string) bool {
 		return !strings.HasPrefix(a, "-") && !w.isDevice(a) && !strings.HasPrefix(a, "/dev/")
 	}) {
@@ -405,6 +426,31 @@ func (w world) disk(o *Observation, c Call, d diskTool) {
 		return // its commands come on standard input, and there were none
 	}
 	o.see(approval.TierHardline, "%s on the stand-in device %s: %s", c.Program, dev, strings.Join(c.Args, " "))
+}
+
+// helpAbbreviations returns "--help" (or "--version") for each argument
+// that abbreviates it ("--h", "--he", "--vers"): getopt_long reads it as
+// --help, or refuses it as ambiguous when another long option starts the
+// same way (mdadm's --homehost, LVM's --headings, a --verbose), and either
+// way the tool writes nothing. For tools whose whole option table the
+// oracle does not hold; it assumes none has another long option that
+// such a prefix names alone (a tool without --version but with --verify).
+func helpAbbreviations(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if len(a) >= 3 && a != "--help" && strings.HasPrefix("--help", a) {
+			out = append(out, "--help")
+		}
+		// "--v", "--ve": --version, or refused beside --verbose
+		// ("--verb" is --verbose, a prefix of neither).
+		if len(a) >= 3 && a != "--version" && strings.HasPrefix("--version", a) {
+			out = append(out, "--version")
+		}
+	}
+	return out
 }
 
 // splitShortClusters spells "-af" as "-a", "-f" (keeping the cluster too)
@@ -446,7 +492,9 @@ func power(o *Observation, c Call) {
 			return
 		}
 	case "shutdown":
-		if slices.ContainsFunc(words, func(a string) bool { return a == "-c" || a == "-k" }) {
+		// systemd's shutdown: -c cancels, -k only warns, --show prints
+		// what is scheduled.
+		if slices.ContainsFunc(words, func(a string) bool { return a == "-c" || a == "-k" || a == "--show" }) {
 			return
 		}
 	case "init", "telinit":

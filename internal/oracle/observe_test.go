@@ -55,6 +55,19 @@ func TestClassifyCalls(t *testing.T) {
 		{"fdisk", []string{"/dev/sda"}, []string{"/dev/sda"}, approval.TierAllow},
 		{"mkfs.minix", []string{"-n", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow}, // -n takes the device as its value
 		{"blkdiscard", []string{"-p", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},
+		// --h abbreviates --help (or is ambiguous): nothing is written.
+		{"mkfs.btrfs", []string{"--h", "-f", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierAllow},
+		{"vgremove", []string{"--he", "--", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierAllow},
+		{"vgremove", []string{"--", "--h", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierHardline},
+		{"mkfs.btrfs", []string{"-f", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierHardline},
+		{"mkntfs", []string{"--ve", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},
+		// parted's device is its first operand; shutdown --show only prints
+		{"parted", []string{"--fix", "notes.txt", "-f", "/dev/./sda", "notes.txt"}, []string{"", "/work/notes.txt", "", "/dev/sda", "/work/notes.txt"}, approval.TierAllow},
+		{"parted", []string{"-s", "/dev/sda", "mklabel", "gpt"}, []string{"", "/dev/sda", "", ""}, approval.TierHardline},
+		{"shutdown", []string{"--show", "/home/alice"}, []string{"", "/home/alice"}, approval.TierAllow},
+		{"shutdown", []string{"now"}, []string{""}, approval.TierHardline},
+		{"mdadm", []string{"-E", "/dev/sda", "--create"}, []string{"", "/dev/sda", ""}, approval.TierAllow}, // two modes: refused
+		{"mdadm", []string{"--create", "/dev/md0", "/dev/sda"}, []string{"", "/dev/sda", "/dev/sda"}, approval.TierHardline},
 		{"blkdiscard", []string{"-f", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierHardline},
 		{"sgdisk", []string{"--iterations=1", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},      // unknown option: refused
 		{"sgdisk", []string{"-n", "1:0:+512M", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierAllow}, // adds a partition: destroys nothing

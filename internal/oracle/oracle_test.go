@@ -45,7 +45,7 @@ var repoRoot = filepath.Join("..", "..")
 // newOracle returns an oracle whose sandboxes use a unique state root and
 // cgroup prefix, all removed (every hierarchy, unified included) when the
 // test ends.
-func newOracle(t *testing.T) *Oracle {
+func newOracle(t testing.TB) *Oracle {
 	t.Helper()
 	testenv.RequireSandbox(t)
 	var b [4]byte
@@ -153,6 +153,15 @@ func TestOracleObserves(t *testing.T) {
 		{"rm notes.txt", approval.TierAllow},
 		{"cp .env.example .env; truncate -s0 app.log", approval.TierAllow},
 		{"rm -rf '~'", approval.TierApproval},
+		// wrappers that run nothing, a device node renamed (its data kept)
+		{"sudo -l reboot", approval.TierAllow},
+		{"sudo --ve reboot", approval.TierAllow},
+		{"su --ve -c reboot", approval.TierAllow},
+		{"su -c reboot", approval.TierHardline},
+		{"doas -C /etc/doas.conf reboot", approval.TierAllow},
+		{"unlink /home/alice/.bashrc", approval.TierApproval},
+		{"mv /dev/sda /tmp/x", approval.TierApproval},
+		{"mv README.md /dev/sda", approval.TierHardline},
 	}
 	var cmds []string
 	for _, c := range cases {
@@ -268,25 +277,22 @@ func TestOracleAgrees(t *testing.T) {
 		require.NoError(t, err)
 		lostAll += lost
 		for _, ob := range obs {
-			an, err := Analyze(ob.Command)
-			if err != nil {
-				continue // over the size limit: refused outright
-			}
-			static := an.Verdict
-			switch {
-			case ob.Tier > static && static == approval.TierApproval && opaque(an):
+			switch judge(ob) {
+			case hiddenVerdict:
 				hidden++
-			case ob.Tier > static:
+			case underRated:
 				under++
 				found = append(found, ob.Tier.String()+"\t"+Escape(ob.Command))
 				if under <= 40 {
-					t.Errorf("under-rated: %s statically, %s observed: %q\n\tevidence: %v", static, ob.Tier, ob.Command, ob.Evidence)
+					an, _ := Analyze(ob.Command)
+					t.Errorf("under-rated: %s statically, %s observed: %q\n\tevidence: %v", an.Verdict, ob.Tier, ob.Command, ob.Evidence)
 				}
-			case ob.Tier < static:
+			case overRated:
 				over++
 			}
 		}
 	}
+	t.Logf("generator vocabulary: %s", vocabSummary())
 	t.Logf("oracle: %d commands executed (%d from corpora, %d generated) in %s; under-rated %d, approval-where-hardline behind an opaque finding %d, over-rated %d, results lost %d",
 		len(cmds), len(fromCorpus), generated, time.Since(start).Round(time.Second), under, hidden, over, lostAll)
 	if *flagRecord && len(found) > 0 {
@@ -299,6 +305,67 @@ func TestOracleAgrees(t *testing.T) {
 		}
 		require.NoError(t, f.Close())
 	}
+}
+
+// verdict is how a static verdict compares with the observed tier.
+type verdict int
+
+const (
+	agrees verdict = iota
+	underRated
+	// hiddenVerdict: approval where bash showed hardline, behind a finding
+	// that says the analyzer could not see in (an opaque segment, a parser
+	// divergence, an interpreter's code): no static analysis does better,
+	// and the sandbox's exec gate is the layer for it.
+	hiddenVerdict
+	overRated
+)
+
+// judge compares the analyzer's verdict on ob's command with what bash
+// showed. A command over the analyzer's size limit is refused outright
+// and agrees.
+func judge(ob Observation) verdict {
+	an, err := Analyze(ob.Command)
+	if err != nil {
+		return agrees
+	}
+	switch static := an.Verdict; {
+	case ob.Tier > static && static == approval.TierApproval && opaque(an):
+		return hiddenVerdict
+	case ob.Tier > static:
+		return underRated
+	case ob.Tier < static:
+		return overRated
+	}
+	return agrees
+}
+
+// FuzzOracle feeds the fuzzer's bytes to the generator as its choices
+// (which program, option, spelling, value, wrapper, quoting, target and
+// construct), runs the command it writes under bash in the sandbox and
+// fails when the static verdict is weaker than what bash showed. Each
+// input is one sandbox start and run (seconds on a loaded machine; one
+// worker, since the fuzzing engine gives up on an input after 10s): the
+// unit run executes its three seeds, fuzz-short gives it its 10s, make
+// oracle-fuzz runs it long.
+func FuzzOracle(f *testing.F) {
+	for _, seed := range [][]byte{{0}, {3, 200, 17, 4, 99, 1, 250}, []byte("a disk after any option")} {
+		f.Add(seed)
+	}
+	o := newOracle(f)
+	f.Fuzz(func(t *testing.T, choices []byte) {
+		cmd := command(&byteChooser{b: choices})
+		if !runnable(cmd) {
+			return
+		}
+		obs, lost, err := o.Run(t.Context(), []string{cmd})
+		require.NoError(t, err)
+		require.Zero(t, lost, cmd)
+		if judge(obs[0]) == underRated {
+			an, _ := Analyze(cmd)
+			t.Errorf("under-rated: %s statically, %s observed: %q\n\tevidence: %v", an.Verdict, obs[0].Tier, cmd, obs[0].Evidence)
+		}
+	})
 }
 
 // opaque reports whether the analyzer said it could not see into the
