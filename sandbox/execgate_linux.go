@@ -62,6 +62,7 @@ const (
 // listener; the fields under mu are read by the sandbox when it reports.
 type execGateRun struct {
 	check   ExecGate
+	create  *createGate // nil: no creation gate
 	profile string
 	stop    int // an eventfd: written to end serve
 	done    chan struct{}
@@ -76,15 +77,20 @@ type execGateRun struct {
 	blockPids           []int // the caller of each block
 	execs               []ExecEvent
 	blockBase, execBase int
-	err                 error
+	// creates are the newest refused creations (the creation gate);
+	// createBase counts those dropped from the front.
+	creates    []CreateBlock
+	createBase int
+	err        error
 	// busy is the time spent answering notifications, handled how many
 	// (for BenchmarkExecGate: the gate's own share of an exec's cost).
 	busy    time.Duration
 	handled int
 }
 
-// newExecGate returns a gate for check; start it with serve (or
-// serveFrom), end it with close.
+// newExecGate returns a gate for check (nil when only the creation gate
+// is wanted: an exec notification is then refused, as it cannot have
+// been asked for); start it with serve (or serveFrom), end it with close.
 func newExecGate(profile string, check ExecGate) (*execGateRun, error) {
 	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
 	if err != nil {
@@ -152,13 +158,13 @@ func (g *execGateRun) report() (blocks []ExecBlock, execs []ExecEvent, dropped i
 
 // gateMark is a point in a gate's record (a session's, which outlives
 // its commands): the totals so far.
-type gateMark struct{ blocks, execs int }
+type gateMark struct{ blocks, execs, creates int }
 
 // mark returns the current end of the record.
 func (g *execGateRun) mark() gateMark {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return gateMark{g.blockBase + len(g.blocks), g.execBase + len(g.execs)}
+	return gateMark{g.blockBase + len(g.blocks), g.execBase + len(g.execs), g.createBase + len(g.creates)}
 }
 
 // since returns what was recorded after m, and how many execs after m are
@@ -278,6 +284,10 @@ func (g *execGateRun) answer(fd int, n *seccompNotif) {
 		g.handled++
 		g.mu.Unlock()
 	}()
+	if call, ok := createCallFor(n.nr); ok {
+		g.answerCreate(fd, n, call)
+		return
+	}
 	resp := seccompNotifResp{id: n.id, error: -int32(unix.EPERM)}
 	ev, err := g.safeRead(fd, n)
 	var missing missingFile
@@ -322,6 +332,9 @@ func (g *execGateRun) decide(ev ExecEvent) (err error) {
 			err = fmt.Errorf("the exec gate's check failed: %v", p)
 		}
 	}()
+	if g.check == nil {
+		return errors.New("the exec gate has no check")
+	}
 	return g.check(ev)
 }
 

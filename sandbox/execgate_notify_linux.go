@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/sandbox/seccompexec"
 )
 
 // The exec gate through libcontainer's own seccomp plumbing, for sandboxes
@@ -21,23 +24,55 @@ import (
 // init with pidfd_getfd and sends it to Seccomp.ListenerPath before the
 // init executes anything.
 
-// withExecNotify returns a copy of cfg in which execve and execveat notify
-// a listener at listenerPath. cfg (shared between sandboxes) is not
-// changed.
-func withExecNotify(cfg *configs.Seccomp, listenerPath string) *configs.Seccomp {
+// withNotify returns a copy of cfg that notifies a listener at
+// listenerPath of execve and execveat (exec) and of every system call that
+// can name a directory entry (create; see createCallFor). cfg (shared
+// between sandboxes) is not changed. The creating rules keep their
+// conditions: a mkdir or an open(O_CREAT) with a setuid mode still fails
+// (fileRules), and an open without O_CREAT never waits.
+func withNotify(cfg *configs.Seccomp, listenerPath string, exec, create bool) *configs.Seccomp {
 	c := *cfg
 	c.ListenerPath = listenerPath
 	c.Syscalls = make([]*configs.Syscall, 0, len(cfg.Syscalls)+2)
 	for _, s := range cfg.Syscalls {
-		if s.Name == "execve" || s.Name == "execveat" {
+		if exec && (s.Name == "execve" || s.Name == "execveat") {
 			continue
+		}
+		if create && s.Action == configs.Allow && createNotifies(s) {
+			n := *s
+			n.Action = configs.Notify
+			s = &n
 		}
 		c.Syscalls = append(c.Syscalls, s)
 	}
-	for _, name := range []string{"execve", "execveat"} {
-		c.Syscalls = append(c.Syscalls, &configs.Syscall{Name: name, Action: configs.Notify})
+	if exec {
+		for _, name := range []string{"execve", "execveat"} {
+			c.Syscalls = append(c.Syscalls, &configs.Syscall{Name: name, Action: configs.Notify})
+		}
 	}
 	return &c
+}
+
+// createNotifies reports whether the allow rule s is one the creation gate
+// turns into a notification: every rule of a naming system call, and of
+// open and openat the one for O_CREAT (fileRules' "creating").
+func createNotifies(s *configs.Syscall) bool {
+	flagsArg := uint(1)
+	switch s.Name {
+	case "mkdirat", "mknodat", "symlinkat", "linkat", "renameat", "renameat2":
+		return true
+	case "openat":
+		flagsArg = 2
+	case "open":
+	default:
+		return slices.Contains(legacyCreateSyscalls, s.Name)
+	}
+	for _, a := range s.Args {
+		if a.Index == flagsArg && a.Op == configs.MaskEqualTo && a.Value == createFlags && a.ValueTwo == unix.O_CREAT {
+			return true
+		}
+	}
+	return false
 }
 
 // gateListener is the socket libcontainer sends one sandbox's listener to.
@@ -135,20 +170,24 @@ func recvFromSelf(conn *net.UnixConn) (int, error) {
 	return parseRights(oob[:oobn])
 }
 
-// startExecGate starts the exec gate of a sandbox about to be created
-// from lc: through the trampoline's socket when tramp carries one, else
-// through libcontainer's notify action (lc.Seccomp is replaced by a copy
-// that has it). It returns nil when the sandbox has no filter to carry
-// the gate (seccomp off, or a build without seccomp): the caller reports
-// "exec_gate" as not enforced. The caller must call close on the result.
-func startExecGate(profile string, check ExecGate, lc *configs.Config, tramp *trampoline) (*execGateRun, error) {
+// startExecGate starts the gate of a sandbox about to be created from lc:
+// the exec gate when check is set, the creation gate when create is.
+// Through the trampoline's socket when tramp carries one, else through
+// libcontainer's notify action (lc.Seccomp is replaced by a copy that has
+// it). It returns nil when the sandbox has no filter to carry the gate
+// (seccomp off, or a build without seccomp, and no trampoline): the caller
+// reports "exec_gate" and "nested-repos" as not enforced. The caller must
+// call close on the result.
+func startExecGate(profile string, check ExecGate, create *createGate, lc *configs.Config, tramp *trampoline) (*execGateRun, error) {
 	if tramp != nil && tramp.gateHost != nil {
 		g, err := newExecGate(profile, check)
 		if err != nil {
 			return nil, err
 		}
+		g.create = create
 		sock := tramp.gateHost
 		tramp.gateHost = nil
+		tramp.gate = gateBits(check != nil, create != nil)
 		g.serveFrom(sock)
 		return g, nil
 	}
@@ -164,7 +203,32 @@ func startExecGate(profile string, check ExecGate, lc *configs.Config, tramp *tr
 		l.close()
 		return nil, err
 	}
-	lc.Seccomp = withExecNotify(lc.Seccomp, l.path)
+	g.create = create
+	lc.Seccomp = withNotify(lc.Seccomp, l.path, check != nil, create != nil)
 	g.serveFromListener(l)
 	return g, nil
+}
+
+// gateBits are the trampoline's seccompexec.Gate* bits.
+func gateBits(exec, create bool) uint32 {
+	var b uint32
+	if exec {
+		b |= seccompexec.GateExec
+	}
+	if create {
+		b |= seccompexec.GateCreate
+	}
+	return b
+}
+
+// gateNotEnforced names what a sandbox without a gate lacks.
+func gateNotEnforced(exec, create bool) []string {
+	var names []string
+	if exec {
+		names = append(names, "exec_gate")
+	}
+	if create {
+		names = append(names, "nested-repos")
+	}
+	return names
 }

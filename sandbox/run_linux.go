@@ -66,8 +66,13 @@ type Result struct {
 	// NotEnforced names the protections that could not be applied in this
 	// environment (rootless: "memory", "pids", "cpus"; "seccomp";
 	// "exec_gate" when an ExecGate was asked for and the sandbox has no
-	// filter to carry it; "disk" without project quotas; "protected-paths").
+	// filter to carry it, "nested-repos" when the creation gate has none
+	// or the workspace was too large to walk for nested repositories;
+	// "disk" without project quotas).
 	NotEnforced []string `json:"not_enforced,omitempty"`
+	// CreateBlocked lists the creations of a .git the creation gate
+	// refused (the newest 64 to 128; docs/workspace.md).
+	CreateBlocked []CreateBlock `json:"create_blocked,omitempty"`
 	// ExecBlocked lists the execs the exec gate refused (the newest 64 to
 	// 128 of them).
 	ExecBlocked []ExecBlock `json:"exec_blocked,omitempty"`
@@ -338,8 +343,10 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	// alongside the set-up below.
 	var prep *trampolinePrep
 	filter := cfg.Seccomp != SeccompOff && seccompAvailable && !rootless && !r.libcontainerSeccomp
-	if filter || r.ExecGate != nil {
-		prep = prepareTrampoline(stateRoot, cfg.Rootfs.Kind == rootfs.KindHost, filter, r.ExecGate != nil)
+	// Every sandbox that writes a workspace gets the creation gate.
+	createGate := cfg.Workspace != ""
+	if filter || r.ExecGate != nil || createGate {
+		prep = prepareTrampoline(stateRoot, cfg.Rootfs.Kind == rootfs.KindHost, filter, r.ExecGate != nil || createGate)
 		undo = append(undo, func() error {
 			if t := prep.wait(); t != nil {
 				t.close()
@@ -458,12 +465,12 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		}
 	}
 	var execGate *execGateRun
-	if r.ExecGate != nil {
-		if execGate, err = startExecGate(profile, r.ExecGate, lc, tramp); err != nil {
+	if r.ExecGate != nil || createGate {
+		if execGate, err = startExecGate(profile, r.ExecGate, pr.createGate(createGate), lc, tramp); err != nil {
 			return nil, err
 		}
 		if execGate == nil {
-			res.NotEnforced = append(res.NotEnforced, "exec_gate")
+			res.NotEnforced = append(res.NotEnforced, gateNotEnforced(r.ExecGate != nil, createGate)...)
 		} else {
 			undo = append(undo, func() error { execGate.close(); return nil })
 		}
@@ -591,6 +598,7 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	if execGate != nil {
 		execGate.close()
 		res.ExecBlocked, res.Execs, res.ExecsDropped = execGate.report()
+		res.CreateBlocked = execGate.createsSince(gateMark{})
 	}
 	if tramp != nil {
 		if err := tramp.execError(); err != nil {

@@ -242,7 +242,7 @@ type Session struct {
 	cleanup   []func() error
 	grace     time.Duration
 	memcg     string       // v1 memory cgroup directory when a memory limit is set
-	gate      *execGateRun // nil without Sessions.ExecGate
+	gate      *execGateRun // nil without Sessions.ExecGate and a workspace
 	disk      *diskLimit   // the workspace's disk limit, when set and enforced
 	// notEnforced lists protections this environment cannot apply.
 	notEnforced []string
@@ -450,14 +450,14 @@ func (s *Session) create(ctx context.Context) (err error) {
 		supervisorExe = supervisorPath
 	}
 	lc.Labels = append(lc.Labels, labelSession+s.key.name, labelProfile+s.key.profile, fmt.Sprintf("%s%d", labelOwner, os.Getpid()))
-	if m.ExecGate != nil {
+	if createGate := cfg.Workspace != ""; m.ExecGate != nil || createGate {
 		// The supervisor is started by libcontainer, not the trampoline:
 		// the gate rides on libcontainer's notify action.
-		if s.gate, err = startExecGate(profile, m.ExecGate, lc, nil); err != nil {
+		if s.gate, err = startExecGate(profile, m.ExecGate, pr.createGate(createGate), lc, nil); err != nil {
 			return err
 		}
 		if s.gate == nil {
-			s.notEnforced = append(s.notEnforced, "exec_gate")
+			s.notEnforced = append(s.notEnforced, gateNotEnforced(m.ExecGate != nil, createGate)...)
 		} else {
 			gate := s.gate
 			undo = append(undo, func() error { gate.close(); return nil })
@@ -772,6 +772,7 @@ func (s *Session) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Res
 		res, err := s.await(ctx, c, s.execRequest(c, cmd, limits), cmd.Stdin, limits.Timeout, nil)
 		if res != nil {
 			res.ExecBlocked, res.Execs, res.ExecsDropped = s.gate.since(mark)
+			res.CreateBlocked = s.gate.createsSince(mark)
 		}
 		return res, err
 	}

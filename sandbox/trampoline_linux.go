@@ -32,6 +32,9 @@ type trampoline struct {
 	// The exec gate's socket: the trampoline has gateChild as 6 and sends
 	// the listener through it to gateHost. Nil when no gate is wanted.
 	gateHost, gateChild *os.File
+	// gate is what the gate's filter notifies (seccompexec.Gate* bits),
+	// set by startExecGate.
+	gate uint32
 }
 
 // sockFilterSize is the size of one instruction, struct sock_filter.
@@ -148,6 +151,7 @@ func (t *trampoline) files(env []string) ([]*os.File, error) {
 	data := make([]byte, seccompexec.Header, seccompexec.Header+len(t.prog)+256)
 	binary.NativeEndian.PutUint32(data, t.flags)
 	binary.NativeEndian.PutUint32(data[4:], uint32(len(t.prog)/sockFilterSize)) // 0: gate only
+	binary.NativeEndian.PutUint32(data[8:], t.gate)
 	data = append(data, t.prog...)
 	for _, kv := range env {
 		if strings.IndexByte(kv, 0) >= 0 {

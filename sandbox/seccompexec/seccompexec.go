@@ -45,10 +45,22 @@ const (
 	GateFD = C.SECCOMPEXEC_GATE_FD
 )
 
-// Header is the size of the flags word that starts the program descriptor:
-// seccomp(SECCOMP_SET_MODE_FILTER)'s flags as a native-endian uint32,
-// padded; the struct sock_filter array follows.
+// Header is the size of the words that start the program descriptor,
+// each a native-endian uint32: seccomp(SECCOMP_SET_MODE_FILTER)'s flags,
+// the instruction count, the gate's bits (GateExec, GateCreate; 0 is
+// GateExec), a zero word; the struct sock_filter array follows.
 const Header = C.SECCOMPEXEC_HEADER
+
+// What the gate's filter makes wait for tether's answer, when the gate
+// socket is given.
+const (
+	// GateExec: execve and execveat.
+	GateExec = C.SECCOMPEXEC_GATE_EXEC
+	// GateCreate: every system call that can give a directory entry a
+	// name (mkdir, mknod, symlink, link, rename in all their forms, creat,
+	// and open and openat with O_CREAT).
+	GateCreate = C.SECCOMPEXEC_GATE_CREATE
+)
 
 // Argv is the container process's argv that runs args under the filter.
 func Argv(args []string) []string {

@@ -13,7 +13,9 @@
 
 // The program descriptor holds, in native byte order: the flags of
 // seccomp(SECCOMP_SET_MODE_FILTER) (uint32), the number of instructions
-// (uint32), the instructions (struct sock_filter), then the program's
+// (uint32), what the gate's filter notifies (uint32, SECCOMPEXEC_GATE_*
+// bits; 0 means SECCOMPEXEC_GATE_EXEC), a zero word, the instructions
+// (struct sock_filter), then the program's
 // environment, each entry NUL-terminated. The trampoline itself starts
 // with only the environment libcontainer gives an empty one, so that
 // nothing of the program's (GLIBC_TUNABLES, LD_PRELOAD for a dynamically
@@ -22,12 +24,17 @@
 // trampoline then only installs the exec gate, which must be asked for.
 //
 // With descriptor SECCOMPEXEC_GATE_FD present (a unix socket), the
-// trampoline also installs the exec gate's filter (execve and execveat
-// return SECCOMP_RET_USER_NOTIF) with SECCOMP_FILTER_FLAG_NEW_LISTENER and
+// trampoline also installs the gate's filter (with SECCOMPEXEC_GATE_EXEC,
+// execve and execveat return SECCOMP_RET_USER_NOTIF; with
+// SECCOMPEXEC_GATE_CREATE, every system call that can create a directory
+// entry: mkdir, mknod, symlink, link, rename in all their forms, creat, and
+// open and openat with O_CREAT) with SECCOMP_FILTER_FLAG_NEW_LISTENER and
 // sends the listener to the socket (SCM_RIGHTS, one byte "g") before it
 // executes anything, so that every exec of the sandbox, the program's
 // first included, waits for tether's verdict.
-#define SECCOMPEXEC_HEADER 8
+#define SECCOMPEXEC_HEADER 16
+#define SECCOMPEXEC_GATE_EXEC 1u
+#define SECCOMPEXEC_GATE_CREATE 2u
 #define SECCOMPEXEC_MAX_DATA (16 << 20)
 
 #endif
