@@ -192,3 +192,33 @@ func TestExecGateBenignWorkloads(t *testing.T) {
 		}
 	}
 }
+
+// TestCreationGateReported: a terminal command that tries to make a
+// repository in the workspace (git init in a subdirectory) is told so in
+// its result (create_blocked) and the refusal is audited at stage
+// "protected-path"; nothing of the repository is left.
+func TestCreationGateReported(t *testing.T) {
+	r, _, cfg, ws := gateRunner(t)
+	for _, session := range []string{"", "made-1"} {
+		res := r.Execute(t.Context(), Batch{Platform: approval.PlatformCLI, Session: session,
+			Calls: []RawCall{terminalCall("a", "mkdir -p sub && git init -q sub; echo done")}}, nil)
+		got := res.Results[0]
+		t.Run("session="+session, func(t *testing.T) {
+			blocked, ok := got.Output["create_blocked"].([]map[string]any)
+			require.True(t, ok, "%s %v", got.Message, got.Output)
+			require.NotEmpty(t, blocked)
+			assert.Equal(t, "mkdir", blocked[0]["op"])
+			assert.Contains(t, blocked[0]["path"], ".git")
+			assert.Contains(t, got.Message, "make a repository")
+			assert.NoDirExists(t, filepath.Join(ws, "sub", ".git"))
+		})
+	}
+	n := 0
+	for _, d := range readAudit(t, approval.AuditPath(cfg.StateDir)) {
+		if d.Stage == approval.StageProtected {
+			n++
+			assert.Equal(t, "creation gate", d.DecidedBy)
+		}
+	}
+	assert.GreaterOrEqual(t, n, 2, "each refusal is audited")
+}

@@ -281,6 +281,17 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 			fmt.Fprintf(cmd.ErrOrStderr(), "tether: %s\n", d.Message)
 		}
 	}
+	if res != nil && len(res.CreateBlocked) > 0 {
+		platform, _ := approval.ParsePlatform(f.gate.platform)
+		blocks := make([]approval.CreateBlocked, len(res.CreateBlocked))
+		for i, b := range res.CreateBlocked {
+			blocks[i] = approval.CreateBlocked{Op: b.Op, Path: b.Path, Reason: b.Reason}
+		}
+		for _, d := range engine.Load().RecordCreateBlocks(ctx, approval.ExecCall{Profile: f.profile,
+			Session: f.gate.session, Platform: platform, Command: command}, blocks) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "tether: %s\n", d.Message)
+		}
+	}
 	if res != nil && len(res.NotEnforced) > 0 {
 		// rootless without delegated cgroups: memory, pids, cpus; no
 		// project quota on the workspace's filesystem: disk.
