@@ -722,3 +722,24 @@ func TestPoisonNestedSymlinkRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestStateRootUnreachable: a state root under a directory the sandbox's
+// unprivileged id cannot traverse (a 0700 home or temporary directory) is
+// refused before anything starts, with an error that says what to do,
+// for one-shot runs and sessions.
+func TestStateRootUnreachable(t *testing.T) {
+	requireSandbox(t)
+	private := t.TempDir() // 0700
+	state := filepath.Join(private, "state")
+	r := &Runner{StateRoot: state, CgroupPrefix: testPrefix + "-unreach-" + strconv.Itoa(os.Getpid())}
+	_, err := r.Run(t.Context(), Config{Workspace: t.TempDir()}, Command{Shell: "true"})
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "chmod o+x /tmp/")
+	assert.Contains(t, err.Error(), private[:len("/tmp/")+5])
+	m := &Sessions{StateRoot: state, CgroupPrefix: r.CgroupPrefix}
+	defer m.Close()
+	spec := testSpec()
+	_, err = m.Open(t.Context(), "default", "unreach", spec)
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "cannot traverse")
+}

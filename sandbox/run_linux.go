@@ -291,6 +291,11 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	if err := os.MkdirAll(stateRoot, 0o711); err != nil {
 		return nil, fmt.Errorf("creating state root: %w", err)
 	}
+	if !rootless {
+		if err := stateRootReachable(stateRoot, placementFor("", cfg, false, r.UserNSBase).HostUID); err != nil {
+			return nil, err
+		}
+	}
 	for _, d := range []string{containersDir, locksDir, rootsDir, skelDir} {
 		perm := os.FileMode(0o700)
 		if d == rootsDir || d == skelDir {

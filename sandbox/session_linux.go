@@ -388,6 +388,11 @@ func (s *Session) create(ctx context.Context) (err error) {
 	undo = append(undo, func() error { return removeCgroupTree(profileCgroup + "/" + id) })
 
 	p := placementFor(profileCgroup+"/"+id, cfg, rootless, m.UserNSBase)
+	if !rootless {
+		if err := stateRootReachable(stateRoot, p.HostUID); err != nil {
+			return err
+		}
+	}
 	if cfg.Rootfs.Kind == rootfs.KindHost {
 		// The same world-readable /etc snapshot one-shot runs get: a bind
 		// of the host's /etc entries would show /etc/ssl/private to a
