@@ -743,3 +743,52 @@ func TestStateRootUnreachable(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidConfig)
 	assert.Contains(t, err.Error(), "cannot traverse")
 }
+
+// TestPoisonPrivilegeVariants: the privilege artefacts through the system
+// calls libc wrappers hide (fchmodat2 with and without
+// AT_SYMLINK_NOFOLLOW, fsetxattr and lsetxattr of file capabilities), an
+// ACL giving another user rights, trusted xattrs and io_uring. The
+// ordinary user.* namespace is allowed: nothing on the host acts on it.
+func TestPoisonPrivilegeVariants(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	_, out := sandboxRun(t, r, ws, `cp /bin/true f; ln -s f lnk
+/usr/bin/python3 - <<'EOF'
+import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+def sys(name, nr, *args):
+    r = libc.syscall(nr, *args)
+    print(name, "ok" if r == 0 else "refused: " + os.strerror(ctypes.get_errno()))
+cap = bytes([0, 0, 0, 2, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in
+    [(1, 7, 0xffffffff), (2, 7, 1000), (4, 5, 0xffffffff), (0x10, 7, 0xffffffff), (0x20, 5, 0xffffffff)])
+AT_FDCWD, AT_SYMLINK_NOFOLLOW = -100, 0x100
+sys("fchmodat2", 452, AT_FDCWD, b"f", 0o4755, 0)
+sys("fchmodat2-nofollow", 452, AT_FDCWD, b"f", 0o2755, AT_SYMLINK_NOFOLLOW)
+fd = os.open("f", os.O_RDONLY)
+for name, fn in [
+    ("fsetxattr-cap", lambda: os.setxattr(fd, "security.capability", cap)),
+    ("lsetxattr-cap", lambda: os.setxattr("f", "security.capability", cap, follow_symlinks=False)),
+    ("setxattr-cap-via-link", lambda: os.setxattr("lnk", "security.capability", cap)),
+    ("acl-other-user", lambda: os.setxattr("f", "system.posix_acl_access", acl)),
+    ("trusted", lambda: os.setxattr("f", "trusted.x", b"1")),
+    ("user", lambda: os.setxattr("f", "user.note", b"1")),
+]:
+    try:
+        fn()
+        print(name, "ok")
+    except OSError as e:
+        print(name, "refused:", e.strerror)
+sys("io_uring_setup", 425, 8, ctypes.create_string_buffer(120))
+EOF
+`)
+	t.Log(out)
+	for _, refused := range []string{"fchmodat2 refused", "fchmodat2-nofollow refused", "fsetxattr-cap refused", "lsetxattr-cap refused",
+		"setxattr-cap-via-link refused", "acl-other-user refused", "trusted refused", "io_uring_setup refused"} {
+		assert.Contains(t, out, refused)
+	}
+	assert.Contains(t, out, "user ok", "user.* xattrs are ordinary data")
+	_, err := unix.Lgetxattr(filepath.Join(ws, "f"), "system.posix_acl_access", nil)
+	assert.ErrorIs(t, err, unix.ENODATA, "no ACL on the host file")
+	assertHostClean(t, ws, markers, false)
+}
