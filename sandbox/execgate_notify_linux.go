@@ -11,8 +11,6 @@ import (
 
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"golang.org/x/sys/unix"
-
-	"github.com/tether-dev/tether/sandbox/seccompexec"
 )
 
 // The exec gate through libcontainer's own seccomp plumbing, for sandboxes
@@ -25,12 +23,15 @@ import (
 // init executes anything.
 
 // withNotify returns a copy of cfg that notifies a listener at
-// listenerPath of execve and execveat (exec) and of every system call that
-// can name a directory entry (create; see createCallFor). cfg (shared
-// between sandboxes) is not changed. The creating rules keep their
-// conditions: a mkdir or an open(O_CREAT) with a setuid mode still fails
-// (fileRules), and an open without O_CREAT never waits.
-func withNotify(cfg *configs.Seccomp, listenerPath string, exec, create bool) *configs.Seccomp {
+// listenerPath of execve and execveat (exec), of the calls observation
+// records (observe; observedSyscalls) and of every system call that can
+// name a directory entry (create; createNotifies): each rule of theirs
+// that allows becomes the same rule (conditions included) that notifies,
+// so what the sandbox's filter refuses stays refused (a mkdir or an
+// open(O_CREAT) with a setuid mode still fails, fileRules), and an open
+// without O_CREAT waits only when observed. cfg (shared between sandboxes)
+// is not changed.
+func withNotify(cfg *configs.Seccomp, listenerPath string, exec, observe, create bool) *configs.Seccomp {
 	c := *cfg
 	c.ListenerPath = listenerPath
 	c.Syscalls = make([]*configs.Syscall, 0, len(cfg.Syscalls)+2)
@@ -38,7 +39,7 @@ func withNotify(cfg *configs.Seccomp, listenerPath string, exec, create bool) *c
 		if exec && (s.Name == "execve" || s.Name == "execveat") {
 			continue
 		}
-		if create && s.Action == configs.Allow && createNotifies(s) {
+		if s.Action == configs.Allow && (observe && slices.Contains(observedSyscalls, s.Name) || create && createNotifies(s)) {
 			n := *s
 			n.Action = configs.Notify
 			s = &n
@@ -170,24 +171,25 @@ func recvFromSelf(conn *net.UnixConn) (int, error) {
 	return parseRights(oob[:oobn])
 }
 
-// startExecGate starts the gate of a sandbox about to be created from lc:
-// the exec gate when check is set, the creation gate when create is.
-// Through the trampoline's socket when tramp carries one, else through
-// libcontainer's notify action (lc.Seccomp is replaced by a copy that has
-// it). It returns nil when the sandbox has no filter to carry the gate
-// (seccomp off, or a build without seccomp, and no trampoline): the caller
-// reports "exec_gate" and "nested-repos" as not enforced. The caller must
-// call close on the result.
-func startExecGate(profile string, check ExecGate, create *createGate, lc *configs.Config, tramp *trampoline) (*execGateRun, error) {
+// startExecGate starts the gate of a sandbox about to be created from lc
+// with config cfg (which says whether it is observed): the exec gate when
+// check is set, the creation gate when create is. Through the
+// trampoline's socket when tramp carries one, else through libcontainer's
+// notify action (lc.Seccomp is replaced by a copy that has it). It returns
+// nil when the sandbox has no filter to carry the gate (seccomp off, or a
+// build without seccomp, and no trampoline): the caller reports
+// "exec_gate" and "nested-repos" as not enforced. The caller must call
+// close on the result.
+func startExecGate(profile string, check ExecGate, cfg Config, create *createGate, lc *configs.Config, tramp *trampoline) (*execGateRun, error) {
 	if tramp != nil && tramp.gateHost != nil {
-		g, err := newExecGate(profile, check)
+		g, err := newExecGate(profile, check, cfg)
 		if err != nil {
 			return nil, err
 		}
 		g.create = create
 		sock := tramp.gateHost
 		tramp.gateHost = nil
-		tramp.gate = gateBits(check != nil, create != nil)
+		tramp.observe, tramp.create, tramp.noExec = cfg.Observe, create != nil, check == nil
 		g.serveFrom(sock)
 		return g, nil
 	}
@@ -198,27 +200,15 @@ func startExecGate(profile string, check ExecGate, create *createGate, lc *confi
 	if err != nil {
 		return nil, err
 	}
-	g, err := newExecGate(profile, check)
+	g, err := newExecGate(profile, check, cfg)
 	if err != nil {
 		l.close()
 		return nil, err
 	}
 	g.create = create
-	lc.Seccomp = withNotify(lc.Seccomp, l.path, check != nil, create != nil)
+	lc.Seccomp = withNotify(lc.Seccomp, l.path, check != nil, cfg.Observe, create != nil)
 	g.serveFromListener(l)
 	return g, nil
-}
-
-// gateBits are the trampoline's seccompexec.Gate* bits.
-func gateBits(exec, create bool) uint32 {
-	var b uint32
-	if exec {
-		b |= seccompexec.GateExec
-	}
-	if create {
-		b |= seccompexec.GateCreate
-	}
-	return b
 }
 
 // gateNotEnforced names what a sandbox without a gate lacks.

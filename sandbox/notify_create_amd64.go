@@ -26,3 +26,8 @@ func legacyCreateCall(nr int32) (createCall, bool) {
 
 // legacyCreateSyscalls are their names, for libcontainer's filter.
 var legacyCreateSyscalls = []string{"mkdir", "mknod", "symlink", "link", "rename", "open", "creat"}
+
+// legacyCreating is creating for open, which x86_64 keeps beside openat.
+func legacyCreating(n *seccompNotif) bool {
+	return n.nr != unix.SYS_OPEN || n.args[1]&unix.O_CREAT != 0
+}

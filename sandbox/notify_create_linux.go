@@ -99,7 +99,11 @@ func createCallFor(nr int32) (createCall, bool) {
 // the kernel goes on. The strings are read from the caller's memory and
 // the notification is re-validated after the reads, so they are the
 // waiting caller's and not those of a process that reused its pid.
-func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall) {
+//
+// With passOn (an observed call, which answerObserved records), a call
+// the gate lets through is not answered here: answerCreate reports
+// whether it answered.
+func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, passOn bool) bool {
 	resp := seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	r := memReader{pid: int(n.pid)}
 	var block *CreateBlock
@@ -134,12 +138,27 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall) {
 		check(call.target, -2, "a symlink to")
 	}
 	if !idValid(fd, n.id) {
-		return // the caller is gone; the bytes may be another process's
+		return true // the caller is gone; the bytes may be another process's
 	}
 	if block != nil {
 		g.refuseCreate(*block)
 	}
+	if passOn && resp.flags == unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE {
+		return false
+	}
 	_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+	return true
+}
+
+// creating reports whether n can create a name: every creating system
+// call but open and openat without O_CREAT, which an observed sandbox's
+// filter notifies too.
+func creating(n *seccompNotif) bool {
+	switch n.nr {
+	case unix.SYS_OPENAT:
+		return n.args[2]&unix.O_CREAT != 0
+	}
+	return legacyCreating(n)
 }
 
 // headAllowed reports whether the HEAD at p (relative to the caller's

@@ -458,11 +458,17 @@ func (s *Session) create(ctx context.Context) (err error) {
 	if createGate := cfg.Workspace != ""; m.ExecGate != nil || createGate {
 		// The supervisor is started by libcontainer, not the trampoline:
 		// the gate rides on libcontainer's notify action.
-		if s.gate, err = startExecGate(profile, m.ExecGate, pr.createGate(createGate), lc, nil); err != nil {
+		// Observation rides on the exec gate (as it records the execs).
+		gcfg := cfg
+		gcfg.Observe = cfg.Observe && m.ExecGate != nil
+		if s.gate, err = startExecGate(profile, m.ExecGate, gcfg, pr.createGate(createGate), lc, nil); err != nil {
 			return err
 		}
 		if s.gate == nil {
 			s.notEnforced = append(s.notEnforced, gateNotEnforced(m.ExecGate != nil, createGate)...)
+			if gcfg.Observe {
+				s.notEnforced = append(s.notEnforced, "observation")
+			}
 		} else {
 			gate := s.gate
 			undo = append(undo, func() error { gate.close(); return nil })
@@ -778,6 +784,7 @@ func (s *Session) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Res
 		if res != nil {
 			res.ExecBlocked, res.Execs, res.ExecsDropped = s.gate.since(mark)
 			res.CreateBlocked = s.gate.createsSince(mark)
+			res.Accesses, res.AccessesLost, res.observedNotifications = s.gate.accessesSince(mark)
 		}
 		return res, err
 	}

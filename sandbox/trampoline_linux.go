@@ -32,9 +32,10 @@ type trampoline struct {
 	// The exec gate's socket: the trampoline has gateChild as 6 and sends
 	// the listener through it to gateHost. Nil when no gate is wanted.
 	gateHost, gateChild *os.File
-	// gate is what the gate's filter notifies (seccompexec.Gate* bits),
-	// set by startExecGate.
-	gate uint32
+	// observe asks the gate's filter to notify the observed calls too
+	// (seccompexec.Observe), create the creating ones (seccompexec.Create),
+	// noExec not execs (seccompexec.NoExec); set by startExecGate.
+	observe, create, noExec bool
 }
 
 // sockFilterSize is the size of one instruction, struct sock_filter.
@@ -149,9 +150,18 @@ func (t *trampoline) files(env []string) ([]*os.File, error) {
 	}
 	t.progFile = os.NewFile(uintptr(fd), "tether-seccomp")
 	data := make([]byte, seccompexec.Header, seccompexec.Header+len(t.prog)+256)
-	binary.NativeEndian.PutUint32(data, t.flags)
+	flags := t.flags
+	if t.observe {
+		flags |= seccompexec.Observe
+	}
+	if t.create {
+		flags |= seccompexec.Create
+	}
+	if t.noExec {
+		flags |= seccompexec.NoExec
+	}
+	binary.NativeEndian.PutUint32(data, flags)
 	binary.NativeEndian.PutUint32(data[4:], uint32(len(t.prog)/sockFilterSize)) // 0: gate only
-	binary.NativeEndian.PutUint32(data[8:], t.gate)
 	data = append(data, t.prog...)
 	for _, kv := range env {
 		if strings.IndexByte(kv, 0) >= 0 {

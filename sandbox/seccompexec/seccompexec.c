@@ -46,13 +46,14 @@ static const char *errtext(int err, char *buf, size_t size)
 }
 
 // spec is what the program descriptor holds: the layout is
-//   uint32 flags, uint32 count, uint32 gate, uint32 zero,
-//   struct sock_filter[count],
+//   uint32 flags, uint32 count, struct sock_filter[count],
 //   then the program's environment, each entry NUL-terminated
 // (native byte order, written by sandbox/trampoline_linux.go).
 struct spec {
 	uint32_t flags;
-	uint32_t gate; // SECCOMPEXEC_GATE_* bits
+	// SECCOMPEXEC_OBSERVE, _CREATE and _NOEXEC were set (and are cleared
+	// from flags).
+	int observe, create, noexec;
 	struct sock_fprog prog;
 	char **env;
 };
@@ -90,13 +91,10 @@ static int read_spec(struct spec *sp, char *why, size_t size)
 	uint32_t count;
 	memcpy(&sp->flags, buf, sizeof sp->flags);
 	memcpy(&count, buf + sizeof sp->flags, sizeof count);
-	memcpy(&sp->gate, buf + sizeof sp->flags + sizeof count, sizeof sp->gate);
-	if (sp->gate == 0)
-		sp->gate = SECCOMPEXEC_GATE_EXEC;
-	if (sp->gate & ~(SECCOMPEXEC_GATE_EXEC | SECCOMPEXEC_GATE_CREATE)) {
-		snprintf(why, size, "reading the filter: unknown gate bits %#x", sp->gate);
-		return EINVAL;
-	}
+	sp->observe = (sp->flags & SECCOMPEXEC_OBSERVE) != 0;
+	sp->create = (sp->flags & SECCOMPEXEC_CREATE) != 0;
+	sp->noexec = (sp->flags & SECCOMPEXEC_NOEXEC) != 0;
+	sp->flags &= ~(SECCOMPEXEC_OBSERVE | SECCOMPEXEC_CREATE | SECCOMPEXEC_NOEXEC);
 	size_t insns = (size_t)count * sizeof(struct sock_filter);
 	if (count > BPF_MAXINSNS || insns > total - SECCOMPEXEC_HEADER) {
 		snprintf(why, size, "reading the filter: %zu bytes is not a program", total);
@@ -170,7 +168,7 @@ static int load_filter(struct spec *sp, char *why, size_t size)
 #error "the exec gate knows no audit architecture for this target"
 #endif
 
-// Room for the gate's filter: 9 instructions of frame, 2 per notified
+// Room for the gate's filter: 7 instructions of frame, 2 per notified
 // system call, 5 per open-like one.
 #define GATE_MAX_INSNS 64
 
@@ -207,14 +205,20 @@ static void notify_creating(struct gate_prog *g, unsigned int nr, int arg)
 }
 
 // load_gate installs the gate's filter and sends its listener to the gate
-// socket. The system calls of sp->gate of the native ABI wait for
-// tether's verdict; system calls of another ABI (i386's int 0x80, x32)
-// fail with EPERM, so nothing slips past through a second system call
-// table (the sandbox's own filter kills those callers anyway). Returns 0
-// or an errno.
-static int load_gate(const struct spec *sp, char *why, size_t size)
+// socket. Of the native ABI, these wait for tether's verdict: execve and
+// execveat (unless noexec); with observe, open, openat, creat and connect
+// (which tether only records); with create, every system call that can
+// name a directory entry (mkdir, mknod, symlink, link, rename in all their
+// forms, creat, and open and openat with O_CREAT: the creation gate,
+// sandbox/notify_create_linux.go). System calls of another ABI (i386's int
+// 0x80, x32) fail with EPERM, so nothing slips past through a second
+// system call table (the sandbox's own filter kills those callers anyway).
+// The sandbox's filter still decides the notified calls: of two filters'
+// verdicts the kernel takes the stronger, and an error beats a
+// notification. Returns 0 or an errno.
+static int load_gate(int noexec, int observe, int create, char *why, size_t size)
 {
-#if !defined(__LITTLE_ENDIAN__) && !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the gate's filter reads the low word of an argument at its lower address"
 #endif
 	struct gate_prog g = {.len = 0};
@@ -227,12 +231,21 @@ static int load_gate(const struct spec *sp, char *why, size_t size)
 	emit(&g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1)); // x32
 	emit(&g, eperm);
 #endif
-	if (sp->gate & SECCOMPEXEC_GATE_EXEC) {
+	if (!noexec) {
 		notify_nr(&g, __NR_execve);
 		notify_nr(&g, __NR_execveat);
 	}
-	if (sp->gate & SECCOMPEXEC_GATE_CREATE) {
-		// Every way to give a directory entry a name (sandbox/notify_create.go).
+	if (observe) {
+		notify_nr(&g, __NR_openat);
+#ifdef __NR_open
+		notify_nr(&g, __NR_open);
+#endif
+#ifdef __NR_creat
+		notify_nr(&g, __NR_creat);
+#endif
+		notify_nr(&g, __NR_connect);
+	}
+	if (create) {
 		notify_nr(&g, __NR_mkdirat);
 		notify_nr(&g, __NR_mknodat);
 		notify_nr(&g, __NR_symlinkat);
@@ -247,10 +260,16 @@ static int load_gate(const struct spec *sp, char *why, size_t size)
 		notify_nr(&g, __NR_symlink);
 		notify_nr(&g, __NR_link);
 		notify_nr(&g, __NR_rename);
-		notify_nr(&g, __NR_creat);
-		notify_creating(&g, __NR_open, 1);
 #endif
-		notify_creating(&g, __NR_openat, 2);
+		if (!observe) { // else notified whatever their flags
+#ifdef __NR_creat
+			notify_nr(&g, __NR_creat);
+#endif
+#ifdef __NR_open
+			notify_creating(&g, __NR_open, 1);
+#endif
+			notify_creating(&g, __NR_openat, 2);
+		}
 	}
 	emit(&g, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 	if (g.len > GATE_MAX_INSNS) {
@@ -403,7 +422,7 @@ static void seccompexec_main(int argc, char **argv)
 	if (e == 0)
 		e = load_filter(&sp, why, sizeof why);
 	if (e == 0 && gate)
-		e = load_gate(&sp, why, sizeof why);
+		e = load_gate(sp.noexec, sp.observe, sp.create, why, sizeof why);
 	if (e != 0) {
 		snprintf(msg, sizeof msg, "loading the seccomp filter: %s: %s", why, errtext(e, err, sizeof err));
 		report(126, msg);

@@ -45,21 +45,24 @@ const (
 	GateFD = C.SECCOMPEXEC_GATE_FD
 )
 
-// Header is the size of the words that start the program descriptor,
-// each a native-endian uint32: seccomp(SECCOMP_SET_MODE_FILTER)'s flags,
-// the instruction count, the gate's bits (GateExec, GateCreate; 0 is
-// GateExec), a zero word; the struct sock_filter array follows.
+// Header is the size of the flags word that starts the program descriptor:
+// seccomp(SECCOMP_SET_MODE_FILTER)'s flags as a native-endian uint32,
+// padded; the struct sock_filter array follows.
 const Header = C.SECCOMPEXEC_HEADER
 
-// What the gate's filter makes wait for tether's answer, when the gate
-// socket is given.
+// Observe, in the flags word, asks the exec gate's filter to notify open,
+// openat, creat and connect too (runtime observation); the trampoline
+// clears it before the flags reach seccomp(2).
+const Observe = C.SECCOMPEXEC_OBSERVE
+
+// Create, in the flags word, asks the gate's filter to notify every system
+// call that can name a directory entry (mkdir, mknod, symlink, link,
+// rename in all their forms, creat, and open and openat with O_CREAT: the
+// creation gate); NoExec leaves execve and execveat out. The trampoline
+// clears both before the flags reach seccomp(2).
 const (
-	// GateExec: execve and execveat.
-	GateExec = C.SECCOMPEXEC_GATE_EXEC
-	// GateCreate: every system call that can give a directory entry a
-	// name (mkdir, mknod, symlink, link, rename in all their forms, creat,
-	// and open and openat with O_CREAT).
-	GateCreate = C.SECCOMPEXEC_GATE_CREATE
+	Create = C.SECCOMPEXEC_CREATE
+	NoExec = C.SECCOMPEXEC_NOEXEC
 )
 
 // Argv is the container process's argv that runs args under the filter.

@@ -13,9 +13,7 @@
 
 // The program descriptor holds, in native byte order: the flags of
 // seccomp(SECCOMP_SET_MODE_FILTER) (uint32), the number of instructions
-// (uint32), what the gate's filter notifies (uint32, SECCOMPEXEC_GATE_*
-// bits; 0 means SECCOMPEXEC_GATE_EXEC), a zero word, the instructions
-// (struct sock_filter), then the program's
+// (uint32), the instructions (struct sock_filter), then the program's
 // environment, each entry NUL-terminated. The trampoline itself starts
 // with only the environment libcontainer gives an empty one, so that
 // nothing of the program's (GLIBC_TUNABLES, LD_PRELOAD for a dynamically
@@ -24,17 +22,24 @@
 // trampoline then only installs the exec gate, which must be asked for.
 //
 // With descriptor SECCOMPEXEC_GATE_FD present (a unix socket), the
-// trampoline also installs the gate's filter (with SECCOMPEXEC_GATE_EXEC,
-// execve and execveat return SECCOMP_RET_USER_NOTIF; with
-// SECCOMPEXEC_GATE_CREATE, every system call that can create a directory
-// entry: mkdir, mknod, symlink, link, rename in all their forms, creat, and
-// open and openat with O_CREAT) with SECCOMP_FILTER_FLAG_NEW_LISTENER and
+// trampoline also installs the exec gate's filter (execve and execveat
+// return SECCOMP_RET_USER_NOTIF) with SECCOMP_FILTER_FLAG_NEW_LISTENER and
 // sends the listener to the socket (SCM_RIGHTS, one byte "g") before it
 // executes anything, so that every exec of the sandbox, the program's
 // first included, waits for tether's verdict.
-#define SECCOMPEXEC_HEADER 16
-#define SECCOMPEXEC_GATE_EXEC 1u
-#define SECCOMPEXEC_GATE_CREATE 2u
+//
+// SECCOMPEXEC_OBSERVE, SECCOMPEXEC_CREATE and SECCOMPEXEC_NOEXEC in the
+// flags word are not seccomp flags (they are cleared before the flags reach
+// seccomp(2)). With the gate, OBSERVE makes the gate's filter notify open,
+// openat, creat and connect too (runtime observation; tether answers them
+// with SECCOMP_USER_NOTIF_FLAG_CONTINUE); CREATE every system call that can
+// name a directory entry (mkdir, mknod, symlink, link, rename in all their
+// forms, creat, and open and openat with O_CREAT: the creation gate);
+// NOEXEC leaves execve and execveat out (a gate for creations alone).
+#define SECCOMPEXEC_HEADER 8
+#define SECCOMPEXEC_OBSERVE 0x80000000u
+#define SECCOMPEXEC_CREATE 0x20000000u
+#define SECCOMPEXEC_NOEXEC 0x10000000u
 #define SECCOMPEXEC_MAX_DATA (16 << 20)
 
 #endif
