@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unsafe"
@@ -118,7 +119,21 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 			}
 			return false
 		}
-		if name := refusedName(s); name != "" && !(name == "HEAD" && dirfd != -2 && g.create.headAllowed(int(n.pid), dirfd, n, s)) {
+		name := refusedName(s)
+		if name == "HEAD" && dirfd != -2 {
+			allowed, errno := g.create.headAllowed(int(n.pid), dirfd, n, s)
+			if errno != 0 {
+				// The directory it would be in does not exist (git makes
+				// logs/ when that fails): the kernel's own answer, which
+				// creates nothing.
+				resp.flags, resp.error = 0, -int32(errno)
+				return false
+			}
+			if allowed {
+				name = ""
+			}
+		}
+		if name != "" {
 			block = &CreateBlock{Op: call.op, Pid: int(n.pid), Path: s,
 				Reason: fmt.Sprintf("%s %s is refused: it would make a repository whose config and hooks the host's git runs", what, name)}
 			resp.flags, resp.error = 0, -int32(unix.EPERM)
@@ -168,9 +183,12 @@ func creating(n *seccompNotif) bool {
 // parent is resolved as the kernel will, inside the caller's root; the
 // caller re-validates n afterwards. Another process can swap a directory
 // on the way between this walk and the kernel's (docs/workspace.md).
-func (c *createGate) headAllowed(pid, dirfdArg int, n *seccompNotif, p string) bool {
+//
+// errno is ENOENT or ENOTDIR when the parent does not exist: the call
+// cannot create anything and fails with it.
+func (c *createGate) headAllowed(pid, dirfdArg int, n *seccompNotif, p string) (allowed bool, errno unix.Errno) {
 	if c == nil || len(c.gitDirs) == 0 {
-		return false
+		return false, 0
 	}
 	dirfd := int32(unix.AT_FDCWD)
 	if dirfdArg >= 0 {
@@ -183,29 +201,35 @@ func (c *createGate) headAllowed(pid, dirfdArg int, n *seccompNotif, p string) b
 		parent = "."
 	}
 	_, f, err := resolveExec(pid, dirfd, parent, false)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return false, err.(unix.Errno)
+	}
 	if err != nil || f == nil {
-		return false
+		return false, 0
 	}
 	defer f.Close()
 	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return false
+	if unix.Fstat(int(f.Fd()), &st) != nil {
+		return false, 0
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return false, unix.ENOTDIR
 	}
 	if c.gitDirs[fileID{st.Dev, st.Ino}] {
-		return true
+		return true, 0
 	}
 	// logs/ of a frozen git directory: its parent is one, and it is named
 	// logs there (a directory, not a link to elsewhere).
 	up, err := unix.Openat(int(f.Fd()), "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return false
+		return false, 0
 	}
 	defer unix.Close(up)
 	var ust, lst unix.Stat_t
 	if unix.Fstat(up, &ust) != nil || !c.gitDirs[fileID{ust.Dev, ust.Ino}] {
-		return false
+		return false, 0
 	}
-	return unix.Fstatat(up, "logs", &lst, unix.AT_SYMLINK_NOFOLLOW) == nil && lst.Dev == st.Dev && lst.Ino == st.Ino
+	return unix.Fstatat(up, "logs", &lst, unix.AT_SYMLINK_NOFOLLOW) == nil && lst.Dev == st.Dev && lst.Ino == st.Ino, 0
 }
 
 // refuseCreate records a refused creation, keeping the newest.

@@ -567,12 +567,14 @@ func TestPoisonNestedRepos(t *testing.T) {
 	hostGit(t, lib, "init", "-q", "--separate-git-dir", filepath.Join(ws, "mods/lib"))
 	hostGit(t, lib, "commit", "-q", "--allow-empty", "-m", "lib-one")
 	hostGit(t, ws, "init", "-q", "--bare", filepath.Join(ws, "bare.git"))
+	hostGit(t, ws, "init", "-q", filepath.Join(ws, "fresh")) // no commit yet: no logs/
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "docs"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "docs/HEAD"), []byte("the head of the documentation\n"), 0o644))
 	chownWorkspace(t, ws)
 	gitc := "git -c user.name=s -c user.email=s@s"
 	res, out := sandboxRun(t, r, ws, fmt.Sprintf(`
 %[1]s -C sub commit -q --allow-empty -m sub-two && echo sub-commit-ok
+%[1]s -C fresh commit -q --allow-empty -m fresh-one && %[1]s -C fresh checkout -q -b other && echo fresh-commit-ok
 %[2]s
 %[3]s
 %[4]s
@@ -582,6 +584,7 @@ mkdir -p docs/objects docs/refs; printf '[core]\n\tfsmonitor = "touch %[5]s/docs
 `, gitc, plant("sub/.git", markers), plant("mods/lib", markers), plant("bare.git", markers), markers))
 	t.Log(out)
 	assert.Contains(t, out, "sub-commit-ok", "git work in a nested repository goes on")
+	assert.Contains(t, out, "fresh-commit-ok", "the first commit of a repository makes its logs/HEAD")
 	assert.NotContains(t, out, "docs-head=0", "a HEAD outside a git directory is read-only")
 	assert.NotContains(t, res.NotEnforced, "nested-repos")
 	assertHostClean(t, ws, markers, true)
@@ -593,7 +596,7 @@ mkdir -p docs/objects docs/refs; printf '[core]\n\tfsmonitor = "touch %[5]s/docs
 	}
 	assert.Contains(t, hostGit(t, sub, "log", "--oneline"), "sub-two", "the nested commit landed")
 	assertEmptyDir(t, markers)
-	assertNoNewRepo(t, ws, ".git", "sub/.git", "vendor/lib/.git", "bare.git", "mods/lib", "docs/HEAD")
+	assertNoNewRepo(t, ws, ".git", "sub/.git", "vendor/lib/.git", "fresh/.git", "bare.git", "mods/lib", "docs/HEAD")
 	for _, p := range []string{"sub/.git/hooks/pre-commit", "mods/lib/commondir", "bare.git/config.worktree"} {
 		_, err := os.Lstat(filepath.Join(ws, p))
 		assert.ErrorIs(t, err, fs.ErrNotExist, "%s: reservations are removed at teardown", p)
