@@ -32,17 +32,23 @@ func (r *Runner) execGate(root string) sandbox.ExecGate {
 	}
 }
 
+// recordExecBlocks audits the exec gate's refusals during command and, in
+// a job, records them as drift; one decision per block.
+func recordExecBlocks(ctx context.Context, env *Env, command string, blocks []sandbox.ExecBlock) []approval.Decision {
+	in := make([]approval.ExecBlocked, len(blocks))
+	for i, b := range blocks {
+		in[i] = approval.ExecBlocked{Argv: b.Argv, Rule: b.Rule, Reason: b.Reason}
+	}
+	return env.Runner.Engine.RecordExecBlocks(ctx, approval.ExecCall{Profile: env.Profile.Name, Session: env.Session,
+		Platform: env.Platform, Job: env.Job, Command: command}, in)
+}
+
 // execBlocked turns a command during which the exec gate refused programs
 // into a blocked result at gate "exec": the refusals are audited and, in a
 // job, recorded as drift; the command's own output stays in the result
 // (it ran until, and after, the refused exec).
 func execBlocked(ctx context.Context, env *Env, command string, blocks []sandbox.ExecBlock, ran Result) Result {
-	in := make([]approval.ExecBlocked, len(blocks))
-	for i, b := range blocks {
-		in[i] = approval.ExecBlocked{Argv: b.Argv, Rule: b.Rule, Reason: b.Reason}
-	}
-	ds := env.Runner.Engine.RecordExecBlocks(ctx, approval.ExecCall{Profile: env.Profile.Name, Session: env.Session,
-		Platform: env.Platform, Job: env.Job, Command: command}, in)
+	ds := recordExecBlocks(ctx, env, command, blocks)
 	list := make([]map[string]any, len(ds))
 	for i, d := range ds {
 		list[i] = map[string]any{"program": blocks[i].Program(), "argv": blocks[i].Argv, "path": blocks[i].Path,
@@ -71,12 +77,7 @@ func execBlocked(ctx context.Context, env *Env, command string, blocks []sandbox
 // refused to let the command make (each audited): the command goes on
 // after a refusal (mkdir failed with EPERM), so its own result stands.
 func createBlocked(ctx context.Context, env *Env, command string, blocks []sandbox.CreateBlock, res *Result) {
-	in := make([]approval.CreateBlocked, len(blocks))
-	for i, b := range blocks {
-		in[i] = approval.CreateBlocked{Op: b.Op, Path: b.Path, Reason: b.Reason}
-	}
-	env.Runner.Engine.RecordCreateBlocks(ctx, approval.ExecCall{Profile: env.Profile.Name, Session: env.Session,
-		Platform: env.Platform, Job: env.Job, Command: command}, in)
+	recordCreateBlocks(ctx, env, command, blocks)
 	list := make([]map[string]any, len(blocks))
 	for i, b := range blocks {
 		list[i] = map[string]any{"op": b.Op, "path": b.Path, "reason": b.Reason}
@@ -87,4 +88,15 @@ func createBlocked(ctx context.Context, env *Env, command string, blocks []sandb
 	res.Output["create_blocked"] = list
 	res.Message += fmt.Sprintf("; %d attempt(s) to make a repository (%s %q first) were refused: the workspace's repositories are protected paths (docs/workspace.md)",
 		len(blocks), blocks[0].Op, blocks[0].Path)
+}
+
+// recordCreateBlocks audits the creation gate's refusals during command;
+// one decision per block.
+func recordCreateBlocks(ctx context.Context, env *Env, command string, blocks []sandbox.CreateBlock) []approval.Decision {
+	in := make([]approval.CreateBlocked, len(blocks))
+	for i, b := range blocks {
+		in[i] = approval.CreateBlocked{Op: b.Op, Path: b.Path, Reason: b.Reason}
+	}
+	return env.Runner.Engine.RecordCreateBlocks(ctx, approval.ExecCall{Profile: env.Profile.Name, Session: env.Session,
+		Platform: env.Platform, Job: env.Job, Command: command}, in)
 }
