@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -10,6 +11,10 @@ import (
 
 // StageExec is the stage of a decision made at the sandbox's exec gate.
 const StageExec Stage = "exec"
+
+// StageProtected is the stage of a decision made at the sandbox's
+// creation gate: a repository made mid-run (docs/workspace.md).
+const StageProtected Stage = "protected-path"
 
 // ExecRequest is one exec seen by a sandbox's exec gate: the argument
 // vectors it may run as (the observed argv first; see sandbox.ExecEvent)
@@ -120,6 +125,32 @@ func (e *Engine) RecordExecBlocks(ctx context.Context, call ExecCall, blocks []E
 			}
 			d.DriftID = id
 		}
+		if err := e.audit.Append(ctx, d); err != nil {
+			e.log.Error("appending to the audit log", "id", d.ID, "err", err)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// CreateBlocked is one creation of a repository the sandbox's creation
+// gate refused (a .git, or a HEAD outside a git directory).
+type CreateBlocked struct {
+	Op     string // the system call: mkdir, rename, symlink, link, mknod, open
+	Path   string // the name as the sandboxed process passed it
+	Reason string
+}
+
+// RecordCreateBlocks audits each creation refused during call (stage
+// "protected-path", decided by "creation gate") and returns the decisions.
+// They are not drift: no mandate rule lifts a protected path.
+func (e *Engine) RecordCreateBlocks(ctx context.Context, call ExecCall, blocks []CreateBlocked) []Decision {
+	var out []Decision
+	for _, b := range blocks {
+		d := Decision{ID: newID(), Stage: StageProtected, DecidedBy: "creation gate", Time: e.opts.Now().UTC(),
+			Profile: e.profileName(call.Profile), Session: call.Session, Platform: call.Platform, Job: call.Job,
+			Reason: b.Reason, Command: e.redact(e.profileName(call.Profile), call.Command)}
+		d.Message = fmt.Sprintf("refused at the creation gate: %s %s (%s)", b.Op, strconv.Quote(b.Path), b.Reason)
 		if err := e.audit.Append(ctx, d); err != nil {
 			e.log.Error("appending to the audit log", "id", d.ID, "err", err)
 		}

@@ -72,3 +72,31 @@ func execBlocked(ctx context.Context, env *Env, command string, blocks []sandbox
 	res.Decision = &first
 	return res
 }
+
+// createBlocked adds to res the repositories the sandbox's creation gate
+// refused to let the command make (each audited): the command goes on
+// after a refusal (mkdir failed with EPERM), so its own result stands.
+func createBlocked(ctx context.Context, env *Env, command string, blocks []sandbox.CreateBlock, res *Result) {
+	recordCreateBlocks(ctx, env, command, blocks)
+	list := make([]map[string]any, len(blocks))
+	for i, b := range blocks {
+		list[i] = map[string]any{"op": b.Op, "path": b.Path, "reason": b.Reason}
+	}
+	if res.Output == nil {
+		res.Output = map[string]any{}
+	}
+	res.Output["create_blocked"] = list
+	res.Message += fmt.Sprintf("; %d attempt(s) to make a repository (%s %q first) were refused: the workspace's repositories are protected paths (docs/workspace.md)",
+		len(blocks), blocks[0].Op, blocks[0].Path)
+}
+
+// recordCreateBlocks audits the creation gate's refusals during command;
+// one decision per block.
+func recordCreateBlocks(ctx context.Context, env *Env, command string, blocks []sandbox.CreateBlock) []approval.Decision {
+	in := make([]approval.CreateBlocked, len(blocks))
+	for i, b := range blocks {
+		in[i] = approval.CreateBlocked{Op: b.Op, Path: b.Path, Reason: b.Reason}
+	}
+	return env.Runner.Engine.RecordCreateBlocks(ctx, approval.ExecCall{Profile: env.Profile.Name, Session: env.Session,
+		Platform: env.Platform, Job: env.Job, Command: command}, in)
+}

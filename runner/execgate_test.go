@@ -165,7 +165,9 @@ func TestExecGateBenignWorkloads(t *testing.T) {
 	commands := []string{
 		"make -s -C proj test",
 		"/usr/local/go/bin/go version",
-		"git init -q repo && cd repo && git config user.email t@example.com && git config user.name t && echo x > f && git add f && git commit -qm first && git log --oneline | wc -l",
+		// The repository is made on the host: no sandbox can make one
+		// (docs/workspace.md, "Nested repositories").
+		"(cd repo && echo x > f && git add f && git -c user.email=t@example.com -c user.name=t commit -qm first && git log --oneline | wc -l)",
 		"i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done; echo $i",
 	}
 	want := []string{"tests passed\n", "go version go", "1\n", "200\n"}
@@ -174,9 +176,9 @@ func TestExecGateBenignWorkloads(t *testing.T) {
 		for i, c := range commands {
 			calls = append(calls, terminalCall(string(rune('a'+i)), c))
 		}
-		if session != "" {
-			require.NoError(t, os.RemoveAll(filepath.Join(ws, "repo")))
-		}
+		require.NoError(t, os.RemoveAll(filepath.Join(ws, "repo")))
+		gitOut, err := exec.Command("git", "init", "-q", filepath.Join(ws, "repo")).CombinedOutput()
+		require.NoError(t, err, "%s", gitOut)
 		out := r.Execute(t.Context(), Batch{Platform: approval.PlatformCron, Session: session, Calls: calls}, nil)
 		for i := range commands {
 			got := out.Results[i]
@@ -191,4 +193,34 @@ func TestExecGateBenignWorkloads(t *testing.T) {
 			assert.True(t, strings.Contains(out.Results[0].Output["stdout"].(string), "tests passed"))
 		}
 	}
+}
+
+// TestCreationGateReported: a terminal command that tries to make a
+// repository in the workspace (git init in a subdirectory) is told so in
+// its result (create_blocked) and the refusal is audited at stage
+// "protected-path"; nothing of the repository is left.
+func TestCreationGateReported(t *testing.T) {
+	r, _, cfg, ws := gateRunner(t)
+	for _, session := range []string{"", "made-1"} {
+		res := r.Execute(t.Context(), Batch{Platform: approval.PlatformCLI, Session: session,
+			Calls: []RawCall{terminalCall("a", "mkdir -p sub && git init -q sub; echo done")}}, nil)
+		got := res.Results[0]
+		t.Run("session="+session, func(t *testing.T) {
+			blocked, ok := got.Output["create_blocked"].([]map[string]any)
+			require.True(t, ok, "%s %v", got.Message, got.Output)
+			require.NotEmpty(t, blocked)
+			assert.Equal(t, "mkdir", blocked[0]["op"])
+			assert.Contains(t, blocked[0]["path"], ".git")
+			assert.Contains(t, got.Message, "make a repository")
+			assert.NoDirExists(t, filepath.Join(ws, "sub", ".git"))
+		})
+	}
+	n := 0
+	for _, d := range readAudit(t, approval.AuditPath(cfg.StateDir)) {
+		if d.Stage == approval.StageProtected {
+			n++
+			assert.Equal(t, "creation gate", d.DecidedBy)
+		}
+	}
+	assert.GreaterOrEqual(t, n, 2, "each refusal is audited")
 }

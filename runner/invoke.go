@@ -89,6 +89,9 @@ type Invoked struct {
 	// ExecBlocked are the exec gate's refusals during the command, as
 	// audited (and, in a job, recorded as drift).
 	ExecBlocked []approval.Decision
+	// CreateBlocked are the creation gate's refusals (a repository the
+	// command tried to make), as audited.
+	CreateBlocked []approval.Decision
 }
 
 // ErrRefused is wrapped by Invoke's error when the engine did not allow
@@ -173,6 +176,9 @@ func (r *Runner) Invoke(ctx context.Context, inv Invocation) (*Invoked, error) {
 	}
 	if res != nil && len(res.ExecBlocked) > 0 {
 		out.ExecBlocked = recordExecBlocks(ctx, env, inv.Text, res.ExecBlocked)
+	}
+	if res != nil && len(res.CreateBlocked) > 0 {
+		out.CreateBlocked = recordCreateBlocks(ctx, env, inv.Text, res.CreateBlocked)
 	}
 	return out, runErr
 }

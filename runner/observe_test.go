@@ -2,6 +2,7 @@ package runner
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,7 +35,9 @@ func observedJob(t *testing.T, ws string) []string {
 		require.NoError(t, os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644))
 	}
 	return []string{
-		"git init -q repo && (cd repo && git config user.email t@example.com && git config user.name t && echo x > f && git add f && git commit -qm first && git log --oneline | wc -l)",
+		// The repository is made on the host (observedRepo): no sandbox can
+		// make one (docs/workspace.md, "Nested repositories").
+		"(cd repo && echo x > f && git add f && git -c user.email=t@example.com -c user.name=t commit -qm first && git log --oneline | wc -l)",
 		"make -s -C proj test",
 		"sh tests/run.sh",
 		"python3 task.py",
@@ -53,6 +56,8 @@ func TestObserveJobEvidence(t *testing.T) {
 	const job = "observed"
 	for _, session := range []string{"", "s1"} {
 		require.NoError(t, os.RemoveAll(filepath.Join(ws, "repo")))
+		gitOut, err := exec.Command("git", "init", "-q", filepath.Join(ws, "repo")).CombinedOutput()
+		require.NoError(t, err, "%s", gitOut)
 		var calls []RawCall
 		for i, c := range commands {
 			calls = append(calls, terminalCall(string(rune('a'+i)), c))

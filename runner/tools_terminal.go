@@ -253,6 +253,9 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 		out.Output["disk_limit_hit"] = true
 		out.Message += "; the workspace reached its disk limit (limits.disk): writes beyond it failed"
 	}
+	if len(res.CreateBlocked) > 0 {
+		createBlocked(ctx, env, command, res.CreateBlocked, &out)
+	}
 	if len(res.ExecBlocked) > 0 {
 		return execBlocked(ctx, env, command, res.ExecBlocked, out)
 	}

@@ -51,6 +51,15 @@
 // build without seccomp, unless the trampoline can run) reports
 // "exec_gate" in Result.NotEnforced.
 //
+// The same listener is the creation gate of every sandbox with a
+// workspace (notify_create_linux.go): every system call that can name a
+// directory entry (mkdir, mknod, symlink, link, rename in all forms,
+// creat, open and openat with O_CREAT) waits while tether reads the names;
+// a .git, or a HEAD outside a frozen git directory, fails with EPERM and is
+// listed in Result.CreateBlocked. With the walk that freezes the nested
+// repositories present at start (protect_nested_linux.go), no sandbox can
+// leave a repository the host's git would trust (docs/workspace.md).
+//
 // The gate is a layer, not the wall. A process with several threads can
 // change the argv in its memory between the check and the kernel's own
 // read (a time-of-check race no notification closes); a program copied or

@@ -62,6 +62,7 @@ const (
 // listener; the fields under mu are read by the sandbox when it reports.
 type execGateRun struct {
 	check   ExecGate
+	create  *createGate // nil: no creation gate
 	profile string
 	// observe: the filter notifies the observed calls too (Config.Observe);
 	// shared are the directories inside the sandbox whose files are
@@ -81,7 +82,11 @@ type execGateRun struct {
 	blockPids           []int // the caller of each block
 	execs               []ExecEvent
 	blockBase, execBase int
-	err                 error
+	// creates are the newest refused creations (the creation gate);
+	// createBase counts those dropped from the front.
+	creates    []CreateBlock
+	createBase int
+	err        error
 	// busy is the time spent answering notifications, handled how many
 	// (for BenchmarkExecGate: the gate's own share of an exec's cost);
 	// observed counts the notifications of observed calls among them
@@ -98,9 +103,10 @@ type execGateRun struct {
 	accBase, accFloor, accBytes, accLost int
 }
 
-// newExecGate returns a gate for check in a sandbox with config cfg
-// (observed when cfg.Observe); start it with serve (or serveFrom), end it
-// with close.
+// newExecGate returns a gate for check (nil when only the creation gate
+// is wanted: an exec notification is then refused, as it cannot have
+// been asked for) in a sandbox with config cfg (observed when
+// cfg.Observe); start it with serve (or serveFrom), end it with close.
 func newExecGate(profile string, check ExecGate, cfg Config) (*execGateRun, error) {
 	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
 	if err != nil {
@@ -172,7 +178,7 @@ func (g *execGateRun) report() (blocks []ExecBlock, execs []ExecEvent, dropped i
 
 // gateMark is a point in a gate's record (a session's, which outlives
 // its commands): the totals so far.
-type gateMark struct{ blocks, execs, accs, lost, observed int }
+type gateMark struct{ blocks, execs, accs, lost, observed, creates int }
 
 // mark returns the current end of the record; accesses recorded from now
 // on are not folded into earlier ones.
@@ -180,7 +186,7 @@ func (g *execGateRun) mark() gateMark {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.accFloor = g.accBase + len(g.accs)
-	return gateMark{g.blockBase + len(g.blocks), g.execBase + len(g.execs), g.accFloor, g.accLost, g.observed}
+	return gateMark{g.blockBase + len(g.blocks), g.execBase + len(g.execs), g.accFloor, g.accLost, g.observed, g.createBase + len(g.creates)}
 }
 
 // since returns what was recorded after m, and how many execs after m are
@@ -298,6 +304,9 @@ func (g *execGateRun) answer(fd int, n *seccompNotif) {
 	// must get none (its filter has no rule for them; one would be
 	// refused below, as an unexpected system call).
 	observed := observedCall(n.nr)
+	if observed && !g.observe && g.create != nil && creating(n) {
+		observed = false // the creation gate's open(O_CREAT), not observation's
+	}
 	if observed {
 		// Before the answer: the caller's command may end and report
 		// right after it.
@@ -311,6 +320,12 @@ func (g *execGateRun) answer(fd int, n *seccompNotif) {
 		g.handled++
 		g.mu.Unlock()
 	}()
+	if call, ok := createCallFor(n.nr); ok && g.create != nil && creating(n) {
+		// Refused, answered; else an observed open goes on to be recorded.
+		if g.answerCreate(fd, n, call, observed && g.observe) {
+			return
+		}
+	}
 	if observed && g.observe {
 		g.answerObserved(fd, n)
 		return
@@ -362,6 +377,9 @@ func (g *execGateRun) decide(ev ExecEvent) (err error) {
 			err = fmt.Errorf("the exec gate's check failed: %v", p)
 		}
 	}()
+	if g.check == nil {
+		return errors.New("the exec gate has no check")
+	}
 	return g.check(ev)
 }
 

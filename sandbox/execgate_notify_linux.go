@@ -22,31 +22,58 @@ import (
 // init with pidfd_getfd and sends it to Seccomp.ListenerPath before the
 // init executes anything.
 
-// withExecNotify returns a copy of cfg in which execve and execveat notify
-// a listener at listenerPath, and with observe so do the calls that
-// observation records (observedSyscalls): each rule of theirs that allows
-// becomes the same rule (conditions included) that notifies, so what the
-// sandbox's filter refuses stays refused. cfg (shared between sandboxes)
+// withNotify returns a copy of cfg that notifies a listener at
+// listenerPath of execve and execveat (exec), of the calls observation
+// records (observe; observedSyscalls) and of every system call that can
+// name a directory entry (create; createNotifies): each rule of theirs
+// that allows becomes the same rule (conditions included) that notifies,
+// so what the sandbox's filter refuses stays refused (a mkdir or an
+// open(O_CREAT) with a setuid mode still fails, fileRules), and an open
+// without O_CREAT waits only when observed. cfg (shared between sandboxes)
 // is not changed.
-func withExecNotify(cfg *configs.Seccomp, listenerPath string, observe bool) *configs.Seccomp {
+func withNotify(cfg *configs.Seccomp, listenerPath string, exec, observe, create bool) *configs.Seccomp {
 	c := *cfg
 	c.ListenerPath = listenerPath
 	c.Syscalls = make([]*configs.Syscall, 0, len(cfg.Syscalls)+2)
 	for _, s := range cfg.Syscalls {
-		if s.Name == "execve" || s.Name == "execveat" {
+		if exec && (s.Name == "execve" || s.Name == "execveat") {
 			continue
 		}
-		if observe && s.Action == configs.Allow && slices.Contains(observedSyscalls, s.Name) {
+		if s.Action == configs.Allow && (observe && slices.Contains(observedSyscalls, s.Name) || create && createNotifies(s)) {
 			n := *s
 			n.Action = configs.Notify
 			s = &n
 		}
 		c.Syscalls = append(c.Syscalls, s)
 	}
-	for _, name := range []string{"execve", "execveat"} {
-		c.Syscalls = append(c.Syscalls, &configs.Syscall{Name: name, Action: configs.Notify})
+	if exec {
+		for _, name := range []string{"execve", "execveat"} {
+			c.Syscalls = append(c.Syscalls, &configs.Syscall{Name: name, Action: configs.Notify})
+		}
 	}
 	return &c
+}
+
+// createNotifies reports whether the allow rule s is one the creation gate
+// turns into a notification: every rule of a naming system call, and of
+// open and openat the one for O_CREAT (fileRules' "creating").
+func createNotifies(s *configs.Syscall) bool {
+	flagsArg := uint(1)
+	switch s.Name {
+	case "mkdirat", "mknodat", "symlinkat", "linkat", "renameat", "renameat2":
+		return true
+	case "openat":
+		flagsArg = 2
+	case "open":
+	default:
+		return slices.Contains(legacyCreateSyscalls, s.Name)
+	}
+	for _, a := range s.Args {
+		if a.Index == flagsArg && a.Op == configs.MaskEqualTo && a.Value == createFlags && a.ValueTwo == unix.O_CREAT {
+			return true
+		}
+	}
+	return false
 }
 
 // gateListener is the socket libcontainer sends one sandbox's listener to.
@@ -144,22 +171,25 @@ func recvFromSelf(conn *net.UnixConn) (int, error) {
 	return parseRights(oob[:oobn])
 }
 
-// startExecGate starts the exec gate of a sandbox about to be created
-// from lc with config cfg (which says whether it is observed): through
-// the trampoline's socket when tramp carries one, else through
-// libcontainer's notify action (lc.Seccomp is replaced by a copy that has
-// it). It returns nil when the sandbox has no filter to carry the gate
-// (seccomp off, or a build without seccomp): the caller reports
-// "exec_gate" as not enforced. The caller must call close on the result.
-func startExecGate(profile string, check ExecGate, cfg Config, lc *configs.Config, tramp *trampoline) (*execGateRun, error) {
+// startExecGate starts the gate of a sandbox about to be created from lc
+// with config cfg (which says whether it is observed): the exec gate when
+// check is set, the creation gate when create is. Through the
+// trampoline's socket when tramp carries one, else through libcontainer's
+// notify action (lc.Seccomp is replaced by a copy that has it). It returns
+// nil when the sandbox has no filter to carry the gate (seccomp off, or a
+// build without seccomp, and no trampoline): the caller reports
+// "exec_gate" and "nested-repos" as not enforced. The caller must call
+// close on the result.
+func startExecGate(profile string, check ExecGate, cfg Config, create *createGate, lc *configs.Config, tramp *trampoline) (*execGateRun, error) {
 	if tramp != nil && tramp.gateHost != nil {
 		g, err := newExecGate(profile, check, cfg)
 		if err != nil {
 			return nil, err
 		}
+		g.create = create
 		sock := tramp.gateHost
 		tramp.gateHost = nil
-		tramp.observe = cfg.Observe
+		tramp.observe, tramp.create, tramp.noExec = cfg.Observe, create != nil, check == nil
 		g.serveFrom(sock)
 		return g, nil
 	}
@@ -175,7 +205,20 @@ func startExecGate(profile string, check ExecGate, cfg Config, lc *configs.Confi
 		l.close()
 		return nil, err
 	}
-	lc.Seccomp = withExecNotify(lc.Seccomp, l.path, cfg.Observe)
+	g.create = create
+	lc.Seccomp = withNotify(lc.Seccomp, l.path, check != nil, cfg.Observe, create != nil)
 	g.serveFromListener(l)
 	return g, nil
+}
+
+// gateNotEnforced names what a sandbox without a gate lacks.
+func gateNotEnforced(exec, create bool) []string {
+	var names []string
+	if exec {
+		names = append(names, "exec_gate")
+	}
+	if create {
+		names = append(names, "nested-repos")
+	}
+	return names
 }

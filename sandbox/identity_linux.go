@@ -150,3 +150,32 @@ func prepareMountpoints(cfg Config) error {
 	}
 	return nil
 }
+
+// stateRootReachable returns an error saying what to do when the sandbox's
+// root, host uid and gid id (root-started sandboxes), cannot traverse every
+// directory down to stateRoot: its empty root lives under it, and
+// libcontainer would fail with "remount-propagation ... permission
+// denied" (a 0700 home or temporary directory above the state root).
+func stateRootReachable(stateRoot string, id int) error {
+	// Top down: the first directory that stops it is the one to fix.
+	var dirs []string
+	for dir := filepath.Clean(stateRoot); ; dir = filepath.Dir(dir) {
+		dirs = append(dirs, dir)
+		if dir == "/" {
+			break
+		}
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		dir := dirs[i]
+		var st unix.Stat_t
+		if err := unix.Stat(dir, &st); err != nil {
+			return fmt.Errorf("reading state root %s: %w", dir, err)
+		}
+		x := st.Mode&0o001 != 0 || (int(st.Uid) == id && st.Mode&0o100 != 0) || (int(st.Gid) == id && st.Mode&0o010 != 0)
+		if !x {
+			return fmt.Errorf("%w: the state root %s lies under %s (mode %04o), which the sandbox's unprivileged id %d cannot traverse: make it traversable (chmod o+x %s) or choose a state root outside it ($TETHER_STATE_DIR, state_dir, Runner.StateRoot)",
+				ErrInvalidConfig, stateRoot, dir, st.Mode&0o7777, id, dir)
+		}
+	}
+	return nil
+}

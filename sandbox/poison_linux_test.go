@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -513,4 +514,284 @@ time.sleep(60)'`})
 	require.NoError(t, err)
 	assert.Positive(t, n, "the sandbox took its instances")
 	assert.True(t, probe(), "host root still has its own while the sandbox holds %d", n)
+}
+
+// chownWorkspace gives everything in ws to wsOwner, as poisonWorkspace does.
+func chownWorkspace(t *testing.T, ws string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(ws, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, wsOwner, wsOwner)
+	}))
+}
+
+// assertNoNewRepo walks ws from the host: no entry named .git (in any
+// letter case) and no HEAD other than those listed (known lists .git
+// entries, git directories, which are not entered, and HEAD files).
+func assertNoNewRepo(t *testing.T, ws string, known ...string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(ws, p)
+		switch name := d.Name(); {
+		case slices.Contains(known, rel) && d.IsDir():
+			return fs.SkipDir
+		case strings.EqualFold(name, ".git"):
+			assert.Contains(t, known, rel, "%s: a repository the sandbox made", rel)
+		case strings.EqualFold(name, "HEAD"):
+			assert.Contains(t, known, rel, "%s: a bare repository's HEAD the sandbox made", rel)
+		}
+		return nil
+	}))
+}
+
+// TestPoisonNestedRepos: repositories below the workspace root that exist
+// when the sandbox starts (a nested repository, a .git file naming a git
+// directory in the workspace, a bare repository, a HEAD that could be
+// rewritten into a bare repository's) are frozen like the root's: planted
+// config and hooks reach none of them, and git work in them goes on.
+func TestPoisonNestedRepos(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, true)
+	sub := filepath.Join(ws, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	hostGit(t, sub, "init", "-q")
+	hostGit(t, sub, "commit", "-q", "--allow-empty", "-m", "sub-one")
+	lib := filepath.Join(ws, "vendor/lib")
+	require.NoError(t, os.MkdirAll(lib, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "mods"), 0o755))
+	hostGit(t, lib, "init", "-q", "--separate-git-dir", filepath.Join(ws, "mods/lib"))
+	hostGit(t, lib, "commit", "-q", "--allow-empty", "-m", "lib-one")
+	hostGit(t, ws, "init", "-q", "--bare", filepath.Join(ws, "bare.git"))
+	hostGit(t, ws, "init", "-q", filepath.Join(ws, "fresh")) // no commit yet: no logs/
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "docs"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "docs/HEAD"), []byte("the head of the documentation\n"), 0o644))
+	chownWorkspace(t, ws)
+	gitc := "git -c user.name=s -c user.email=s@s"
+	res, out := sandboxRun(t, r, ws, fmt.Sprintf(`
+%[1]s -C sub commit -q --allow-empty -m sub-two && echo sub-commit-ok
+%[1]s -C fresh commit -q --allow-empty -m fresh-one && %[1]s -C fresh checkout -q -b other && echo fresh-commit-ok
+%[2]s
+%[3]s
+%[4]s
+mv sub/.git sub/.git-orig; mv mods/lib mods/lib2
+echo 'ref: refs/heads/master' > docs/HEAD; echo docs-head=$?
+mkdir -p docs/objects docs/refs; printf '[core]\n\tfsmonitor = "touch %[5]s/docs; false"\n' > docs/config
+`, gitc, plant("sub/.git", markers), plant("mods/lib", markers), plant("bare.git", markers), markers))
+	t.Log(out)
+	assert.Contains(t, out, "sub-commit-ok", "git work in a nested repository goes on")
+	assert.Contains(t, out, "fresh-commit-ok", "the first commit of a repository makes its logs/HEAD")
+	assert.NotContains(t, out, "docs-head=0", "a HEAD outside a git directory is read-only")
+	assert.NotContains(t, res.NotEnforced, "nested-repos")
+	assertHostClean(t, ws, markers, true)
+	for _, d := range []string{"sub", "vendor/lib", "docs"} {
+		hostGit(t, filepath.Join(ws, d), "status")
+	}
+	for _, d := range []string{"sub", "vendor/lib", "bare.git", "docs"} {
+		hostGit(t, filepath.Join(ws, d), "log", "--oneline", "--all") // a bare repository has no status
+	}
+	assert.Contains(t, hostGit(t, sub, "log", "--oneline"), "sub-two", "the nested commit landed")
+	assertEmptyDir(t, markers)
+	assertNoNewRepo(t, ws, ".git", "sub/.git", "vendor/lib/.git", "fresh/.git", "bare.git", "mods/lib", "docs/HEAD")
+	for _, p := range []string{"sub/.git/hooks/pre-commit", "mods/lib/commondir", "bare.git/config.worktree"} {
+		_, err := os.Lstat(filepath.Join(ws, p))
+		assert.ErrorIs(t, err, fs.ErrNotExist, "%s: reservations are removed at teardown", p)
+	}
+}
+
+// assertEmptyDir checks that planted code wrote no marker.
+func assertEmptyDir(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "planted code ran on the host")
+}
+
+// TestPoisonRepoCreation: a repository made mid-session, by every system
+// call that names an entry, in one-shot runs and sessions, is refused
+// with EPERM and reported; nothing the host's git would enter is left.
+func TestPoisonRepoCreation(t *testing.T) {
+	script := func(markers string) string {
+		return fmt.Sprintf(`
+cd sub
+mkdir -p evil/objects evil/refs; printf '[core]\n\tfsmonitor = "touch %[1]s/evil; false"\n\tpager = "touch %[1]s/pager; cat"\n' > evil/config
+echo 'ref: refs/heads/master' > evil/HEAD; echo bare-head=$?
+mkdir a; mkdir a/.git; echo mkdir=$?
+git init -q b; echo init=$?
+git init -q --bare c; echo init-bare=$?
+git clone -q .. d; echo clone=$?
+mkdir e x; mv x e/.git; echo mv=$?
+mkdir e2; echo 'gitdir: ../evil' > y; mv y e2/.git; echo mv-file=$?
+mkdir f; ln -s ../evil f/.git; echo symlink=$?
+mkdir g; echo 'gitdir: ../evil' > g/.git; echo gitfile=$?
+mkdir h; echo 'gitdir: ../evil' > h/x; ln h/x h/.git; echo link=$?
+mkdir i; mkfifo i/.git; echo mkfifo=$?
+mkdir j; python3 -c 'import os; os.close(os.open("j/.GIT", os.O_CREAT|os.O_WRONLY, 0o644))'; echo upper=$?
+mkdir k; ln -s k/.git dangling; echo dangling=$?
+ln -s evil/HEAD dangling-head; echo dangling-head=$?
+mkdir l; /usr/bin/python3 -c 'import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+os.mkdir("l/z")
+r = libc.renameat2(-100, b"l/z", -100, b"l/.git", 2)
+print("exchange", r, os.strerror(ctypes.get_errno()))
+r = libc.renameat2(-100, b"l/z", -100, b"l/.git", 1)
+print("noreplace", r, os.strerror(ctypes.get_errno()))
+r = libc.mkdirat(os.open("l", os.O_RDONLY), b".git/", 0o755)
+print("mkdirat", r, os.strerror(ctypes.get_errno()))
+r = libc.symlinkat(b"x/.git//", -100, b"l/s")
+print("symlinkat", r, os.strerror(ctypes.get_errno()))'
+touch m; python3 -c 'import os; os.rename("m", "m/../.git")' 2>&1 | tail -1
+ls -la . a e f g h i j l
+`, markers)
+	}
+	check := func(t *testing.T, ws, markers, out string, blocks []CreateBlock) {
+		t.Helper()
+		t.Log(out)
+		for _, op := range []string{"bare-head", "mkdir", "init", "init-bare", "clone", "mv", "mv-file", "symlink", "gitfile", "link", "mkfifo", "upper", "dangling", "dangling-head"} {
+			assert.NotContains(t, out, op+"=0\n", "%s made a repository", op)
+		}
+		assert.Contains(t, out, "exchange -1 Operation not permitted")
+		assert.Contains(t, out, "noreplace -1 Operation not permitted")
+		assert.Contains(t, out, "mkdirat -1 Operation not permitted")
+		assert.Contains(t, out, "symlinkat -1 Operation not permitted")
+		ops := map[string]bool{}
+		for _, b := range blocks {
+			ops[b.Op] = true
+			assert.NotEmpty(t, b.Reason)
+		}
+		for _, op := range []string{"mkdir", "rename", "symlink", "link", "mknod", "open"} {
+			assert.True(t, ops[op], "a refused %s is reported (%v)", op, blocks)
+		}
+		assertNoNewRepo(t, ws, ".git")
+		assertHostClean(t, ws, markers, true)
+		for _, d := range []string{"sub", "sub/evil", "sub/a", "sub/e", "sub/e2", "sub/f", "sub/g", "sub/h", "sub/i", "sub/j", "sub/l"} {
+			if _, err := os.Stat(filepath.Join(ws, d)); err == nil {
+				hostGit(t, filepath.Join(ws, d), "status")
+				hostGit(t, filepath.Join(ws, d), "log", "--oneline")
+			}
+		}
+		assertEmptyDir(t, markers)
+	}
+	t.Run("one-shot", func(t *testing.T) {
+		r := newTestRunner(t)
+		ws, markers := poisonWorkspace(t, true)
+		require.NoError(t, os.Mkdir(filepath.Join(ws, "sub"), 0o755))
+		chownWorkspace(t, ws)
+		res, out := sandboxRun(t, r, ws, script(markers))
+		check(t, ws, markers, out, res.CreateBlocked)
+	})
+	t.Run("session", func(t *testing.T) {
+		m := newTestSessions(t)
+		ws, markers := poisonWorkspace(t, true)
+		require.NoError(t, os.Mkdir(filepath.Join(ws, "sub"), 0o755))
+		chownWorkspace(t, ws)
+		spec := testSpec()
+		spec.Config.Workspace = ws
+		s, err := m.Open(t.Context(), "default", "create", spec)
+		require.NoError(t, err)
+		var out bytes.Buffer
+		res, err := s.Run(t.Context(), Command{Shell: script(markers), Stdout: &out, Stderr: &out})
+		require.NoError(t, err)
+		// While the session lives, the host sees no repository either.
+		assertNoNewRepo(t, ws, ".git")
+		require.NoError(t, m.CloseSession("default", "create"))
+		check(t, ws, markers, out.String(), res.CreateBlocked)
+	})
+}
+
+// TestPoisonNestedSymlinkRefused: a nested .git symlink, or a symlink
+// through which open(O_CREAT) would make a .git or a HEAD, is refused
+// before anything runs.
+func TestPoisonNestedSymlinkRefused(t *testing.T) {
+	r := newTestRunner(t)
+	for name, link := range map[string][2]string{
+		"nested .git symlink": {"sub/.git", "../evil"},
+		"link to a .git":      {"sub/x", "y/.git"},
+		"link to a HEAD":      {"sub/x", "../y/HEAD/"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ws, _ := poisonWorkspace(t, false)
+			require.NoError(t, os.MkdirAll(filepath.Join(ws, "sub"), 0o755))
+			require.NoError(t, os.Symlink(link[1], filepath.Join(ws, link[0])))
+			var out bytes.Buffer
+			res, err := r.Run(t.Context(), Config{Workspace: ws}, Command{Shell: "echo ran", Stdout: &out, Stderr: &out})
+			require.ErrorIs(t, err, ErrUnsafeWorkspace)
+			assert.Nil(t, res)
+			assert.NotContains(t, out.String(), "ran", "nothing ran")
+		})
+	}
+}
+
+// TestStateRootUnreachable: a state root under a directory the sandbox's
+// unprivileged id cannot traverse (a 0700 home or temporary directory) is
+// refused before anything starts, with an error that says what to do,
+// for one-shot runs and sessions.
+func TestStateRootUnreachable(t *testing.T) {
+	requireSandbox(t)
+	private := t.TempDir() // 0700
+	state := filepath.Join(private, "state")
+	r := &Runner{StateRoot: state, CgroupPrefix: testPrefix + "-unreach-" + strconv.Itoa(os.Getpid())}
+	_, err := r.Run(t.Context(), Config{Workspace: t.TempDir()}, Command{Shell: "true"})
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "chmod o+x /tmp/")
+	assert.Contains(t, err.Error(), private[:len("/tmp/")+5])
+	m := &Sessions{StateRoot: state, CgroupPrefix: r.CgroupPrefix}
+	defer m.Close()
+	spec := testSpec()
+	_, err = m.Open(t.Context(), "default", "unreach", spec)
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "cannot traverse")
+}
+
+// TestPoisonPrivilegeVariants: the privilege artefacts through the system
+// calls libc wrappers hide (fchmodat2 with and without
+// AT_SYMLINK_NOFOLLOW, fsetxattr and lsetxattr of file capabilities), an
+// ACL giving another user rights, trusted xattrs and io_uring. The
+// ordinary user.* namespace is allowed: nothing on the host acts on it.
+func TestPoisonPrivilegeVariants(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	_, out := sandboxRun(t, r, ws, `cp /bin/true f; ln -s f lnk
+/usr/bin/python3 - <<'EOF'
+import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+def sys(name, nr, *args):
+    r = libc.syscall(nr, *args)
+    print(name, "ok" if r == 0 else "refused: " + os.strerror(ctypes.get_errno()))
+cap = bytes([0, 0, 0, 2, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in
+    [(1, 7, 0xffffffff), (2, 7, 1000), (4, 5, 0xffffffff), (0x10, 7, 0xffffffff), (0x20, 5, 0xffffffff)])
+AT_FDCWD, AT_SYMLINK_NOFOLLOW = -100, 0x100
+sys("fchmodat2", 452, AT_FDCWD, b"f", 0o4755, 0)
+sys("fchmodat2-nofollow", 452, AT_FDCWD, b"f", 0o2755, AT_SYMLINK_NOFOLLOW)
+fd = os.open("f", os.O_RDONLY)
+for name, fn in [
+    ("fsetxattr-cap", lambda: os.setxattr(fd, "security.capability", cap)),
+    ("lsetxattr-cap", lambda: os.setxattr("f", "security.capability", cap, follow_symlinks=False)),
+    ("setxattr-cap-via-link", lambda: os.setxattr("lnk", "security.capability", cap)),
+    ("acl-other-user", lambda: os.setxattr("f", "system.posix_acl_access", acl)),
+    ("trusted", lambda: os.setxattr("f", "trusted.x", b"1")),
+    ("user", lambda: os.setxattr("f", "user.note", b"1")),
+]:
+    try:
+        fn()
+        print(name, "ok")
+    except OSError as e:
+        print(name, "refused:", e.strerror)
+sys("io_uring_setup", 425, 8, ctypes.create_string_buffer(120))
+EOF
+`)
+	t.Log(out)
+	for _, refused := range []string{"fchmodat2 refused", "fchmodat2-nofollow refused", "fsetxattr-cap refused", "lsetxattr-cap refused",
+		"setxattr-cap-via-link refused", "acl-other-user refused", "trusted refused", "io_uring_setup refused"} {
+		assert.Contains(t, out, refused)
+	}
+	assert.Contains(t, out, "user ok", "user.* xattrs are ordinary data")
+	_, err := unix.Lgetxattr(filepath.Join(ws, "f"), "system.posix_acl_access", nil)
+	assert.ErrorIs(t, err, unix.ENODATA, "no ACL on the host file")
+	assertHostClean(t, ws, markers, false)
 }

@@ -111,6 +111,17 @@ type protection struct {
 	stateRoot string
 	key       string
 	ws        string
+	// reserved are the reservations this plan made or shares, recorded
+	// in protect/<key>.res for whoever removes them.
+	reserved []string
+	// gitDirs are the git directories frozen (workspace-relative), and
+	// gitDirIDs their identities: the creation gate lets git write a HEAD
+	// in them (createGate).
+	gitDirs   []string
+	gitDirIDs map[fileID]bool
+	// nestedTruncated: the walk for nested repositories stopped at its
+	// bound (protect_nested_linux.go).
+	nestedTruncated bool
 	// hold is protect/<key>.hold, flocked shared for the sandbox's life:
 	// the kernel drops the lock when its holder dies, so whoever takes it
 	// exclusively knows no sandbox holds the reservations any more.
@@ -143,7 +154,11 @@ func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]stri
 		*notEnforced = append(*notEnforced, "protected-paths")
 		return nil, nil
 	}
-	return planProtection(stateRoot, cfg.Workspace, cfg.workspaceMount(), isHome(cfg.Workspace), hide...)
+	pr, err := planProtection(stateRoot, cfg.Workspace, cfg.workspaceMount(), isHome(cfg.Workspace), hide...)
+	if err == nil && pr.nestedTruncated {
+		*notEnforced = append(*notEnforced, "nested-repos")
+	}
+	return pr, err
 }
 
 // isHome reports whether ws is a home directory: tether's own ($HOME) or
@@ -299,6 +314,7 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 			defer unix.Close(fd)
 			if m, _ := fdMode(fd); m == unix.S_IFLNK && isReservation(fd) {
 				add(rel, ProtectReserve) // another sandbox's, shared
+				pr.reserved = append(pr.reserved, rel)
 				return nil
 			}
 			return fmt.Errorf("reserving %s: it exists", rel)
@@ -336,6 +352,7 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 		} else {
 			add(rel, ProtectReserve)
 		}
+		pr.reserved = append(pr.reserved, rel)
 		return nil
 	}
 	// pinDirs pins the directories on the way to rel (rel itself too when
@@ -437,6 +454,16 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 			}
 		}
 		add(gitDir, ProtectPin)
+		pr.gitDirs = append(pr.gitDirs, gitDir)
+		// logs/ is where git writes logs/HEAD, which the creation gate
+		// allows only in a frozen git directory's own logs/ (headAllowed):
+		// pinned, it cannot be swapped for a link to elsewhere.
+		if fd, err := openBeneath(root, gitDir+"/logs"); err == nil {
+			if m, _ := fdMode(fd); m == unix.S_IFDIR {
+				add(gitDir+"/logs", ProtectPin)
+			}
+			unix.Close(fd)
+		}
 		for _, e := range protect.GitDir() {
 			if err := protectEntry(gitDir+"/"+e.Path, e.Kind, true); err != nil {
 				return err
@@ -457,6 +484,21 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 		if err := protectEntry(e.Path, e.Kind, home || !e.Home); err != nil {
 			return nil, err
 		}
+	}
+	// Nested repositories, frozen as the root's .git is.
+	skip := append([]string{protect.GitDirName}, hide...)
+	nested, err := scanNested(root, skip)
+	if err != nil {
+		return nil, err
+	}
+	pr.nestedTruncated = nested.truncated
+	for _, rel := range nested.repos {
+		if err := protectEntry(rel, protect.Repo, true); err != nil {
+			return nil, err
+		}
+	}
+	for _, rel := range nested.heads {
+		add(rel, ProtectReadOnly)
 	}
 	// tether's own config and state: pinned on the way like any entry (a
 	// renamed parent would let a command plant a new state directory where
@@ -507,6 +549,23 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 	slices.SortStableFunc(pr.mounts, func(a, b ProtectMount) int {
 		return strings.Count(a.Path, "/") - strings.Count(b.Path, "/")
 	})
+	if err := recordReservations(filepath.Join(dir, pr.key+".res"), pr.reserved); err != nil {
+		return nil, err
+	}
+	pr.gitDirIDs = map[fileID]bool{}
+	for _, g := range pr.gitDirs {
+		fd, err := openBeneath(root, g)
+		if err != nil {
+			return nil, unsafePath(g, err)
+		}
+		var st unix.Stat_t
+		err = unix.Fstat(fd, &st)
+		unix.Close(fd)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", g, err)
+		}
+		pr.gitDirIDs[fileID{st.Dev, st.Ino}] = true
+	}
 	return pr, nil
 }
 
@@ -663,7 +722,7 @@ func (pr *protection) releaseLocked() error {
 	if unix.Flock(int(pr.hold.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
 		return nil // another sandbox holds them
 	}
-	return removePlaceholders(pr.ws, pr.key)
+	return removePlaceholders(filepath.Join(pr.stateRoot, protectDir), pr.ws, pr.key)
 }
 
 // gcReservations removes the reservations of workspaces no live sandbox
@@ -706,11 +765,11 @@ func gcReservation(dir, key string, caches bool) error {
 	if err != nil {
 		return fmt.Errorf("reading reservation record: %w", err)
 	}
-	if err := removePlaceholders(string(ws), key); err != nil {
+	if err := removePlaceholders(dir, string(ws), key); err != nil {
 		return err
 	}
 	if caches {
-		for _, ext := range []string{".ws", ".hold", ".lock"} {
+		for _, ext := range []string{".ws", ".hold", ".lock", ".res"} {
 			os.Remove(filepath.Join(dir, key+ext))
 		}
 	}
@@ -719,10 +778,11 @@ func gcReservation(dir, key string, caches bool) error {
 
 // removePlaceholders removes, deepest first, every reservation in the
 // workspace ws (if it is still the directory key names): each protected
-// path, and each directory on the way to one, that is a link to
-// reservedTarget or a commondir holding exactly commondirPlaceholder with
-// mode 0444. Anything else there is a person's and is kept.
-func removePlaceholders(ws, key string) error {
+// path, each directory on the way to one, and each path recorded in
+// dir/<key>.res (nested repositories'), that is a link to reservedTarget
+// or a commondir holding exactly commondirPlaceholder with mode 0444.
+// Anything else there is a person's and is kept.
+func removePlaceholders(dir, ws, key string) error {
 	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
 		return nil
@@ -756,8 +816,13 @@ func removePlaceholders(ws, key string) error {
 			addAll(g + "/" + e.Path)
 		}
 	}
-	slices.SortFunc(candidates, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+	recorded := readReservations(filepath.Join(dir, key+".res"))
+	for _, rel := range recorded {
+		addAll(rel)
+	}
+	slices.Sort(candidates)
 	candidates = slices.Compact(candidates)
+	slices.SortStableFunc(candidates, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
 	var errs []error
 	for _, rel := range candidates {
 		parent, name := path.Split(rel)
@@ -775,6 +840,9 @@ func removePlaceholders(ws, key string) error {
 		if pfd != root {
 			unix.Close(pfd)
 		}
+	}
+	if len(errs) == 0 && len(recorded) > 0 {
+		os.Remove(filepath.Join(dir, key+".res"))
 	}
 	return errors.Join(errs...)
 }
@@ -923,4 +991,41 @@ func (pr *protection) mountOne(ws int, m ProtectMount, trees []int, next *int) e
 		return fmt.Errorf("mounting: %w", err)
 	}
 	return nil
+}
+
+// recordReservations adds rels to the record p of a workspace's
+// reservations (under the plan lock).
+func recordReservations(p string, rels []string) error {
+	if len(rels) == 0 {
+		return nil
+	}
+	all := readReservations(p)
+	n := len(all)
+	for _, r := range rels {
+		if !slices.Contains(all, r) {
+			all = append(all, r)
+		}
+	}
+	if len(all) == n {
+		return nil
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d", p, os.Getpid())
+	if err := os.WriteFile(tmp, []byte(strings.Join(all, "\x00")), 0o600); err != nil {
+		return fmt.Errorf("recording reservations: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("recording reservations: %w", err)
+	}
+	return nil
+}
+
+// readReservations returns the record p (NUL-separated paths: a name may
+// hold a newline), empty when there is none.
+func readReservations(p string) []string {
+	b, err := os.ReadFile(p)
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return strings.Split(string(b), "\x00")
 }

@@ -107,6 +107,16 @@ func TestRootless(t *testing.T) {
 	assert.NotContains(t, d.Output, "ran\n", "the refused program did not run")
 	assert.NotContains(t, d.Result.NotEnforced, "exec_gate")
 
+	// The creation gate too: no repository can be made mid-run.
+	d = runAs(`mkdir sub; mkdir sub/.git; echo mkdir=$?; echo 'gitdir: /tmp' > sub/.git; echo file=$?`)
+	require.NotNil(t, d.Result)
+	assert.Contains(t, d.Output, "mkdir=1")
+	assert.Contains(t, d.Output, "file=2")
+	assert.Len(t, d.Result.CreateBlocked, 2, d.Output)
+	_, err = os.Lstat(filepath.Join(base, "ws", "sub", ".git"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.NotContains(t, d.Result.NotEnforced, "nested-repos")
+
 	// Nothing is left in the user's state root.
 	for _, sub := range []string{containersDir, rootsDir, locksDir} {
 		entries, _ := os.ReadDir(filepath.Join(base, "state", sub))

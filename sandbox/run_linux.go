@@ -66,8 +66,13 @@ type Result struct {
 	// NotEnforced names the protections that could not be applied in this
 	// environment (rootless: "memory", "pids", "cpus"; "seccomp";
 	// "exec_gate" when an ExecGate was asked for and the sandbox has no
-	// filter to carry it; "disk" without project quotas; "protected-paths").
+	// filter to carry it, "nested-repos" when the creation gate has none
+	// or the workspace was too large to walk for nested repositories;
+	// "disk" without project quotas).
 	NotEnforced []string `json:"not_enforced,omitempty"`
+	// CreateBlocked lists the creations of a .git the creation gate
+	// refused (the newest 64 to 128; docs/workspace.md).
+	CreateBlocked []CreateBlock `json:"create_blocked,omitempty"`
 	// ExecBlocked lists the execs the exec gate refused (the newest 64 to
 	// 128 of them).
 	ExecBlocked []ExecBlock `json:"exec_blocked,omitempty"`
@@ -301,6 +306,11 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	if err := os.MkdirAll(stateRoot, 0o711); err != nil {
 		return nil, fmt.Errorf("creating state root: %w", err)
 	}
+	if !rootless {
+		if err := stateRootReachable(stateRoot, placementFor("", cfg, false, r.UserNSBase).HostUID); err != nil {
+			return nil, err
+		}
+	}
 	for _, d := range []string{containersDir, locksDir, rootsDir, skelDir} {
 		perm := os.FileMode(0o700)
 		if d == rootsDir || d == skelDir {
@@ -353,8 +363,10 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	// alongside the set-up below.
 	var prep *trampolinePrep
 	filter := cfg.Seccomp != SeccompOff && seccompAvailable && !rootless && !r.libcontainerSeccomp
-	if filter || r.ExecGate != nil {
-		prep = prepareTrampoline(stateRoot, cfg.Rootfs.Kind == rootfs.KindHost, filter, r.ExecGate != nil)
+	// Every sandbox that writes a workspace gets the creation gate.
+	createGate := cfg.Workspace != ""
+	if filter || r.ExecGate != nil || createGate {
+		prep = prepareTrampoline(stateRoot, cfg.Rootfs.Kind == rootfs.KindHost, filter, r.ExecGate != nil || createGate)
 		undo = append(undo, func() error {
 			if t := prep.wait(); t != nil {
 				t.close()
@@ -473,13 +485,16 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		}
 	}
 	var execGate *execGateRun
-	if r.ExecGate != nil {
-		if execGate, err = startExecGate(profile, r.ExecGate, cfg, lc, tramp); err != nil {
+	if r.ExecGate != nil || createGate {
+		// Observation rides on the exec gate (as it records the execs).
+		gcfg := cfg
+		gcfg.Observe = cfg.Observe && r.ExecGate != nil
+		if execGate, err = startExecGate(profile, r.ExecGate, gcfg, pr.createGate(createGate), lc, tramp); err != nil {
 			return nil, err
 		}
 		if execGate == nil {
-			res.NotEnforced = append(res.NotEnforced, "exec_gate")
-			if cfg.Observe {
+			res.NotEnforced = append(res.NotEnforced, gateNotEnforced(r.ExecGate != nil, createGate)...)
+			if gcfg.Observe {
 				res.NotEnforced = append(res.NotEnforced, "observation")
 			}
 		} else {
@@ -609,6 +624,7 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	if execGate != nil {
 		execGate.close()
 		res.ExecBlocked, res.Execs, res.ExecsDropped = execGate.report()
+		res.CreateBlocked = execGate.createsSince(gateMark{})
 		res.Accesses, res.AccessesLost, res.observedNotifications = execGate.accessesSince(gateMark{})
 	}
 	if tramp != nil {

@@ -17,7 +17,10 @@ import (
 //   - chmod, fchmod, fchmodat and fchmodat2 are allowed only with a mode
 //     without S_ISUID and S_ISGID;
 //   - open, openat and creat are allowed only when they cannot create (no
-//     O_CREAT, no O_TMPFILE) or when the mode has neither bit;
+//     O_CREAT, no O_TMPFILE) or when the mode has neither bit (three
+//     rules that never overlap: no create, O_CREAT, O_TMPFILE, so that
+//     the gate can turn the O_CREAT one alone into a notification,
+//     withNotify);
 //   - mkdir and mkdirat likewise (the kernel ignores the bits there, but a
 //     request for them is refused rather than silently dropped);
 //   - mknod and mknodat only make regular files, FIFOs and sockets, without
@@ -60,9 +63,13 @@ func fileRules(prof *specs.LinuxSeccomp) {
 		return specs.LinuxSeccompArg{Index: index, Value: mask, ValueTwo: want, Op: specs.OpMaskedEqual}
 	}
 	noPriv := func(modeArg uint) specs.LinuxSeccompArg { return masked(modeArg, privBits, 0) }
-	// noCreate: O_TMPFILE includes O_DIRECTORY, so test its own bit.
-	noCreate := func(flagsArg uint) specs.LinuxSeccompArg {
-		return masked(flagsArg, unix.O_CREAT|(unix.O_TMPFILE&^unix.O_DIRECTORY), 0)
+	// The flags' creating bits (createFlags): none, O_CREAT, O_TMPFILE.
+	// O_CREAT|O_TMPFILE together, which the kernel refuses (EINVAL),
+	// matches no rule (EPERM).
+	noCreate := func(flagsArg uint) specs.LinuxSeccompArg { return masked(flagsArg, createFlags, 0) }
+	creating := func(flagsArg uint) specs.LinuxSeccompArg { return masked(flagsArg, createFlags, unix.O_CREAT) }
+	tmpfile := func(flagsArg uint) specs.LinuxSeccompArg {
+		return masked(flagsArg, createFlags, unix.O_TMPFILE&^unix.O_DIRECTORY)
 	}
 	enosys := uint(unix.ENOSYS)
 	prof.Syscalls = append(prof.Syscalls,
@@ -71,8 +78,8 @@ func fileRules(prof *specs.LinuxSeccomp) {
 		allow("fchmodat", noPriv(2)),
 		allow("fchmodat2", noPriv(2)),
 		allow("creat", noPriv(1)),
-		allow("open", noCreate(1)), allow("open", noPriv(2)),
-		allow("openat", noCreate(2)), allow("openat", noPriv(3)),
+		allow("open", noCreate(1)), allow("open", creating(1), noPriv(2)), allow("open", tmpfile(1), noPriv(2)),
+		allow("openat", noCreate(2)), allow("openat", creating(2), noPriv(3)), allow("openat", tmpfile(2), noPriv(3)),
 		allow("mkdir", noPriv(1)),
 		allow("mkdirat", noPriv(2)),
 		specs.LinuxSyscall{Names: []string{"openat2"}, Action: specs.ActErrno, ErrnoRet: &enosys},

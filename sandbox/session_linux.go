@@ -242,7 +242,7 @@ type Session struct {
 	cleanup   []func() error
 	grace     time.Duration
 	memcg     string       // v1 memory cgroup directory when a memory limit is set
-	gate      *execGateRun // nil without Sessions.ExecGate
+	gate      *execGateRun // nil without Sessions.ExecGate and a workspace
 	disk      *diskLimit   // the workspace's disk limit, when set and enforced
 	// notEnforced lists protections this environment cannot apply.
 	notEnforced []string
@@ -388,6 +388,11 @@ func (s *Session) create(ctx context.Context) (err error) {
 	undo = append(undo, func() error { return removeCgroupTree(profileCgroup + "/" + id) })
 
 	p := placementFor(profileCgroup+"/"+id, cfg, rootless, m.UserNSBase)
+	if !rootless {
+		if err := stateRootReachable(stateRoot, p.HostUID); err != nil {
+			return err
+		}
+	}
 	if cfg.Rootfs.Kind == rootfs.KindHost {
 		// The same world-readable /etc snapshot one-shot runs get: a bind
 		// of the host's /etc entries would show /etc/ssl/private to a
@@ -450,15 +455,18 @@ func (s *Session) create(ctx context.Context) (err error) {
 		supervisorExe = supervisorPath
 	}
 	lc.Labels = append(lc.Labels, labelSession+s.key.name, labelProfile+s.key.profile, fmt.Sprintf("%s%d", labelOwner, os.Getpid()))
-	if m.ExecGate != nil {
+	if createGate := cfg.Workspace != ""; m.ExecGate != nil || createGate {
 		// The supervisor is started by libcontainer, not the trampoline:
 		// the gate rides on libcontainer's notify action.
-		if s.gate, err = startExecGate(profile, m.ExecGate, cfg, lc, nil); err != nil {
+		// Observation rides on the exec gate (as it records the execs).
+		gcfg := cfg
+		gcfg.Observe = cfg.Observe && m.ExecGate != nil
+		if s.gate, err = startExecGate(profile, m.ExecGate, gcfg, pr.createGate(createGate), lc, nil); err != nil {
 			return err
 		}
 		if s.gate == nil {
-			s.notEnforced = append(s.notEnforced, "exec_gate")
-			if cfg.Observe {
+			s.notEnforced = append(s.notEnforced, gateNotEnforced(m.ExecGate != nil, createGate)...)
+			if gcfg.Observe {
 				s.notEnforced = append(s.notEnforced, "observation")
 			}
 		} else {
@@ -775,6 +783,7 @@ func (s *Session) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Res
 		res, err := s.await(ctx, c, s.execRequest(c, cmd, limits), cmd.Stdin, limits.Timeout, nil)
 		if res != nil {
 			res.ExecBlocked, res.Execs, res.ExecsDropped = s.gate.since(mark)
+			res.CreateBlocked = s.gate.createsSince(mark)
 			res.Accesses, res.AccessesLost, res.observedNotifications = s.gate.accessesSince(mark)
 		}
 		return res, err

@@ -33,8 +33,9 @@ type trampoline struct {
 	// the listener through it to gateHost. Nil when no gate is wanted.
 	gateHost, gateChild *os.File
 	// observe asks the gate's filter to notify the observed calls too
-	// (seccompexec.Observe); set by startExecGate.
-	observe bool
+	// (seccompexec.Observe), create the creating ones (seccompexec.Create),
+	// noExec not execs (seccompexec.NoExec); set by startExecGate.
+	observe, create, noExec bool
 }
 
 // sockFilterSize is the size of one instruction, struct sock_filter.
@@ -152,6 +153,12 @@ func (t *trampoline) files(env []string) ([]*os.File, error) {
 	flags := t.flags
 	if t.observe {
 		flags |= seccompexec.Observe
+	}
+	if t.create {
+		flags |= seccompexec.Create
+	}
+	if t.noExec {
+		flags |= seccompexec.NoExec
 	}
 	binary.NativeEndian.PutUint32(data, flags)
 	binary.NativeEndian.PutUint32(data[4:], uint32(len(t.prog)/sockFilterSize)) // 0: gate only

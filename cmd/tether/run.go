@@ -259,6 +259,9 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		for _, d := range inv.ExecBlocked {
 			fmt.Fprintf(cmd.ErrOrStderr(), "tether: %s\n", d.Message)
 		}
+		for _, d := range inv.CreateBlocked {
+			fmt.Fprintf(cmd.ErrOrStderr(), "tether: %s\n", d.Message)
+		}
 	}
 	if res != nil && len(res.NotEnforced) > 0 {
 		// rootless without delegated cgroups: memory, pids, cpus; no

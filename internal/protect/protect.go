@@ -186,6 +186,9 @@ func (s Set) Reason(rel string) string {
 			}
 		}
 	}
+	if why := headReason(parts, s.GitDirs); why != "" {
+		return why
+	}
 	for _, g := range s.GitDirs {
 		g = path.Clean(strings.TrimPrefix(g, "/"))
 		gp := split(g)
@@ -219,6 +222,28 @@ func gitReason(dir, rest []string) string {
 		}
 	}
 	return ""
+}
+
+// headReason is the reason for a HEAD outside a git directory: with
+// objects/ and refs/ beside it, it makes its directory a bare repository,
+// whose config the host's git reads there. A HEAD under a .git directory
+// or one of gitDirs (a git directory's own, logs/HEAD, refs/.../HEAD) is
+// git's.
+func headReason(parts, gitDirs []string) string {
+	if !strings.EqualFold(parts[len(parts)-1], "HEAD") {
+		return ""
+	}
+	for _, p := range parts[:len(parts)-1] {
+		if strings.EqualFold(p, GitDirName) {
+			return ""
+		}
+	}
+	for _, g := range gitDirs {
+		if hasPrefix(parts, path.Clean(strings.TrimPrefix(g, "/"))) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%s is protected: a HEAD outside a git directory makes its directory a bare repository, whose config git reads", path.Join(parts...))
 }
 
 func (s Set) extraReason(abs string) string {

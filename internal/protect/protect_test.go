@@ -21,6 +21,7 @@ func TestReason(t *testing.T) {
 		".config/fish/config.fish", ".config/fish/conf.d/x.fish", ".config/fish", ".config",
 		".gitconfig", ".config/git/config", ".config/git/attributes", ".envrc", "sub/.envrc", ".tether.yaml",
 		".ssh/authorized_keys", ".ssh/config", ".ssh/rc", ".ssh", "/.bashrc", "./.git/config", "a/../.git/hooks",
+		"HEAD", "src/HEAD", "src/head", "bare/HEAD", "x/.git/../HEAD",
 	}
 	for _, p := range protected {
 		assert.NotEmpty(t, Reason(p), p)
@@ -30,7 +31,7 @@ func TestReason(t *testing.T) {
 		".git/objects/ab/cdef", ".git/objects/pack/p.pack", ".git/logs/HEAD", ".git/COMMIT_EDITMSG",
 		".git/ORIG_HEAD", ".git/packed-refs", ".git/refs/stash", ".gitignore", ".gitattributes", "git/config",
 		"x.git/config", ".github/workflows/ci.yml", ".ssh/id_ed25519.pub", ".config/nvim/init.lua", "bashrc",
-		"docs/.profile.md", ".git-orig", ".gitmodules",
+		"docs/.profile.md", ".git-orig", ".gitmodules", "sub/.git/HEAD", ".git/refs/remotes/origin/HEAD", "src/HEADER", "HEAD.md",
 	}
 	for _, p := range free {
 		assert.Empty(t, Reason(p), p)
@@ -46,7 +47,7 @@ func TestSetReason(t *testing.T) {
 		".local/state/tether/tether.db", ".local/state", ".config/tether/config.yaml", ".config/tether", ".bashrc"} {
 		assert.NotEmpty(t, s.Reason(p), p)
 	}
-	for _, p := range []string{".repo/gd/HEAD", ".repo/gd/objects/ab/cd", ".repo/other", "src/x.go", ".local/share/x"} {
+	for _, p := range []string{".repo/gd/HEAD", ".repo/gd/logs/HEAD", ".repo/gd/objects/ab/cd", ".repo/other", "src/x.go", ".local/share/x"} {
 		assert.Empty(t, s.Reason(p), p)
 	}
 	assert.NotEmpty(t, Set{Root: "/home/u/proj", Extra: []string{"/home/u/proj/.cfg"}}.Reason("."), "a root holding tether's state")

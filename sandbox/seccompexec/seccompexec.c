@@ -51,7 +51,9 @@ static const char *errtext(int err, char *buf, size_t size)
 // (native byte order, written by sandbox/trampoline_linux.go).
 struct spec {
 	uint32_t flags;
-	int observe; // SECCOMPEXEC_OBSERVE was set (and is cleared from flags)
+	// SECCOMPEXEC_OBSERVE, _CREATE and _NOEXEC were set (and are cleared
+	// from flags).
+	int observe, create, noexec;
 	struct sock_fprog prog;
 	char **env;
 };
@@ -90,7 +92,9 @@ static int read_spec(struct spec *sp, char *why, size_t size)
 	memcpy(&sp->flags, buf, sizeof sp->flags);
 	memcpy(&count, buf + sizeof sp->flags, sizeof count);
 	sp->observe = (sp->flags & SECCOMPEXEC_OBSERVE) != 0;
-	sp->flags &= ~SECCOMPEXEC_OBSERVE;
+	sp->create = (sp->flags & SECCOMPEXEC_CREATE) != 0;
+	sp->noexec = (sp->flags & SECCOMPEXEC_NOEXEC) != 0;
+	sp->flags &= ~(SECCOMPEXEC_OBSERVE | SECCOMPEXEC_CREATE | SECCOMPEXEC_NOEXEC);
 	size_t insns = (size_t)count * sizeof(struct sock_filter);
 	if (count > BPF_MAXINSNS || insns > total - SECCOMPEXEC_HEADER) {
 		snprintf(why, size, "reading the filter: %zu bytes is not a program", total);
@@ -164,50 +168,115 @@ static int load_filter(struct spec *sp, char *why, size_t size)
 #error "the exec gate knows no audit architecture for this target"
 #endif
 
-// load_gate installs the exec gate's filter and sends its listener to the
-// gate socket. execve and execveat of the native ABI wait for tether's
-// verdict, and with observe so do open, openat, creat and connect (which
-// tether only records); system calls of another ABI (i386's int 0x80, x32)
-// fail with EPERM, so no exec slips past through a second system call
-// table (the sandbox's own filter kills those callers anyway). The
-// sandbox's filter still decides the observed calls: of two filters'
+// Room for the gate's filter: 7 instructions of frame, 2 per notified
+// system call, 5 per open-like one.
+#define GATE_MAX_INSNS 64
+
+struct gate_prog {
+	struct sock_filter insns[GATE_MAX_INSNS];
+	unsigned short len;
+};
+
+static void emit(struct gate_prog *g, struct sock_filter in)
+{
+	if (g->len < GATE_MAX_INSNS)
+		g->insns[g->len] = in;
+	g->len++; // an overflow is caught before the filter is loaded
+}
+
+// notify_nr makes system call nr wait for tether's answer.
+static void notify_nr(struct gate_prog *g, unsigned int nr)
+{
+	emit(g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1));
+	emit(g, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
+}
+
+// notify_creating makes system call nr wait for tether's answer when its
+// flags argument (argument number arg) has O_CREAT, and allows it
+// otherwise. The accumulator holds the number again after a miss.
+static void notify_creating(struct gate_prog *g, unsigned int nr, int arg)
+{
+	emit(g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 4));
+	// The flags are an int: the low word of the argument (little-endian).
+	emit(g, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args) + 8 * arg));
+	emit(g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_CREAT, 0, 1));
+	emit(g, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
+	emit(g, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+}
+
+// load_gate installs the gate's filter and sends its listener to the gate
+// socket. Of the native ABI, these wait for tether's verdict: execve and
+// execveat (unless noexec); with observe, open, openat, creat and connect
+// (which tether only records); with create, every system call that can
+// name a directory entry (mkdir, mknod, symlink, link, rename in all their
+// forms, creat, and open and openat with O_CREAT: the creation gate,
+// sandbox/notify_create_linux.go). System calls of another ABI (i386's int
+// 0x80, x32) fail with EPERM, so nothing slips past through a second
+// system call table (the sandbox's own filter kills those callers anyway).
+// The sandbox's filter still decides the notified calls: of two filters'
 // verdicts the kernel takes the stronger, and an error beats a
 // notification. Returns 0 or an errno.
-static int load_gate(int observe, char *why, size_t size)
+static int load_gate(int noexec, int observe, int create, char *why, size_t size)
 {
-	// Without observe the four observed comparisons repeat execve's: the
-	// filter is the exec-only one in effect.
-	uint32_t open_nr = __NR_execve, openat_nr = __NR_execve, creat_nr = __NR_execve, connect_nr = __NR_execve;
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the gate's filter reads the low word of an argument at its lower address"
+#endif
+	struct gate_prog g = {.len = 0};
+	const struct sock_filter eperm = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+	emit(&g, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
+	emit(&g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, GATE_ARCH, 1, 0));
+	emit(&g, eperm);
+	emit(&g, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+#if defined(__x86_64__)
+	emit(&g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1)); // x32
+	emit(&g, eperm);
+#endif
+	if (!noexec) {
+		notify_nr(&g, __NR_execve);
+		notify_nr(&g, __NR_execveat);
+	}
 	if (observe) {
+		notify_nr(&g, __NR_openat);
 #ifdef __NR_open
-		open_nr = __NR_open;
+		notify_nr(&g, __NR_open);
 #endif
 #ifdef __NR_creat
-		creat_nr = __NR_creat;
+		notify_nr(&g, __NR_creat);
 #endif
-		openat_nr = __NR_openat;
-		connect_nr = __NR_connect;
+		notify_nr(&g, __NR_connect);
 	}
-	struct sock_filter insns[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, GATE_ARCH, 0, 10),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 7, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 6, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, openat_nr, 5, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, open_nr, 4, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, creat_nr, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, connect_nr, 2, 0),
-#if defined(__x86_64__)
-		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 2, 0), // x32
-#else
-		BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0),
+	if (create) {
+		notify_nr(&g, __NR_mkdirat);
+		notify_nr(&g, __NR_mknodat);
+		notify_nr(&g, __NR_symlinkat);
+		notify_nr(&g, __NR_linkat);
+		notify_nr(&g, __NR_renameat2);
+#ifdef __NR_renameat
+		notify_nr(&g, __NR_renameat);
 #endif
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
-	};
-	struct sock_fprog prog = {.len = sizeof insns / sizeof insns[0], .filter = insns};
+#ifdef __NR_mkdir
+		notify_nr(&g, __NR_mkdir);
+		notify_nr(&g, __NR_mknod);
+		notify_nr(&g, __NR_symlink);
+		notify_nr(&g, __NR_link);
+		notify_nr(&g, __NR_rename);
+#endif
+		if (!observe) { // else notified whatever their flags
+#ifdef __NR_creat
+			notify_nr(&g, __NR_creat);
+#endif
+#ifdef __NR_open
+			notify_creating(&g, __NR_open, 1);
+#endif
+			notify_creating(&g, __NR_openat, 2);
+		}
+	}
+	emit(&g, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+	if (g.len > GATE_MAX_INSNS) {
+		snprintf(why, size, "building the gate's filter: %u instructions", g.len);
+		return E2BIG;
+	}
+	struct sock_fprog prog = {.len = g.len, .filter = g.insns};
 	int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	if (listener < 0) {
 		snprintf(why, size, "installing the exec gate");
@@ -353,7 +422,7 @@ static void seccompexec_main(int argc, char **argv)
 	if (e == 0)
 		e = load_filter(&sp, why, sizeof why);
 	if (e == 0 && gate)
-		e = load_gate(sp.observe, why, sizeof why);
+		e = load_gate(sp.noexec, sp.observe, sp.create, why, sizeof why);
 	if (e != 0) {
 		snprintf(msg, sizeof msg, "loading the seccomp filter: %s: %s", why, errtext(e, err, sizeof err));
 		report(126, msg);

@@ -55,6 +55,16 @@ const Header = C.SECCOMPEXEC_HEADER
 // clears it before the flags reach seccomp(2).
 const Observe = C.SECCOMPEXEC_OBSERVE
 
+// Create, in the flags word, asks the gate's filter to notify every system
+// call that can name a directory entry (mkdir, mknod, symlink, link,
+// rename in all their forms, creat, and open and openat with O_CREAT: the
+// creation gate); NoExec leaves execve and execveat out. The trampoline
+// clears both before the flags reach seccomp(2).
+const (
+	Create = C.SECCOMPEXEC_CREATE
+	NoExec = C.SECCOMPEXEC_NOEXEC
+)
+
 // Argv is the container process's argv that runs args under the filter.
 func Argv(args []string) []string {
 	return append([]string{"/proc/self/fd/" + strconv.Itoa(ExeFD), Arg}, args...)

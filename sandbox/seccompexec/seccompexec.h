@@ -28,12 +28,18 @@
 // executes anything, so that every exec of the sandbox, the program's
 // first included, waits for tether's verdict.
 //
-// SECCOMPEXEC_OBSERVE in the flags word is not a seccomp flag (it is
-// cleared before the flags reach seccomp(2)): with the gate, it makes the
-// gate's filter notify open, openat, creat and connect too (runtime
-// observation; tether answers them with SECCOMP_USER_NOTIF_FLAG_CONTINUE).
+// SECCOMPEXEC_OBSERVE, SECCOMPEXEC_CREATE and SECCOMPEXEC_NOEXEC in the
+// flags word are not seccomp flags (they are cleared before the flags reach
+// seccomp(2)). With the gate, OBSERVE makes the gate's filter notify open,
+// openat, creat and connect too (runtime observation; tether answers them
+// with SECCOMP_USER_NOTIF_FLAG_CONTINUE); CREATE every system call that can
+// name a directory entry (mkdir, mknod, symlink, link, rename in all their
+// forms, creat, and open and openat with O_CREAT: the creation gate);
+// NOEXEC leaves execve and execveat out (a gate for creations alone).
 #define SECCOMPEXEC_HEADER 8
 #define SECCOMPEXEC_OBSERVE 0x80000000u
+#define SECCOMPEXEC_CREATE 0x20000000u
+#define SECCOMPEXEC_NOEXEC 0x10000000u
 #define SECCOMPEXEC_MAX_DATA (16 << 20)
 
 #endif
