@@ -137,6 +137,9 @@ type Config struct {
 	Seccomp SeccompMode `json:"seccomp,omitempty"`
 	// Hostname is the sandbox's hostname; empty means DefaultHostname.
 	Hostname string `json:"hostname,omitempty"`
+	// Landlock, when set, confines every process of the sandbox with a
+	// Landlock ruleset (see Landlock); nil confines nothing.
+	Landlock *Landlock `json:"landlock,omitempty"`
 }
 
 // Validate reports the first problem with the config as an error wrapping

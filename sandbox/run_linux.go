@@ -66,7 +66,10 @@ type Result struct {
 	// NotEnforced names the protections that could not be applied in this
 	// environment (rootless: "memory", "pids", "cpus"; "seccomp";
 	// "exec_gate" when an ExecGate was asked for and the sandbox has no
-	// filter to carry it; "disk" without project quotas; "protected-paths").
+	// filter to carry it; "disk" without project quotas; "protected-paths";
+	// "landlock" when Config.Landlock was asked for and the kernel has no
+	// Landlock; "landlock_audit" when the paths it refused cannot be
+	// learnt).
 	NotEnforced []string `json:"not_enforced,omitempty"`
 	// ExecBlocked lists the execs the exec gate refused (the newest 64 to
 	// 128 of them).
@@ -76,6 +79,11 @@ type Result struct {
 	// command really ran.
 	Execs        []ExecEvent `json:"execs,omitempty"`
 	ExecsDropped int         `json:"execs_dropped,omitempty"`
+	// PathsRefused lists what the Config.Landlock ruleset refused (the
+	// first 128 distinct paths), from the kernel's audit records; where
+	// those cannot be read NotEnforced lists "landlock_audit" (the kernel
+	// refused them all the same).
+	PathsRefused []PathRefused `json:"paths_refused,omitempty"`
 }
 
 // Runner runs commands in sandboxes that share a state root, a cgroup
@@ -338,8 +346,9 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	// alongside the set-up below.
 	var prep *trampolinePrep
 	filter := cfg.Seccomp != SeccompOff && seccompAvailable && !rootless && !r.libcontainerSeccomp
-	if filter || r.ExecGate != nil {
-		prep = prepareTrampoline(stateRoot, cfg.Rootfs.Kind == rootfs.KindHost, filter, r.ExecGate != nil)
+	wantLandlock := cfg.Landlock != nil && landlockVersion() > 0
+	if filter || r.ExecGate != nil || wantLandlock {
+		prep = prepareTrampoline(stateRoot, cfg.Rootfs.Kind == rootfs.KindHost, filter, r.ExecGate != nil, wantLandlock)
 		undo = append(undo, func() error {
 			if t := prep.wait(); t != nil {
 				t.close()
@@ -438,6 +447,10 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	if err != nil {
 		return nil, err
 	}
+	landlock, err := landlockFor(cfg, p, &res.NotEnforced)
+	if err != nil {
+		return nil, err
+	}
 	// With the filter compiled beforehand, the container's init compiles
 	// nothing: the program starts through the trampoline that loads it.
 	// Without (no root for the compiler's ptrace, or another filter than
@@ -451,10 +464,22 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		case tramp == nil:
 		case tramp.loads(lc):
 			lc.Seccomp = nil
-		case tramp.gateHost != nil:
+		case tramp.gateHost != nil || landlock != nil:
 			tramp.prog = nil
 		default:
 			tramp = nil
+		}
+	}
+	var audit *landlockAudit
+	if landlock != nil {
+		// Only the trampoline can apply the ruleset before the program
+		// runs: without it, refuse rather than run unconfined.
+		if tramp == nil {
+			return nil, fmt.Errorf("%w: this tether cannot start programs in this root through its trampoline (build it statically: make build)", ErrLandlockUnavailable)
+		}
+		tramp.landlock = landlock
+		if audit, err = landlockAuditOnce(); err != nil {
+			res.NotEnforced = append(res.NotEnforced, "landlock_audit")
 		}
 	}
 	var execGate *execGateRun
@@ -591,6 +616,15 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	if execGate != nil {
 		execGate.close()
 		res.ExecBlocked, res.Execs, res.ExecsDropped = execGate.report()
+	}
+	if audit != nil {
+		if pid, perr := process.Pid(); perr == nil {
+			var aerr error
+			if res.PathsRefused, aerr = audit.take(pid); aerr != nil {
+				res.NotEnforced = append(res.NotEnforced, "landlock_audit")
+			}
+			audit.forget(pid)
+		}
 	}
 	if tramp != nil {
 		if err := tramp.execError(); err != nil {
