@@ -10,9 +10,11 @@ import (
 )
 
 // Landlock is a kernel-enforced path policy for every process of a
-// sandbox (package docs: docs/landlock.md). The paths it names may be
-// read, written, executed, created under and removed from; everything else
-// the sandbox shows keeps only what execution needs: the system tree
+// sandbox (docs/landlock.md). Beneath its Trees everything is allowed
+// (read, write, execute, create, remove, rename and link within them);
+// its Files may be read, written, executed and truncated, and, when one
+// is a directory, listed (the names beneath it, not their contents).
+// Everything else the sandbox shows keeps only what execution needs: the system tree
 // (read and execute), /tmp and /dev/shm (everything), /dev (read, write,
 // device ioctls), /proc and /sys (read; /proc also write). A nil
 // *Landlock confines nothing.
@@ -23,11 +25,15 @@ import (
 // process can leave it. An open outside it fails with EACCES, and the
 // path the kernel refused is reported in Result.PathsRefused where the
 // kernel's audit records can be read (root).
+//
+// Paths are absolute paths inside the sandbox. One that does not exist
+// when the sandbox starts is left out (the kernel attaches rules to
+// existing files): creating it is refused.
 type Landlock struct {
-	// Paths are absolute paths inside the sandbox. A path that does not
-	// exist when the sandbox starts is left out (the kernel attaches rules
-	// to existing files): creating it is refused.
-	Paths []string `json:"paths"`
+	// Trees are directories under which everything is allowed.
+	Trees []string `json:"trees,omitempty"`
+	// Files are paths allowed themselves.
+	Files []string `json:"files,omitempty"`
 }
 
 // ErrLandlockLayout: the sandbox's layout cannot be expressed as a
@@ -81,10 +87,17 @@ const (
 	llScratch = llMandate
 )
 
-// llRule is one rule: a path inside the sandbox and its rights.
+// llRule is one rule: a path inside the sandbox and its rights, dir when
+// the path is a directory when the sandbox starts, file otherwise (the
+// trampoline looks: the rules are applied inside the sandbox).
 type llRule struct {
-	path   string
-	access uint64
+	path      string
+	dir, file uint64
+}
+
+// tree is a rule granting access beneath p (or to p, a file).
+func tree(p string, access uint64) llRule {
+	return llRule{path: p, dir: access, file: access & llFileRights}
 }
 
 // llABI describes what a kernel's Landlock offers: the rights it can
@@ -138,36 +151,38 @@ func landlockRules(cfg Config, system []string) ([]llRule, error) {
 		own = append(own, b.dest())
 	}
 	var rules []llRule
-	add := func(p string, access uint64, mustNotHoldOwn bool) error {
-		p = filepath.Clean(p)
+	add := func(r llRule, mustNotHoldOwn bool) error {
+		if !filepath.IsAbs(r.path) || strings.ContainsRune(r.path, 0) {
+			return fmt.Errorf("%w: Landlock path %q must be absolute", ErrInvalidConfig, r.path)
+		}
+		r.path = filepath.Clean(r.path)
 		if mustNotHoldOwn {
 			for _, o := range own {
-				if within(o, p) {
-					return fmt.Errorf("%w: %s is inside %s, which every sandbox may read", ErrLandlockLayout, o, p)
+				if within(o, r.path) {
+					return fmt.Errorf("%w: %s is inside %s, which every sandbox may read", ErrLandlockLayout, o, r.path)
 				}
 			}
 		}
-		rules = append(rules, llRule{path: p, access: access})
+		rules = append(rules, r)
 		return nil
 	}
+	base := []llRule{tree("/tmp", llScratch), tree("/dev/shm", llScratch), tree("/dev", llDev),
+		tree("/proc", llProc), tree("/sys", llKernelFS)}
 	for _, s := range system {
-		if err := add(s, llSystem, true); err != nil {
+		base = append(base, tree(s, llSystem))
+	}
+	for _, r := range base {
+		if err := add(r, true); err != nil {
 			return nil, err
 		}
 	}
-	for _, r := range []llRule{
-		{"/tmp", llScratch}, {"/dev/shm", llScratch}, {"/dev", llDev},
-		{"/proc", llProc}, {"/sys", llKernelFS},
-	} {
-		if err := add(r.path, r.access, true); err != nil {
+	for _, p := range cfg.Landlock.Trees {
+		if err := add(tree(p, llMandate), false); err != nil {
 			return nil, err
 		}
 	}
-	for _, p := range cfg.Landlock.Paths {
-		if !filepath.IsAbs(p) || strings.ContainsRune(p, 0) {
-			return nil, fmt.Errorf("%w: Landlock path %q must be absolute", ErrInvalidConfig, p)
-		}
-		if err := add(p, llMandate, false); err != nil {
+	for _, p := range cfg.Landlock.Files {
+		if err := add(llRule{path: p, dir: llReadDir, file: llFileRights}, false); err != nil {
 			return nil, err
 		}
 	}
@@ -183,21 +198,22 @@ func within(p, dir string) bool {
 
 // encodeLandlock is the trampoline's and the supervisor's description of
 // a ruleset (seccompexec.h, "The Landlock section"): native-endian
-// handled fs rights, handled net rights, scopes, the rights a file rule
-// may hold, the attr size, restrict_self's flags, the rule count, then
-// each rule's rights, path length and path.
+// handled fs rights, handled net rights, scopes, padding, the attr size,
+// restrict_self's flags, the rule count, then each rule's rights on a
+// directory and on a file, path length and path.
 func encodeLandlock(abi llABI, rules []llRule) []byte {
 	b := make([]byte, 0, 48+len(rules)*64)
 	b = binary.NativeEndian.AppendUint64(b, abi.fs)
 	b = binary.NativeEndian.AppendUint64(b, 0)
 	b = binary.NativeEndian.AppendUint64(b, abi.scoped)
-	b = binary.NativeEndian.AppendUint64(b, llFileRights&abi.fs)
+	b = binary.NativeEndian.AppendUint64(b, 0)
 	b = binary.NativeEndian.AppendUint32(b, abi.attrSize)
 	b = binary.NativeEndian.AppendUint32(b, abi.flags)
 	b = binary.NativeEndian.AppendUint32(b, uint32(len(rules)))
 	b = binary.NativeEndian.AppendUint32(b, 0)
 	for _, r := range rules {
-		b = binary.NativeEndian.AppendUint64(b, r.access&abi.fs)
+		b = binary.NativeEndian.AppendUint64(b, r.dir&abi.fs)
+		b = binary.NativeEndian.AppendUint64(b, r.file&abi.fs&llFileRights)
 		b = binary.NativeEndian.AppendUint32(b, uint32(len(r.path)))
 		b = append(b, r.path...)
 	}

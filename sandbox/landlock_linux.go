@@ -334,12 +334,20 @@ func (a *landlockAudit) record(typ uint16, text string) {
 		if !ok {
 			p = f["name"] // a denial without a path (scopes) names no file
 		}
-		key := p + "\x00" + f["blockers"]
-		if p == "" || d.seen[key] || len(d.refused) >= maxPathsRefused {
+		// Rights no rule ever grants (device nodes) are missing wherever a
+		// rename or link lands: they say nothing about the policy.
+		var blockers []string
+		for _, b := range strings.Split(f["blockers"], ",") {
+			if b != "fs.make_char" && b != "fs.make_block" {
+				blockers = append(blockers, b)
+			}
+		}
+		key := p + "\x00" + strings.Join(blockers, ",")
+		if p == "" || len(blockers) == 0 || d.seen[key] || len(d.refused) >= maxPathsRefused {
 			return
 		}
 		d.seen[key] = true
-		d.refused = append(d.refused, PathRefused{Path: p, Blockers: strings.Split(f["blockers"], ",")})
+		d.refused = append(d.refused, PathRefused{Path: p, Blockers: blockers})
 	case auditLandlockDomain:
 		f := auditFields(text)
 		id, err := strconv.ParseUint(f["domain"], 16, 64)
@@ -402,7 +410,7 @@ func (a *landlockAudit) take(pid int) ([]PathRefused, error) {
 	for _, d := range a.byDomain {
 		if d.pid == pid {
 			out = append(out, d.refused...)
-			d.refused = nil
+			d.refused, d.seen = nil, map[string]bool{}
 		}
 	}
 	if len(out) > maxPathsRefused {

@@ -144,11 +144,6 @@ func (t *trampoline) open(gate bool) error {
 // and 5, with env, the program's environment, in the program descriptor
 // (see seccompexec.h): the process itself gets an empty one.
 func (t *trampoline) files(env []string) ([]*os.File, error) {
-	fd, err := unix.MemfdCreate("tether-seccomp", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
-	if err != nil {
-		return nil, fmt.Errorf("seccomp program: %w", err)
-	}
-	t.progFile = os.NewFile(uintptr(fd), "tether-seccomp")
 	data := make([]byte, seccompexec.Header, seccompexec.Header+len(t.prog)+len(t.landlock)+256)
 	binary.NativeEndian.PutUint32(data, t.flags)
 	binary.NativeEndian.PutUint32(data[4:], uint32(len(t.prog)/sockFilterSize)) // 0: gate only
@@ -161,12 +156,9 @@ func (t *trampoline) files(env []string) ([]*os.File, error) {
 		}
 		data = append(append(data, kv...), 0)
 	}
-	if _, err := t.progFile.Write(data); err != nil {
+	var err error
+	if t.progFile, err = sealedMemfd("tether-seccomp", data); err != nil {
 		return nil, fmt.Errorf("seccomp program: %w", err)
-	}
-	seals := unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE
-	if _, err := unix.FcntlInt(t.progFile.Fd(), unix.F_ADD_SEALS, seals); err != nil {
-		return nil, fmt.Errorf("seccomp program: sealing: %w", err)
 	}
 	files := []*os.File{t.exe, t.progFile, t.errW}
 	if t.gateChild != nil {
@@ -204,6 +196,26 @@ func (t *trampoline) execError() error {
 		return nil
 	}
 	return errors.New(string(msg))
+}
+
+// sealedMemfd returns a memfd holding data, sealed against any change: a
+// descriptor the sandbox's process reads but cannot alter.
+func sealedMemfd(name string, data []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", name, err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("writing %s: %w", name, err)
+	}
+	seals := unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, seals); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sealing %s: %w", name, err)
+	}
+	return f, nil
 }
 
 // close releases every descriptor; it is safe after started, and twice.

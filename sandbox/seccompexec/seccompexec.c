@@ -167,12 +167,10 @@ int seccompexec_apply_landlock(const char *sec, size_t len, char *why, size_t si
 		return EINVAL;
 	}
 	struct ll_ruleset_attr attr;
-	uint64_t file_rights;
 	uint32_t attr_size, flags, count;
 	memcpy(&attr.handled_access_fs, sec, 8);
 	memcpy(&attr.handled_access_net, sec + 8, 8);
 	memcpy(&attr.scoped, sec + 16, 8);
-	memcpy(&file_rights, sec + 24, 8);
 	memcpy(&attr_size, sec + 32, 4);
 	memcpy(&flags, sec + 36, 4);
 	memcpy(&count, sec + 40, 4);
@@ -194,16 +192,17 @@ int seccompexec_apply_landlock(const char *sec, size_t len, char *why, size_t si
 	size_t off = SECCOMPEXEC_LANDLOCK_HEADER;
 	char path[4096];
 	for (uint32_t i = 0; i < count; i++) {
-		uint64_t access;
+		uint64_t dir_access, file_access;
 		uint32_t plen;
-		if (len - off < 12) {
+		if (len - off < 20) {
 			snprintf(why, size, "reading the Landlock ruleset: rule %u is cut short", i);
 			close(rs);
 			return EINVAL;
 		}
-		memcpy(&access, sec + off, 8);
-		memcpy(&plen, sec + off + 8, 4);
-		off += 12;
+		memcpy(&dir_access, sec + off, 8);
+		memcpy(&file_access, sec + off + 8, 8);
+		memcpy(&plen, sec + off + 16, 4);
+		off += 20;
 		if (plen == 0 || plen >= sizeof path || len - off < plen) {
 			snprintf(why, size, "reading the Landlock ruleset: rule %u is cut short", i);
 			close(rs);
@@ -229,9 +228,9 @@ int seccompexec_apply_landlock(const char *sec, size_t len, char *why, size_t si
 			close(rs);
 			return e;
 		}
+		// The rights follow what the path is now, inside the sandbox.
+		uint64_t access = S_ISDIR(st.st_mode) ? dir_access : file_access;
 		struct ll_path_beneath_attr pb = {.allowed_access = access & attr.handled_access_fs, .parent_fd = fd};
-		if (!S_ISDIR(st.st_mode))
-			pb.allowed_access &= file_rights;
 		if (pb.allowed_access != 0 && syscall(__NR_landlock_add_rule, rs, LL_RULE_PATH_BENEATH, &pb, 0U) < 0) {
 			int e = errno;
 			snprintf(why, size, "adding the Landlock rule for %.3900s", path);

@@ -34,11 +34,12 @@
 // The Landlock section (sandbox/landlock.go writes it) describes a
 // ruleset that the trampoline applies before it loads any filter, so that
 // the program and every process it starts are confined: handled
-// filesystem rights, handled network rights, scopes, the rights a rule on
-// a file (not a directory) may hold (uint64 each), the size of struct
-// landlock_ruleset_attr to pass, landlock_restrict_self's flags, the rule
-// count (uint32 each), padding (uint32), then each rule: its rights
-// (uint64), the length of its path (uint32) and the path (no NUL). A path
+// filesystem rights, handled network rights, scopes, padding (uint64
+// each), the size of struct landlock_ruleset_attr to pass,
+// landlock_restrict_self's flags, the rule count (uint32 each), padding
+// (uint32), then each rule: its rights when the path is a directory and
+// when it is not (uint64 each), the length of its path (uint32) and the
+// path (no NUL). A path
 // that does not exist is left out; any other failure ends the process
 // without running the program.
 #define SECCOMPEXEC_LANDLOCK_HEADER 48
