@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -102,7 +103,7 @@ func terminal(ctx context.Context, env *Env, c *Call) Result {
 			res = runHost(ctx, env, command, cmdEnv, timeout, int64(pol.Limits.Output))
 		}
 	} else {
-		res = runSandbox(ctx, env, pol, command, cmdEnv, timeout, useSession, background)
+		res = runSandbox(ctx, env, pol, command, cmdEnv, timeout, useSession, background, kernelPolicy(d.MandatePaths, env.Root))
 	}
 	if res.Decision == nil {
 		res.Decision = &dd
@@ -179,12 +180,16 @@ func ProfileLimits(pol TerminalPolicy) sandbox.Limits {
 	return sandbox.Limits{MemoryBytes: int64(pol.Limits.Memory), Pids: int64(pol.Limits.Pids), CPUs: pol.Limits.CPUs}
 }
 
-func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command string, cmdEnv []string, timeout time.Duration, useSession, background bool) Result {
+// runSandbox runs command in the profile's sandbox (the session's when
+// useSession), confined by landlock when the job's mandate is enforced
+// (kernelPolicy; nil confines nothing).
+func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command string, cmdEnv []string, timeout time.Duration, useSession, background bool, landlock *sandbox.Landlock) Result {
 	r := env.Runner
 	cfg, err := SandboxConfig(pol, env.Root, cmdEnv, timeout, env.Runner.protected())
 	if err != nil {
 		return refused(GatePlacement, "placement.terminal-policy", err.Error()+"; nothing ran")
 	}
+	cfg.Landlock = landlock
 	var stdout, stderr bytes.Buffer
 	cmd := sandbox.Command{Shell: command, Stdout: &stdout, Stderr: &stderr}
 	profLimits := ProfileLimits(pol)
@@ -203,6 +208,12 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 			if err != nil {
 				return notRun(fmt.Sprintf("opening the session sandbox: %v; nothing ran", err))
 			}
+		}
+		if !reflect.DeepEqual(sess.Spec().Config.Landlock, landlock) {
+			// Its processes hold the ruleset they started with (the
+			// kernel can only narrow it): a session opened under another
+			// mandate, or none, must not run this job's call.
+			return notRun("the session's sandbox was opened under another version of the job's mandate (or none); close the session (tether sessions close) to start one under the current version; nothing ran")
 		}
 		if err := beginSessionEgress(ctx, env, pol, sess); err != nil {
 			return notRun(fmt.Sprintf("setting up network egress: %v; nothing ran", err))
@@ -243,7 +254,10 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 		out.Message += "; the workspace reached its disk limit (limits.disk): writes beyond it failed"
 	}
 	if len(res.ExecBlocked) > 0 {
-		return execBlocked(ctx, env, command, res.ExecBlocked, out)
+		out = execBlocked(ctx, env, command, res.ExecBlocked, out)
+	}
+	if len(res.PathsRefused) > 0 {
+		out = pathsRefused(ctx, env, command, res.PathsRefused, out)
 	}
 	return out
 }

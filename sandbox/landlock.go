@@ -14,7 +14,8 @@ import (
 // (read, write, execute, create, remove, rename and link within them);
 // its Files may be read, written, executed and truncated, and, when one
 // is a directory, listed (the names beneath it, not their contents).
-// Everything else the sandbox shows keeps only what execution needs: the system tree
+// The workspace's directories may be listed. Everything else the sandbox
+// shows keeps only what execution needs: the system tree
 // (read and execute), /tmp and /dev/shm (everything), /dev (read, write,
 // device ioctls), /proc and /sys (read; /proc also write). A nil
 // *Landlock confines nothing.
@@ -175,6 +176,13 @@ func landlockRules(cfg Config, system []string) ([]llRule, error) {
 		if err := add(r, true); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.Workspace != "" {
+		// Listing the workspace's directories (names, not contents) is
+		// always allowed: make, git status, ls and find list the tree,
+		// and the names are there for stat(2) anyway, which Landlock
+		// does not govern.
+		rules = append(rules, tree(filepath.Clean(cfg.workspaceMount()), llReadDir))
 	}
 	for _, p := range cfg.Landlock.Trees {
 		if err := add(tree(p, llMandate), false); err != nil {

@@ -238,3 +238,18 @@ func TestLandlockSession(t *testing.T) {
 	assert.Empty(t, res.PathsRefused)
 	assert.False(t, strings.Contains(strings.Join(res.NotEnforced, ","), "landlock"))
 }
+
+// The ruleset does not depend on seccomp: with the filter off (and no
+// exec gate) the trampoline applies it alone.
+func TestLandlockWithoutSeccomp(t *testing.T) {
+	r := newTestRunner(t)
+	ws, secret := llWorkspace(t)
+	var out bytes.Buffer
+	cfg := Config{Workspace: ws, Seccomp: SeccompOff, Landlock: &Landlock{Trees: []string{filepath.Join(ws, "ok")}}}
+	res, err := r.Run(context.Background(), cfg, Command{Shell: "grep Seccomp: /proc/self/status; cat ok/file secret/key", Stdout: &out, Stderr: &out})
+	require.NoError(t, err)
+	assert.Contains(t, out.String(), "Seccomp:\t0", "no filter")
+	assert.Contains(t, out.String(), "allowed-content")
+	assert.NotContains(t, out.String(), llSecret)
+	assert.True(t, refusedAt(res, secret, "fs.read_file"), "%+v", res.PathsRefused)
+}

@@ -819,6 +819,9 @@ func (s *Session) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Res
 	return res, err
 }
 
+// Spec returns the spec the session was opened with.
+func (s *Session) Spec() SessionSpec { return s.spec }
+
 // execRequest is the exec frame of c.
 func (s *Session) execRequest(c *call, cmd Command, limits Limits) *request {
 	req := &request{
