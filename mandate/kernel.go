@@ -24,8 +24,11 @@ func KernelPaths(rules []string, workspace string) (trees, files, skipped []stri
 			continue
 		}
 		dir, isTree := strings.CutSuffix(r, "/**")
-		if r == "**" {
+		switch {
+		case r == "**":
 			dir, isTree = ".", true
+		case isTree && dir == "":
+			dir = "/" // "/**": every absolute path
 		}
 		p := dir
 		if !filepath.IsAbs(p) {
