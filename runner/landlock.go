@@ -11,11 +11,12 @@ import (
 	"github.com/tether-dev/tether/sandbox"
 )
 
-// kernelPolicy is the Landlock ruleset of a call's sandbox under its job's
-// enforced mandate (mp, from the decision), for the workspace root: the
-// paths family's rules, resolved against the workspace as the sandbox
-// mounts it. Nil without an enforced mandate: no ruleset.
-func kernelPolicy(mp *approval.MandatePaths, root string) *sandbox.Landlock {
+// KernelPolicy is the Landlock ruleset of a call's sandbox under its job's
+// enforced mandate (mp, from the decision: approval.Decision.MandatePaths),
+// for the workspace root: the paths family's rules, resolved against the
+// workspace as the sandbox mounts it. Nil without an enforced mandate: no
+// ruleset. Every entry point that runs a job's call in a sandbox uses it.
+func KernelPolicy(mp *approval.MandatePaths, root string) *sandbox.Landlock {
 	if mp == nil {
 		return nil
 	}
@@ -31,7 +32,7 @@ func kernelPolicy(mp *approval.MandatePaths, root string) *sandbox.Landlock {
 func pathsRefused(ctx context.Context, env *Env, command string, refused []sandbox.PathRefused, ran Result) Result {
 	in := make([]approval.PathRefusal, len(refused))
 	for i, p := range refused {
-		in[i] = approval.PathRefusal{Path: workspaceRelative(p.Path, env.Root), Blockers: p.Blockers}
+		in[i] = approval.PathRefusal{Path: WorkspaceRelative(p.Path, env.Root), Blockers: p.Blockers}
 	}
 	ds := env.Runner.Engine.RecordPathRefusals(ctx, approval.ExecCall{Profile: env.Profile.Name, Session: env.Session,
 		Platform: env.Platform, Job: env.Job, Command: command}, in)
@@ -62,9 +63,9 @@ func pathsRefused(ctx context.Context, env *Env, command string, refused []sandb
 	return res
 }
 
-// workspaceRelative is p relative to the workspace root when inside it,
+// WorkspaceRelative is p relative to the workspace root when inside it,
 // as the mandate's paths rules are; p otherwise.
-func workspaceRelative(p, root string) string {
+func WorkspaceRelative(p, root string) string {
 	if root == "" {
 		return p
 	}

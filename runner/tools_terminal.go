@@ -103,7 +103,7 @@ func terminal(ctx context.Context, env *Env, c *Call) Result {
 			res = runHost(ctx, env, command, cmdEnv, timeout, int64(pol.Limits.Output))
 		}
 	} else {
-		res = runSandbox(ctx, env, pol, command, cmdEnv, timeout, useSession, background, kernelPolicy(d.MandatePaths, env.Root))
+		res = runSandbox(ctx, env, pol, command, cmdEnv, timeout, useSession, background, KernelPolicy(d.MandatePaths, env.Root))
 	}
 	if res.Decision == nil {
 		res.Decision = &dd
@@ -182,7 +182,7 @@ func ProfileLimits(pol TerminalPolicy) sandbox.Limits {
 
 // runSandbox runs command in the profile's sandbox (the session's when
 // useSession), confined by landlock when the job's mandate is enforced
-// (kernelPolicy; nil confines nothing).
+// (KernelPolicy; nil confines nothing).
 func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command string, cmdEnv []string, timeout time.Duration, useSession, background bool, landlock *sandbox.Landlock) Result {
 	r := env.Runner
 	cfg, err := SandboxConfig(pol, env.Root, cmdEnv, timeout, env.Runner.protected())

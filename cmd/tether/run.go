@@ -236,10 +236,11 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	var decided sync.Once
 	var verdict error
 	var engine atomic.Pointer[approval.Engine]
+	var mandatePaths *approval.MandatePaths
 	gate := func() error {
 		decided.Do(func() {
 			var eng *approval.Engine
-			eng, verdict = authorize(ctx, cmd.ErrOrStderr(), f.gate, conf, prof, command, cfg.Workspace)
+			eng, mandatePaths, verdict = authorize(ctx, cmd.ErrOrStderr(), f.gate, conf, prof, command, cfg.Workspace)
 			engine.Store(eng)
 		})
 		return verdict
@@ -249,6 +250,14 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 			eng.Close()
 		}
 	}()
+	if f.gate.job != "" {
+		// A job's enforced mandate is a Landlock ruleset the sandbox
+		// must hold from its first process: decide before building it.
+		if err := gate(); err != nil {
+			return err
+		}
+		cfg.Landlock = runner.KernelPolicy(mandatePaths, cfg.Workspace)
+	}
 	// The program runs only after gate approved it, so every exec finds
 	// the engine set.
 	home, _ := os.UserHomeDir()
@@ -278,6 +287,17 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		}
 		for _, d := range engine.Load().RecordExecBlocks(ctx, approval.ExecCall{Profile: f.profile,
 			Session: f.gate.session, Platform: platform, Command: command}, blocks) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "tether: %s\n", d.Message)
+		}
+	}
+	if res != nil && len(res.PathsRefused) > 0 {
+		platform, _ := approval.ParsePlatform(f.gate.platform)
+		refused := make([]approval.PathRefusal, len(res.PathsRefused))
+		for i, p := range res.PathsRefused {
+			refused[i] = approval.PathRefusal{Path: runner.WorkspaceRelative(p.Path, cfg.Workspace), Blockers: p.Blockers}
+		}
+		for _, d := range engine.Load().RecordPathRefusals(ctx, approval.ExecCall{Profile: f.profile,
+			Session: f.gate.session, Platform: platform, Job: f.gate.job, Command: command}, refused) {
 			fmt.Fprintf(cmd.ErrOrStderr(), "tether: %s\n", d.Message)
 		}
 	}

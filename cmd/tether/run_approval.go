@@ -117,10 +117,10 @@ func runProfile(f approvalFlags, profile string) (*config.Config, *config.Profil
 // when there is a terminal) and decides command in profile prof. It
 // returns the engine, which the sandbox's exec gate goes on asking (the
 // caller must Close it), or an *exitError when nothing may run.
-func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *config.Config, prof *config.Profile, command, cwd string) (*approval.Engine, error) {
+func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *config.Config, prof *config.Profile, command, cwd string) (*approval.Engine, *approval.MandatePaths, error) {
 	platform, err := approval.ParsePlatform(f.platform)
 	if err != nil {
-		return nil, usageErr("--platform: %v", err)
+		return nil, nil, usageErr("--platform: %v", err)
 	}
 	// The daemon's engine options (secret redaction in the audit log and
 	// questions, the mandate hook): the store is opened only for a job's
@@ -128,11 +128,11 @@ func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *conf
 	var store *mandate.Store
 	if f.job != "" {
 		if !mandate.ValidJob(f.job) {
-			return nil, usageErr("--job %q is not a job name (letters, digits, '_', '.', '-')", f.job)
+			return nil, nil, usageErr("--job %q is not a job name (letters, digits, '_', '.', '-')", f.job)
 		}
 		s, err := mandate.Open(cfg.StateDir, mandate.Options{})
 		if err != nil {
-			return nil, fmt.Errorf("opening the mandate store: %w", err)
+			return nil, nil, fmt.Errorf("opening the mandate store: %w", err)
 		}
 		// The store lives as long as this process: the engine, which
 		// the exec gate goes on asking, holds its hook.
@@ -150,7 +150,7 @@ func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *conf
 	}
 	engine, err := approval.NewEngine(cfg, opts)
 	if err != nil {
-		return nil, &exitError{Code: exitUsage, Err: err}
+		return nil, nil, &exitError{Code: exitUsage, Err: err}
 	}
 	keep := false
 	defer func() {
@@ -166,14 +166,14 @@ func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *conf
 		if d.Stage == approval.StageRoute && opts.Prompter == nil && platform == approval.PlatformCLI {
 			r.Hint = refusalHint(d, f.yolo)
 		}
-		return nil, r
+		return nil, nil, r
 	}
 	if err != nil {
-		return nil, &refusal{Stage: string(approval.StageInternal), Reason: err.Error()}
+		return nil, nil, &refusal{Stage: string(approval.StageInternal), Reason: err.Error()}
 	}
 	if d.Stage != approval.StageAnalysis {
 		fmt.Fprintf(stderr, "tether: approved at %s by %s\n", d.Stage, d.DecidedBy)
 	}
 	keep = true
-	return engine, nil
+	return engine, d.MandatePaths, nil
 }
