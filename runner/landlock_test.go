@@ -62,8 +62,8 @@ func landlockRunner(t *testing.T) (*Runner, *mandate.Store, string) {
 // poisoned script's read of a file outside the mandate is refused by the
 // kernel (EACCES), its content never reaches the output, and the refusal
 // is a paths drift record naming the path the kernel refused, which
-// widening turns into that exact rule. The same poisoned run in observe
-// mode (no approved mandate: no ruleset) reads the secret, so the
+// widening turns into that exact rule. The same poisoned run of a job
+// without an approved mandate (no ruleset) reads the secret, so the
 // assertions can fail. One-shot sandboxes, then a session's.
 func TestLandlockEnforcedMandate(t *testing.T) {
 	r, store, ws := landlockRunner(t)
@@ -80,10 +80,11 @@ func TestLandlockEnforcedMandate(t *testing.T) {
 		require.Contains(t, []Class{ClassSucceeded, ClassFailed}, res.Class, res.Message)
 	}
 
-	// Control, still in observe mode: the poisoned script reads the
-	// secret, and nothing confines it.
+	// Control: a job with no approved mandate (another job, observing,
+	// so that what the poisoned run touches is not this job's evidence)
+	// runs the poisoned script with no ruleset, and it reads the secret.
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "extra"), []byte("secret/token\n"), 0o644))
-	ctl := r.Execute(ctx, Batch{Platform: approval.PlatformCron, Job: "nightly", Session: "obs", Calls: []RawCall{terminalCall("1", "make -s test")}}, nil).Results[0]
+	ctl := r.Execute(ctx, Batch{Platform: approval.PlatformCron, Job: "unapproved", Session: "ctl", Calls: []RawCall{terminalCall("1", "make -s test")}}, nil).Results[0]
 	assert.Contains(t, ctl.Output["stdout"], landlockSecret, "without a ruleset the attack works: %v", ctl.Output)
 	assert.Nil(t, ctl.Output["paths_refused"])
 	require.NoError(t, os.Remove(filepath.Join(ws, "src", "extra")))

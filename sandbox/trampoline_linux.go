@@ -35,6 +35,9 @@ type trampoline struct {
 	// The exec gate's socket: the trampoline has gateChild as 6 and sends
 	// the listener through it to gateHost. Nil when no gate is wanted.
 	gateHost, gateChild *os.File
+	// observe asks the gate's filter to notify the observed calls too
+	// (seccompexec.Observe); set by startExecGate.
+	observe bool
 }
 
 // sockFilterSize is the size of one instruction, struct sock_filter.
@@ -145,7 +148,11 @@ func (t *trampoline) open(gate bool) error {
 // (see seccompexec.h): the process itself gets an empty one.
 func (t *trampoline) files(env []string) ([]*os.File, error) {
 	data := make([]byte, seccompexec.Header, seccompexec.Header+len(t.prog)+len(t.landlock)+256)
-	binary.NativeEndian.PutUint32(data, t.flags)
+	flags := t.flags
+	if t.observe {
+		flags |= seccompexec.Observe
+	}
+	binary.NativeEndian.PutUint32(data, flags)
 	binary.NativeEndian.PutUint32(data[4:], uint32(len(t.prog)/sockFilterSize)) // 0: gate only
 	binary.NativeEndian.PutUint32(data[8:], uint32(len(t.landlock)))
 	data = append(data, t.prog...)
