@@ -39,8 +39,8 @@ type Landlock struct {
 
 // ErrLandlockLayout: the sandbox's layout cannot be expressed as a
 // Landlock ruleset without granting more than its policy (a workspace or
-// bind inside the system tree or /tmp, whose rule would cover it).
-// Nothing was started.
+// bind inside the system tree or /tmp, whose rule would cover it). Run
+// and sessions then list "landlock" in Result.NotEnforced.
 var ErrLandlockLayout = errors.New("the sandbox's layout cannot be confined by Landlock")
 
 // Landlock access rights (include/uapi/linux/landlock.h).

@@ -45,8 +45,10 @@ var landlockVersion = sync.OnceValue(func() int {
 
 // landlockFor returns the Landlock section of cfg's ruleset for a sandbox
 // placed by p, or nil when cfg asks for none. Without Landlock in the
-// kernel it lists "landlock" in notEnforced and returns nil: the sandbox
-// runs as it would without the policy (the text gate's checks still hold).
+// kernel, or when the layout cannot be confined (ErrLandlockLayout: a
+// workspace or bind under /tmp or inside the system tree), it lists
+// "landlock" in notEnforced and returns nil: the sandbox runs as it would
+// without the policy (the text gate's checks still hold).
 func landlockFor(cfg Config, p Placement, notEnforced *[]string) ([]byte, error) {
 	if cfg.Landlock == nil {
 		return nil, nil
@@ -61,6 +63,12 @@ func landlockFor(cfg Config, p Placement, notEnforced *[]string) ([]byte, error)
 		return nil, err
 	}
 	rules, err := landlockRules(cfg, system)
+	if errors.Is(err, ErrLandlockLayout) {
+		// As without Landlock: said, not pretended; the text gate's
+		// checks hold as before.
+		*notEnforced = append(*notEnforced, "landlock")
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

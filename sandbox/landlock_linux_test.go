@@ -253,3 +253,16 @@ func TestLandlockWithoutSeccomp(t *testing.T) {
 	assert.NotContains(t, out.String(), llSecret)
 	assert.True(t, refusedAt(res, secret, "fs.read_file"), "%+v", res.PathsRefused)
 }
+
+// A workspace under /tmp cannot be confined (the sandbox's /tmp rule would
+// cover it): the sandbox runs without the ruleset and says so, as where
+// the kernel has no Landlock.
+func TestLandlockLayoutNotEnforced(t *testing.T) {
+	r := newTestRunner(t)
+	ws := t.TempDir() // under /tmp
+	require.NoError(t, os.Chmod(ws, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "f"), []byte("readable\n"), 0o644))
+	res, out := llRun(t, r, ws, "cat f", &Landlock{})
+	assert.Contains(t, out, "readable")
+	assert.Contains(t, res.NotEnforced, "landlock")
+}
