@@ -69,3 +69,21 @@ func median(ds []time.Duration) time.Duration {
 	slices.Sort(ds)
 	return ds[len(ds)/2]
 }
+
+// BenchmarkLandlockAuditBarrier times the barrier alone: one user record
+// through the kernel's audit queue and back, what every command under a
+// ruleset waits for after it ends (root):
+//
+//	go test -tags seccomp -run XXX -bench LandlockAuditBarrier ./sandbox/
+func BenchmarkLandlockAuditBarrier(b *testing.B) {
+	requireSandbox(b)
+	a, err := landlockAuditOnce()
+	if err != nil {
+		b.Skip(err)
+	}
+	for b.Loop() {
+		if _, err := a.take(-1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
