@@ -30,12 +30,7 @@ func KernelPolicy(mp *approval.MandatePaths, root string) *sandbox.Landlock {
 // "paths_refused"; a call already blocked at the exec gate keeps that
 // verdict and gains the list. The command's own output stays (it ran).
 func pathsRefused(ctx context.Context, env *Env, command string, refused []sandbox.PathRefused, ran Result) Result {
-	in := make([]approval.PathRefusal, len(refused))
-	for i, p := range refused {
-		in[i] = approval.PathRefusal{Path: WorkspaceRelative(p.Path, env.Root), Blockers: p.Blockers}
-	}
-	ds := env.Runner.Engine.RecordPathRefusals(ctx, approval.ExecCall{Profile: env.Profile.Name, Session: env.Session,
-		Platform: env.Platform, Job: env.Job, Command: command}, in)
+	ds := recordPathRefusals(ctx, env, command, refused)
 	list := make([]map[string]any, len(ds))
 	for i, d := range ds {
 		list[i] = map[string]any{"path": refused[i].Path, "blockers": refused[i].Blockers, "drift_id": d.DriftID}
@@ -61,6 +56,18 @@ func pathsRefused(ctx context.Context, env *Env, command string, refused []sandb
 	first := ds[0]
 	res.Decision = &first
 	return res
+}
+
+// recordPathRefusals audits each access the kernel refused during a
+// command of env and, in a job, records it as paths drift (the path
+// relative to the workspace, as the family's rules are).
+func recordPathRefusals(ctx context.Context, env *Env, command string, refused []sandbox.PathRefused) []approval.Decision {
+	in := make([]approval.PathRefusal, len(refused))
+	for i, p := range refused {
+		in[i] = approval.PathRefusal{Path: WorkspaceRelative(p.Path, env.Root), Blockers: p.Blockers}
+	}
+	return env.Runner.Engine.RecordPathRefusals(ctx, approval.ExecCall{Profile: env.Profile.Name, Session: env.Session,
+		Platform: env.Platform, Job: env.Job, Command: command}, in)
 }
 
 // WorkspaceRelative is p relative to the workspace root when inside it,
