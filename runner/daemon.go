@@ -126,7 +126,11 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 		if srv != nil {
 			errs = append(errs, srv.Publish(ctx, p))
 		}
-		errs = append(errs, notifyWebhook(ctx, cfg, p))
+		token := ""
+		if prof, ok := cfg.Profile(p.Profile); ok && prof.Approvals.Webhook.URL != "" && srv != nil {
+			token = srv.AnswerToken(p)
+		}
+		errs = append(errs, notifyWebhook(ctx, cfg, p, token))
 		return errors.Join(errs...)
 	}})
 	p, err := NewPipeline(PipelineOptions{Config: cfg, ConfigErr: opts.ConfigErr, Sandbox: opts.Sandbox,
@@ -142,13 +146,17 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 }
 
 // notifyWebhook POSTs p to its profile's approvals.webhook, if any, with
-// the profile's token secret as a bearer token.
-func notifyWebhook(ctx context.Context, cfg *config.Config, p approval.Pending) error {
+// the profile's token secret as a bearer token and token, the request's
+// answer token, in the body.
+func notifyWebhook(ctx context.Context, cfg *config.Config, p approval.Pending, token string) error {
 	prof, ok := cfg.Profile(p.Profile)
 	if !ok || prof.Approvals.Webhook.URL == "" {
 		return nil
 	}
 	hook := &approval.Webhook{URL: prof.Approvals.Webhook.URL, Header: http.Header{}}
+	if token != "" {
+		hook.Answer = &approval.WebhookAnswer{Token: token, Method: http.MethodPost, Path: "/v1/approvals/answer"}
+	}
 	if name := prof.Approvals.Webhook.TokenSecret; name != "" {
 		token, err := ResolveSecretScope(cfg, nil, prof.Name).Get(name, "")
 		if err != nil || token == "" {

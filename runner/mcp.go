@@ -78,13 +78,21 @@ type MCP struct {
 	route    *elicitRoute
 
 	mu       sync.Mutex
-	turn     *Turn     // guarded by mu
-	lastCall time.Time // guarded by mu
+	turn     *Turn            // the idle-window turn; guarded by mu
+	lastCall time.Time        // guarded by mu
+	named    map[string]*Turn // turns the client named (MetaTurn); guarded by mu
+	order    []string         // named turns, oldest first; guarded by mu
 }
 
-// turnIdle is how long without calls starts a new guardrail turn (MCP
-// has no notion of turns).
+// turnIdle is how long without calls starts a new guardrail turn when the
+// client names none (MCP has no notion of turns).
 const turnIdle = 2 * time.Minute
+
+// MetaTurn is the tools/call "_meta" key by which a client names the
+// guardrail turn a call belongs to (a string, at most 128 bytes): calls
+// with the same value share their counts, a new value starts afresh.
+// Without it, a turn is a window of calls less than turnIdle apart.
+const MetaTurn = "tether.dev/turn"
 
 type mcpCallKey struct{}
 
@@ -124,7 +132,9 @@ func (*elicitRoute) Name() string { return "mcp-elicitation" }
 
 func (r *elicitRoute) mac(q approval.Question) string {
 	h := hmac.New(sha256.New, r.key)
-	fmt.Fprintf(h, "%s\x00%s\x00%s", q.Profile, q.Cwd, q.Command)
+	// The tool keeps an answer about a file access from answering a
+	// terminal command of the same text, and the reverse.
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", q.Profile, q.Cwd, q.Tool, q.Command)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -179,7 +189,11 @@ func elicitParams(q approval.Question) *mcp.ElicitParams {
 		why = append(why, q.Reason)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "tether: the agent wants to run\n\n    %s\n\nin %s. Flagged: %s.\n", q.Command, q.Cwd, strings.Join(why, "; "))
+	verb := "run"
+	if q.Tool != "" {
+		verb = "use a file tool (not a shell command)"
+	}
+	fmt.Fprintf(&b, "tether: the agent wants to %s\n\n    %s\n\nin %s. Flagged: %s.\n", verb, q.Command, q.Cwd, strings.Join(why, "; "))
 	// Say exactly what each answer lets run, so "session" is not read as
 	// "everything flagged for the same reasons".
 	var offered []string
@@ -247,11 +261,29 @@ func (m *MCP) platform() approval.Platform {
 	return m.opts.Platform
 }
 
-func (m *MCP) currentTurn() *Turn {
+// currentTurn returns the guardrail turn of a call whose MetaTurn is id
+// ("" when the client named none).
+func (m *MCP) currentTurn(id string) *Turn {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if id != "" {
+		if t := m.named[id]; t != nil {
+			return t
+		}
+		if m.named == nil {
+			m.named = map[string]*Turn{}
+		}
+		t := NewTurn(m.runner.guard(m.opts.Profile), false)
+		m.named[id] = t
+		m.order = append(m.order, id)
+		if len(m.order) > maxTurns {
+			delete(m.named, m.order[0])
+			m.order = m.order[1:]
+		}
+		return t
+	}
 	if m.turn == nil || time.Since(m.lastCall) > turnIdle {
-		m.turn = NewTurn(m.opts.Guard, false)
+		m.turn = NewTurn(m.runner.guard(m.opts.Profile), false)
 	}
 	m.lastCall = time.Now()
 	return m.turn
@@ -271,7 +303,7 @@ func (m *MCP) handler(name string) mcp.ToolHandler {
 			args = json.RawMessage("{}")
 		}
 		out := m.runner.Execute(ctx, Batch{Profile: m.opts.Profile, Session: m.session, Platform: m.platform(),
-			Job: m.opts.Job, Cwd: m.opts.Cwd, Calls: []RawCall{{ID: "mcp", Name: name, Arguments: args}}}, m.currentTurn())
+			Job: m.opts.Job, Cwd: m.opts.Cwd, Calls: []RawCall{{ID: "mcp", Name: name, Arguments: args}}}, m.currentTurn(metaTurn(req.Params.Meta)))
 		if len(out.Results) == 0 {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: out.EndReason}}}, nil
 		}
@@ -328,4 +360,13 @@ func (m *MCP) Run(ctx context.Context, t mcp.Transport) error {
 func (m *MCP) Close() error {
 	m.engine.ClearSession(m.opts.Profile, m.session)
 	return m.pipeline.Close()
+}
+
+// metaTurn returns the turn a call's _meta names (MetaTurn), or "" when it
+// names none or something that is not a short string.
+func metaTurn(meta mcp.Meta) string {
+	if s, ok := meta[MetaTurn].(string); ok && len(s) <= 128 {
+		return s
+	}
+	return ""
 }

@@ -63,12 +63,10 @@ func terminal(ctx context.Context, env *Env, c *Call) Result {
 		return refused(GateAuthorization, "authorization.unavailable", "no approval engine is configured; nothing ran")
 	}
 	command := argString(c.Args, "command")
-	home, _ := os.UserHomeDir()
-	// Behind the egress proxy the hosts a command contacts are seen and
-	// enforced at run time; the mandate does not guess them from its text.
-	proxied := pol.Backend != config.BackendHost && pol.Network.Mode == config.NetworkProxy
-	d, err := r.Engine.Decide(ctx, approval.Request{Command: command, Profile: env.Profile.Name, Session: env.Session,
-		Platform: env.Platform, Job: env.Job, Cwd: env.Root, Home: home, HostsAtRunTime: proxied})
+	d, err := predecided(ctx, c)
+	if errors.Is(err, errNotPredecided) {
+		d, err = decideTerminal(ctx, env, pol, command)
+	}
 	if err != nil {
 		return fromDecision(d)
 	}
@@ -111,6 +109,16 @@ func terminal(ctx context.Context, env *Env, c *Call) Result {
 	return res
 }
 
+// decideTerminal runs the approval engine on a terminal command of env.
+func decideTerminal(ctx context.Context, env *Env, pol TerminalPolicy, command string) (approval.Decision, error) {
+	home, _ := os.UserHomeDir()
+	// Behind the egress proxy the hosts a command contacts are seen and
+	// enforced at run time; the mandate does not guess them from its text.
+	proxied := pol.Backend != config.BackendHost && pol.Network.Mode == config.NetworkProxy
+	return env.Runner.Engine.Decide(ctx, approval.Request{Command: command, Profile: env.Profile.Name, Session: env.Session,
+		Platform: env.Platform, Job: env.Job, Cwd: env.Root, Home: home, HostsAtRunTime: proxied})
+}
+
 func (r *Runner) lookupEnv() func(string) (string, bool) {
 	if r.LookupEnv != nil {
 		return r.LookupEnv
@@ -124,7 +132,8 @@ func (r *Runner) lookupEnv() func(string) (string, bool) {
 // config and state). It is the one translation: the daemon, the MCP
 // server and tether run all place commands with it. The sandbox itself
 // freezes the workspace's protected paths (package protect), so a command
-// cannot plant hooks or rc files. Proxy network mode starts as no network
+// cannot plant hooks or rc files. The profile's terminal.mounts become
+// binds (mountBinds). Proxy network mode starts as no network
 // here; runSandbox joins the command to its egress namespace (egress.go).
 func SandboxConfig(pol TerminalPolicy, root string, cmdEnv []string, timeout time.Duration, hide []string) (sandbox.Config, error) {
 	layout, err := rootfs.Layout{}, error(nil)
@@ -157,6 +166,11 @@ func SandboxConfig(pol TerminalPolicy, root string, cmdEnv []string, timeout tim
 	// tether's own config and state are hidden in the sandbox when they
 	// lie in the workspace (sandbox.Config.Hide).
 	cfg.Hide = hide
+	// The profile's extra mounts, checked on the host as it is now: one
+	// translation for one-shot and session sandboxes alike.
+	if cfg.Binds, err = mountBinds(pol.Mounts, root, hide); err != nil {
+		return sandbox.Config{}, fmt.Errorf("%w: terminal.mounts: %w", ErrTerminalPolicyUnavailable, err)
+	}
 	return cfg, nil
 }
 
