@@ -148,6 +148,10 @@ type Decision struct {
 	// Analysis is the analyzer's full result (not logged: it holds the
 	// unredacted command).
 	Analysis *Analysis `json:"-"`
+	// MandatePaths is the job's enforced paths family when the call may
+	// run under it (MandateVerdict.Paths): the sandbox applies it as a
+	// Landlock ruleset. Nil without an enforced mandate.
+	MandatePaths *MandatePaths `json:"-"`
 
 	// confirm reports to the gateway Answer that delivered this
 	// decision's answer whether its outcome is stored; storeErr is a
@@ -223,6 +227,17 @@ type MandateVerdict struct {
 	// Warning is passed on in the decision (for example: the call could
 	// not be recorded as an observation).
 	Warning string
+	// Paths, for a call of a job in enforce mode that may run, is what
+	// the kernel is to hold its sandbox to; nil otherwise.
+	Paths *MandatePaths
+}
+
+// MandatePaths is an enforced mandate's paths family for the kernel: the
+// rules as written, the directory the relative ones are in, the version.
+type MandatePaths struct {
+	Rules     []string
+	Workspace string
+	Version   int
 }
 
 // MandateHook checks a call against its job's mandate (package mandate
@@ -599,6 +614,7 @@ func (e *Engine) decide(ctx context.Context, req Request, d Decision) Decision {
 			Platform: req.Platform, Command: req.Command, Analysis: a, HostsAtRunTime: req.HostsAtRunTime})
 		d.DriftID = v.DriftID
 		d.Warning = v.Warning
+		d.MandatePaths = v.Paths
 		switch v.Outcome {
 		case MandateNotApplicable, MandateAllow:
 		case MandateBlock:

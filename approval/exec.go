@@ -159,6 +159,53 @@ func (e *Engine) RecordCreateBlocks(ctx context.Context, call ExecCall, blocks [
 	return out
 }
 
+// StageLandlock is the stage of a decision recording an access the
+// kernel's Landlock ruleset (the job's enforced paths family) refused.
+const StageLandlock Stage = "landlock"
+
+// PathRefusal is one access the kernel refused, as the sandbox reported
+// it.
+type PathRefusal struct {
+	Path     string
+	Blockers []string
+}
+
+// PathRecorder is implemented by a MandateHook that records the kernel's
+// refusals under a job's enforced mandate as drift (package mandate's
+// Hook does).
+type PathRecorder interface {
+	RecordPathRefused(ctx context.Context, call MandateCall, path, blockers string) (driftID string, err error)
+}
+
+// RecordPathRefusals audits each access the kernel refused during call
+// and, in a job, records it as drift through the mandate hook. It returns
+// one decision a refusal, with its drift id.
+func (e *Engine) RecordPathRefusals(ctx context.Context, call ExecCall, refused []PathRefusal) []Decision {
+	var out []Decision
+	for _, p := range refused {
+		blockers := strings.Join(p.Blockers, ",")
+		d := Decision{ID: newID(), Stage: StageLandlock, DecidedBy: "kernel (landlock)", Time: e.opts.Now().UTC(),
+			Profile: e.profileName(call.Profile), Session: call.Session, Platform: call.Platform, Job: call.Job,
+			Rules: []string{RuleMandate}, Reason: "outside the job's mandate: the kernel refused " + blockers}
+		d.Command = e.redact(d.Profile, call.Command)
+		d.Paths = []string{e.redact(d.Profile, p.Path)}
+		d.Message = "refused by the kernel: " + d.Paths[0] + " is outside the job's mandate (" + blockers + ")"
+		if rec, ok := e.opts.Mandate.(PathRecorder); ok && call.Job != "" {
+			id, err := rec.RecordPathRefused(ctx, MandateCall{Profile: d.Profile, Session: call.Session, Job: call.Job,
+				Platform: call.Platform, Command: d.Command}, d.Paths[0], blockers)
+			if err != nil {
+				e.log.Error("recording a kernel refusal as drift", "job", call.Job, "err", err)
+			}
+			d.DriftID = id
+		}
+		if err := e.audit.Append(ctx, d); err != nil {
+			e.log.Error("appending to the audit log", "id", d.ID, "err", err)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 // ExecText is argv as a shell command text that the analyser reads back
 // as exactly those words, argv[0] as the program: a first word that the
 // shell would read as a reserved word ("if", "!") or an assignment

@@ -75,6 +75,10 @@ type Decision struct {
 	// Err is the internal error behind a block or behind an observe
 	// failure that was allowed anyway. It is for logs, not for the model.
 	Err error `json:"-"`
+	// Paths is the enforced version's paths family, as written, when the
+	// call may run (allowed, or escalated to a person): what the kernel
+	// is to hold its sandbox to (KernelPaths). Nil in observe mode.
+	Paths []string `json:"-"`
 }
 
 // Observe records c as an observation of run, whatever the job's mode. It
@@ -249,6 +253,7 @@ func (s *Store) enforce(ctx context.Context, run Run, c Call, record bool) (Deci
 		if err != nil {
 			return err
 		}
+		d.Paths = append([]string{}, x.pathRules...) // non-nil: enforced, even when empty
 		switch run.Mode {
 		case RunInteractive, RunCron:
 		default:

@@ -2,6 +2,7 @@ package mandate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -115,5 +116,32 @@ func (h *Hook) CheckCall(ctx context.Context, call approval.MandateCall) (v appr
 	default:
 		v.Outcome = approval.MandateBlock
 	}
+	if d.Mode == "enforce" && d.Paths != nil && (v.Outcome == approval.MandateAllow || v.Outcome == approval.MandateEscalate) {
+		v.Paths = &approval.MandatePaths{Rules: d.Paths, Workspace: c.Workspace, Version: d.Version}
+	}
 	return v
 }
+
+// RecordPathRefused implements approval.PathRecorder: an access the
+// kernel refused in a call of a job becomes drift in the paths family.
+// Calls without a job record nothing.
+func (h *Hook) RecordPathRefused(ctx context.Context, call approval.MandateCall, path, blockers string) (string, error) {
+	if call.Job == "" {
+		return "", nil
+	}
+	if h.Store == nil {
+		return "", errors.New("recording a kernel refusal: no mandate store is configured")
+	}
+	mode, ident := runMode(call.Platform)
+	run := Run{Job: call.Job, ID: call.Session, Mode: mode, CronIdentity: ident}
+	if run.ID == "" {
+		run.ID = "no-session"
+	}
+	c := Call{Tool: ToolTerminal, Command: call.Command}
+	if h.Workspace != nil {
+		c.Workspace = h.Workspace(call.Profile)
+	}
+	return h.Store.RecordPathRefused(ctx, run, c, path, blockers)
+}
+
+var _ approval.PathRecorder = (*Hook)(nil)

@@ -33,6 +33,7 @@ type Matcher struct {
 	cmds         map[string][]cmdRule
 	exact        map[string]bool
 	maxWrites    int
+	pathRules    []string // the paths family as written, for the kernel
 }
 
 // NewMatcher compiles m for matching. m must come from Load or Compile (its
@@ -47,6 +48,7 @@ func NewMatcher(m *Mandate) *Matcher {
 		x.tools[r.Value] = true
 	}
 	for _, r := range m.Paths {
+		x.pathRules = append(x.pathRules, r.Value)
 		if p, ok := strings.CutSuffix(r.Value, "/**"); ok {
 			x.pathPrefixes[p+"/"] = true
 		} else {

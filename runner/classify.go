@@ -48,6 +48,10 @@ const (
 	// GateExec: the sandbox's exec gate refused a program the command
 	// executed (a script's, an interpreter's); the command ran until then.
 	GateExec = "exec"
+	// GateLandlock: the kernel refused an access outside the job's
+	// enforced mandate (its paths family as a Landlock ruleset); the
+	// command ran, with that access refused.
+	GateLandlock = "landlock"
 )
 
 // Result is the structured outcome of one call. Message is what the model
@@ -118,9 +122,9 @@ func unanswered(d approval.Decision) bool {
 // success: true. Tools without a known kind (plugins, MCP tools) are
 // effect-capable: when they ran, their effect is "possible".
 func Classify(t *Tool, r Result) Result {
-	if r.Gate == GateExec && r.Ran {
-		// Blocked mid-run: what ran before the refused exec may have
-		// changed anything.
+	if (r.Gate == GateExec || r.Gate == GateLandlock) && r.Ran {
+		// Blocked mid-run: what ran around the refused exec or access
+		// may have changed anything.
 		r.Effect = EffectPossible
 		return r
 	}

@@ -25,7 +25,7 @@ import (
 func gateRunner(t *testing.T, standIns ...string) (*Runner, *mandate.Store, *config.Config, string) {
 	t.Helper()
 	sb := testSandbox(t)
-	cfg, ws := testConfig(t, "    approvals:\n      deny: [\"curl *\"]\n")
+	cfg, ws := testConfigIn(t, sandboxTempDir(t), "    approvals:\n      deny: [\"curl *\"]\n")
 	store, err := mandate.Open(cfg.StateDir, mandate.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })

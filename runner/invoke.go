@@ -92,6 +92,10 @@ type Invoked struct {
 	// CreateBlocked are the creation gate's refusals (a repository the
 	// command tried to make), as audited.
 	CreateBlocked []approval.Decision
+	// PathsRefused are the accesses the kernel refused under the job's
+	// enforced mandate (its Landlock ruleset), as audited and recorded as
+	// drift.
+	PathsRefused []approval.Decision
 }
 
 // ErrRefused is wrapped by Invoke's error when the engine did not allow
@@ -166,6 +170,14 @@ func (r *Runner) Invoke(ctx context.Context, inv Invocation) (*Invoked, error) {
 	// A job whose mandate observes gets the kernel's view of the run as
 	// evidence, as behind the daemon.
 	pl.Config.Observe = env.observing(ctx)
+	if env.Job != "" {
+		// A job's enforced mandate is a Landlock ruleset the sandbox must
+		// hold from its first process: decide before building it.
+		if err := gate(); err != nil {
+			return out, err
+		}
+		pl.Config.Landlock = KernelPolicy(out.Decision.MandatePaths, env.Root)
+	}
 	res, runErr := r.oneShot(ctx, env, pl, cmd, gate)
 	if err := gate(); err != nil {
 		return out, err
@@ -179,6 +191,9 @@ func (r *Runner) Invoke(ctx context.Context, inv Invocation) (*Invoked, error) {
 	}
 	if res != nil && len(res.CreateBlocked) > 0 {
 		out.CreateBlocked = recordCreateBlocks(ctx, env, inv.Text, res.CreateBlocked)
+	}
+	if res != nil && len(res.PathsRefused) > 0 {
+		out.PathsRefused = recordPathRefusals(ctx, env, inv.Text, res.PathsRefused)
 	}
 	return out, runErr
 }

@@ -19,7 +19,24 @@ import (
 // directory, with the state directory beside it.
 func testConfig(t *testing.T, extra string) (*config.Config, string) {
 	t.Helper()
-	dir := t.TempDir()
+	return testConfigIn(t, t.TempDir(), extra)
+}
+
+// sandboxTempDir is a new directory outside /tmp, removed at cleanup: a
+// workspace there can be confined by a Landlock ruleset in enforce mode
+// (the sandbox's /tmp rule would cover one under /tmp).
+func sandboxTempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "tether-rt-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	return dir
+}
+
+// testConfigIn is testConfig in directory dir.
+func testConfigIn(t *testing.T, dir, extra string) (*config.Config, string) {
+	t.Helper()
 	ws := filepath.Join(dir, "ws")
 	require.NoError(t, os.Mkdir(ws, 0o755))
 	y := fmt.Sprintf("state_dir: %s\nprofiles:\n  default:\n    terminal:\n      cwd: %s\n%s", filepath.Join(dir, "state"), ws, extra)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -100,7 +101,7 @@ func terminal(ctx context.Context, env *Env, c *Call) Result {
 			res = runHost(ctx, env, command, cmdEnv, timeout, int64(pol.Limits.Output))
 		}
 	} else {
-		res = runSandbox(ctx, env, pol, command, cmdEnv, timeout, useSession, background)
+		res = runSandbox(ctx, env, pol, command, cmdEnv, timeout, useSession, background, KernelPolicy(d.MandatePaths, env.Root))
 	}
 	if res.Decision == nil {
 		res.Decision = &dd
@@ -193,12 +194,16 @@ func ProfileLimits(pol TerminalPolicy) sandbox.Limits {
 	return sandbox.Limits{MemoryBytes: int64(pol.Limits.Memory), Pids: int64(pol.Limits.Pids), CPUs: pol.Limits.CPUs}
 }
 
-func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command string, cmdEnv []string, timeout time.Duration, useSession, background bool) Result {
+// runSandbox runs command in the profile's sandbox (the session's when
+// useSession), confined by landlock when the job's mandate is enforced
+// (KernelPolicy; nil confines nothing).
+func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command string, cmdEnv []string, timeout time.Duration, useSession, background bool, landlock *sandbox.Landlock) Result {
 	r := env.Runner
 	pl, err := r.place(env, pol, cmdEnv, timeout)
 	if err != nil {
 		return refused(GatePlacement, "placement.terminal-policy", err.Error()+"; nothing ran")
 	}
+	pl.Config.Landlock = landlock
 	// A job whose mandate observes gets the kernel's view of the call as
 	// evidence; other sandboxes do not pay for it.
 	pl.Config.Observe = env.observing(ctx)
@@ -221,6 +226,12 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 			if err != nil {
 				return notRun(fmt.Sprintf("opening the session sandbox: %v; nothing ran", err))
 			}
+		}
+		if !reflect.DeepEqual(sess.Spec().Config.Landlock, landlock) {
+			// Its processes hold the ruleset they started with (the
+			// kernel can only narrow it): a session opened under another
+			// mandate, or none, must not run this job's call.
+			return notRun("the session's sandbox was opened under another version of the job's mandate (or none); close the session (tether sessions close) to start one under the current version; nothing ran")
 		}
 		if err := beginSessionEgress(ctx, env, pol, sess); err != nil {
 			return notRun(fmt.Sprintf("setting up network egress: %v; nothing ran", err))
@@ -257,7 +268,10 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 		createBlocked(ctx, env, command, res.CreateBlocked, &out)
 	}
 	if len(res.ExecBlocked) > 0 {
-		return execBlocked(ctx, env, command, res.ExecBlocked, out)
+		out = execBlocked(ctx, env, command, res.ExecBlocked, out)
+	}
+	if len(res.PathsRefused) > 0 {
+		out = pathsRefused(ctx, env, command, res.PathsRefused, out)
 	}
 	return out
 }

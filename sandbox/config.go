@@ -138,6 +138,9 @@ type Config struct {
 	Seccomp SeccompMode `json:"seccomp,omitempty"`
 	// Hostname is the sandbox's hostname; empty means DefaultHostname.
 	Hostname string `json:"hostname,omitempty"`
+	// Landlock, when set, confines every process of the sandbox with a
+	// Landlock ruleset (see Landlock); nil confines nothing.
+	Landlock *Landlock `json:"landlock,omitempty"`
 	// Observe makes the exec gate record, besides every exec, the files
 	// the sandbox's processes open in the workspace and the binds, and the
 	// connections they make (Result.Accesses): the runtime evidence of a

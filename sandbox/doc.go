@@ -69,6 +69,15 @@
 // checked in part. The sandbox's namespaces, capabilities, seccomp filter
 // and read-only root bound whatever passes the gate.
 //
+// Config.Landlock confines every process of a sandbox with a Landlock
+// ruleset (docs/landlock.md): the trampoline applies it before the
+// program runs, a session's supervisor before its Go runtime starts
+// threads, so no process of the sandbox is outside it. The kernel's audit
+// records (ABI 7; read as root from the audit multicast group, turning
+// audit on if it is off) name each refused path in Result.PathsRefused.
+// Without Landlock in the kernel Result.NotEnforced lists "landlock";
+// without the records, "landlock_audit".
+//
 // Runtime observation (Config.Observe, for a job whose mandate observes):
 // the gate's filter also notifies open, openat, creat and connect, which
 // tether records and always lets go on (Result.Accesses: the workspace's

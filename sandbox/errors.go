@@ -22,6 +22,10 @@ var (
 	// (Config.Hide) holds the workspace, or lies in it where it cannot be
 	// hidden. Nothing was started.
 	ErrUnsafeWorkspace = errors.New("workspace cannot be protected")
+	// ErrLandlockUnavailable: a Landlock ruleset was asked for and the
+	// kernel has Landlock, but this sandbox cannot apply it before its
+	// program runs. Nothing was started.
+	ErrLandlockUnavailable = errors.New("cannot apply the Landlock ruleset in this sandbox")
 	// ErrKeeper: the keeper that reaps this process's sandboxes if it
 	// dies could not be started or told; nothing was started.
 	ErrKeeper = errors.New("cannot start the keeper that reaps this process's sandboxes if it dies")

@@ -36,6 +36,8 @@ const (
 	rootlessScriptEnv = "TETHER_SANDBOX_TEST_SCRIPT"
 	// rootlessGateEnv names a program the exec gate refuses.
 	rootlessGateEnv = "TETHER_SANDBOX_TEST_GATE"
+	// rootlessLandlockEnv confines the sandbox to the workspace's ok/.
+	rootlessLandlockEnv = "TETHER_SANDBOX_TEST_LANDLOCK"
 )
 
 func TestMain(m *testing.M) {
@@ -77,6 +79,9 @@ func rootlessMain(spec string) int {
 	}
 	var out bytes.Buffer
 	cfg := Config{Workspace: ws, Limits: Limits{MemoryBytes: 64 << 20, Pids: 50, Timeout: 30 * time.Second}}
+	if os.Getenv(rootlessLandlockEnv) != "" {
+		cfg.Landlock = &Landlock{Trees: []string{ws + "/ok"}}
+	}
 	res, err := r.Run(context.Background(), cfg, Command{Shell: os.Getenv(rootlessScriptEnv), Stdout: &out, Stderr: &out})
 	doc := struct {
 		Result *Result

@@ -35,7 +35,8 @@ func TestRootless(t *testing.T) {
 
 	// A directory the user owns: a copy of this test binary (the build
 	// cache is root-only), its state root and its workspace.
-	base, err := os.MkdirTemp("", "tether-rl")
+	// Not under /tmp, which a Landlock ruleset's /tmp rule would cover.
+	base, err := os.MkdirTemp("/var/tmp", "tether-rl")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(base) })
 	require.NoError(t, os.Chmod(base, 0o755))
@@ -43,7 +44,7 @@ func TestRootless(t *testing.T) {
 	require.NoError(t, err)
 	bin := filepath.Join(base, "sandbox.test")
 	copyFile(t, self, bin)
-	for _, d := range []string{"state", "ws"} {
+	for _, d := range []string{"state", "ws", "ws/ok"} {
 		require.NoError(t, os.Mkdir(filepath.Join(base, d), 0o700))
 		require.NoError(t, os.Chown(filepath.Join(base, d), uid, gid))
 	}
@@ -116,6 +117,18 @@ func TestRootless(t *testing.T) {
 	_, err = os.Lstat(filepath.Join(base, "ws", "sub", ".git"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	assert.NotContains(t, d.Result.NotEnforced, "nested-repos")
+
+	// Landlock needs no privilege: the ruleset holds rootless too, but the
+	// kernel's audit records (which name refused paths) need root, and
+	// the result says so.
+	d = runAs("echo hi > ok/f; cat ok/f; cat input.txt; echo rc=$?", rootlessLandlockEnv+"=1")
+	require.NotNil(t, d.Result, d.Error)
+	assert.Contains(t, d.Output, "hi\n")
+	assert.NotContains(t, d.Output, "from host", "outside the ruleset")
+	assert.Contains(t, d.Output, "Permission denied")
+	assert.Contains(t, d.Result.NotEnforced, "landlock_audit")
+	assert.NotContains(t, d.Result.NotEnforced, "landlock")
+	assert.Empty(t, d.Result.PathsRefused)
 
 	// Nothing is left in the user's state root.
 	for _, sub := range []string{containersDir, rootsDir, locksDir} {

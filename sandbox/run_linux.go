@@ -68,7 +68,9 @@ type Result struct {
 	// "exec_gate" when an ExecGate was asked for and the sandbox has no
 	// filter to carry it, "nested-repos" when the creation gate has none
 	// or the workspace was too large to walk for nested repositories;
-	// "disk" without project quotas).
+	// "disk" without project quotas; "protected-paths"; "landlock" when
+	// Config.Landlock was asked for and the kernel has no Landlock;
+	// "landlock_audit" when the paths it refused cannot be learnt).
 	NotEnforced []string `json:"not_enforced,omitempty"`
 	// CreateBlocked lists the creations of a .git the creation gate
 	// refused (the newest 64 to 128; docs/workspace.md).
@@ -81,6 +83,11 @@ type Result struct {
 	// command really ran.
 	Execs        []ExecEvent `json:"execs,omitempty"`
 	ExecsDropped int         `json:"execs_dropped,omitempty"`
+	// PathsRefused lists what the Config.Landlock ruleset refused (the
+	// first 128 distinct paths), from the kernel's audit records; where
+	// those cannot be read NotEnforced lists "landlock_audit" (the kernel
+	// refused them all the same).
+	PathsRefused []PathRefused `json:"paths_refused,omitempty"`
 	// Accesses, in an observed sandbox (Config.Observe), are the files its
 	// processes opened or executed in the workspace and the binds, and the
 	// connections they made, in order, repeats folded; AccessesLost counts
@@ -365,8 +372,9 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	filter := cfg.Seccomp != SeccompOff && seccompAvailable && !rootless && !r.libcontainerSeccomp
 	// Every sandbox that writes a workspace gets the creation gate.
 	createGate := cfg.Workspace != ""
-	if filter || r.ExecGate != nil || createGate {
-		prep = prepareTrampoline(stateRoot, cfg.Rootfs.Kind == rootfs.KindHost, filter, r.ExecGate != nil || createGate)
+	wantLandlock := cfg.Landlock != nil && landlockVersion() > 0
+	if filter || r.ExecGate != nil || createGate || wantLandlock {
+		prep = prepareTrampoline(stateRoot, cfg.Rootfs.Kind == rootfs.KindHost, filter, r.ExecGate != nil || createGate, wantLandlock)
 		undo = append(undo, func() error {
 			if t := prep.wait(); t != nil {
 				t.close()
@@ -465,6 +473,10 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	if err != nil {
 		return nil, err
 	}
+	landlock, err := landlockFor(cfg, p, &res.NotEnforced)
+	if err != nil {
+		return nil, err
+	}
 	// With the filter compiled beforehand, the container's init compiles
 	// nothing: the program starts through the trampoline that loads it.
 	// Without (no root for the compiler's ptrace, or another filter than
@@ -478,10 +490,22 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		case tramp == nil:
 		case tramp.loads(lc):
 			lc.Seccomp = nil
-		case tramp.gateHost != nil:
+		case tramp.gateHost != nil || landlock != nil:
 			tramp.prog = nil
 		default:
 			tramp = nil
+		}
+	}
+	var audit *landlockAudit
+	if landlock != nil {
+		// Only the trampoline can apply the ruleset before the program
+		// runs: without it, refuse rather than run unconfined.
+		if tramp == nil {
+			return nil, fmt.Errorf("%w: this tether cannot start programs in this root through its trampoline (build it statically: make build)", ErrLandlockUnavailable)
+		}
+		tramp.landlock = landlock
+		if audit, err = landlockAuditOnce(); err != nil {
+			res.NotEnforced = append(res.NotEnforced, "landlock_audit")
 		}
 	}
 	var execGate *execGateRun
@@ -626,6 +650,15 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		res.ExecBlocked, res.Execs, res.ExecsDropped = execGate.report()
 		res.CreateBlocked = execGate.createsSince(gateMark{})
 		res.Accesses, res.AccessesLost, res.observedNotifications = execGate.accessesSince(gateMark{})
+	}
+	if audit != nil {
+		if pid, perr := process.Pid(); perr == nil {
+			var aerr error
+			if res.PathsRefused, aerr = audit.take(pid); aerr != nil {
+				res.NotEnforced = append(res.NotEnforced, "landlock_audit")
+			}
+			audit.forget(pid)
+		}
 	}
 	if tramp != nil {
 		if err := tramp.execError(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-dev/tether/rootfs"
+	"github.com/tether-dev/tether/sandbox/seccompexec"
 )
 
 // Labels stored in a session container's libcontainer config, read back
@@ -246,6 +248,11 @@ type Session struct {
 	disk      *diskLimit   // the workspace's disk limit, when set and enforced
 	// notEnforced lists protections this environment cannot apply.
 	notEnforced []string
+	// audit reads the paths the session's Landlock ruleset refused, made
+	// by the domain of the supervisor, pid llPid; nil without a ruleset
+	// (or without the audit records).
+	audit *landlockAudit
+	llPid int
 
 	writeMu sync.Mutex // serialises frames to the supervisor
 
@@ -499,6 +506,24 @@ func (s *Session) create(ctx context.Context) (err error) {
 		ExtraFiles: []*os.File{childEnd},
 		Init:       true,
 	}
+	landlock, err := landlockFor(cfg, p, &s.notEnforced)
+	if err != nil {
+		return err
+	}
+	if landlock != nil {
+		// The supervisor applies it before its Go runtime starts (package
+		// seccompexec): it and every command it runs are confined.
+		llFile, err := sealedMemfd("tether-landlock", landlock)
+		if err != nil {
+			return err
+		}
+		defer llFile.Close()
+		process.ExtraFiles = append(process.ExtraFiles, llFile)
+		process.Env = append(process.Env, fmt.Sprintf("%s=%d", seccompexec.LandlockEnv, 3+len(process.ExtraFiles)-1))
+		if s.audit, err = landlockAuditOnce(); err != nil {
+			s.notEnforced = append(s.notEnforced, "landlock_audit")
+		}
+	}
 	// No process of the sandbox may exist before its keeper runs.
 	if err := keeperUp(); err != nil {
 		return err
@@ -527,6 +552,15 @@ func (s *Session) create(ctx context.Context) (err error) {
 	}
 	if err != nil {
 		return fmt.Errorf("starting session supervisor: %w", err)
+	}
+	if s.audit != nil {
+		if s.llPid, err = process.Pid(); err != nil {
+			s.audit = nil
+			s.notEnforced = append(s.notEnforced, "landlock_audit")
+		} else {
+			audit, pid := s.audit, s.llPid
+			undo = append(undo, func() error { audit.forget(pid); return nil })
+		}
 	}
 	if pr != nil {
 		// The supervisor is tether's own and runs nothing of the
@@ -775,21 +809,31 @@ func (s *Session) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Res
 		return nil, err
 	}
 	defer s.finish()
+	// What the exec gate and the Landlock ruleset refused while the
+	// command ran is its record; with commands or background processes
+	// running alongside, theirs is in it too (both see processes, not
+	// calls).
+	var mark gateMark
 	if s.gate != nil {
-		// What the gate saw while the command ran is its record; with
-		// commands or background processes running alongside, theirs is
-		// in it too (the gate sees processes, not calls).
-		mark := s.gate.mark()
-		res, err := s.await(ctx, c, s.execRequest(c, cmd, limits), cmd.Stdin, limits.Timeout, nil)
-		if res != nil {
-			res.ExecBlocked, res.Execs, res.ExecsDropped = s.gate.since(mark)
-			res.CreateBlocked = s.gate.createsSince(mark)
-			res.Accesses, res.AccessesLost, res.observedNotifications = s.gate.accessesSince(mark)
-		}
-		return res, err
+		mark = s.gate.mark()
 	}
-	return s.await(ctx, c, s.execRequest(c, cmd, limits), cmd.Stdin, limits.Timeout, nil)
+	res, err := s.await(ctx, c, s.execRequest(c, cmd, limits), cmd.Stdin, limits.Timeout, nil)
+	if res != nil && s.gate != nil {
+		res.ExecBlocked, res.Execs, res.ExecsDropped = s.gate.since(mark)
+		res.CreateBlocked = s.gate.createsSince(mark)
+		res.Accesses, res.AccessesLost, res.observedNotifications = s.gate.accessesSince(mark)
+	}
+	if res != nil && s.audit != nil {
+		var aerr error
+		if res.PathsRefused, aerr = s.audit.take(s.llPid); aerr != nil {
+			res.NotEnforced = append(slices.Clip(res.NotEnforced), "landlock_audit")
+		}
+	}
+	return res, err
 }
+
+// Spec returns the spec the session was opened with.
+func (s *Session) Spec() SessionSpec { return s.spec }
 
 // execRequest is the exec frame of c.
 func (s *Session) execRequest(c *call, cmd Command, limits Limits) *request {

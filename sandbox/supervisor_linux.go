@@ -15,6 +15,8 @@ import (
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/sandbox/seccompexec"
 )
 
 // The supervisor is the init process of a session sandbox: this binary,
@@ -135,7 +137,9 @@ func runSupervisor() int {
 	cwd, _ := os.Getwd()
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, supervisorEnv+"=") {
+		// The Landlock descriptor's variable is gone from libc's
+		// environment (seccompexec), not from the Go runtime's copy.
+		if !strings.HasPrefix(kv, supervisorEnv+"=") && !strings.HasPrefix(kv, seccompexec.LandlockEnv+"=") {
 			env = append(env, kv)
 		}
 	}
@@ -353,7 +357,12 @@ func (s *supervisor) exec(req *request) {
 		// OOM killer picks, not the supervisor, whose death ends the
 		// session. Raising a child's score needs no privilege (lowering
 		// the supervisor's would need CAP_SYS_RESOURCE).
-		_ = os.WriteFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", []byte(commandOOMScoreAdj), 0)
+		// Opened for writing only (no O_CREAT, no O_TRUNC): what a
+		// Landlock ruleset's write right on /proc allows.
+		if f, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", os.O_WRONLY, 0); err == nil {
+			_, _ = f.WriteString(commandOOMScoreAdj)
+			f.Close()
+		}
 	}
 	if err != nil {
 		for _, f := range []*os.File{outR, errR, stateR, p.stdin} {

@@ -26,6 +26,9 @@ type trampoline struct {
 	cfg   *configs.Seccomp // the filter's rules, as libcontainer takes them
 	prog  []byte           // cfg compiled (struct sock_filter[]); nil: gate only
 	flags uint32           // seccomp(SECCOMP_SET_MODE_FILTER)'s flags for it
+	// landlock is the Landlock section (encodeLandlock) the trampoline
+	// applies first; nil for none.
+	landlock []byte
 
 	exe, progFile *os.File // the trampoline's descriptors 3 and 4
 	errR, errW    *os.File // the error pipe; the trampoline has errW as 5
@@ -69,13 +72,14 @@ var selfIsStatic = sync.OnceValue(func() bool {
 
 // prepareTrampoline starts preparing the trampoline of a sandbox under
 // stateRoot, whose root is the host layout when hostLayout; filter asks
-// for the compiled seccomp filter, gate for the exec gate. Its result is
+// for the compiled seccomp filter, gate for the exec gate, landlock for a
+// Landlock ruleset (its section is added later). Its result is
 // nil when this binary cannot be the trampoline in that root, or the
 // descriptors cannot be made, or the filter cannot be compiled here (the
-// compiler needs root's ptrace) and no gate is wanted: libcontainer then
-// loads the filter as usual. With a gate and no compiled filter the
-// trampoline installs the gate only.
-func prepareTrampoline(stateRoot string, hostLayout, filter, gate bool) *trampolinePrep {
+// compiler needs root's ptrace) and neither a gate nor a ruleset is
+// wanted: libcontainer then loads the filter as usual. With a gate or a
+// ruleset and no compiled filter the trampoline applies those only.
+func prepareTrampoline(stateRoot string, hostLayout, filter, gate, landlock bool) *trampolinePrep {
 	p := &trampolinePrep{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
@@ -90,7 +94,7 @@ func prepareTrampoline(stateRoot string, hostLayout, filter, gate bool) *trampol
 				}
 			}
 		}
-		if t.prog == nil && !gate {
+		if t.prog == nil && !gate && !landlock {
 			return
 		}
 		if err := t.open(gate); err != nil {
@@ -144,12 +148,7 @@ func (t *trampoline) open(gate bool) error {
 // and 5, with env, the program's environment, in the program descriptor
 // (see seccompexec.h): the process itself gets an empty one.
 func (t *trampoline) files(env []string) ([]*os.File, error) {
-	fd, err := unix.MemfdCreate("tether-seccomp", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
-	if err != nil {
-		return nil, fmt.Errorf("seccomp program: %w", err)
-	}
-	t.progFile = os.NewFile(uintptr(fd), "tether-seccomp")
-	data := make([]byte, seccompexec.Header, seccompexec.Header+len(t.prog)+256)
+	data := make([]byte, seccompexec.Header, seccompexec.Header+len(t.prog)+len(t.landlock)+256)
 	flags := t.flags
 	if t.observe {
 		flags |= seccompexec.Observe
@@ -162,19 +161,18 @@ func (t *trampoline) files(env []string) ([]*os.File, error) {
 	}
 	binary.NativeEndian.PutUint32(data, flags)
 	binary.NativeEndian.PutUint32(data[4:], uint32(len(t.prog)/sockFilterSize)) // 0: gate only
+	binary.NativeEndian.PutUint32(data[8:], uint32(len(t.landlock)))
 	data = append(data, t.prog...)
+	data = append(data, t.landlock...)
 	for _, kv := range env {
 		if strings.IndexByte(kv, 0) >= 0 {
 			return nil, fmt.Errorf("environment entry %q holds a NUL byte", kv)
 		}
 		data = append(append(data, kv...), 0)
 	}
-	if _, err := t.progFile.Write(data); err != nil {
+	var err error
+	if t.progFile, err = sealedMemfd("tether-seccomp", data); err != nil {
 		return nil, fmt.Errorf("seccomp program: %w", err)
-	}
-	seals := unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE
-	if _, err := unix.FcntlInt(t.progFile.Fd(), unix.F_ADD_SEALS, seals); err != nil {
-		return nil, fmt.Errorf("seccomp program: sealing: %w", err)
 	}
 	files := []*os.File{t.exe, t.progFile, t.errW}
 	if t.gateChild != nil {
@@ -212,6 +210,26 @@ func (t *trampoline) execError() error {
 		return nil
 	}
 	return errors.New(string(msg))
+}
+
+// sealedMemfd returns a memfd holding data, sealed against any change: a
+// descriptor the sandbox's process reads but cannot alter.
+func sealedMemfd(name string, data []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", name, err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("writing %s: %w", name, err)
+	}
+	seals := unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, seals); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sealing %s: %w", name, err)
+	}
+	return f, nil
 }
 
 // close releases every descriptor; it is safe after started, and twice.

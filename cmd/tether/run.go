@@ -103,7 +103,9 @@ decision is appended to the audit log in the state directory, with the
 profile's secrets redacted. --job J makes the command a call of mandate job
 J, as behind the daemon: observed while the job is in observe mode, checked
 against its approved mandate once enforcing (--platform cron for a cron
-run).
+run), and then confined by the kernel to the mandate's paths (a Landlock
+ruleset; an access outside them fails with EACCES, is reported on stderr
+and recorded as drift; see docs/landlock.md).
 
 Limits apply to the command's cgroup, a child of the profile's parent cgroup
 (<prefix>/<profile>). Without root tether uses a user namespace and cannot
@@ -256,7 +258,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	var res *sandbox.Result
 	if inv != nil {
 		res = inv.Result
-		for _, d := range inv.ExecBlocked {
+		for _, d := range append(inv.ExecBlocked, inv.PathsRefused...) {
 			fmt.Fprintf(cmd.ErrOrStderr(), "tether: %s\n", d.Message)
 		}
 		for _, d := range inv.CreateBlocked {

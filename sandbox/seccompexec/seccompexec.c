@@ -55,6 +55,8 @@ struct spec {
 	// from flags).
 	int observe, create, noexec;
 	struct sock_fprog prog;
+	const char *landlock; // the Landlock section, or NULL
+	size_t landlock_len;
 	char **env;
 };
 
@@ -88,22 +90,25 @@ static int read_spec(struct spec *sp, char *why, size_t size)
 		}
 		got += (size_t)n;
 	}
-	uint32_t count;
+	uint32_t count, ll;
 	memcpy(&sp->flags, buf, sizeof sp->flags);
-	memcpy(&count, buf + sizeof sp->flags, sizeof count);
+	memcpy(&count, buf + 4, sizeof count);
+	memcpy(&ll, buf + 8, sizeof ll);
 	sp->observe = (sp->flags & SECCOMPEXEC_OBSERVE) != 0;
 	sp->create = (sp->flags & SECCOMPEXEC_CREATE) != 0;
 	sp->noexec = (sp->flags & SECCOMPEXEC_NOEXEC) != 0;
 	sp->flags &= ~(SECCOMPEXEC_OBSERVE | SECCOMPEXEC_CREATE | SECCOMPEXEC_NOEXEC);
 	size_t insns = (size_t)count * sizeof(struct sock_filter);
-	if (count > BPF_MAXINSNS || insns > total - SECCOMPEXEC_HEADER) {
+	if (count > BPF_MAXINSNS || insns > total - SECCOMPEXEC_HEADER || ll > total - SECCOMPEXEC_HEADER - insns) {
 		snprintf(why, size, "reading the filter: %zu bytes is not a program", total);
 		return EINVAL;
 	}
 	sp->prog.len = (unsigned short)count;
 	sp->prog.filter = (struct sock_filter *)(buf + SECCOMPEXEC_HEADER);
+	sp->landlock = ll > 0 ? buf + SECCOMPEXEC_HEADER + insns : NULL;
+	sp->landlock_len = ll;
 
-	char *env = buf + SECCOMPEXEC_HEADER + insns, *end = buf + total;
+	char *env = buf + SECCOMPEXEC_HEADER + insns + ll, *end = buf + total;
 	if (env < end && end[-1] != '\0') {
 		snprintf(why, size, "reading the environment: not NUL-terminated");
 		return EINVAL;
@@ -137,6 +142,118 @@ static int read_spec(struct spec *sp, char *why, size_t size)
 		sp->env[n++] = h;
 	}
 	sp->env[n] = NULL;
+	return 0;
+}
+
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#define __NR_landlock_add_rule 445
+#define __NR_landlock_restrict_self 446
+#endif
+
+// struct landlock_ruleset_attr and struct landlock_path_beneath_attr as of
+// ABI 6: the system's headers may predate them; the kernel takes the
+// prefix that the section's attr size says it knows.
+struct ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+struct ll_path_beneath_attr {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+#define LL_RULE_PATH_BENEATH 1
+
+int seccompexec_apply_landlock(const char *sec, size_t len, char *why, size_t size)
+{
+	if (len < SECCOMPEXEC_LANDLOCK_HEADER) {
+		snprintf(why, size, "reading the Landlock ruleset: %zu bytes is too short", len);
+		return EINVAL;
+	}
+	struct ll_ruleset_attr attr;
+	uint32_t attr_size, flags, count;
+	memcpy(&attr.handled_access_fs, sec, 8);
+	memcpy(&attr.handled_access_net, sec + 8, 8);
+	memcpy(&attr.scoped, sec + 16, 8);
+	memcpy(&attr_size, sec + 32, 4);
+	memcpy(&flags, sec + 36, 4);
+	memcpy(&count, sec + 40, 4);
+	if (attr_size == 0 || attr_size > sizeof attr) {
+		snprintf(why, size, "reading the Landlock ruleset: attr size %u", attr_size);
+		return EINVAL;
+	}
+	// landlock_restrict_self needs no_new_privs without CAP_SYS_ADMIN;
+	// refuse rather than rely on a capability.
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
+		snprintf(why, size, "no_new_privs is not set");
+		return EPERM;
+	}
+	int rs = (int)syscall(__NR_landlock_create_ruleset, &attr, (size_t)attr_size, 0U);
+	if (rs < 0) {
+		snprintf(why, size, "creating the Landlock ruleset");
+		return errno;
+	}
+	size_t off = SECCOMPEXEC_LANDLOCK_HEADER;
+	char path[4096];
+	for (uint32_t i = 0; i < count; i++) {
+		uint64_t dir_access, file_access;
+		uint32_t plen;
+		if (len - off < 20) {
+			snprintf(why, size, "reading the Landlock ruleset: rule %u is cut short", i);
+			close(rs);
+			return EINVAL;
+		}
+		memcpy(&dir_access, sec + off, 8);
+		memcpy(&file_access, sec + off + 8, 8);
+		memcpy(&plen, sec + off + 16, 4);
+		off += 20;
+		if (plen == 0 || plen >= sizeof path || len - off < plen) {
+			snprintf(why, size, "reading the Landlock ruleset: rule %u is cut short", i);
+			close(rs);
+			return EINVAL;
+		}
+		memcpy(path, sec + off, plen);
+		path[plen] = '\0';
+		off += plen;
+		int fd = open(path, O_PATH | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENOENT || errno == ENOTDIR)
+				continue; // nothing to allow: the kernel refuses it
+			snprintf(why, size, "opening %.3900s for its Landlock rule", path);
+			int e = errno;
+			close(rs);
+			return e;
+		}
+		struct stat st;
+		if (fstat(fd, &st) < 0) {
+			int e = errno;
+			snprintf(why, size, "opening %.3900s for its Landlock rule", path);
+			close(fd);
+			close(rs);
+			return e;
+		}
+		// The rights follow what the path is now, inside the sandbox.
+		uint64_t access = S_ISDIR(st.st_mode) ? dir_access : file_access;
+		struct ll_path_beneath_attr pb = {.allowed_access = access & attr.handled_access_fs, .parent_fd = fd};
+		if (pb.allowed_access != 0 && syscall(__NR_landlock_add_rule, rs, LL_RULE_PATH_BENEATH, &pb, 0U) < 0) {
+			int e = errno;
+			snprintf(why, size, "adding the Landlock rule for %.3900s", path);
+			close(fd);
+			close(rs);
+			return e;
+		}
+		close(fd);
+	}
+	if (syscall(__NR_landlock_restrict_self, rs, flags) < 0) {
+		int e = errno;
+		snprintf(why, size, "landlock_restrict_self(%#x)", flags);
+		close(rs);
+		return e;
+	}
+	close(rs);
 	return 0;
 }
 
@@ -415,10 +532,13 @@ static void seccompexec_main(int argc, char **argv)
 	close(SECCOMPEXEC_EXE_FD);
 	close(SECCOMPEXEC_PROG_FD);
 	int gate = gate_wanted();
-	if (e == 0 && sp.prog.len == 0 && !gate) {
-		snprintf(why, sizeof why, "neither a filter nor the exec gate was given");
+	if (e == 0 && sp.prog.len == 0 && !gate && sp.landlock == NULL) {
+		snprintf(why, sizeof why, "neither a filter, the exec gate nor a Landlock ruleset was given");
 		e = EINVAL;
 	}
+	// Landlock first: the filter loaded next may refuse its system calls.
+	if (e == 0 && sp.landlock != NULL)
+		e = seccompexec_apply_landlock(sp.landlock, sp.landlock_len, why, sizeof why);
 	if (e == 0)
 		e = load_filter(&sp, why, sizeof why);
 	if (e == 0 && gate)
@@ -430,6 +550,58 @@ static void seccompexec_main(int argc, char **argv)
 	run_program(argv + 2, sp.env);
 }
 
+// supervisor_landlock confines a session's supervisor, when it was given a
+// Landlock section, while it is still the only thread: the Go runtime's
+// threads and every command inherit the domain. A failure ends the
+// supervisor (status 1, the reason on stderr): the session does not start.
+static void supervisor_landlock(void)
+{
+	const char *v = getenv(SECCOMPEXEC_LANDLOCK_ENV);
+	if (v == NULL)
+		return;
+	char why[4096], err[128], msg[4400];
+	char *endp;
+	long fd = strtol(v, &endp, 10);
+	unsetenv(SECCOMPEXEC_LANDLOCK_ENV);
+	struct stat st;
+	int e = 0;
+	char *buf = NULL;
+	if (*v == '\0' || *endp != '\0' || fd < 3 || fd > 1024 || fstat((int)fd, &st) < 0) {
+		snprintf(why, sizeof why, "reading the Landlock ruleset: descriptor %s", v);
+		e = EBADF;
+	} else if (st.st_size <= 0 || st.st_size > SECCOMPEXEC_MAX_DATA) {
+		snprintf(why, sizeof why, "reading the Landlock ruleset: %lld bytes", (long long)st.st_size);
+		e = EINVAL;
+	} else if ((buf = malloc((size_t)st.st_size)) == NULL) {
+		snprintf(why, sizeof why, "reading the Landlock ruleset");
+		e = ENOMEM;
+	} else {
+		size_t got = 0, total = (size_t)st.st_size;
+		while (e == 0 && got < total) {
+			ssize_t n = pread((int)fd, buf + got, total - got, (off_t)got);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				snprintf(why, sizeof why, "reading the Landlock ruleset");
+				e = n < 0 ? errno : EIO;
+				break;
+			}
+			got += (size_t)n;
+		}
+		if (e == 0)
+			e = seccompexec_apply_landlock(buf, total, why, sizeof why);
+	}
+	if (fd >= 3 && fd <= 1024)
+		close((int)fd);
+	free(buf);
+	if (e != 0) {
+		snprintf(msg, sizeof msg, "tether supervisor: %s: %s\n", why, errtext(e, err, sizeof err));
+		ssize_t n = write(2, msg, strlen(msg));
+		(void)n;
+		_exit(1);
+	}
+}
+
 // The constructor runs before the Go runtime starts, and before every
 // constructor of default priority: libcontainer's nsexec (which acts on
 // _LIBCONTAINER_* variables) never runs in the trampoline. In every process
@@ -438,4 +610,6 @@ __attribute__((constructor(101))) static void seccompexec_constructor(int argc, 
 {
 	if (argc >= 2 && argv != NULL && argv[1] != NULL && strcmp(argv[1], SECCOMPEXEC_ARG) == 0)
 		seccompexec_main(argc, argv);
+	if (argc >= 2 && argv != NULL && argv[1] != NULL && strcmp(argv[1], SECCOMPEXEC_SUPERVISOR_ARG) == 0)
+		supervisor_landlock();
 }

@@ -45,10 +45,16 @@ const (
 	GateFD = C.SECCOMPEXEC_GATE_FD
 )
 
-// Header is the size of the flags word that starts the program descriptor:
-// seccomp(SECCOMP_SET_MODE_FILTER)'s flags as a native-endian uint32,
-// padded; the struct sock_filter array follows.
+// Header is the size of the header that starts the program descriptor:
+// seccomp(SECCOMP_SET_MODE_FILTER)'s flags, the instruction count and the
+// Landlock section's length, native-endian uint32s, padded; the struct
+// sock_filter array follows, then the Landlock section (see
+// seccompexec.h).
 const Header = C.SECCOMPEXEC_HEADER
+
+// LandlockEnv names the environment variable that gives a session's
+// supervisor the descriptor of its Landlock section (seccompexec.h).
+const LandlockEnv = C.SECCOMPEXEC_LANDLOCK_ENV
 
 // Observe, in the flags word, asks the exec gate's filter to notify open,
 // openat, creat and connect too (runtime observation); the trampoline

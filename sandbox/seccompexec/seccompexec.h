@@ -13,8 +13,9 @@
 
 // The program descriptor holds, in native byte order: the flags of
 // seccomp(SECCOMP_SET_MODE_FILTER) (uint32), the number of instructions
-// (uint32), the instructions (struct sock_filter), then the program's
-// environment, each entry NUL-terminated. The trampoline itself starts
+// (uint32), the length of the Landlock section (uint32, zero for none),
+// padding (uint32), the instructions (struct sock_filter), the Landlock
+// section, then the program's environment, each entry NUL-terminated. The trampoline itself starts
 // with only the environment libcontainer gives an empty one, so that
 // nothing of the program's (GLIBC_TUNABLES, LD_PRELOAD for a dynamically
 // linked build) reaches libc before the filter is loaded. A count of
@@ -36,10 +37,35 @@
 // name a directory entry (mkdir, mknod, symlink, link, rename in all their
 // forms, creat, and open and openat with O_CREAT: the creation gate);
 // NOEXEC leaves execve and execveat out (a gate for creations alone).
-#define SECCOMPEXEC_HEADER 8
+#define SECCOMPEXEC_HEADER 16
 #define SECCOMPEXEC_OBSERVE 0x80000000u
 #define SECCOMPEXEC_CREATE 0x20000000u
 #define SECCOMPEXEC_NOEXEC 0x10000000u
 #define SECCOMPEXEC_MAX_DATA (16 << 20)
+
+// The Landlock section (sandbox/landlock.go writes it) describes a
+// ruleset that the trampoline applies before it loads any filter, so that
+// the program and every process it starts are confined: handled
+// filesystem rights, handled network rights, scopes, padding (uint64
+// each), the size of struct landlock_ruleset_attr to pass,
+// landlock_restrict_self's flags, the rule count (uint32 each), padding
+// (uint32), then each rule: its rights when the path is a directory and
+// when it is not (uint64 each), the length of its path (uint32) and the
+// path (no NUL). A path
+// that does not exist is left out; any other failure ends the process
+// without running the program.
+#define SECCOMPEXEC_LANDLOCK_HEADER 48
+
+// A session's supervisor (argv[1] SECCOMPEXEC_SUPERVISOR_ARG) applies the
+// same section, read from the descriptor named by the environment
+// variable SECCOMPEXEC_LANDLOCK_ENV, before the Go runtime starts its
+// threads: every thread of the supervisor, and so every command, is
+// confined.
+#define SECCOMPEXEC_SUPERVISOR_ARG "tether-supervisor"
+#define SECCOMPEXEC_LANDLOCK_ENV "_TETHER_LANDLOCK_FD"
+
+// apply_landlock applies a Landlock section of len bytes; returns 0 or an
+// errno, with why saying what failed.
+int seccompexec_apply_landlock(const char *sec, size_t len, char *why, size_t size);
 
 #endif

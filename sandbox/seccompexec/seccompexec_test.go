@@ -51,6 +51,33 @@ func encode(flags uint32, insns []unix.SockFilter, env []string) []byte {
 	return b
 }
 
+// withLandlock inserts a Landlock section into a program descriptor
+// encoded without one (encode's filter-less form: the section goes right
+// after the header).
+func withLandlock(prog, section []byte) []byte {
+	out := append([]byte(nil), prog[:Header]...)
+	binary.NativeEndian.PutUint32(out[8:], uint32(len(section)))
+	out = append(out, section...)
+	return append(out, prog[Header:]...)
+}
+
+// withLandlockLen claims a Landlock section of n bytes that is not there.
+func withLandlockLen(prog []byte, n uint32) []byte {
+	out := append([]byte(nil), prog...)
+	binary.NativeEndian.PutUint32(out[8:], n)
+	return out
+}
+
+// landlockSection is a section header handling read_file (attr size 8)
+// that announces count rules and holds none.
+func landlockSection(count, attrSize uint32) []byte {
+	b := make([]byte, 48)
+	binary.NativeEndian.PutUint64(b, 1<<2)
+	binary.NativeEndian.PutUint32(b[32:], attrSize)
+	binary.NativeEndian.PutUint32(b[40:], count)
+	return b
+}
+
 type outcome struct {
 	status int
 	stdout string
@@ -176,7 +203,10 @@ func TestFailsClosed(t *testing.T) {
 		{"without no_new_privs", good, false, "loading the seccomp filter: no_new_privs is not set"},
 		// An empty program is the gate-only form: without the gate socket it
 		// is refused.
-		{"empty program", encode(0, nil, stdEnv), true, "neither a filter nor the exec gate was given"},
+		{"empty program", encode(0, nil, stdEnv), true, "neither a filter, the exec gate nor a Landlock ruleset was given"},
+		{"torn Landlock section", withLandlock(encode(0, nil, stdEnv), make([]byte, 20)), true, "reading the Landlock ruleset: 20 bytes is too short"},
+		{"Landlock section past the end", withLandlockLen(encode(0, nil, stdEnv), 1<<20), true, "is not a program"},
+		{"Landlock rule cut short", withLandlock(encode(0, nil, stdEnv), landlockSection(1, 24)), true, "rule 0 is cut short"},
 		{"torn program", encode(0, filter(unix.SYS_MKDIR), nil)[:Header+20], true, "is not a program"},
 		{"short header", []byte{0, 0, 0}, true, "is not a program"},
 		{"environment not terminated", encode(0, filter(unix.SYS_MKDIR), stdEnv)[:len(good)-1], true, "not NUL-terminated"},

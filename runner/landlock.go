@@ -1,0 +1,83 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/mandate"
+	"github.com/tether-dev/tether/sandbox"
+)
+
+// KernelPolicy is the Landlock ruleset of a call's sandbox under its job's
+// enforced mandate (mp, from the decision: approval.Decision.MandatePaths),
+// for the workspace root: the paths family's rules, resolved against the
+// workspace as the sandbox mounts it. Nil without an enforced mandate: no
+// ruleset. Every entry point that runs a job's call in a sandbox uses it.
+func KernelPolicy(mp *approval.MandatePaths, root string) *sandbox.Landlock {
+	if mp == nil {
+		return nil
+	}
+	trees, files, _ := mandate.KernelPaths(mp.Rules, root)
+	return &sandbox.Landlock{Trees: trees, Files: files}
+}
+
+// pathsRefused records the accesses the kernel refused during a command
+// under its job's enforced mandate (audit, drift in the paths family) and
+// reports the call blocked at gate "landlock" with them in
+// "paths_refused"; a call already blocked at the exec gate keeps that
+// verdict and gains the list. The command's own output stays (it ran).
+func pathsRefused(ctx context.Context, env *Env, command string, refused []sandbox.PathRefused, ran Result) Result {
+	ds := recordPathRefusals(ctx, env, command, refused)
+	list := make([]map[string]any, len(ds))
+	for i, d := range ds {
+		list[i] = map[string]any{"path": refused[i].Path, "blockers": refused[i].Blockers, "drift_id": d.DriftID}
+	}
+	out := ran.Output
+	if out == nil {
+		out = map[string]any{}
+	}
+	out["paths_refused"] = list
+	ran.Output = out
+	if ran.Class == ClassBlocked {
+		return ran
+	}
+	msg := fmt.Sprintf("the kernel refused access to %s: outside the job's mandate (%s); the command ran with that access refused",
+		refused[0].Path, strings.Join(refused[0].Blockers, ", "))
+	if len(refused) > 1 {
+		msg += fmt.Sprintf(", and %d more", len(refused)-1)
+	}
+	if code, ok := out["exit_code"].(int); ok {
+		msg += fmt.Sprintf(", and exited with status %d", code)
+	}
+	res := Result{Class: ClassBlocked, Gate: GateLandlock, Rule: approval.RuleMandate, Ran: true, Message: msg, Output: out}
+	first := ds[0]
+	res.Decision = &first
+	return res
+}
+
+// recordPathRefusals audits each access the kernel refused during a
+// command of env and, in a job, records it as paths drift (the path
+// relative to the workspace, as the family's rules are).
+func recordPathRefusals(ctx context.Context, env *Env, command string, refused []sandbox.PathRefused) []approval.Decision {
+	in := make([]approval.PathRefusal, len(refused))
+	for i, p := range refused {
+		in[i] = approval.PathRefusal{Path: WorkspaceRelative(p.Path, env.Root), Blockers: p.Blockers}
+	}
+	return env.Runner.Engine.RecordPathRefusals(ctx, approval.ExecCall{Profile: env.Profile.Name, Session: env.Session,
+		Platform: env.Platform, Job: env.Job, Command: command}, in)
+}
+
+// WorkspaceRelative is p relative to the workspace root when inside it,
+// as the mandate's paths rules are; p otherwise.
+func WorkspaceRelative(p, root string) string {
+	if root == "" {
+		return p
+	}
+	if rel, err := filepath.Rel(root, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		return rel
+	}
+	return p
+}

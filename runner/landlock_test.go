@@ -1,0 +1,148 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/config"
+	"github.com/tether-dev/tether/mandate"
+	"github.com/tether-dev/tether/sandbox"
+)
+
+const landlockSecret = "TOKEN-7f3a9c-NEVER-SHOWN"
+
+// landlockRunner is gateRunner's set-up with the workspace outside /tmp
+// (whose sandbox rule would cover it) holding a small project and a
+// secret: src/check.sh, run by make test, reads src/data.txt, and reads
+// the file named in src/extra when there is one: what a poisoned
+// dependency would do, invisible in the command text "make test".
+func landlockRunner(t *testing.T) (*Runner, *mandate.Store, string) {
+	t.Helper()
+	sb := testSandbox(t)
+	dir, err := os.MkdirTemp("/var/tmp", "tether-llr-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	ws := filepath.Join(dir, "ws")
+	for _, d := range []string{"src", "secret"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
+	}
+	files := map[string]string{
+		"Makefile":     "test:\n\tsh src/check.sh\n",
+		"src/check.sh": "cat src/data.txt\nif [ -f src/extra ]; then f=$(cat src/extra); cat \"$f\"; fi\necho check-done\n",
+		"src/data.txt": "data-ok\n",
+		"secret/token": landlockSecret + "\n",
+	}
+	for name, text := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644))
+	}
+	y := fmt.Sprintf("state_dir: %s\nprofiles:\n  default:\n    terminal:\n      cwd: %s\n", filepath.Join(dir, "state"), ws)
+	cfg, err := config.Parse("test.yaml", []byte(y), dir)
+	require.NoError(t, err)
+	store, err := mandate.Open(cfg.StateDir, mandate.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	eng, err := approval.NewEngine(cfg, approval.Options{Mandate: mandate.NewHook(store, cfg)})
+	require.NoError(t, err)
+	t.Cleanup(func() { eng.Close() })
+	sessions := &sandbox.Sessions{StateRoot: sb.StateRoot, CgroupPrefix: sb.CgroupPrefix, Grace: sb.Grace}
+	t.Cleanup(func() { sessions.Close() })
+	return &Runner{Config: cfg, Engine: eng, Mandates: store, Sandbox: sb, Sessions: sessions}, store, ws
+}
+
+// A job observed, compiled and approved runs its workload under a
+// Landlock ruleset made from its paths family: the workload works, a
+// poisoned script's read of a file outside the mandate is refused by the
+// kernel (EACCES), its content never reaches the output, and the refusal
+// is a paths drift record naming the path the kernel refused, which
+// widening turns into that exact rule. The same poisoned run of a job
+// without an approved mandate (no ruleset) reads the secret, so the
+// assertions can fail. One-shot sandboxes, then a session's.
+func TestLandlockEnforcedMandate(t *testing.T) {
+	r, store, ws := landlockRunner(t)
+	ctx := t.Context()
+	observe := Batch{Platform: approval.PlatformCron, Job: "nightly", Session: "obs", Calls: []RawCall{
+		rawCall("1", "read_file", args("path", "Makefile")),
+		rawCall("2", "read_file", args("path", "src/check.sh")),
+		rawCall("3", "read_file", args("path", "src/data.txt")),
+		rawCall("4", "read_file", args("path", "src/extra-notes.txt")),
+		terminalCall("5", "make -s test"),
+	}}
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "extra-notes.txt"), []byte("n\n"), 0o644))
+	for _, res := range r.Execute(ctx, observe, nil).Results {
+		require.Contains(t, []Class{ClassSucceeded, ClassFailed}, res.Class, res.Message)
+	}
+
+	// Control: a job with no approved mandate (another job, observing,
+	// so that what the poisoned run touches is not this job's evidence)
+	// runs the poisoned script with no ruleset, and it reads the secret.
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "extra"), []byte("secret/token\n"), 0o644))
+	ctl := r.Execute(ctx, Batch{Platform: approval.PlatformCron, Job: "unapproved", Session: "ctl", Calls: []RawCall{terminalCall("1", "make -s test")}}, nil).Results[0]
+	assert.Contains(t, ctl.Output["stdout"], landlockSecret, "without a ruleset the attack works: %v", ctl.Output)
+	assert.Nil(t, ctl.Output["paths_refused"])
+	require.NoError(t, os.Remove(filepath.Join(ws, "src", "extra")))
+
+	v, err := store.Compile(ctx, "nightly")
+	require.NoError(t, err)
+	t.Logf("compiled mandate:\n%s", v.Text)
+	_, err = store.ApproveReviewed(ctx, "nightly", v.Number, v.SHA256, "test")
+	require.NoError(t, err)
+
+	// The observe-mode session holds no ruleset: it does not run the
+	// enforced job's calls (its processes cannot be given one now).
+	stale := r.Execute(ctx, Batch{Platform: approval.PlatformCron, Job: "nightly", Session: "obs", Calls: []RawCall{terminalCall("1", "make -s test")}}, nil).Results[0]
+	assert.False(t, stale.Ran, "%s", stale.Message)
+	assert.Contains(t, stale.Message, "another version of the job's mandate")
+
+	for _, session := range []string{"", "run-2"} {
+		t.Run("session="+session, func(t *testing.T) {
+			run := func(cmd string) Result {
+				return r.Execute(ctx, Batch{Platform: approval.PlatformCron, Job: "nightly", Session: session,
+					Calls: []RawCall{terminalCall("1", cmd)}}, nil).Results[0]
+			}
+			ok := run("make -s test")
+			require.Equal(t, ClassSucceeded, ok.Class, "%s %v", ok.Message, ok.Output)
+			assert.Contains(t, ok.Output["stdout"], "data-ok")
+			assert.Nil(t, ok.Output["paths_refused"])
+
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "extra"), []byte("secret/token\n"), 0o644))
+			defer os.Remove(filepath.Join(ws, "src", "extra"))
+			bad := run("make -s test")
+			assert.NotContains(t, fmt.Sprint(bad.Output), landlockSecret, "the secret reached the result")
+			assert.NotContains(t, bad.Message, landlockSecret)
+			require.Equal(t, ClassBlocked, bad.Class, "%s %v", bad.Message, bad.Output)
+			assert.Equal(t, GateLandlock, bad.Gate)
+			assert.True(t, bad.Ran)
+			assert.Equal(t, EffectPossible, bad.Effect)
+			assert.Contains(t, bad.Output["stderr"], "Permission denied")
+			refused, _ := bad.Output["paths_refused"].([]map[string]any)
+			require.NotEmpty(t, refused, "%v", bad.Output)
+			assert.Equal(t, filepath.Join(ws, "secret", "token"), refused[0]["path"])
+			id, _ := refused[0]["drift_id"].(string)
+			require.NotEmpty(t, id, "the refusal is drift")
+
+			recs, err := store.Drift(ctx, "nightly")
+			require.NoError(t, err)
+			var rec *mandate.DriftRecord
+			for i := range recs {
+				if recs[i].ID == id {
+					rec = &recs[i]
+				}
+			}
+			require.NotNil(t, rec)
+			assert.Equal(t, []string{mandate.FamilyPaths}, rec.Families)
+			assert.Contains(t, rec.Reason, "secret/token")
+			w, err := store.WidenDryRun(ctx, "nightly", id, false)
+			require.NoError(t, err)
+			require.Len(t, w.Added, 1)
+			assert.True(t, strings.HasSuffix(w.Added[0].Value, "secret/token"), "widening covers the kernel's path: %v", w.Added)
+		})
+	}
+}

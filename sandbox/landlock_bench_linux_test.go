@@ -1,0 +1,89 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkLandlockSession runs the same command in two warm sessions of
+// one workspace, one confined by a Landlock ruleset (whose commands also
+// wait for the audit barrier that collects refusals), one not,
+// alternately, and reports both medians and their difference:
+//
+//	go test -tags seccomp -run XXX -bench LandlockSession -benchtime 200x ./sandbox/
+func BenchmarkLandlockSession(b *testing.B) {
+	m := newTestSessions(b)
+	ws, err := os.MkdirTemp("/var/tmp", "tether-llb-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(ws) })
+	if err := os.WriteFile(filepath.Join(ws, "f"), []byte("x\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	base := Config{Workspace: ws, Limits: Limits{Pids: 256, Timeout: 30 * time.Second}}
+	confined := base
+	confined.Landlock = &Landlock{Trees: []string{ws}}
+	plain, err := m.Open(b.Context(), "default", "plain", SessionSpec{Config: base})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ll, err := m.Open(b.Context(), "default", "landlock", SessionSpec{Config: confined})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := Command{Args: []string{"/bin/cat", filepath.Join(ws, "f")}}
+	for range 10 { // warm up
+		for _, s := range []*Session{plain, ll} {
+			if _, err := s.Run(b.Context(), cmd); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	var without, with []time.Duration
+	for b.Loop() {
+		for i, s := range []*Session{plain, ll} {
+			t0 := time.Now()
+			res, err := s.Run(b.Context(), cmd)
+			if err != nil || res.ExitCode != 0 || len(res.PathsRefused) > 0 {
+				b.Fatal(err, res)
+			}
+			if i == 0 {
+				without = append(without, time.Since(t0))
+			} else {
+				with = append(with, time.Since(t0))
+			}
+		}
+	}
+	w, wo := median(with), median(without)
+	b.ReportMetric(float64(wo.Microseconds()), "plain-µs/cmd")
+	b.ReportMetric(float64(w.Microseconds()), "landlock-µs/cmd")
+	b.ReportMetric(float64((w - wo).Microseconds()), "diff-µs/cmd")
+}
+
+// median returns the middle of ds (sorted in place).
+func median(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+// BenchmarkLandlockAuditBarrier times the barrier alone: one user record
+// through the kernel's audit queue and back, what every command under a
+// ruleset waits for after it ends (root):
+//
+//	go test -tags seccomp -run XXX -bench LandlockAuditBarrier ./sandbox/
+func BenchmarkLandlockAuditBarrier(b *testing.B) {
+	requireSandbox(b)
+	a, err := landlockAuditOnce()
+	if err != nil {
+		b.Skip(err)
+	}
+	for b.Loop() {
+		if _, err := a.take(-1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

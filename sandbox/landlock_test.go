@@ -1,0 +1,71 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLandlockABI(t *testing.T) {
+	assert.Zero(t, landlockABI(0).fs, "no Landlock: nothing handled")
+	one := landlockABI(1)
+	assert.Zero(t, one.fs&(llRefer|llTruncate|llIoctlDev))
+	assert.Equal(t, uint32(8), one.attrSize)
+	seven := landlockABI(7)
+	assert.Equal(t, uint64(llAll), seven.fs, "ABI 7 handles every filesystem right")
+	assert.Equal(t, uint64(llScopeAbstractUnix|llScopeSignal), seven.scoped)
+	assert.Equal(t, uint32(24), seven.attrSize)
+	assert.Equal(t, uint32(llLogNewExecOn), seven.flags)
+	assert.Zero(t, landlockABI(6).flags, "the log flags are ABI 7's")
+}
+
+func TestLandlockRules(t *testing.T) {
+	cfg := Config{Workspace: "/work/proj", Binds: []Bind{{Source: "/data", Destination: "/mnt/data"}},
+		Landlock: &Landlock{Trees: []string{"/work/proj/src"}, Files: []string{"/work/proj/Makefile"}}}
+	rules, err := landlockRules(cfg, []string{"/usr", "/etc"})
+	require.NoError(t, err)
+	byPath := map[string]llRule{}
+	for _, r := range rules {
+		byPath[r.path] = r
+	}
+	assert.Equal(t, tree("/usr", llSystem), byPath["/usr"])
+	assert.Equal(t, tree("/tmp", llScratch), byPath["/tmp"])
+	assert.Equal(t, tree("/work/proj/src", llMandate), byPath["/work/proj/src"])
+	assert.Equal(t, llRule{path: "/work/proj/Makefile", dir: llReadDir, file: llFileRights}, byPath["/work/proj/Makefile"])
+	assert.Equal(t, tree("/work/proj", llReadDir), byPath["/work/proj"], "the workspace is listed, not read")
+	assert.NotContains(t, byPath, "/mnt/data", "a bind gets only what the policy names")
+	for _, r := range rules {
+		assert.Zero(t, r.dir&(llMakeChar|llMakeBlock), "no rule makes device nodes: %s", r.path)
+		assert.Zero(t, r.file&^llFileRights, "a file rule holds file rights only: %s", r.path)
+	}
+
+	// A workspace or bind that a system or scratch rule would cover
+	// cannot be confined: refused, not widened.
+	for _, c := range []Config{
+		{Workspace: "/tmp/proj", Landlock: &Landlock{}},
+		{Workspace: "/usr/src/proj", Landlock: &Landlock{}},
+		{Binds: []Bind{{Source: "/x", Destination: "/tmp/x"}}, Landlock: &Landlock{}},
+	} {
+		_, err := landlockRules(c, []string{"/usr"})
+		assert.True(t, errors.Is(err, ErrLandlockLayout), "%+v: %v", c, err)
+	}
+	_, err = landlockRules(Config{Landlock: &Landlock{Trees: []string{"relative"}}}, nil)
+	assert.ErrorIs(t, err, ErrInvalidConfig)
+}
+
+func TestEncodeLandlock(t *testing.T) {
+	abi := landlockABI(3)
+	b := encodeLandlock(abi, []llRule{tree("/usr", llSystem|llIoctlDev)})
+	require.Len(t, b, 48+20+4)
+	ne := binary.NativeEndian
+	assert.Equal(t, abi.fs, ne.Uint64(b))
+	assert.Equal(t, abi.attrSize, ne.Uint32(b[32:]))
+	assert.Equal(t, uint32(1), ne.Uint32(b[40:]))
+	assert.Equal(t, uint64(llSystem), ne.Uint64(b[48:]), "rights the kernel does not handle are dropped")
+	assert.Equal(t, uint64(llSystem&llFileRights), ne.Uint64(b[56:]))
+	assert.Equal(t, uint32(4), ne.Uint32(b[64:]))
+	assert.Equal(t, "/usr", string(b[68:]))
+}
