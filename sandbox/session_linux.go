@@ -25,6 +25,9 @@ const (
 	labelSession = "tether.session="
 	labelProfile = "tether.profile="
 	labelOwner   = "tether.owner="
+	// labelPooled marks a pooled sandbox (Pools): a supervised sandbox
+	// that serves one command.
+	labelPooled = "tether.pooled=1"
 )
 
 // readyTimeout bounds how long a new supervisor may take to say it is up.
@@ -227,6 +230,9 @@ type Session struct {
 	mgr  *Sessions
 	key  sessionKey
 	spec SessionSpec
+	// single: a pooled sandbox, which serves exactly one foreground
+	// command and no background ones (Pools).
+	single bool
 
 	ready    chan struct{} // closed when create has finished
 	readyErr error
@@ -307,6 +313,9 @@ func (s *Session) create(ctx context.Context) (err error) {
 				supervisorExe = supervisorPath
 			}
 			lc.Labels = append(lc.Labels, labelSession+s.key.name, labelProfile+s.key.profile, fmt.Sprintf("%s%d", labelOwner, os.Getpid()))
+			if s.single {
+				lc.Labels = append(lc.Labels, labelPooled)
+			}
 		},
 	})
 	if err != nil {
@@ -544,6 +553,11 @@ func (s *Session) begin(c *call, foreground bool) error {
 	defer s.mu.Unlock()
 	if s.done {
 		return s.doneErr
+	}
+	if s.single && (s.nextID > 0 || !foreground) {
+		// Checked here, where every command starts, not by the pool's
+		// discipline alone.
+		return ErrSandboxUsed
 	}
 	s.nextID++
 	c.id = s.nextID

@@ -1,0 +1,295 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+)
+
+// Pooled sandboxes
+//
+// A fresh sandbox per command is the strongest isolation, and its price is
+// the set-up: cgroups, namespaces, mounts, the seccomp filter, the exec
+// gate. Pools pays it ahead: per profile it keeps a few sandboxes set up by
+// the one set-up path (setUp) with a supervisor as their init, waiting for
+// a command. Run takes one, runs exactly one command in it (Session.begin
+// refuses a second, and any background one) and destroys it; the pool
+// refills in the background. A pooled sandbox is built from the spec the
+// call asks for: a call whose spec differs from the pool's drains the pool
+// (nothing built for an old configuration serves a command) and gets
+// ErrPoolEmpty while it refills.
+
+// ErrPoolEmpty: no pooled sandbox of the asked spec is ready; the caller
+// runs the command in a sandbox of its own (Runner.Run). Nothing ran.
+var ErrPoolEmpty = errors.New("no pooled sandbox ready")
+
+// poolMaxAge is how long a pooled sandbox waits for its command before it
+// is replaced by a fresh one (its /etc snapshot and root are then rebuilt
+// from the host's current files).
+const poolMaxAge = 30 * time.Minute
+
+// poolRetry is how long a pool waits after a failed build before trying
+// again (a broken spec must not spin).
+const poolRetry = 5 * time.Second
+
+// Pools keeps the pre-started sandboxes of each profile. The zero value is
+// ready to use; fields must not change after first use. A Pools is safe
+// for concurrent use. The owner must call Close before exiting (a crash
+// leaves the sandboxes to the keeper and GC, like sessions').
+type Pools struct {
+	// StateRoot, CgroupPrefix, Grace and UserNSBase mean what they mean
+	// on Runner; pools, sessions and one-shot runs may share them.
+	StateRoot    string
+	CgroupPrefix string
+	Grace        time.Duration
+	UserNSBase   int
+	// Logf, when set, reports builds that failed.
+	Logf func(format string, args ...any)
+
+	mu     sync.Mutex
+	pools  map[string]*pool
+	closed bool
+	// live counts pooled sandboxes from the start of their build to the
+	// end of their teardown; Close waits for it.
+	live sync.WaitGroup
+}
+
+// PoolSpec is what a pool's sandboxes are built from: the profile's
+// sandbox (SessionSpec's Config and ProfileLimits; a command's Timeout and
+// OutputBytes are per call and not part of it), how many to keep ready,
+// and the exec gate of the profile.
+type PoolSpec struct {
+	Profile string
+	Spec    SessionSpec
+	// Size is how many sandboxes to keep ready; zero or less disables the
+	// pool.
+	Size int
+	// ExecGate decides every exec in the pool's sandboxes (as
+	// Sessions.ExecGate); nil lets every exec through.
+	ExecGate ExecGate
+}
+
+// pool is one profile's sandboxes, all of one spec.
+type pool struct {
+	pools   *Pools
+	profile string
+	spec    SessionSpec // normalised (poolKey)
+	size    int
+	gate    ExecGate
+	mgr     Sessions // what the pooled Sessions are built with
+
+	mu       sync.Mutex // guards the fields below
+	ready    []*Session
+	building bool
+	drained  bool      // replaced or closed: builds no more, serves nothing
+	retryAt  time.Time // after a failed build
+}
+
+// poolKey is spec without the per-command limits: a pooled sandbox serves
+// any timeout and output cap, which the command's ExecOptions carry.
+func poolKey(spec SessionSpec) SessionSpec {
+	spec.Config.Limits.Timeout, spec.Config.Limits.OutputBytes = 0, 0
+	spec.Options = SessionOptions{IdleTimeout: poolMaxAge, MaxAge: poolMaxAge}
+	return spec
+}
+
+// Poolable reports whether a sandbox of cfg may come from a pool: not one
+// with a disk limit (a pooled sandbox would hold the workspace's quota
+// while it waits) or behind the egress proxy (its network is joined per
+// command).
+func Poolable(cfg Config) bool {
+	return cfg.Limits.DiskBytes == 0 && cfg.Network != NetworkProxy
+}
+
+// Prepare makes sure the profile's pool holds sandboxes of ps, building
+// them in the background: a pool of another spec is drained first (its
+// sandboxes are destroyed unused), and a Size of zero drains the profile's
+// pool and keeps none.
+func (ps *Pools) Prepare(p PoolSpec) {
+	ps.pool(p)
+}
+
+// Run runs cmd in a sandbox of p's pool, with opts' per-command limits,
+// and destroys the sandbox. Without one ready it returns ErrPoolEmpty and
+// nothing ran (the pool fills for the next call): the caller runs cmd its
+// own way. The Result is the command's, as Session.Exec reports it; the
+// sandbox's teardown goes on after Run returns.
+func (ps *Pools) Run(ctx context.Context, p PoolSpec, cmd Command, opts ExecOptions) (*Result, error) {
+	s, err := ps.take(p)
+	if err != nil {
+		return nil, err
+	}
+	// Whatever happens, this sandbox serves nothing else.
+	defer s.end(ErrSessionClosed)
+	return s.Exec(ctx, cmd, opts)
+}
+
+// take hands out a ready sandbox of p's pool, or ErrPoolEmpty. The caller
+// runs one command in it and ends it.
+func (ps *Pools) take(p PoolSpec) (*Session, error) {
+	if !Poolable(p.Spec.Config) {
+		return nil, fmt.Errorf("%w: the sandbox has a disk limit or a proxied network", ErrPoolEmpty)
+	}
+	pl := ps.pool(p)
+	if pl == nil {
+		return nil, ErrPoolEmpty
+	}
+	s := pl.take()
+	if s == nil {
+		return nil, ErrPoolEmpty
+	}
+	return s, nil
+}
+
+// Close drains every pool, refuses new ones and waits until every pooled
+// sandbox is torn down.
+func (ps *Pools) Close() error {
+	ps.mu.Lock()
+	ps.closed = true
+	pools := ps.pools
+	ps.pools = nil
+	ps.mu.Unlock()
+	for _, pl := range pools {
+		pl.drain()
+	}
+	ps.live.Wait()
+	return nil
+}
+
+// Ready is how many sandboxes the profile's pool holds ready.
+func (ps *Pools) Ready(profile string) int {
+	ps.mu.Lock()
+	pl := ps.pools[profile]
+	ps.mu.Unlock()
+	if pl == nil {
+		return 0
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return len(pl.ready)
+}
+
+// pool returns the profile's pool for p (nil when p.Size is zero or ps is
+// closed), replacing and draining one of another spec or size.
+func (ps *Pools) pool(p PoolSpec) *pool {
+	key := poolKey(p.Spec)
+	ps.mu.Lock()
+	old := ps.pools[p.Profile]
+	if old != nil && old.size == p.Size && reflect.DeepEqual(old.spec, key) {
+		ps.mu.Unlock()
+		old.fill()
+		return old
+	}
+	var pl *pool
+	if !ps.closed && p.Size > 0 {
+		pl = &pool{pools: ps, profile: p.Profile, spec: key, size: p.Size, gate: p.ExecGate,
+			mgr: Sessions{StateRoot: ps.StateRoot, CgroupPrefix: ps.CgroupPrefix, Grace: ps.Grace, UserNSBase: ps.UserNSBase, ExecGate: p.ExecGate}}
+		if ps.pools == nil {
+			ps.pools = map[string]*pool{}
+		}
+		ps.pools[p.Profile] = pl
+	} else {
+		delete(ps.pools, p.Profile)
+	}
+	ps.mu.Unlock()
+	if old != nil {
+		old.drain()
+	}
+	if pl != nil {
+		pl.fill()
+	}
+	return pl
+}
+
+// take hands out a ready sandbox (nil when none is) and starts a refill.
+func (pl *pool) take() *Session {
+	pl.mu.Lock()
+	var s *Session
+	for len(pl.ready) > 0 && s == nil {
+		s = pl.ready[0]
+		pl.ready = pl.ready[1:]
+		if s.isDone() {
+			s = nil // expired or broken while it waited
+		}
+	}
+	pl.mu.Unlock()
+	pl.fill()
+	return s
+}
+
+// fill starts building sandboxes until the pool is full, one at a time
+// (a refill must not take the CPU from the commands being served).
+func (pl *pool) fill() {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.building || pl.drained || len(pl.ready) >= pl.size || time.Now().Before(pl.retryAt) {
+		return
+	}
+	pl.building = true
+	pl.pools.live.Add(1) // held by the build, then by the sandbox
+	go pl.build()
+}
+
+// build builds one sandbox, adds it to the pool and goes on while the
+// pool is short.
+func (pl *pool) build() {
+	s := &Session{mgr: &pl.mgr, key: sessionKey{pl.profile, "pooled"}, spec: pl.spec, single: true, ready: make(chan struct{})}
+	s.readyErr = s.create(context.Background())
+	close(s.ready)
+	pl.mu.Lock()
+	pl.building = false
+	if s.readyErr != nil {
+		pl.retryAt = time.Now().Add(poolRetry)
+		pl.mu.Unlock()
+		pl.pools.live.Done()
+		if logf := pl.pools.Logf; logf != nil {
+			logf("building a pooled sandbox of profile %s: %v", s.key.profile, s.readyErr)
+		}
+		return
+	}
+	drained := pl.drained
+	if !drained {
+		pl.ready = append(pl.ready, s)
+	}
+	pl.mu.Unlock()
+	// The teardown ends the sandbox's hold on Close; a sandbox that ends
+	// while it waits (max age, a broken supervisor) is replaced.
+	go func() {
+		<-s.Done()
+		pl.remove(s)
+		pl.pools.live.Done()
+		pl.fill()
+	}()
+	if drained {
+		s.end(ErrSessionClosed)
+		return
+	}
+	pl.fill()
+}
+
+// remove forgets s if it is still waiting in the pool.
+func (pl *pool) remove(s *Session) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	for i, r := range pl.ready {
+		if r == s {
+			pl.ready = append(pl.ready[:i:i], pl.ready[i+1:]...)
+			return
+		}
+	}
+}
+
+// drain destroys the pool's waiting sandboxes and stops its builds.
+func (pl *pool) drain() {
+	pl.mu.Lock()
+	pl.drained = true
+	ready := pl.ready
+	pl.ready = nil
+	pl.mu.Unlock()
+	for _, s := range ready {
+		s.end(ErrSessionClosed)
+	}
+}
