@@ -229,10 +229,14 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 		if eg != nil {
 			defer eg.close()
 		}
-		run := r.Sandbox
-		run.Profile, run.ProfileLimits = pol.Profile, profLimits
-		run.ExecGate = r.execGate(env.Root)
-		res, err = run.Run(ctx, cfg, cmd)
+		gate := r.execGate(env.Root)
+		res, err = r.runPooled(ctx, pol, cfg, profLimits, gate, cmd)
+		if errors.Is(err, sandbox.ErrPoolEmpty) {
+			run := r.Sandbox
+			run.Profile, run.ProfileLimits = pol.Profile, profLimits
+			run.ExecGate = gate
+			res, err = run.Run(ctx, cfg, cmd)
+		}
 		if res == nil {
 			return notRun(fmt.Sprintf("starting the sandbox: %v; nothing ran", err))
 		}
@@ -246,6 +250,31 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 		return execBlocked(ctx, env, command, res.ExecBlocked, out)
 	}
 	return out
+}
+
+// PoolSpec is the pool a one-shot command of policy pol, placed in cfg
+// inside a profile cgroup of profLimits, may take its sandbox from: the
+// profile's terminal.pool sandboxes of exactly that placement.
+func PoolSpec(pol TerminalPolicy, cfg sandbox.Config, profLimits sandbox.Limits, gate sandbox.ExecGate) sandbox.PoolSpec {
+	size := 0
+	if pol.Pool != nil {
+		size = *pol.Pool
+	}
+	return sandbox.PoolSpec{Profile: pol.Profile, Size: size, ExecGate: gate,
+		Spec: sandbox.SessionSpec{Config: cfg, ProfileLimits: profLimits}}
+}
+
+// runPooled runs a one-shot command in a sandbox of the profile's pool.
+// An error wrapping sandbox.ErrPoolEmpty means nothing ran (no pool, or
+// none ready, or a placement a pool cannot serve): the caller builds the
+// sandbox itself. The call (re)fills the pool for the next one.
+func (r *Runner) runPooled(ctx context.Context, pol TerminalPolicy, cfg sandbox.Config, profLimits sandbox.Limits, gate sandbox.ExecGate, cmd sandbox.Command) (*sandbox.Result, error) {
+	if r.Pools == nil || pol.Pool == nil {
+		return nil, sandbox.ErrPoolEmpty
+	}
+	// A size of 0 drains what the profile's pool held.
+	return r.Pools.Run(ctx, PoolSpec(pol, cfg, profLimits, gate), cmd,
+		sandbox.ExecOptions{Timeout: cfg.Limits.Timeout, OutputBytes: cfg.Limits.OutputBytes})
 }
 
 func notRun(msg string) Result {

@@ -40,14 +40,17 @@ const (
 // else decides about the command, compared with the server's), to run the
 // command in, with its per-command limits.
 type PoolRequest struct {
-	Profile     string        `json:"profile"`
-	Policy      string        `json:"policy"`
-	Spec        SessionSpec   `json:"spec"`
-	Args        []string      `json:"args,omitempty"`
-	Shell       string        `json:"shell,omitempty"`
-	Timeout     time.Duration `json:"timeout,omitempty"`
-	OutputBytes int64         `json:"output_bytes,omitempty"`
-	Stdin       bool          `json:"stdin,omitempty"`
+	// CgroupPrefix is the client's (Runner.CgroupPrefix): a daemon of
+	// another prefix does not serve it.
+	CgroupPrefix string        `json:"cgroup_prefix,omitempty"`
+	Profile      string        `json:"profile"`
+	Policy       string        `json:"policy"`
+	Spec         SessionSpec   `json:"spec"`
+	Args         []string      `json:"args,omitempty"`
+	Shell        string        `json:"shell,omitempty"`
+	Timeout      time.Duration `json:"timeout,omitempty"`
+	OutputBytes  int64         `json:"output_bytes,omitempty"`
+	Stdin        bool          `json:"stdin,omitempty"`
 }
 
 // poolFrame is one frame of the pool socket, either way.
@@ -150,6 +153,14 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 	}
 	_ = c.SetReadDeadline(time.Time{})
 	req := f.Request
+	mine := Runner{StateRoot: ps.StateRoot, CgroupPrefix: ps.CgroupPrefix}
+	theirs := Runner{StateRoot: ps.StateRoot, CgroupPrefix: req.CgroupPrefix}
+	_, myPrefix, _, err := mine.paths()
+	_, theirPrefix, _, err2 := theirs.paths()
+	if err != nil || err2 != nil || myPrefix != theirPrefix {
+		_ = send(&poolFrame{Op: poolNoMatch, Reason: "the run's cgroup prefix is not the daemon's"})
+		return
+	}
 	p, why := choose(req)
 	if why != "" {
 		_ = send(&poolFrame{Op: poolNoMatch, Reason: why})

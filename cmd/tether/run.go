@@ -266,7 +266,10 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	if f.asJSON {
 		c.Stdin, c.Stdout, c.Stderr = nil, &outBuf, &errBuf
 	}
-	res, runErr := sb.RunGated(ctx, cfg, c, gate)
+	res, pooled, runErr := runInPool(ctx, sb, conf, pl, c, gate)
+	if !pooled {
+		res, runErr = sb.RunGated(ctx, cfg, c, gate)
+	}
 	if err := gate(); err != nil {
 		return err
 	}
