@@ -80,6 +80,7 @@ type Daemon struct {
 	Server   *Server
 	sessions *sandbox.Sessions
 	pools    *sandbox.Pools
+	policy   string // PolicyDigest of the configuration, for the pool socket
 	base     context.Context
 	cancel   context.CancelFunc
 	log      *slog.Logger
@@ -120,7 +121,7 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the mandate store: %w", err)
 	}
-	d := &Daemon{opts: opts, Mandates: store, log: log}
+	d := &Daemon{opts: opts, Mandates: store, log: log, policy: PolicyDigest(opts.Config)}
 	d.base, d.cancel = context.WithCancel(context.Background())
 	d.sessions = opts.Sessions
 	if d.sessions == nil {
@@ -398,7 +399,7 @@ func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
 // places. It returns the reason when not: tether run then builds its own.
 func (d *Daemon) choosePool(req *sandbox.PoolRequest) (sandbox.PoolSpec, string) {
 	cfg := d.Runner.Config
-	if digest := PolicyDigest(cfg); digest == "" || req.Policy != digest {
+	if d.policy == "" || req.Policy != d.policy {
 		return sandbox.PoolSpec{}, "the run's configuration is not the daemon's"
 	}
 	ws := req.Spec.Config.Workspace

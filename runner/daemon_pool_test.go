@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -89,13 +90,14 @@ func TestPoolSocketMatchesPolicy(t *testing.T) {
 	require.NoError(t, err)
 	req := sandbox.PoolRequest{CgroupPrefix: sb.CgroupPrefix, Profile: "default", Policy: PolicyDigest(e.cfg),
 		Spec: sandbox.SessionSpec{Config: cfg, ProfileLimits: ProfileLimits(pol)}, Args: []string{"cat", "/proc/1/cmdline"}}
-	run := func(req sandbox.PoolRequest) (*sandbox.Result, string, error) {
+	runApproved := func(req sandbox.PoolRequest, approve func() error) (*sandbox.Result, string, error) {
 		var out bytes.Buffer
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		defer cancel()
-		res, err := sandbox.RunPooled(ctx, sb.StateRoot, req, nil, &out, &out)
+		res, err := sandbox.RunPooled(ctx, sb.StateRoot, req, approve, nil, &out, &out)
 		return res, out.String(), err
 	}
+	run := func(req sandbox.PoolRequest) (*sandbox.Result, string, error) { return runApproved(req, nil) }
 	// The first request finds no pool of its placement and starts one.
 	_, _, err = run(req)
 	require.ErrorIs(t, err, sandbox.ErrPoolEmpty)
@@ -109,6 +111,16 @@ func TestPoolSocketMatchesPolicy(t *testing.T) {
 	_, _, err = run(otherPrefix)
 	require.ErrorIs(t, err, sandbox.ErrPoolEmpty, "another cgroup prefix's run is not served")
 	assert.Equal(t, 1, d.pools.Ready("default"), "a refused request took no sandbox")
+
+	// A refusal (the run's own approval, decided while the daemon takes
+	// the sandbox) runs nothing: the sandbox is destroyed unused.
+	errNo := errors.New("refused by the test")
+	touch := req
+	touch.Args = []string{"touch", filepath.Join(e.ws, "ran")}
+	_, _, err = runApproved(touch, func() error { return errNo })
+	require.ErrorIs(t, err, errNo)
+	waitPool(t, d, "default", 1)
+	assert.NoFileExists(t, filepath.Join(e.ws, "ran"), "a refused command ran in the pooled sandbox")
 
 	res, out, err := run(req)
 	require.NoError(t, err, out)

@@ -204,7 +204,7 @@ func (ps *Pools) pool(p PoolSpec) *pool {
 	return pl
 }
 
-// take hands out a ready sandbox (nil when none is) and starts a refill.
+// take hands out a ready sandbox (nil when none is).
 func (pl *pool) take() *Session {
 	pl.mu.Lock()
 	var s *Session
@@ -216,7 +216,8 @@ func (pl *pool) take() *Session {
 		}
 	}
 	pl.mu.Unlock()
-	pl.fill()
+	// The refill starts when s is done (build's watcher), not now: it
+	// must not take the CPU from the command s is about to run.
 	return s
 }
 

@@ -153,8 +153,10 @@ reboot now; echo after=$?
 echo pids $(cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max 2>/dev/null)`
 
 	r.ExecGate = g.gate
-	var coldOut bytes.Buffer
-	cold, err := r.Run(t.Context(), cfg, Command{Shell: probe, Stdout: &coldOut, Stderr: &coldOut})
+	// Separate streams: the order of stdout and stderr in one buffer
+	// is the scheduler's.
+	var coldOut, coldErr bytes.Buffer
+	cold, err := r.Run(t.Context(), cfg, Command{Shell: probe, Stdout: &coldOut, Stderr: &coldErr})
 	require.NoError(t, err, coldOut.String())
 
 	p := PoolSpec{Profile: "same", Size: 1, Spec: SessionSpec{Config: cfg}, ExecGate: g.gate}
@@ -169,8 +171,8 @@ echo pids $(cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/p
 	require.NotEmpty(t, pids)
 	assert.Equal(t, "77", cgroupFile(t, pids[0], "pids", "pids.max"))
 	assert.Equal(t, strconv.Itoa(256<<20), cgroupFile(t, pids[0], "memory", "memory.limit_in_bytes"))
-	var poolOut bytes.Buffer
-	pooled, err := s.Exec(t.Context(), Command{Shell: probe, Stdout: &poolOut, Stderr: &poolOut}, ExecOptions{Timeout: 30 * time.Second})
+	var poolOut, poolErr bytes.Buffer
+	pooled, err := s.Exec(t.Context(), Command{Shell: probe, Stdout: &poolOut, Stderr: &poolErr}, ExecOptions{Timeout: 30 * time.Second})
 	s.end(ErrSessionClosed)
 	require.NoError(t, err, poolOut.String())
 
@@ -178,6 +180,7 @@ echo pids $(cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/p
 		assert.Contains(t, poolOut.String(), want)
 	}
 	assert.Equal(t, coldOut.String(), poolOut.String(), "a pooled sandbox differs from a cold one")
+	assert.Equal(t, coldErr.String(), poolErr.String(), "a pooled sandbox differs from a cold one")
 	assert.Equal(t, cold.ExitCode, pooled.ExitCode)
 	assert.NoFileExists(t, filepath.Join(ws, "ran-reboot"), "the refused program ran")
 	require.NotEmpty(t, pooled.ExecBlocked, "the exec gate saw nothing in the pooled sandbox")

@@ -20,9 +20,12 @@ import (
 // build the same sandbox themselves under the same state root. The client
 // sends one poolFrame "run" (its spec, its policy digest and the command);
 // the server answers "nomatch" (nothing ran: the client builds its own
-// sandbox) or runs the command and streams "output" frames, then one
-// "result". The client may send "stdin" and "eof" frames; closing the
-// connection cancels the command (SIGTERM, grace, SIGKILL).
+// sandbox) or "accepted" once a sandbox is taken for it. The command runs
+// only after the client's "go" (its approval decision, made meanwhile);
+// the server then streams "output" frames and one "result". After "go"
+// the client may send "stdin" and "eof" frames; closing the connection
+// before "go" destroys the sandbox unused, after it cancels the command
+// (SIGTERM, grace, SIGKILL).
 
 // poolSocketName is the pool socket's name in the state root.
 const poolSocketName = "pool.sock"
@@ -31,7 +34,8 @@ const poolSocketName = "pool.sock"
 const (
 	poolRun      = "run"
 	poolNoMatch  = "nomatch"
-	poolAccepted = "accepted" // a sandbox is taken: the command runs
+	poolAccepted = "accepted" // a sandbox is taken for the command
+	poolGo       = "go"       // the client approved: run the command
 	poolResult   = "result"
 )
 
@@ -166,6 +170,23 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 		_ = send(&poolFrame{Op: poolNoMatch, Reason: why})
 		return
 	}
+	s, err := ps.take(p)
+	if err != nil {
+		_ = send(&poolFrame{Op: poolNoMatch, Reason: err.Error()})
+		return
+	}
+	// Whatever happens, this sandbox serves nothing else.
+	defer s.end(ErrSessionClosed)
+	if err := send(&poolFrame{Op: poolAccepted}); err != nil {
+		return
+	}
+	// Nothing runs before the client's go: a client that refused the
+	// command, or went away, leaves the sandbox unused.
+	var buf []byte
+	var goFrame poolFrame
+	if buf, err = readFrame(c, buf, &goFrame); err != nil || goFrame.Op != poolGo {
+		return
+	}
 	// The connection is the command's lifeline: when the client goes,
 	// the command is stopped.
 	ctx, cancel := context.WithCancel(ctx)
@@ -178,7 +199,6 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 	}
 	go func() {
 		defer cancel()
-		var buf []byte
 		for {
 			var in poolFrame
 			var err error
@@ -204,16 +224,6 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 		Stdout: frameWriter{send, 1}, Stderr: frameWriter{send, 2}}
 	if stdin != nil {
 		cmd.Stdin = stdin
-	}
-	s, err := ps.take(p)
-	if err != nil {
-		_ = send(&poolFrame{Op: poolNoMatch, Reason: err.Error()})
-		return
-	}
-	// Whatever happens, this sandbox serves nothing else.
-	defer s.end(ErrSessionClosed)
-	if err := send(&poolFrame{Op: poolAccepted}); err != nil {
-		return
 	}
 	res, err := s.Exec(ctx, cmd, ExecOptions{Timeout: req.Timeout, OutputBytes: req.OutputBytes})
 	out := &poolFrame{Op: poolResult, Result: res}
@@ -241,12 +251,17 @@ func (fw frameWriter) Write(p []byte) (int, error) {
 }
 
 // RunPooled asks the pool server of the state root for a sandbox matching
-// req and runs the command in it, streaming its output to stdout and
-// stderr and stdin (when req.Stdin) to it. An error wrapping ErrPoolEmpty
-// means nothing ran: no server, no pool of that spec and policy, or none
-// ready; the caller then builds its own sandbox. Any other error came
+// req and runs the command in it once approve returns nil, streaming its
+// output to stdout and stderr and stdin (when req.Stdin) to it. approve
+// (the caller's approval decision; nil approves) runs while the server
+// takes the sandbox; when it fails, nothing ran and RunPooled returns its
+// error as is. An error wrapping ErrPoolEmpty means nothing ran: no
+// server, no pool of that spec and policy, or none ready; the caller then
+// builds its own sandbox. approve may have been called by then (it starts
+// as soon as the server has the request): the caller's own path asks it
+// again, so it must give the same answer twice (a sync.Once). Any other error came
 // after the command was handed over. Cancelling ctx stops the command.
-func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, stdin io.Reader, stdout, stderr io.Writer) (*Result, error) {
+func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, approve func() error, stdin io.Reader, stdout, stderr io.Writer) (*Result, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", PoolSocket(stateRoot))
 	if err != nil {
@@ -265,52 +280,59 @@ func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, stdin io.
 	if err := send(&poolFrame{Op: poolRun, Request: &req}); err != nil {
 		return nil, fmt.Errorf("%w: asking the pool server: %w", ErrPoolEmpty, err)
 	}
+	// The approval is decided while the server takes the sandbox; its
+	// answer is read only after the decision, so a refusal never waits
+	// for the pool and nothing runs without the decision.
+	verdict := make(chan error, 1)
+	go func() {
+		if approve == nil {
+			verdict <- nil
+			return
+		}
+		verdict <- approve()
+	}()
+	var buf []byte
+	var f poolFrame
+	if buf, err = readFrame(c, buf, &f); err != nil {
+		return nil, fmt.Errorf("%w: the pool server hung up: %w", ErrPoolEmpty, err)
+	}
+	switch f.Op {
+	case poolNoMatch:
+		return nil, fmt.Errorf("%w: %s", ErrPoolEmpty, f.Reason)
+	case poolAccepted:
+	default:
+		return nil, fmt.Errorf("%w: unexpected first frame %q from the pool server", ErrPoolEmpty, f.Op)
+	}
+	if err := <-verdict; err != nil {
+		return nil, err // the connection closes: the sandbox is destroyed unused
+	}
+	if err := send(&poolFrame{Op: poolGo}); err != nil {
+		return nil, fmt.Errorf("running in a pooled sandbox: %w", err)
+	}
+	if req.Stdin && stdin != nil {
+		go pumpPoolStdin(stdin, send)
+	}
 	if stdout == nil {
 		stdout = io.Discard
 	}
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	accepted := false
-	var buf []byte
 	for {
-		var f poolFrame
 		if buf, err = readFrame(c, buf, &f); err != nil {
-			if !accepted {
-				return nil, fmt.Errorf("%w: the pool server hung up: %w", ErrPoolEmpty, err)
-			}
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("running in a pooled sandbox: %w", ctx.Err())
 			}
 			return nil, fmt.Errorf("running in a pooled sandbox: the pool server hung up: %w", err)
 		}
 		switch f.Op {
-		case poolNoMatch:
-			if accepted {
-				return nil, errors.New("running in a pooled sandbox: a no-match after output")
-			}
-			return nil, fmt.Errorf("%w: %s", ErrPoolEmpty, f.Reason)
-		case poolAccepted:
-			if accepted {
-				return nil, errors.New("running in a pooled sandbox: accepted twice")
-			}
-			accepted = true
-			if req.Stdin && stdin != nil {
-				go pumpPoolStdin(stdin, send)
-			}
 		case "output":
-			if !accepted {
-				return nil, errors.New("running in a pooled sandbox: output before the command was accepted")
-			}
 			out := stdout
 			if f.Stream == 2 {
 				out = stderr
 			}
 			_, _ = out.Write(f.Data)
 		case poolResult:
-			if !accepted {
-				return nil, errors.New("running in a pooled sandbox: a result before the command was accepted")
-			}
 			if f.Error != "" {
 				return f.Result, poolError(f.Error)
 			}

@@ -14,7 +14,8 @@ import (
 // for exactly this run: the same configuration (runner.PolicyDigest), the
 // profile's workspace, the same sandbox placement and profile limits
 // (flags that narrow the policy give another placement). gate is the
-// approval decision, made here before anything is handed over. It returns
+// approval decision: nothing runs before it approved, and a refusal is
+// returned as is (ok true: nothing ran, and nothing will). It returns
 // ok false when nothing ran and the caller builds its own sandbox (no
 // daemon, no such pool, none ready); the daemon's exec gate checks every
 // exec as the cold path's does, with the same configuration.
@@ -22,14 +23,13 @@ func runInPool(ctx context.Context, sb *sandbox.Runner, conf *config.Config, pl 
 	if !sandbox.Poolable(pl.cfg) {
 		return nil, false, nil
 	}
-	if err := gate(); err != nil {
-		return nil, true, err // refused: nothing runs, on either path
-	}
 	req := sandbox.PoolRequest{CgroupPrefix: sb.CgroupPrefix, Profile: sb.Profile, Policy: runner.PolicyDigest(conf),
 		Spec: sandbox.SessionSpec{Config: pl.cfg, ProfileLimits: pl.profLimits},
 		Args: c.Args, Shell: c.Shell, Timeout: pl.cfg.Limits.Timeout, OutputBytes: pl.cfg.Limits.OutputBytes,
 		Stdin: c.Stdin != nil}
-	res, err = sandbox.RunPooled(ctx, sb.StateRoot, req, c.Stdin, c.Stdout, c.Stderr)
+	// The approval runs while the daemon takes the sandbox; the command
+	// runs only once it approved.
+	res, err = sandbox.RunPooled(ctx, sb.StateRoot, req, gate, c.Stdin, c.Stdout, c.Stderr)
 	if errors.Is(err, sandbox.ErrPoolEmpty) {
 		return nil, false, nil
 	}
