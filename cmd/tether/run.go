@@ -126,6 +126,13 @@ peak_memory_bytes, duration_ns, not_enforced, stdout and stderr.
 
 State lives under $TETHER_STATE_ROOT, else /run/tether as root, else
 $XDG_RUNTIME_DIR/tether; run first reaps what a crashed tether left there.
+When a tether serve keeps that state root (its pool socket, pool.sock, is
+there) and runs the same configuration, cgroup prefix and profile
+workspace, and the run's sandbox is exactly the one the daemon's profile
+places (no flag changed it), the command runs in one of the daemon's
+pre-started sandboxes (terminal.pool), fresh and used for this command only;
+the approval is still decided here, before anything runs. Otherwise run
+builds its own sandbox.
 
 ` + sessionHelp,
 		Example: `  tether run -- ls -la
