@@ -426,7 +426,15 @@ func PolicyDigest(cfg *config.Config) string {
 	if cfg == nil {
 		return ""
 	}
-	b, err := json.Marshal(cfg)
+	// The same file named by another relative path (from another working
+	// directory) is the same configuration.
+	c := *cfg
+	if c.Source != "" && c.Source != config.EmbeddedSource {
+		if abs, err := filepath.Abs(c.Source); err == nil {
+			c.Source = abs
+		}
+	}
+	b, err := json.Marshal(&c)
 	if err != nil {
 		return "" // never equal to a real digest: no sharing
 	}

@@ -49,9 +49,10 @@ func TestServeOneShotCallsUsePool(t *testing.T) {
 		require.Len(t, out.Results, 1)
 		return out.Results[0]
 	}
+	// The first call starts the pool (and waits for its first sandbox, or
+	// builds its own: timing decides).
 	first := call("a", "cat /proc/1/cmdline; echo; echo left > /tmp/mark")
 	require.Equal(t, ClassSucceeded, first.Class, "%s %v", first.Message, first.Output)
-	assert.NotContains(t, first.Output["stdout"], "tether-supervisor", "the first call runs before the pool is built")
 
 	waitPool(t, d, "default", 1)
 	second := call("b", "cat /proc/1/cmdline; echo; ls /tmp; echo left > /tmp/mark")
@@ -98,9 +99,9 @@ func TestPoolSocketMatchesPolicy(t *testing.T) {
 		return res, out.String(), err
 	}
 	run := func(req sandbox.PoolRequest) (*sandbox.Result, string, error) { return runApproved(req, nil) }
-	// The first request finds no pool of its placement and starts one.
-	_, _, err = run(req)
-	require.ErrorIs(t, err, sandbox.ErrPoolEmpty)
+	// The first request starts the pool of its placement (and may be
+	// served by its first sandbox: timing decides).
+	_, _, _ = run(req)
 	waitPool(t, d, "default", 1)
 	other := req
 	other.Policy = PolicyDigest(&config.Config{Source: "another"})

@@ -31,6 +31,10 @@ var ErrPoolEmpty = errors.New("no pooled sandbox ready")
 // from the host's current files).
 const poolMaxAge = 30 * time.Minute
 
+// poolWait bounds how long a take waits for a sandbox being built (or
+// refilled after use) before its caller builds one of its own.
+const poolWait = 2 * time.Second
+
 // poolRetry is how long a pool waits after a failed build before trying
 // again (a broken spec must not spin).
 const poolRetry = 5 * time.Second
@@ -84,8 +88,11 @@ type pool struct {
 	mu       sync.Mutex // guards the fields below
 	ready    []*Session
 	building bool
-	drained  bool      // replaced or closed: builds no more, serves nothing
-	retryAt  time.Time // after a failed build
+	taken    map[*Session]bool // taken sandboxes not yet torn down (each refills when done)
+	waiting  bool              // a take waits for the next sandbox
+	changed  chan struct{}     // closed (and replaced) when a build ends
+	drained  bool              // replaced or closed: builds no more, serves nothing
+	retryAt  time.Time         // after a failed build
 }
 
 // poolKey is spec without the per-command limits: a pooled sandbox serves
@@ -118,7 +125,7 @@ func (ps *Pools) Prepare(p PoolSpec) {
 // own way. The Result is the command's, as Session.Exec reports it; the
 // sandbox's teardown goes on after Run returns.
 func (ps *Pools) Run(ctx context.Context, p PoolSpec, cmd Command, opts ExecOptions) (*Result, error) {
-	s, err := ps.take(p)
+	s, err := ps.take(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +136,7 @@ func (ps *Pools) Run(ctx context.Context, p PoolSpec, cmd Command, opts ExecOpti
 
 // take hands out a ready sandbox of p's pool, or ErrPoolEmpty. The caller
 // runs one command in it and ends it.
-func (ps *Pools) take(p PoolSpec) (*Session, error) {
+func (ps *Pools) take(ctx context.Context, p PoolSpec) (*Session, error) {
 	if !Poolable(p.Spec.Config) {
 		return nil, fmt.Errorf("%w: the sandbox has a disk limit or a proxied network", ErrPoolEmpty)
 	}
@@ -137,7 +144,7 @@ func (ps *Pools) take(p PoolSpec) (*Session, error) {
 	if pl == nil {
 		return nil, ErrPoolEmpty
 	}
-	s := pl.take()
+	s := pl.take(ctx)
 	if s == nil {
 		return nil, ErrPoolEmpty
 	}
@@ -204,21 +211,72 @@ func (ps *Pools) pool(p PoolSpec) *pool {
 	return pl
 }
 
-// take hands out a ready sandbox (nil when none is).
-func (pl *pool) take() *Session {
-	pl.mu.Lock()
-	var s *Session
-	for len(pl.ready) > 0 && s == nil {
-		s = pl.ready[0]
-		pl.ready = pl.ready[1:]
-		if s.isDone() {
-			s = nil // expired or broken while it waited
+// take hands out a ready sandbox, or nil when none is. With none ready
+// but one on its way (being built, or about to be after a sandbox in use
+// is torn down), one caller at a time waits for it (at most poolWait):
+// a build under way is done sooner than one started from scratch; more
+// callers than that build their own at once.
+func (pl *pool) take(ctx context.Context) *Session {
+	var timeout <-chan time.Time
+	for waited := false; ; waited = true {
+		pl.mu.Lock()
+		for len(pl.ready) > 0 {
+			s := pl.ready[0]
+			pl.ready = pl.ready[1:]
+			if !s.isDone() { // not expired or broken while it waited
+				if pl.taken == nil {
+					pl.taken = map[*Session]bool{}
+				}
+				pl.taken[s] = true
+				if waited {
+					pl.waiting = false
+				}
+				pl.mu.Unlock()
+				// The refill starts when s is done (build's watcher),
+				// not now: it must not take the CPU from the command s
+				// is about to run.
+				return s
+			}
 		}
+		if pl.drained || !(pl.building || len(pl.taken) > 0) || (pl.waiting && !waited) {
+			if waited {
+				pl.waiting = false
+			}
+			pl.mu.Unlock()
+			return nil
+		}
+		pl.waiting = true
+		if pl.changed == nil {
+			pl.changed = make(chan struct{})
+		}
+		changed := pl.changed
+		pl.mu.Unlock()
+		if timeout == nil {
+			t := time.NewTimer(poolWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-changed:
+			continue
+		case <-ctx.Done():
+		case <-timeout:
+		}
+		pl.mu.Lock()
+		pl.waiting = false
+		pl.mu.Unlock()
+		return nil
 	}
-	pl.mu.Unlock()
-	// The refill starts when s is done (build's watcher), not now: it
-	// must not take the CPU from the command s is about to run.
-	return s
+}
+
+// wake tells a waiting take that the pool changed.
+//
+// Preconditions: pl.mu is held.
+func (pl *pool) wake() {
+	if pl.changed != nil {
+		close(pl.changed)
+		pl.changed = nil
+	}
 }
 
 // fill starts building sandboxes until the pool is full, one at a time
@@ -242,6 +300,7 @@ func (pl *pool) build() {
 	close(s.ready)
 	pl.mu.Lock()
 	pl.building = false
+	pl.wake()
 	if s.readyErr != nil {
 		pl.retryAt = time.Now().Add(poolRetry)
 		pl.mu.Unlock()
@@ -260,7 +319,7 @@ func (pl *pool) build() {
 	// while it waits (max age, a broken supervisor) is replaced.
 	go func() {
 		<-s.Done()
-		pl.remove(s)
+		pl.forget(s)
 		pl.pools.live.Done()
 		pl.fill()
 	}()
@@ -271,10 +330,15 @@ func (pl *pool) build() {
 	pl.fill()
 }
 
-// remove forgets s if it is still waiting in the pool.
-func (pl *pool) remove(s *Session) {
+// forget drops s, torn down, from the pool: from the ready ones if it
+// was still waiting, from those in use if it was taken.
+func (pl *pool) forget(s *Session) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
+	if pl.taken[s] {
+		delete(pl.taken, s)
+		return
+	}
 	for i, r := range pl.ready {
 		if r == s {
 			pl.ready = append(pl.ready[:i:i], pl.ready[i+1:]...)

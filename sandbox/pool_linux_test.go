@@ -61,8 +61,7 @@ func pooledRun(t *testing.T, ps *Pools, p PoolSpec, script string) (*Result, str
 func TestPoolSandboxIsFresh(t *testing.T) {
 	ps := newTestPools(t)
 	p := PoolSpec{Profile: "fresh", Size: 1, Spec: SessionSpec{Config: Config{Limits: Limits{Pids: 128}}}}
-	_, err := ps.Run(t.Context(), p, Command{Args: []string{"/bin/true"}}, ExecOptions{})
-	require.ErrorIs(t, err, ErrPoolEmpty, "the first call finds the pool building")
+	ps.Prepare(p)
 
 	first, out := pooledRun(t, ps, p, `echo secret > /tmp/left-behind; echo x > /dev/shm/left 2>/dev/null
 export LEFT=1; setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo pid=$!; echo ok`)
@@ -119,7 +118,7 @@ func TestPoolSandboxServesOneCommand(t *testing.T) {
 	p := PoolSpec{Profile: "once", Size: 1, Spec: SessionSpec{Config: Config{Limits: Limits{Pids: 128}}}}
 	ps.Prepare(p)
 	waitReady(t, ps, "once", 1)
-	s, err := ps.take(p)
+	s, err := ps.take(t.Context(), p)
 	require.NoError(t, err)
 	defer s.end(ErrSessionClosed)
 	_, err = s.Start(Command{Shell: "sleep 1"})
@@ -164,7 +163,7 @@ echo pids $(cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/p
 	waitReady(t, ps, "same", 1)
 	// From the host, before the command: the pooled sandbox's cgroup
 	// carries the sandbox's limits.
-	s, err := ps.take(p)
+	s, err := ps.take(t.Context(), p)
 	require.NoError(t, err)
 	pids, err := s.HostPIDs()
 	require.NoError(t, err)
@@ -219,9 +218,8 @@ func TestPoolDrainedOnSpecChange(t *testing.T) {
 
 	changed := old
 	changed.Spec.Config.Limits.Pids = 101
-	// A call of the new spec finds no sandbox of it and starts the new pool.
-	_, err := ps.Run(t.Context(), changed, Command{Args: []string{"/bin/true"}}, ExecOptions{})
-	require.ErrorIs(t, err, ErrPoolEmpty)
+	// A call of the new spec drains the old pool and starts the new one.
+	ps.Prepare(changed)
 	res, out := pooledRun(t, ps, changed, "echo pids $(cat /sys/fs/cgroup/pids/pids.max)")
 	assert.Contains(t, out, "pids 101")
 	for _, s := range oldReady {

@@ -170,7 +170,7 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 		_ = send(&poolFrame{Op: poolNoMatch, Reason: why})
 		return
 	}
-	s, err := ps.take(p)
+	s, err := ps.take(ctx, p)
 	if err != nil {
 		_ = send(&poolFrame{Op: poolNoMatch, Reason: err.Error()})
 		return
