@@ -168,8 +168,8 @@ echo pids $(cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/p
 	pids, err := s.HostPIDs()
 	require.NoError(t, err)
 	require.NotEmpty(t, pids)
-	assert.Equal(t, "77", cgroupFile(t, pids[0], "pids", "pids.max"))
-	assert.Equal(t, strconv.Itoa(256<<20), cgroupFile(t, pids[0], "memory", "memory.limit_in_bytes"))
+	assert.Equal(t, "77", cgroupFile(t, pids[0], "pids", "pids.max", "pids.max"))
+	assert.Equal(t, strconv.Itoa(256<<20), cgroupFile(t, pids[0], "memory", "memory.limit_in_bytes", "memory.max"))
 	var poolOut, poolErr bytes.Buffer
 	pooled, err := s.Exec(t.Context(), Command{Shell: probe, Stdout: &poolOut, Stderr: &poolErr}, ExecOptions{Timeout: 30 * time.Second})
 	s.end(ErrSessionClosed)
@@ -187,21 +187,28 @@ echo pids $(cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/p
 	assert.Equal(t, cold.NotEnforced, pooled.NotEnforced)
 }
 
-// cgroupFile reads a cgroup v1 file of the cgroup pid is in.
-func cgroupFile(t *testing.T, pid int, controller, file string) string {
+// cgroupFile reads a file of the cgroup pid is in: controller's v1
+// hierarchy (file), else the v2 tree (v2file).
+func cgroupFile(t *testing.T, pid int, controller, file, v2file string) string {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 	require.NoError(t, err)
+	v2 := ""
 	for _, line := range strings.Split(string(b), "\n") {
 		parts := strings.SplitN(line, ":", 3)
-		if len(parts) == 3 && strings.Contains(","+parts[1]+",", ","+controller+",") {
+		switch {
+		case len(parts) != 3:
+		case strings.Contains(","+parts[1]+",", ","+controller+","):
 			v, err := os.ReadFile(filepath.Join("/sys/fs/cgroup", controller, parts[2], file))
 			require.NoError(t, err)
 			return strings.TrimSpace(string(v))
+		case parts[0] == "0" && parts[1] == "":
+			v2 = parts[2]
 		}
 	}
-	t.Fatalf("pid %d is in no %s cgroup", pid, controller)
-	return ""
+	v, err := os.ReadFile(filepath.Join("/sys/fs/cgroup", v2, v2file))
+	require.NoError(t, err, "pid %d: no %s cgroup", pid, controller)
+	return strings.TrimSpace(string(v))
 }
 
 // A pool of another spec is drained before the new one is built: nothing
@@ -220,7 +227,7 @@ func TestPoolDrainedOnSpecChange(t *testing.T) {
 	changed.Spec.Config.Limits.Pids = 101
 	// A call of the new spec drains the old pool and starts the new one.
 	ps.Prepare(changed)
-	res, out := pooledRun(t, ps, changed, "echo pids $(cat /sys/fs/cgroup/pids/pids.max)")
+	res, out := pooledRun(t, ps, changed, "echo pids $(cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max)")
 	assert.Contains(t, out, "pids 101")
 	for _, s := range oldReady {
 		assert.NotEqual(t, s.id, res.ContainerID, "a sandbox of the old spec served the command")
