@@ -105,10 +105,11 @@ func poolKey(spec SessionSpec) SessionSpec {
 
 // Poolable reports whether a sandbox of cfg may come from a pool: not one
 // with a disk limit (a pooled sandbox would hold the workspace's quota
-// while it waits) or behind the egress proxy (its network is joined per
-// command).
+// while it waits), behind the egress proxy (its network is joined per
+// command) or observed (a job's run in observe mode: its calls would
+// replace the profile's pool with observed sandboxes and back).
 func Poolable(cfg Config) bool {
-	return cfg.Limits.DiskBytes == 0 && cfg.Network != NetworkProxy
+	return cfg.Limits.DiskBytes == 0 && cfg.Network != NetworkProxy && !cfg.Observe
 }
 
 // Prepare makes sure the profile's pool holds sandboxes of ps, building
@@ -138,7 +139,7 @@ func (ps *Pools) Run(ctx context.Context, p PoolSpec, cmd Command, opts ExecOpti
 // runs one command in it and ends it.
 func (ps *Pools) take(ctx context.Context, p PoolSpec) (*Session, error) {
 	if !Poolable(p.Spec.Config) {
-		return nil, fmt.Errorf("%w: the sandbox has a disk limit or a proxied network", ErrPoolEmpty)
+		return nil, fmt.Errorf("%w: the sandbox has a disk limit, a proxied network or observation", ErrPoolEmpty)
 	}
 	pl := ps.pool(p)
 	if pl == nil {

@@ -616,6 +616,7 @@ func (s *Session) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Res
 		res, err := s.await(ctx, c, s.execRequest(c, cmd, limits), cmd.Stdin, limits.Timeout, nil)
 		if res != nil {
 			res.ExecBlocked, res.Execs, res.ExecsDropped = s.gate.since(mark)
+			res.Accesses, res.AccessesLost, res.observedNotifications = s.gate.accessesSince(mark)
 		}
 		return res, err
 	}

@@ -400,12 +400,15 @@ func (s *sandboxSetup) execGate(o setupOptions) error {
 	if o.execGate == nil {
 		return nil
 	}
-	g, err := startExecGate(s.profile, o.execGate, s.lc, s.tramp)
+	g, err := startExecGate(s.profile, o.execGate, s.cfg, s.lc, s.tramp)
 	if err != nil {
 		return err
 	}
 	if g == nil {
 		s.notEnforced = append(s.notEnforced, "exec_gate")
+		if s.cfg.Observe {
+			s.notEnforced = append(s.notEnforced, "observation")
+		}
 		return nil
 	}
 	s.gate = g
