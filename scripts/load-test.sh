@@ -23,6 +23,9 @@ CALLS=${CALLS:-100}
 TIMEOUT=${TIMEOUT:-300s}
 
 tmp=$(mktemp -d /tmp/tether-load.XXXXXX)
+# A sandbox's root (an unprivileged host id) must traverse to the state
+# root under it (mktemp makes it 0700).
+chmod 0711 "$tmp"
 daemon=
 cleanup() {
 	if [ -n "$daemon" ]; then
