@@ -11,6 +11,10 @@ import (
 // RuleDenyGlob is the rule id of a finding produced by a user deny glob.
 const RuleDenyGlob = "deny.glob"
 
+// RuleAskGlob is the rule id of a finding produced by a user ask glob
+// (approvals.ask): the command goes to a person.
+const RuleAskGlob = "ask.glob"
+
 // RuleMandate is the rule id of every refusal by a job's mandate, for
 // terminal and file tools alike (the drift record id says which call).
 const RuleMandate = "mandate"
@@ -58,18 +62,25 @@ func (d DenyList) Validate() error {
 // A nil script (the command did not parse) matches nothing; such commands
 // already need approval.
 func (d DenyList) Match(s *shellparse.Script) (Finding, bool) {
-	if s == nil || len(d) == 0 {
+	return matchGlobs(d, s, RuleDenyGlob, "deny", TierHardline)
+}
+
+// matchGlobs is the one matcher of user command globs (deny and ask): the
+// finding, with rule id rule at tier, of the first command of s whose
+// normalised text (DenyTexts) one of globs matches.
+func matchGlobs(globs []string, s *shellparse.Script, rule, kind string, tier Tier) (Finding, bool) {
+	if s == nil || len(globs) == 0 {
 		return Finding{}, false
 	}
 	for i := range s.Commands {
 		c := &s.Commands[i]
 		for _, text := range DenyTexts(c) {
-			for _, g := range d {
+			for _, g := range globs {
 				if globMatch(g, text) {
 					return Finding{
-						Rule:        RuleDenyGlob,
-						Tier:        TierHardline,
-						Description: fmt.Sprintf("matches deny rule %q", g),
+						Rule:        rule,
+						Tier:        tier,
+						Description: fmt.Sprintf("matches %s rule %q", kind, g),
 						Text:        c.Text,
 						Span:        c.Span,
 						Reason:      text,

@@ -77,8 +77,10 @@ type Request struct {
 	Session  string // session key; "" means no session (no session scope, no session yolo)
 	Platform Platform
 	Job      string // mandate job name, if the call belongs to one
-	Cwd      string // working directory the command will run in
-	Home     string // the user's home directory, for the analyzer
+	// Cwd is the workspace the command runs in; its project file
+	// (.tether.yaml) narrows the profile.
+	Cwd  string
+	Home string // the user's home directory, for the analyzer
 	// HostsAtRunTime: the command runs behind the egress proxy, which
 	// records and enforces the hosts it contacts; the mandate then does
 	// not guess hosts from the command's arguments.
@@ -271,7 +273,10 @@ type Options struct {
 //
 //  1. parser limits: input over the size limit is refused unanalysed;
 //  2. the hardline floor: never runs, whatever else is configured;
-//  3. the profile's deny globs (Options.Deny);
+//  3. the profile's deny globs (Options.Deny), then its ask globs
+//     (MatchAskGlobs): a match goes to a person, and nothing of steps 5–7
+//     nor the smart reviewer answers it (nor a command with code those
+//     globs cannot see into, when the profile has any);
 //  4. the job's mandate (Options.Mandate): block, or escalate to a person
 //     (interactive platforms with interactive_violation: approve only);
 //  5. commands with no finding run; process yolo, session yolo and
@@ -455,6 +460,14 @@ func (e *Engine) Decide(ctx context.Context, req Request) (Decision, error) {
 		Platform: req.Platform, Job: req.Job, Time: start.UTC(), DecidedBy: "engine"}
 	d.Command = e.redact(d.Profile, req.Command)
 	d = e.decide(ctx, req, d)
+	return e.finish(ctx, start, d)
+}
+
+// finish records d, the decision of a call started at start, and returns
+// it with its error (see Decide): the person's answer is acknowledged
+// only once the record is stored, and an allowed decision that cannot be
+// recorded is a refusal.
+func (e *Engine) finish(ctx context.Context, start time.Time, d Decision) (Decision, error) {
 	d.Elapsed = e.opts.Now().Sub(start)
 	if !d.Allowed && d.Message == "" {
 		d.Message = denyMessage(d)
@@ -533,9 +546,9 @@ func allow(d Decision, stage Stage, by, reason string) Decision {
 // decide is the approval order; it never returns an allowed decision by
 // default.
 func (e *Engine) decide(ctx context.Context, req Request, d Decision) Decision {
-	prof, ok := e.cfg.Profile(req.Profile)
-	if !ok {
-		return deny(d, StageConfig, fmt.Sprintf("unknown profile %q", d.Profile))
+	prof, err := e.profile(req.Profile, req.Cwd)
+	if err != nil {
+		return deny(d, StageConfig, err.Error())
 	}
 	if _, err := ParsePlatform(string(req.Platform)); err != nil {
 		return deny(d, StageConfig, err.Error())
@@ -571,8 +584,13 @@ func (e *Engine) decide(ctx context.Context, req Request, d Decision) Decision {
 	// off, the allowlist and session approvals must not run what the deny
 	// rules could not check.
 	escalate := ""
-	if len(prof.Approvals.Deny) > 0 && (a.Script == nil || len(a.Script.Opaque) > 0) {
-		escalate = "contains code the profile's deny rules cannot check (" + describe(a.Findings, TierApproval) + ")"
+	if len(prof.Approvals.Deny)+len(prof.Approvals.Ask) > 0 && (a.Script == nil || len(a.Script.Opaque) > 0) {
+		escalate = "contains code the profile's deny and ask rules cannot check (" + describe(a.Findings, TierApproval) + ")"
+	} else if f, ok := MatchAskGlobs(prof.Approvals.Ask, a); ok {
+		// 3b. User ask globs: a person answers, even for a command the
+		// catalog allows.
+		d.Rules = append(d.Rules, f.Rule)
+		escalate = fmt.Sprintf("%s (profile %s): %s", f.Description, prof.Name, f.Reason)
 	}
 
 	// 4. The job's mandate.
@@ -648,6 +666,22 @@ func (e *Engine) decide(ctx context.Context, req Request, d Decision) Decision {
 	return e.route(ctx, req, prof, a, d, "")
 }
 
+// profile returns the named profile ("" for the default) as the project
+// file of workspace narrows it (config.LayerProject; workspace "" for
+// none). A project file that cannot be applied is an error: the call is
+// refused, never decided on the user's profile alone.
+func (e *Engine) profile(name, workspace string) (*config.Profile, error) {
+	p, ok := e.cfg.Profile(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown profile %q", e.profileName(name))
+	}
+	lp, err := config.LayerProject(p, workspace)
+	if err != nil {
+		return nil, fmt.Errorf("the workspace's project file: %w", err)
+	}
+	return lp, nil
+}
+
 func (e *Engine) allowlistEntries(p *config.Profile) ([]string, error) {
 	entries := append([]string{}, p.Approvals.CommandAllowlist...)
 	stored, err := e.allowlist.Load(p.Name)
@@ -664,10 +698,14 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 	q := Question{ID: d.ID, Profile: prof.Name, Session: req.Session, Platform: req.Platform,
 		Command: d.Command, Findings: redactFindings(a.Findings, func(s string) string { return e.redact(prof.Name, s) }),
 		Cwd: req.Cwd, Reason: escalated, Created: d.Time, Scopes: []Scope{ScopeOnce}, raw: req.Command}
-	if req.Session != "" {
-		q.Scopes = append(q.Scopes, ScopeSession)
-	}
 	if escalated == "" {
+		// An escalated question (an ask rule, a mandate escalation, code
+		// the deny rules cannot check) is asked every time: session
+		// approvals and the allowlist are not consulted for it, so an
+		// answer covering more than this call would be a promise not kept.
+		if req.Session != "" {
+			q.Scopes = append(q.Scopes, ScopeSession)
+		}
 		q.Scopes = append(q.Scopes, ScopeAlways)
 	}
 	q.Covers = e.covers(prof.Name, req.Session, a, q.Scopes)
@@ -705,8 +743,16 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 		}
 	}
 
+	return e.askPerson(ctx, prof, q, d, a, describe(a.Findings, TierApproval))
+}
+
+// askPerson asks q of the person the platform reaches (the CLI prompter,
+// the gateway queue) and turns the answer into d. what describes the
+// findings for the audit record of the question. Unattended platforms
+// must have been answered before.
+func (e *Engine) askPerson(ctx context.Context, prof *config.Profile, q Question, d Decision, a *Analysis, what string) Decision {
 	var human Route
-	switch req.Platform {
+	switch q.Platform {
 	case PlatformCLI:
 		if e.opts.Prompter != nil {
 			human = e.opts.Prompter
@@ -715,10 +761,10 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 		human = e.gateway
 	}
 	if human == nil {
-		d.Route = string(req.Platform)
+		d.Route = string(q.Platform)
 		reason := "nobody can be asked: no terminal prompt is available"
-		if escalated != "" {
-			reason += "; only a person may approve it: " + escalated
+		if d.Escalation != "" {
+			reason += "; only a person may approve it: " + d.Escalation
 		}
 		return deny(d, StageRoute, reason)
 	}
@@ -728,7 +774,7 @@ func (e *Engine) route(ctx context.Context, req Request, prof *config.Profile, a
 	// The request is on record before anyone sees it: a question nobody
 	// can account for later is not asked.
 	asked := d
-	asked.Event, asked.Route, asked.Reason = EventAsked, human.Name(), joinReasons(q.Reason, describe(a.Findings, TierApproval))
+	asked.Event, asked.Route, asked.Reason = EventAsked, human.Name(), joinReasons(q.Reason, what)
 	asked.Allowed, asked.Stage = false, StageRoute
 	if err := e.audit.Append(ctx, asked); err != nil {
 		d.Route = human.Name()

@@ -61,16 +61,27 @@ func quoteWord(s string) string {
 // script (normalised programs, every wrapper, payloads), and for a command
 // that did not parse, the globs against its whole trimmed text.
 func MatchDenyGlobs(globs []string, a *Analysis) (Finding, bool) {
+	return matchAnalysis(globs, a, RuleDenyGlob, "deny", TierHardline)
+}
+
+// MatchAskGlobs matches a profile's ask globs (approvals.ask) exactly as
+// MatchDenyGlobs matches deny globs; its finding is of the approval tier,
+// rule RuleAskGlob.
+func MatchAskGlobs(globs []string, a *Analysis) (Finding, bool) {
+	return matchAnalysis(globs, a, RuleAskGlob, "ask", TierApproval)
+}
+
+func matchAnalysis(globs []string, a *Analysis, rule, kind string, tier Tier) (Finding, bool) {
 	if len(globs) == 0 || a == nil {
 		return Finding{}, false
 	}
 	if a.Script != nil {
-		return DenyList(globs).Match(a.Script)
+		return matchGlobs(globs, a.Script, rule, kind, tier)
 	}
 	text := strings.TrimSpace(a.Command)
 	for _, g := range globs {
 		if globMatch(g, text) {
-			return Finding{Rule: RuleDenyGlob, Tier: TierHardline, Description: fmt.Sprintf("matches deny rule %q", g),
+			return Finding{Rule: rule, Tier: tier, Description: fmt.Sprintf("matches %s rule %q", kind, g),
 				Text: a.Command, Span: shellparse.Span{End: len(a.Command)}, Reason: text}, true
 		}
 	}

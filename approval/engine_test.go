@@ -595,7 +595,7 @@ func TestDenyGlobsOpaqueGoesToAPerson(t *testing.T) {
 				assert.Equal(t, StageRoute, d.Stage)
 				if tc.platform == PlatformCLI {
 					require.Equal(t, 1, route.count(), "a person is asked")
-					assert.Contains(t, route.asked[0].Reason, "deny rules cannot check")
+					assert.Contains(t, route.asked[0].Reason, "deny and ask rules cannot check")
 					assert.NotContains(t, route.asked[0].Scopes, ScopeAlways, "no permanent approval of unchecked code")
 				}
 			})
@@ -605,4 +605,90 @@ func TestDenyGlobsOpaqueGoesToAPerson(t *testing.T) {
 	e, _ := newEngine(t, testConfig(t, "  default: {}\n"), Options{Yolo: true})
 	_, err := e.Decide(t.Context(), Request{Command: `bash -c "$X"`, Platform: PlatformCLI})
 	assert.NoError(t, err)
+}
+
+// TestAskGlobs: a command matching approvals.ask goes to a person even
+// when the catalog allows it, however it is spelled or wrapped, and
+// nothing but that person answers it: not yolo, mode off, the allowlist,
+// an earlier session answer or an unattended policy. Deny and the
+// hardline floor still win.
+func TestAskGlobs(t *testing.T) {
+	ask := `approvals: {ask: ["git push*", "curl *"]`
+	cases := []struct {
+		name     string
+		profile  string
+		platform Platform
+		yolo     bool
+		sessYolo bool
+	}{
+		{"plain", `  default: {` + ask + `}}`, PlatformCLI, false, false},
+		{"process yolo", `  default: {` + ask + `}}`, PlatformCLI, true, false},
+		{"session yolo", `  default: {` + ask + `}}`, PlatformCLI, false, true},
+		{"mode off", `  default: {` + ask + `, mode: "off"}}`, PlatformCLI, false, false},
+		{"allowlisted", `  default: {` + ask + `, command_allowlist: ["*", "git push origin main"]}}`, PlatformCLI, false, false},
+	}
+	for _, cmd := range []string{"git push origin main", "/usr/bin/git push", "env A=1 nice 'g'it push", "echo x; curl -s example.com", "sh -c 'git push -f'"} {
+		for _, tc := range cases {
+			t.Run(tc.name+"/"+cmd, func(t *testing.T) {
+				route := always(Answer{Verdict: VerdictDeny, Reason: "no", By: "cli"})
+				e, _ := newEngine(t, testConfig(t, tc.profile+"\n"), Options{Prompter: route, Yolo: tc.yolo})
+				if tc.sessYolo {
+					require.NoError(t, e.SetSessionYolo("", "s", true))
+				}
+				d, err := e.Decide(t.Context(), Request{Command: cmd, Session: "s", Platform: tc.platform})
+				require.ErrorIs(t, err, ErrDenied)
+				assert.Equal(t, StageRoute, d.Stage)
+				assert.Contains(t, d.Rules, RuleAskGlob)
+				require.Equal(t, 1, route.count(), "a person is asked")
+				q := route.asked[0]
+				assert.Contains(t, q.Reason, "matches ask rule")
+				assert.Equal(t, []Scope{ScopeOnce}, q.Scopes, "an ask rule asks every time")
+			})
+		}
+	}
+
+	t.Run("approved once, asked again", func(t *testing.T) {
+		route := always(Answer{Verdict: VerdictApprove, Scope: ScopeSession, By: "cli"})
+		e, _ := newEngine(t, testConfig(t, `  default: {`+ask+`}}`+"\n"), Options{Prompter: route})
+		for range 2 {
+			d, err := e.Decide(t.Context(), Request{Command: "git push", Session: "s", Platform: PlatformCLI})
+			require.NoError(t, err)
+			assert.Equal(t, ScopeOnce, d.Scope, "a session answer to an ask rule covers this call only")
+		}
+		assert.Equal(t, 2, route.count())
+	})
+	t.Run("unattended refuses", func(t *testing.T) {
+		for _, p := range []string{`cron_mode: approve`, `unattended_mode: approve`} {
+			e, _ := newEngine(t, testConfig(t, `  default: {`+ask+`, `+p+`}}`+"\n"), Options{})
+			for _, plat := range []Platform{PlatformCron, PlatformWebhook} {
+				d, err := e.Decide(t.Context(), Request{Command: "git push", Platform: plat})
+				require.ErrorIs(t, err, ErrDenied, "%s on %s", p, plat)
+				assert.Equal(t, StageRoute, d.Stage)
+			}
+		}
+	})
+	t.Run("deny and hardline win", func(t *testing.T) {
+		route := always(Answer{Verdict: VerdictApprove, By: "cli"})
+		e, _ := newEngine(t, testConfig(t, `  default: {approvals: {ask: ["*"], deny: ["git push --force*"]}}`+"\n"), Options{Prompter: route})
+		d, err := e.Decide(t.Context(), Request{Command: "git push --force", Platform: PlatformCLI})
+		require.ErrorIs(t, err, ErrDenied)
+		assert.Equal(t, StageDenyGlob, d.Stage)
+		d, err = e.Decide(t.Context(), Request{Command: "rm -rf /", Platform: PlatformCLI})
+		require.ErrorIs(t, err, ErrDenied)
+		assert.Equal(t, StageHardline, d.Stage)
+		assert.Equal(t, 0, route.count())
+	})
+	t.Run("no match runs", func(t *testing.T) {
+		e, _ := newEngine(t, testConfig(t, `  default: {`+ask+`}}`+"\n"), Options{})
+		d, err := e.Decide(t.Context(), Request{Command: "git status", Platform: PlatformCLI})
+		require.NoError(t, err)
+		assert.Equal(t, StageAnalysis, d.Stage)
+	})
+	t.Run("opaque goes to a person", func(t *testing.T) {
+		route := always(Answer{Verdict: VerdictDeny, By: "cli"})
+		e, _ := newEngine(t, testConfig(t, `  default: {`+ask+`}}`+"\n"), Options{Prompter: route, Yolo: true})
+		_, err := e.Decide(t.Context(), Request{Command: `eval "$(printf 'git push')"`, Platform: PlatformCLI})
+		require.ErrorIs(t, err, ErrDenied)
+		assert.Equal(t, 1, route.count())
+	})
 }

@@ -72,9 +72,9 @@ func (e *ExecRefusal) Is(target error) bool { return target == ErrDenied }
 // little on every exec of a build: the caller reports the refusals of a
 // call with RecordExecBlocks once the call is over.
 func (e *Engine) CheckExec(req ExecRequest) error {
-	prof, ok := e.cfg.Profile(e.profileName(req.Profile))
-	if !ok {
-		return &ExecRefusal{Reason: fmt.Sprintf("unknown profile %q", req.Profile)}
+	prof, err := e.profile(req.Profile, req.Cwd)
+	if err != nil {
+		return &ExecRefusal{Reason: err.Error()}
 	}
 	for _, argv := range req.Argvs {
 		text := ExecText(argv)

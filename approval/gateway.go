@@ -32,11 +32,14 @@ const confirmTimeout = 30 * time.Second
 // Pending is a request waiting in the gateway queue, as shown to a
 // messaging client or the API. Command is redacted.
 type Pending struct {
-	ID       string    `json:"id"`
-	Profile  string    `json:"profile"`
-	Session  string    `json:"session"`
-	Platform Platform  `json:"platform"`
-	Command  string    `json:"command"`
+	ID       string   `json:"id"`
+	Profile  string   `json:"profile"`
+	Session  string   `json:"session"`
+	Platform Platform `json:"platform"`
+	Command  string   `json:"command"`
+	// Tool is set for a file tool's access that a path rule asks about
+	// (Question.Tool): Command is then "<tool> <path>".
+	Tool     string    `json:"tool,omitempty"`
 	Findings []Finding `json:"findings"`
 	Reason   string    `json:"reason,omitempty"`
 	Scopes   []Scope   `json:"scopes"`
@@ -144,7 +147,7 @@ func (g *Gateway) Ask(ctx context.Context, q Question) (Answer, error) {
 	fresh := p == nil
 	if fresh {
 		p = &pending{Pending: Pending{ID: q.ID, Profile: q.Profile, Session: q.Session, Platform: q.Platform,
-			Command: q.Command, Findings: q.Findings, Reason: q.Reason, Scopes: q.Scopes,
+			Command: q.Command, Tool: q.Tool, Findings: q.Findings, Reason: q.Reason, Scopes: q.Scopes,
 			Covers: maps.Clone(q.Covers), Created: q.Created, Deadline: q.Deadline}, raw: raw, done: make(chan struct{})}
 		g.queues[k] = append(g.queues[k], p)
 	}
@@ -382,14 +385,28 @@ type Webhook struct {
 	URL    string
 	Client *http.Client // nil: http.DefaultClient; the Gateway bounds each call with NotifyTimeout
 	Header http.Header  // extra headers (for example Authorization)
+	// Answer, when set, tells the bridge how to answer this one request
+	// (body key "answer").
+	Answer *WebhookAnswer
+}
+
+// WebhookAnswer is how a webhook's receiver answers the request it was
+// told of: send {"token": Token, "verdict": "approve"|"deny", "scope":
+// "once", "reason": "…"} to Method Path of the daemon's API. The token
+// answers exactly that request, once.
+type WebhookAnswer struct {
+	Token  string `json:"token"`
+	Method string `json:"method"`
+	Path   string `json:"path"`
 }
 
 // Notify implements Notifier.
 func (w *Webhook) Notify(ctx context.Context, p Pending) error {
 	body, err := json.Marshal(struct {
-		Event   string  `json:"event"`
-		Request Pending `json:"request"`
-	}{"approval.pending", p})
+		Event   string         `json:"event"`
+		Request Pending        `json:"request"`
+		Answer  *WebhookAnswer `json:"answer,omitempty"`
+	}{"approval.pending", p, w.Answer})
 	if err != nil {
 		return fmt.Errorf("encoding webhook body: %w", err)
 	}

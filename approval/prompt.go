@@ -81,7 +81,11 @@ func (p *Prompter) Ask(ctx context.Context, q Question) (Answer, error) {
 	if q.Session != "" {
 		fmt.Fprintf(&b, ", session %s", printable(q.Session))
 	}
-	fmt.Fprintf(&b, ")\n  command: %s\n", printable(q.Command))
+	what := "command:"
+	if q.Tool != "" {
+		what = "file:   " // a file tool's access, not a shell command
+	}
+	fmt.Fprintf(&b, ")\n  %s %s\n", what, printable(q.Command))
 	for _, f := range q.Findings {
 		fmt.Fprintf(&b, "  why:     %s (%s)\n", printable(f.Description), f.Rule)
 	}

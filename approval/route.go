@@ -25,11 +25,15 @@ type Route interface {
 // Question is what a route is asked. Command is already redacted (secret
 // values masked): it may be shown to people and sent to a model.
 type Question struct {
-	ID       string    `json:"id"`
-	Profile  string    `json:"profile"`
-	Session  string    `json:"session"`
-	Platform Platform  `json:"platform"`
-	Command  string    `json:"command"`
+	ID       string   `json:"id"`
+	Profile  string   `json:"profile"`
+	Session  string   `json:"session"`
+	Platform Platform `json:"platform"`
+	Command  string   `json:"command"`
+	// Tool is set when the question is about a file tool's access (a
+	// path rule asked for it) rather than a terminal command: Command is
+	// then "<tool> <path>", never to be read as a shell command.
+	Tool     string    `json:"tool,omitempty"`
 	Findings []Finding `json:"findings"`
 	Cwd      string    `json:"cwd,omitempty"`
 	// Reason says why a person is asked when it is not only the findings

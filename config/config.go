@@ -38,13 +38,46 @@ type UI struct {
 // Profile is one agent profile: where its commands run, which secrets it
 // sees, and how its flagged commands are approved.
 type Profile struct {
-	Name             string    `yaml:"-" json:"name"`
-	Terminal         Terminal  `yaml:"terminal" json:"terminal"`
-	Secrets          Secrets   `yaml:"secrets" json:"secrets"`
-	Approvals        Approvals `yaml:"approvals" json:"approvals"`
-	EnabledToolsets  []string  `yaml:"enabled_toolsets" json:"enabled_toolsets"`
-	DisabledToolsets []string  `yaml:"disabled_toolsets" json:"disabled_toolsets"`
-	Mandate          Mandate   `yaml:"mandate" json:"mandate"`
+	Name             string     `yaml:"-" json:"name"`
+	Terminal         Terminal   `yaml:"terminal" json:"terminal"`
+	Secrets          Secrets    `yaml:"secrets" json:"secrets"`
+	Approvals        Approvals  `yaml:"approvals" json:"approvals"`
+	Files            Files      `yaml:"files" json:"files"`
+	Guardrails       Guardrails `yaml:"guardrails" json:"guardrails"`
+	EnabledToolsets  []string   `yaml:"enabled_toolsets" json:"enabled_toolsets"`
+	DisabledToolsets []string   `yaml:"disabled_toolsets" json:"disabled_toolsets"`
+	Mandate          Mandate    `yaml:"mandate" json:"mandate"`
+}
+
+// Guardrails are a profile's loop guardrail thresholds, counted per turn
+// (the model's calls between two user messages; under MCP see
+// docs/mcp.md). Each counter warns at Warn, refuses further matching calls
+// at Block and, with hard stops on, ends the turn at Halt. 0 or absent
+// takes the default.
+type Guardrails struct {
+	// IdenticalFailures counts failures of the same call (tool and
+	// arguments); default 2/3/5. A landed file mutation, or a workspace
+	// changed since the call last failed, resets it for that call.
+	IdenticalFailures Threshold `yaml:"identical_failures" json:"identical_failures"`
+	// ToolFailures counts failures of one tool, whatever the arguments;
+	// default 3/5/8.
+	ToolFailures Threshold `yaml:"tool_failures" json:"tool_failures"`
+	// NoProgress counts identical calls with identical results; default
+	// 3/4/6.
+	NoProgress Threshold `yaml:"no_progress" json:"no_progress"`
+	// InvalidBatches is how many consecutive batches of only invalid calls
+	// end the turn; default 3.
+	InvalidBatches int `yaml:"invalid_batches" json:"invalid_batches"`
+	// HardStop turns halting on or off; absent means on for unattended
+	// platforms and off where a person can intervene.
+	HardStop *bool `yaml:"hard_stop" json:"hard_stop"`
+}
+
+// Threshold is one guardrail counter's warn, block and halt counts.
+type Threshold struct {
+	Warn  int `yaml:"warn" json:"warn"`
+	Block int `yaml:"block" json:"block"`
+	Halt  int `yaml:"halt" json:"halt"`
 }
 
 // Backend says where a profile's terminal commands run.
@@ -84,6 +117,10 @@ type Terminal struct {
 	// EnvPassthrough names the variables copied from the caller's
 	// environment into commands. Nothing else is inherited.
 	EnvPassthrough []string `yaml:"env_passthrough" json:"env_passthrough"`
+	// Mounts are extra host paths shown in the sandbox at the same path
+	// (build caches such as ~/.cache/go-build or ~/.npm). See Mount for
+	// what is refused.
+	Mounts []Mount `yaml:"mounts" json:"mounts"`
 }
 
 // NetworkMode is a sandbox's network access.
@@ -189,7 +226,13 @@ type Approvals struct {
 	CommandAllowlist []string `yaml:"command_allowlist" json:"command_allowlist"`
 	// Deny holds globs matched against normalised programs; a match
 	// refuses the command whoever approves.
-	Deny  []string `yaml:"deny" json:"deny"`
+	Deny []string `yaml:"deny" json:"deny"`
+	// Ask holds globs like Deny's, on the same normalised programs; a match
+	// goes to a person even when the rule catalog would allow the command.
+	// Yolo, mode off, the allowlist, session approvals and the smart
+	// reviewer do not answer it, and an unattended platform, where nobody
+	// can be asked, refuses it. The hardline floor and Deny still win.
+	Ask   []string `yaml:"ask" json:"ask"`
 	Smart Smart    `yaml:"smart" json:"smart"`
 	// Webhook is told about every request queued for the gateway
 	// platform (tether serve), besides the API's server-sent events.

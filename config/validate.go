@@ -21,6 +21,7 @@ type validator struct {
 	file     string
 	root     *yaml.Node
 	problems []Problem
+	own      []string // tether's own paths (OwnPaths), which no mount may overlap
 }
 
 // lineOf returns the line of the value at path (mapping keys, or decimal
@@ -103,6 +104,7 @@ func (v *validator) check(cfg *Config, baseDir string) {
 	if _, ok := cfg.Profiles[cfg.DefaultProfile]; !ok {
 		v.errorf([]string{"default_profile"}, "default_profile %q is not defined under profiles", cfg.DefaultProfile)
 	}
+	v.own = OwnPaths(cfg)
 	for name, p := range cfg.Profiles {
 		path := []string{"profiles", name}
 		if !ValidName(name) {
@@ -115,6 +117,7 @@ func (v *validator) check(cfg *Config, baseDir string) {
 		p.Name = name
 		v.checkProfile(p, path, baseDir)
 	}
+	v.checkCrossMounts(cfg)
 }
 
 func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
@@ -219,6 +222,7 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 	case *t.Pool < 0 || *t.Pool > MaxPool:
 		v.errorf(at("terminal", "pool"), "pool must be between 0 (no pool) and %d, got %d", MaxPool, *t.Pool)
 	}
+	v.checkMounts(t, at, baseDir, v.own)
 	for i, name := range t.EnvPassthrough {
 		if !envNamePatern().MatchString(name) {
 			v.errorf(at("terminal", "env_passthrough", strconv.Itoa(i)), "invalid environment variable name %q", name)
@@ -256,6 +260,11 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 	for i, g := range a.Deny {
 		if err := CheckGlob(g); err != nil {
 			v.errorf(at("approvals", "deny", strconv.Itoa(i)), "deny entry: %v", err)
+		}
+	}
+	for i, g := range a.Ask {
+		if err := CheckGlob(g); err != nil {
+			v.errorf(at("approvals", "ask", strconv.Itoa(i)), "ask entry: %v", err)
 		}
 	}
 	s := &a.Smart
@@ -301,6 +310,23 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 				v.errorf(at(list.key, strconv.Itoa(i)), "invalid toolset name %q", n)
 			}
 		}
+	}
+	v.checkFiles(&p.Files, at)
+	g := p.Guardrails
+	for _, th := range []struct {
+		key string
+		t   Threshold
+	}{{"identical_failures", g.IdenticalFailures}, {"tool_failures", g.ToolFailures}, {"no_progress", g.NoProgress}} {
+		t := th.t
+		switch {
+		case t.Warn < 0 || t.Block < 0 || t.Halt < 0:
+			v.errorf(at("guardrails", th.key), "guardrails.%s: counts must not be negative", th.key)
+		case (t.Warn > 0 && t.Block > 0 && t.Warn > t.Block) || (t.Block > 0 && t.Halt > 0 && t.Block > t.Halt) || (t.Warn > 0 && t.Halt > 0 && t.Warn > t.Halt):
+			v.errorf(at("guardrails", th.key), "guardrails.%s: want warn <= block <= halt (got %d/%d/%d)", th.key, t.Warn, t.Block, t.Halt)
+		}
+	}
+	if g.InvalidBatches < 0 {
+		v.errorf(at("guardrails", "invalid_batches"), "guardrails.invalid_batches must not be negative")
 	}
 	if p.Mandate.InteractiveViolation == "" {
 		p.Mandate.InteractiveViolation = ViolationBlock

@@ -76,29 +76,7 @@ func (s *Store) ObserveRuntime(ctx context.Context, run Run, rt Runtime) (err er
 			err = fmt.Errorf("observing what the kernel saw: panic: %v", p)
 		}
 	}()
-	f := Facts{Tool: ToolTerminal, Runtime: true}
-	lost := rt.Lost
-	for _, list := range [][]string{rt.Read, rt.Written, rt.Executed} {
-		for _, p := range list {
-			np := normPath(p, rt.Workspace)
-			switch {
-			case np == ".":
-			case !ruleText(np):
-				lost++
-			default:
-				f.Paths = append(f.Paths, np)
-			}
-		}
-	}
-	for _, a := range rt.Connected {
-		ap, perr := netip.ParseAddrPort(a)
-		if perr != nil {
-			lost++
-			continue
-		}
-		f.Hosts = append(f.Hosts, ap.Addr().Unmap().String())
-	}
-	f.Paths, f.Hosts = uniqSorted(f.Paths), uniqSorted(f.Hosts)
+	f, lost := runtimeFacts(rt)
 	if len(f.Paths) == 0 && len(f.Hosts) == 0 && lost == 0 {
 		return nil
 	}
@@ -125,6 +103,36 @@ func (s *Store) ObserveRuntime(ctx context.Context, run Run, rt Runtime) (err er
 		}
 		return nil
 	})
+}
+
+// runtimeFacts are the facts of rt's record, and how many of its entries
+// cannot be evidence (a name no rule can hold, an address that is not
+// IP:port) besides those rt.Lost counts.
+func runtimeFacts(rt Runtime) (Facts, int) {
+	f := Facts{Tool: ToolTerminal, Runtime: true}
+	lost := rt.Lost
+	for _, list := range [][]string{rt.Read, rt.Written, rt.Executed} {
+		for _, p := range list {
+			np := normPath(p, rt.Workspace)
+			switch {
+			case np == ".":
+			case !ruleText(np):
+				lost++
+			default:
+				f.Paths = append(f.Paths, np)
+			}
+		}
+	}
+	for _, a := range rt.Connected {
+		ap, err := netip.ParseAddrPort(a)
+		if err != nil {
+			lost++
+			continue
+		}
+		f.Hosts = append(f.Hosts, ap.Addr().Unmap().String())
+	}
+	f.Paths, f.Hosts = uniqSorted(f.Paths), uniqSorted(f.Hosts)
+	return f, lost
 }
 
 // ruleText reports whether a path can be written as a rule and read back

@@ -91,3 +91,30 @@ func TestRuntimeTextBounded(t *testing.T) {
 	assert.True(t, strings.HasSuffix(text, "…]"))
 	assert.NotContains(t, text, "\xff")
 }
+
+// FuzzRuntimeEvidence: whatever names and addresses a sandboxed process
+// hands the kernel, the mandate compiled from their record loads back from
+// its text and allows exactly what was recorded as evidence; what cannot be
+// a rule is counted lost, never written.
+func FuzzRuntimeEvidence(f *testing.F) {
+	f.Add("conf/secret.ini", "127.0.0.1:8080")
+	f.Add("../../etc/shadow", "[::1]:22")
+	f.Add("bad-\xff\xfe.txt", "not:an:address")
+	f.Add("a\nb: c # d", "[::ffff:10.0.0.1]:0")
+	f.Add("$HOME/~x/\"q\"", "1.2.3.4:99999")
+	f.Fuzz(func(t *testing.T, name, addr string) {
+		rt := Runtime{Workspace: "/w", Read: []string{"/w/" + name, "/" + name}, Written: []string{name}, Connected: []string{addr}}
+		facts, lost := runtimeFacts(rt)
+		require.Equal(t, 4, len(rt.Read)+len(rt.Written)+len(rt.Connected))
+		require.LessOrEqual(t, len(facts.Paths)+len(facts.Hosts)+lost, 4+1, "each entry is evidence, the workspace itself, or lost")
+		text := Compile("fz", []Observation{{Run: "r", Facts: facts}}).Marshal()
+		m, err := Load(text)
+		require.NoError(t, err, "compiled text must load:\n%s", text)
+		for _, fl := range NewMatcher(m).Evaluate(facts, 0) {
+			if fl.Family == FamilyPaths || fl.Family == FamilyHosts {
+				t.Fatalf("recorded evidence %+v is not allowed by its own mandate:\n%s", fl, text)
+			}
+		}
+		assert.LessOrEqual(t, len(runtimeText(rt)), maxRuntimeText+8)
+	})
+}

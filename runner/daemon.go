@@ -78,7 +78,7 @@ type Daemon struct {
 	Engine   *approval.Engine
 	Mandates *mandate.Store
 	Server   *Server
-	sessions *sandbox.Sessions
+	pipeline *Pipeline
 	pools    *sandbox.Pools
 	policy   string // PolicyDigest of the configuration, for the pool socket
 	base     context.Context
@@ -117,16 +117,8 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfg := opts.Config
-	store, err := mandate.Open(cfg.StateDir, mandate.Options{Logger: log})
-	if err != nil {
-		return nil, fmt.Errorf("opening the mandate store: %w", err)
-	}
-	d := &Daemon{opts: opts, Mandates: store, log: log, policy: PolicyDigest(opts.Config)}
+	d := &Daemon{opts: opts, log: log, policy: PolicyDigest(opts.Config)}
 	d.base, d.cancel = context.WithCancel(context.Background())
-	d.sessions = opts.Sessions
-	if d.sessions == nil {
-		d.sessions = &sandbox.Sessions{StateRoot: opts.Sandbox.StateRoot, CgroupPrefix: opts.Sandbox.CgroupPrefix, Grace: opts.Sandbox.Grace}
-	}
 	// The gateway tells the server about new requests (server-sent events);
 	// the server exists only after the engine, hence the indirection.
 	var srv *Server
@@ -139,40 +131,41 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 		if srv != nil {
 			errs = append(errs, srv.Publish(ctx, p))
 		}
-		errs = append(errs, notifyWebhook(ctx, cfg, p))
+		token := ""
+		if prof, ok := cfg.Profile(p.Profile); ok && prof.Approvals.Webhook.URL != "" && srv != nil {
+			token = srv.AnswerToken(p)
+		}
+		errs = append(errs, notifyWebhook(ctx, cfg, p, token))
 		return errors.Join(errs...)
 	}})
-	eopts := EngineOptions(cfg, store, log)
-	eopts.Gateway = gw
-	eng, err := approval.NewEngine(cfg, eopts)
+	p, err := NewPipeline(PipelineOptions{Config: cfg, ConfigErr: opts.ConfigErr, Sandbox: opts.Sandbox,
+		Sessions: opts.Sessions, Gateway: gw, Guard: opts.Guard, Workers: opts.Workers, Logger: log})
 	if err != nil {
-		store.Close()
 		return nil, err
 	}
-	eng.OnSessionClear(func(profile, session string) {
-		if err := d.sessions.CloseSession(profile, session); err != nil {
-			log.Warn("closing a session sandbox", "profile", profile, "session", session, "err", err)
-		}
-	})
-	d.Engine = eng
+	d.pipeline = p
+	d.Runner, d.Engine, d.Mandates = p.Runner, p.Engine, p.Mandates
+	srv = NewServer(d.base, d.Runner, d.Mandates, opts.Version, opts.Limits, log)
 	d.pools = &sandbox.Pools{StateRoot: opts.Sandbox.StateRoot, CgroupPrefix: opts.Sandbox.CgroupPrefix,
 		Grace: opts.Sandbox.Grace, UserNSBase: opts.Sandbox.UserNSBase,
 		Logf: func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) }}
-	d.Runner = &Runner{Config: cfg, ConfigErr: opts.ConfigErr, Engine: eng, Mandates: store, Sandbox: opts.Sandbox,
-		Sessions: d.sessions, Pools: d.pools, Workers: opts.Workers, Guard: opts.Guard, Logger: log}
-	srv = NewServer(d.base, d.Runner, store, opts.Version, opts.Limits, log)
+	d.Runner.Pools = d.pools
 	d.Server = srv
 	return d, nil
 }
 
 // notifyWebhook POSTs p to its profile's approvals.webhook, if any, with
-// the profile's token secret as a bearer token.
-func notifyWebhook(ctx context.Context, cfg *config.Config, p approval.Pending) error {
+// the profile's token secret as a bearer token and token, the request's
+// answer token, in the body.
+func notifyWebhook(ctx context.Context, cfg *config.Config, p approval.Pending, token string) error {
 	prof, ok := cfg.Profile(p.Profile)
 	if !ok || prof.Approvals.Webhook.URL == "" {
 		return nil
 	}
 	hook := &approval.Webhook{URL: prof.Approvals.Webhook.URL, Header: http.Header{}}
+	if token != "" {
+		hook.Answer = &approval.WebhookAnswer{Token: token, Method: http.MethodPost, Path: "/v1/approvals/answer"}
+	}
 	if name := prof.Approvals.Webhook.TokenSecret; name != "" {
 		token, err := ResolveSecretScope(cfg, nil, prof.Name).Get(name, "")
 		if err != nil || token == "" {
@@ -181,39 +174,6 @@ func notifyWebhook(ctx context.Context, cfg *config.Config, p approval.Pending) 
 		hook.Header.Set("Authorization", "Bearer "+token)
 	}
 	return hook.Notify(ctx, p)
-}
-
-// EngineOptions are the approval engine options shared by every entry
-// point (the daemon, the MCP server, tether run): the mandate hook on the
-// state's store (workspaces and interactive_violation from the profiles;
-// none when store is nil), secret redaction in questions and audit
-// records, and secrets for the smart route's API key. The caller adds its
-// routes (Prompter, Gateway) and Yolo.
-func EngineOptions(cfg *config.Config, store *mandate.Store, log *slog.Logger) approval.Options {
-	opts := approval.Options{Logger: log,
-		Redact: func(profile, text string) string {
-			return ResolveSecretScope(cfg, nil, profile).Masker().Mask(text)
-		},
-		Secret: func(profile, name string) (string, error) {
-			return ResolveSecretScope(cfg, nil, profile).Get(name, "")
-		}}
-	if store == nil {
-		return opts
-	}
-	opts.Mandate = &mandate.Hook{Store: store, Workspace: func(profile string) string {
-		p, ok := cfg.Profile(profile)
-		if !ok {
-			return ""
-		}
-		return p.Terminal.Cwd
-	}, Violation: func(profile string) string {
-		p, ok := cfg.Profile(profile)
-		if !ok {
-			return ""
-		}
-		return string(p.Mandate.InteractiveViolation)
-	}}
-	return opts
 }
 
 // TCPHandler is the API as served on TCP: behind the bearer tokens.
@@ -453,19 +413,10 @@ func (d *Daemon) close() error {
 	d.cancel()
 	d.Server.closeSessions()
 	var errs []error
-	if err := d.sessions.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("closing session sandboxes: %w", err))
-	}
 	if err := d.pools.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("closing pooled sandboxes: %w", err))
 	}
-	if err := d.Engine.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("closing the audit log: %w", err))
-	}
-	if err := d.Mandates.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("closing the mandate store: %w", err))
-	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, d.pipeline.Close())...)
 }
 
 // ReadTokens reads bearer tokens from a file, one per line ("#"

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+
+	"github.com/tether-dev/tether/config"
 )
 
 // GuardConfig sets the loop guardrail thresholds of one turn. A threshold
@@ -24,6 +26,43 @@ type GuardConfig struct {
 	// HardStop turns halting on. Nil means on for unattended platforms
 	// and off for attended ones (where a person can intervene).
 	HardStop *bool
+}
+
+// guard returns the guardrail thresholds of profile: Runner.Guard with
+// the profile's guardrails (config.Guardrails) over it.
+func (r *Runner) guard(profile string) GuardConfig {
+	c := r.Guard
+	if r.Config == nil {
+		return c
+	}
+	p, ok := r.Config.Profile(profile)
+	if !ok {
+		return c
+	}
+	g := p.Guardrails
+	set := func(v *int, x int) {
+		if x > 0 {
+			*v = x
+		}
+	}
+	for _, th := range []struct {
+		t                 config.Threshold
+		warn, block, halt *int
+	}{
+		{g.IdenticalFailures, &c.IdenticalWarn, &c.IdenticalBlock, &c.IdenticalHalt},
+		{g.ToolFailures, &c.ToolWarn, &c.ToolBlock, &c.ToolHalt},
+		{g.NoProgress, &c.RepeatWarn, &c.RepeatBlock, &c.RepeatHalt},
+	} {
+		set(th.warn, th.t.Warn)
+		set(th.block, th.t.Block)
+		set(th.halt, th.t.Halt)
+	}
+	set(&c.InvalidTurns, g.InvalidBatches)
+	if g.HardStop != nil {
+		v := *g.HardStop
+		c.HardStop = &v
+	}
+	return c
 }
 
 func (c GuardConfig) withDefaults() GuardConfig {
@@ -52,12 +91,18 @@ type Turn struct {
 	cfg      GuardConfig
 	hardStop bool
 
+	// fingerprint returns the workspace's current fingerprint
+	// (workspaceFingerprint); nil until Watch.
+	fingerprint func() string
+
 	mu        sync.Mutex
-	identical map[string]int // failing calls by Key; guarded by mu
-	tool      map[string]int // failures by tool name
-	repeat    map[string]int // calls by Key+result
-	invalid   int            // consecutive all-invalid batches
-	halted    string         // why the turn halted, "" when it has not
+	root      string            // the watched workspace; guarded by mu
+	after     map[string]string // fingerprint after each counted call, by Key; guarded by mu
+	identical map[string]int    // failing calls by Key; guarded by mu
+	tool      map[string]int    // failures by tool name
+	repeat    map[string]int    // calls by Key+result
+	invalid   int               // consecutive all-invalid batches
+	halted    string            // why the turn halted, "" when it has not
 }
 
 // NewTurn returns the counters of a new turn. unattended says nobody can
@@ -68,7 +113,8 @@ func NewTurn(cfg GuardConfig, unattended bool) *Turn {
 	if cfg.HardStop != nil {
 		hard = *cfg.HardStop
 	}
-	return &Turn{cfg: cfg, hardStop: hard, identical: map[string]int{}, tool: map[string]int{}, repeat: map[string]int{}}
+	return &Turn{cfg: cfg, hardStop: hard, identical: map[string]int{}, tool: map[string]int{}, repeat: map[string]int{},
+		after: map[string]string{}}
 }
 
 // Halted returns why the turn was halted, or "".
@@ -94,10 +140,38 @@ func (t *Turn) Batch(allInvalid bool) (end bool, reason string) {
 	return false, ""
 }
 
-// Before returns a refusal when a guardrail stops c before it runs.
-func (t *Turn) Before(c *Call) *Result {
+// Watch makes the turn watch the workspace root: a call whose workspace
+// changed since it last counted (another call, a background process or a
+// person changed, added or removed a file) starts its identical-failure
+// and no-progress counts afresh, as after a landed file mutation.
+func (t *Turn) Watch(root string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.root != root {
+		t.root = root
+		clear(t.after)
+		t.fingerprint = func() string { return workspaceFingerprint(root) }
+	}
+}
+
+// changed reports whether the workspace differs from what it was after
+// c last counted. It scans the workspace outside t.mu.
+func (t *Turn) changed(c *Call) bool {
+	t.mu.Lock()
+	prev, counted := t.after[c.Key]
+	fp := t.fingerprint
+	t.mu.Unlock()
+	return counted && fp != nil && fp() != prev
+}
+
+// Before returns a refusal when a guardrail stops c before it runs.
+func (t *Turn) Before(c *Call) *Result {
+	changed := t.changed(c)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if changed {
+		t.forget(c.Key)
+	}
 	refuse := func(rule, msg string) *Result {
 		r := refused(GateGuardrail, rule, msg)
 		r.CallID, r.Tool, r.Effect = c.ID, c.Name, EffectNone
@@ -135,6 +209,14 @@ func (t *Turn) After(c *Call, r Result) Result {
 	if r.Effect == EffectLanded {
 		clear(t.identical)
 		clear(t.repeat)
+	}
+	if fp := t.fingerprint; fp != nil && (r.Class == ClassFailed || t.after[c.Key] != "" || t.repeatOf(c.Key) > 0) {
+		// What the workspace is once the call is over (its own writes
+		// included): only a later change resets its counts.
+		t.mu.Unlock()
+		now := fp()
+		t.mu.Lock()
+		t.after[c.Key] = now
 	}
 	var warn []string
 	halt := ""
@@ -182,4 +264,31 @@ func (t *Turn) After(c *Call, r Result) Result {
 		}
 	}
 	return r
+}
+
+// forget drops the per-call counts of key (identical failures, no
+// progress).
+//
+// Preconditions: t.mu is held.
+func (t *Turn) forget(key string) {
+	delete(t.identical, key)
+	delete(t.after, key)
+	for k := range t.repeat {
+		if len(k) > len(key) && k[:len(key)] == key && k[len(key)] == 0 {
+			delete(t.repeat, k)
+		}
+	}
+}
+
+// repeatOf returns how many times key was counted with one result.
+//
+// Preconditions: t.mu is held.
+func (t *Turn) repeatOf(key string) int {
+	n := 0
+	for k, v := range t.repeat {
+		if len(k) > len(key) && k[:len(key)] == key && k[len(key)] == 0 {
+			n = max(n, v)
+		}
+	}
+	return n
 }

@@ -1,6 +1,9 @@
 package runner
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -157,4 +160,55 @@ func TestGuardLandedMutationResetsIdentical(t *testing.T) {
 	stop := tr.Before(test)
 	require.NotNil(t, stop)
 	assert.Equal(t, "guardrail.identical-failures", stop.Rule)
+}
+
+// TestGuardChangedWorkspaceResets: between two identical failing calls, a
+// change to the workspace that the call itself did not make (another
+// call, a background process, a person) starts the call's counts afresh;
+// what the call writes while it runs does not, so a command that writes
+// logs and fails still trips the guardrail.
+func TestGuardChangedWorkspaceResets(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	write := func(name, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644))
+	}
+	write("main.go", "package main\n")
+	tr := NewTurn(GuardConfig{ToolWarn: 100, ToolBlock: 100, ToolHalt: 100}, false) // the per-tool count stays, by design
+	tr.Watch(ws)
+	c := call("terminal", `{"command":"make test"}`)
+	for i := range 3 {
+		require.Nil(t, tr.Before(c), "run %d", i+1)
+		write("build.log", fmt.Sprintf("run %d\n", i)) // the command's own write
+		tr.After(c, failed("tests failed", map[string]any{"exit_code": 1}))
+	}
+	require.NotNil(t, tr.Before(c), "three identical failures with only its own writes: refused")
+
+	write("main.go", "package main // fixed by the terminal\n") // a change from elsewhere
+	require.Nil(t, tr.Before(c), "the workspace changed: a new attempt")
+	tr.After(c, failed("tests failed", map[string]any{"exit_code": 1}))
+	require.Nil(t, tr.Before(c), "one failure since the change")
+	tr.After(c, failed("tests failed", map[string]any{"exit_code": 1}))
+	require.NoError(t, os.Remove(filepath.Join(ws, "build.log")))
+	assert.Nil(t, tr.Before(c), "a removed file is a change too")
+}
+
+// TestGuardThresholdsFromConfig: a profile's guardrails set the
+// thresholds of its turns.
+func TestGuardThresholdsFromConfig(t *testing.T) {
+	t.Parallel()
+	cfg, _ := testConfig(t, "    guardrails:\n      identical_failures: {warn: 1, block: 2}\n      hard_stop: true\n")
+	r := &Runner{Config: cfg, Guard: GuardConfig{ToolBlock: 9}}
+	g := r.guard("")
+	assert.Equal(t, 1, g.IdenticalWarn)
+	assert.Equal(t, 2, g.IdenticalBlock)
+	assert.Equal(t, 9, g.ToolBlock, "what the profile leaves alone stays the runner's")
+	require.NotNil(t, g.HardStop)
+	assert.True(t, *g.HardStop)
+	tr := NewTurn(g, false)
+	c := call("terminal", "x")
+	tr.After(c, failed("x", nil))
+	require.Nil(t, tr.Before(c))
+	tr.After(c, failed("x", nil))
+	assert.NotNil(t, tr.Before(c), "blocked at the profile's 2")
 }

@@ -19,7 +19,6 @@ import (
 
 	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
-	"github.com/tether-dev/tether/mandate"
 	"github.com/tether-dev/tether/sandbox"
 )
 
@@ -72,21 +71,28 @@ type MCP struct {
 	Server   *mcp.Server
 	runner   *Runner
 	engine   *approval.Engine
-	store    *mandate.Store
-	sessions *sandbox.Sessions
+	pipeline *Pipeline
 	opts     MCPOptions
 	session  string
 	profile  string // the resolved profile's name
 	route    *elicitRoute
 
 	mu       sync.Mutex
-	turn     *Turn     // guarded by mu
-	lastCall time.Time // guarded by mu
+	turn     *Turn            // the idle-window turn; guarded by mu
+	lastCall time.Time        // guarded by mu
+	named    map[string]*Turn // turns the client named (MetaTurn); guarded by mu
+	order    []string         // named turns, oldest first; guarded by mu
 }
 
-// turnIdle is how long without calls starts a new guardrail turn (MCP
-// has no notion of turns).
+// turnIdle is how long without calls starts a new guardrail turn when the
+// client names none (MCP has no notion of turns).
 const turnIdle = 2 * time.Minute
+
+// MetaTurn is the tools/call "_meta" key by which a client names the
+// guardrail turn a call belongs to (a string, at most 128 bytes): calls
+// with the same value share their counts, a new value starts afresh.
+// Without it, a turn is a window of calls less than turnIdle apart.
+const MetaTurn = "tether.dev/turn"
 
 type mcpCallKey struct{}
 
@@ -126,7 +132,9 @@ func (*elicitRoute) Name() string { return "mcp-elicitation" }
 
 func (r *elicitRoute) mac(q approval.Question) string {
 	h := hmac.New(sha256.New, r.key)
-	fmt.Fprintf(h, "%s\x00%s\x00%s", q.Profile, q.Cwd, q.Command)
+	// The tool keeps an answer about a file access from answering a
+	// terminal command of the same text, and the reverse.
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", q.Profile, q.Cwd, q.Tool, q.Command)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
@@ -181,7 +189,11 @@ func elicitParams(q approval.Question) *mcp.ElicitParams {
 		why = append(why, q.Reason)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "tether: the agent wants to run\n\n    %s\n\nin %s. Flagged: %s.\n", q.Command, q.Cwd, strings.Join(why, "; "))
+	verb := "run"
+	if q.Tool != "" {
+		verb = "use a file tool (not a shell command)"
+	}
+	fmt.Fprintf(&b, "tether: the agent wants to %s\n\n    %s\n\nin %s. Flagged: %s.\n", verb, q.Command, q.Cwd, strings.Join(why, "; "))
 	// Say exactly what each answer lets run, so "session" is not read as
 	// "everything flagged for the same reasons".
 	var offered []string
@@ -215,32 +227,21 @@ func NewMCP(opts MCPOptions) (*MCP, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	cfg := opts.Config
-	store, err := mandate.Open(cfg.StateDir, mandate.Options{Logger: log})
-	if err != nil {
-		return nil, fmt.Errorf("opening the mandate store: %w", err)
-	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
-		store.Close()
 		return nil, fmt.Errorf("making the MCP state key: %w", err)
 	}
 	route := &elicitRoute{key: key}
-	eopts := EngineOptions(cfg, store, log)
-	eopts.Prompter = route
-	eng, err := approval.NewEngine(cfg, eopts)
+	p, err := NewPipeline(PipelineOptions{Config: opts.Config, ConfigErr: opts.ConfigErr, Sandbox: opts.Sandbox,
+		Prompter: route, Guard: opts.Guard, Logger: log})
 	if err != nil {
-		store.Close()
 		return nil, err
 	}
-	sessions := &sandbox.Sessions{StateRoot: opts.Sandbox.StateRoot, CgroupPrefix: opts.Sandbox.CgroupPrefix, Grace: opts.Sandbox.Grace}
-	m := &MCP{opts: opts, engine: eng, store: store, sessions: sessions, route: route,
+	m := &MCP{opts: opts, pipeline: p, runner: p.Runner, engine: p.Engine, route: route,
 		session: fmt.Sprintf("mcp-%d-%s", os.Getpid(), randomID("", 3)), profile: prof.Name}
 	if opts.ApprovalDir != "" {
-		route.queue = eng.Gateway()
+		route.queue = p.Engine.Gateway()
 	}
-	m.runner = &Runner{Config: cfg, ConfigErr: opts.ConfigErr, Engine: eng, Mandates: store, Sandbox: opts.Sandbox,
-		Sessions: sessions, Guard: opts.Guard, Logger: log}
 	m.Server = mcp.NewServer(&mcp.Implementation{Name: "tether", Version: opts.Version}, &mcp.ServerOptions{Instructions: mcpInstructions})
 	var names []string
 	for _, t := range m.runner.Tools().Visible(prof) {
@@ -260,11 +261,29 @@ func (m *MCP) platform() approval.Platform {
 	return m.opts.Platform
 }
 
-func (m *MCP) currentTurn() *Turn {
+// currentTurn returns the guardrail turn of a call whose MetaTurn is id
+// ("" when the client named none).
+func (m *MCP) currentTurn(id string) *Turn {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if id != "" {
+		if t := m.named[id]; t != nil {
+			return t
+		}
+		if m.named == nil {
+			m.named = map[string]*Turn{}
+		}
+		t := NewTurn(m.runner.guard(m.opts.Profile), false)
+		m.named[id] = t
+		m.order = append(m.order, id)
+		if len(m.order) > maxTurns {
+			delete(m.named, m.order[0])
+			m.order = m.order[1:]
+		}
+		return t
+	}
 	if m.turn == nil || time.Since(m.lastCall) > turnIdle {
-		m.turn = NewTurn(m.opts.Guard, false)
+		m.turn = NewTurn(m.runner.guard(m.opts.Profile), false)
 	}
 	m.lastCall = time.Now()
 	return m.turn
@@ -284,7 +303,7 @@ func (m *MCP) handler(name string) mcp.ToolHandler {
 			args = json.RawMessage("{}")
 		}
 		out := m.runner.Execute(ctx, Batch{Profile: m.opts.Profile, Session: m.session, Platform: m.platform(),
-			Job: m.opts.Job, Cwd: m.opts.Cwd, Calls: []RawCall{{ID: "mcp", Name: name, Arguments: args}}}, m.currentTurn())
+			Job: m.opts.Job, Cwd: m.opts.Cwd, Calls: []RawCall{{ID: "mcp", Name: name, Arguments: args}}}, m.currentTurn(metaTurn(req.Params.Meta)))
 		if len(out.Results) == 0 {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: out.EndReason}}}, nil
 		}
@@ -340,5 +359,14 @@ func (m *MCP) Run(ctx context.Context, t mcp.Transport) error {
 // state.
 func (m *MCP) Close() error {
 	m.engine.ClearSession(m.opts.Profile, m.session)
-	return errors.Join(m.sessions.Close(), m.engine.Close(), m.store.Close())
+	return m.pipeline.Close()
+}
+
+// metaTurn returns the turn a call's _meta names (MetaTurn), or "" when it
+// names none or something that is not a short string.
+func metaTurn(meta mcp.Meta) string {
+	if s, ok := meta[MetaTurn].(string); ok && len(s) <= 128 {
+		return s
+	}
+	return ""
 }

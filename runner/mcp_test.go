@@ -216,3 +216,35 @@ func TestMCPCronPlatformFollowsCronMode(t *testing.T) {
 	assert.Contains(t, callText(res), "cron_mode")
 	assert.DirExists(t, filepath.Join(ws, "build"))
 }
+
+// TestMCPTurnFromMeta: a client names the guardrail turn of a call in its
+// _meta (MetaTurn): the same turn keeps its counts, a new one starts
+// afresh.
+func TestMCPTurnFromMeta(t *testing.T) {
+	sb := testSandbox(t)
+	cfgPath, _ := mcpConfigFile(t)
+	cfg, err := config.Load(cfgPath)
+	require.NoError(t, err)
+	m, err := NewMCP(MCPOptions{Config: cfg, Sandbox: sb})
+	require.NoError(t, err)
+	st, ct := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx, st) }()
+	defer func() { cancel(); <-done }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "plain", Version: "1"}, nil).Connect(ctx, ct, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	read := func(turn string) string {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Meta: mcp.Meta{MetaTurn: turn}, Name: "read_file", Arguments: map[string]any{"path": "missing.txt"}})
+		require.NoError(t, err)
+		sc, _ := json.Marshal(res.StructuredContent)
+		return string(sc)
+	}
+	for range 3 {
+		assert.Contains(t, read("turn-1"), `"class":"failed"`)
+	}
+	assert.Contains(t, read("turn-1"), "guardrail.identical-failures", "the same turn: refused")
+	assert.Contains(t, read("turn-2"), `"class":"failed"`, "a new turn: it runs")
+	assert.Contains(t, read("turn-1"), "guardrail.identical-failures", "turn-1 keeps its counts")
+}

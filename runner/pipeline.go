@@ -154,7 +154,7 @@ func (r *Runner) Execute(ctx context.Context, b Batch, turn *Turn) BatchResult {
 		b.Platform = approval.PlatformAPI
 	}
 	if turn == nil {
-		turn = NewTurn(r.Guard, b.Platform.Unattended())
+		turn = NewTurn(r.guard(b.Profile), b.Platform.Unattended())
 	}
 	out := BatchResult{Results: make([]Result, len(b.Calls))}
 
@@ -167,6 +167,7 @@ func (r *Runner) Execute(ctx context.Context, b Batch, turn *Turn) BatchResult {
 		}
 		return out
 	}
+	turn.Watch(env.Root)
 	ctx = WithTerminalScope(ctx, ResolveTerminalScope(r.Config, r.ConfigErr, b.Profile, b.Cwd))
 	ctx = WithSecretScope(ctx, env.Secrets)
 
@@ -187,6 +188,10 @@ func (r *Runner) Execute(ctx context.Context, b Batch, turn *Turn) BatchResult {
 		out.EndTurn, out.EndReason = true, why
 		return out
 	}
+
+	// The batch's approval requests are asked together (predecide.go).
+	ctx, stopAsking := r.predecide(ctx, env, calls)
+	defer stopAsking()
 
 	// Gate 2: placement.
 	idx := make([]int, 0, valid)
@@ -364,6 +369,11 @@ func (r *Runner) env(ctx context.Context, b Batch) (*Env, error) {
 		// The whole host is not a workspace: file tools would reach
 		// everything, and the sandbox would bind / read-write.
 		return nil, fmt.Errorf("%w: the workspace is /; set terminal.cwd to a project directory", ErrTerminalPolicyUnavailable)
+	}
+	// The profile as the workspace's .tether.yaml narrows it (toolsets,
+	// file path rules); the terminal policy above is narrowed the same way.
+	if prof, err = config.LayerProject(prof, root); err != nil {
+		return nil, fmt.Errorf("%w: the workspace's project file: %w", ErrTerminalPolicyUnavailable, err)
 	}
 	return &Env{Runner: r, Profile: prof, Policy: pol, Secrets: ResolveSecretScope(r.Config, r.ConfigErr, b.Profile),
 		Session: b.Session, Platform: b.Platform, Job: b.Job, Root: root}, nil

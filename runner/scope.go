@@ -59,7 +59,8 @@ func RefuseTerminal(profile string, reason error) TerminalScope {
 }
 
 // ResolveTerminalScope resolves profile ("" for the default profile) from
-// cfg into a scope. callerCwd is the working directory used when the
+// cfg into a scope, narrowed by the workspace's project file
+// (config.LayerProject). callerCwd is the working directory used when the
 // profile sets none. cfgErr is the error from loading cfg, if any: a failed
 // load, a nil cfg, an unknown profile, or a workspace that is not an
 // existing directory all yield a refusal scope, never a fallback.
@@ -84,6 +85,17 @@ func ResolveTerminalScope(cfg *config.Config, cfgErr error, profile, callerCwd s
 	pol.Cwd = filepath.Clean(pol.Cwd)
 	if fi, err := os.Stat(pol.Cwd); err != nil || !fi.IsDir() {
 		return RefuseTerminal(p.Name, fmt.Errorf("workspace %s is not an existing directory", pol.Cwd))
+	}
+	// The workspace's .tether.yaml narrows the profile; one that cannot
+	// be applied (it widens, or is unreadable) refuses every call.
+	lp, err := config.LayerProject(p, pol.Cwd)
+	if err != nil {
+		return RefuseTerminal(p.Name, fmt.Errorf("the workspace's project file: %w", err))
+	}
+	if lp != p {
+		cwd := pol.Cwd
+		pol = clonePolicy(TerminalPolicy{Profile: p.Name, Terminal: lp.Terminal})
+		pol.Cwd = cwd
 	}
 	if pol.Backend == "" || pol.PersistCwd == nil || pol.LifetimeSeconds <= 0 {
 		// Config.Load always completes a profile; anything else was built
@@ -124,6 +136,7 @@ func clonePolicy(p TerminalPolicy) TerminalPolicy {
 	p.EnvPassthrough = slices.Clone(p.EnvPassthrough)
 	p.Network.Allow = slices.Clone(p.Network.Allow)
 	p.Network.Deny = slices.Clone(p.Network.Deny)
+	p.Mounts = slices.Clone(p.Mounts)
 	if p.PersistCwd != nil {
 		v := *p.PersistCwd
 		p.PersistCwd = &v

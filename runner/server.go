@@ -107,6 +107,8 @@ type Server struct {
 	// expired remembers sessions cleared for idleness, so their client
 	// is told so (410) rather than "no such session"; guarded by mu.
 	expired map[string]expiredSession
+	// answers are the live per-request answer tokens of the webhook.
+	answers *answerTokens
 }
 
 // expiredSession is what is kept of a session cleared for idleness.
@@ -156,7 +158,7 @@ func NewServer(base context.Context, r *Runner, mandates *mandate.Store, version
 	s := &Server{runner: r, engine: r.Engine, mandates: mandates, version: version, log: log, base: base,
 		limits: limits.withDefaults(), now: time.Now,
 		sessions: map[string]*apiSession{}, clients: map[[32]byte]string{}, subs: map[*subscriber]struct{}{},
-		expired: map[string]expiredSession{}}
+		expired: map[string]expiredSession{}, answers: newAnswerTokens()}
 	go s.expireIdle()
 	m := http.NewServeMux()
 	m.HandleFunc("GET /v1/health", s.health)
@@ -169,6 +171,7 @@ func NewServer(base context.Context, r *Runner, mandates *mandate.Store, version
 	m.HandleFunc("GET /v1/sessions/{id}/approvals/oldest", s.oldestApproval)
 	m.HandleFunc("POST /v1/sessions/{id}/approvals", s.decide)
 	m.HandleFunc("GET /v1/approvals", s.approvals)
+	m.HandleFunc("POST /v1/approvals/answer", s.answerWithToken)
 	m.HandleFunc("GET /v1/events", s.events)
 	m.HandleFunc("GET /v1/mandates", s.mandateJobs)
 	m.HandleFunc("GET /v1/mandates/{job}", s.mandateExport)
@@ -453,6 +456,9 @@ type createSessionReq struct {
 	Platform string `json:"platform"`
 	Job      string `json:"job"`
 	Cwd      string `json:"cwd"`
+	// CallerCwd is where the client runs (tether run --session without
+	// --cwd): the workspace only when the profile fixes none.
+	CallerCwd string `json:"caller_cwd"`
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
@@ -482,6 +488,13 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		plat = p
+	}
+	switch {
+	case req.Cwd != "" && req.CallerCwd != "":
+		writeErr(w, http.StatusBadRequest, "give cwd or caller_cwd, not both")
+		return
+	case req.CallerCwd != "" && prof.Terminal.Cwd == "":
+		req.Cwd = req.CallerCwd
 	}
 	if req.Cwd != "" {
 		if msg := checkSessionCwd(prof, req.Cwd); msg != "" {
@@ -586,7 +599,7 @@ func (s *Server) calls(w http.ResponseWriter, r *http.Request) {
 		sess.lastUsed.Store(s.now().UnixNano())
 		sess.busy.Add(-1)
 	}()
-	turn := sess.turn(req.Turn, s.runner.Guard)
+	turn := sess.turn(req.Turn, s.runner.guard(sess.Profile))
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stop := context.AfterFunc(s.base, cancel)
@@ -751,6 +764,7 @@ func (s *Server) Publish(_ context.Context, p approval.Pending) error {
 // with who answered; expired; cancelled) to the event streams of the
 // client owning its session. It is the gateway's Resolved callback.
 func (s *Server) PublishResolution(r approval.Resolution) {
+	s.answers.drop(r.ID)
 	s.publish(r.Profile, r.Session, sseEvent{name: "approval_resolved", id: r.ID + "." + r.Outcome, data: r})
 }
 

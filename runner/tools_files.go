@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/config"
 )
 
 // Limits of the file tools. Every call has a deadline; search_files has
@@ -171,24 +173,55 @@ func (env *Env) resolve(p string, forWrite bool) (string, *Result) {
 	return rel, nil
 }
 
+// fileAccess is what a file tool does with the path it opens.
+type fileAccess int
+
+const (
+	accessRead   fileAccess = iota // read_file
+	accessWrite                    // write_file, patch
+	accessSearch                   // search_files: the path rules judge each file it reads
+)
+
 // open is the common gate of the file tools: resolve path inside the
 // workspace (write: also refuse protected paths), check the job's mandate
-// (which records the call), and open the workspace root. The caller must
-// close ws when bad is nil.
-func (env *Env) open(ctx context.Context, tool, path string, write bool) (rel string, ws *wsFS, bad *Result) {
+// (which records the call), apply the profile's path rules (asking a
+// person where one says ask, for as long as ctx allows; not for a search,
+// which applies them to each file), and open the workspace root. id is
+// the identity of the object the rules judged (zero when none existed):
+// a reader must refuse an object it opens that is not that one. The
+// caller must close ws when bad is nil.
+func (env *Env) open(ctx context.Context, tool, path string, how fileAccess) (rel string, ws *wsFS, id fileID, bad *Result) {
+	write := how == accessWrite
 	if rel, bad = env.resolve(path, write); bad != nil {
-		return "", nil, bad
+		return "", nil, id, bad
 	}
-	if bad = env.checkMandate(ctx, tool, []string{rel}, write); bad != nil {
-		return "", nil, bad
+	mctx, cancel := context.WithTimeout(ctx, fileToolTimeout)
+	bad = env.checkMandate(mctx, tool, []string{rel}, write)
+	cancel()
+	if bad != nil {
+		return "", nil, id, bad
+	}
+	if how != accessSearch {
+		if id, bad = env.checkPathRules(ctx, tool, path, rel); bad != nil {
+			return "", nil, id, bad
+		}
 	}
 	ws, err := openWS(env.Root)
 	if err != nil {
 		r := failed(fmt.Sprintf("%v; nothing was read or written", cleanErr(err, env.Root)), nil)
 		r.Ran = false
-		return "", nil, &r
+		return "", nil, id, &r
 	}
-	return rel, ws, nil
+	return rel, ws, id, nil
+}
+
+// sameObject returns ErrPathChanged unless got, the object a tool opened
+// at rel, is want, the one the path rules judged.
+func sameObject(rel string, want, got fileID) error {
+	if want != got {
+		return fmt.Errorf("%w: %s is not the file that was checked", ErrPathChanged, rel)
+	}
+	return nil
 }
 
 // fileErr is the message for a failed file operation on p.
@@ -200,15 +233,21 @@ func fileErr(what, p string, err error, root string) string {
 }
 
 func readFile(ctx context.Context, env *Env, c *Call) Result {
-	ctx, cancel := context.WithTimeout(ctx, fileToolTimeout)
-	defer cancel()
 	p := argString(c.Args, "path")
-	rel, ws, bad := env.open(ctx, c.Name, p, false)
+	rel, ws, want, bad := env.open(ctx, c.Name, p, accessRead)
 	if bad != nil {
 		return *bad
 	}
 	defer ws.Close()
-	f, _, err := ws.openRead(rel)
+	// The deadline starts once a person has answered (a path rule may ask).
+	ctx, cancel := context.WithTimeout(ctx, fileToolTimeout)
+	defer cancel()
+	f, got, err := ws.openRead(rel)
+	if err == nil {
+		if err = sameObject(rel, want, got); err != nil {
+			f.Close()
+		}
+	}
 	if err != nil {
 		return failed(fileErr("reading", p, err, env.Root), nil)
 	}
@@ -243,14 +282,14 @@ func readFile(ctx context.Context, env *Env, c *Call) Result {
 }
 
 func writeFile(ctx context.Context, env *Env, c *Call) Result {
-	ctx, cancel := context.WithTimeout(ctx, fileToolTimeout)
-	defer cancel()
 	p := argString(c.Args, "path")
 	content := argString(c.Args, "content")
 	if len(content) > maxWriteBytes {
 		return blocked("path.too-large", fmt.Sprintf("the content is over %d bytes; nothing was written", maxWriteBytes))
 	}
-	rel, ws, bad := env.open(ctx, c.Name, p, true)
+	// A write replaces the name (never writes through a hard link), so
+	// the object the rules judged need not be the one replaced.
+	rel, ws, _, bad := env.open(ctx, c.Name, p, accessWrite)
 	if bad != nil {
 		return *bad
 	}
@@ -264,19 +303,24 @@ func writeFile(ctx context.Context, env *Env, c *Call) Result {
 }
 
 func patchFile(ctx context.Context, env *Env, c *Call) Result {
-	ctx, cancel := context.WithTimeout(ctx, fileToolTimeout)
-	defer cancel()
 	p := argString(c.Args, "path")
 	old, repl := argString(c.Args, "old_string"), argString(c.Args, "new_string")
 	if old == "" {
 		return failedNoRun("old_string is empty: give the exact text to replace; nothing was changed")
 	}
-	rel, ws, bad := env.open(ctx, c.Name, p, true)
+	rel, ws, want, bad := env.open(ctx, c.Name, p, accessWrite)
 	if bad != nil {
 		return *bad
 	}
 	defer ws.Close()
+	ctx, cancel := context.WithTimeout(ctx, fileToolTimeout)
+	defer cancel()
+	// patch reads: whether old_string is found tells the model about the
+	// content, so the object read must be the one the rules judged.
 	data, id, err := ws.readAll(ctx, rel, maxWriteBytes+1)
+	if err == nil {
+		err = sameObject(rel, want, id)
+	}
 	if err != nil {
 		return failedNoRun(fileErr("reading", p, err, env.Root) + "; nothing was changed")
 	}
@@ -351,6 +395,37 @@ type search struct {
 	files   int
 	matches []match
 	stopped string // why the search ended early; "" when it did not
+
+	// The path rules: a file they cover (by name, or as another hard link
+	// of a covered file) is not read; it is counted in skipped.
+	rules   config.Files
+	links   func() (map[fileID]ruledLink, bool) // computed once, on the first file with several links
+	skipped []string                            // the first few skipped files
+	nskip   int
+}
+
+// maxSkippedListed is how many files skipped by the path rules a search
+// names in its result.
+const maxSkippedListed = 20
+
+// ruled reports whether the path rules keep the search out of the regular
+// file rel (st its status), recording it as skipped. Unlike read_file,
+// a search never asks: asking file by file would be a flood of questions,
+// so the result names the files and read_file asks for each.
+func (s *search) ruled(rel string, st *unix.Stat_t) bool {
+	_, hit := s.rules.Match(rel)
+	if !hit && st.Nlink > 1 && s.links != nil {
+		links, complete := s.links()
+		_, hit = links[idOf(st)]
+		hit = hit || !complete
+	}
+	if hit {
+		s.nskip++
+		if len(s.skipped) < maxSkippedListed {
+			s.skipped = append(s.skipped, rel)
+		}
+	}
+	return hit
 }
 
 func threadCPU() time.Duration {
@@ -428,6 +503,9 @@ func (s *search) walk(dirfd int, rel string, depth int) {
 				if ok, _ := path.Match(s.glob, name); !ok {
 					continue
 				}
+			}
+			if s.ruled(child, &st) {
+				continue
 			}
 			s.files++
 			if s.files > maxSearchFiles {
@@ -514,7 +592,7 @@ func searchFiles(ctx context.Context, env *Env, c *Call) Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, searchTimeout)
 	defer cancel()
-	rel, ws, bad := env.open(ctx, c.Name, start, false)
+	rel, ws, _, bad := env.open(ctx, c.Name, start, accessSearch)
 	if bad != nil {
 		return *bad
 	}
@@ -530,7 +608,10 @@ func searchFiles(ctx context.Context, env *Env, c *Call) Result {
 	defer unix.Close(fd)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	s := &search{ctx: ctx, re: re, glob: glob, max: max, hidden: hiddenIDs(env.Runner.protected()), cpuEnd: threadCPU() + searchCPU}
+	hidden := hiddenIDs(env.Runner.protected())
+	s := &search{ctx: ctx, re: re, glob: glob, max: max, hidden: hidden, cpuEnd: threadCPU() + searchCPU,
+		rules: env.Profile.Files}
+	s.links = sync.OnceValues(func() (map[fileID]ruledLink, bool) { return ruledLinks(ws, s.rules, hidden) })
 	if isDir {
 		s.walk(fd, rel, 0)
 	} else {
@@ -538,8 +619,12 @@ func searchFiles(ctx context.Context, env *Env, c *Call) Result {
 		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 			return failedNoRun(fileErr("searching", start, kindError(rel, st.Mode), env.Root))
 		}
-		s.files = 1
-		s.file(ws.fd, rel, rel, idOf(&st))
+		if _, asWritten := s.rules.Match(ruleNames(env.Root, start, rel)...); asWritten {
+			s.nskip, s.skipped = 1, []string{rel}
+		} else if !s.ruled(rel, &st) {
+			s.files = 1
+			s.file(ws.fd, rel, rel, idOf(&st))
+		}
 	}
 	if len(s.matches) > max {
 		s.matches = s.matches[:max]
@@ -553,6 +638,16 @@ func searchFiles(ctx context.Context, env *Env, c *Call) Result {
 	if s.stopped != "" {
 		out["stopped_by"] = s.stopped
 		msg += "; stopped early: out of " + s.stopped
+	}
+	if s.nskip > 0 {
+		list := make([]any, len(s.skipped))
+		for i, p := range s.skipped {
+			list[i] = p
+		}
+		out["skipped_by_path_rules"] = list
+		out["skipped_count"] = s.nskip
+		msg += fmt.Sprintf("; %d files not searched: the profile's path rules (files.deny, files.ask, secret files) cover them "+
+			"(read_file asks the user for one where a rule says ask)", s.nskip)
 	}
 	return succeeded(msg, out)
 }

@@ -62,12 +62,10 @@ func terminal(ctx context.Context, env *Env, c *Call) Result {
 		return refused(GateAuthorization, "authorization.unavailable", "no approval engine is configured; nothing ran")
 	}
 	command := argString(c.Args, "command")
-	home, _ := os.UserHomeDir()
-	// Behind the egress proxy the hosts a command contacts are seen and
-	// enforced at run time; the mandate does not guess them from its text.
-	proxied := pol.Backend != config.BackendHost && pol.Network.Mode == config.NetworkProxy
-	d, err := r.Engine.Decide(ctx, approval.Request{Command: command, Profile: env.Profile.Name, Session: env.Session,
-		Platform: env.Platform, Job: env.Job, Cwd: env.Root, Home: home, HostsAtRunTime: proxied})
+	d, err := predecided(ctx, c)
+	if errors.Is(err, errNotPredecided) {
+		d, err = decideTerminal(ctx, env, pol, command)
+	}
 	if err != nil {
 		return fromDecision(d)
 	}
@@ -110,6 +108,16 @@ func terminal(ctx context.Context, env *Env, c *Call) Result {
 	return res
 }
 
+// decideTerminal runs the approval engine on a terminal command of env.
+func decideTerminal(ctx context.Context, env *Env, pol TerminalPolicy, command string) (approval.Decision, error) {
+	home, _ := os.UserHomeDir()
+	// Behind the egress proxy the hosts a command contacts are seen and
+	// enforced at run time; the mandate does not guess them from its text.
+	proxied := pol.Backend != config.BackendHost && pol.Network.Mode == config.NetworkProxy
+	return env.Runner.Engine.Decide(ctx, approval.Request{Command: command, Profile: env.Profile.Name, Session: env.Session,
+		Platform: env.Platform, Job: env.Job, Cwd: env.Root, Home: home, HostsAtRunTime: proxied})
+}
+
 func (r *Runner) lookupEnv() func(string) (string, bool) {
 	if r.LookupEnv != nil {
 		return r.LookupEnv
@@ -123,7 +131,8 @@ func (r *Runner) lookupEnv() func(string) (string, bool) {
 // config and state). It is the one translation: the daemon, the MCP
 // server and tether run all place commands with it. The sandbox itself
 // freezes the workspace's protected paths (package protect), so a command
-// cannot plant hooks or rc files. Proxy network mode starts as no network
+// cannot plant hooks or rc files. The profile's terminal.mounts become
+// binds (mountBinds). Proxy network mode starts as no network
 // here; runSandbox joins the command to its egress namespace (egress.go).
 func SandboxConfig(pol TerminalPolicy, root string, cmdEnv []string, timeout time.Duration, hide []string) (sandbox.Config, error) {
 	layout, err := rootfs.Layout{}, error(nil)
@@ -156,6 +165,11 @@ func SandboxConfig(pol TerminalPolicy, root string, cmdEnv []string, timeout tim
 	// tether's own config and state are hidden in the sandbox when they
 	// lie in the workspace (sandbox.Config.Hide).
 	cfg.Hide = hide
+	// The profile's extra mounts, checked on the host as it is now: one
+	// translation for one-shot and session sandboxes alike.
+	if cfg.Binds, err = mountBinds(pol.Mounts, root, hide); err != nil {
+		return sandbox.Config{}, fmt.Errorf("%w: terminal.mounts: %w", ErrTerminalPolicyUnavailable, err)
+	}
 	return cfg, nil
 }
 
@@ -181,16 +195,17 @@ func ProfileLimits(pol TerminalPolicy) sandbox.Limits {
 
 func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command string, cmdEnv []string, timeout time.Duration, useSession, background bool) Result {
 	r := env.Runner
-	cfg, err := SandboxConfig(pol, env.Root, cmdEnv, timeout, env.Runner.protected())
+	pl, err := r.place(env, pol, cmdEnv, timeout)
 	if err != nil {
 		return refused(GatePlacement, "placement.terminal-policy", err.Error()+"; nothing ran")
 	}
 	// A job whose mandate observes gets the kernel's view of the call as
 	// evidence; other sandboxes do not pay for it.
-	cfg.Observe = env.observing(ctx)
+	pl.Config.Observe = env.observing(ctx)
+	cfg := pl.Config
 	var stdout, stderr bytes.Buffer
 	cmd := sandbox.Command{Shell: command, Stdout: &stdout, Stderr: &stderr}
-	profLimits := ProfileLimits(pol)
+	profLimits := pl.ProfileLimits
 	var res *sandbox.Result
 	if useSession {
 		spec := sandbox.SessionSpec{Config: cfg, ProfileLimits: profLimits, Options: sandbox.SessionOptions{
@@ -225,23 +240,9 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 			return failed(fmt.Sprintf("running in the session sandbox: %v; the command may have partly run", err), nil)
 		}
 	} else {
-		eg, err := oneShotEgress(ctx, env, pol, &cfg)
-		if err != nil {
-			return notRun(fmt.Sprintf("setting up network egress: %v; nothing ran", err))
-		}
-		if eg != nil {
-			defer eg.close()
-		}
-		gate := r.execGate(env.Root)
-		res, err = r.runPooled(ctx, pol, cfg, profLimits, gate, cmd)
-		if errors.Is(err, sandbox.ErrPoolEmpty) {
-			run := r.Sandbox
-			run.Profile, run.ProfileLimits = pol.Profile, profLimits
-			run.ExecGate = gate
-			res, err = run.Run(ctx, cfg, cmd)
-		}
+		res, err = r.oneShot(ctx, env, pl, cmd, nil)
 		if res == nil {
-			return notRun(fmt.Sprintf("starting the sandbox: %v; nothing ran", err))
+			return notRun(fmt.Sprintf("%v; nothing ran", err))
 		}
 	}
 	if cfg.Observe && (len(res.Accesses) > 0 || res.AccessesLost > 0) {
@@ -256,31 +257,6 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 		return execBlocked(ctx, env, command, res.ExecBlocked, out)
 	}
 	return out
-}
-
-// PoolSpec is the pool a one-shot command of policy pol, placed in cfg
-// inside a profile cgroup of profLimits, may take its sandbox from: the
-// profile's terminal.pool sandboxes of exactly that placement.
-func PoolSpec(pol TerminalPolicy, cfg sandbox.Config, profLimits sandbox.Limits, gate sandbox.ExecGate) sandbox.PoolSpec {
-	size := 0
-	if pol.Pool != nil {
-		size = *pol.Pool
-	}
-	return sandbox.PoolSpec{Profile: pol.Profile, Size: size, ExecGate: gate,
-		Spec: sandbox.SessionSpec{Config: cfg, ProfileLimits: profLimits}}
-}
-
-// runPooled runs a one-shot command in a sandbox of the profile's pool.
-// An error wrapping sandbox.ErrPoolEmpty means nothing ran (no pool, or
-// none ready, or a placement a pool cannot serve): the caller builds the
-// sandbox itself. The call (re)fills the pool for the next one.
-func (r *Runner) runPooled(ctx context.Context, pol TerminalPolicy, cfg sandbox.Config, profLimits sandbox.Limits, gate sandbox.ExecGate, cmd sandbox.Command) (*sandbox.Result, error) {
-	if r.Pools == nil || pol.Pool == nil {
-		return nil, sandbox.ErrPoolEmpty
-	}
-	// A size of 0 drains what the profile's pool held.
-	return r.Pools.Run(ctx, PoolSpec(pol, cfg, profLimits, gate), cmd,
-		sandbox.ExecOptions{Timeout: cfg.Limits.Timeout, OutputBytes: cfg.Limits.OutputBytes})
 }
 
 func notRun(msg string) Result {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tether-dev/tether/internal/protect"
 	"github.com/tether-dev/tether/rootfs"
 )
 
@@ -195,6 +196,9 @@ func (c Config) Validate() error {
 		if err := notReserved(b.dest()); err != nil {
 			return bad("bind %d: %v", i, err)
 		}
+		if err := c.bindApart(b); err != nil {
+			return bad("bind %d: %v", i, err)
+		}
 	}
 	for _, kv := range c.Env {
 		k, _, ok := strings.Cut(kv, "=")
@@ -326,6 +330,31 @@ func notReserved(p string) error {
 		under := r != "/" && r != "/tmp" && strings.HasPrefix(clean, r+"/")
 		if clean == r || under {
 			return fmt.Errorf("%q would cover the sandbox's own %s", p, r)
+		}
+	}
+	return nil
+}
+
+// bindApart refuses a bind whose source is the host's root or overlaps the
+// workspace or a hidden path, and one whose destination overlaps the
+// workspace's mount: it would show the workspace (or tether's own files)
+// a second time, without the protected-path freeze or the hiding.
+func (c Config) bindApart(b Bind) error {
+	src := filepath.Clean(b.Source)
+	if src == "/" {
+		return fmt.Errorf("source / would show the whole host")
+	}
+	if c.Workspace != "" {
+		if protect.Overlaps(src, filepath.Clean(c.Workspace)) {
+			return fmt.Errorf("source %s overlaps the workspace %s", src, c.Workspace)
+		}
+		if protect.Overlaps(filepath.Clean(b.dest()), filepath.Clean(c.workspaceMount())) {
+			return fmt.Errorf("destination %s overlaps the workspace's mount %s", b.dest(), c.workspaceMount())
+		}
+	}
+	for _, h := range c.Hide {
+		if h != "" && protect.Overlaps(src, filepath.Clean(h)) {
+			return fmt.Errorf("source %s overlaps tether's own %s", src, h)
 		}
 	}
 	return nil

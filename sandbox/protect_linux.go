@@ -121,6 +121,11 @@ type protection struct {
 // workspace). Rootless tether cannot join the sandbox's mount namespace to
 // make the binds: it says so in notEnforced ("protected-paths").
 func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]string) (*protection, error) {
+	for _, b := range cfg.Binds {
+		if protect.Overlaps(filepath.Clean(b.Source), filepath.Clean(stateRoot)) {
+			return nil, fmt.Errorf("%w: the bind %s overlaps the sandbox state root %s", ErrUnsafeWorkspace, b.Source, stateRoot)
+		}
+	}
 	if cfg.Workspace == "" {
 		return nil, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -42,13 +43,20 @@ type configCheckResult struct {
 }
 
 func newConfigCheckCmd(file *string) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON  bool
+		project string
+	)
 	cmd := &cobra.Command{
-		Use:   "check [--config FILE] [--json]",
+		Use:   "check [--config FILE] [--project DIR] [--json]",
 		Short: "Validate a config file",
 		Long: `Validate the config file (see "tether config --help" for where it is found)
 and report every problem as file:line: message. Secrets env files are read
 too: a profile whose secrets cannot be loaded has its calls refused.
+
+--project DIR also checks DIR/.tether.yaml, the project file layered over
+every profile for calls in that workspace: it may only narrow, and a
+problem in it refuses every call there.
 
 Exit status: 0 when the file is valid, 1 when it is not (or cannot be read).`,
 		Args: cobra.NoArgs,
@@ -78,6 +86,9 @@ Exit status: 0 when the file is valid, 1 when it is not (or cannot be read).`,
 				// A secrets file that cannot be read refuses that
 				// profile's calls at run time: report it now.
 				res.Problems = cfg.CheckSecrets()
+				if project != "" {
+					res.Problems = append(res.Problems, projectProblems(cfg, project)...)
+				}
 				res.OK = len(res.Problems) == 0
 			}
 			out := cmd.OutOrStdout()
@@ -99,7 +110,34 @@ Exit status: 0 when the file is valid, 1 when it is not (or cannot be read).`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON on stdout")
+	cmd.Flags().StringVar(&project, "project", "", "also check DIR/.tether.yaml against every profile")
 	return cmd
+}
+
+// projectProblems layers the project file of dir over each profile of cfg
+// and returns the problems, once each.
+func projectProblems(cfg *config.Config, dir string) []config.Problem {
+	var out []config.Problem
+	seen := map[string]bool{}
+	for _, name := range profileNames(cfg) {
+		_, err := config.LayerProject(cfg.Profiles[name], dir)
+		if err == nil {
+			continue
+		}
+		probs := []config.Problem{{File: filepath.Join(dir, config.ProjectFile), Msg: err.Error()}}
+		var ie *config.InvalidError
+		if errors.As(err, &ie) {
+			probs = ie.Problems
+		}
+		for _, p := range probs {
+			if k := p.String(); !seen[k] {
+				seen[k] = true
+				p.Msg = "profile " + name + ": " + p.Msg
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // shownProfile is `tether config show` output: one resolved profile with
