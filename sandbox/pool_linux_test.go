@@ -63,8 +63,10 @@ func TestPoolSandboxIsFresh(t *testing.T) {
 	p := PoolSpec{Profile: "fresh", Size: 1, Spec: SessionSpec{Config: Config{Limits: Limits{Pids: 128}}}}
 	ps.Prepare(p)
 
+	// A sleep of a length no other process on the host has.
+	sleeper := fmt.Sprintf("sleep %d", 300000+os.Getpid()%99999)
 	first, out := pooledRun(t, ps, p, `echo secret > /tmp/left-behind; echo x > /dev/shm/left 2>/dev/null
-export LEFT=1; setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo pid=$!; echo ok`)
+export LEFT=1; setsid `+sleeper+` >/dev/null 2>&1 < /dev/null & echo pid=$!; echo ok`)
 	require.Equal(t, 0, first.ExitCode, out)
 	require.Contains(t, out, "ok")
 
@@ -75,7 +77,7 @@ for d in /proc/[0-9]*; do cat $d/cmdline 2>/dev/null | tr '\0' ' '; echo; done`)
 	assert.NotContains(t, out, "left-behind")
 	assert.NotContains(t, out, "left\n")
 	assert.Contains(t, out, "env=unset")
-	assert.NotContains(t, out, "sleep 300", "an earlier command's process is visible")
+	assert.NotContains(t, out, sleeper, "an earlier command's process is visible")
 
 	// From the host: nothing of the first sandbox runs any more.
 	deadline := time.Now().Add(10 * time.Second)
@@ -90,7 +92,7 @@ for d in /proc/[0-9]*; do cat $d/cmdline 2>/dev/null | tr '\0' ' '; echo; done`)
 	dirs, err := cgroupDirs("/" + ps.CgroupPrefix + "/fresh/" + first.ContainerID)
 	require.NoError(t, err)
 	assert.Empty(t, dirs, "the first sandbox's cgroups remain")
-	assertNoSleeper(t, "sleep 300")
+	assertNoSleeper(t, sleeper)
 
 	// The pool refills after use.
 	waitReady(t, ps, "fresh", 1)
