@@ -108,6 +108,12 @@ type Terminal struct {
 	// PersistCwd reports whether a `cd` in one call carries over to the
 	// session's next call. Default true (set after loading, never nil).
 	PersistCwd *bool `yaml:"persist_cwd" json:"persist_cwd"`
+	// Pool is how many pre-started sandboxes tether serve keeps ready for
+	// the profile's one-shot commands (a call with session: false, cron
+	// and webhook platforms, tether run next to the daemon): each serves
+	// one command and is destroyed. Default DefaultPool (set after
+	// loading, never nil); 0 disables the pool; at most MaxPool.
+	Pool *int `yaml:"pool" json:"pool"`
 	// EnvPassthrough names the variables copied from the caller's
 	// environment into commands. Nothing else is inherited.
 	EnvPassthrough []string `yaml:"env_passthrough" json:"env_passthrough"`
@@ -282,6 +288,8 @@ const (
 	DefaultProfileName     = "default"
 	DefaultListen          = "127.0.0.1:8420"
 	DefaultLifetimeSeconds = 300
+	DefaultPool            = 2
+	MaxPool                = 16
 	DefaultApprovalTimeout = 300 * time.Second
 	DefaultSmartTimeout    = 30 * time.Second
 	DefaultSmartMaxDenials = 3

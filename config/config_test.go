@@ -38,6 +38,8 @@ func TestEmbeddedDefaultLoads(t *testing.T) {
 	assert.Equal(t, 300, p.Terminal.LifetimeSeconds)
 	require.NotNil(t, p.Terminal.PersistCwd)
 	assert.True(t, *p.Terminal.PersistCwd)
+	require.NotNil(t, p.Terminal.Pool)
+	assert.Equal(t, DefaultPool, *p.Terminal.Pool)
 	assert.Equal(t, ViolationBlock, p.Mandate.InteractiveViolation)
 	assert.Equal(t, "", p.Terminal.Cwd, "the default profile runs in the caller's cwd")
 }
@@ -92,6 +94,8 @@ func TestStrictness(t *testing.T) {
 		{"sandbox pids too few", "profiles:\n  default:\n    terminal:\n      limits:\n        sandbox_pids: 3\n", 5, "limits.sandbox_pids 3 is too small"},
 		{"sandbox memory over the profile's", "profiles:\n  default:\n    terminal:\n      limits:\n        memory: 64MiB\n        sandbox_memory: 128MiB\n", 6, "limits.sandbox_memory (134217728 bytes) must not exceed limits.memory (67108864 bytes)"},
 		{"wrong type", "profiles:\n  default:\n    terminal:\n      lifetime_seconds: forever\n", 4, "cannot unmarshal"},
+		{"negative pool", "profiles:\n  default:\n    terminal:\n      pool: -1\n", 4, "pool must be between 0 (no pool) and 16, got -1"},
+		{"pool too large", "profiles:\n  default:\n    terminal:\n      pool: 17\n", 4, "pool must be between 0 (no pool) and 16, got 17"},
 		{"bad cron mode", "profiles:\n  default:\n    approvals:\n      cron_mode: maybe\n", 4, "invalid unattended policy"},
 		{"smart without endpoint", "profiles:\n  default:\n    approvals:\n      mode: smart\n", 4, "mode: smart needs"},
 		{"bad endpoint", "profiles:\n  default:\n    approvals:\n      smart:\n        endpoint: ftp://x\n", 5, "invalid smart.endpoint"},

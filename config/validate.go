@@ -215,6 +215,13 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 		yes := true
 		t.PersistCwd = &yes
 	}
+	switch {
+	case t.Pool == nil:
+		n := DefaultPool
+		t.Pool = &n
+	case *t.Pool < 0 || *t.Pool > MaxPool:
+		v.errorf(at("terminal", "pool"), "pool must be between 0 (no pool) and %d, got %d", MaxPool, *t.Pool)
+	}
 	v.checkMounts(t, at, baseDir, v.own)
 	for i, name := range t.EnvPassthrough {
 		if !envNamePatern().MatchString(name) {

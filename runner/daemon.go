@@ -2,6 +2,9 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -76,6 +79,8 @@ type Daemon struct {
 	Mandates *mandate.Store
 	Server   *Server
 	pipeline *Pipeline
+	pools    *sandbox.Pools
+	policy   string // PolicyDigest of the configuration, for the pool socket
 	base     context.Context
 	cancel   context.CancelFunc
 	log      *slog.Logger
@@ -112,7 +117,7 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfg := opts.Config
-	d := &Daemon{opts: opts, log: log}
+	d := &Daemon{opts: opts, log: log, policy: PolicyDigest(opts.Config)}
 	d.base, d.cancel = context.WithCancel(context.Background())
 	// The gateway tells the server about new requests (server-sent events);
 	// the server exists only after the engine, hence the indirection.
@@ -141,6 +146,10 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 	d.pipeline = p
 	d.Runner, d.Engine, d.Mandates = p.Runner, p.Engine, p.Mandates
 	srv = NewServer(d.base, d.Runner, d.Mandates, opts.Version, opts.Limits, log)
+	d.pools = &sandbox.Pools{StateRoot: opts.Sandbox.StateRoot, CgroupPrefix: opts.Sandbox.CgroupPrefix,
+		Grace: opts.Sandbox.Grace, UserNSBase: opts.Sandbox.UserNSBase,
+		Logf: func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) }}
+	d.Runner.Pools = d.pools
 	d.Server = srv
 	return d, nil
 }
@@ -244,6 +253,28 @@ func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
 	// cgroup prefix before taking calls; GC spares whatever a live owner
 	// holds (a concurrent tether run, another daemon's sessions).
 	reapLeftovers(d.opts.Sandbox, d.log)
+	// The pool socket: tether run of this user, under this state root,
+	// takes its sandbox from the profile's pool (pool.go).
+	// It stops before the pools close (d.Close).
+	stopPool := func() {}
+	if pl, err := sandbox.ListenPool(d.opts.Sandbox.StateRoot); err != nil {
+		d.log.Warn("no pool socket: tether run builds its own sandboxes", "err", err)
+	} else {
+		poolDone := make(chan struct{})
+		go func() {
+			defer close(poolDone)
+			if err := d.pools.ServePool(d.base, pl, d.choosePool); err != nil {
+				d.log.Warn("serving the pool socket", "err", err)
+			}
+		}()
+		stopPool = sync.OnceFunc(func() {
+			pl.Close()
+			_ = os.Remove(pl.Addr().String())
+			d.cancel() // ends the commands it serves
+			<-poolDone
+		})
+	}
+	defer stopPool()
 	base := func(net.Listener) context.Context { return context.WithoutCancel(ctx) }
 	lim := d.Server.limits
 	for i, l := range listeners {
@@ -308,6 +339,7 @@ func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
 		}
 	}
 	_ = os.Remove(sock)
+	stopPool()
 	if page != nil {
 		if err := page.Close(); err != nil {
 			d.log.Warn("stopping the mandate page", "err", err)
@@ -320,6 +352,56 @@ func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
 	return cerr
 }
 
+// choosePool is the pool socket's check of a tether run's request: the
+// daemon serves it from the profile's pool only when the run's policy is
+// the daemon's own (the same configuration, so the same exec gate, deny
+// rules and placement) and its sandbox is the one the daemon's profile
+// places. It returns the reason when not: tether run then builds its own.
+func (d *Daemon) choosePool(req *sandbox.PoolRequest) (sandbox.PoolSpec, string) {
+	cfg := d.Runner.Config
+	if d.policy == "" || req.Policy != d.policy {
+		return sandbox.PoolSpec{}, "the run's configuration is not the daemon's"
+	}
+	ws := req.Spec.Config.Workspace
+	pol, err := ResolveTerminalScope(cfg, nil, req.Profile, ws).Policy()
+	if err != nil {
+		return sandbox.PoolSpec{}, err.Error()
+	}
+	if root, err := filepath.EvalSymlinks(pol.Cwd); err != nil || root != ws {
+		return sandbox.PoolSpec{}, "the run's workspace is not the profile's"
+	}
+	if pol.Backend != config.BackendSandbox {
+		return sandbox.PoolSpec{}, "the profile does not run commands in a sandbox"
+	}
+	if req.Spec.ProfileLimits != ProfileLimits(pol) {
+		return sandbox.PoolSpec{}, "the run's profile limits are not the profile's"
+	}
+	return PoolSpec(pol, req.Spec.Config, req.Spec.ProfileLimits, d.Runner.execGate(req.Spec.Config.Workspace)), ""
+}
+
+// PolicyDigest identifies a loaded configuration: two processes that
+// loaded the same one (same file, same values) get the same digest.
+// tether run and the daemon compare it before sharing a pooled sandbox.
+func PolicyDigest(cfg *config.Config) string {
+	if cfg == nil {
+		return ""
+	}
+	// The same file named by another relative path (from another working
+	// directory) is the same configuration.
+	c := *cfg
+	if c.Source != "" && c.Source != config.EmbeddedSource {
+		if abs, err := filepath.Abs(c.Source); err == nil {
+			c.Source = abs
+		}
+	}
+	b, err := json.Marshal(&c)
+	if err != nil {
+		return "" // never equal to a real digest: no sharing
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
 // Close clears every session, closes the session sandboxes and the state.
 // Serve calls it.
 func (d *Daemon) Close() error {
@@ -330,7 +412,11 @@ func (d *Daemon) Close() error {
 func (d *Daemon) close() error {
 	d.cancel()
 	d.Server.closeSessions()
-	return d.pipeline.Close()
+	var errs []error
+	if err := d.pools.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing pooled sandboxes: %w", err))
+	}
+	return errors.Join(append(errs, d.pipeline.Close())...)
 }
 
 // ReadTokens reads bearer tokens from a file, one per line ("#"

@@ -212,12 +212,61 @@ func (r *Runner) oneShot(ctx context.Context, env *Env, pl Placement, cmd sandbo
 			defer eg.close()
 		}
 	}
+	execGate := r.execGate(env.Root)
+	if !pl.Proxy {
+		// A fresh sandbox set up ahead: the daemon's own pool, or (a
+		// caller with its own approval, tether run) the pool of a daemon
+		// serving this state root under the same configuration.
+		var res *sandbox.Result
+		var err error
+		if r.Pools != nil && gate == nil {
+			res, err = r.runPooled(ctx, pl.Policy, cfg, pl.ProfileLimits, execGate, cmd)
+		} else {
+			req := sandbox.PoolRequest{CgroupPrefix: r.Sandbox.CgroupPrefix, Profile: pl.Policy.Profile, Policy: PolicyDigest(r.Config),
+				Spec: sandbox.SessionSpec{Config: cfg, ProfileLimits: pl.ProfileLimits},
+				Args: cmd.Args, Shell: cmd.Shell, Timeout: cfg.Limits.Timeout, OutputBytes: cfg.Limits.OutputBytes,
+				Stdin: cmd.Stdin != nil}
+			if sandbox.Poolable(cfg) {
+				res, err = sandbox.RunPooled(ctx, r.Sandbox.StateRoot, req, gate, cmd.Stdin, cmd.Stdout, cmd.Stderr)
+			} else {
+				err = sandbox.ErrPoolEmpty
+			}
+		}
+		if !errors.Is(err, sandbox.ErrPoolEmpty) {
+			return res, err
+		}
+	}
 	run := r.Sandbox
 	run.Profile, run.ProfileLimits = pl.Policy.Profile, pl.ProfileLimits
-	run.ExecGate = r.execGate(env.Root)
+	run.ExecGate = execGate
 	res, err := run.RunGated(ctx, cfg, cmd, gate)
 	if res == nil && err != nil {
 		err = fmt.Errorf("starting the sandbox: %w", err)
 	}
 	return res, err
+}
+
+// PoolSpec is the pool a one-shot command of policy pol, placed in cfg
+// inside a profile cgroup of profLimits, may take its sandbox from: the
+// profile's terminal.pool sandboxes of exactly that placement.
+func PoolSpec(pol TerminalPolicy, cfg sandbox.Config, profLimits sandbox.Limits, gate sandbox.ExecGate) sandbox.PoolSpec {
+	size := 0
+	if pol.Pool != nil {
+		size = *pol.Pool
+	}
+	return sandbox.PoolSpec{Profile: pol.Profile, Size: size, ExecGate: gate,
+		Spec: sandbox.SessionSpec{Config: cfg, ProfileLimits: profLimits}}
+}
+
+// runPooled runs a one-shot command in a sandbox of the profile's pool.
+// An error wrapping sandbox.ErrPoolEmpty means nothing ran (no pool, or
+// none ready, or a placement a pool cannot serve): the caller builds the
+// sandbox itself. The call (re)fills the pool for the next one; a size of
+// 0 drains what the profile's pool held.
+func (r *Runner) runPooled(ctx context.Context, pol TerminalPolicy, cfg sandbox.Config, profLimits sandbox.Limits, gate sandbox.ExecGate, cmd sandbox.Command) (*sandbox.Result, error) {
+	if r.Pools == nil || pol.Pool == nil {
+		return nil, sandbox.ErrPoolEmpty
+	}
+	return r.Pools.Run(ctx, PoolSpec(pol, cfg, profLimits, gate), cmd,
+		sandbox.ExecOptions{Timeout: cfg.Limits.Timeout, OutputBytes: cfg.Limits.OutputBytes})
 }

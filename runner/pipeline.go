@@ -40,6 +40,10 @@ type Runner struct {
 	// Unless its ExecGate is set, the first call sets it to the engine's
 	// exec check (as one-shot sandboxes get).
 	Sessions *sandbox.Sessions
+	// Pools holds the pre-started sandboxes of one-shot commands (the
+	// profile's terminal.pool); nil builds every one-shot sandbox per
+	// command.
+	Pools *sandbox.Pools
 	// Workers bounds how many calls of a segment run at once; 0 means
 	// 2×GOMAXPROCS.
 	Workers int

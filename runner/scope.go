@@ -141,5 +141,9 @@ func clonePolicy(p TerminalPolicy) TerminalPolicy {
 		v := *p.PersistCwd
 		p.PersistCwd = &v
 	}
+	if p.Pool != nil {
+		v := *p.Pool
+		p.Pool = &v
+	}
 	return p
 }

@@ -29,6 +29,19 @@
 // reservations of protected paths a workspace's live sandboxes hold, see
 // protect_linux.go), which GC reaps when their holders are gone.
 //
+// Every sandbox, one-shot, session or pooled, is built by one set-up path
+// (setUp, setup_linux.go): identity, keeper hold, owner lock, cgroups,
+// mounts and the /etc snapshot, the user namespace, protected paths, the
+// disk limit, the libcontainer translation, the seccomp filter, the exec
+// gate listener and the container, each stage adding its undo to one
+// cleanup list that runs on any failure and is the sandbox's teardown
+// otherwise. They differ only in what the init does after set-up: a
+// one-shot init executes the program (through the trampoline), a session's
+// and a pooled sandbox's is the supervisor, which runs commands on request.
+// Pools keeps pre-started sandboxes per profile; each serves exactly one
+// command and is destroyed (pool_linux.go), and the pool socket hands them
+// to a tether run of the same user (pool_serve_linux.go).
+//
 // The exec gate (Runner.ExecGate, Sessions.ExecGate): every execve and
 // execveat of every process of a sandbox — the command, whatever it runs,
 // background and detached processes, a session's supervisor — stops in the

@@ -18,7 +18,7 @@ import (
 )
 
 // ownerEnv makes the test binary a stand-in tether with its keeper on:
-// the value is the mode ("run", "gate" or "session"), ownerRootEnv and
+// the value is the mode ("run", "gate", "session" or "pool"), ownerRootEnv and
 // ownerPrefixEnv name the state root and cgroup prefix, rootlessScriptEnv
 // holds the script. It starts the script and waits to be killed.
 const (
@@ -49,6 +49,16 @@ func ownerMain(mode string) int {
 		if _, err = s.Start(Command{Shell: script}); err == nil {
 			_, err = s.Run(ctx, Command{Shell: "sleep 1000"})
 		}
+	case "pool":
+		// A daemon's pool: one sandbox serving the script, the others
+		// waiting for a command (or being built) when the owner dies.
+		ps := &Pools{StateRoot: root, CgroupPrefix: prefix}
+		p := PoolSpec{Profile: "default", Size: 2, Spec: testSpec()}
+		ps.Prepare(p)
+		for ps.Ready("default") < 2 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		_, err = ps.Run(ctx, p, Command{Shell: script}, ExecOptions{})
 	}
 	fmt.Fprintln(os.Stderr, "owner: finished unexpectedly:", err)
 	return 3
@@ -57,14 +67,15 @@ func ownerMain(mode string) int {
 // TestKeeperReapsKilledOwner kills a tether with SIGKILL while its
 // sandbox runs a command that does its best to outlive it (ignores the
 // termination signals, forks into new sessions, nohup), in a one-shot
-// run, a session, and a run whose approval is still pending; and checks
+// run, a session, a daemon's pool (its other sandboxes waiting) and a run
+// whose approval is still pending; and checks
 // from the host that every process of the sandbox is gone soon after and
 // nothing of the sandbox is left, with no later tether or gc run.
 func TestKeeperReapsKilledOwner(t *testing.T) {
-	for _, mode := range []string{"run", "session", "gate"} {
+	for _, mode := range []string{"run", "session", "pool", "gate"} {
 		t.Run(mode, func(t *testing.T) {
 			r := newTestRunner(t)
-			if mode == "session" {
+			if mode == "session" || mode == "pool" {
 				requireSessionSandbox(t)
 			}
 			marker := strconv.Itoa(700000 + rand.IntN(99999))

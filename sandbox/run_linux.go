@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -257,26 +256,10 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	if len(args) == 0 || args[0] == "" {
 		return nil, ErrNoCommand
 	}
-	stateRoot, prefix, profile, err := r.paths()
-	if err != nil {
-		return nil, err
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	if cfg.Rootfs.Kind == "" {
-		hostLayoutOnce.Do(func() { hostLayout, hostLayoutErr = rootfs.HostLayout() })
-		if hostLayoutErr != nil {
-			return nil, hostLayoutErr
-		}
-		cfg.Rootfs = hostLayout
-	}
-
-	rootless := os.Geteuid() != 0
-	if !rootless {
+	if os.Geteuid() == 0 {
 		primed := make(chan struct{})
 		go func() {
 			defer close(primed)
@@ -285,48 +268,22 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		// Done long before the command is (one grace period).
 		defer func() { <-primed }()
 	}
-	res = &Result{}
-	if rootless {
-		// Without delegated cgroups, limits the kernel enforces through
-		// cgroups cannot be applied; say which instead of pretending.
-		if cfg.Limits.MemoryBytes > 0 || r.ProfileLimits.MemoryBytes > 0 {
-			res.NotEnforced = append(res.NotEnforced, "memory")
-		}
-		if cfg.Limits.Pids > 0 || r.ProfileLimits.Pids > 0 {
-			res.NotEnforced = append(res.NotEnforced, "pids")
-		}
-		if cfg.Limits.CPUs > 0 || r.ProfileLimits.CPUs > 0 {
-			res.NotEnforced = append(res.NotEnforced, "cpus")
-		}
-	}
-	if !seccompAvailable && cfg.Seccomp == SeccompOptional {
-		res.NotEnforced = append(res.NotEnforced, "seccomp")
-	}
-
-	id, err := newID(profile)
+	sb, err := setUp(cfg, setupOptions{
+		stateRoot: r.StateRoot, cgroupPrefix: r.CgroupPrefix, profile: r.Profile,
+		profileLimits: r.ProfileLimits, userNSBase: r.UserNSBase, execGate: r.ExecGate,
+		trampoline: true, libcontainerSeccomp: r.libcontainerSeccomp,
+	})
 	if err != nil {
 		return nil, err
 	}
-	res.ContainerID = id
-	// 0711: a user-namespaced container's root (an unprivileged host uid)
-	// must traverse to its empty root under roots/, but may list nothing.
-	if err := os.MkdirAll(stateRoot, 0o711); err != nil {
-		return nil, fmt.Errorf("creating state root: %w", err)
-	}
-	if !rootless {
-		if err := stateRootReachable(stateRoot, placementFor("", cfg, false, r.UserNSBase).HostUID); err != nil {
-			return nil, err
+	cfg = sb.cfg
+	res = &Result{ContainerID: sb.id, NotEnforced: sb.notEnforced}
+	// The sandbox's teardown, on every path from here.
+	defer func() {
+		if e := sb.undo.run(); e != nil && err == nil {
+			err = fmt.Errorf("cleaning up sandbox %s: %w", sb.id, e)
 		}
-	}
-	for _, d := range []string{containersDir, locksDir, rootsDir, skelDir} {
-		perm := os.FileMode(0o700)
-		if d == rootsDir || d == skelDir {
-			perm = 0o711
-		}
-		if err := os.Mkdir(filepath.Join(stateRoot, d), perm); err != nil && !errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("creating state directory: %w", err)
-		}
-	}
+	}()
 	// Reap what a crashed tether left under this state root; live
 	// containers of other tethers are kept (their lock is held), and so is
 	// this one's (its lock is taken before anything of it exists). Like the
@@ -336,207 +293,14 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	go func() {
 		defer close(gcDone)
 		<-gcStart
-		_, _ = GC(GCOptions{StateRoot: stateRoot, CgroupPrefix: strings.TrimPrefix(prefix, "/")})
+		_, _ = GC(GCOptions{StateRoot: sb.stateRoot, CgroupPrefix: strings.TrimPrefix(sb.prefix, "/")})
 	}()
 	startGC := sync.OnceFunc(func() { close(gcStart) })
 	defer func() {
 		startGC()
 		<-gcDone
 	}()
-
-	// undo runs the cleanups of a half-built or finished sandbox in reverse.
-	var undo []func() error
-	defer func() {
-		var errs []error
-		for i := len(undo) - 1; i >= 0; i-- {
-			if e := undo[i](); e != nil {
-				errs = append(errs, e)
-			}
-		}
-		if e := errors.Join(errs...); e != nil && err == nil {
-			err = fmt.Errorf("cleaning up sandbox %s: %w", id, e)
-		}
-	}()
-
-	// From here on the sandbox may leave something behind: the keeper
-	// reaps it if this process dies before the release (the last undo).
-	release, keeperUp, err := keep(stateRoot, strings.TrimPrefix(prefix, "/"))
-	if err != nil {
-		return nil, err
-	}
-	undo = append(undo, func() error { release(); return nil })
-
-	// The compiled filter and the trampoline's descriptors are prepared
-	// alongside the set-up below.
-	var prep *trampolinePrep
-	filter := cfg.Seccomp != SeccompOff && seccompAvailable && !rootless && !r.libcontainerSeccomp
-	// Every sandbox that writes a workspace gets the creation gate.
-	createGate := cfg.Workspace != ""
-	wantLandlock := cfg.Landlock != nil && landlockVersion() > 0
-	if filter || r.ExecGate != nil || createGate || wantLandlock {
-		prep = prepareTrampoline(stateRoot, cfg.Rootfs.Kind == rootfs.KindHost, filter, r.ExecGate != nil || createGate, wantLandlock)
-		undo = append(undo, func() error {
-			if t := prep.wait(); t != nil {
-				t.close()
-			}
-			return nil
-		})
-	}
-
-	ownerLock, err := lockOwner(stateRoot, id)
-	if err != nil {
-		return nil, err
-	}
-	undo = append(undo, func() error {
-		os.Remove(filepath.Join(stateRoot, locksDir, id+".lock"))
-		return ownerLock.Close()
-	})
-
-	profileCgroup := prefix + "/" + profile
-	// The container's cgroup directories, once known: the profile cgroups
-	// to remove at the end are their parents.
-	var containerCgroups []string
-	if !rootless {
-		cgLock, err := lockShared(filepath.Join(stateRoot, cgroupLock))
-		if err != nil {
-			return nil, err
-		}
-		undo = append(undo, func() error {
-			cgLock.Close()
-			if len(containerCgroups) > 0 {
-				removeProfileAbove(stateRoot, containerCgroups)
-			} else {
-				removeIdleProfile(stateRoot, prefix)
-			}
-			return nil
-		})
-		// Without profile limits there is nothing to write: libcontainer
-		// creates the parent directories itself when it places the
-		// container (creating them here costs ~1 ms in every hierarchy).
-		if r.ProfileLimits != (Limits{}) {
-			if err := ensureProfileCgroup(profileCgroup, r.ProfileLimits); err != nil {
-				return nil, err
-			}
-		}
-	}
-	// libcontainer's Destroy removes the container's cgroups; scanning
-	// every hierarchy again is only needed when it did not get that far.
-	cgroupsRemoved := false
-	undo = append(undo, func() error {
-		if cgroupsRemoved {
-			return nil
-		}
-		return removeCgroupTree(profileCgroup + "/" + id)
-	})
-
-	p := placementFor(profileCgroup+"/"+id, cfg, rootless, r.UserNSBase)
-	if cfg.Rootfs.Kind == rootfs.KindHost {
-		if etc, _ := etcEntries(cfg.Rootfs.Binds); len(etc) > 0 {
-			if p.EtcDir, err = etcSnapshot(stateRoot, etc); err != nil {
-				return nil, err
-			}
-		}
-		if p.RootDir, err = sharedRoot(stateRoot, cfg, p); err != nil {
-			return nil, err
-		}
-	}
-
-	if p.Owners, err = sourceOwners(cfg); err != nil {
-		return nil, err
-	}
-	if err := prepareMountpoints(cfg); err != nil {
-		return nil, err
-	}
-	var hold *usernsHold
-	if !rootless {
-		if hold, err = holdUserNS(p.HostUID, p.HostGID); err != nil {
-			return nil, err
-		}
-		undo = append(undo, hold.release)
-		p.UserNSPath = hold.path
-	}
-	pr, err := protectFor(stateRoot, cfg, rootless, &res.NotEnforced)
-	if err != nil {
-		return nil, err
-	}
-	if pr != nil {
-		undo = append(undo, pr.release)
-	}
-	disk, err := diskLimitFor(stateRoot, cfg, &res.NotEnforced)
-	if err != nil {
-		return nil, err
-	}
-	if disk != nil {
-		undo = append(undo, disk.release)
-	}
-	lc, err := cfg.Libcontainer(id, p)
-	if err != nil {
-		return nil, err
-	}
-	landlock, err := landlockFor(cfg, p, &res.NotEnforced)
-	if err != nil {
-		return nil, err
-	}
-	// With the filter compiled beforehand, the container's init compiles
-	// nothing: the program starts through the trampoline that loads it.
-	// Without (no root for the compiler's ptrace, or another filter than
-	// the one prepared), libcontainer's init compiles and loads the filter
-	// itself.
-	// With a gate and no compiled filter for lc, the trampoline installs
-	// the gate only and libcontainer's init loads lc's filter.
-	var tramp *trampoline
-	if prep != nil {
-		switch tramp = prep.wait(); {
-		case tramp == nil:
-		case tramp.loads(lc):
-			lc.Seccomp = nil
-		case tramp.gateHost != nil || landlock != nil:
-			tramp.prog = nil
-		default:
-			tramp = nil
-		}
-	}
-	var audit *landlockAudit
-	if landlock != nil {
-		// Only the trampoline can apply the ruleset before the program
-		// runs: without it, refuse rather than run unconfined.
-		if tramp == nil {
-			return nil, fmt.Errorf("%w: this tether cannot start programs in this root through its trampoline (build it statically: make build)", ErrLandlockUnavailable)
-		}
-		tramp.landlock = landlock
-		if audit, err = landlockAuditOnce(); err != nil {
-			res.NotEnforced = append(res.NotEnforced, "landlock_audit")
-		}
-	}
-	var execGate *execGateRun
-	if r.ExecGate != nil || createGate {
-		// Observation rides on the exec gate (as it records the execs).
-		gcfg := cfg
-		gcfg.Observe = cfg.Observe && r.ExecGate != nil
-		if execGate, err = startExecGate(profile, r.ExecGate, gcfg, pr.createGate(createGate), lc, tramp); err != nil {
-			return nil, err
-		}
-		if execGate == nil {
-			res.NotEnforced = append(res.NotEnforced, gateNotEnforced(r.ExecGate != nil, createGate)...)
-			if gcfg.Observe {
-				res.NotEnforced = append(res.NotEnforced, "observation")
-			}
-		} else {
-			undo = append(undo, func() error { execGate.close(); return nil })
-		}
-	}
-	container, err := libcontainer.Create(filepath.Join(stateRoot, containersDir), id, lc)
-	if err != nil {
-		return nil, fmt.Errorf("creating container: %w", err)
-	}
-	undo = append(undo, func() error {
-		_ = container.Signal(unix.SIGKILL)
-		if err := container.Destroy(); err != nil {
-			return err
-		}
-		cgroupsRemoved = true
-		return nil
-	})
+	container, tramp, execGate, audit := sb.container, sb.tramp, sb.gate, sb.audit
 
 	out := &capWriter{limit: cfg.Limits.OutputBytes}
 	process := &libcontainer.Process{
@@ -556,10 +320,6 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		process.Args, process.Env, process.ExtraFiles = seccompexec.Argv(args), nil, files
 	}
 
-	// No process of the sandbox may exist before its keeper runs.
-	if err := keeperUp(); err != nil {
-		return nil, err
-	}
 	// The container's init gets SIGKILL when the thread that forked it
 	// exits (ParentDeathSignal). libcontainer ends threads it has locked
 	// for setns, so keep the forking thread ours until the command is done.
@@ -583,23 +343,11 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		}
 		return startFailure(res, args[0], err)
 	}
-	if tramp != nil {
-		tramp.started()
-	}
-	if hold != nil {
-		hold.release() // the init has joined its namespace
-	}
-	if pr != nil {
-		// Before the program runs: nothing of the sandbox's has run yet.
-		pid, perr := process.Pid()
-		if perr == nil {
-			perr = pr.apply(pid)
-		}
-		if perr != nil {
-			_ = container.Signal(unix.SIGKILL)
-			_, _ = process.Wait()
-			return nil, perr
-		}
+	// Before the program runs: nothing of the sandbox's has run yet.
+	if err := sb.started(process); err != nil {
+		_ = container.Signal(unix.SIGKILL)
+		_, _ = process.Wait()
+		return nil, err
 	}
 	gateErr := ctx.Err()
 	if verdict != nil && gateErr == nil {
@@ -623,12 +371,6 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	if err := container.Exec(); err != nil {
 		res.Duration = time.Since(start)
 		return startFailure(res, args[0], err)
-	}
-	st, _ := container.State()
-	if st != nil {
-		for _, d := range st.CgroupPaths {
-			containerCgroups = append(containerCgroups, d)
-		}
 	}
 
 	waited := make(chan waitResult, 1)
@@ -665,8 +407,8 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 			return startFailure(res, args[0], err)
 		}
 	}
-	if st != nil {
-		u := readUsage(st.CgroupPaths)
+	if sb.cgroupPaths != nil {
+		u := readUsage(sb.cgroupPaths)
 		res.CPUTime, res.PeakMemory, res.OOMKilled = u.cpu, u.peakMem, u.oomKilled
 	}
 	if res.CPUTime == 0 && w.ps != nil {
@@ -675,8 +417,8 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		res.CPUTime = w.ps.UserTime() + w.ps.SystemTime()
 	}
 	res.OutputTruncated = out.truncated()
-	if disk != nil {
-		res.DiskLimitHit = disk.hit()
+	if sb.disk != nil {
+		res.DiskLimitHit = sb.disk.hit()
 	}
 	if !res.TimedOut && ctx.Err() != nil {
 		return res, fmt.Errorf("running %s: %w", args[0], ctx.Err())

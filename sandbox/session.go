@@ -88,6 +88,9 @@ var (
 	// ErrSpecChanged: Open was called for a live session with a
 	// different SessionSpec. Close the session to change its sandbox.
 	ErrSpecChanged = errors.New("session exists with a different sandbox spec")
+	// ErrSandboxUsed: a pooled sandbox was asked for a second command,
+	// or for a background one; it serves exactly one foreground command.
+	ErrSandboxUsed = errors.New("pooled sandbox already used: it serves one command")
 	// ErrNoProcess: no background process with that id in the session.
 	ErrNoProcess = errors.New("no such process in session")
 	// ErrSessionBudget: the profile's pids budget is taken by the

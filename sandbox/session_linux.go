@@ -19,7 +19,6 @@ import (
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"golang.org/x/sys/unix"
 
-	"github.com/tether-dev/tether/rootfs"
 	"github.com/tether-dev/tether/sandbox/seccompexec"
 )
 
@@ -29,6 +28,9 @@ const (
 	labelSession = "tether.session="
 	labelProfile = "tether.profile="
 	labelOwner   = "tether.owner="
+	// labelPooled marks a pooled sandbox (Pools): a supervised sandbox
+	// that serves one command.
+	labelPooled = "tether.pooled=1"
 )
 
 // readyTimeout bounds how long a new supervisor may take to say it is up.
@@ -231,6 +233,9 @@ type Session struct {
 	mgr  *Sessions
 	key  sessionKey
 	spec SessionSpec
+	// single: a pooled sandbox, which serves exactly one foreground
+	// command and no background ones (Pools).
+	single bool
 
 	ready    chan struct{} // closed when create has finished
 	readyErr error
@@ -241,7 +246,7 @@ type Session struct {
 	container *libcontainer.Container
 	conn      *os.File
 	initDone  chan struct{} // closed when the supervisor process has exited
-	cleanup   []func() error
+	cleanup   cleanup       // the sandbox's teardown (setUp's undo)
 	grace     time.Duration
 	memcg     string       // v1 memory cgroup directory when a memory limit is set
 	gate      *execGateRun // nil without Sessions.ExecGate and a workspace
@@ -293,210 +298,56 @@ type call struct {
 func (s *Session) create(ctx context.Context) (err error) {
 	m := s.mgr
 	spec := s.spec
-	cfg := spec.Config
-	r := Runner{StateRoot: m.StateRoot, CgroupPrefix: m.CgroupPrefix, Profile: s.key.profile}
-	stateRoot, prefix, profile, err := r.paths()
-	if err != nil {
-		return err
-	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	if cfg.Rootfs.Kind == "" {
-		hostLayoutOnce.Do(func() { hostLayout, hostLayoutErr = rootfs.HostLayout() })
-		if hostLayoutErr != nil {
-			return hostLayoutErr
-		}
-		cfg.Rootfs = hostLayout
-	}
 	s.grace = m.Grace
 	if s.grace == 0 {
 		s.grace = 2 * time.Second
 	}
-	rootless := os.Geteuid() != 0
-	if rootless {
-		// As Run does: say which limits cannot be enforced without
-		// delegated cgroups rather than pretend.
-		for _, l := range []struct {
-			name string
-			set  bool
-		}{
-			{"memory", cfg.Limits.MemoryBytes > 0 || spec.ProfileLimits.MemoryBytes > 0},
-			{"pids", cfg.Limits.Pids > 0 || spec.ProfileLimits.Pids > 0},
-			{"cpus", cfg.Limits.CPUs > 0 || spec.ProfileLimits.CPUs > 0},
-		} {
-			if l.set {
-				s.notEnforced = append(s.notEnforced, l.name)
+	supervisorExe := "/proc/self/exe"
+	sb, err := setUp(spec.Config, setupOptions{
+		stateRoot: m.StateRoot, cgroupPrefix: m.CgroupPrefix, profile: s.key.profile,
+		profileLimits: spec.ProfileLimits, userNSBase: m.UserNSBase, execGate: m.ExecGate,
+		adjust: func(lc *configs.Config) {
+			if exe, ok := hostExecutable(); ok {
+				// Run the supervisor from a read-only, nosuid bind of this
+				// binary rather than from libcontainer's per-container
+				// sealed copy (a memfd the size of the binary, held for
+				// the session's life). The sandbox cannot change the host
+				// file: the mount is read-only and a running executable
+				// refuses writes (ETXTBSY).
+				lc.Mounts = append(lc.Mounts, &configs.Mount{
+					Source: exe, Destination: supervisorPath, Device: "bind",
+					Flags: unix.MS_BIND | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV,
+				})
+				supervisorExe = supervisorPath
 			}
-		}
-	}
-	if !seccompAvailable && cfg.Seccomp == SeccompOptional {
-		s.notEnforced = append(s.notEnforced, "seccomp")
-	}
-	id, err := newID(profile)
+			lc.Labels = append(lc.Labels, labelSession+s.key.name, labelProfile+s.key.profile, fmt.Sprintf("%s%d", labelOwner, os.Getpid()))
+			if s.single {
+				lc.Labels = append(lc.Labels, labelPooled)
+			}
+		},
+	})
 	if err != nil {
 		return err
-	}
-	s.id = id
-	// 0711 as Run's: the sandbox's root (an unprivileged host uid) must
-	// traverse to its empty root under roots/, but may list nothing.
-	if err := os.MkdirAll(stateRoot, 0o711); err != nil {
-		return fmt.Errorf("creating state root: %w", err)
-	}
-	for _, d := range []string{containersDir, locksDir, rootsDir} {
-		perm := os.FileMode(0o700)
-		if d == rootsDir {
-			perm = 0o711
-		}
-		if err := os.MkdirAll(filepath.Join(stateRoot, d), perm); err != nil {
-			return fmt.Errorf("creating state directory: %w", err)
-		}
 	}
 	// On failure, undo what was built, in reverse; on success the same
 	// steps are the session's teardown.
-	var undo []func() error
+	undo := &sb.undo
 	defer func() {
 		if err != nil {
-			runUndo(undo)
+			_ = undo.run()
 		}
 	}()
-
-	// The keeper reaps the sandbox if this process dies before the
-	// release, the teardown's last step.
-	release, keeperUp, err := keep(stateRoot, strings.TrimPrefix(prefix, "/"))
-	if err != nil {
-		return err
-	}
-	undo = append(undo, func() error { release(); return nil })
-
-	ownerLock, err := lockOwner(stateRoot, id)
-	if err != nil {
-		return err
-	}
-	undo = append(undo, func() error {
-		os.Remove(filepath.Join(stateRoot, locksDir, id+".lock"))
-		return ownerLock.Close()
-	})
-	profileCgroup := prefix + "/" + profile
-	if !rootless {
-		cgLock, err := lockShared(filepath.Join(stateRoot, cgroupLock))
-		if err != nil {
-			return err
-		}
-		undo = append(undo, func() error {
-			cgLock.Close()
-			removeIdleProfile(stateRoot, prefix)
-			return nil
-		})
-		if err := ensureProfileCgroup(profileCgroup, spec.ProfileLimits); err != nil {
-			return err
-		}
-	}
-	undo = append(undo, func() error { return removeCgroupTree(profileCgroup + "/" + id) })
-
-	p := placementFor(profileCgroup+"/"+id, cfg, rootless, m.UserNSBase)
-	if !rootless {
-		if err := stateRootReachable(stateRoot, p.HostUID); err != nil {
-			return err
-		}
-	}
-	if cfg.Rootfs.Kind == rootfs.KindHost {
-		// The same world-readable /etc snapshot one-shot runs get: a bind
-		// of the host's /etc entries would show /etc/ssl/private to a
-		// sandbox root with CAP_DAC_OVERRIDE. gc keeps snapshots while any
-		// container, this session included, is alive.
-		if etc, _ := etcEntries(cfg.Rootfs.Binds); len(etc) > 0 {
-			if p.EtcDir, err = etcSnapshot(stateRoot, etc); err != nil {
-				return err
-			}
-		}
-		p.RootDir = filepath.Join(stateRoot, rootsDir, id)
-		undo = append(undo, func() error { return os.RemoveAll(p.RootDir) })
-		if err := makeEmptyRoot(p.RootDir, cfg.Rootfs, !rootless, p.HostUID, p.HostGID); err != nil {
-			return err
-		}
-	}
-	if p.Owners, err = sourceOwners(cfg); err != nil {
-		return err
-	}
-	if err := prepareMountpoints(cfg); err != nil {
-		return err
-	}
-	var hold *usernsHold
-	if !rootless {
-		if hold, err = holdUserNS(p.HostUID, p.HostGID); err != nil {
-			return err
-		}
-		undo = append(undo, hold.release)
-		p.UserNSPath = hold.path
-	}
-	pr, err := protectFor(stateRoot, cfg, rootless, &s.notEnforced)
-	if err != nil {
-		return err
-	}
-	if pr != nil {
-		undo = append(undo, pr.release)
-	}
-	// The session holds the workspace's disk limit for its whole life.
-	if s.disk, err = diskLimitFor(stateRoot, cfg, &s.notEnforced); err != nil {
-		return err
-	}
-	if s.disk != nil {
-		undo = append(undo, s.disk.release)
-	}
-	lc, err := cfg.Libcontainer(id, p)
-	if err != nil {
-		return err
-	}
-	supervisorExe := "/proc/self/exe"
-	if exe, ok := hostExecutable(); ok {
-		// Run the supervisor from a read-only, nosuid bind of this binary
-		// rather than from libcontainer's per-container sealed copy (a
-		// memfd the size of the binary, held for the session's life).
-		// The sandbox cannot change the host file: the mount is read-only
-		// and a running executable refuses writes (ETXTBSY).
-		lc.Mounts = append(lc.Mounts, &configs.Mount{
-			Source: exe, Destination: supervisorPath, Device: "bind",
-			Flags: unix.MS_BIND | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV,
-		})
-		supervisorExe = supervisorPath
-	}
-	lc.Labels = append(lc.Labels, labelSession+s.key.name, labelProfile+s.key.profile, fmt.Sprintf("%s%d", labelOwner, os.Getpid()))
-	if createGate := cfg.Workspace != ""; m.ExecGate != nil || createGate {
-		// The supervisor is started by libcontainer, not the trampoline:
-		// the gate rides on libcontainer's notify action.
-		// Observation rides on the exec gate (as it records the execs).
-		gcfg := cfg
-		gcfg.Observe = cfg.Observe && m.ExecGate != nil
-		if s.gate, err = startExecGate(profile, m.ExecGate, gcfg, pr.createGate(createGate), lc, nil); err != nil {
-			return err
-		}
-		if s.gate == nil {
-			s.notEnforced = append(s.notEnforced, gateNotEnforced(m.ExecGate != nil, createGate)...)
-			if gcfg.Observe {
-				s.notEnforced = append(s.notEnforced, "observation")
-			}
-		} else {
-			gate := s.gate
-			undo = append(undo, func() error { gate.close(); return nil })
-		}
-	}
-	container, err := libcontainer.Create(filepath.Join(stateRoot, containersDir), id, lc)
-	if err != nil {
-		return fmt.Errorf("creating session container: %w", err)
-	}
+	cfg := sb.cfg
+	s.id, s.notEnforced, s.gate, s.disk = sb.id, sb.notEnforced, sb.gate, sb.disk
+	container := sb.container
 	s.container = container
-	undo = append(undo, func() error {
-		_ = container.Signal(unix.SIGKILL)
-		return container.Destroy()
-	})
 
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("creating supervisor channel: %w", err)
 	}
 	hostEnd, childEnd := os.NewFile(uintptr(fds[0]), "supervisor"), os.NewFile(uintptr(fds[1]), "supervisor-child")
-	undo = append(undo, func() error { hostEnd.Close(); return nil })
+	undo.addFunc(func() { hostEnd.Close() })
 	s.conn = hostEnd
 
 	process := &libcontainer.Process{
@@ -506,27 +357,17 @@ func (s *Session) create(ctx context.Context) (err error) {
 		ExtraFiles: []*os.File{childEnd},
 		Init:       true,
 	}
-	landlock, err := landlockFor(cfg, p, &s.notEnforced)
-	if err != nil {
-		return err
-	}
-	if landlock != nil {
+	if sb.landlock != nil {
 		// The supervisor applies it before its Go runtime starts (package
 		// seccompexec): it and every command it runs are confined.
-		llFile, err := sealedMemfd("tether-landlock", landlock)
+		llFile, err := sealedMemfd("tether-landlock", sb.landlock)
 		if err != nil {
 			return err
 		}
 		defer llFile.Close()
 		process.ExtraFiles = append(process.ExtraFiles, llFile)
 		process.Env = append(process.Env, fmt.Sprintf("%s=%d", seccompexec.LandlockEnv, 3+len(process.ExtraFiles)-1))
-		if s.audit, err = landlockAuditOnce(); err != nil {
-			s.notEnforced = append(s.notEnforced, "landlock_audit")
-		}
-	}
-	// No process of the sandbox may exist before its keeper runs.
-	if err := keeperUp(); err != nil {
-		return err
+		s.audit = sb.audit
 	}
 	s.initDone = make(chan struct{})
 	started := make(chan error, 1)
@@ -547,9 +388,6 @@ func (s *Session) create(ctx context.Context) (err error) {
 	}()
 	err = <-started
 	childEnd.Close()
-	if hold != nil {
-		hold.release() // the init has joined its namespace
-	}
 	if err != nil {
 		return fmt.Errorf("starting session supervisor: %w", err)
 	}
@@ -559,28 +397,23 @@ func (s *Session) create(ctx context.Context) (err error) {
 			s.notEnforced = append(s.notEnforced, "landlock_audit")
 		} else {
 			audit, pid := s.audit, s.llPid
-			undo = append(undo, func() error { audit.forget(pid); return nil })
+			undo.addFunc(func() { audit.forget(pid) })
 		}
 	}
-	if pr != nil {
-		// The supervisor is tether's own and runs nothing of the
-		// session's before it is asked to.
-		pid, perr := process.Pid()
-		if perr == nil {
-			perr = pr.apply(pid)
-		}
-		if perr != nil {
-			hostEnd.Close()
-			_ = container.Signal(unix.SIGKILL)
-			<-s.initDone
-			return perr
-		}
-	}
-
-	undo = append(undo, func() error {
+	// The teardown's first step: the supervisor is gone before its
+	// channel and container are (SIGKILL covers a failed start, where
+	// nothing closed the channel).
+	undo.addFunc(func() {
+		_ = container.Signal(unix.SIGKILL)
 		<-s.initDone
-		return nil
 	})
+	// The supervisor is tether's own and runs nothing of the session's
+	// before it is asked to.
+	if err = sb.started(process); err != nil {
+		hostEnd.Close()
+		_ = container.Signal(unix.SIGKILL)
+		return err
+	}
 
 	// The first frame must be "ready".
 	readyCh := make(chan error, 1)
@@ -611,9 +444,9 @@ func (s *Session) create(ctx context.Context) (err error) {
 	s.created, s.lastUsed = now, now
 	s.calls = map[uint64]*call{}
 	s.closed = make(chan struct{})
-	s.cleanup = undo
-	if st, err := container.State(); err == nil && cfg.Limits.MemoryBytes > 0 {
-		s.memcg = st.CgroupPaths["memory"]
+	s.cleanup = undo.release()
+	if cfg.Limits.MemoryBytes > 0 {
+		s.memcg = sb.cgroupPaths["memory"]
 	}
 	idle, maxAge := spec.Options.IdleTimeout, spec.Options.MaxAge
 	if idle <= 0 {
@@ -651,16 +484,6 @@ func hostExecutable() (string, bool) {
 		return "", false
 	}
 	return exe, a.Dev == b.Dev && a.Ino == b.Ino
-}
-
-func runUndo(undo []func() error) error {
-	var errs []error
-	for i := len(undo) - 1; i >= 0; i-- {
-		if err := undo[i](); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // idleCheck closes the session if nothing ran for the idle timeout.
@@ -759,6 +582,11 @@ func (s *Session) begin(c *call, foreground bool) error {
 	defer s.mu.Unlock()
 	if s.done {
 		return s.doneErr
+	}
+	if s.single && (s.nextID > 0 || !foreground) {
+		// Checked here, where every command starts, not by the pool's
+		// discipline alone.
+		return ErrSandboxUsed
 	}
 	s.nextID++
 	c.id = s.nextID
@@ -1030,7 +858,7 @@ func (s *Session) teardown() {
 	// the pid namespace; SIGKILL covers a supervisor that does not.
 	s.conn.Close()
 	_ = s.container.Signal(unix.SIGKILL)
-	err := runUndo(s.cleanup)
+	err := s.cleanup.run()
 	s.mu.Lock()
 	calls := s.calls
 	s.calls = map[uint64]*call{}

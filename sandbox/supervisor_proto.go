@@ -145,6 +145,8 @@ func decodeStrict(b []byte, v any) error {
 		*p = reply{}
 	case *request:
 		*p = request{}
+	case *poolFrame:
+		*p = poolFrame{}
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()

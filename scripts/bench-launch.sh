@@ -17,6 +17,11 @@
 #                profile's limits), again with --rootfs on the busybox root
 #                that runc uses, and once more without seccomp, as runc's
 #                default bundle runs
+#   tether run (pooled)
+#                the same command next to a `tether serve` of its state root:
+#                it takes a pre-started sandbox from the daemon's pool
+#                (terminal.pool), runs /bin/true in it, and the sandbox is
+#                destroyed; the pool refills in the background
 #
 # Prints one table: name, median ms, p95 ms and the ratio of each median to the
 # plain exec median. Runs are interleaved (run i of every row, then run i+1,
@@ -63,8 +68,14 @@ prefix="tether-bench-$$"
 runc_root="$work/runc-state"
 
 session_pid=""
+pool_pid=""
 cleanup() {
 	set +e
+	# The pooled row's daemon destroys its pools on SIGTERM.
+	if [ -n "$pool_pid" ]; then
+		kill -TERM "$pool_pid" 2>/dev/null
+		wait "$pool_pid" 2>/dev/null
+	fi
 	# The warm session's server closes its session on SIGTERM; wait for it,
 	# so its cgroups and state are gone before ours are checked.
 	if [ -n "$session_pid" ]; then
@@ -229,6 +240,44 @@ tether_row() {
 	fi
 }
 tether_row "$tether" ""
+
+# tether run next to a daemon for its state root: a pooled sandbox.
+pooled_row() {
+	local row="tether run (pooled)"
+	if [ -z "$tether" ]; then
+		unavailable "$row" "$tether_reason"
+		return
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		unavailable "$row" "needs root (cgroups)"
+		return
+	fi
+	if ! "$tether" serve --help 2>/dev/null | grep -q state-root; then
+		unavailable "$row" "this tether has no tether serve --state-root"
+		return
+	fi
+	local state="$work/pool-state" pprefix="$prefix-pool"
+	"$tether" serve --state-root "$state" --cgroup-prefix "$pprefix" --socket "$work/pool-daemon.sock" \
+		>"$work/pool-serve.log" 2>&1 &
+	pool_pid=$!
+	local i
+	for i in $(seq 100); do
+		[ -S "$state/pool.sock" ] && break
+		sleep 0.1
+	done
+	if [ ! -S "$state/pool.sock" ]; then
+		unavailable "$row" "tether serve has no pool socket: $(grep -m1 . "$work/pool-serve.log" || true)"
+		return
+	fi
+	# The first run finds no pool of its placement and starts it.
+	local err
+	if ! err=$("$tether" run --state-root "$state" --cgroup-prefix "$pprefix" -- /bin/true 2>&1 </dev/null); then
+		unavailable "$row" "tether run failed next to the daemon: ${err%%$'\n'*}"
+		return
+	fi
+	add_row "$row" "$tether" run --state-root "$state" --cgroup-prefix "$pprefix" -- /bin/true
+}
+pooled_row
 if [ -n "${TETHER_BASELINE:-}" ]; then
 	tether_row "$TETHER_BASELINE" " (baseline)"
 fi
@@ -237,7 +286,8 @@ fi
 # little more than a plain fork/exec").
 warm_session_row() {
 	# scripts/benchsession serves one warm session (as the daemon will);
-	# its tiny raw-syscall client is what gets launched and timed. cleanup
+	# its tiny client (C, else raw-syscall Go) is what gets launched and
+	# timed. cleanup
 	# stops the server (it would also exit once this script is gone).
 	local row="tether session (warm)"
 	if [ "$(id -u)" != 0 ]; then
@@ -248,6 +298,13 @@ warm_session_row() {
 		! go build -o "$work/benchsession-client" ./scripts/benchsession/client 2>>"$work/benchsession-build.log"; then
 		unavailable "$row" "building scripts/benchsession failed: $(head -n1 "$work/benchsession-build.log")"
 		return
+	fi
+	# The C client starts as fast as /bin/true does; the Go one pays the
+	# Go runtime's start-up (~2 ms) on every launch, which is the
+	# benchmark's, not the session's. The Go client stays the fallback.
+	if command -v cc >/dev/null 2>&1 &&
+		cc -O2 -static -o "$work/benchsession-cclient" scripts/benchsession/cclient/client.c 2>>"$work/benchsession-build.log"; then
+		mv "$work/benchsession-cclient" "$work/benchsession-client"
 	fi
 	"$work/benchsession" serve -state-root "$work/sessions" -cgroup-prefix "$prefix-session" \
 		-parent $$ "$work/session.sock" >"$work/benchsession.out" 2>&1 &

@@ -7,6 +7,11 @@
 #
 #   scripts/load-test.sh                 # 32 clients x 100 calls
 #   CLIENTS=8 CALLS=50 scripts/load-test.sh
+#   TETHER=/path/to/tether scripts/load-test.sh   # another build's daemon
+#
+# Before it stops the daemon it prints the daemon's resident memory (now and
+# its peak) and, for the pooled sandboxes waiting then (terminal.pool), the
+# memory each one holds: its cgroup's usage and its supervisor's RSS.
 #
 # Terminal calls run in session sandboxes and need root; without root they
 # are left out (and the script says so).
@@ -18,6 +23,9 @@ CALLS=${CALLS:-100}
 TIMEOUT=${TIMEOUT:-300s}
 
 tmp=$(mktemp -d /tmp/tether-load.XXXXXX)
+# A sandbox's root (an unprivileged host id) must traverse to the state
+# root under it (mktemp makes it 0700).
+chmod 0711 "$tmp"
 daemon=
 cleanup() {
 	if [ -n "$daemon" ]; then
@@ -28,7 +36,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -tags seccomp -o "$tmp/tether" ./cmd/tether
+if [ -n "${TETHER:-}" ]; then
+	cp "$TETHER" "$tmp/tether"
+else
+	go build -tags seccomp -o "$tmp/tether" ./cmd/tether
+fi
 go build -o "$tmp/loadtest" ./scripts/loadtest
 
 mkdir -p "$tmp/ws/load" "$tmp/state"
@@ -59,6 +71,27 @@ done
 echo "load-test: $CLIENTS clients x $CALLS calls through tether serve ($sock)"
 status=0
 "$tmp/loadtest" -socket "$sock" -clients "$CLIENTS" -calls "$CALLS" -timeout "$TIMEOUT" "${extra[@]}" || status=$?
+
+# Memory: the daemon's, and each pooled sandbox's once the pool has refilled.
+sleep 2
+grep -E '^(VmRSS|VmHWM)' "/proc/$daemon/status" | sed 's/^/load-test: daemon /'
+n=0 usage=0 rss=0
+for cg in /sys/fs/cgroup/memory/tether-load-$$/default/*/; do
+	[ -f "$cg/memory.usage_in_bytes" ] || continue
+	pids=$(cat "$cg/cgroup.procs")
+	# A pooled sandbox waiting for its command holds its supervisor only.
+	grep -qs tether-supervisor "/proc/${pids%%$'\n'*}/cmdline" || continue
+	n=$((n + 1))
+	usage=$((usage + $(cat "$cg/memory.usage_in_bytes")))
+	for p in $pids; do
+		rss=$((rss + $(awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0)))
+	done
+done
+if [ "$n" -gt 0 ]; then
+	echo "load-test: $n idle pooled sandboxes: $((usage / n / 1024)) KiB of cgroup memory and $((rss / n)) KiB supervisor RSS each"
+else
+	echo "load-test: no idle pooled sandbox (this tether has no pool, or terminal.pool is 0)"
+fi
 
 kill -TERM "$daemon"
 wait "$daemon" || { echo "load-test: the daemon did not stop cleanly" >&2; status=1; }

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -112,6 +113,38 @@ static void *prime_thread(void *arg)
 	return NULL;
 }
 
+// cgwarm_wanted reports whether `tether run` with these arguments (argv[1]
+// is "run") builds a sandbox of its own, so that priming helps it. Not when
+// it runs in a daemon's session (--session), and not when a daemon serves
+// its state root's pool socket (--state-root DIR, else $TETHER_STATE_ROOT,
+// else root's default /run/tether): it will most likely take a pooled
+// sandbox, and the priming write would only hold up every fork on the host
+// (the write takes the cgroup lock that fork takes for reading) while the
+// pooled command starts. A run that finds no pool after all primes from Go
+// (Runner.RunGated), a little later.
+int cgwarm_wanted(int argc, char **argv, const char *env_state_root)
+{
+	const char *state = NULL;
+	for (int i = 2; i < argc && argv[i] != NULL; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0)
+			break;
+		if (strcmp(a, "--session") == 0 || strncmp(a, "--session=", 10) == 0)
+			return 0;
+		if (strcmp(a, "--state-root") == 0 && i + 1 < argc && argv[i + 1] != NULL)
+			state = argv[++i];
+		else if (strncmp(a, "--state-root=", 13) == 0)
+			state = a + 13;
+	}
+	if (state == NULL || state[0] == '\0')
+		state = (env_state_root != NULL && env_state_root[0] != '\0') ? env_state_root : "/run/tether";
+	char sock[4096];
+	int n = snprintf(sock, sizeof sock, "%s/pool.sock", state);
+	if (n > 0 && (size_t)n < sizeof sock && access(sock, F_OK) == 0)
+		return 0;
+	return 1;
+}
+
 // cgwarm_early runs when the binary is loaded, before the Go runtime
 // starts. In `tether run` started as root it begins the priming write on a
 // thread of its own, ~0.3 ms into the process instead of the ~4 ms a Go
@@ -127,6 +160,8 @@ __attribute__((constructor)) static void cgwarm_early(int argc, char **argv)
 	const char *base = strrchr(argv[0], '/');
 	base = base ? base + 1 : argv[0];
 	if (strcmp(base, "tether") != 0 || strcmp(argv[1], "run") != 0 || geteuid() != 0)
+		return;
+	if (!cgwarm_wanted(argc, argv, getenv("TETHER_STATE_ROOT")))
 		return;
 
 	sigset_t all, old;

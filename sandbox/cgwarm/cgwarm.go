@@ -46,3 +46,18 @@ func procsFile(procCgroup, sysroot string) string {
 	}
 	return C.GoString(&out[0])
 }
+
+// wanted is the C constructor's choice for `tether run ARGS...` with
+// $TETHER_STATE_ROOT set to envStateRoot, for tests.
+func wanted(args []string, envStateRoot string) bool {
+	argv := make([]*C.char, 0, len(args)+3)
+	for _, a := range append([]string{"tether", "run"}, args...) {
+		c := C.CString(a)
+		defer C.free(unsafe.Pointer(c))
+		argv = append(argv, c)
+	}
+	argv = append(argv, nil)
+	env := C.CString(envStateRoot)
+	defer C.free(unsafe.Pointer(env))
+	return C.cgwarm_wanted(C.int(len(argv)-1), &argv[0], env) != 0
+}

@@ -5,5 +5,6 @@
 
 int cgwarm_procs_file(const char *proc_cgroup, const char *sysroot, char *out, size_t len);
 void cgwarm_prime(void);
+int cgwarm_wanted(int argc, char **argv, const char *env_state_root);
 
 #endif

@@ -94,3 +94,29 @@ func TestConstructorLeavesTheProgramAlone(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 }
+
+// A tether run that will take a daemon's pooled sandbox (a pool socket in
+// its state root) or run in a daemon session is not primed: the priming
+// write would only hold up forks on the host.
+func TestWantedSkipsPooledAndSessionRuns(t *testing.T) {
+	withPool, without := t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(withPool, "pool.sock"), nil, 0o600))
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  string
+		want bool
+	}{
+		{"no daemon", []string{"--state-root", without, "--", "true"}, "", true},
+		{"a daemon's pool, by flag", []string{"--state-root", withPool, "--", "true"}, "", false},
+		{"a daemon's pool, by flag=", []string{"--state-root=" + withPool, "true"}, without, false},
+		{"a daemon's pool, by environment", []string{"--", "true"}, withPool, false},
+		{"the flag wins over the environment", []string{"--state-root", without, "true"}, withPool, true},
+		{"flags after -- are the command's", []string{"--", "x", "--state-root", withPool}, without, true},
+		{"a session", []string{"--session", "s1", "--", "true"}, without, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, wanted(tc.args, tc.env))
+		})
+	}
+}

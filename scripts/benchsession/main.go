@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	benchsession serve -state-root DIR -cgroup-prefix NAME [-parent PID] SOCKET
+//	benchsession serve -state-root DIR -cgroup-prefix NAME [-parent PID] [-gate=false] [-host] SOCKET
 //	benchsession exec SOCKET PROGRAM [ARG...]
 //	client SOCKET PROGRAM [ARG...]          (./client: the same, smaller)
 //
@@ -13,7 +13,9 @@
 // the exec gate with the approval engine's check as tether serve has it),
 // runs one command in it to warm it up, prints "ready" and then runs each
 // request in the session. It closes the session and exits when its parent
-// process (or -parent PID) is gone or on SIGTERM/SIGINT. exec sends one command and exits with
+// process (or -parent PID) is gone or on SIGTERM/SIGINT. -gate=false
+// leaves the exec gate out and -host runs each command on the host
+// instead: rows that split the warm session's cost into its parts. exec sends one command and exits with
 // its status. The row uses ./client, which does the same with raw syscalls
 // so that the launch of this (large, libcontainer-linked) binary does not
 // count: it measures a tiny client's launch, the round trip and the command
@@ -28,6 +30,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime"
 	"strings"
@@ -72,6 +75,8 @@ func serve(args []string) error {
 	stateRoot := fs.String("state-root", "", "session state root")
 	prefix := fs.String("cgroup-prefix", "", "cgroup prefix")
 	parent := fs.Int("parent", os.Getppid(), "exit when this process is gone")
+	gate := fs.Bool("gate", true, "check every exec with the approval engine (as tether serve does)")
+	host := fs.Bool("host", false, "run each command on the host (os/exec), not in a session: the client's and the socket's share of the row")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
 		return errors.New("serve wants flags and one SOCKET")
 	}
@@ -95,6 +100,9 @@ func serve(args []string) error {
 	}
 	defer p.Close()
 	m := p.Sessions
+	if !*gate {
+		m.ExecGate = nil // the row's parts: the session without the gate
+	}
 	ctx := context.Background()
 	// The exec gate decides for the session's profile, which must be one
 	// of the configuration's (an unknown one refuses every exec).
@@ -132,6 +140,10 @@ func serve(args []string) error {
 		if err != nil {
 			return nil // closed by stop
 		}
+		if *host {
+			go handleHost(c)
+			continue
+		}
 		go handle(ctx, s, c)
 	}
 }
@@ -150,6 +162,24 @@ func handle(ctx context.Context, s *sandbox.Session, c net.Conn) {
 		code = res.ExitCode
 	} else {
 		fmt.Fprintln(os.Stderr, "benchsession:", err)
+	}
+	fmt.Fprintf(c, "%d\n", code)
+}
+
+// handleHost runs one request on the host with os/exec.
+func handleHost(c net.Conn) {
+	defer c.Close()
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return
+	}
+	argv := strings.Split(strings.TrimSuffix(line, "\n"), "\x00")
+	code := 125
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if err := cmd.Run(); err == nil {
+		code = 0
+	} else if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
 	}
 	fmt.Fprintf(c, "%d\n", code)
 }

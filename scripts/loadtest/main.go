@@ -1,7 +1,10 @@
 // Command loadtest drives a running `tether serve` over its unix socket:
 // N concurrent clients, each with its own session, each sending M tool
 // calls one batch at a time, cycling through read_file, write_file,
-// patch, search_files and (unless -no-terminal) terminal. Every result is
+// patch, search_files and (unless -no-terminal) terminal, in the session's
+// sandbox and (terminal_oneshot, unless -no-oneshot) in a fresh one-shot
+// sandbox (session: false: a pooled sandbox when the daemon has one
+// ready). Every result is
 // checked (call id, class, content), so a lost or wrong result is an
 // error. It prints calls/s and p50/p99 latency per call type (the first
 // terminal call of each session, which creates the session's sandbox, is
@@ -35,6 +38,7 @@ func main() {
 	clients := flag.Int("clients", 32, "concurrent clients")
 	calls := flag.Int("calls", 100, "tool calls per client")
 	noTerminal := flag.Bool("no-terminal", false, "skip terminal calls (no sandbox here)")
+	noOneShot := flag.Bool("no-oneshot", false, "skip one-shot terminal calls (session: false)")
 	timeout := flag.Duration("timeout", 5*time.Minute, "give up after this long")
 	asJSON := flag.Bool("json", false, "print the report as JSON")
 	flag.Parse()
@@ -45,9 +49,12 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 
-	tools := []string{"write_file", "read_file", "patch", "search_files", "terminal"}
-	if *noTerminal {
+	tools := []string{"write_file", "read_file", "patch", "search_files", "terminal", "terminal_oneshot"}
+	switch {
+	case *noTerminal:
 		tools = tools[:4]
+	case *noOneShot:
+		tools = tools[:5]
 	}
 	results := make(chan sample, *clients**calls)
 	var wg sync.WaitGroup
@@ -121,8 +128,11 @@ func client(ctx context.Context, socket string, n, calls int, tools []string, ou
 				}
 				return nil
 			}
-		case "terminal":
+		case "terminal", "terminal_oneshot":
 			args = map[string]any{"command": "cat " + file}
+			if tool == "terminal_oneshot" {
+				args["session"] = false
+			}
 			check = func(r runner.Result) error {
 				if r.Output["stdout"] != want {
 					return fmt.Errorf("terminal printed %q, want %q (%s)", r.Output["stdout"], want, r.Message)
@@ -134,7 +144,11 @@ func client(ctx context.Context, socket string, n, calls int, tools []string, ou
 		id := fmt.Sprintf("c%d-%d", n, i)
 		t0 := time.Now()
 		// Each call is its own turn: the guardrails count repeats per turn.
-		res, err := c.Call(ctx, s.Session, "", []runner.RawCall{{ID: id, Name: tool, Arguments: raw}})
+		name := tool
+		if tool == "terminal_oneshot" {
+			name = "terminal"
+		}
+		res, err := c.Call(ctx, s.Session, "", []runner.RawCall{{ID: id, Name: name, Arguments: raw}})
 		d := time.Since(t0)
 		switch {
 		case err != nil:

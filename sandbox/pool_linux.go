@@ -1,0 +1,361 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+)
+
+// Pooled sandboxes
+//
+// A fresh sandbox per command is the strongest isolation, and its price is
+// the set-up: cgroups, namespaces, mounts, the seccomp filter, the exec
+// gate. Pools pays it ahead: per profile it keeps a few sandboxes set up by
+// the one set-up path (setUp) with a supervisor as their init, waiting for
+// a command. Run takes one, runs exactly one command in it (Session.begin
+// refuses a second, and any background one) and destroys it; the pool
+// refills in the background. A pooled sandbox is built from the spec the
+// call asks for: a call whose spec differs from the pool's drains the pool
+// (nothing built for an old configuration serves a command) and gets
+// ErrPoolEmpty while it refills.
+
+// ErrPoolEmpty: no pooled sandbox of the asked spec is ready; the caller
+// runs the command in a sandbox of its own (Runner.Run). Nothing ran.
+var ErrPoolEmpty = errors.New("no pooled sandbox ready")
+
+// poolMaxAge is how long a pooled sandbox waits for its command before it
+// is replaced by a fresh one (its /etc snapshot and root are then rebuilt
+// from the host's current files).
+const poolMaxAge = 30 * time.Minute
+
+// poolWait bounds how long a take waits for a sandbox being built (or
+// refilled after use) before its caller builds one of its own.
+const poolWait = 2 * time.Second
+
+// poolRetry is how long a pool waits after a failed build before trying
+// again (a broken spec must not spin).
+const poolRetry = 5 * time.Second
+
+// Pools keeps the pre-started sandboxes of each profile. The zero value is
+// ready to use; fields must not change after first use. A Pools is safe
+// for concurrent use. The owner must call Close before exiting (a crash
+// leaves the sandboxes to the keeper and GC, like sessions').
+type Pools struct {
+	// StateRoot, CgroupPrefix, Grace and UserNSBase mean what they mean
+	// on Runner; pools, sessions and one-shot runs may share them.
+	StateRoot    string
+	CgroupPrefix string
+	Grace        time.Duration
+	UserNSBase   int
+	// Logf, when set, reports builds that failed.
+	Logf func(format string, args ...any)
+
+	mu     sync.Mutex
+	pools  map[string]*pool
+	closed bool
+	// live counts pooled sandboxes from the start of their build to the
+	// end of their teardown; Close waits for it.
+	live sync.WaitGroup
+}
+
+// PoolSpec is what a pool's sandboxes are built from: the profile's
+// sandbox (SessionSpec's Config and ProfileLimits; a command's Timeout and
+// OutputBytes are per call and not part of it), how many to keep ready,
+// and the exec gate of the profile.
+type PoolSpec struct {
+	Profile string
+	Spec    SessionSpec
+	// Size is how many sandboxes to keep ready; zero or less disables the
+	// pool.
+	Size int
+	// ExecGate decides every exec in the pool's sandboxes (as
+	// Sessions.ExecGate); nil lets every exec through.
+	ExecGate ExecGate
+}
+
+// pool is one profile's sandboxes, all of one spec.
+type pool struct {
+	pools   *Pools
+	profile string
+	spec    SessionSpec // normalised (poolKey)
+	size    int
+	gate    ExecGate
+	mgr     Sessions // what the pooled Sessions are built with
+
+	mu       sync.Mutex // guards the fields below
+	ready    []*Session
+	building bool
+	taken    map[*Session]bool // taken sandboxes not yet torn down (each refills when done)
+	waiting  bool              // a take waits for the next sandbox
+	changed  chan struct{}     // closed (and replaced) when a build ends
+	drained  bool              // replaced or closed: builds no more, serves nothing
+	retryAt  time.Time         // after a failed build
+}
+
+// poolKey is spec without the per-command limits: a pooled sandbox serves
+// any timeout and output cap, which the command's ExecOptions carry.
+func poolKey(spec SessionSpec) SessionSpec {
+	spec.Config.Limits.Timeout, spec.Config.Limits.OutputBytes = 0, 0
+	spec.Options = SessionOptions{IdleTimeout: poolMaxAge, MaxAge: poolMaxAge}
+	return spec
+}
+
+// Poolable reports whether a sandbox of cfg may come from a pool: not one
+// with a disk limit (a pooled sandbox would hold the workspace's quota
+// while it waits), behind the egress proxy (its network is joined per
+// command) or observed (a job's run in observe mode: its calls would
+// replace the profile's pool with observed sandboxes and back).
+func Poolable(cfg Config) bool {
+	return cfg.Limits.DiskBytes == 0 && cfg.Network != NetworkProxy && !cfg.Observe
+}
+
+// Prepare makes sure the profile's pool holds sandboxes of ps, building
+// them in the background: a pool of another spec is drained first (its
+// sandboxes are destroyed unused), and a Size of zero drains the profile's
+// pool and keeps none.
+func (ps *Pools) Prepare(p PoolSpec) {
+	ps.pool(p)
+}
+
+// Run runs cmd in a sandbox of p's pool, with opts' per-command limits,
+// and destroys the sandbox. Without one ready it returns ErrPoolEmpty and
+// nothing ran (the pool fills for the next call): the caller runs cmd its
+// own way. The Result is the command's, as Session.Exec reports it; the
+// sandbox's teardown goes on after Run returns.
+func (ps *Pools) Run(ctx context.Context, p PoolSpec, cmd Command, opts ExecOptions) (*Result, error) {
+	s, err := ps.take(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	// Whatever happens, this sandbox serves nothing else.
+	defer s.end(ErrSessionClosed)
+	return s.Exec(ctx, cmd, opts)
+}
+
+// take hands out a ready sandbox of p's pool, or ErrPoolEmpty. The caller
+// runs one command in it and ends it.
+func (ps *Pools) take(ctx context.Context, p PoolSpec) (*Session, error) {
+	if !Poolable(p.Spec.Config) {
+		return nil, fmt.Errorf("%w: the sandbox has a disk limit, a proxied network or observation", ErrPoolEmpty)
+	}
+	pl := ps.pool(p)
+	if pl == nil {
+		return nil, ErrPoolEmpty
+	}
+	s := pl.take(ctx)
+	if s == nil {
+		return nil, ErrPoolEmpty
+	}
+	return s, nil
+}
+
+// Close drains every pool, refuses new ones and waits until every pooled
+// sandbox is torn down.
+func (ps *Pools) Close() error {
+	ps.mu.Lock()
+	ps.closed = true
+	pools := ps.pools
+	ps.pools = nil
+	ps.mu.Unlock()
+	for _, pl := range pools {
+		pl.drain()
+	}
+	ps.live.Wait()
+	return nil
+}
+
+// Ready is how many sandboxes the profile's pool holds ready.
+func (ps *Pools) Ready(profile string) int {
+	ps.mu.Lock()
+	pl := ps.pools[profile]
+	ps.mu.Unlock()
+	if pl == nil {
+		return 0
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return len(pl.ready)
+}
+
+// pool returns the profile's pool for p (nil when p.Size is zero or ps is
+// closed), replacing and draining one of another spec or size.
+func (ps *Pools) pool(p PoolSpec) *pool {
+	key := poolKey(p.Spec)
+	ps.mu.Lock()
+	old := ps.pools[p.Profile]
+	if old != nil && old.size == p.Size && reflect.DeepEqual(old.spec, key) {
+		ps.mu.Unlock()
+		old.fill()
+		return old
+	}
+	var pl *pool
+	if !ps.closed && p.Size > 0 {
+		pl = &pool{pools: ps, profile: p.Profile, spec: key, size: p.Size, gate: p.ExecGate,
+			mgr: Sessions{StateRoot: ps.StateRoot, CgroupPrefix: ps.CgroupPrefix, Grace: ps.Grace, UserNSBase: ps.UserNSBase, ExecGate: p.ExecGate}}
+		if ps.pools == nil {
+			ps.pools = map[string]*pool{}
+		}
+		ps.pools[p.Profile] = pl
+	} else {
+		delete(ps.pools, p.Profile)
+	}
+	ps.mu.Unlock()
+	if old != nil {
+		old.drain()
+	}
+	if pl != nil {
+		pl.fill()
+	}
+	return pl
+}
+
+// take hands out a ready sandbox, or nil when none is. With none ready
+// but one on its way (being built, or about to be after a sandbox in use
+// is torn down), one caller at a time waits for it (at most poolWait):
+// a build under way is done sooner than one started from scratch; more
+// callers than that build their own at once.
+func (pl *pool) take(ctx context.Context) *Session {
+	var timeout <-chan time.Time
+	for waited := false; ; waited = true {
+		pl.mu.Lock()
+		for len(pl.ready) > 0 {
+			s := pl.ready[0]
+			pl.ready = pl.ready[1:]
+			if !s.isDone() { // not expired or broken while it waited
+				if pl.taken == nil {
+					pl.taken = map[*Session]bool{}
+				}
+				pl.taken[s] = true
+				if waited {
+					pl.waiting = false
+				}
+				pl.mu.Unlock()
+				// The refill starts when s is done (build's watcher),
+				// not now: it must not take the CPU from the command s
+				// is about to run.
+				return s
+			}
+		}
+		if pl.drained || !(pl.building || len(pl.taken) > 0) || (pl.waiting && !waited) {
+			if waited {
+				pl.waiting = false
+			}
+			pl.mu.Unlock()
+			return nil
+		}
+		pl.waiting = true
+		if pl.changed == nil {
+			pl.changed = make(chan struct{})
+		}
+		changed := pl.changed
+		pl.mu.Unlock()
+		if timeout == nil {
+			t := time.NewTimer(poolWait)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-changed:
+			continue
+		case <-ctx.Done():
+		case <-timeout:
+		}
+		pl.mu.Lock()
+		pl.waiting = false
+		pl.mu.Unlock()
+		return nil
+	}
+}
+
+// wake tells a waiting take that the pool changed.
+//
+// Preconditions: pl.mu is held.
+func (pl *pool) wake() {
+	if pl.changed != nil {
+		close(pl.changed)
+		pl.changed = nil
+	}
+}
+
+// fill starts building sandboxes until the pool is full, one at a time
+// (a refill must not take the CPU from the commands being served).
+func (pl *pool) fill() {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.building || pl.drained || len(pl.ready) >= pl.size || time.Now().Before(pl.retryAt) {
+		return
+	}
+	pl.building = true
+	pl.pools.live.Add(1) // held by the build, then by the sandbox
+	go pl.build()
+}
+
+// build builds one sandbox, adds it to the pool and goes on while the
+// pool is short.
+func (pl *pool) build() {
+	s := &Session{mgr: &pl.mgr, key: sessionKey{pl.profile, "pooled"}, spec: pl.spec, single: true, ready: make(chan struct{})}
+	s.readyErr = s.create(context.Background())
+	close(s.ready)
+	pl.mu.Lock()
+	pl.building = false
+	pl.wake()
+	if s.readyErr != nil {
+		pl.retryAt = time.Now().Add(poolRetry)
+		pl.mu.Unlock()
+		pl.pools.live.Done()
+		if logf := pl.pools.Logf; logf != nil {
+			logf("building a pooled sandbox of profile %s: %v", s.key.profile, s.readyErr)
+		}
+		return
+	}
+	drained := pl.drained
+	if !drained {
+		pl.ready = append(pl.ready, s)
+	}
+	pl.mu.Unlock()
+	// The teardown ends the sandbox's hold on Close; a sandbox that ends
+	// while it waits (max age, a broken supervisor) is replaced.
+	go func() {
+		<-s.Done()
+		pl.forget(s)
+		pl.pools.live.Done()
+		pl.fill()
+	}()
+	if drained {
+		s.end(ErrSessionClosed)
+		return
+	}
+	pl.fill()
+}
+
+// forget drops s, torn down, from the pool: from the ready ones if it
+// was still waiting, from those in use if it was taken.
+func (pl *pool) forget(s *Session) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.taken[s] {
+		delete(pl.taken, s)
+		return
+	}
+	for i, r := range pl.ready {
+		if r == s {
+			pl.ready = append(pl.ready[:i:i], pl.ready[i+1:]...)
+			return
+		}
+	}
+}
+
+// drain destroys the pool's waiting sandboxes and stops its builds.
+func (pl *pool) drain() {
+	pl.mu.Lock()
+	pl.drained = true
+	ready := pl.ready
+	pl.ready = nil
+	pl.mu.Unlock()
+	for _, s := range ready {
+		s.end(ErrSessionClosed)
+	}
+}

@@ -1,0 +1,246 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// newTestPools returns Pools with a unique state root and cgroup prefix,
+// closed at cleanup, which then asserts that nothing was left behind.
+func newTestPools(tb testing.TB) *Pools {
+	tb.Helper()
+	requireSessionSandbox(tb)
+	requireSandbox(tb)
+	prefix := fmt.Sprintf("tether-test-%d-p%d", os.Getpid(), sessTestN.Add(1))
+	ps := &Pools{StateRoot: stateTempDir(tb), CgroupPrefix: prefix, Grace: 300 * time.Millisecond,
+		Logf: func(f string, args ...any) { tb.Logf(f, args...) }}
+	tb.Cleanup(func() {
+		assert.NoError(tb, ps.Close())
+		assertNothingLeft(tb, ps.StateRoot, prefix)
+	})
+	return ps
+}
+
+// waitReady waits (with a deadline) until the profile's pool holds n
+// sandboxes ready.
+func waitReady(t *testing.T, ps *Pools, profile string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for ps.Ready(profile) < n {
+		require.True(t, time.Now().Before(deadline), "the pool of %s did not fill to %d", profile, n)
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// pooledRun takes a sandbox from the pool (which must be ready) and runs
+// script in it.
+func pooledRun(t *testing.T, ps *Pools, p PoolSpec, script string) (*Result, string) {
+	t.Helper()
+	waitReady(t, ps, p.Profile, 1)
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	res, err := ps.Run(ctx, p, Command{Shell: script, Stdout: &out, Stderr: &out}, ExecOptions{Timeout: 30 * time.Second})
+	require.NoError(t, err, "output: %s", out.String())
+	return res, out.String()
+}
+
+// A pooled sandbox is fresh: what an earlier command left (files in /tmp
+// and the root's writable places, processes, environment) is not visible
+// to the next one, and the earlier one's processes are dead on the host.
+func TestPoolSandboxIsFresh(t *testing.T) {
+	ps := newTestPools(t)
+	p := PoolSpec{Profile: "fresh", Size: 1, Spec: SessionSpec{Config: Config{Limits: Limits{Pids: 128}}}}
+	ps.Prepare(p)
+
+	// A sleep of a length no other process on the host has.
+	sleeper := fmt.Sprintf("sleep %d", 300000+os.Getpid()%99999)
+	first, out := pooledRun(t, ps, p, `echo secret > /tmp/left-behind; echo x > /dev/shm/left 2>/dev/null
+export LEFT=1; setsid `+sleeper+` >/dev/null 2>&1 < /dev/null & echo pid=$!; echo ok`)
+	require.Equal(t, 0, first.ExitCode, out)
+	require.Contains(t, out, "ok")
+
+	second, out := pooledRun(t, ps, p, `ls -A /tmp; ls /dev/shm 2>/dev/null; echo env=${LEFT:-unset}
+for d in /proc/[0-9]*; do cat $d/cmdline 2>/dev/null | tr '\0' ' '; echo; done`)
+	require.Equal(t, 0, second.ExitCode, out)
+	assert.NotEqual(t, first.ContainerID, second.ContainerID, "a second command got the same sandbox")
+	assert.NotContains(t, out, "left-behind")
+	assert.NotContains(t, out, "left\n")
+	assert.Contains(t, out, "env=unset")
+	assert.NotContains(t, out, sleeper, "an earlier command's process is visible")
+
+	// From the host: nothing of the first sandbox runs any more.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := os.Stat(filepath.Join(ps.StateRoot, containersDir, first.ContainerID))
+		if os.IsNotExist(err) {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the first pooled sandbox was not torn down")
+		time.Sleep(20 * time.Millisecond)
+	}
+	dirs, err := cgroupDirs("/" + ps.CgroupPrefix + "/fresh/" + first.ContainerID)
+	require.NoError(t, err)
+	assert.Empty(t, dirs, "the first sandbox's cgroups remain")
+	assertNoSleeper(t, sleeper)
+
+	// The pool refills after use.
+	waitReady(t, ps, "fresh", 1)
+}
+
+// assertNoSleeper fails if a host process runs with this command line.
+func assertNoSleeper(t *testing.T, cmdline string) {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !pidAlive(pid) {
+			continue
+		}
+		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		assert.NotEqual(t, cmdline, strings.TrimRight(strings.ReplaceAll(string(b), "\x00", " "), " "), "pid %d outlived its pooled sandbox", pid)
+	}
+}
+
+// A pooled sandbox serves exactly one command: a second one, or a
+// background one, is refused by the sandbox itself.
+func TestPoolSandboxServesOneCommand(t *testing.T) {
+	ps := newTestPools(t)
+	p := PoolSpec{Profile: "once", Size: 1, Spec: SessionSpec{Config: Config{Limits: Limits{Pids: 128}}}}
+	ps.Prepare(p)
+	waitReady(t, ps, "once", 1)
+	s, err := ps.take(t.Context(), p)
+	require.NoError(t, err)
+	defer s.end(ErrSessionClosed)
+	_, err = s.Start(Command{Shell: "sleep 1"})
+	require.ErrorIs(t, err, ErrSandboxUsed)
+	res, err := s.Run(t.Context(), Command{Args: []string{"/bin/true"}})
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode)
+	_, err = s.Run(t.Context(), Command{Args: []string{"/bin/true"}})
+	require.ErrorIs(t, err, ErrSandboxUsed)
+}
+
+// A pooled command is placed like a cold one: the same seccomp state,
+// capabilities, identity mapping, read-only root, tmpfs size and
+// protected paths seen from inside, the same cgroup limits seen from the
+// host, and the same exec gate.
+func TestPoolSandboxSameAsCold(t *testing.T) {
+	ps := newTestPools(t)
+	r := newTestRunner(t)
+	ws := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))
+	standIns(t, ws, "reboot")
+	g := newRefuse("reboot")
+	cfg := Config{Workspace: ws, Env: []string{"PATH=" + filepath.Join(ws, "bin") + ":/usr/bin:/bin"},
+		Limits: Limits{Pids: 77, MemoryBytes: 256 << 20, TmpfsBytes: 32 << 20}}
+	probe := `grep -E '^(Seccomp|NoNewPrivs|CapEff|CapBnd|CapPrm|CapInh):' /proc/self/status
+echo uid_map $(cat /proc/self/uid_map) gid_map $(cat /proc/self/gid_map)
+touch /usr/pwn 2>/dev/null && echo root-writable || echo root-read-only
+echo tmpfs $(df -k /tmp | tail -n1 | awk '{print $2}')
+(echo '#!/bin/sh' > .git/hooks/pre-commit) 2>/dev/null && echo hook-written || echo hook-refused
+reboot now; echo after=$?
+echo pids $(cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max 2>/dev/null)`
+
+	r.ExecGate = g.gate
+	// Separate streams: the order of stdout and stderr in one buffer
+	// is the scheduler's.
+	var coldOut, coldErr bytes.Buffer
+	cold, err := r.Run(t.Context(), cfg, Command{Shell: probe, Stdout: &coldOut, Stderr: &coldErr})
+	require.NoError(t, err, coldOut.String())
+
+	p := PoolSpec{Profile: "same", Size: 1, Spec: SessionSpec{Config: cfg}, ExecGate: g.gate}
+	ps.Prepare(p)
+	waitReady(t, ps, "same", 1)
+	// From the host, before the command: the pooled sandbox's cgroup
+	// carries the sandbox's limits.
+	s, err := ps.take(t.Context(), p)
+	require.NoError(t, err)
+	pids, err := s.HostPIDs()
+	require.NoError(t, err)
+	require.NotEmpty(t, pids)
+	assert.Equal(t, "77", cgroupFile(t, pids[0], "pids", "pids.max", "pids.max"))
+	assert.Equal(t, strconv.Itoa(256<<20), cgroupFile(t, pids[0], "memory", "memory.limit_in_bytes", "memory.max"))
+	var poolOut, poolErr bytes.Buffer
+	pooled, err := s.Exec(t.Context(), Command{Shell: probe, Stdout: &poolOut, Stderr: &poolErr}, ExecOptions{Timeout: 30 * time.Second})
+	s.end(ErrSessionClosed)
+	require.NoError(t, err, poolOut.String())
+
+	for _, want := range []string{"Seccomp:\t2", "NoNewPrivs:\t1", "root-read-only", "tmpfs 32768", "hook-refused", "after="} {
+		assert.Contains(t, poolOut.String(), want)
+	}
+	assert.Equal(t, coldOut.String(), poolOut.String(), "a pooled sandbox differs from a cold one")
+	assert.Equal(t, coldErr.String(), poolErr.String(), "a pooled sandbox differs from a cold one")
+	assert.Equal(t, cold.ExitCode, pooled.ExitCode)
+	assert.NoFileExists(t, filepath.Join(ws, "ran-reboot"), "the refused program ran")
+	require.NotEmpty(t, pooled.ExecBlocked, "the exec gate saw nothing in the pooled sandbox")
+	assert.Equal(t, []string{"reboot", "now"}, pooled.ExecBlocked[0].Argv)
+	assert.Equal(t, cold.NotEnforced, pooled.NotEnforced)
+}
+
+// cgroupFile reads a file of the cgroup pid is in: controller's v1
+// hierarchy (file), else the v2 tree (v2file).
+func cgroupFile(t *testing.T, pid int, controller, file, v2file string) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	require.NoError(t, err)
+	v2 := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		switch {
+		case len(parts) != 3:
+		case strings.Contains(","+parts[1]+",", ","+controller+","):
+			v, err := os.ReadFile(filepath.Join("/sys/fs/cgroup", controller, parts[2], file))
+			require.NoError(t, err)
+			return strings.TrimSpace(string(v))
+		case parts[0] == "0" && parts[1] == "":
+			v2 = parts[2]
+		}
+	}
+	v, err := os.ReadFile(filepath.Join("/sys/fs/cgroup", v2, v2file))
+	require.NoError(t, err, "pid %d: no %s cgroup", pid, controller)
+	return strings.TrimSpace(string(v))
+}
+
+// A pool of another spec is drained before the new one is built: nothing
+// built for an old configuration serves a command.
+func TestPoolDrainedOnSpecChange(t *testing.T) {
+	ps := newTestPools(t)
+	old := PoolSpec{Profile: "reload", Size: 2, Spec: SessionSpec{Config: Config{Limits: Limits{Pids: 100}}}}
+	ps.Prepare(old)
+	waitReady(t, ps, "reload", 2)
+	ps.mu.Lock()
+	var oldReady []*Session
+	oldReady = append(oldReady, ps.pools["reload"].ready...)
+	ps.mu.Unlock()
+
+	changed := old
+	changed.Spec.Config.Limits.Pids = 101
+	// A call of the new spec drains the old pool and starts the new one.
+	ps.Prepare(changed)
+	res, out := pooledRun(t, ps, changed, "echo pids $(cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max)")
+	assert.Contains(t, out, "pids 101")
+	for _, s := range oldReady {
+		assert.NotEqual(t, s.id, res.ContainerID, "a sandbox of the old spec served the command")
+		select {
+		case <-s.Done():
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the old pool's sandbox %s was not drained", s.id)
+		}
+	}
+	// Size 0 disables the pool: it is drained and keeps none.
+	changed.Size = 0
+	ps.Prepare(changed)
+	assert.Equal(t, 0, ps.Ready("reload"))
+}

@@ -1,0 +1,370 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The pool socket lets a `tether run` of the same user take a sandbox from
+// the daemon's pool instead of building one: <state root>/pool.sock, 0600,
+// and the server admits only peers of its own uid (SO_PEERCRED), who could
+// build the same sandbox themselves under the same state root. The client
+// sends one poolFrame "run" (its spec, its policy digest and the command);
+// the server answers "nomatch" (nothing ran: the client builds its own
+// sandbox) or "accepted" once a sandbox is taken for it. The command runs
+// only after the client's "go" (its approval decision, made meanwhile);
+// the server then streams "output" frames and one "result". After "go"
+// the client may send "stdin" and "eof" frames; closing the connection
+// before "go" destroys the sandbox unused, after it cancels the command
+// (SIGTERM, grace, SIGKILL).
+
+// poolSocketName is the pool socket's name in the state root.
+const poolSocketName = "pool.sock"
+
+// Pool frame operations.
+const (
+	poolRun      = "run"
+	poolNoMatch  = "nomatch"
+	poolAccepted = "accepted" // a sandbox is taken for the command
+	poolGo       = "go"       // the client approved: run the command
+	poolResult   = "result"
+)
+
+// PoolRequest is what a client asks of the daemon's pool: a sandbox of
+// Spec for Profile, under the policy Policy (an opaque digest of what
+// else decides about the command, compared with the server's), to run the
+// command in, with its per-command limits.
+type PoolRequest struct {
+	// CgroupPrefix is the client's (Runner.CgroupPrefix): a daemon of
+	// another prefix does not serve it.
+	CgroupPrefix string        `json:"cgroup_prefix,omitempty"`
+	Profile      string        `json:"profile"`
+	Policy       string        `json:"policy"`
+	Spec         SessionSpec   `json:"spec"`
+	Args         []string      `json:"args,omitempty"`
+	Shell        string        `json:"shell,omitempty"`
+	Timeout      time.Duration `json:"timeout,omitempty"`
+	OutputBytes  int64         `json:"output_bytes,omitempty"`
+	Stdin        bool          `json:"stdin,omitempty"`
+}
+
+// poolFrame is one frame of the pool socket, either way.
+type poolFrame struct {
+	Op      string       `json:"op"`
+	Request *PoolRequest `json:"request,omitempty"`
+	Stream  int          `json:"stream,omitempty"` // output: 1 stdout, 2 stderr
+	Data    []byte       `json:"data,omitempty"`   // output, stdin
+	Result  *Result      `json:"result,omitempty"`
+	Error   string       `json:"error,omitempty"` // result: why it failed
+	Reason  string       `json:"reason,omitempty"`
+}
+
+// PoolSocket is the pool socket of the state root ("" means
+// DefaultStateRoot()).
+func PoolSocket(stateRoot string) string {
+	if stateRoot == "" {
+		stateRoot = DefaultStateRoot()
+	}
+	return filepath.Join(stateRoot, poolSocketName)
+}
+
+// ListenPool listens on the state root's pool socket (mode 0600), taking
+// over a socket file a dead server left. The caller serves it with
+// ServePool and closes it.
+func ListenPool(stateRoot string) (*net.UnixListener, error) {
+	path := PoolSocket(stateRoot)
+	if err := os.MkdirAll(filepath.Dir(path), 0o711); err != nil {
+		return nil, fmt.Errorf("creating the state root for the pool socket: %w", err)
+	}
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("listening on the pool socket %s: another daemon serves it", path)
+	}
+	_ = os.Remove(path)
+	old := unix.Umask(0o177)
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	unix.Umask(old)
+	if err != nil {
+		return nil, fmt.Errorf("listening on the pool socket: %w", err)
+	}
+	return l, nil
+}
+
+// ServePool accepts clients on l until it is closed, serving each with
+// choose: it returns the pool to run the request in, or a reason why none
+// fits (answered "nomatch": the client builds its own sandbox).
+func (ps *Pools) ServePool(ctx context.Context, l *net.UnixListener, choose func(*PoolRequest) (PoolSpec, string)) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		c, err := l.AcceptUnix()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("accepting on the pool socket: %w", err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Close()
+			ps.serveConn(ctx, c, choose)
+		}()
+	}
+}
+
+// samePeer reports whether the client runs as this process's uid.
+func samePeer(c *net.UnixConn) bool {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var cred *unix.Ucred
+	var cerr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil || cerr != nil {
+		return false
+	}
+	return int(cred.Uid) == os.Geteuid()
+}
+
+// serveConn serves one client: its request, then the command's frames.
+func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*PoolRequest) (PoolSpec, string)) {
+	var w sync.Mutex // serialises frames to c
+	send := func(f *poolFrame) error {
+		w.Lock()
+		defer w.Unlock()
+		return writeFrame(c, f)
+	}
+	if !samePeer(c) {
+		_ = send(&poolFrame{Op: poolNoMatch, Reason: "the pool serves its own user only"})
+		return
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var f poolFrame
+	if _, err := readFrame(c, nil, &f); err != nil || f.Op != poolRun || f.Request == nil {
+		return
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	req := f.Request
+	mine := Runner{StateRoot: ps.StateRoot, CgroupPrefix: ps.CgroupPrefix}
+	theirs := Runner{StateRoot: ps.StateRoot, CgroupPrefix: req.CgroupPrefix}
+	_, myPrefix, _, err := mine.paths()
+	_, theirPrefix, _, err2 := theirs.paths()
+	if err != nil || err2 != nil || myPrefix != theirPrefix {
+		_ = send(&poolFrame{Op: poolNoMatch, Reason: "the run's cgroup prefix is not the daemon's"})
+		return
+	}
+	p, why := choose(req)
+	if why != "" {
+		_ = send(&poolFrame{Op: poolNoMatch, Reason: why})
+		return
+	}
+	s, err := ps.take(ctx, p)
+	if err != nil {
+		_ = send(&poolFrame{Op: poolNoMatch, Reason: err.Error()})
+		return
+	}
+	// Whatever happens, this sandbox serves nothing else.
+	defer s.end(ErrSessionClosed)
+	if err := send(&poolFrame{Op: poolAccepted}); err != nil {
+		return
+	}
+	// Nothing runs before the client's go: a client that refused the
+	// command, or went away, leaves the sandbox unused.
+	var buf []byte
+	var goFrame poolFrame
+	if buf, err = readFrame(c, buf, &goFrame); err != nil || goFrame.Op != poolGo {
+		return
+	}
+	// The connection is the command's lifeline: when the client goes,
+	// the command is stopped.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stdin *io.PipeReader
+	var stdinW *io.PipeWriter
+	if req.Stdin {
+		stdin, stdinW = io.Pipe()
+		defer stdin.Close()
+	}
+	go func() {
+		defer cancel()
+		for {
+			var in poolFrame
+			var err error
+			if buf, err = readFrame(c, buf, &in); err != nil {
+				if stdinW != nil {
+					stdinW.CloseWithError(io.ErrUnexpectedEOF)
+				}
+				return
+			}
+			switch {
+			case stdinW == nil:
+			case in.Op == "stdin" && len(in.Data) > 0:
+				if _, err := stdinW.Write(in.Data); err != nil {
+					stdinW = nil
+				}
+			case in.Op == "eof":
+				stdinW.Close()
+				stdinW = nil
+			}
+		}
+	}()
+	cmd := Command{Args: req.Args, Shell: req.Shell,
+		Stdout: frameWriter{send, 1}, Stderr: frameWriter{send, 2}}
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
+	res, err := s.Exec(ctx, cmd, ExecOptions{Timeout: req.Timeout, OutputBytes: req.OutputBytes})
+	out := &poolFrame{Op: poolResult, Result: res}
+	if err != nil {
+		out.Error = err.Error()
+	}
+	_ = send(out)
+}
+
+// frameWriter sends a command's output as output frames.
+type frameWriter struct {
+	send   func(*poolFrame) error
+	stream int
+}
+
+func (fw frameWriter) Write(p []byte) (int, error) {
+	for rest := p; len(rest) > 0; {
+		n := min(len(rest), outputChunk)
+		if err := fw.send(&poolFrame{Op: "output", Stream: fw.stream, Data: rest[:n]}); err != nil {
+			return 0, err
+		}
+		rest = rest[n:]
+	}
+	return len(p), nil
+}
+
+// RunPooled asks the pool server of the state root for a sandbox matching
+// req and runs the command in it once approve returns nil, streaming its
+// output to stdout and stderr and stdin (when req.Stdin) to it. approve
+// (the caller's approval decision; nil approves) runs while the server
+// takes the sandbox; when it fails, nothing ran and RunPooled returns its
+// error as is. An error wrapping ErrPoolEmpty means nothing ran: no
+// server, no pool of that spec and policy, or none ready; the caller then
+// builds its own sandbox. approve may have been called by then (it starts
+// as soon as the server has the request): the caller's own path asks it
+// again, so it must give the same answer twice (a sync.Once). Any other error came
+// after the command was handed over. Cancelling ctx stops the command.
+func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, approve func() error, stdin io.Reader, stdout, stderr io.Writer) (*Result, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", PoolSocket(stateRoot))
+	if err != nil {
+		return nil, fmt.Errorf("%w: no pool server: %w", ErrPoolEmpty, err)
+	}
+	c := conn.(*net.UnixConn)
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	var w sync.Mutex
+	send := func(f *poolFrame) error {
+		w.Lock()
+		defer w.Unlock()
+		return writeFrame(c, f)
+	}
+	if err := send(&poolFrame{Op: poolRun, Request: &req}); err != nil {
+		return nil, fmt.Errorf("%w: asking the pool server: %w", ErrPoolEmpty, err)
+	}
+	// The approval is decided while the server takes the sandbox; its
+	// answer is read only after the decision, so a refusal never waits
+	// for the pool and nothing runs without the decision.
+	verdict := make(chan error, 1)
+	go func() {
+		if approve == nil {
+			verdict <- nil
+			return
+		}
+		verdict <- approve()
+	}()
+	var buf []byte
+	var f poolFrame
+	if buf, err = readFrame(c, buf, &f); err != nil {
+		return nil, fmt.Errorf("%w: the pool server hung up: %w", ErrPoolEmpty, err)
+	}
+	switch f.Op {
+	case poolNoMatch:
+		return nil, fmt.Errorf("%w: %s", ErrPoolEmpty, f.Reason)
+	case poolAccepted:
+	default:
+		return nil, fmt.Errorf("%w: unexpected first frame %q from the pool server", ErrPoolEmpty, f.Op)
+	}
+	if err := <-verdict; err != nil {
+		return nil, err // the connection closes: the sandbox is destroyed unused
+	}
+	if err := send(&poolFrame{Op: poolGo}); err != nil {
+		return nil, fmt.Errorf("running in a pooled sandbox: %w", err)
+	}
+	if req.Stdin && stdin != nil {
+		go pumpPoolStdin(stdin, send)
+	}
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	for {
+		if buf, err = readFrame(c, buf, &f); err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("running in a pooled sandbox: %w", ctx.Err())
+			}
+			return nil, fmt.Errorf("running in a pooled sandbox: the pool server hung up: %w", err)
+		}
+		switch f.Op {
+		case "output":
+			out := stdout
+			if f.Stream == 2 {
+				out = stderr
+			}
+			_, _ = out.Write(f.Data)
+		case poolResult:
+			if f.Error != "" {
+				return f.Result, poolError(f.Error)
+			}
+			return f.Result, nil
+		default:
+			return nil, fmt.Errorf("running in a pooled sandbox: unexpected frame %q", f.Op)
+		}
+	}
+}
+
+// pumpPoolStdin streams r to the pool server.
+func pumpPoolStdin(r io.Reader, send func(*poolFrame) error) {
+	buf := make([]byte, outputChunk)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 && send(&poolFrame{Op: "stdin", Data: buf[:n]}) != nil {
+			return
+		}
+		if err != nil {
+			_ = send(&poolFrame{Op: "eof"})
+			return
+		}
+	}
+}
+
+// poolError turns the server's error text back into the errors callers
+// branch on (ErrNotFound, ErrNotExecutable), the rest as text.
+func poolError(msg string) error {
+	for _, e := range []error{ErrNotFound, ErrNotExecutable} {
+		if len(msg) >= len(e.Error()) && msg[:len(e.Error())] == e.Error() {
+			return fmt.Errorf("%w%s", e, msg[len(e.Error()):])
+		}
+	}
+	return errors.New(msg)
+}
