@@ -95,8 +95,8 @@ type sandboxSetup struct {
 	// landlock is the encoded Landlock ruleset (Config.Landlock) the
 	// trampoline or the supervisor applies; nil without one. audit reads
 	// the paths it refused (nil when those cannot be learnt).
-	landlock []byte
-	audit    *landlockAudit
+	landlock  []byte
+	audit     *landlockAudit
 	lc        *configs.Config
 	container *libcontainer.Container
 
