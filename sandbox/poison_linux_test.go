@@ -413,10 +413,88 @@ func TestPoisonReservationsGC(t *testing.T) {
 	_, err = GC(GCOptions{StateRoot: state, CgroupPrefix: testPrefix + "-gc-" + strconv.Itoa(os.Getpid()), Caches: true})
 	require.NoError(t, err)
 	for _, ext := range []string{".ws", ".hold", ".lock"} {
-		_, err = os.Stat(filepath.Join(state, protectDir, pr.key+ext))
+		_, err = os.Stat(filepath.Join(reservationDir, pr.key+ext))
 		assert.True(t, errors.Is(err, fs.ErrNotExist), "GC with caches removes the record %s", ext)
 	}
 	require.NoError(t, os.RemoveAll(filepath.Join(state, protectDir)))
+}
+
+// TestReservationsAcrossStateRoots: tethers with different state roots
+// (a daemon's pool and a `tether run`) share a workspace's reservations.
+// Neither one's release nor the GC of its state root may remove what the
+// other's live sandbox holds; the last one out removes them.
+func TestReservationsAcrossStateRoots(t *testing.T) {
+	requireSandbox(t)
+	stateA, stateB := stateTempDir(t), stateTempDir(t)
+	ws, _ := poisonWorkspace(t, true)
+	reserved := func() bool {
+		target, err := os.Readlink(filepath.Join(ws, ".bashrc"))
+		return err == nil && target == reservedTarget
+	}
+	gc := func(state string) {
+		_, err := GC(GCOptions{StateRoot: state, CgroupPrefix: testPrefix + "-gcx-" + strconv.Itoa(os.Getpid()), Caches: true})
+		require.NoError(t, err)
+	}
+	t.Cleanup(func() {
+		gc(stateA)
+		gc(stateB)
+	})
+	a, err := planProtection(stateA, ws, ws, true)
+	require.NoError(t, err)
+	for i := range 5 {
+		b, err := planProtection(stateB, ws, ws, true)
+		require.NoError(t, err, "round %d: planning under the second state root", i)
+		require.NoError(t, a.release())
+		assert.True(t, reserved(), "round %d: the first state root's release kept the second's reservation", i)
+		gc(stateA)
+		assert.True(t, reserved(), "round %d: GC of the first state root kept the second's live reservation", i)
+		a, err = planProtection(stateA, ws, ws, true)
+		require.NoError(t, err, "round %d: planning under the first state root again", i)
+		require.NoError(t, b.release())
+		assert.True(t, reserved(), "round %d: the second state root's release kept the first's reservation", i)
+		gc(stateB)
+		assert.True(t, reserved(), "round %d: GC of the second state root kept the first's live reservation", i)
+	}
+	require.NoError(t, a.release())
+	for _, p := range []string{".bashrc", ".envrc", ".git/commondir"} {
+		_, err := os.Lstat(filepath.Join(ws, p))
+		assert.ErrorIs(t, err, fs.ErrNotExist, "the last one out removed %s", p)
+	}
+}
+
+// TestReservationDirMustBeRoots: a reservation directory someone else
+// could write (or a symlink) is refused, and nothing is reserved.
+func TestReservationDirMustBeRoots(t *testing.T) {
+	requireSandbox(t)
+	ws, _ := poisonWorkspace(t, true)
+	base := t.TempDir()
+	for name, mk := range map[string]func(p string) error{
+		"symlink": func(p string) error { return os.Symlink(t.TempDir(), p) },
+		"writable": func(p string) error {
+			if err := os.Mkdir(p, 0o700); err != nil {
+				return err
+			}
+			return os.Chmod(p, 0o777)
+		},
+		"not root's": func(p string) error {
+			if err := os.Mkdir(p, 0o700); err != nil {
+				return err
+			}
+			return os.Chown(p, 65534, 65534)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(base, strings.ReplaceAll(name, " ", "-"))
+			require.NoError(t, mk(p))
+			old := reservationDir
+			reservationDir = p
+			defer func() { reservationDir = old }()
+			_, err := planProtection(stateTempDir(t), ws, ws, true)
+			require.ErrorIs(t, err, ErrUnsafeReservationDir)
+			_, err = os.Lstat(filepath.Join(ws, ".bashrc"))
+			assert.ErrorIs(t, err, fs.ErrNotExist, "nothing reserved")
+		})
+	}
 }
 
 // TestSandboxIsNotHostRoot reads, from the host, the credentials of a

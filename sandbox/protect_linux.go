@@ -51,12 +51,16 @@ import (
 // followed and nothing can be swapped in between. The clones come from the
 // sandbox's own idmapped workspace mount and keep its id mapping.
 //
-// Reservations are shared by every sandbox of the workspace under one
-// state root: each holds protect/<dev>-<ino>.hold shared-locked for its
-// life; planning and leaving take protect/<dev>-<ino>.lock. The last one
-// out (it gets the hold lock exclusively) or GC (for holders that died,
-// whose locks the kernel dropped) removes the placeholders that are still
-// what tether makes; protect/<dev>-<ino>.ws records the workspace's path.
+// Reservations live in the workspace, which every tether on the host
+// shares whatever its state root, so their records do too: they are kept
+// in reservationDir (root's, host-wide), keyed by the workspace's device
+// and inode. Each sandbox of the workspace holds <key>.hold shared-locked
+// for its life; planning and leaving take <key>.lock. The last one out (it
+// gets the hold lock exclusively) or GC of any state root (for holders
+// that died, whose locks the kernel dropped) removes the placeholders that
+// are still what tether makes; <key>.ws records the workspace's path and
+// <key>.res the nested reservations. Records an older tether left under
+// <state root>/protect are still collected by GC.
 
 // reservedTarget is where reservation symlinks point: procfs lets nobody
 // create anything there, so the link never resolves.
@@ -65,7 +69,18 @@ const reservedTarget = "/proc/tether-reserved"
 // commondirPlaceholder is the content of a reserved .git/commondir.
 const commondirPlaceholder = ".\n"
 
-const protectDir = "protect" // under the state root
+const protectDir = "protect" // under the state root: the empty file, and older tethers' records
+
+// reservationDir holds the reservation records of every workspace on the
+// host (see above). It must be a real directory owned by root that nobody
+// else may write, as must its parent (checkedReservationDir). A variable
+// only so that a test can point it elsewhere.
+var reservationDir = "/run/tether/protect"
+
+// ErrUnsafeReservationDir: reservationDir (or its parent) is not a
+// directory only root controls, so its locks and records cannot be
+// trusted; tether refuses to reserve protected paths rather than guess.
+var ErrUnsafeReservationDir = errors.New("the protected-path reservation directory is not root's own")
 
 // ProtectMount is one protected-path mount, made inside the sandbox.
 type ProtectMount struct {
@@ -108,7 +123,7 @@ type protection struct {
 	wsMount   string // the workspace's path inside the sandbox
 	emptyFile string // the empty read-only file mounted onto reservations
 	emptyDir  string // the empty read-only directory mounted onto hidden directories
-	stateRoot string
+	records   string // reservationDir
 	key       string
 	ws        string
 	// reserved are the reservations this plan made or shares, recorded
@@ -140,7 +155,7 @@ func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]stri
 	if cfg.Workspace == "" {
 		return nil, nil
 	}
-	hide, err := hiddenIn(cfg.Workspace, append([]string{stateRoot}, cfg.Hide...))
+	hide, err := hiddenIn(cfg.Workspace, append([]string{stateRoot, reservationDir}, cfg.Hide...))
 	if err != nil {
 		return nil, err
 	}
@@ -269,18 +284,23 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 	if err := unix.Fstat(root, &st); err != nil {
 		return nil, fmt.Errorf("reading workspace %s: %w", ws, err)
 	}
-	pr := &protection{wsMount: wsMount, stateRoot: stateRoot, ws: ws,
+	records, err := checkedReservationDir()
+	if err != nil {
+		return nil, err
+	}
+	pr := &protection{wsMount: wsMount, records: records, ws: ws,
 		key: strconv.FormatUint(st.Dev, 10) + "-" + strconv.FormatUint(st.Ino, 10)}
-	dir := filepath.Join(stateRoot, protectDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	own := filepath.Join(stateRoot, protectDir)
+	if err := os.MkdirAll(own, 0o700); err != nil {
 		return nil, fmt.Errorf("creating protected-path state: %w", err)
 	}
-	if pr.emptyFile, err = ensureEmptyFile(dir); err != nil {
+	if pr.emptyFile, err = ensureEmptyFile(own); err != nil {
 		return nil, err
 	}
 	if pr.emptyDir, err = ensureEmptyDir(stateRoot); err != nil {
 		return nil, err
 	}
+	dir := records
 	lock, err := lockFile(filepath.Join(dir, pr.key+".lock"), unix.LOCK_EX)
 	if err != nil {
 		return nil, err
@@ -672,19 +692,57 @@ func ensureEmptyDir(dir string) (string, error) {
 	return p, nil
 }
 
-// lockFile opens (creating) p and flocks it with how. The lock files are
-// never removed while tethers may run: a waiter on a removed one would
-// lock a file nobody else sees (GC with Caches removes them).
+// lockFile opens (creating) p and flocks it with how. GC with Caches
+// removes lock files (holding them): a waiter that then gets the lock of
+// a removed file would hold a lock nobody else sees, so lockFile checks
+// that p is still the file it locked and starts over if not.
 func lockFile(p string, how int) (*os.File, error) {
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening lock %s: %w", p, err)
-	}
-	if err := unix.Flock(int(f.Fd()), how); err != nil {
+	for {
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("opening lock %s: %w", p, err)
+		}
+		if err := unix.Flock(int(f.Fd()), how); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", p, err)
+		}
+		var locked, now unix.Stat_t
+		if err := unix.Fstat(int(f.Fd()), &locked); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", p, err)
+		}
+		err = unix.Lstat(p, &now)
+		if err == nil && now.Dev == locked.Dev && now.Ino == locked.Ino {
+			return f, nil
+		}
 		f.Close()
-		return nil, fmt.Errorf("locking %s: %w", p, err)
+		if err != nil && !errors.Is(err, unix.ENOENT) {
+			return nil, fmt.Errorf("locking %s: %w", p, err)
+		}
 	}
-	return f, nil
+}
+
+// checkedReservationDir creates reservationDir (0700) if it is missing and
+// returns it once it and its parent are real directories (not symlinks)
+// owned by root that neither group nor others may write: its locks decide
+// who removes reservations from workspaces, and anyone who could replace
+// them could make a tether remove another's live reservations.
+func checkedReservationDir() (string, error) {
+	dir := filepath.Clean(reservationDir)
+	for _, p := range []string{filepath.Dir(dir), dir} {
+		if err := os.Mkdir(p, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("creating the protected-path reservation directory %s: %w", p, err)
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return "", fmt.Errorf("checking the protected-path reservation directory %s: %w", p, err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Uid != 0 || st.Mode&0o022 != 0 {
+			return "", fmt.Errorf("%w: %s must be a directory (not a symlink) owned by root that only root may write; it has mode %#o and owner %d: remove it or fix it",
+				ErrUnsafeReservationDir, p, st.Mode, st.Uid)
+		}
+	}
+	return dir, nil
 }
 
 // recordWorkspace writes ws to p unless p holds it already (GC needs the
@@ -707,7 +765,7 @@ func recordWorkspace(p, ws string) error {
 // release drops this sandbox's hold on the workspace's reservations and,
 // if no other sandbox holds them, removes them.
 func (pr *protection) release() error {
-	lock, err := lockFile(filepath.Join(pr.stateRoot, protectDir, pr.key+".lock"), unix.LOCK_EX)
+	lock, err := lockFile(filepath.Join(pr.records, pr.key+".lock"), unix.LOCK_EX)
 	if err != nil {
 		pr.hold.Close()
 		return err
@@ -722,45 +780,66 @@ func (pr *protection) releaseLocked() error {
 	if unix.Flock(int(pr.hold.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
 		return nil // another sandbox holds them
 	}
-	return removePlaceholders(filepath.Join(pr.stateRoot, protectDir), pr.ws, pr.key)
+	return removePlaceholders(pr.records, pr.ws, pr.key)
 }
 
 // gcReservations removes the reservations of workspaces no live sandbox
-// holds (their holders died: the kernel dropped their locks). With caches
-// and nothing running, the lock files go too.
+// holds (their holders died: the kernel dropped their locks), whichever
+// state root those sandboxes had: the records are host-wide
+// (reservationDir), and the hold locks of every tether on the host are
+// there. Records of older tethers under stateRoot are collected too. With
+// caches, the records of reservations nobody holds go as well.
 func gcReservations(stateRoot string, caches bool) []error {
-	dir := filepath.Join(stateRoot, protectDir)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		return []error{err}
-	}
 	var errs []error
-	for _, e := range entries {
-		key, ok := strings.CutSuffix(e.Name(), ".ws")
-		if !ok {
+	var dirs, guards []string
+	if os.Geteuid() == 0 {
+		// Rootless tether does not reserve, and cannot write there.
+		host, err := checkedReservationDir()
+		if err != nil {
+			// Without the host-wide locks nothing says whether a live
+			// sandbox holds an older record's reservations: keep them.
+			return []error{err}
+		}
+		dirs, guards = append(dirs, host), []string{host}
+	}
+	dirs = append(dirs, filepath.Join(stateRoot, protectDir))
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("reading reservation records: %w", err))
+			}
 			continue
 		}
-		if err := gcReservation(dir, key, caches); err != nil {
-			errs = append(errs, err)
+		for _, e := range entries {
+			key, ok := strings.CutSuffix(e.Name(), ".ws")
+			if !ok {
+				continue
+			}
+			if err := gcReservation(dir, key, caches, guards); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errs
 }
 
-func gcReservation(dir, key string, caches bool) error {
-	lock, err := lockFile(filepath.Join(dir, key+".lock"), unix.LOCK_EX|unix.LOCK_NB)
-	if err != nil {
-		return nil // being planned or released right now
+// gcReservation removes the reservations recorded in dir under key if
+// nobody holds them there nor in any of guards (the host-wide records,
+// for an older tether's record of the same workspace).
+func gcReservation(dir, key string, caches bool, guards []string) error {
+	for _, d := range slices.Compact(append(slices.Clone(guards), dir)) {
+		lock, err := lockFile(filepath.Join(d, key+".lock"), unix.LOCK_EX|unix.LOCK_NB)
+		if err != nil {
+			return nil // being planned or released right now
+		}
+		defer lock.Close()
+		hold, err := lockFile(filepath.Join(d, key+".hold"), unix.LOCK_EX|unix.LOCK_NB)
+		if err != nil {
+			return nil // held by a live sandbox
+		}
+		defer hold.Close()
 	}
-	defer lock.Close()
-	hold, err := lockFile(filepath.Join(dir, key+".hold"), unix.LOCK_EX|unix.LOCK_NB)
-	if err != nil {
-		return nil // held by a live sandbox
-	}
-	defer hold.Close()
 	ws, err := os.ReadFile(filepath.Join(dir, key+".ws"))
 	if err != nil {
 		return fmt.Errorf("reading reservation record: %w", err)
@@ -769,7 +848,8 @@ func gcReservation(dir, key string, caches bool) error {
 		return err
 	}
 	if caches {
-		for _, ext := range []string{".ws", ".hold", ".lock", ".res"} {
+		// The lock last, still held: lockFile's waiters see it gone.
+		for _, ext := range []string{".ws", ".res", ".hold", ".lock"} {
 			os.Remove(filepath.Join(dir, key+ext))
 		}
 	}
