@@ -873,3 +873,28 @@ EOF
 	assert.ErrorIs(t, err, unix.ENODATA, "no ACL on the host file")
 	assertHostClean(t, ws, markers, false)
 }
+
+// TestReservationsSurviveOtherStateRoot attacks from the sandbox: a
+// session under one state root shares the workspace with a session under
+// another; the other closes, and a command of the first then tries to
+// plant an .envrc, a project config and a git hook. From the host, after both are
+// gone, neither exists.
+func TestReservationsSurviveOtherStateRoot(t *testing.T) {
+	ws, _ := poisonWorkspace(t, true)
+	spec := testSpec()
+	spec.Config.Workspace = ws
+	ma, mb := newTestSessions(t), newTestSessions(t)
+	b, err := mb.Open(t.Context(), "default", "b", spec)
+	require.NoError(t, err)
+	a, err := ma.Open(t.Context(), "default", "a", spec)
+	require.NoError(t, err)
+	require.NoError(t, a.Close())
+	out, res := sh(t, b, "echo evil > .envrc; echo evil > .tether.yaml; echo evil > .git/hooks/pre-commit; echo done")
+	assert.Equal(t, "done\n", out)
+	assert.Equal(t, 0, res.ExitCode)
+	require.NoError(t, b.Close())
+	for _, p := range []string{".envrc", ".tether.yaml", ".git/hooks/pre-commit"} {
+		b, err := os.ReadFile(filepath.Join(ws, p))
+		assert.ErrorIs(t, err, fs.ErrNotExist, "%s planted on the host (%q)", p, b)
+	}
+}

@@ -774,13 +774,28 @@ func (pr *protection) release() error {
 	return pr.releaseLocked()
 }
 
-// releaseLocked is release with the plan lock held.
+// releaseLocked is release with the plan lock held. The last one out
+// removes the placeholders and then the records (the host-wide directory
+// would otherwise keep three files for every workspace ever used).
 func (pr *protection) releaseLocked() error {
 	defer pr.hold.Close()
 	if unix.Flock(int(pr.hold.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
 		return nil // another sandbox holds them
 	}
-	return removePlaceholders(pr.records, pr.ws, pr.key)
+	if err := removePlaceholders(pr.records, pr.ws, pr.key); err != nil {
+		return err
+	}
+	removeRecords(pr.records, pr.key)
+	return nil
+}
+
+// removeRecords removes the records of key in dir. The caller holds its
+// lock and hold exclusively; the lock goes last, still held, and
+// lockFile's waiters see it gone and start over.
+func removeRecords(dir, key string) {
+	for _, ext := range []string{".ws", ".res", ".hold", ".lock"} {
+		os.Remove(filepath.Join(dir, key+ext))
+	}
 }
 
 // gcReservations removes the reservations of workspaces no live sandbox
@@ -848,10 +863,7 @@ func gcReservation(dir, key string, caches bool, guards []string) error {
 		return err
 	}
 	if caches {
-		// The lock last, still held: lockFile's waiters see it gone.
-		for _, ext := range []string{".ws", ".res", ".hold", ".lock"} {
-			os.Remove(filepath.Join(dir, key+ext))
-		}
+		removeRecords(dir, key)
 	}
 	return nil
 }
