@@ -25,9 +25,12 @@
 // when no run holds it), and two caches kept between runs and removed by
 // GC with Caches: skel/<key> (empty roots shared by runs with the same
 // mounts) and etc-<hash> (a snapshot of the world-readable /etc entries of
-// the host layout, bound as /etc); and protect/<dev>-<ino>/ (the
-// reservations of protected paths a workspace's live sandboxes hold, see
-// protect_linux.go), which GC reaps when their holders are gone.
+// the host layout, bound as /etc); and protect/empty (the file mounted
+// onto reservations). The records of protected-path reservations (which
+// live sandboxes hold which workspace's placeholders) are not per state
+// root but host-wide, in /run/tether/protect, so that every tether on the
+// host agrees; GC of any state root reaps those whose holders are gone
+// (protect_linux.go).
 //
 // Every sandbox, one-shot, session or pooled, is built by one set-up path
 // (setUp, setup_linux.go): identity, keeper hold, owner lock, cgroups,

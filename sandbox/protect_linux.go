@@ -127,7 +127,7 @@ type protection struct {
 	key       string
 	ws        string
 	// reserved are the reservations this plan made or shares, recorded
-	// in protect/<key>.res for whoever removes them.
+	// in <key>.res (reservationDir) for whoever removes them.
 	reserved []string
 	// gitDirs are the git directories frozen (workspace-relative), and
 	// gitDirIDs their identities: the creation gate lets git write a HEAD
@@ -137,7 +137,7 @@ type protection struct {
 	// nestedTruncated: the walk for nested repositories stopped at its
 	// bound (protect_nested_linux.go).
 	nestedTruncated bool
-	// hold is protect/<key>.hold, flocked shared for the sandbox's life:
+	// hold is <key>.hold (reservationDir), flocked shared for the sandbox's life:
 	// the kernel drops the lock when its holder dies, so whoever takes it
 	// exclusively knows no sandbox holds the reservations any more.
 	hold *os.File
