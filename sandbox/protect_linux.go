@@ -155,7 +155,13 @@ func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]stri
 	if cfg.Workspace == "" {
 		return nil, nil
 	}
-	hide, err := hiddenIn(cfg.Workspace, append([]string{stateRoot, reservationDir}, cfg.Hide...))
+	own := append([]string{stateRoot}, cfg.Hide...)
+	if !rootless {
+		// Whoever could write the records could have a tether remove
+		// another's live reservations. Rootless tether does not reserve.
+		own = append(own, reservationDir)
+	}
+	hide, err := hiddenIn(cfg.Workspace, own)
 	if err != nil {
 		return nil, err
 	}
