@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -460,6 +461,59 @@ func TestReservationsAcrossStateRoots(t *testing.T) {
 		_, err := os.Lstat(filepath.Join(ws, p))
 		assert.ErrorIs(t, err, fs.ErrNotExist, "the last one out removed %s", p)
 	}
+}
+
+// TestReservationsConcurrent: holders under two state roots come and go
+// concurrently while GC (with caches, which removes records) runs on one
+// of them: every holder finds the reservation while it holds it, and the
+// last one out removes it.
+func TestReservationsConcurrent(t *testing.T) {
+	requireSandbox(t)
+	states := []string{stateTempDir(t), stateTempDir(t)}
+	ws, _ := poisonWorkspace(t, true)
+	stop := make(chan struct{})
+	var gcErrs []error
+	gcDone := make(chan struct{})
+	go func() {
+		defer close(gcDone)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			gcErrs = append(gcErrs, gcReservations(states[0], true)...)
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 15 {
+				pr, err := planProtection(states[(g+i)%2], ws, ws, true)
+				if err != nil {
+					errs <- fmt.Errorf("holder %d round %d: planning: %w", g, i, err)
+					return
+				}
+				if target, err := os.Readlink(filepath.Join(ws, ".envrc")); err != nil || target != reservedTarget {
+					errs <- fmt.Errorf("holder %d round %d: .envrc not reserved while held (%q, %v)", g, i, target, err)
+				}
+				if err := pr.release(); err != nil {
+					errs <- fmt.Errorf("holder %d round %d: releasing: %w", g, i, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-gcDone
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	assert.Empty(t, gcErrs)
+	_, err := os.Lstat(filepath.Join(ws, ".envrc"))
+	assert.ErrorIs(t, err, fs.ErrNotExist, "the last one out removed the reservation")
 }
 
 // TestReservationDirMustBeRoots: a reservation directory someone else

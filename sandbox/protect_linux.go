@@ -626,11 +626,20 @@ func ensureEmptyFile(dir string) (string, error) {
 	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
 		return p, nil
 	}
-	tmp := fmt.Sprintf("%s.tmp-%d", p, os.Getpid())
-	if err := os.WriteFile(tmp, nil, 0o444); err != nil {
+	// A unique name: set-ups of one process run concurrently (a pool).
+	f, err := os.CreateTemp(dir, "empty.tmp-*")
+	if err != nil {
 		return "", fmt.Errorf("creating reservation file: %w", err)
 	}
-	if err := os.Rename(tmp, p); err != nil {
+	tmp := f.Name()
+	err = f.Chmod(0o444)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, p)
+	}
+	if err != nil {
 		os.Remove(tmp)
 		return "", fmt.Errorf("creating reservation file: %w", err)
 	}
@@ -832,11 +841,17 @@ func gcReservations(stateRoot string, caches bool) []error {
 			}
 			continue
 		}
+		seen := map[string]bool{}
 		for _, e := range entries {
+			// By .lock too: a lock left without its record is reaped.
 			key, ok := strings.CutSuffix(e.Name(), ".ws")
 			if !ok {
+				key, ok = strings.CutSuffix(e.Name(), ".lock")
+			}
+			if !ok || seen[key] {
 				continue
 			}
+			seen[key] = true
 			if err := gcReservation(dir, key, caches, guards); err != nil {
 				errs = append(errs, err)
 			}
@@ -849,7 +864,8 @@ func gcReservations(stateRoot string, caches bool) []error {
 // nobody holds them there nor in any of guards (the host-wide records,
 // for an older tether's record of the same workspace).
 func gcReservation(dir, key string, caches bool, guards []string) error {
-	for _, d := range slices.Compact(append(slices.Clone(guards), dir)) {
+	locked := slices.Compact(append(slices.Clone(guards), dir))
+	for _, d := range locked {
 		lock, err := lockFile(filepath.Join(d, key+".lock"), unix.LOCK_EX|unix.LOCK_NB)
 		if err != nil {
 			return nil // being planned or released right now
@@ -861,7 +877,18 @@ func gcReservation(dir, key string, caches bool, guards []string) error {
 		}
 		defer hold.Close()
 	}
+	// A record without its .ws is one the last holder removed since the
+	// directory was read, or a guard's that only these locks created:
+	// nobody holds it (we hold it exclusively), so it goes.
+	for _, d := range locked {
+		if _, err := os.Lstat(filepath.Join(d, key+".ws")); errors.Is(err, os.ErrNotExist) {
+			removeRecords(d, key)
+		}
+	}
 	ws, err := os.ReadFile(filepath.Join(dir, key+".ws"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("reading reservation record: %w", err)
 	}
