@@ -737,15 +737,22 @@ func lockFile(p string, how int) (*os.File, error) {
 	}
 }
 
-// checkedReservationDir creates reservationDir (0700) if it is missing and
-// returns it once it and its parent are real directories (not symlinks)
-// owned by root that neither group nor others may write: its locks decide
-// who removes reservations from workspaces, and anyone who could replace
-// them could make a tether remove another's live reservations.
+// checkedReservationDir creates reservationDir (0700, its parent 0711) if
+// they are missing and returns it once it and its parent are real
+// directories (not symlinks) owned by root that neither group nor others
+// may write: its locks decide who removes reservations from workspaces,
+// and anyone who could replace them could make a tether remove another's
+// live reservations.
 func checkedReservationDir() (string, error) {
 	dir := filepath.Clean(reservationDir)
-	for _, p := range []string{filepath.Dir(dir), dir} {
-		if err := os.Mkdir(p, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+	// The parent is /run/tether, root's default state root too: made as
+	// setUp makes a state root (0711), whichever tether comes first.
+	for _, d := range []struct {
+		p    string
+		mode os.FileMode
+	}{{filepath.Dir(dir), 0o711}, {dir, 0o700}} {
+		p := d.p
+		if err := os.Mkdir(p, d.mode); err != nil && !errors.Is(err, os.ErrExist) {
 			return "", fmt.Errorf("creating the protected-path reservation directory %s: %w", p, err)
 		}
 		var st unix.Stat_t
