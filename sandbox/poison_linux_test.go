@@ -536,9 +536,16 @@ func TestReservationDirMustBeRoots(t *testing.T) {
 			}
 			return os.Chown(p, 65534, 65534)
 		},
+		"writable parent": func(p string) error {
+			if err := os.Mkdir(p, 0o700); err != nil {
+				return err
+			}
+			return os.Chmod(filepath.Dir(p), 0o1777)
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			p := filepath.Join(base, strings.ReplaceAll(name, " ", "-"))
+			p := filepath.Join(base, strings.ReplaceAll(name, " ", "-"), "protect")
+			require.NoError(t, os.Mkdir(filepath.Dir(p), 0o711))
 			require.NoError(t, mk(p))
 			old := reservationDir
 			reservationDir = p
@@ -549,6 +556,20 @@ func TestReservationDirMustBeRoots(t *testing.T) {
 			assert.ErrorIs(t, err, fs.ErrNotExist, "nothing reserved")
 		})
 	}
+	t.Run("missing is made", func(t *testing.T) {
+		p := filepath.Join(base, "fresh", "protect")
+		old := reservationDir
+		reservationDir = p
+		defer func() { reservationDir = old }()
+		pr, err := planProtection(stateTempDir(t), ws, ws, true)
+		require.NoError(t, err)
+		require.NoError(t, pr.release())
+		for dir, mode := range map[string]os.FileMode{p: 0o700, filepath.Dir(p): 0o711} {
+			fi, err := os.Lstat(dir)
+			require.NoError(t, err)
+			assert.Equal(t, os.ModeDir|mode, fi.Mode(), dir)
+		}
+	})
 }
 
 // TestSandboxIsNotHostRoot reads, from the host, the credentials of a
