@@ -88,7 +88,10 @@ type Runner struct {
 	// profile cgroups' lock lives there.
 	StateRoot string
 	// CgroupPrefix is the cgroup directory all containers live under;
-	// empty means "tether".
+	// empty means "tether". It is relative to the root of the cgroup
+	// hierarchies, or, when tether runs as root in a cgroup v2 subtree
+	// that systemd delegated to it (Delegate=yes), to that subtree
+	// (docs/systemd.md).
 	CgroupPrefix string
 	// Profile names the parent cgroup (CgroupPrefix/Profile) whose
 	// ProfileLimits bound all the profile's containers; empty means "default".
@@ -157,6 +160,9 @@ func placementFor(cgroupPath string, cfg Config, rootless bool, usernsBase int) 
 	return p
 }
 
+// paths returns the Runner's state root, the absolute cgroup path of its
+// prefix (under cgroupBase: /tether, or /system.slice/tether.service/tether
+// under systemd delegation) and its profile name, defaults filled in.
 func (r *Runner) paths() (state, prefix, profile string, err error) {
 	state, prefix, profile = r.StateRoot, r.CgroupPrefix, r.Profile
 	if state == "" {
@@ -179,7 +185,18 @@ func (r *Runner) paths() (state, prefix, profile string, err error) {
 	if !nameRE().MatchString(profile) {
 		return "", "", "", fmt.Errorf("%w: profile name %q must be letters, digits, _ . - (at most 64)", ErrInvalidConfig, profile)
 	}
-	return state, "/" + prefix, profile, nil
+	base, err := cgroupBase()
+	if err != nil {
+		return "", "", "", err
+	}
+	return state, base + "/" + prefix, profile, nil
+}
+
+// relPrefix turns paths' absolute prefix back into a CgroupPrefix, for a
+// GC or a keeper (which resolve it under cgroupBase again).
+func relPrefix(prefix string) string {
+	base, _ := cgroupBase()
+	return strings.TrimPrefix(prefix, base+"/")
 }
 
 // state-root subdirectories.
@@ -304,7 +321,7 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	go func() {
 		defer close(gcDone)
 		<-gcStart
-		_, _ = GC(GCOptions{StateRoot: stateRoot, CgroupPrefix: strings.TrimPrefix(prefix, "/")})
+		_, _ = GC(GCOptions{StateRoot: stateRoot, CgroupPrefix: relPrefix(prefix)})
 	}()
 	startGC := sync.OnceFunc(func() { close(gcStart) })
 	defer func() {
@@ -328,7 +345,7 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 
 	// From here on the sandbox may leave something behind: the keeper
 	// reaps it if this process dies before the release (the last undo).
-	release, keeperUp, err := keep(stateRoot, strings.TrimPrefix(prefix, "/"))
+	release, keeperUp, err := keep(stateRoot, relPrefix(prefix))
 	if err != nil {
 		return nil, err
 	}

@@ -356,7 +356,7 @@ func (s *Session) create(ctx context.Context) (err error) {
 
 	// The keeper reaps the sandbox if this process dies before the
 	// release, the teardown's last step.
-	release, keeperUp, err := keep(stateRoot, strings.TrimPrefix(prefix, "/"))
+	release, keeperUp, err := keep(stateRoot, relPrefix(prefix))
 	if err != nil {
 		return err
 	}
