@@ -5,9 +5,10 @@
 # as root with REQUIRE_SANDBOX=1, writes each result under /host/out, prints
 # "TETHER-VM: ..." markers on the serial console and powers the guest off.
 #
-# Plan variables: SUITE (tests|smoke|systemd), PACKAGES (package directories;
-# each has bin/<name>.test, name = the directory with / as _), RUN and SKIP
-# (-test.run / -test.skip regexps, may be empty).
+# Plan variables: SUITE (tests|smoke|systemd) and SKIP (a -test.skip regexp,
+# may be empty). /host/runs lists the test runs, one "PACKAGE [REGEXP]" a
+# line: bin/NAME.test (NAME: PACKAGE with / as _) run in the package's
+# directory with -test.run REGEXP; the Nth run's results are out/N-NAME.*.
 set -uo pipefail
 mode=$1
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -52,29 +53,36 @@ tar -C /var/tmp/tether -xf /host/payload.tar
 src=/var/tmp/tether/src bin=/var/tmp/tether/bin
 export PATH=$bin:$PATH
 
+run_script() {
+	local start rc
+	start=$(date +%s)
+	bash "$src/scripts/vm-$1.sh" "$bin/tether" >"$out/$1.log" 2>&1
+	rc=$?
+	echo "$rc $(($(date +%s) - start))" >"$out/$1.result"
+	say RESULT "$1" "$rc" "$(($(date +%s) - start))"
+}
+
 case $SUITE in
 tests)
-	for pkg in $PACKAGES; do
+	run_script smoke
+	i=0
+	while read -r pkg re; do
+		i=$((i + 1))
 		name=${pkg//\//_}
 		args=(-test.v -test.count=1 -test.timeout=45m)
-		[ -n "$RUN" ] && args+=(-test.run "$RUN")
+		[ -n "$re" ] && args+=(-test.run "$re")
 		[ -n "$SKIP" ] && args+=(-test.skip "$SKIP")
-		say START "$pkg"
+		say START "$pkg" "$re"
 		start=$(date +%s)
-		(cd "$src/$pkg" && "$bin/$name.test" "${args[@]}") >"$out/$name.log" 2>&1
+		(cd "$src/$pkg" && "$bin/$name.test" "${args[@]}") >"$out/$i-$name.log" 2>&1 </dev/null
 		rc=$?
 		secs=$(($(date +%s) - start))
-		echo "$rc $secs" >"$out/$name.result"
+		echo "$rc $secs" >"$out/$i-$name.result"
 		say RESULT "$pkg" "$rc" "$secs"
-	done
+	done </host/runs
 	;;
 smoke | systemd)
-	start=$(date +%s)
-	bash "$src/scripts/vm-$SUITE.sh" "$bin/tether" >"$out/$SUITE.log" 2>&1
-	rc=$?
-	secs=$(($(date +%s) - start))
-	echo "$rc $secs" >"$out/$SUITE.result"
-	say RESULT "$SUITE" "$rc" "$secs"
+	run_script "$SUITE"
 	;;
 *)
 	say ERROR "unknown suite $SUITE"

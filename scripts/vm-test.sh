@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
-# scripts/vm-test.sh [--smoke | --systemd] [--run REGEXP] [--packages "PKG..."]
+# scripts/vm-test.sh [--smoke | --systemd | --ci | --run REGEXP] [--packages "PKG..."]
 #
 # Runs tether's sandbox tests in a QEMU guest booted with the unified cgroup v2
 # hierarchy only (cgroup_no_v1=all, cgroup2 at /sys/fs/cgroup): the layout of
 # Debian 12, Ubuntu 22.04+ and Fedora, which this machine's cgroup v1 hybrid
 # layout is not. See README "cgroup v2 guests".
 #
-#   (default)   test binaries built here (go test -c -tags seccomp) for
-#               $PACKAGES run in the guest as root with REQUIRE_SANDBOX=1;
-#               every package's result is reported here
-#   --smoke     one real sandbox command (scripts/vm-smoke.sh): limits applied,
-#               read back from the guest's cgroup v2 files
+#   (default)   the smoke check below, then test binaries built here
+#               (go test -c -tags seccomp) for $PACKAGES run in the guest as
+#               root with REQUIRE_SANDBOX=1; every package's result is
+#               reported here
+#   --smoke     only the smoke check (scripts/vm-smoke.sh): real sandboxed
+#               commands, their limits read back from the guest's cgroup v2
+#               files, an OOM kill reported, nothing left behind
 #   --systemd   the guest boots systemd; `tether serve` runs under
 #               contrib/tether.service (Delegate=yes) and a sandboxed call
 #               through the API runs inside the delegated subtree
 #               (scripts/vm-systemd.sh)
 #   --run RE    only the tests matching RE (go test -run) in every package
+#   --ci        only the tests named in scripts/vm-ci-tests.txt (what .ci/run
+#               runs: every test that creates, limits, reads or removes
+#               cgroups, sized to fit CI's time under TCG)
 #
 # The guest image is built once and cached (scripts/vm-image.sh). Everything
 # else this script creates — a work directory under /var/tmp holding the 9p
@@ -33,6 +38,7 @@ repo=$(pwd)
 
 suite=tests
 run=""
+ci=0
 # The packages whose tests run sandboxes or touch cgroups.
 packages="sandbox/cgwarm sandbox sandbox/keeper cmd/tether runner egress"
 # Tests that need what the guest deliberately lacks, not cgroups: the Go
@@ -47,6 +53,7 @@ while [ $# -gt 0 ]; do
 		run=${2:?--run needs a regexp}
 		shift
 		;;
+	--ci) ci=1 ;;
 	--packages)
 		packages=${2:?--packages needs a list}
 		shift
@@ -73,6 +80,15 @@ fi
 GO=${GO:-go}
 timeout=${TETHER_VM_TIMEOUT:-3600}
 memory=${TETHER_VM_MEMORY:-3072}
+
+# The test runs, one "PACKAGE [REGEXP]" a line: every package whole (or
+# with --run), or CI's list.
+if [ "$ci" = 1 ]; then
+	runs=$(grep -v '^#' scripts/vm-ci-tests.txt | grep .)
+	packages=$(echo "$runs" | awk '{ print $1 }' | sort -u | tr '\n' ' ')
+else
+	runs=$(for pkg in $packages; do echo "$pkg $run"; done)
+fi
 
 image=$(scripts/vm-image.sh)
 
@@ -114,10 +130,9 @@ echo "vm-test: built in $(($(date +%s) - t0))s"
 cp scripts/vm-guest.sh "$share/guest.sh"
 {
 	printf 'SUITE=%q\n' "$suite"
-	printf 'PACKAGES=%q\n' "$packages"
-	printf 'RUN=%q\n' "$run"
 	printf 'SKIP=%q\n' "$skip"
 } >"$share/plan"
+echo "$runs" >"$share/runs"
 
 # KVM where it really runs a guest: the probe boots the kernel without a root
 # (it panics at once, and -no-reboot ends qemu). A /dev/kvm that opens but
@@ -210,34 +225,40 @@ if grep -aq '^TETHER-VM: ERROR' "$console"; then
 fi
 echo "vm-test: guest wall time $(elapsed "$boot" "$end")s; $(tr '\n' ';' <"$share/out/guest.info")"
 
-# Every package's (or the suite's) result; a missing one is a failure.
+# Every run's (and the smoke or systemd check's) result; a missing one is a
+# failure.
 failed=()
-names=$packages
-[ "$suite" = tests ] || names=$suite
-for pkg in $names; do
-	name=${pkg//\//_}
-	res=$share/out/$name.result
+report() { # report KEY LABEL: the result of out/KEY.result and out/KEY.log
+	local res=$share/out/$1.result log=$share/out/$1.log rc secs counts=""
 	if [ ! -f "$res" ]; then
-		echo "vm-test: $pkg: NO RESULT (the guest stopped before it)" >&2
-		failed+=("$pkg")
-		continue
+		echo "vm-test: $2: NO RESULT (the guest stopped before it)" >&2
+		failed+=("$2")
+		return
 	fi
 	read -r rc secs <"$res"
-	log=$share/out/$name.log
-	counts=""
-	if [ "$suite" = tests ]; then
+	if [ "$1" != smoke ] && [ "$1" != systemd ]; then
 		counts=" ($(grep -c '^--- PASS' "$log") passed, $(grep -c '^--- FAIL' "$log") failed, $(grep -c '^--- SKIP' "$log") skipped)"
 	fi
 	if [ "$rc" = 0 ]; then
-		echo "vm-test: $pkg: ok in ${secs}s$counts"
+		echo "vm-test: $2: ok in ${secs}s$counts"
 	else
-		echo "vm-test: $pkg: FAIL (exit $rc) in ${secs}s$counts" >&2
+		echo "vm-test: $2: FAIL (exit $rc) in ${secs}s$counts" >&2
 		grep -a '^--- FAIL' "$log" >&2 || true
-		echo "vm-test: --- last lines of $pkg's log:" >&2
+		echo "vm-test: --- last lines of $2's log:" >&2
 		tail -n 60 "$log" >&2
-		failed+=("$pkg")
+		failed+=("$2")
 	fi
-done
+}
+if [ "$suite" = tests ]; then
+	report smoke smoke
+	i=0
+	while read -r pkg re; do
+		i=$((i + 1))
+		report "$i-${pkg//\//_}" "$pkg${re:+ -run $re}"
+	done <"$share/runs"
+else
+	report "$suite" "$suite"
+fi
 if ! grep -aq '^TETHER-VM: DONE' "$console"; then
 	echo "vm-test: the guest did not finish its run" >&2
 	tail -n 40 "$console" >&2
