@@ -239,7 +239,10 @@ report() { # report KEY LABEL: the result of out/KEY.result and out/KEY.log
 	if [ "$1" != smoke ] && [ "$1" != systemd ]; then
 		counts=" ($(grep -c '^--- PASS' "$log") passed, $(grep -c '^--- FAIL' "$log") failed, $(grep -c '^--- SKIP' "$log") skipped)"
 	fi
-	if [ "$rc" = 0 ]; then
+	if [ "$rc" = 0 ] && [ -n "$counts" ] && [ "$(grep -c '^--- PASS' "$log")" = 0 ]; then
+		echo "vm-test: $2: FAIL: no test ran" >&2
+		failed+=("$2")
+	elif [ "$rc" = 0 ]; then
 		echo "vm-test: $2: ok in ${secs}s$counts"
 	else
 		echo "vm-test: $2: FAIL (exit $rc) in ${secs}s$counts" >&2
