@@ -249,9 +249,6 @@ func readUsage(paths map[string]string) usage {
 		if n, err := readInt(filepath.Join(p, "memory.max_usage_in_bytes")); err == nil {
 			u.peakMem = n
 		}
-		if n, ok := readKey(filepath.Join(p, "memory.oom_control"), "oom_kill"); ok && n > 0 {
-			u.oomKilled = true
-		}
 	}
 	// The v2 files exist only where controllers are (not in the hybrid
 	// unified tree), so trying them in every mode is harmless.
@@ -266,11 +263,27 @@ func readUsage(paths map[string]string) usage {
 				u.peakMem = n
 			}
 		}
-		if n, ok := readKey(filepath.Join(p, "memory.events"), "oom_kill"); ok && n > 0 {
-			u.oomKilled = true
+	}
+	u.oomKilled = oomKills(paths) > 0
+	return u
+}
+
+// oomKills reads the OOM-kill counter of a container's memory cgroup
+// (paths as for readUsage): v1's memory.oom_control, or v2's memory.events,
+// which counts the kills in the cgroup's descendants too (a session's
+// calls). Zero when neither file exists (no memory controller, rootless).
+func oomKills(paths map[string]string) int64 {
+	if p, ok := paths["memory"]; ok {
+		if n, ok := readKey(filepath.Join(p, "memory.oom_control"), "oom_kill"); ok {
+			return n
 		}
 	}
-	return u
+	if p, ok := paths[""]; ok {
+		if n, ok := readKey(filepath.Join(p, "memory.events"), "oom_kill"); ok {
+			return n
+		}
+	}
+	return 0
 }
 
 func readInt(path string) (int64, error) {

@@ -241,9 +241,9 @@ type Session struct {
 	initDone  chan struct{} // closed when the supervisor process has exited
 	cleanup   []func() error
 	grace     time.Duration
-	memcg     string       // v1 memory cgroup directory when a memory limit is set
-	gate      *execGateRun // nil without Sessions.ExecGate
-	disk      *diskLimit   // the workspace's disk limit, when set and enforced
+	cgPaths   map[string]string // the container's cgroup directories when a memory limit is set (oomKills)
+	gate      *execGateRun      // nil without Sessions.ExecGate
+	disk      *diskLimit        // the workspace's disk limit, when set and enforced
 	// notEnforced lists protections this environment cannot apply.
 	notEnforced []string
 
@@ -568,7 +568,7 @@ func (s *Session) create(ctx context.Context) (err error) {
 	s.closed = make(chan struct{})
 	s.cleanup = undo
 	if st, err := container.State(); err == nil && cfg.Limits.MemoryBytes > 0 {
-		s.memcg = st.CgroupPaths["memory"]
+		s.cgPaths = st.CgroupPaths
 	}
 	idle, maxAge := spec.Options.IdleTimeout, spec.Options.MaxAge
 	if idle <= 0 {
@@ -914,14 +914,10 @@ func (s *Session) result(c *call) (*Result, error) {
 	return res, nil
 }
 
-// oomKills reads the session memory cgroup's OOM-kill counter (v1), zero
-// when there is no memory limit.
+// oomKills reads the session memory cgroup's OOM-kill counter (v1 or v2),
+// zero when there is no memory limit.
 func (s *Session) oomKills() int64 {
-	if s.memcg == "" {
-		return 0
-	}
-	n, _ := readKey(filepath.Join(s.memcg, "memory.oom_control"), "oom_kill")
-	return n
+	return oomKills(s.cgPaths)
 }
 
 // isDone reports whether the session is closing or closed.

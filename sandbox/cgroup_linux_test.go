@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -143,4 +144,41 @@ func v2Mount(t *testing.T) string {
 	}
 	testenv.SkipOrFail(t, "no cgroup v2 hierarchy mounted")
 	return ""
+}
+
+// TestReadUsageBothLayouts reads a finished container's accounting from
+// fake cgroup directories laid out as cgroup v1 (one per controller) and as
+// v2 (one directory, "" in libcontainer's CgroupPaths), with the same
+// figures: the v2 files are what a unified host has, and a session's OOM
+// counter is read the same way.
+func TestReadUsageBothLayouts(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, text string) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+	}
+	write("v1/cpuacct/cpuacct.usage", "2500000000\n")
+	write("v1/memory/memory.max_usage_in_bytes", "33554432\n")
+	write("v1/memory/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n")
+	write("v2/cpu.stat", "usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n")
+	write("v2/memory.peak", "33554432\n")
+	write("v2/memory.events", "low 0\nhigh 0\nmax 7\noom 2\noom_kill 2\noom_group_kill 0\n")
+	// Hybrid: the unified tree has no controllers' files.
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "unified"), 0o755))
+
+	v1 := map[string]string{"cpuacct": dir + "/v1/cpuacct", "memory": dir + "/v1/memory", "": dir + "/unified"}
+	v2 := map[string]string{"": dir + "/v2"}
+	for name, paths := range map[string]map[string]string{"v1": v1, "v2": v2} {
+		u := readUsage(paths)
+		assert.Equal(t, 2500*time.Millisecond, u.cpu, name)
+		assert.Equal(t, int64(32<<20), u.peakMem, name)
+		assert.True(t, u.oomKilled, name)
+		assert.Equal(t, int64(2), oomKills(paths), name)
+	}
+	write("v2/memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n")
+	assert.False(t, readUsage(v2).oomKilled)
+	assert.Zero(t, oomKills(map[string]string{"": dir + "/unified"}), "no memory controller: no counter")
+	assert.Zero(t, oomKills(nil), "rootless: no cgroups")
 }
