@@ -47,9 +47,12 @@ fi
 
 # The tests run from a local copy: the sandbox's idmapped mounts and libcontainer's
 # re-exec of the test binary need a local filesystem, not 9p.
-# One archive: 9p is slow with many small files under TCG.
+# The payload disk (/dev/vdb) is a tar archive of bin/ and src/.
 mkdir -p /var/tmp/tether
-tar -C /var/tmp/tether -xf /host/payload.tar
+if ! tar -C /var/tmp/tether -xf /dev/vdb; then
+	say ERROR "unpacking the payload disk"
+	finish
+fi
 src=/var/tmp/tether/src bin=/var/tmp/tether/bin
 export PATH=$bin:$PATH
 

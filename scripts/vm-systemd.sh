@@ -44,7 +44,7 @@ api() { curl -sS --fail-with-body --unix-socket "$sock" "$@"; }
 session=$(api -X POST http://tether/v1/sessions -d '{"profile":"default"}')
 echo "vm-systemd: session $session"
 token=$(echo "$session" | python3 -c 'import json,sys; print(json.load(sys.stdin)["client_token"])')
-id=$(echo "$session" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+id=$(echo "$session" | python3 -c 'import json,sys; print(json.load(sys.stdin)["session"])')
 
 # The command waits in its sandbox until the limits are read from here.
 api -X POST "http://tether/v1/sessions/$id/calls" -H "Tether-Client-Token: $token" -d '{"calls": [
