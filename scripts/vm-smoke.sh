@@ -27,6 +27,7 @@ for _ in $(seq 1200); do
 done
 if [ -z "$cg" ]; then
 	find /sys/fs/cgroup -maxdepth 3 -type d >&2
+	cat run.json >&2
 	fail "no container cgroup with processes under $profile after 120s"
 fi
 echo "vm-smoke: container cgroup $cg"
