@@ -21,7 +21,11 @@ cg=""
 for _ in $(seq 1200); do
 	kill -0 "$pid" 2>/dev/null || break
 	for d in "$profile"/*/; do
-		if [ -s "$d/cgroup.procs" ]; then cg=${d%/}; break 2; fi
+		# cgroup files have no size: read them.
+		if [ -n "$(cat "$d/cgroup.procs" 2>/dev/null)" ]; then
+			cg=${d%/}
+			break 2
+		fi
 	done
 	sleep 0.1
 done
