@@ -12,14 +12,19 @@ ws=$(mktemp -d)
 cd "$ws"
 
 # --yolo: nobody can answer an approval prompt here (python3 -c needs one).
-# The command waits in the sandbox until the limits are read (the workspace,
-# the current directory, is shared with it).
+# The command says it runs (its limits are set before it starts), then waits
+# in the sandbox until they are read (the workspace, the current directory,
+# is shared with it).
 "$tether" run --json --yolo --memory 64M --pids 32 --cpus 0.5 --timeout 120s \
-	-c 'while [ ! -e go ]; do sleep 0.1; done; echo done' >run.json &
+	-c 'touch started; while [ ! -e go ]; do sleep 0.1; done; echo done' >run.json &
 pid=$!
 cg=""
 for _ in $(seq 1200); do
 	kill -0 "$pid" 2>/dev/null || break
+	if [ ! -e started ]; then
+		sleep 0.1
+		continue
+	fi
 	for d in "$profile"/*/; do
 		# cgroup files have no size: read them.
 		if [ -n "$(cat "$d/cgroup.procs" 2>/dev/null)" ]; then

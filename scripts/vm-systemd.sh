@@ -46,14 +46,20 @@ echo "vm-systemd: session $session"
 token=$(echo "$session" | python3 -c 'import json,sys; print(json.load(sys.stdin)["client_token"])')
 id=$(echo "$session" | python3 -c 'import json,sys; print(json.load(sys.stdin)["session"])')
 
-# The command waits in its sandbox until the limits are read from here.
+# The command says it runs, then waits in its sandbox until the limits are
+# read from here.
 api -X POST "http://tether/v1/sessions/$id/calls" -H "Tether-Client-Token: $token" -d '{"calls": [
-  {"id": "c1", "name": "terminal", "arguments": {"command": "while [ ! -e go ]; do sleep 0.1; done; echo done", "timeout": 150}}]}' >call.json &
+  {"id": "c1", "name": "terminal", "arguments": {"command": "touch started; while [ ! -e go ]; do sleep 0.1; done; echo done", "timeout": 150}}]}' >call.json &
 call=$!
 profile=$unit/tether/default
 cg=""
 for _ in $(seq 1200); do
 	kill -0 "$call" 2>/dev/null || break
+	# Its limits are set before the command starts.
+	if [ ! -e "$ws/started" ]; then
+		sleep 0.1
+		continue
+	fi
 	for d in "$profile"/*/; do
 		[ -d "$d" ] || continue
 		if [ -n "$(find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null)" ]; then
