@@ -29,7 +29,7 @@ func Compile(job string, obs []Observation) *Mandate {
 	writes := map[string]int{}
 	for _, o := range obs {
 		f := o.Facts
-		if v, err := canonRule(FamilyTools, f.Tool); err == nil {
+		if v, err := canonRule(FamilyTools, f.Tool); err == nil && !f.Runtime {
 			tools[v]++
 		}
 		for _, p := range uniqSorted(f.Paths) {

@@ -113,6 +113,13 @@
 // workspace root or "/"); exact rules covered by a "DIR/**" rule are folded
 // into it.
 //
+// Besides the paths file tools and commands name, a job in observe mode
+// gets the files its terminal commands really opened or executed, as the
+// kernel saw them in an observed sandbox ([Store.ObserveRuntime]; see
+// docs/exec-gate.md): a script's reads by computed names included. Only
+// files the sandbox shares with the host (the workspace and its binds) are
+// evidence; its read-only system tree and private /tmp are not.
+//
 // # Hosts
 //
 // Hosts come from literal arguments: URLs ("https://x.y/z" → x.y), "user@host"
@@ -121,6 +128,11 @@
 // is not a host. A host operand that is not literal ("curl "$URL"", "ssh
 // $HOST") is recorded as its source text and needs the exact rule "=TEXT".
 // A rule is an exact host, "*.domain" (any subdomain), or "=TEXT".
+//
+// Run-time hosts come from tether's egress proxy (the names it was asked
+// for) and, outside proxy mode, from the addresses an observed sandbox's
+// processes connected to: the IP address is the rule's value, the port is
+// in the record's text.
 //
 // # Enforcement
 //
@@ -178,8 +190,11 @@
 //
 // # Limits
 //
-// Hosts are seen only in the argument forms above (a host inside a config
-// file or a script's variable default is not). Paths are compared lexically; symlinks are not
+// Without the egress proxy or an observed sandbox, hosts are seen only in
+// the argument forms above (a host inside a config file or a script's
+// variable default is not). Run-time evidence is the sandboxed processes'
+// own account of what they did: a hostile script can add paths to it and
+// reach files in ways it does not see (docs/exec-gate.md). Paths are compared lexically; symlinks are not
 // resolved (the sandbox is the boundary). An argument that merely looks
 // like an absolute path ("grep /api/ src") is treated as a path outside
 // the workspace (fail closed). Environment values are not bound ("env

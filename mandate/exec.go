@@ -47,11 +47,7 @@ func (h *Hook) RecordExec(ctx context.Context, call approval.MandateCall, argv, 
 	if h.Store == nil {
 		return "", errors.New("recording an exec block: no mandate store is configured")
 	}
-	mode, ident := runMode(call.Platform)
-	run := Run{Job: call.Job, ID: call.Session, Mode: mode, CronIdentity: ident}
-	if run.ID == "" {
-		run.ID = "no-session"
-	}
+	run := RunFor(call.Job, call.Session, call.Platform)
 	c := Call{Tool: ToolTerminal, Command: call.Command}
 	if h.Workspace != nil {
 		c.Workspace = h.Workspace(call.Profile)

@@ -87,6 +87,10 @@ type Facts struct {
 	Opaque   []string      `json:"opaque,omitempty"` // exact texts of opaque segments
 	Hosts    []string      `json:"hosts,omitempty"`
 	Wrote    bool          `json:"wrote,omitempty"`
+	// Runtime marks the facts of what the kernel saw a call do
+	// (Store.ObserveRuntime): paths and hosts evidence of a call whose
+	// command was recorded on its own, so its tool is not counted again.
+	Runtime bool `json:"runtime,omitempty"`
 }
 
 // parseFunc is the command analyser; a variable so tests can inject faults.

@@ -64,6 +64,18 @@ func runMode(p approval.Platform) (RunMode, string) {
 	return RunUnknown, ""
 }
 
+// RunFor is the run a call of job in session (empty: none) from platform
+// belongs to: the session is the run ("no-session" without one), and its
+// mode comes from the platform (unattended platforms are cron-like).
+func RunFor(job, session string, p approval.Platform) Run {
+	mode, ident := runMode(p)
+	run := Run{Job: job, ID: session, Mode: mode, CronIdentity: ident}
+	if run.ID == "" {
+		run.ID = "no-session"
+	}
+	return run
+}
+
 // CheckCall implements approval.MandateHook. A call without a job, or of a
 // job in observe mode, is not applicable (and is recorded as an
 // observation). The run id is the session (or "no-session").
@@ -79,11 +91,7 @@ func (h *Hook) CheckCall(ctx context.Context, call approval.MandateCall) (v appr
 	if h.Store == nil {
 		return approval.MandateVerdict{Outcome: approval.MandateBlock, Reason: "no mandate store is configured"}
 	}
-	mode, ident := runMode(call.Platform)
-	run := Run{Job: call.Job, ID: call.Session, Mode: mode, CronIdentity: ident}
-	if run.ID == "" {
-		run.ID = "no-session"
-	}
+	run := RunFor(call.Job, call.Session, call.Platform)
 	if h.Violation != nil {
 		run.Violation = h.Violation(call.Profile)
 	}

@@ -31,8 +31,9 @@ type Version struct {
 	ApprovedAt time.Time `json:"approved_at,omitzero"`
 	ApprovedBy string    `json:"approved_by,omitempty"`
 	// LostObservations, set by Compile, counts the job's calls that ran
-	// but could not be stored as observations: the version's evidence is
-	// incomplete when it is not zero.
+	// but could not be stored as observations, and what the kernel saw
+	// calls do that could not be recorded (ObserveRuntime): the version's
+	// evidence is incomplete when it is not zero.
 	LostObservations int `json:"lost_observations,omitempty"`
 }
 

@@ -185,6 +185,9 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 	if err != nil {
 		return refused(GatePlacement, "placement.terminal-policy", err.Error()+"; nothing ran")
 	}
+	// A job whose mandate observes gets the kernel's view of the call as
+	// evidence; other sandboxes do not pay for it.
+	cfg.Observe = env.observing(ctx)
 	var stdout, stderr bytes.Buffer
 	cmd := sandbox.Command{Shell: command, Stdout: &stdout, Stderr: &stderr}
 	profLimits := ProfileLimits(pol)
@@ -236,6 +239,9 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 		if res == nil {
 			return notRun(fmt.Sprintf("starting the sandbox: %v; nothing ran", err))
 		}
+	}
+	if cfg.Observe && (len(res.Accesses) > 0 || res.AccessesLost > 0) {
+		env.recordRuntime(ctx, command, res, pol.Network.Mode == config.NetworkProxy)
 	}
 	out := commandResult(res.ExitCode, stdout.String(), stderr.String(), res.TimedOut, res.OOMKilled, res.OutputTruncated, res.Duration, res.NotEnforced)
 	if res.DiskLimitHit {

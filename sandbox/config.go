@@ -137,6 +137,13 @@ type Config struct {
 	Seccomp SeccompMode `json:"seccomp,omitempty"`
 	// Hostname is the sandbox's hostname; empty means DefaultHostname.
 	Hostname string `json:"hostname,omitempty"`
+	// Observe makes the exec gate record, besides every exec, the files
+	// the sandbox's processes open in the workspace and the binds, and the
+	// connections they make (Result.Accesses): the runtime evidence of a
+	// job whose mandate is observing. It needs an ExecGate (Runner's or
+	// Sessions'), and costs a round trip to tether per open and connect,
+	// so only observed sandboxes have it.
+	Observe bool `json:"observe,omitempty"`
 }
 
 // Validate reports the first problem with the config as an error wrapping
@@ -275,6 +282,20 @@ func (c Config) env() []string {
 		return DefaultEnv
 	}
 	return c.Env
+}
+
+// sharedDirs are the directories inside the sandbox that show the host's
+// files: the workspace's mount point and the binds' destinations. They
+// are where observation records files.
+func (c Config) sharedDirs() []string {
+	var out []string
+	if c.Workspace != "" {
+		out = append(out, filepath.Clean(c.workspaceMount()))
+	}
+	for _, b := range c.Binds {
+		out = append(out, filepath.Clean(b.dest()))
+	}
+	return out
 }
 
 func (b Bind) dest() string {

@@ -60,6 +60,15 @@
 // checked in part. The sandbox's namespaces, capabilities, seccomp filter
 // and read-only root bound whatever passes the gate.
 //
+// Runtime observation (Config.Observe, for a job whose mandate observes):
+// the gate's filter also notifies open, openat, creat and connect, which
+// tether records and always lets go on (Result.Accesses: the workspace's
+// and binds' files read, written and executed, with names that lead there
+// through the sandbox's own symlinks and /proc links resolved, and IP
+// connections; bounded per command, what is dropped or unreadable counted
+// in Result.AccessesLost). A sandbox without Observe has no rule for them.
+// The names are the sandboxed processes' own: evidence, never a check.
+//
 // Nothing outlives its owner: before a process builds its first sandbox it
 // starts a keeper (package keeper), a small process in a session of its
 // own that is told of every sandbox before anything of it exists and of

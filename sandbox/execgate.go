@@ -25,6 +25,10 @@ type ExecEvent struct {
 	Profile string `json:"profile,omitempty"`
 	// Pid is the caller's process id on the host.
 	Pid int `json:"pid"`
+	// PPid is its parent's, in an observed sandbox (Config.Observe): with
+	// Pid it makes the exec tree (an exec keeps the pid of the process
+	// that calls it).
+	PPid int `json:"ppid,omitempty"`
 	// Path is the file to execute as the caller named it ("" with
 	// AT_EMPTY_PATH, then Fd says which descriptor).
 	Path string `json:"path"`
@@ -85,3 +89,53 @@ func blockFor(ev ExecEvent, err error) ExecBlock {
 	}
 	return b
 }
+
+// Runtime observation
+//
+// A sandbox whose Config.Observe is set (a job whose mandate is observing)
+// has its exec gate's filter notify open, openat, creat and connect too.
+// tether records what was asked and lets every one of them go on
+// (SECCOMP_USER_NOTIF_FLAG_CONTINUE): observation is not a gate. The
+// names and addresses come from the sandboxed process's memory and are
+// hostile data: evidence for a person reviewing a mandate, never the only
+// check of anything. The kernel resolves the path again when it carries
+// the call on, and a process can change it in between.
+
+// AccessKind is what an observed access did.
+type AccessKind string
+
+// Access kinds.
+const (
+	AccessRead    AccessKind = "read"    // an open for reading
+	AccessWrite   AccessKind = "write"   // an open for writing, creating or truncating
+	AccessExec    AccessKind = "exec"    // a file executed (a script's own path included)
+	AccessConnect AccessKind = "connect" // a connect(2) to an IPv4 or IPv6 address
+)
+
+// Access is one thing the processes of an observed sandbox did, folded
+// with its repeats while one command runs. Files are recorded only where
+// the sandbox shares the host's files (the workspace and Config.Binds):
+// the read-only system tree, /proc, /sys, /dev and the sandbox's private
+// /tmp are left out.
+type Access struct {
+	Kind AccessKind `json:"kind"`
+	// Target is, for a file, its absolute path inside the sandbox, made
+	// from the name the caller passed and the caller's working directory
+	// or directory descriptor (lexically: symlinks are not followed); for
+	// a connection, "IP:port" ("[IPv6]:port").
+	Target string `json:"target"`
+	// Pid is the host pid of the first process seen doing it.
+	Pid int `json:"pid"`
+	// Count is how many times it was seen.
+	Count int `json:"count"`
+}
+
+// Bounds of what one command's observation keeps (folded repeats do not
+// count): past them the oldest half is dropped and counted in
+// Result.AccessesLost, so memory stays bounded however long a session
+// runs.
+const (
+	maxAccesses     = 4096
+	maxAccessBytes  = 1 << 20
+	maxObservedPath = 4096 // PATH_MAX: a longer name is counted lost
+)

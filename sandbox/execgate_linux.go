@@ -63,6 +63,11 @@ const (
 type execGateRun struct {
 	check   ExecGate
 	profile string
+	// observe: the filter notifies the observed calls too (Config.Observe);
+	// shared are the directories inside the sandbox whose files are
+	// recorded (the workspace's mount point and the binds').
+	observe bool
+	shared  []string
 	stop    int // an eventfd: written to end serve
 	done    chan struct{}
 	closed  sync.Once
@@ -78,19 +83,34 @@ type execGateRun struct {
 	blockBase, execBase int
 	err                 error
 	// busy is the time spent answering notifications, handled how many
-	// (for BenchmarkExecGate: the gate's own share of an exec's cost).
-	busy    time.Duration
-	handled int
+	// (for BenchmarkExecGate: the gate's own share of an exec's cost);
+	// observed counts the notifications of observed calls among them
+	// (Result.observedNotifications).
+	busy     time.Duration
+	handled  int
+	observed int
+	// The accesses of an observed sandbox (observe_linux.go): accBase
+	// counts those dropped from the front, accIndex finds the one to fold
+	// a repeat into (at or after accFloor, the latest mark), accBytes is
+	// the size of their targets, accLost counts observations lost.
+	accs                                 []Access
+	accIndex                             map[accessKey]int
+	accBase, accFloor, accBytes, accLost int
 }
 
-// newExecGate returns a gate for check; start it with serve (or
-// serveFrom), end it with close.
-func newExecGate(profile string, check ExecGate) (*execGateRun, error) {
+// newExecGate returns a gate for check in a sandbox with config cfg
+// (observed when cfg.Observe); start it with serve (or serveFrom), end it
+// with close.
+func newExecGate(profile string, check ExecGate, cfg Config) (*execGateRun, error) {
 	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("creating the exec gate: %w", err)
 	}
-	return &execGateRun{check: check, profile: profile, stop: efd, done: make(chan struct{})}, nil
+	g := &execGateRun{check: check, profile: profile, stop: efd, done: make(chan struct{})}
+	if cfg.Observe {
+		g.observe, g.shared = true, cfg.sharedDirs()
+	}
+	return g, nil
 }
 
 // serveFrom receives the listener on sock (SCM_RIGHTS, as the trampoline
@@ -152,13 +172,15 @@ func (g *execGateRun) report() (blocks []ExecBlock, execs []ExecEvent, dropped i
 
 // gateMark is a point in a gate's record (a session's, which outlives
 // its commands): the totals so far.
-type gateMark struct{ blocks, execs int }
+type gateMark struct{ blocks, execs, accs, lost, observed int }
 
-// mark returns the current end of the record.
+// mark returns the current end of the record; accesses recorded from now
+// on are not folded into earlier ones.
 func (g *execGateRun) mark() gateMark {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return gateMark{g.blockBase + len(g.blocks), g.execBase + len(g.execs)}
+	g.accFloor = g.accBase + len(g.accs)
+	return gateMark{g.blockBase + len(g.blocks), g.execBase + len(g.execs), g.accFloor, g.accLost, g.observed}
 }
 
 // since returns what was recorded after m, and how many execs after m are
@@ -272,12 +294,27 @@ func (g *execGateRun) serve(fd int) {
 // explicit "continue" refuses the exec.
 func (g *execGateRun) answer(fd int, n *seccompNotif) {
 	start := time.Now()
+	// Counted whatever the sandbox's mode: a sandbox that is not observed
+	// must get none (its filter has no rule for them; one would be
+	// refused below, as an unexpected system call).
+	observed := observedCall(n.nr)
+	if observed {
+		// Before the answer: the caller's command may end and report
+		// right after it.
+		g.mu.Lock()
+		g.observed++
+		g.mu.Unlock()
+	}
 	defer func() {
 		g.mu.Lock()
 		g.busy += time.Since(start)
 		g.handled++
 		g.mu.Unlock()
 	}()
+	if observed && g.observe {
+		g.answerObserved(fd, n)
+		return
+	}
 	resp := seccompNotifResp{id: n.id, error: -int32(unix.EPERM)}
 	ev, err := g.safeRead(fd, n)
 	var missing missingFile
@@ -297,7 +334,10 @@ func (g *execGateRun) answer(fd int, n *seccompNotif) {
 			g.refuse(ev, err)
 		} else {
 			resp.error, resp.flags = 0, unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
-			g.observe(ev)
+			if g.observe {
+				g.observeExec(n, &ev)
+			}
+			g.keepExec(ev)
 		}
 	}
 	// ENOENT: the caller died or was interrupted (it will retry).
@@ -347,7 +387,7 @@ func sameBlock(a, b ExecBlock) bool {
 	return a.Reason == b.Reason && a.Rule == b.Rule && equalArgs(a.Argv, b.Argv)
 }
 
-func (g *execGateRun) observe(ev ExecEvent) {
+func (g *execGateRun) keepExec(ev ExecEvent) {
 	ev.Runs = nil // the argv is the record; the aliases were for the check
 	g.mu.Lock()
 	defer g.mu.Unlock()

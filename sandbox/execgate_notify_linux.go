@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"golang.org/x/sys/unix"
@@ -22,15 +23,23 @@ import (
 // init executes anything.
 
 // withExecNotify returns a copy of cfg in which execve and execveat notify
-// a listener at listenerPath. cfg (shared between sandboxes) is not
-// changed.
-func withExecNotify(cfg *configs.Seccomp, listenerPath string) *configs.Seccomp {
+// a listener at listenerPath, and with observe so do the calls that
+// observation records (observedSyscalls): each rule of theirs that allows
+// becomes the same rule (conditions included) that notifies, so what the
+// sandbox's filter refuses stays refused. cfg (shared between sandboxes)
+// is not changed.
+func withExecNotify(cfg *configs.Seccomp, listenerPath string, observe bool) *configs.Seccomp {
 	c := *cfg
 	c.ListenerPath = listenerPath
 	c.Syscalls = make([]*configs.Syscall, 0, len(cfg.Syscalls)+2)
 	for _, s := range cfg.Syscalls {
 		if s.Name == "execve" || s.Name == "execveat" {
 			continue
+		}
+		if observe && s.Action == configs.Allow && slices.Contains(observedSyscalls, s.Name) {
+			n := *s
+			n.Action = configs.Notify
+			s = &n
 		}
 		c.Syscalls = append(c.Syscalls, s)
 	}
@@ -136,19 +145,21 @@ func recvFromSelf(conn *net.UnixConn) (int, error) {
 }
 
 // startExecGate starts the exec gate of a sandbox about to be created
-// from lc: through the trampoline's socket when tramp carries one, else
-// through libcontainer's notify action (lc.Seccomp is replaced by a copy
-// that has it). It returns nil when the sandbox has no filter to carry
-// the gate (seccomp off, or a build without seccomp): the caller reports
+// from lc with config cfg (which says whether it is observed): through
+// the trampoline's socket when tramp carries one, else through
+// libcontainer's notify action (lc.Seccomp is replaced by a copy that has
+// it). It returns nil when the sandbox has no filter to carry the gate
+// (seccomp off, or a build without seccomp): the caller reports
 // "exec_gate" as not enforced. The caller must call close on the result.
-func startExecGate(profile string, check ExecGate, lc *configs.Config, tramp *trampoline) (*execGateRun, error) {
+func startExecGate(profile string, check ExecGate, cfg Config, lc *configs.Config, tramp *trampoline) (*execGateRun, error) {
 	if tramp != nil && tramp.gateHost != nil {
-		g, err := newExecGate(profile, check)
+		g, err := newExecGate(profile, check, cfg)
 		if err != nil {
 			return nil, err
 		}
 		sock := tramp.gateHost
 		tramp.gateHost = nil
+		tramp.observe = cfg.Observe
 		g.serveFrom(sock)
 		return g, nil
 	}
@@ -159,12 +170,12 @@ func startExecGate(profile string, check ExecGate, lc *configs.Config, tramp *tr
 	if err != nil {
 		return nil, err
 	}
-	g, err := newExecGate(profile, check)
+	g, err := newExecGate(profile, check, cfg)
 	if err != nil {
 		l.close()
 		return nil, err
 	}
-	lc.Seccomp = withExecNotify(lc.Seccomp, l.path)
+	lc.Seccomp = withExecNotify(lc.Seccomp, l.path, cfg.Observe)
 	g.serveFromListener(l)
 	return g, nil
 }

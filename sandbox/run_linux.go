@@ -76,6 +76,21 @@ type Result struct {
 	// command really ran.
 	Execs        []ExecEvent `json:"execs,omitempty"`
 	ExecsDropped int         `json:"execs_dropped,omitempty"`
+	// Accesses, in an observed sandbox (Config.Observe), are the files its
+	// processes opened or executed in the workspace and the binds, and the
+	// connections they made, in order, repeats folded; AccessesLost counts
+	// the observations that could not be read (a name longer than
+	// PATH_MAX, a directory descriptor closed meanwhile, an unreadable
+	// address) or were dropped past the bounds. Every one of them comes
+	// from the sandboxed processes: evidence, not proof.
+	Accesses     []Access `json:"accesses,omitempty"`
+	AccessesLost int      `json:"accesses_lost,omitempty"`
+
+	// observedNotifications counts the notifications of observed calls
+	// (open, openat, creat, connect) the gate got for this command: none
+	// unless the sandbox is observed (tests check a sandbox that is not
+	// pays nothing).
+	observedNotifications int
 }
 
 // Runner runs commands in sandboxes that share a state root, a cgroup
@@ -476,11 +491,14 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	}
 	var execGate *execGateRun
 	if r.ExecGate != nil {
-		if execGate, err = startExecGate(profile, r.ExecGate, lc, tramp); err != nil {
+		if execGate, err = startExecGate(profile, r.ExecGate, cfg, lc, tramp); err != nil {
 			return nil, err
 		}
 		if execGate == nil {
 			res.NotEnforced = append(res.NotEnforced, "exec_gate")
+			if cfg.Observe {
+				res.NotEnforced = append(res.NotEnforced, "observation")
+			}
 		} else {
 			undo = append(undo, func() error { execGate.close(); return nil })
 		}
@@ -608,6 +626,7 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	if execGate != nil {
 		execGate.close()
 		res.ExecBlocked, res.Execs, res.ExecsDropped = execGate.report()
+		res.Accesses, res.AccessesLost, res.observedNotifications = execGate.accessesSince(gateMark{})
 	}
 	if tramp != nil {
 		if err := tramp.execError(); err != nil {

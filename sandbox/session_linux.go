@@ -453,11 +453,14 @@ func (s *Session) create(ctx context.Context) (err error) {
 	if m.ExecGate != nil {
 		// The supervisor is started by libcontainer, not the trampoline:
 		// the gate rides on libcontainer's notify action.
-		if s.gate, err = startExecGate(profile, m.ExecGate, lc, nil); err != nil {
+		if s.gate, err = startExecGate(profile, m.ExecGate, cfg, lc, nil); err != nil {
 			return err
 		}
 		if s.gate == nil {
 			s.notEnforced = append(s.notEnforced, "exec_gate")
+			if cfg.Observe {
+				s.notEnforced = append(s.notEnforced, "observation")
+			}
 		} else {
 			gate := s.gate
 			undo = append(undo, func() error { gate.close(); return nil })
@@ -772,6 +775,7 @@ func (s *Session) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Res
 		res, err := s.await(ctx, c, s.execRequest(c, cmd, limits), cmd.Stdin, limits.Timeout, nil)
 		if res != nil {
 			res.ExecBlocked, res.Execs, res.ExecsDropped = s.gate.since(mark)
+			res.Accesses, res.AccessesLost, res.observedNotifications = s.gate.accessesSince(mark)
 		}
 		return res, err
 	}

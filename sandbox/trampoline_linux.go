@@ -32,6 +32,9 @@ type trampoline struct {
 	// The exec gate's socket: the trampoline has gateChild as 6 and sends
 	// the listener through it to gateHost. Nil when no gate is wanted.
 	gateHost, gateChild *os.File
+	// observe asks the gate's filter to notify the observed calls too
+	// (seccompexec.Observe); set by startExecGate.
+	observe bool
 }
 
 // sockFilterSize is the size of one instruction, struct sock_filter.
@@ -146,7 +149,11 @@ func (t *trampoline) files(env []string) ([]*os.File, error) {
 	}
 	t.progFile = os.NewFile(uintptr(fd), "tether-seccomp")
 	data := make([]byte, seccompexec.Header, seccompexec.Header+len(t.prog)+256)
-	binary.NativeEndian.PutUint32(data, t.flags)
+	flags := t.flags
+	if t.observe {
+		flags |= seccompexec.Observe
+	}
+	binary.NativeEndian.PutUint32(data, flags)
 	binary.NativeEndian.PutUint32(data[4:], uint32(len(t.prog)/sockFilterSize)) // 0: gate only
 	data = append(data, t.prog...)
 	for _, kv := range env {

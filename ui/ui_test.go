@@ -538,3 +538,35 @@ func TestDriftTimelineShowsCountAndClosing(t *testing.T) {
 	assert.Contains(t, row, "by eve: <b>known</b>", "the reason is text, escaped")
 	assert.NotContains(t, rec.Body.String(), "<b>known</b>")
 }
+
+// TestRuntimeEvidenceShown: what the kernel saw a call do (runtime
+// observation) is on the job page like any other evidence: its rules on the
+// Leash Line and in the pending diff, whose examples carry the kernel's
+// record, escaped.
+func TestRuntimeEvidenceShown(t *testing.T) {
+	ctx := context.Background()
+	s, err := mandate.Open(t.TempDir(), mandate.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	run := mandate.Run{Job: "seen", ID: "r1", Mode: mandate.RunCron}
+	ws := "/work/repo"
+	require.NoError(t, s.Observe(ctx, run, mandate.Call{Tool: mandate.ToolTerminal, Command: "python3 task.py", Workspace: ws}))
+	require.NoError(t, s.ObserveRuntime(ctx, run, mandate.Runtime{Command: "python3 task.py", Workspace: ws,
+		Read: []string{ws + "/conf/<b>secret</b>.ini"}, Connected: []string{"127.0.0.1:8080"}, Programs: []string{"python3"}}))
+	_, err = s.Compile(ctx, "seen")
+	require.NoError(t, err)
+	rec := do(t, ui.Handler(s, ui.Options{}), http.MethodGet, "/jobs/seen")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	doc := parse(t, rec.Body.String())
+	assertInert(t, doc)
+	count, _ := marks(t, doc)
+	assert.Equal(t, 4, count["pending"], "the tool, the command, the path and the host")
+	page := text(doc)
+	assert.Contains(t, page, "pending: conf/<b>secret</b>.ini")
+	assert.Contains(t, page, "pending: 127.0.0.1")
+	var examples []string
+	for _, n := range findAll(doc, func(n *html.Node) bool { return strings.Contains(attr(n, "class"), "example") }) {
+		examples = append(examples, text(n))
+	}
+	assert.Contains(t, examples, "python3 task.py [kernel: ran python3; read conf/<b>secret</b>.ini; connected 127.0.0.1:8080]")
+}

@@ -274,7 +274,7 @@ func newMandateCompileCmd(open storeOpener) *cobra.Command {
 					return writeJSON(cmd.OutOrStdout(), v)
 				}
 				if v.LostObservations > 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: the evidence is incomplete: %d calls of %s ran but could not be recorded (a full or failing disk); the mandate lacks what they did\n", v.LostObservations, v.Job)
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: the evidence is incomplete: %d observations of %s could not be recorded (calls on a full or failing disk, or what the kernel saw a call do: unreadable names, more than one call's record holds); the mandate lacks what they did\n", v.LostObservations, v.Job)
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "compiled %s v%d (pending); review, then: tether mandate approve %s\n", v.Job, v.Number, v.Job)
 				_, err = io.WriteString(cmd.OutOrStdout(), v.Text)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
+	"github.com/tether-dev/tether/mandate"
 	"github.com/tether-dev/tether/rootfs"
 	"github.com/tether-dev/tether/runner"
 	"github.com/tether-dev/tether/sandbox"
@@ -227,6 +228,16 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, unix.SIGTERM)
 	defer stop()
+	store, err := jobStore(f.gate, conf)
+	if err != nil {
+		return err
+	}
+	if store != nil {
+		// A job whose mandate observes gets the kernel's view of the run
+		// as evidence (as behind the daemon).
+		observing, err := store.Observing(ctx, f.gate.job)
+		cfg.Observe = observing && err == nil
+	}
 	// The approval decision (configuration, analysis, the audit record
 	// synced to disk, maybe a question on the terminal) runs while the
 	// kernel builds the sandbox; the program is executed only once it
@@ -239,7 +250,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	gate := func() error {
 		decided.Do(func() {
 			var eng *approval.Engine
-			eng, verdict = authorize(ctx, cmd.ErrOrStderr(), f.gate, conf, prof, command, cfg.Workspace)
+			eng, verdict = authorize(ctx, cmd.ErrOrStderr(), f.gate, conf, prof, store, command, cfg.Workspace)
 			engine.Store(eng)
 		})
 		return verdict
@@ -279,6 +290,13 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		for _, d := range engine.Load().RecordExecBlocks(ctx, approval.ExecCall{Profile: f.profile,
 			Session: f.gate.session, Platform: platform, Command: command}, blocks) {
 			fmt.Fprintf(cmd.ErrOrStderr(), "tether: %s\n", d.Message)
+		}
+	}
+	if res != nil && cfg.Observe {
+		platform, _ := approval.ParsePlatform(f.gate.platform)
+		rt := runner.RuntimeOf(res, command, cfg.Workspace, cfg.Network == sandbox.NetworkProxy)
+		if err := store.ObserveRuntime(ctx, mandate.RunFor(f.gate.job, f.gate.session, platform), rt); err != nil && !errors.Is(err, mandate.ErrNotObserving) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "tether: recording what the kernel saw as evidence of job %s: %v\n", f.gate.job, err)
 		}
 	}
 	if res != nil && len(res.NotEnforced) > 0 {

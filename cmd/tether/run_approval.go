@@ -114,30 +114,34 @@ func runProfile(f approvalFlags, profile string) (*config.Config, *config.Profil
 }
 
 // authorize builds the approval engine of cfg (with a terminal prompter
-// when there is a terminal) and decides command in profile prof. It
+// when there is a terminal, and the job's mandate store when not nil) and
+// decides command in profile prof. It
 // returns the engine, which the sandbox's exec gate goes on asking (the
 // caller must Close it), or an *exitError when nothing may run.
-func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *config.Config, prof *config.Profile, command, cwd string) (*approval.Engine, error) {
+// jobStore opens the mandate store of a run with --job (nil without):
+// only a job's run pays for it. The store lives as long as this process:
+// the engine, which the exec gate goes on asking, holds its hook.
+func jobStore(f approvalFlags, cfg *config.Config) (*mandate.Store, error) {
+	if f.job == "" {
+		return nil, nil
+	}
+	if !mandate.ValidJob(f.job) {
+		return nil, usageErr("--job %q is not a job name (letters, digits, '_', '.', '-')", f.job)
+	}
+	s, err := mandate.Open(cfg.StateDir, mandate.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("opening the mandate store: %w", err)
+	}
+	return s, nil
+}
+
+func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *config.Config, prof *config.Profile, store *mandate.Store, command, cwd string) (*approval.Engine, error) {
 	platform, err := approval.ParsePlatform(f.platform)
 	if err != nil {
 		return nil, usageErr("--platform: %v", err)
 	}
 	// The daemon's engine options (secret redaction in the audit log and
-	// questions, the mandate hook): the store is opened only for a job's
-	// run, so an ordinary tether run pays nothing for it.
-	var store *mandate.Store
-	if f.job != "" {
-		if !mandate.ValidJob(f.job) {
-			return nil, usageErr("--job %q is not a job name (letters, digits, '_', '.', '-')", f.job)
-		}
-		s, err := mandate.Open(cfg.StateDir, mandate.Options{})
-		if err != nil {
-			return nil, fmt.Errorf("opening the mandate store: %w", err)
-		}
-		// The store lives as long as this process: the engine, which
-		// the exec gate goes on asking, holds its hook.
-		store = s
-	}
+	// questions, the mandate hook, with store: nil unless a job's run).
 	opts := runner.EngineOptions(cfg, store, nil)
 	opts.Yolo = f.yolo
 	if platform == approval.PlatformCLI {

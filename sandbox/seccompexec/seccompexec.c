@@ -51,6 +51,7 @@ static const char *errtext(int err, char *buf, size_t size)
 // (native byte order, written by sandbox/trampoline_linux.go).
 struct spec {
 	uint32_t flags;
+	int observe; // SECCOMPEXEC_OBSERVE was set (and is cleared from flags)
 	struct sock_fprog prog;
 	char **env;
 };
@@ -88,6 +89,8 @@ static int read_spec(struct spec *sp, char *why, size_t size)
 	uint32_t count;
 	memcpy(&sp->flags, buf, sizeof sp->flags);
 	memcpy(&count, buf + sizeof sp->flags, sizeof count);
+	sp->observe = (sp->flags & SECCOMPEXEC_OBSERVE) != 0;
+	sp->flags &= ~SECCOMPEXEC_OBSERVE;
 	size_t insns = (size_t)count * sizeof(struct sock_filter);
 	if (count > BPF_MAXINSNS || insns > total - SECCOMPEXEC_HEADER) {
 		snprintf(why, size, "reading the filter: %zu bytes is not a program", total);
@@ -163,17 +166,38 @@ static int load_filter(struct spec *sp, char *why, size_t size)
 
 // load_gate installs the exec gate's filter and sends its listener to the
 // gate socket. execve and execveat of the native ABI wait for tether's
-// verdict; system calls of another ABI (i386's int 0x80, x32) fail with
-// EPERM, so no exec slips past through a second system call table (the
-// sandbox's own filter kills those callers anyway). Returns 0 or an errno.
-static int load_gate(char *why, size_t size)
+// verdict, and with observe so do open, openat, creat and connect (which
+// tether only records); system calls of another ABI (i386's int 0x80, x32)
+// fail with EPERM, so no exec slips past through a second system call
+// table (the sandbox's own filter kills those callers anyway). The
+// sandbox's filter still decides the observed calls: of two filters'
+// verdicts the kernel takes the stronger, and an error beats a
+// notification. Returns 0 or an errno.
+static int load_gate(int observe, char *why, size_t size)
 {
+	// Without observe the four observed comparisons repeat execve's: the
+	// filter is the exec-only one in effect.
+	uint32_t open_nr = __NR_execve, openat_nr = __NR_execve, creat_nr = __NR_execve, connect_nr = __NR_execve;
+	if (observe) {
+#ifdef __NR_open
+		open_nr = __NR_open;
+#endif
+#ifdef __NR_creat
+		creat_nr = __NR_creat;
+#endif
+		openat_nr = __NR_openat;
+		connect_nr = __NR_connect;
+	}
 	struct sock_filter insns[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, GATE_ARCH, 0, 6),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, GATE_ARCH, 0, 10),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 7, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 6, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, openat_nr, 5, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, open_nr, 4, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, creat_nr, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, connect_nr, 2, 0),
 #if defined(__x86_64__)
 		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 2, 0), // x32
 #else
@@ -329,7 +353,7 @@ static void seccompexec_main(int argc, char **argv)
 	if (e == 0)
 		e = load_filter(&sp, why, sizeof why);
 	if (e == 0 && gate)
-		e = load_gate(why, sizeof why);
+		e = load_gate(sp.observe, why, sizeof why);
 	if (e != 0) {
 		snprintf(msg, sizeof msg, "loading the seccomp filter: %s: %s", why, errtext(e, err, sizeof err));
 		report(126, msg);

@@ -50,6 +50,11 @@ const (
 // padded; the struct sock_filter array follows.
 const Header = C.SECCOMPEXEC_HEADER
 
+// Observe, in the flags word, asks the exec gate's filter to notify open,
+// openat, creat and connect too (runtime observation); the trampoline
+// clears it before the flags reach seccomp(2).
+const Observe = C.SECCOMPEXEC_OBSERVE
+
 // Argv is the container process's argv that runs args under the filter.
 func Argv(args []string) []string {
 	return append([]string{"/proc/self/fd/" + strconv.Itoa(ExeFD), Arg}, args...)

@@ -27,7 +27,13 @@
 // sends the listener to the socket (SCM_RIGHTS, one byte "g") before it
 // executes anything, so that every exec of the sandbox, the program's
 // first included, waits for tether's verdict.
+//
+// SECCOMPEXEC_OBSERVE in the flags word is not a seccomp flag (it is
+// cleared before the flags reach seccomp(2)): with the gate, it makes the
+// gate's filter notify open, openat, creat and connect too (runtime
+// observation; tether answers them with SECCOMP_USER_NOTIF_FLAG_CONTINUE).
 #define SECCOMPEXEC_HEADER 8
+#define SECCOMPEXEC_OBSERVE 0x80000000u
 #define SECCOMPEXEC_MAX_DATA (16 << 20)
 
 #endif

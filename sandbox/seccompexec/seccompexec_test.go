@@ -220,3 +220,14 @@ func TestRunsBeforeNsexec(t *testing.T) {
 func TestArgv(t *testing.T) {
 	assert.Equal(t, []string{"/proc/self/fd/3", Arg, "ls", "-l"}, Argv([]string{"ls", "-l"}))
 }
+
+// Observe is the trampoline's own flag: it never reaches seccomp(2), which
+// refuses flags it does not know.
+func TestObserveFlagIsNotASeccompFlag(t *testing.T) {
+	prog := encode(Observe, filter(unix.SYS_MKDIR), stdEnv)
+	dir := filepath.Join(t.TempDir(), "made")
+	o := trampoline(t, prog, true, nil, "sh", "-c", "mkdir "+dir+" || echo refused")
+	assert.Zero(t, o.status, o.report)
+	assert.Empty(t, o.report)
+	assert.Contains(t, o.stdout, "refused", "the filter holds")
+}

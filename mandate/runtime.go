@@ -1,0 +1,181 @@
+package mandate
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Runtime is what the kernel saw one terminal call of a job do inside its
+// sandbox (runtime observation, sandbox.Config.Observe): the files its
+// processes opened or executed where the sandbox shares the host's files,
+// and the addresses they connected to. Every name comes from the
+// sandboxed processes and is hostile: it is evidence for the person who
+// approves the mandate, never a check of its own.
+type Runtime struct {
+	// Command is the call's command text, for people.
+	Command string
+	// Workspace is the directory paths are made relative to (the
+	// sandbox shows it at the same path).
+	Workspace string
+	// Read, Written and Executed are absolute paths inside the sandbox.
+	Read, Written, Executed []string
+	// Connected are "IP:port" addresses. Behind tether's egress proxy the
+	// proxy records the names it was asked for instead; callers leave
+	// these out there.
+	Connected []string
+	// Programs are the programs the call executed (argv[0]'s last
+	// element), for people.
+	Programs []string
+	// Lost counts what the sandbox saw but could not record (unreadable
+	// names, the bounds of one call's record).
+	Lost int
+}
+
+// maxRuntimeText bounds the description of a call's runtime evidence.
+const maxRuntimeText = 2048
+
+// ErrNotObserving is returned by ObserveRuntime when the job is no longer
+// in observe mode: the evidence was not recorded, and need not be.
+var ErrNotObserving = errors.New("the job's mandate is not observing")
+
+// Observing reports whether calls of job are recorded as observations (it
+// is in observe mode, or unknown and so about to be): whether its
+// sandboxes should be observed. A job whose enforcement anchor does not
+// match is enforcing.
+func (s *Store) Observing(ctx context.Context, job string) (bool, error) {
+	if err := s.checkAnchor(ctx, job); err != nil {
+		return false, err
+	}
+	j, err := s.job(ctx, s.db, job)
+	switch {
+	case errors.Is(err, ErrUnknownJob):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return j.mode == "observe", nil
+}
+
+// ObserveRuntime records rt, what the kernel saw a call of run do, as an
+// observation of the job: its files become paths evidence (in the
+// workspace relative, else absolute; the workspace itself and names that
+// cannot be written as rules are left out and counted lost) and its
+// addresses hosts evidence (the IP address; the port is in the call's
+// text). It records nothing, and returns ErrNotObserving, when the job is
+// no longer in observe mode. Lost observations are counted with the job's
+// lost observations.
+func (s *Store) ObserveRuntime(ctx context.Context, run Run, rt Runtime) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("observing what the kernel saw: panic: %v", p)
+		}
+	}()
+	f, lost := runtimeFacts(rt)
+	if len(f.Paths) == 0 && len(f.Hosts) == 0 && lost == 0 {
+		return nil
+	}
+	c := Call{Tool: ToolTerminal, Command: runtimeText(rt)}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		j, err := s.job(ctx, tx, run.Job)
+		if err != nil {
+			return fmt.Errorf("observing what the kernel saw: %w", err)
+		}
+		if j.mode != "observe" {
+			return fmt.Errorf("observing what the kernel saw of %s: %w", run.Job, ErrNotObserving)
+		}
+		if len(f.Paths) > 0 || len(f.Hosts) > 0 {
+			// Wrote stays false: for max_writes_per_run the command's own
+			// call counts, once.
+			if _, err := s.insertCall(ctx, tx, run, c, f, "observed"); err != nil {
+				return err
+			}
+		}
+		if lost > 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET lost_observations = lost_observations + ? WHERE name = ?`, lost, run.Job); err != nil {
+				return fmt.Errorf("counting lost observations: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// runtimeFacts are the facts of rt's record, and how many of its entries
+// cannot be evidence (a name no rule can hold, an address that is not
+// IP:port) besides those rt.Lost counts.
+func runtimeFacts(rt Runtime) (Facts, int) {
+	f := Facts{Tool: ToolTerminal, Runtime: true}
+	lost := rt.Lost
+	for _, list := range [][]string{rt.Read, rt.Written, rt.Executed} {
+		for _, p := range list {
+			np := normPath(p, rt.Workspace)
+			switch {
+			case np == ".":
+			case !ruleText(np):
+				lost++
+			default:
+				f.Paths = append(f.Paths, np)
+			}
+		}
+	}
+	for _, a := range rt.Connected {
+		ap, err := netip.ParseAddrPort(a)
+		if err != nil {
+			lost++
+			continue
+		}
+		f.Hosts = append(f.Hosts, ap.Addr().Unmap().String())
+	}
+	f.Paths, f.Hosts = uniqSorted(f.Paths), uniqSorted(f.Hosts)
+	return f, lost
+}
+
+// ruleText reports whether a path can be written as a rule and read back
+// as the same text: valid UTF-8 without control characters.
+func ruleText(p string) bool {
+	if p == "" || !utf8.ValidString(p) {
+		return false
+	}
+	return !strings.ContainsFunc(p, unicode.IsControl)
+}
+
+// runtimeText describes rt for people, bounded:
+// "make test [kernel: ran make, sh; read src/a.go; wrote out.txt; connected 127.0.0.1:8080]".
+func runtimeText(rt Runtime) string {
+	var parts []string
+	add := func(verb string, items []string, rel bool) {
+		items = uniqSorted(items)
+		if len(items) == 0 {
+			return
+		}
+		shown := make([]string, 0, len(items))
+		for _, it := range items {
+			if rel {
+				it = normPath(it, rt.Workspace)
+			}
+			shown = append(shown, strings.ToValidUTF8(it, "\uFFFD"))
+		}
+		if len(shown) > 8 {
+			shown = append(shown[:8], fmt.Sprintf("%d more", len(items)-8))
+		}
+		parts = append(parts, verb+" "+strings.Join(shown, ", "))
+	}
+	add("ran", rt.Programs, false)
+	add("read", rt.Read, true)
+	add("wrote", rt.Written, true)
+	add("executed", rt.Executed, true)
+	add("connected", rt.Connected, false)
+	if rt.Lost > 0 {
+		parts = append(parts, fmt.Sprintf("%d lost", rt.Lost))
+	}
+	text := rt.Command + " [kernel: " + strings.Join(parts, "; ") + "]"
+	if len(text) > maxRuntimeText {
+		text = strings.ToValidUTF8(text[:maxRuntimeText], "") + "…]"
+	}
+	return text
+}
