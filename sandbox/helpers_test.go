@@ -52,6 +52,17 @@ func processMount(t testing.TB) string {
 	return v2
 }
 
+// controllerFile is the path of one cgroup file of a container (paths:
+// libcontainer's CgroupPaths): the v1 file in the controller's own
+// hierarchy, or the v2 file in the container's one directory on a unified
+// host ("" in CgroupPaths).
+func controllerFile(paths map[string]string, controller, v1, v2 string) string {
+	if p, ok := paths[controller]; ok {
+		return filepath.Join(p, v1)
+	}
+	return filepath.Join(paths[""], v2)
+}
+
 func dirExists(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
