@@ -6,14 +6,16 @@
 // reviewed with the mandate diff, approved by the hash the reviewer saw, then
 // undone — with the Leash Line printed at each step.
 //
-// Every call goes through the same gates a daemon uses: the approval engine
-// (parser limits, hardline floor, deny globs, the mandate hook, routes) and
-// then the sandbox. It needs what the sandbox needs (root, or a rootless
+// Every call goes through the pipeline every entry point assembles
+// (runner.NewPipeline), as a cron run of the job: the approval engine
+// (parser limits, hardline floor, deny globs, the mandate hook, routes), the
+// file tools' path rules, then the sandbox with its exec gate. It needs what the sandbox needs (root, or a rootless
 // user namespace with limits reported as not enforced).
 package demo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +28,7 @@ import (
 	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/mandate"
+	"github.com/tether-dev/tether/runner"
 	"github.com/tether-dev/tether/sandbox"
 )
 
@@ -120,10 +123,10 @@ type demo struct {
 	w         io.Writer
 	opts      Options
 	ws        string
+	pipe      *runner.Pipeline
 	store     *mandate.Store
-	engine    *approval.Engine
-	runner    *sandbox.Runner
 	stateRoot string
+	prefix    string
 }
 
 func newDemo(ctx context.Context, w io.Writer, dir string, opts Options) (*demo, error) {
@@ -132,45 +135,36 @@ func newDemo(ctx context.Context, w io.Writer, dir string, opts Options) (*demo,
 	if err := makeRepo(ctx, ws); err != nil {
 		return nil, err
 	}
-	store, err := mandate.Open(state, mandate.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("opening mandate store: %w", err)
-	}
 	cfg, err := config.Default()
 	if err != nil {
-		store.Close()
 		return nil, fmt.Errorf("loading the default profile: %w", err)
 	}
 	cfg.StateDir = state
-	engine, err := approval.NewEngine(cfg, approval.Options{Mandate: mandate.NewHook(store, cfg)})
+	// The default profile, with the throwaway repository as its workspace.
+	prof, ok := cfg.Profile("")
+	if !ok {
+		return nil, errors.New("demo: the embedded configuration has no default profile")
+	}
+	prof.Terminal.Cwd = ws
+	stateRoot := filepath.Join(dir, "run")
+	prefix := fmt.Sprintf("tether-demo-%d", os.Getpid())
+	// The pipeline every entry point uses: gates, mandate hook and store,
+	// masking, audit log, sandbox placement and the exec gate.
+	p, err := runner.NewPipeline(runner.PipelineOptions{Config: cfg,
+		Sandbox: sandbox.Runner{StateRoot: stateRoot, CgroupPrefix: prefix}})
 	if err != nil {
-		store.Close()
 		return nil, err
 	}
-	stateRoot := filepath.Join(dir, "run")
-	home, _ := os.UserHomeDir()
-	return &demo{
-		w: w, opts: opts, ws: ws, store: store, engine: engine, stateRoot: stateRoot,
-		runner: &sandbox.Runner{
-			StateRoot:    stateRoot,
-			CgroupPrefix: fmt.Sprintf("tether-demo-%d", os.Getpid()),
-			Profile:      "demo",
-			// The exec gate: the engine's check on what the commands
-			// really execute ("demo" is the cgroup's name; the checks are
-			// the default profile's).
-			ExecGate: func(ev sandbox.ExecEvent) error {
-				return engine.CheckExec(approval.ExecRequest{Argvs: append([][]string{ev.Argv}, ev.Runs...), Cwd: ws, Home: home})
-			},
-		},
-	}, nil
+	return &demo{w: w, opts: opts, ws: ws, pipe: p, store: p.Mandates, stateRoot: stateRoot, prefix: prefix}, nil
 }
 
 func (d *demo) close() {
-	d.engine.Close()
-	d.store.Close()
-	// The runner removes each container's cgroups as it finishes; gc sweeps
-	// the profile's parent cgroup and anything an interrupted run left.
-	_, _ = sandbox.GC(sandbox.GCOptions{StateRoot: d.stateRoot, CgroupPrefix: d.runner.CgroupPrefix})
+	if err := d.pipe.Close(); err != nil {
+		d.say("demo: %v", err)
+	}
+	// Each sandbox's cgroups go with it; gc sweeps the profile's parent
+	// cgroup and anything an interrupted run left.
+	_, _ = sandbox.GC(sandbox.GCOptions{StateRoot: d.stateRoot, CgroupPrefix: d.prefix})
 }
 
 func (d *demo) say(format string, args ...any) { fmt.Fprintf(d.w, format+"\n", args...) }
@@ -316,66 +310,56 @@ func (d *demo) call(ctx context.Context, run string, s step) error {
 		d.say("  (a hostile change: scripts/check.sh now also runs `dd if=/dev/zero of=$d` with d=/dev/sda)")
 	}
 	command := s.arg
-	dec, err := d.engine.Decide(ctx, approval.Request{
-		Command: command, Session: run, Platform: approval.PlatformCron, Job: Job, Cwd: d.ws,
-	})
-	if err != nil && !errors.Is(err, approval.ErrDenied) {
-		return fmt.Errorf("deciding %q: %w", command, err)
-	}
-	if !dec.Allowed {
+	res := d.execute(ctx, run, "terminal", map[string]any{"command": command})
+	switch {
+	case res.Gate == runner.GateExec && res.Decision != nil:
+		dd := res.Decision
+		d.say("  BLOCKED  $ %s%s\n           exec: %s executed by the script: %s, drift %s", command, note, dd.Command, dd.Reason, dd.DriftID)
+		return nil
+	case !res.Ran:
+		if res.Decision == nil {
+			return fmt.Errorf("running %q: %s", command, res.Message)
+		}
 		drift := ""
-		if dec.DriftID != "" {
-			drift = ", drift " + dec.DriftID
+		if res.Decision.DriftID != "" {
+			drift = ", drift " + res.Decision.DriftID
 		}
-		d.say("  BLOCKED  $ %s%s\n           %s: %s%s", command, note, dec.Stage, dec.Reason, drift)
+		d.say("  BLOCKED  $ %s%s\n           %s: %s%s", command, note, res.Decision.Stage, res.Decision.Reason, drift)
 		return nil
 	}
-	var out strings.Builder
-	res, err := d.runner.Run(ctx, sandbox.Config{
-		Workspace: d.ws,
-		Seccomp:   sandbox.SeccompOptional,
-		Limits:    sandbox.Limits{MemoryBytes: 256 << 20, Pids: 128, Timeout: 30 * time.Second, OutputBytes: 64 << 10},
-	}, sandbox.Command{Shell: command, Stdout: &out, Stderr: &out})
-	if err != nil {
-		return fmt.Errorf("running %q in the sandbox: %w", command, err)
-	}
-	if len(res.ExecBlocked) > 0 {
-		blocks := make([]approval.ExecBlocked, len(res.ExecBlocked))
-		for i, b := range res.ExecBlocked {
-			blocks[i] = approval.ExecBlocked{Argv: b.Argv, Rule: b.Rule, Reason: b.Reason}
-		}
-		for _, dd := range d.engine.RecordExecBlocks(ctx, approval.ExecCall{Session: run, Platform: approval.PlatformCron,
-			Job: Job, Command: command}, blocks) {
-			d.say("  BLOCKED  $ %s%s\n           exec: %s executed by the script: %s, drift %s", command, note, dd.Command, dd.Reason, dd.DriftID)
-		}
-		return nil
-	}
-	d.say("  ran      $ %s%s\n           exit %d in %s%s", command, note, res.ExitCode, res.Duration.Round(time.Millisecond), notEnforced(res))
-	for _, line := range firstLines(out.String(), 3) {
+	code, _ := res.Output["exit_code"].(int)
+	ms, _ := res.Output["duration_ms"].(int64)
+	d.say("  ran      $ %s%s\n           exit %d in %s%s", command, note, code, time.Duration(ms)*time.Millisecond, notEnforced(res))
+	stdout, _ := res.Output["stdout"].(string)
+	stderr, _ := res.Output["stderr"].(string)
+	for _, line := range firstLines(stdout+stderr, 3) {
 		d.say("           | %s", line)
 	}
 	return nil
 }
 
-// readFile is the read_file tool of the scenario: the mandate's path rules
-// decide, then the file is read from the workspace.
+// execute sends one call of run through the pipeline, as a cron run of
+// the job (calls outside its mandate are only ever blocked).
+func (d *demo) execute(ctx context.Context, run, tool string, args map[string]any) runner.Result {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return runner.Result{Message: err.Error()}
+	}
+	out := d.pipe.Runner.Execute(ctx, runner.Batch{Session: run, Platform: approval.PlatformCron, Job: Job,
+		Calls: []runner.RawCall{{ID: "demo", Name: tool, Arguments: raw}}}, nil)
+	return out.Results[0]
+}
+
+// readFile is the read_file tool of the scenario, through the pipeline:
+// the workspace's path rules, then the mandate's.
 func (d *demo) readFile(ctx context.Context, run, path, note string) error {
-	dec := d.store.Check(ctx, mandate.Run{Job: Job, ID: run, Mode: mandate.RunCron, CronIdentity: "demo"},
-		mandate.Call{Tool: "read_file", Paths: []string{path}, Workspace: d.ws})
-	if dec.Verdict != mandate.Allow {
-		d.say("  BLOCKED  read_file %s%s\n           mandate: %s, drift %s", path, note, dec.Reason, dec.DriftID)
+	res := d.execute(ctx, run, "read_file", map[string]any{"path": path})
+	if !res.Ran || res.Class != runner.ClassSucceeded {
+		d.say("  BLOCKED  read_file %s%s\n           %s: %s", path, note, res.Gate, res.Message)
 		return nil
 	}
-	root, err := os.OpenRoot(d.ws)
-	if err != nil {
-		return fmt.Errorf("opening demo workspace: %w", err)
-	}
-	defer root.Close()
-	data, err := root.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("read_file %s: %w", path, err)
-	}
-	d.say("  read     read_file %s%s\n           %d bytes", path, note, len(data))
+	content, _ := res.Output["content"].(string)
+	d.say("  read     read_file %s%s\n           %d bytes", path, note, len(content))
 	return nil
 }
 
@@ -437,11 +421,12 @@ func describeUndo(u mandate.UndoResult) string {
 	return fmt.Sprintf("version %d superseded; version %d is enforced again", u.From, u.To)
 }
 
-func notEnforced(r *sandbox.Result) string {
-	if len(r.NotEnforced) == 0 {
+func notEnforced(r runner.Result) string {
+	list, _ := r.Output["not_enforced"].([]string)
+	if len(list) == 0 {
 		return ""
 	}
-	return " (not enforced here: " + strings.Join(r.NotEnforced, ", ") + ")"
+	return " (not enforced here: " + strings.Join(list, ", ") + ")"
 }
 
 func firstLines(s string, n int) []string {

@@ -153,6 +153,9 @@ type SessionRequest struct {
 	Platform string `json:"platform,omitempty"`
 	Job      string `json:"job,omitempty"`
 	Cwd      string `json:"cwd,omitempty"`
+	// CallerCwd is the client's working directory, the workspace only when
+	// the profile sets no terminal.cwd (Cwd insists on one).
+	CallerCwd string `json:"caller_cwd,omitempty"`
 }
 
 // CreateSession is POST /v1/sessions. A client without a token gets one,

@@ -75,7 +75,7 @@ type Daemon struct {
 	Engine   *approval.Engine
 	Mandates *mandate.Store
 	Server   *Server
-	sessions *sandbox.Sessions
+	pipeline *Pipeline
 	base     context.Context
 	cancel   context.CancelFunc
 	log      *slog.Logger
@@ -112,16 +112,8 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfg := opts.Config
-	store, err := mandate.Open(cfg.StateDir, mandate.Options{Logger: log})
-	if err != nil {
-		return nil, fmt.Errorf("opening the mandate store: %w", err)
-	}
-	d := &Daemon{opts: opts, Mandates: store, log: log}
+	d := &Daemon{opts: opts, log: log}
 	d.base, d.cancel = context.WithCancel(context.Background())
-	d.sessions = opts.Sessions
-	if d.sessions == nil {
-		d.sessions = &sandbox.Sessions{StateRoot: opts.Sandbox.StateRoot, CgroupPrefix: opts.Sandbox.CgroupPrefix, Grace: opts.Sandbox.Grace}
-	}
 	// The gateway tells the server about new requests (server-sent events);
 	// the server exists only after the engine, hence the indirection.
 	var srv *Server
@@ -137,22 +129,14 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 		errs = append(errs, notifyWebhook(ctx, cfg, p))
 		return errors.Join(errs...)
 	}})
-	eopts := EngineOptions(cfg, store, log)
-	eopts.Gateway = gw
-	eng, err := approval.NewEngine(cfg, eopts)
+	p, err := NewPipeline(PipelineOptions{Config: cfg, ConfigErr: opts.ConfigErr, Sandbox: opts.Sandbox,
+		Sessions: opts.Sessions, Gateway: gw, Guard: opts.Guard, Workers: opts.Workers, Logger: log})
 	if err != nil {
-		store.Close()
 		return nil, err
 	}
-	eng.OnSessionClear(func(profile, session string) {
-		if err := d.sessions.CloseSession(profile, session); err != nil {
-			log.Warn("closing a session sandbox", "profile", profile, "session", session, "err", err)
-		}
-	})
-	d.Engine = eng
-	d.Runner = &Runner{Config: cfg, ConfigErr: opts.ConfigErr, Engine: eng, Mandates: store, Sandbox: opts.Sandbox,
-		Sessions: d.sessions, Workers: opts.Workers, Guard: opts.Guard, Logger: log}
-	srv = NewServer(d.base, d.Runner, store, opts.Version, opts.Limits, log)
+	d.pipeline = p
+	d.Runner, d.Engine, d.Mandates = p.Runner, p.Engine, p.Mandates
+	srv = NewServer(d.base, d.Runner, d.Mandates, opts.Version, opts.Limits, log)
 	d.Server = srv
 	return d, nil
 }
@@ -173,39 +157,6 @@ func notifyWebhook(ctx context.Context, cfg *config.Config, p approval.Pending) 
 		hook.Header.Set("Authorization", "Bearer "+token)
 	}
 	return hook.Notify(ctx, p)
-}
-
-// EngineOptions are the approval engine options shared by every entry
-// point (the daemon, the MCP server, tether run): the mandate hook on the
-// state's store (workspaces and interactive_violation from the profiles;
-// none when store is nil), secret redaction in questions and audit
-// records, and secrets for the smart route's API key. The caller adds its
-// routes (Prompter, Gateway) and Yolo.
-func EngineOptions(cfg *config.Config, store *mandate.Store, log *slog.Logger) approval.Options {
-	opts := approval.Options{Logger: log,
-		Redact: func(profile, text string) string {
-			return ResolveSecretScope(cfg, nil, profile).Masker().Mask(text)
-		},
-		Secret: func(profile, name string) (string, error) {
-			return ResolveSecretScope(cfg, nil, profile).Get(name, "")
-		}}
-	if store == nil {
-		return opts
-	}
-	opts.Mandate = &mandate.Hook{Store: store, Workspace: func(profile string) string {
-		p, ok := cfg.Profile(profile)
-		if !ok {
-			return ""
-		}
-		return p.Terminal.Cwd
-	}, Violation: func(profile string) string {
-		p, ok := cfg.Profile(profile)
-		if !ok {
-			return ""
-		}
-		return string(p.Mandate.InteractiveViolation)
-	}}
-	return opts
 }
 
 // TCPHandler is the API as served on TCP: behind the bearer tokens.
@@ -371,17 +322,7 @@ func (d *Daemon) Close() error {
 func (d *Daemon) close() error {
 	d.cancel()
 	d.Server.closeSessions()
-	var errs []error
-	if err := d.sessions.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("closing session sandboxes: %w", err))
-	}
-	if err := d.Engine.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("closing the audit log: %w", err))
-	}
-	if err := d.Mandates.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("closing the mandate store: %w", err))
-	}
-	return errors.Join(errs...)
+	return d.pipeline.Close()
 }
 
 // ReadTokens reads bearer tokens from a file, one per line ("#"

@@ -47,6 +47,15 @@
 // warn, then block, then halt (halting only where nobody can intervene,
 // unless configured); refusals never count as failures.
 //
+// One assembly. NewPipeline builds the pipeline of every entry point
+// (tether serve, tether mcp, tether run, tether shell, tether demo): the
+// approval engine with the shared options (the mandate hook, secret
+// redaction) and the entry point's routes, the Runner over it, the mandate
+// store and the session sandboxes with their exec gate; PipelineOptions is
+// where they differ, and the one place new engine policy plugs in.
+// Runner.Place and Runner.Invoke run one command with the caller's own
+// streams (tether run) through the terminal tool's one-shot path.
+//
 // The doors. Daemon and Server are `tether serve`: an HTTP/JSON API on a
 // private unix socket (bearer tokens on TCP), sessions owned by the client
 // whose token created them, approvals answered through the gateway queue,

@@ -32,17 +32,23 @@ func (r *Runner) execGate(root string) sandbox.ExecGate {
 	}
 }
 
+// recordExecBlocks audits the exec gate's refusals during command and, in
+// a job, records them as drift; one decision per block.
+func recordExecBlocks(ctx context.Context, env *Env, command string, blocks []sandbox.ExecBlock) []approval.Decision {
+	in := make([]approval.ExecBlocked, len(blocks))
+	for i, b := range blocks {
+		in[i] = approval.ExecBlocked{Argv: b.Argv, Rule: b.Rule, Reason: b.Reason}
+	}
+	return env.Runner.Engine.RecordExecBlocks(ctx, approval.ExecCall{Profile: env.Profile.Name, Session: env.Session,
+		Platform: env.Platform, Job: env.Job, Command: command}, in)
+}
+
 // execBlocked turns a command during which the exec gate refused programs
 // into a blocked result at gate "exec": the refusals are audited and, in a
 // job, recorded as drift; the command's own output stays in the result
 // (it ran until, and after, the refused exec).
 func execBlocked(ctx context.Context, env *Env, command string, blocks []sandbox.ExecBlock, ran Result) Result {
-	in := make([]approval.ExecBlocked, len(blocks))
-	for i, b := range blocks {
-		in[i] = approval.ExecBlocked{Argv: b.Argv, Rule: b.Rule, Reason: b.Reason}
-	}
-	ds := env.Runner.Engine.RecordExecBlocks(ctx, approval.ExecCall{Profile: env.Profile.Name, Session: env.Session,
-		Platform: env.Platform, Job: env.Job, Command: command}, in)
+	ds := recordExecBlocks(ctx, env, command, blocks)
 	list := make([]map[string]any, len(ds))
 	for i, d := range ds {
 		list[i] = map[string]any{"program": blocks[i].Program(), "argv": blocks[i].Argv, "path": blocks[i].Path,

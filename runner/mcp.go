@@ -19,7 +19,6 @@ import (
 
 	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
-	"github.com/tether-dev/tether/mandate"
 	"github.com/tether-dev/tether/sandbox"
 )
 
@@ -72,8 +71,7 @@ type MCP struct {
 	Server   *mcp.Server
 	runner   *Runner
 	engine   *approval.Engine
-	store    *mandate.Store
-	sessions *sandbox.Sessions
+	pipeline *Pipeline
 	opts     MCPOptions
 	session  string
 	profile  string // the resolved profile's name
@@ -215,32 +213,21 @@ func NewMCP(opts MCPOptions) (*MCP, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	cfg := opts.Config
-	store, err := mandate.Open(cfg.StateDir, mandate.Options{Logger: log})
-	if err != nil {
-		return nil, fmt.Errorf("opening the mandate store: %w", err)
-	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
-		store.Close()
 		return nil, fmt.Errorf("making the MCP state key: %w", err)
 	}
 	route := &elicitRoute{key: key}
-	eopts := EngineOptions(cfg, store, log)
-	eopts.Prompter = route
-	eng, err := approval.NewEngine(cfg, eopts)
+	p, err := NewPipeline(PipelineOptions{Config: opts.Config, ConfigErr: opts.ConfigErr, Sandbox: opts.Sandbox,
+		Prompter: route, Guard: opts.Guard, Logger: log})
 	if err != nil {
-		store.Close()
 		return nil, err
 	}
-	sessions := &sandbox.Sessions{StateRoot: opts.Sandbox.StateRoot, CgroupPrefix: opts.Sandbox.CgroupPrefix, Grace: opts.Sandbox.Grace}
-	m := &MCP{opts: opts, engine: eng, store: store, sessions: sessions, route: route,
+	m := &MCP{opts: opts, pipeline: p, runner: p.Runner, engine: p.Engine, route: route,
 		session: fmt.Sprintf("mcp-%d-%s", os.Getpid(), randomID("", 3)), profile: prof.Name}
 	if opts.ApprovalDir != "" {
-		route.queue = eng.Gateway()
+		route.queue = p.Engine.Gateway()
 	}
-	m.runner = &Runner{Config: cfg, ConfigErr: opts.ConfigErr, Engine: eng, Mandates: store, Sandbox: opts.Sandbox,
-		Sessions: sessions, Guard: opts.Guard, Logger: log}
 	m.Server = mcp.NewServer(&mcp.Implementation{Name: "tether", Version: opts.Version}, &mcp.ServerOptions{Instructions: mcpInstructions})
 	var names []string
 	for _, t := range m.runner.Tools().Visible(prof) {
@@ -340,5 +327,5 @@ func (m *MCP) Run(ctx context.Context, t mcp.Transport) error {
 // state.
 func (m *MCP) Close() error {
 	m.engine.ClearSession(m.opts.Profile, m.session)
-	return errors.Join(m.sessions.Close(), m.engine.Close(), m.store.Close())
+	return m.pipeline.Close()
 }

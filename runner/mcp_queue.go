@@ -46,7 +46,7 @@ func (m *MCP) publishQueue(ctx context.Context) (stop func(), err error) {
 		l.Close()
 		return nil, fmt.Errorf("restricting %s: %w", sock, err)
 	}
-	api := NewServer(ctx, m.runner, m.store, m.opts.Version, Limits{}, m.runner.log)
+	api := NewServer(ctx, m.runner, m.pipeline.Mandates, m.opts.Version, Limits{}, m.runner.log)
 	tok := api.Adopt(m.session, m.profile, approval.PlatformCLI, m.opts.Job, m.opts.Cwd)
 	b, err := json.Marshal(MCPQueue{PID: pid, Socket: sock, ClientToken: tok, Session: m.session, Profile: m.profile, Cwd: m.opts.Cwd})
 	if err == nil {

@@ -453,6 +453,9 @@ type createSessionReq struct {
 	Platform string `json:"platform"`
 	Job      string `json:"job"`
 	Cwd      string `json:"cwd"`
+	// CallerCwd is where the client runs (tether run --session without
+	// --cwd): the workspace only when the profile fixes none.
+	CallerCwd string `json:"caller_cwd"`
 }
 
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
@@ -482,6 +485,13 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		plat = p
+	}
+	switch {
+	case req.Cwd != "" && req.CallerCwd != "":
+		writeErr(w, http.StatusBadRequest, "give cwd or caller_cwd, not both")
+		return
+	case req.CallerCwd != "" && prof.Terminal.Cwd == "":
+		req.Cwd = req.CallerCwd
 	}
 	if req.Cwd != "" {
 		if msg := checkSessionCwd(prof, req.Cwd); msg != "" {

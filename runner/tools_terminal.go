@@ -181,16 +181,17 @@ func ProfileLimits(pol TerminalPolicy) sandbox.Limits {
 
 func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command string, cmdEnv []string, timeout time.Duration, useSession, background bool) Result {
 	r := env.Runner
-	cfg, err := SandboxConfig(pol, env.Root, cmdEnv, timeout, env.Runner.protected())
+	pl, err := r.place(env, pol, cmdEnv, timeout)
 	if err != nil {
 		return refused(GatePlacement, "placement.terminal-policy", err.Error()+"; nothing ran")
 	}
 	// A job whose mandate observes gets the kernel's view of the call as
 	// evidence; other sandboxes do not pay for it.
-	cfg.Observe = env.observing(ctx)
+	pl.Config.Observe = env.observing(ctx)
+	cfg := pl.Config
 	var stdout, stderr bytes.Buffer
 	cmd := sandbox.Command{Shell: command, Stdout: &stdout, Stderr: &stderr}
-	profLimits := ProfileLimits(pol)
+	profLimits := pl.ProfileLimits
 	var res *sandbox.Result
 	if useSession {
 		spec := sandbox.SessionSpec{Config: cfg, ProfileLimits: profLimits, Options: sandbox.SessionOptions{
@@ -225,19 +226,9 @@ func runSandbox(ctx context.Context, env *Env, pol TerminalPolicy, command strin
 			return failed(fmt.Sprintf("running in the session sandbox: %v; the command may have partly run", err), nil)
 		}
 	} else {
-		eg, err := oneShotEgress(ctx, env, pol, &cfg)
-		if err != nil {
-			return notRun(fmt.Sprintf("setting up network egress: %v; nothing ran", err))
-		}
-		if eg != nil {
-			defer eg.close()
-		}
-		run := r.Sandbox
-		run.Profile, run.ProfileLimits = pol.Profile, profLimits
-		run.ExecGate = r.execGate(env.Root)
-		res, err = run.Run(ctx, cfg, cmd)
+		res, err = r.oneShot(ctx, env, pl, cmd, nil)
 		if res == nil {
-			return notRun(fmt.Sprintf("starting the sandbox: %v; nothing ran", err))
+			return notRun(fmt.Sprintf("%v; nothing ran", err))
 		}
 	}
 	if cfg.Observe && (len(res.Accesses) > 0 || res.AccessesLost > 0) {

@@ -7,11 +7,16 @@
 #   bwrap        bubblewrap: --unshare-all, host root read-only, /dev and /proc
 #   runc run     Debian's runc with a `runc spec` bundle on a busybox root
 #                (read-only, namespaces pid, net, ipc, uts, mount; no seccomp
-#                filter), and again with the filter tether applies
-#                (scripts/seccompprofile: Docker's default profile)
-#   tether run   bin/tether run -- /bin/true (the host layout, default limits),
-#                again with --rootfs on the busybox root that runc uses, and
-#                once more without seccomp, as runc's default bundle runs
+#                filter, no resource limits), again with the filter tether
+#                applies (scripts/seccompprofile: Docker's default profile),
+#                and again with that filter and the default profile's
+#                per-sandbox limits (memory 256 MiB, pids 64, one CPU of
+#                quota), which is what `tether run` applies: the like-for-like
+#                row for it
+#   tether run   bin/tether run -- /bin/true (the host layout, the default
+#                profile's limits), again with --rootfs on the busybox root
+#                that runc uses, and once more without seccomp, as runc's
+#                default bundle runs
 #
 # Prints one table: name, median ms, p95 ms and the ratio of each median to the
 # plain exec median. Runs are interleaved (run i of every row, then run i+1,
@@ -129,16 +134,18 @@ else
 	unavailable bwrap "bwrap failed: ${err%%$'\n'*}"
 fi
 
-# runc_bundle_row NAME DIR [SECCOMP_JSON]: a `runc spec` bundle in DIR that
-# runs /bin/true on the read-only busybox root (with that seccomp filter,
-# when given); adds the row if a probe run works, else says why not.
+# runc_bundle_row NAME DIR [SECCOMP_JSON [LIMITS]]: a `runc spec` bundle in
+# DIR that runs /bin/true on the read-only busybox root (with that seccomp
+# filter, when given; with LIMITS "profile", the default profile's
+# per-sandbox memory, pids and cpu limits, as tether run applies them); adds
+# the row if a probe run works, else says why not.
 runc_bundle_row() {
-	local name=$1 bundle=$2 seccomp=${3:-}
+	local name=$1 bundle=$2 seccomp=${3:-} limits=${4:-}
 	mkdir -p "$bundle"
 	(cd "$bundle" && runc spec)
-	python3 - "$bundle/config.json" "$rootfs" "$seccomp" <<'EOF'
+	python3 - "$bundle/config.json" "$rootfs" "$seccomp" "$limits" <<'EOF'
 import json, sys
-path, rootfs, seccomp = sys.argv[1:4]
+path, rootfs, seccomp, limits = sys.argv[1:5]
 with open(path) as f:
     c = json.load(f)
 c["process"]["args"] = ["/bin/true"]
@@ -147,6 +154,13 @@ c["root"] = {"path": rootfs, "readonly": True}
 if seccomp:
     with open(seccomp) as f:
         c["linux"]["seccomp"] = json.load(f)
+if limits == "profile":
+    # config.DefaultSandboxMemory, DefaultSandboxPids, DefaultCPUs.
+    c["linux"].setdefault("resources", {}).update({
+        "memory": {"limit": 256 << 20},
+        "pids": {"limit": 64},
+        "cpu": {"quota": 100000, "period": 100000},
+    })
 with open(path, "w") as f:
     json.dump(c, f, indent=1)
 EOF
@@ -183,6 +197,9 @@ runc_row() {
 		return
 	fi
 	runc_bundle_row "$name" "$work/bundle-seccomp" "$work/seccomp.json"
+	# And with the limits tether run applies (the default profile's
+	# per-sandbox memory, pids and cpu): the row to compare tether run with.
+	runc_bundle_row "runc run + seccomp + the profile's limits" "$work/bundle-limits" "$work/seccomp.json" profile
 }
 runc_row
 

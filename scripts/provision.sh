@@ -29,6 +29,7 @@ test_packages=(
 	uidmap passwd                      # rootless tests: newuidmap, useradd
 	iproute2                           # sandbox network tests
 	python3                            # clients inside the sandbox in tests
+	jq                                 # docs/api.md's examples read answers with jq (cmd/tether docs_api.txtar)
 	e2fsprogs xfsprogs                 # disk-limit tests: loop-mounted ext4 (prjquota) and XFS images
 	vagrant                            # `vagrant validate` of the Vagrantfile (scripts/scripts_test.go)
 	chromium                           # headless browser tests of the mandate page (ui/browser_test.go)

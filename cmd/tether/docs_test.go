@@ -2,7 +2,9 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,10 +22,9 @@ var shBlock = regexp.MustCompile("(?s)```sh\n(.*?)```")
 // TestDocsCommandsParse parses every command block of README.md and
 // docs/api.md as shell and checks each tether invocation in it against the
 // real command tree: the subcommand exists, its flags parse and its
-// arguments are accepted ([…] words of a synopsis are skipped). It does not
-// run them (many need a daemon, root or a prepared root), and docs/api.md's
-// curl calls are only parsed; the behaviour behind them is covered by the
-// scripts in testdata/script and the runner's server tests.
+// arguments are accepted ([…] words of a synopsis are skipped). Running
+// them is the job of docs_api.txtar (docs/api.md whole) and of
+// TestDocsCommandsRun with docs_readme.txtar (README.md).
 func TestDocsCommandsParse(t *testing.T) {
 	for _, file := range docFiles {
 		data, err := os.ReadFile(file)
@@ -94,4 +95,94 @@ func checkTetherArgs(t *testing.T, file string, call *syntax.CallExpr) {
 	if c.Args != nil {
 		assert.NoError(t, c.ValidateArgs(c.Flags().Args()), "%s: %s", file, text.String())
 	}
+}
+
+// docNotRun are the README command lines no script here runs, with why
+// and what covers them instead. Everything else in a ```sh block of
+// README.md must be run by a script in testdata/script (TestDocsCommandsRun);
+// docs/api.md runs whole (docs_api.txtar).
+var docNotRun = map[string]string{
+	"make demo": "provisions the machine first; the scenario it runs is demo.TestDemoScenario",
+	"make test": "is the whole suite: CI runs it (.ci/run)",
+	"sudo tether rootfs build --from debootstrap DIR":      "downloads Debian (25-60 s): rootfs.TestBuildDebootstrap, as root and not -short",
+	"[--suite bookworm] [--mirror URL] [--force] [--json]": "a synopsis of the line above",
+	"scripts/vagrant-test.sh":                              "boots VMs, which CI cannot; scripts.TestVagrantfileValidates checks the Vagrantfile",
+	"vagrant destroy -f":                                   "the VMs' clean-up (see above)",
+	"scripts/bench-launch.sh [-n 200] [-j]":                "a benchmark, run by hand (make bench)",
+}
+
+// TestDocsCommandsRun checks that every command of README.md's ```sh
+// blocks is run by a script in testdata/script, as written: a line of a
+// script (an exec line, or a line of a shell script in the archive) must
+// hold the command, with the documentation's placeholders (DIR, JOB, an
+// id such as d-3, a SHA-256 prefix, a port, [optional] parts) standing for
+// any word. docNotRun lists the exceptions.
+func TestDocsCommandsRun(t *testing.T) {
+	scripts, err := filepath.Glob("testdata/script/*.txtar")
+	require.NoError(t, err)
+	var lines []string
+	for _, f := range scripts {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		lines = append(lines, strings.Split(string(data), "\n")...)
+	}
+	data, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	for _, b := range shBlock.FindAllStringSubmatch(string(data), -1) {
+		for _, line := range strings.Split(b[1], "\n") {
+			cmd := docCommand(line)
+			if cmd == "" {
+				continue
+			}
+			if why, ok := docNotRun[cmd]; ok {
+				t.Logf("not run: %s (%s)", cmd, why)
+				continue
+			}
+			re := docPattern(cmd)
+			found := slices.ContainsFunc(lines, re.MatchString)
+			assert.True(t, found, "README.md: no script in testdata/script runs %q", cmd)
+		}
+	}
+}
+
+// docComment is a trailing comment of a documented command (white space,
+// then "# ").
+var docComment = regexp.MustCompile(`\s+#\s.*$`)
+
+// docCommand is the command of a documentation line ("" for a comment or
+// a blank line).
+func docCommand(line string) string {
+	line = strings.TrimSpace(docComment.ReplaceAllString(line, ""))
+	if strings.HasPrefix(line, "#") {
+		return ""
+	}
+	return line
+}
+
+// docPlaceholder is a word of the documentation that stands for any word.
+var docPlaceholder = regexp.MustCompile(`^(?:[A-Z][A-Z0-9_]+|d-\d+|[0-9a-f]{8,}|127\.0\.0\.1:\d+)$`)
+
+// docPattern matches a script line that runs cmd: its words in order,
+// placeholders matching any word, [optional] parts dropped.
+func docPattern(cmd string) *regexp.Regexp {
+	var parts []string
+	optional := false
+	for _, w := range strings.Fields(cmd) {
+		if strings.HasPrefix(w, "[") {
+			optional = true
+		}
+		if optional {
+			optional = !strings.HasSuffix(w, "]")
+			continue
+		}
+		if w == "sudo" && len(parts) == 0 {
+			continue // the scripts run as root
+		}
+		if docPlaceholder.MatchString(w) {
+			parts = append(parts, `\S+`)
+			continue
+		}
+		parts = append(parts, regexp.QuoteMeta(w))
+	}
+	return regexp.MustCompile(strings.Join(parts, `\s+`))
 }

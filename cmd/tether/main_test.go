@@ -1,7 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,8 +42,12 @@ func TestScripts(t *testing.T) {
 		},
 		Condition: scriptCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"sha2env": sha2env,
-			"maxrss":  cmdMaxRSS,
+			"sha2env":   sha2env,
+			"maxrss":    cmdMaxRSS,
+			"httpserve": cmdHTTPServe,
+			"jsonget":   cmdJSONGet,
+			"jsonstr":   cmdJSONStr,
+			"docblocks": cmdDocBlocks,
 		},
 	})
 }
@@ -107,6 +116,87 @@ func cmdMaxRSS(ts *testscript.TestScript, neg bool, args []string) {
 	if (runErr != nil) != neg {
 		ts.Fatalf("%s: %v (negated: %v)", args[1], runErr, neg)
 	}
+}
+
+// cmdHTTPServe is "httpserve VAR": it serves HTTP on the host's loopback
+// for the rest of the script (every request answered "hello from the
+// host") and sets $VAR to its port, for a sandbox to reach through the
+// egress proxy.
+func cmdHTTPServe(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: httpserve VAR")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "hello from the host\n")
+	}))
+	ts.Defer(srv.Close)
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	ts.Check(err)
+	ts.Setenv(args[0], port)
+}
+
+// cmdJSONGet is "jsonget FILE PATH OUT": it decodes the JSON document in
+// FILE, follows PATH (dot-separated keys, numbers index arrays) and writes
+// the value there to OUT: a string as it is, anything else as JSON.
+func cmdJSONGet(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: jsonget FILE PATH OUT")
+	}
+	var v any
+	ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[0])), &v))
+	for _, key := range strings.Split(args[1], ".") {
+		switch node := v.(type) {
+		case map[string]any:
+			next, ok := node[key]
+			if !ok {
+				ts.Fatalf("jsonget: no key %q in %s", key, args[1])
+			}
+			v = next
+		case []any:
+			i, err := strconv.Atoi(key)
+			if err != nil || i < 0 || i >= len(node) {
+				ts.Fatalf("jsonget: no index %q in %s", key, args[1])
+			}
+			v = node[i]
+		default:
+			ts.Fatalf("jsonget: %s does not reach into a %T", args[1], v)
+		}
+	}
+	out, ok := v.(string)
+	if !ok {
+		b, err := json.Marshal(v)
+		ts.Check(err)
+		out = string(b)
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(out), 0o644))
+}
+
+// cmdJSONStr is "jsonstr FILE OUT": it writes FILE's content to OUT as a
+// JSON string, for a request body built in a script.
+func cmdJSONStr(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: jsonstr FILE OUT")
+	}
+	b, err := json.Marshal(ts.ReadFile(args[0]))
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), b, 0o644))
+}
+
+// cmdDocBlocks is "docblocks DOC OUT": it writes the ```sh blocks of the
+// repository's DOC (a path relative to the repository's root), in order,
+// to OUT, so a script runs the documentation as written.
+func cmdDocBlocks(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: docblocks DOC OUT")
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", args[0]))
+	ts.Check(err)
+	var b strings.Builder
+	for _, m := range shBlock.FindAllStringSubmatch(string(data), -1) {
+		b.WriteString(m[1])
+		b.WriteString("\n")
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(b.String()), 0o644))
 }
 
 // scriptEnv is the part of the script's environment tether reads, as

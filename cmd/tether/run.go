@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,8 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	units "github.com/docker/go-units"
@@ -21,7 +20,6 @@ import (
 
 	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
-	"github.com/tether-dev/tether/mandate"
 	"github.com/tether-dev/tether/rootfs"
 	"github.com/tether-dev/tether/runner"
 	"github.com/tether-dev/tether/sandbox"
@@ -79,10 +77,16 @@ starts there; its protected files (.git/hooks, .git/config, shell rc files)
 are read-only. Flags may narrow the policy (lower limits, --network none)
 and widen it only where the profile allows (--network host needs
 terminal.network.mode: host); a flag that would widen it is an error. A
-profile whose network is the egress proxy needs tether serve (or
---network none). --seccomp and --userns are not part of a profile. With
---json the profile's secrets are masked (***) in the captured output; output
-on the terminal is not masked. The command is pid 1 of its pid
+profile whose network is the egress proxy (terminal.network.mode: proxy)
+gets its own proxy, as behind the daemon: the command's network namespace
+holds only loopback and the proxy, which allows the profile's hosts (and,
+for a --job with an approved mandate, the mandate's) and records each
+connection (needs root; --network none narrows it to no network).
+--seccomp and --userns are not part of a profile. The profile's secrets are
+masked (***) in everything the command prints, on the terminal as in
+--json: what a script sees is what the model would be told. This is the
+agent's pipeline, assembled as tether serve assembles it (runner.NewPipeline).
+The command is pid 1 of its pid
 namespace: processes it leaves behind (background jobs, setsid, nohup) are
 killed when it exits.
 
@@ -139,7 +143,7 @@ $XDG_RUNTIME_DIR/tether; run first reaps what a crashed tether left there.
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.profile, "profile", "default", "profile name (parent cgroup <prefix>/<profile>)")
+	fl.StringVar(&f.profile, "profile", "", "profile name (default: the configuration's default_profile; its parent cgroup is <prefix>/<profile>)")
 	addPolicyFlags(fl, &f)
 	fl.DurationVar(&f.timeout, "timeout", 0, "wall-clock limit, e.g. 30s, at most the profile's (default: its terminal.limits.timeout)")
 	fl.DurationVar(&f.grace, "grace", 2*time.Second, "time between SIGTERM and SIGKILL on timeout or interrupt")
@@ -213,63 +217,23 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	pl, err := placeFromProfile(cmd.Flags(), f, conf, prof)
+	sb := runnerFor(f.stateRoot, f.cgroupPrefix, f.profile, f.grace)
+	rp, err := newRunPipeline(f.gate, conf, sb)
 	if err != nil {
 		return err
 	}
-	cfg := pl.cfg
+	defer rp.Close()
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, unix.SIGTERM)
+	defer stop()
+	pl, err := placeFromProfile(ctx, cmd.Flags(), f, rp.Runner, prof)
+	if err != nil {
+		return err
+	}
+	cfg := pl.Config
 	// --json holds the output in this process (outside every cgroup), so
 	// it never goes without a cap.
 	if f.asJSON && cfg.Limits.OutputBytes == 0 {
 		return usageErr("--json holds the output in memory: give --output-limit a size (default: the profile's limits.output)")
-	}
-	sb := runnerFor(f.stateRoot, f.cgroupPrefix, f.profile, f.grace)
-	sb.ProfileLimits = pl.profLimits
-
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, unix.SIGTERM)
-	defer stop()
-	store, err := jobStore(f.gate, conf)
-	if err != nil {
-		return err
-	}
-	if store != nil {
-		// A job whose mandate observes gets the kernel's view of the run
-		// as evidence (as behind the daemon).
-		observing, err := store.Observing(ctx, f.gate.job)
-		cfg.Observe = observing && err == nil
-	}
-	// The approval decision (configuration, analysis, the audit record
-	// synced to disk, maybe a question on the terminal) runs while the
-	// kernel builds the sandbox; the program is executed only once it
-	// approved (RunGated's gate). A refusal wins over any sandbox error:
-	// nothing ran. When the sandbox failed before RunGated asked, the
-	// decision is made here.
-	var decided sync.Once
-	var verdict error
-	var engine atomic.Pointer[approval.Engine]
-	gate := func() error {
-		decided.Do(func() {
-			var eng *approval.Engine
-			eng, verdict = authorize(ctx, cmd.ErrOrStderr(), f.gate, conf, prof, store, command, cfg.Workspace)
-			engine.Store(eng)
-		})
-		return verdict
-	}
-	defer func() {
-		if eng := engine.Load(); eng != nil {
-			eng.Close()
-		}
-	}()
-	// The program runs only after gate approved it, so every exec finds
-	// the engine set.
-	home, _ := os.UserHomeDir()
-	sb.ExecGate = func(ev sandbox.ExecEvent) error {
-		eng := engine.Load()
-		if eng == nil {
-			return errors.New("no approval engine to check the exec")
-		}
-		return eng.CheckExec(approval.ExecRequest{Argvs: append([][]string{ev.Argv}, ev.Runs...),
-			Profile: f.profile, Cwd: cfg.Workspace, Home: home})
 	}
 
 	var outBuf, errBuf bytes.Buffer
@@ -277,26 +241,23 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	if f.asJSON {
 		c.Stdin, c.Stdout, c.Stderr = nil, &outBuf, &errBuf
 	}
-	res, runErr := sb.RunGated(ctx, cfg, c, gate)
-	if err := gate(); err != nil {
-		return err
+	// The agent's pipeline: the engine decides while the sandbox is built,
+	// the exec gate, the egress proxy of a proxy profile, and the output
+	// masked with the profile's secrets, on the terminal as in --json.
+	inv, runErr := rp.Runner.Invoke(ctx, runner.Invocation{Profile: prof.Name, Session: f.gate.session, Platform: rp.platform,
+		Job: f.gate.job, Text: command, Command: c, Placement: pl, Allowed: func(d approval.Decision) {
+			if d.Stage != approval.StageAnalysis {
+				fmt.Fprintf(cmd.ErrOrStderr(), "tether: approved at %s by %s\n", d.Stage, d.DecidedBy)
+			}
+		}})
+	if errors.Is(runErr, runner.ErrRefused) {
+		return rp.refusalOf(inv.Decision, runErr, f.gate.yolo)
 	}
-	if res != nil && len(res.ExecBlocked) > 0 {
-		platform, _ := approval.ParsePlatform(f.gate.platform)
-		blocks := make([]approval.ExecBlocked, len(res.ExecBlocked))
-		for i, b := range res.ExecBlocked {
-			blocks[i] = approval.ExecBlocked{Argv: b.Argv, Rule: b.Rule, Reason: b.Reason}
-		}
-		for _, d := range engine.Load().RecordExecBlocks(ctx, approval.ExecCall{Profile: f.profile,
-			Session: f.gate.session, Platform: platform, Command: command}, blocks) {
+	var res *sandbox.Result
+	if inv != nil {
+		res = inv.Result
+		for _, d := range inv.ExecBlocked {
 			fmt.Fprintf(cmd.ErrOrStderr(), "tether: %s\n", d.Message)
-		}
-	}
-	if res != nil && cfg.Observe {
-		platform, _ := approval.ParsePlatform(f.gate.platform)
-		rt := runner.RuntimeOf(res, command, cfg.Workspace, cfg.Network == sandbox.NetworkProxy)
-		if err := store.ObserveRuntime(ctx, mandate.RunFor(f.gate.job, f.gate.session, platform), rt); err != nil && !errors.Is(err, mandate.ErrNotObserving) {
-			fmt.Fprintf(cmd.ErrOrStderr(), "tether: recording what the kernel saw as evidence of job %s: %v\n", f.gate.job, err)
 		}
 	}
 	if res != nil && len(res.NotEnforced) > 0 {
@@ -310,12 +271,10 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	if f.asJSON {
 		if res == nil {
 			// Nothing ran: the error document (main) says why.
-			return fmt.Errorf("setting up the sandbox: %w", runErr)
+			return runErr
 		}
-		// What the model would be told is masked; so is this document,
-		// which scripts and agents read.
-		mask := pl.secrets.Masker()
-		doc := runJSON{Result: res, Stdout: mask.Mask(outBuf.String()), Stderr: mask.Mask(errBuf.String())}
+		// Masked on the way in (Invoke), as the model would be told it.
+		doc := runJSON{Result: res, Stdout: outBuf.String(), Stderr: errBuf.String()}
 		if runErr != nil {
 			doc.Error = runErr.Error()
 		}
@@ -328,7 +287,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	}
 	switch {
 	case res == nil:
-		return fmt.Errorf("setting up the sandbox: %w", runErr)
+		return runErr
 	case res.TimedOut:
 		fmt.Fprintf(cmd.ErrOrStderr(), "tether: timed out after %s\n", cfg.Limits.Timeout)
 	case res.OOMKilled:
@@ -349,23 +308,14 @@ func exitFor(code int, err error) error {
 	return &exitError{Code: code, Err: err, Own: true}
 }
 
-// placement is where a tether run or tether shell command goes: the
-// sandbox config and the limits of the profile's whole cgroup, as the
-// daemon places a command of the profile, narrowed by the flags.
-type placement struct {
-	cfg        sandbox.Config
-	profLimits sandbox.Limits
-	secrets    runner.SecretScope
-}
-
-// placeFromProfile starts from the profile's terminal policy, translated by
-// runner.SandboxConfig (the daemon's own translation: workspace, rootfs,
-// network, per-sandbox limits, protected binds, environment), and applies
-// the flags: they may narrow it (lower limits, no network) and widen it
-// only where the profile allows; a flag that would widen it is a usage
-// error. --seccomp and --userns are not part of a profile.
-func placeFromProfile(fl *pflag.FlagSet, f runFlags, conf *config.Config, prof *config.Profile) (placement, error) {
-	var pl placement
+// placeFromProfile places the command as the daemon places a command of
+// the profile (runner.Runner.Place: workspace, rootfs, network, per-sandbox
+// limits, protected binds, environment) and applies the flags: they may
+// narrow it (lower limits, no network) and widen it only where the profile
+// allows; a flag that would widen it is a usage error. --seccomp and
+// --userns are not part of a profile.
+func placeFromProfile(ctx context.Context, fl *pflag.FlagSet, f runFlags, r *runner.Runner, prof *config.Profile) (runner.Placement, error) {
+	var pl runner.Placement
 	wd := f.cwd
 	if wd == "" {
 		d, err := os.Getwd()
@@ -384,39 +334,23 @@ func placeFromProfile(fl *pflag.FlagSet, f runFlags, conf *config.Config, prof *
 	if pc := prof.Terminal.Cwd; pc != "" && fl.Changed("cwd") && !sameDir(pc, wd) {
 		return pl, usageErr("--cwd %s: profile %s fixes the workspace at %s (terminal.cwd); drop --cwd or use another profile", wd, prof.Name, pc)
 	}
-	pol, err := runner.ResolveTerminalScope(conf, nil, prof.Name, wd).Policy()
-	if err != nil {
-		return pl, usageErr("%v", err)
-	}
-	root, err := filepath.EvalSymlinks(pol.Cwd)
-	if err != nil {
-		return pl, usageErr("resolving the workspace %s: %v", pol.Cwd, err)
-	}
-	pl.secrets = runner.ResolveSecretScope(conf, nil, prof.Name)
-	cmdEnv, err := runner.CommandEnv(pol, pl.secrets, os.LookupEnv)
-	if err != nil {
-		return pl, usageErr("the environment of profile %s: %v", prof.Name, err)
-	}
 	// tether's own config and state are hidden in the sandbox (or the
 	// workspace refused), as the daemon hides them.
-	cfg, err := runner.SandboxConfig(pol, root, append(cmdEnv, f.env...), pol.Limits.Timeout.D(), config.OwnPaths(conf))
+	pl, err = r.Place(ctx, prof.Name, wd, f.env)
 	if err != nil {
 		return pl, usageErr("%v", err)
 	}
+	pol, cfg := pl.Policy, pl.Config
 
 	switch {
 	case fl.Changed("network") && f.network == "none":
-		cfg.Network, cfg.AllowHostNetwork = sandbox.NetworkNone, false
+		cfg.Network, cfg.AllowHostNetwork, pl.Proxy = sandbox.NetworkNone, false, false
 	case fl.Changed("network") && f.network == "host":
 		if pol.Network.Mode != config.NetworkHost {
 			return pl, usageErr("--network host widens profile %s's network (%s): set terminal.network.mode: host in the profile to allow it", prof.Name, pol.Network.Mode)
 		}
 	case fl.Changed("network"):
 		return pl, usageErr(`--network %q: want "none" or "host"`, f.network)
-	case pol.Network.Mode == config.NetworkProxy:
-		// The egress proxy lives in the daemon; without it the only
-		// placement that is not wider is no network at all.
-		return pl, usageErr("profile %s's network is the egress proxy, which only tether serve provides: pass --network none, or run it through the daemon (tether run --session S)", prof.Name)
 	}
 	if fl.Changed("rootfs") {
 		layout, err := rootfs.Parse(f.rootfs)
@@ -509,7 +443,7 @@ func placeFromProfile(fl *pflag.FlagSet, f runFlags, conf *config.Config, prof *
 	if err := cfg.Validate(); err != nil {
 		return pl, usageErr("%v", err)
 	}
-	pl.cfg, pl.profLimits = cfg, runner.ProfileLimits(pol)
+	pl.Config = cfg
 	return pl, nil
 }
 

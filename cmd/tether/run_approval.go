@@ -1,11 +1,11 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -15,6 +15,7 @@ import (
 	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/mandate"
 	"github.com/tether-dev/tether/runner"
+	"github.com/tether-dev/tether/sandbox"
 )
 
 // refusal is the approval engine's (or the daemon's) refusal of a command:
@@ -113,71 +114,65 @@ func runProfile(f approvalFlags, profile string) (*config.Config, *config.Profil
 	return cfg, prof, nil
 }
 
-// authorize builds the approval engine of cfg (with a terminal prompter
-// when there is a terminal, and the job's mandate store when not nil) and
-// decides command in profile prof. It
-// returns the engine, which the sandbox's exec gate goes on asking (the
-// caller must Close it), or an *exitError when nothing may run.
-// jobStore opens the mandate store of a run with --job (nil without):
-// only a job's run pays for it. The store lives as long as this process:
-// the engine, which the exec gate goes on asking, holds its hook.
-func jobStore(f approvalFlags, cfg *config.Config) (*mandate.Store, error) {
-	if f.job == "" {
-		return nil, nil
-	}
-	if !mandate.ValidJob(f.job) {
-		return nil, usageErr("--job %q is not a job name (letters, digits, '_', '.', '-')", f.job)
-	}
-	s, err := mandate.Open(cfg.StateDir, mandate.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("opening the mandate store: %w", err)
-	}
-	return s, nil
+// runPipeline is the pipeline of tether run and tether shell: the one
+// every entry point assembles (runner.NewPipeline), with the terminal as
+// the cli platform's route when there is one (without one, approval-tier
+// commands are denied; see --help) and the mandate store opened only for
+// a job's run, so an ordinary tether run pays nothing for it. The caller
+// must Close it.
+type runPipeline struct {
+	*runner.Pipeline
+	platform approval.Platform
+	prompter *approval.Prompter // nil: nobody can be asked
 }
 
-func authorize(ctx context.Context, stderr io.Writer, f approvalFlags, cfg *config.Config, prof *config.Profile, store *mandate.Store, command, cwd string) (*approval.Engine, error) {
+func newRunPipeline(f approvalFlags, cfg *config.Config, sb *sandbox.Runner) (*runPipeline, error) {
 	platform, err := approval.ParsePlatform(f.platform)
 	if err != nil {
 		return nil, usageErr("--platform: %v", err)
 	}
-	// The daemon's engine options (secret redaction in the audit log and
-	// questions, the mandate hook, with store: nil unless a job's run).
-	opts := runner.EngineOptions(cfg, store, nil)
-	opts.Yolo = f.yolo
+	if f.job != "" && !mandate.ValidJob(f.job) {
+		return nil, usageErr("--job %q is not a job name (letters, digits, '_', '.', '-')", f.job)
+	}
+	rp := &runPipeline{platform: platform}
+	// Internal errors (an audit or evidence record that could not be
+	// stored) are said on stderr.
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts := runner.PipelineOptions{Config: cfg, Sandbox: *sb, Mandates: runner.MandatesForJob, Job: f.job, Yolo: f.yolo, Logger: log}
 	if platform == approval.PlatformCLI {
 		// Ask on the controlling terminal, never on the command's stdin.
-		// Without one, approval-tier commands are denied (see --help).
 		if p, err := approval.OpenPrompter(); err == nil {
-			defer p.Close()
-			opts.Prompter = p
+			rp.prompter, opts.Prompter = p, p
 		}
 	}
-	engine, err := approval.NewEngine(cfg, opts)
-	if err != nil {
-		return nil, &exitError{Code: exitUsage, Err: err}
+	if rp.Pipeline, err = runner.NewPipeline(opts); err != nil {
+		rp.closePrompter()
+		return nil, fmt.Errorf("assembling the pipeline: %w", err)
 	}
-	keep := false
-	defer func() {
-		if !keep {
-			engine.Close()
-		}
-	}()
-	home, _ := os.UserHomeDir()
-	d, err := engine.Decide(ctx, approval.Request{Command: command, Profile: prof.Name, Session: f.session,
-		Platform: platform, Job: f.job, Cwd: cwd, Home: home})
-	if errors.Is(err, approval.ErrDenied) {
-		r := &refusal{Stage: string(d.Stage), Reason: d.Reason, Rules: d.Rules}
-		if d.Stage == approval.StageRoute && opts.Prompter == nil && platform == approval.PlatformCLI {
-			r.Hint = refusalHint(d, f.yolo)
-		}
-		return nil, r
+	return rp, nil
+}
+
+func (rp *runPipeline) closePrompter() {
+	if rp.prompter != nil {
+		rp.prompter.Close()
 	}
-	if err != nil {
-		return nil, &refusal{Stage: string(approval.StageInternal), Reason: err.Error()}
+}
+
+// Close closes the pipeline and the terminal prompter.
+func (rp *runPipeline) Close() error {
+	defer rp.closePrompter()
+	return rp.Pipeline.Close()
+}
+
+// refusalOf is the refusal of a command the engine did not allow (d), with
+// the next step when a question could not be asked on the cli platform.
+func (rp *runPipeline) refusalOf(d approval.Decision, err error, yolo bool) *refusal {
+	if !errors.Is(err, approval.ErrDenied) {
+		return &refusal{Stage: string(approval.StageInternal), Reason: err.Error()}
 	}
-	if d.Stage != approval.StageAnalysis {
-		fmt.Fprintf(stderr, "tether: approved at %s by %s\n", d.Stage, d.DecidedBy)
+	r := &refusal{Stage: string(d.Stage), Reason: d.Reason, Rules: d.Rules}
+	if d.Stage == approval.StageRoute && rp.prompter == nil && rp.platform == approval.PlatformCLI {
+		r.Hint = refusalHint(d, yolo)
 	}
-	keep = true
-	return engine, nil
+	return r
 }

@@ -47,26 +47,70 @@ type cliSession struct {
 	Session     string    `json:"session"`
 	ClientToken string    `json:"client_token"`
 	Profile     string    `json:"profile"`
+	Job         string    `json:"job,omitempty"`
+	Platform    string    `json:"platform,omitempty"`
 	Created     time.Time `json:"created"`
 }
 
 // runSession is tether run --session: the command goes to the daemon as a
 // terminal call in the session's persistent sandbox.
 func runSession(cmd *cobra.Command, f runFlags, args []string) error {
-	name := f.session
-	if !sessionNameRE().MatchString(name) {
-		return usageErr("--session %q: a name of 1 to 64 letters, digits, '_', '.' or '-'", name)
-	}
-	if name == "." || name == ".." {
-		return usageErr("--session %q is not a usable name", name)
+	if err := checkSessionName(f.session); err != nil {
+		return err
 	}
 	for _, fl := range oneShotOnlyFlags {
 		if cmd.Flags().Changed(fl) {
 			return usageErr("--%s does not apply with --session: the session's sandbox follows the daemon's profile (drop --session for a one-shot sandbox)", fl)
 		}
 	}
-	stderr := cmd.ErrOrStderr()
-	socket := f.socket
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, unix.SIGTERM)
+	defer stop()
+	if f.closeSession {
+		if f.shell != "" || len(args) > 0 {
+			return usageErr("--close-session takes no command")
+		}
+		socket, file, err := sessionFile(f.socket, f.session)
+		if err != nil {
+			return err
+		}
+		return closeCLISession(ctx, cmd.OutOrStdout(), socket, file, f.session)
+	}
+	if f.shell != "" && len(args) > 0 {
+		return usageErr("give either -c 'SHELL STRING' or -- PROGRAM ARGS, not both")
+	}
+	if f.shell == "" && len(args) == 0 {
+		return usageErr("nothing to run: give -- PROGRAM [ARG...] or -c 'SHELL STRING' (see tether run --help)")
+	}
+	command, err := commandText(f.shell, args)
+	if err != nil {
+		return err
+	}
+	ds, err := attachDaemonSession(ctx, f, cmd.Flags().Changed("platform"), errSessionNeedsDaemon)
+	if err != nil {
+		return err
+	}
+	res, err := ds.call(ctx, cmd.ErrOrStderr(), command, f.timeout)
+	if err != nil {
+		return &exitError{Code: exitWrapper, Err: fmt.Errorf("running in session %s: %w", f.session, err)}
+	}
+	return reportSessionResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.asJSON, res)
+}
+
+// checkSessionName refuses a CLI session name that cannot be a file name.
+func checkSessionName(name string) error {
+	if !sessionNameRE().MatchString(name) {
+		return usageErr("--session %q: a name of 1 to 64 letters, digits, '_', '.' or '-'", name)
+	}
+	if name == "." || name == ".." {
+		return usageErr("--session %q is not a usable name", name)
+	}
+	return nil
+}
+
+// sessionFile resolves the daemon's socket (--socket, $TETHER_SOCKET, the
+// default) and the file this user remembers session name of it in.
+func sessionFile(socketFlag, name string) (socket, file string, err error) {
+	socket = socketFlag
 	if socket == "" {
 		socket = os.Getenv(envSocket)
 	}
@@ -78,79 +122,88 @@ func runSession(cmd *cobra.Command, f runFlags, args []string) error {
 	}
 	dir, err := cliSessionDir(socket)
 	if err != nil {
-		return &exitError{Code: exitWrapper, Err: err}
+		return "", "", &exitError{Code: exitWrapper, Err: err}
 	}
-	file := filepath.Join(dir, name+".json")
+	return socket, filepath.Join(dir, name+".json"), nil
+}
 
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, unix.SIGTERM)
-	defer stop()
-	if f.closeSession {
-		if f.shell != "" || len(args) > 0 {
-			return usageErr("--close-session takes no command")
-		}
-		return closeCLISession(ctx, cmd.OutOrStdout(), socket, file, name)
-	}
+// daemonSession is a daemon session that tether run --session and tether
+// shell --session send terminal calls to, by its CLI name.
+type daemonSession struct {
+	f        runFlags
+	file     string
+	platform string
+	sess     *cliSession
+	fresh    bool // created by this process: a 404 is not a restarted daemon
+}
 
-	if f.shell != "" && len(args) > 0 {
-		return usageErr("give either -c 'SHELL STRING' or -- PROGRAM ARGS, not both")
-	}
-	if f.shell == "" && len(args) == 0 {
-		return usageErr("nothing to run: give -- PROGRAM [ARG...] or -c 'SHELL STRING' (see tether run --help)")
-	}
-	command, err := commandText(f.shell, args)
+// attachDaemonSession finds the daemon session f.session remembered by
+// this user, or creates it (profile f.profile, "" for the daemon's
+// default; workspace f.cwd). Without a
+// daemon it fails with exit status 125 and noDaemon, which says how to
+// start one.
+func attachDaemonSession(ctx context.Context, f runFlags, platformSet bool, noDaemon error) (*daemonSession, error) {
+	socket, file, err := sessionFile(f.socket, f.session)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	platform := f.gate.platform
-	if platform == "cli" {
+	ds := &daemonSession{f: f, file: file, platform: f.gate.platform}
+	ds.f.socket = socket
+	if ds.platform == "" || ds.platform == "cli" {
 		// The daemon cannot ask on this terminal: approvals wait in its
 		// gateway queue, answered with tether approvals.
-		platform = "gateway"
+		ds.platform = "gateway"
 	}
 	if !daemonAnswers(ctx, socket) {
-		return &exitError{Code: exitUsage, Err: errSessionNeedsDaemon}
+		return nil, &exitError{Code: exitWrapper, Err: noDaemon}
 	}
-
-	sess, err := loadCLISession(file)
-	if err != nil {
-		return &exitError{Code: exitWrapper, Err: err}
+	if ds.sess, err = loadCLISession(file); err != nil {
+		return nil, &exitError{Code: exitWrapper, Err: err}
 	}
-	fresh := false
-	if sess != nil && cmd.Flags().Changed("profile") && sess.Profile != f.profile {
-		return usageErr("session %s was created with profile %q, not %q: close it first (tether run --session %s --close-session)", name, sess.Profile, f.profile, name)
+	if ds.sess != nil && f.profile != "" && ds.sess.Profile != f.profile {
+		return nil, usageErr("session %s was created with profile %q, not %q: close it first (tether run --session %s --close-session)", f.session, ds.sess.Profile, f.profile, f.session)
 	}
-	if sess == nil {
-		if sess, err = newCLISession(ctx, f, socket, file, platform); err != nil {
-			return err
+	// A session's job and platform are fixed when the daemon creates it.
+	if ds.sess != nil && f.gate.job != "" && ds.sess.Job != f.gate.job {
+		return nil, usageErr("session %s was created for job %q, not %q: close it first (tether run --session %s --close-session)", f.session, ds.sess.Job, f.gate.job, f.session)
+	}
+	if ds.sess != nil && ds.sess.Platform != "" && platformSet && ds.sess.Platform != ds.platform {
+		return nil, usageErr("session %s was created on platform %q, not %q: close it first (tether run --session %s --close-session)", f.session, ds.sess.Platform, ds.platform, f.session)
+	}
+	if ds.sess == nil {
+		if ds.sess, err = newCLISession(ctx, ds.f, socket, file, ds.platform); err != nil {
+			return nil, err
 		}
-		fresh = true
+		ds.fresh = true
 	}
+	return ds, nil
+}
 
+// call runs command (with a per-command timeout, 0 for the profile's) as a
+// terminal call in the session. When the daemon no longer knows the
+// session (it restarted, or it was cleared through the API), nothing ran:
+// a new session is started, and stderr says so.
+func (ds *daemonSession) call(ctx context.Context, stderr io.Writer, command string, timeout time.Duration) (runner.Result, error) {
 	callArgs := map[string]any{"command": command}
-	if f.timeout > 0 {
-		callArgs["timeout"] = int64(math.Ceil(f.timeout.Seconds()))
+	if timeout > 0 {
+		callArgs["timeout"] = int64(math.Ceil(timeout.Seconds()))
 	}
 	raw, err := json.Marshal(callArgs)
 	if err != nil {
-		return &exitError{Code: exitWrapper, Err: err}
+		return runner.Result{}, err
 	}
 	calls := []runner.RawCall{{ID: "cli-1", Name: "terminal", Arguments: raw}}
-
-	res, err := callInSession(ctx, stderr, sess, file, calls)
+	res, err := callInSession(ctx, stderr, ds.sess, ds.file, calls)
 	var apiErr *runner.APIError
-	if errors.As(err, &apiErr) && (apiErr.Status == 404 || apiErr.Status == 401) && !fresh {
-		// The daemon no longer knows the session (it restarted, or it was
-		// cleared through the API): nothing ran, so start a new one.
-		fmt.Fprintf(stderr, "tether: the daemon no longer has session %s (%s); starting a new one, earlier state is gone\n", name, sess.Session)
-		if sess, err = newCLISession(ctx, f, socket, file, platform); err != nil {
-			return err
+	if errors.As(err, &apiErr) && (apiErr.Status == 404 || apiErr.Status == 401 || apiErr.Status == 410) && !ds.fresh {
+		fmt.Fprintf(stderr, "tether: the daemon no longer has session %s (%s); starting a new one, earlier state is gone\n", ds.f.session, ds.sess.Session)
+		if ds.sess, err = newCLISession(ctx, ds.f, ds.f.socket, ds.file, ds.platform); err != nil {
+			return runner.Result{}, err
 		}
-		res, err = callInSession(ctx, stderr, sess, file, calls)
+		ds.fresh = true
+		res, err = callInSession(ctx, stderr, ds.sess, ds.file, calls)
 	}
-	if err != nil {
-		return &exitError{Code: exitWrapper, Err: fmt.Errorf("running in session %s: %w", name, err)}
-	}
-	return reportSessionResult(cmd.OutOrStdout(), stderr, f.asJSON, res)
+	return res, err
 }
 
 // daemonAnswers says whether tether serve answers on socket.
@@ -179,7 +232,13 @@ func newCLISession(ctx context.Context, f runFlags, socket, file, platform strin
 		return nil, usageErr("--cwd %s is not a directory", cwd)
 	}
 	c := runner.NewClient(socket)
-	info, err := c.CreateSession(ctx, runner.SessionRequest{Profile: f.profile, Platform: platform, Cwd: cwd})
+	req := runner.SessionRequest{Profile: f.profile, Platform: platform, Job: f.gate.job, Cwd: cwd}
+	if f.cwd == "" {
+		// The current directory is the workspace only when the profile
+		// fixes none, as for a one-shot tether run.
+		req.Cwd, req.CallerCwd = "", cwd
+	}
+	info, err := c.CreateSession(ctx, req)
 	var apiErr *runner.APIError
 	if errors.As(err, &apiErr) && apiErr.Status == 400 {
 		return nil, &exitError{Code: exitUsage, Err: fmt.Errorf("creating session %s: %w", f.session, err)}
@@ -188,7 +247,7 @@ func newCLISession(ctx context.Context, f runFlags, socket, file, platform strin
 		return nil, &exitError{Code: exitWrapper, Err: fmt.Errorf("creating session %s: %w", f.session, err)}
 	}
 	s := &cliSession{Name: f.session, Socket: socket, Session: info.Session, ClientToken: info.ClientToken,
-		Profile: f.profile, Created: time.Now().UTC()}
+		Profile: info.Profile, Job: f.gate.job, Platform: platform, Created: time.Now().UTC()}
 	if err := saveCLISession(file, s); err != nil {
 		// Do not leave a session nobody can reach.
 		_ = c.ClearSession(context.WithoutCancel(ctx), info.Session)
@@ -404,14 +463,17 @@ var sessionHelp = strings.TrimSpace(`
 the daemon: files in its /tmp, background processes and (with persist_cwd)
 the working directory carry over to the next "tether run --session S". It
 needs a running daemon (tether serve, on --socket, $TETHER_SOCKET or its
-default socket); without one it exits 2:
+default socket); without one it exits 125:
 ` + errSessionNeedsDaemon.Error() + `.
-The first run creates the daemon session (profile --profile, workspace
---cwd) and remembers its id and client token in
+The first run creates the daemon session (profile --profile, else the
+daemon's default profile; workspace --cwd, else the current directory when
+the profile fixes none; --job and --platform, fixed for the session's
+life) and remembers its id and client token in
 $XDG_RUNTIME_DIR/tether/cli-sessions/<socket-hash>/S.json (else
 $TMPDIR/tether-<uid>/…), readable by this user only. If the daemon has
 restarted, a new session is started and stderr says so. The sandbox follows
 the daemon's profile: --rootfs, --network, --memory, --env, --yolo and the
 other sandbox flags are refused; --timeout applies per command. Approvals
-wait in the daemon's queue (tether approvals). --close-session clears the
-session and forgets it. Names: 1-64 of A-Z a-z 0-9 _ . -`)
+wait in the daemon's queue (tether approvals --session S). "tether shell
+--session S" attaches a line-by-line shell to the same session.
+--close-session clears the session and forgets it. Names: 1-64 of A-Z a-z 0-9 _ . -`)

@@ -20,16 +20,20 @@ func newSessionsCmd() *cobra.Command {
 		Use:   "sessions",
 		Short: "List or close session sandboxes",
 		Long: `Session sandboxes keep a session's files, working directory and background
-processes alive between its commands (see tether shell --help).
+processes alive between its commands.
 
-A session is owned by the long-lived tether process that opened it: the
-daemon ("tether serve") when it runs, or "tether shell" for the life of the
-shell. There is no daemon yet, so these commands work on the state root
-directly: "list" shows every session sandbox found there, with its owner's
-pid and whether that owner is still alive (a dead owner's sandbox is reaped
-by "tether gc"); "close" kills one sandbox's processes (its live owner then
-removes the rest; for a dead owner, close runs the reaping itself).
-"tether run" runs one-shot sandboxes only until the daemon exists.`,
+A session sandbox is owned by the long-lived tether process that opened it:
+the daemon ("tether serve"), whose sessions an agent's API client, "tether
+run --session S" and "tether shell --session S" use; an MCP server ("tether
+mcp"); or "tether shell" without --session, for the life of the shell. These
+commands work on the state root directly, whoever the owner is: "list" shows
+every session sandbox found there, with its owner's pid and whether that
+owner is still alive (a dead owner's sandbox is reaped by "tether gc");
+"close" kills one sandbox's processes (its live owner then removes the rest;
+for a dead owner, close runs the reaping itself). Closing a daemon session's
+sandbox does not clear the session (its approvals, its client): do that with
+"tether run --session S --close-session" or DELETE /v1/sessions/{id}, which
+close its sandbox too.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}

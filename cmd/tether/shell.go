@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/sandbox"
 )
 
@@ -18,45 +19,65 @@ const interactiveShell = `if command -v bash >/dev/null 2>&1; then exec bash -i;
 
 func newShellCmd() *cobra.Command {
 	var f runFlags
-	var session string
 	cmd := &cobra.Command{
-		Use:         "shell [flags] [-- PROGRAM [ARG...]]",
+		Use:         "shell [flags] [-- PROGRAM [ARG...]] | shell --session NAME",
 		Annotations: map[string]string{annoWrapper: "yes"},
-		Short:       "Open an interactive shell in a session sandbox",
-		Long: `Open an interactive shell (or PROGRAM) on a terminal inside the sandbox of
-session --session of profile --profile.
+		Short:       "Open a shell in a sandbox, or attach to a daemon session's",
+		Long: `With --session NAME, attach to the daemon's session NAME (tether serve must be
+running; the session is the one "tether run --session NAME" uses, created on
+first use with --profile and --cwd). Each line you type (or a block that
+continues over several lines, such as a loop) is sent to the daemon as one
+terminal call, exactly as an agent's call: the approval engine decides it
+(hardline floor, deny rules, the job's mandate, the approval queue, answered
+with "tether approvals"), the exec gate checks every program it executes,
+and it runs in the session's persistent sandbox, so the working directory,
+files in /tmp and background processes carry over to the next line. Output
+is the command's, masked like the agent's. A refused line prints why and the
+shell goes on. It is not a terminal inside the sandbox: programs that need
+one (editors, pagers, job control) do not work there; ^C stops the
+running command; exit or end of input (^D) leaves, and the session stays
+for the next attach. Without a daemon it
+exits 125 and says how to start one.
 
-The sandbox is placed as "tether run" places a command: the profile's
-terminal policy (workspace, rootfs, network, per-sandbox limits, protected
-paths, environment; see tether run --help), which the flags may only narrow.
-It is kept alive as a session: the shell gets a real controlling terminal
-allocated inside the sandbox (tty, stty, job control and full-screen programs
-work), the host terminal is put in raw mode and restored on exit, and window
-size changes follow the host terminal. The profile's per-command timeout and
-output cap do not apply to an interactive shell.
+Without --session, open an interactive shell (or PROGRAM) on a real terminal
+allocated inside a sandbox of this process's own, placed as "tether run"
+places a command: the profile's terminal policy (workspace, rootfs, network,
+per-sandbox limits, protected paths, environment; see tether run --help),
+which the flags may only narrow. The program itself is decided by the
+approval engine first (on the cli platform: asked on the terminal when it
+needs approval), and every program executed inside passes the exec gate
+(hardline floor and deny rules on its real argv); the lines typed into an
+interactive terminal cannot be analysed one by one, so they are not
+approved one by one: use --session for that. tty, stty, job control and
+full-screen programs work; the host terminal is put in raw mode and
+restored on exit, and window size changes follow it. The profile's
+per-command timeout and output cap do not apply to an interactive shell. The
+sandbox is destroyed, with every process started in it, when the shell
+exits ("tether sessions list" shows it while it lives). A profile whose
+network is the egress proxy needs --network none here, or --session.
 
-This command owns its session itself, outside the daemon: it is created when
-the shell starts and destroyed, with every process started in it, when the
-shell exits. It is not the daemon's session of the same name, and the shell's
-commands do not pass the approval engine one by one (an interactive terminal
-cannot be analysed command by command); to run commands in a daemon session,
-through its gates, use "tether run --session S" with "tether serve" running.
-Use "tether sessions list" to see session sandboxes and "tether sessions
-close" to destroy one.
-
-Exit status: the shell's own (126, 127 and 128+N included); 125 when tether
-itself did not run it (a usage error, including stdin not being a terminal,
-or a sandbox that could not be set up).`,
+Exit status: the shell's own (126, 127 and 128+N included); with --session,
+the status of the last line run (125 if it was refused); 125 when tether
+itself did not run it (a usage error, including stdin not being a terminal
+without --session, no daemon for --session, a refused program, or a sandbox
+that could not be set up).`,
 		Example: `  tether shell
-  tether shell --profile default --session debug --memory 128M
-  tether shell -- python3`,
+  tether shell --memory 128M -- python3
+  tether serve & tether shell --session work`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runShell(cmd, f, session, args)
+			if cmd.Flags().Changed("session") {
+				return attachShell(cmd, f, args)
+			}
+			if f.socket != "" {
+				return usageErr("--socket goes with --session NAME")
+			}
+			return runShell(cmd, f, args)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.profile, "profile", "default", "profile name (parent cgroup <prefix>/<profile>)")
-	fl.StringVar(&session, "session", "shell", "session name (letters, digits, _ . -)")
+	fl.StringVar(&f.profile, "profile", "", "profile name (default: the configuration's default_profile; its parent cgroup is <prefix>/<profile>)")
+	fl.StringVar(&f.session, "session", "", "attach to the daemon's session NAME (needs tether serve; letters, digits, _ . -)")
+	fl.StringVar(&f.socket, "socket", "", "daemon socket for --session (default: $TETHER_SOCKET, else the daemon's default socket)")
 	addPolicyFlags(fl, &f)
 	fl.StringVar(&f.gate.configPath, "config", "", "configuration file (default: $TETHER_CONFIG, XDG, /etc, else the embedded default)")
 	fl.StringVar(&f.stateRoot, "state-root", "", "state directory (default: $TETHER_STATE_ROOT, /run/tether or $XDG_RUNTIME_DIR/tether)")
@@ -66,40 +87,62 @@ or a sandbox that could not be set up).`,
 	return cmd
 }
 
-func runShell(cmd *cobra.Command, f runFlags, session string, args []string) error {
+// localShellSession names tether shell's own session sandbox.
+const localShellSession = "shell"
+
+func runShell(cmd *cobra.Command, f runFlags, args []string) error {
 	stdin := int(os.Stdin.Fd())
 	saved, err := unix.IoctlGetTermios(stdin, unix.TCGETS)
 	if err != nil {
-		return usageErr("tether shell needs a terminal on stdin (use tether run for non-interactive commands)")
+		return usageErr("tether shell needs a terminal on stdin (use tether run for non-interactive commands, or tether shell --session NAME)")
 	}
 	conf, prof, err := runProfile(f.gate, f.profile)
 	if err != nil {
 		return err
 	}
-	pl, err := placeFromProfile(cmd.Flags(), f, conf, prof)
-	if err != nil {
-		return err
-	}
-	cfg := pl.cfg
-	// An interactive shell is not one command: the profile's per-command
-	// timeout and output cap do not apply to it (its limits do).
-	cfg.Limits.Timeout, cfg.Limits.OutputBytes = 0, 0
+	f.gate.platform = "cli"
 	r := runnerFor(f.stateRoot, f.cgroupPrefix, f.profile, 0)
 	// Reap what a crashed tether left first, as tether run does.
 	_, _ = sandbox.GC(sandbox.GCOptions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix})
-	m := &sandbox.Sessions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix}
-	defer m.Close()
+	// The pipeline every entry point uses: its session sandboxes pass the
+	// engine's exec gate.
+	rp, err := newRunPipeline(f.gate, conf, r)
+	if err != nil {
+		return err
+	}
+	defer rp.Close()
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), unix.SIGTERM, unix.SIGHUP)
 	defer stop()
-	s, err := m.Open(ctx, f.profile, session, sandbox.SessionSpec{Config: cfg, ProfileLimits: pl.profLimits})
+	pl, err := placeFromProfile(ctx, cmd.Flags(), f, rp.Runner, prof)
 	if err != nil {
-		return fmt.Errorf("opening the session sandbox: %w", err)
+		return err
 	}
+	if pl.Proxy {
+		return usageErr("profile %s's network is the egress proxy, which tether shell's own sandbox does not serve: pass --network none, or attach to a daemon session (tether shell --session NAME)", prof.Name)
+	}
+	cfg := pl.Config
+	// An interactive shell is not one command: the profile's per-command
+	// timeout and output cap do not apply to it (its limits do).
+	cfg.Limits.Timeout, cfg.Limits.OutputBytes = 0, 0
 
 	c := sandbox.Command{Args: args, Shell: interactiveShell}
 	if len(args) > 0 {
 		c.Shell = ""
+	}
+	text, err := commandText(c.Shell, args)
+	if err != nil {
+		return err
+	}
+	home, _ := os.UserHomeDir()
+	d, err := rp.Engine.Decide(ctx, approval.Request{Command: text, Profile: prof.Name, Platform: rp.platform, Cwd: pl.Root, Home: home})
+	if err != nil {
+		return rp.refusalOf(d, err, false)
+	}
+
+	s, err := rp.Sessions.Open(ctx, prof.Name, localShellSession, sandbox.SessionSpec{Config: cfg, ProfileLimits: pl.ProfileLimits})
+	if err != nil {
+		return fmt.Errorf("opening the session sandbox: %w", err)
 	}
 	term := sandbox.Terminal{Stdin: os.Stdin, Stdout: cmd.OutOrStdout(), Size: termSize(stdin)}
 	if t := os.Getenv("TERM"); t != "" {

@@ -34,16 +34,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
+	"github.com/tether-dev/tether/runner"
 	"github.com/tether-dev/tether/sandbox"
 )
-
-// discardAudit drops the engine's records: the gate's check writes none,
-// and this tool decides nothing else.
-type discardAudit struct{}
-
-func (discardAudit) Append(context.Context, approval.Decision) error { return nil }
 
 func init() {
 	// The session's container init re-executes this binary (see the
@@ -81,25 +75,30 @@ func serve(args []string) error {
 	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
 		return errors.New("serve wants flags and one SOCKET")
 	}
-	m := &sandbox.Sessions{StateRoot: *stateRoot, CgroupPrefix: *prefix}
-	// The exec gate with the engine's check, as tether serve has it.
+	// The pipeline tether serve assembles (runner.NewPipeline): its
+	// session sandboxes pass the engine's exec gate. The audit log goes to
+	// a throwaway state directory; no mandate store is opened.
 	cfg, err := config.Default()
 	if err != nil {
 		return err
 	}
-	eng, err := approval.NewEngine(cfg, approval.Options{Audit: discardAudit{}})
+	stateDir, err := os.MkdirTemp("", "benchsession-state-")
 	if err != nil {
 		return err
 	}
-	defer eng.Close()
-	home, _ := os.UserHomeDir()
-	m.ExecGate = func(ev sandbox.ExecEvent) error {
-		// The config's default profile: the session's "bench" is a cgroup name.
-		return eng.CheckExec(approval.ExecRequest{Argvs: append([][]string{ev.Argv}, ev.Runs...), Home: home})
+	defer os.RemoveAll(stateDir)
+	cfg.StateDir = stateDir
+	p, err := runner.NewPipeline(runner.PipelineOptions{Config: cfg, Mandates: runner.MandatesNone,
+		Sandbox: sandbox.Runner{StateRoot: *stateRoot, CgroupPrefix: *prefix}})
+	if err != nil {
+		return err
 	}
-	defer m.Close()
+	defer p.Close()
+	m := p.Sessions
 	ctx := context.Background()
-	s, err := m.Open(ctx, "bench", "warm", sandbox.SessionSpec{Config: sandbox.Config{Limits: sandbox.Limits{Pids: 1024}}})
+	// The exec gate decides for the session's profile, which must be one
+	// of the configuration's (an unknown one refuses every exec).
+	s, err := m.Open(ctx, "default", "warm", sandbox.SessionSpec{Config: sandbox.Config{Limits: sandbox.Limits{Pids: 1024}}})
 	if err != nil {
 		return err
 	}
