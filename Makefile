@@ -18,7 +18,8 @@ FUZZTIME ?= 10s
 # test's small default budget).
 ORACLE_N ?= 3000
 
-.PHONY: all provision provision-demo build test unit fuzz-short smoke bench lint vet fmt demo clean oracle oracle-fuzz
+.PHONY: all provision provision-demo build test unit fuzz-short smoke bench lint vet fmt demo clean oracle oracle-fuzz \
+	test-cgroup2 test-cgroup2-ci test-systemd
 
 all: build
 
@@ -41,6 +42,21 @@ test: provision lint unit fuzz-short smoke
 # smoke checks the built binary (see scripts/smoke.sh).
 smoke: build
 	./scripts/smoke.sh $(BIN)
+
+# The cgroup v2 guests (scripts/vm-test.sh, README "cgroup v2 guests"), as
+# root: test-cgroup2 runs the sandbox packages' whole suites in a QEMU guest
+# with the unified hierarchy only; test-cgroup2-ci the CI subset (every test
+# that creates, limits, reads or removes cgroups; .ci/run runs it after
+# `make test`); test-systemd `tether serve` under contrib/tether.service with
+# systemd as the guest's init.
+test-cgroup2: provision
+	./scripts/vm-test.sh
+
+test-cgroup2-ci: provision
+	./scripts/vm-test.sh --ci
+
+test-systemd: provision
+	./scripts/vm-test.sh --systemd
 
 unit:
 	$(GO) test -tags '$(TAGS)' -race -count=1 -timeout 40m ./...

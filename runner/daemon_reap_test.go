@@ -35,8 +35,15 @@ func TestServeReapsPredecessorLeftovers(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	require.NoError(t, unix.Flock(int(f.Fd()), unix.LOCK_EX))
-	// An empty cgroup of the dead sandbox, where this test may make one.
-	cg := filepath.Join("/sys/fs/cgroup/pids", prefix, "default", dead)
+	// An empty cgroup of the dead sandbox, where this test may make one:
+	// in the pids hierarchy of a v1 or hybrid host, in the one tree of a
+	// cgroup v2 host (where /sys/fs/cgroup/pids would be a cgroup of that
+	// name outside the prefix, which no gc may touch).
+	root := "/sys/fs/cgroup/pids"
+	if st := (unix.Statfs_t{}); unix.Statfs("/sys/fs/cgroup", &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
+		root = "/sys/fs/cgroup"
+	}
+	cg := filepath.Join(root, prefix, "default", dead)
 	haveCgroup := os.MkdirAll(cg, 0o755) == nil
 	t.Cleanup(func() {
 		for _, d := range []string{cg, filepath.Dir(cg), filepath.Dir(filepath.Dir(cg))} {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/containerd/cgroups/v3"
@@ -18,6 +19,109 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 )
+
+// unifiedMount is where the cgroup v2 hierarchy is mounted on a host that
+// has no other (cgroups.Mode() == cgroups.Unified).
+const unifiedMount = "/sys/fs/cgroup"
+
+// delegatedLeaf is the cgroup, under a delegated subtree, that a tether
+// process found at the top of the subtree moves itself into: cgroup v2
+// lets a cgroup hold processes or enable controllers for its children, not
+// both, and the sandboxes' cgroups need the controllers.
+const delegatedLeaf = "tether-daemon"
+
+// cgroupBase is the cgroup under which tether's cgroups (the prefix, its
+// profiles and containers) live: "" (the root of every hierarchy), or, on
+// cgroup v2 when this process runs in a subtree that systemd delegated to
+// it (a unit with Delegate=yes), that subtree, such as
+// /system.slice/tether.service. systemd then owns and manages everything
+// outside the subtree, and a delegated service must keep to its own.
+//
+// Only root places cgroups. The first call also moves this process into the subtree's delegatedLeaf
+// when it is at the top of the subtree (see enterDelegatedLeaf).
+var cgroupBase = sync.OnceValues(func() (string, error) {
+	// Rootless sandboxes have no cgroups; v1 controllers are never delegated.
+	if os.Geteuid() != 0 || cgroups.Mode() != cgroups.Unified {
+		return "", nil
+	}
+	self, err := ownCgroup("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	base := delegatedAncestor(unifiedMount, self, 0)
+	if base == "" {
+		return "", nil
+	}
+	if self == base {
+		if err := enterDelegatedLeaf(unifiedMount, base, os.Getpid()); err != nil {
+			return "", err
+		}
+	}
+	return base, nil
+})
+
+// ownCgroup reads a process's cgroup v2 path from /proc/PID/cgroup (the
+// "0::PATH" line).
+func ownCgroup(procFile string) (string, error) {
+	b, err := os.ReadFile(procFile)
+	if err != nil {
+		return "", fmt.Errorf("reading this process's cgroup: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok && strings.HasPrefix(p, "/") {
+			return filepath.Clean(p), nil
+		}
+	}
+	return "", fmt.Errorf("reading this process's cgroup: no cgroup v2 entry in %s", procFile)
+}
+
+// delegatedAncestor returns the nearest of cgroup self and its ancestors
+// (paths under the v2 mount) that was delegated to uid: systemd marks a
+// delegated cgroup with the trusted.delegate extended attribute, which only
+// a process privileged on the host can set, and hands it to the unit's
+// user. A subtree delegated to someone else (a user's own service manager,
+// user@UID.service) is that user's to change, so root's sandboxes never
+// live in it. "" means none: tether's cgroups go at the root.
+func delegatedAncestor(mount, self string, uid int) string {
+	for p := self; p != "/"; p = filepath.Dir(p) {
+		dir := filepath.Join(mount, p)
+		buf := make([]byte, 8)
+		n, err := unix.Getxattr(dir, "trusted.delegate", buf)
+		if err != nil || strings.TrimSpace(string(buf[:n])) != "1" {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Stat(dir, &st) != nil || int(st.Uid) != uid {
+			return ""
+		}
+		return p
+	}
+	return ""
+}
+
+// enterDelegatedLeaf moves process pid (tether's own) from the top of the
+// delegated subtree base into base/delegatedLeaf, so that base can enable the
+// controllers its children (the sandboxes' cgroups) need. Another process
+// left at the top (a unit whose main process is a shell that did not exec
+// tether) would keep the controllers off: that is an error naming it.
+func enterDelegatedLeaf(mount, base string, pid int) error {
+	leaf := filepath.Join(mount, base, delegatedLeaf)
+	if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("creating the delegated cgroup's leaf %s: %w", leaf, err)
+	}
+	if err := os.WriteFile(filepath.Join(leaf, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+		return fmt.Errorf("moving tether into %s: %w", leaf, err)
+	}
+	b, err := os.ReadFile(filepath.Join(mount, base, "cgroup.procs"))
+	if err != nil {
+		return fmt.Errorf("reading the delegated cgroup %s: %w", base, err)
+	}
+	if others := strings.Fields(string(b)); len(others) > 0 {
+		return fmt.Errorf("%w: the delegated cgroup %s still holds processes %s besides tether's; make tether the unit's main process (see contrib/tether.service)",
+			ErrCgroupDelegation, base, strings.Join(others, " "))
+	}
+	return nil
+}
 
 // cgroupMounts returns the mount point of every cgroup hierarchy on the host:
 // each v1 controller (and named hierarchy) and the v2 tree, including the
@@ -110,7 +214,7 @@ func ensureProfileCgroup(rel string, l Limits) error {
 	}
 	switch cgroups.Mode() {
 	case cgroups.Unified:
-		if _, err := cgroup2.NewManager("/sys/fs/cgroup", rel, cgroup2.ToResources(res)); err != nil {
+		if _, err := cgroup2.NewManager(unifiedMount, rel, cgroup2.ToResources(res)); err != nil {
 			return fmt.Errorf("creating profile cgroup %s: %w", rel, err)
 		}
 	case cgroups.Legacy, cgroups.Hybrid:
@@ -145,9 +249,6 @@ func readUsage(paths map[string]string) usage {
 		if n, err := readInt(filepath.Join(p, "memory.max_usage_in_bytes")); err == nil {
 			u.peakMem = n
 		}
-		if n, ok := readKey(filepath.Join(p, "memory.oom_control"), "oom_kill"); ok && n > 0 {
-			u.oomKilled = true
-		}
 	}
 	// The v2 files exist only where controllers are (not in the hybrid
 	// unified tree), so trying them in every mode is harmless.
@@ -162,11 +263,27 @@ func readUsage(paths map[string]string) usage {
 				u.peakMem = n
 			}
 		}
-		if n, ok := readKey(filepath.Join(p, "memory.events"), "oom_kill"); ok && n > 0 {
-			u.oomKilled = true
+	}
+	u.oomKilled = oomKills(paths) > 0
+	return u
+}
+
+// oomKills reads the OOM-kill counter of a container's memory cgroup
+// (paths as for readUsage): v1's memory.oom_control, or v2's memory.events,
+// which counts the kills in the cgroup's descendants too (a session's
+// calls). Zero when neither file exists (no memory controller, rootless).
+func oomKills(paths map[string]string) int64 {
+	if p, ok := paths["memory"]; ok {
+		if n, ok := readKey(filepath.Join(p, "memory.oom_control"), "oom_kill"); ok {
+			return n
 		}
 	}
-	return u
+	if p, ok := paths[""]; ok {
+		if n, ok := readKey(filepath.Join(p, "memory.events"), "oom_kill"); ok {
+			return n
+		}
+	}
+	return 0
 }
 
 func readInt(path string) (int64, error) {

@@ -29,4 +29,8 @@ var (
 	// ErrKeeper: the keeper that reaps this process's sandboxes if it
 	// dies could not be started or told; nothing was started.
 	ErrKeeper = errors.New("cannot start the keeper that reaps this process's sandboxes if it dies")
+	// ErrCgroupDelegation: tether runs in a cgroup v2 subtree delegated to
+	// it (systemd's Delegate=yes) that it cannot use for its sandboxes'
+	// cgroups; nothing was started.
+	ErrCgroupDelegation = errors.New("cannot place sandboxes in the delegated cgroup")
 )

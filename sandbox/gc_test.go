@@ -26,11 +26,12 @@ func startHelper(t *testing.T, r *Runner) (*exec.Cmd, int) {
 	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	procs := processMount(t)
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		dirs, _ := cgroupDirs("/" + r.CgroupPrefix)
 		for _, d := range dirs {
-			if !strings.Contains(d, "/pids/") {
+			if !strings.HasPrefix(d, procs+"/") {
 				continue
 			}
 			b, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
@@ -152,13 +153,10 @@ func TestGCRemovesOrphanCgroups(t *testing.T) {
 	r := newTestRunner(t)
 	mounts, err := cgroupMounts()
 	require.NoError(t, err)
-	var pidsMount string
 	for _, m := range mounts {
 		require.NoError(t, os.MkdirAll(filepath.Join(m, r.CgroupPrefix, "default", "orphan-1"), 0o755))
-		if filepath.Base(m) == "pids" || (pidsMount == "" && filepath.Base(m) == "unified") {
-			pidsMount = m
-		}
 	}
+	pidsMount := processMount(t)
 	busy := filepath.Join(pidsMount, r.CgroupPrefix, "default", "busy-1")
 	require.NoError(t, os.MkdirAll(busy, 0o755))
 	sleeper := exec.Command("sleep", "600")

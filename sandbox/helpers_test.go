@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // requireSandbox skips the test when containers cannot run here (not root,
@@ -28,6 +29,38 @@ func requireSandbox(t testing.TB) {
 		// filtered behaviour, so they need the seccomp build.
 		testenv.SkipOrFail(t, "built without seccomp: run with -tags seccomp")
 	}
+}
+
+// processMount returns the cgroup mount whose cgroup.procs the tests read a
+// sandbox's processes from: the v1 pids hierarchy where there is one (v1 and
+// hybrid hosts), else the cgroup v2 tree (/sys/fs/cgroup on a unified host).
+func processMount(t testing.TB) string {
+	t.Helper()
+	mounts, err := cgroupMounts()
+	require.NoError(t, err)
+	v2 := ""
+	for _, m := range mounts {
+		if filepath.Base(m) == "pids" {
+			return m
+		}
+		var st unix.Statfs_t
+		if unix.Statfs(m, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
+			v2 = m
+		}
+	}
+	require.NotEmpty(t, v2, "no pids or cgroup v2 hierarchy mounted")
+	return v2
+}
+
+// controllerFile is the path of one cgroup file of a container (paths:
+// libcontainer's CgroupPaths): the v1 file in the controller's own
+// hierarchy, or the v2 file in the container's one directory on a unified
+// host ("" in CgroupPaths).
+func controllerFile(paths map[string]string, controller, v1, v2 string) string {
+	if p, ok := paths[controller]; ok {
+		return filepath.Join(p, v1)
+	}
+	return filepath.Join(paths[""], v2)
 }
 
 func dirExists(p string) bool {

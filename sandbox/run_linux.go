@@ -114,7 +114,10 @@ type Runner struct {
 	// profile cgroups' lock lives there.
 	StateRoot string
 	// CgroupPrefix is the cgroup directory all containers live under;
-	// empty means "tether".
+	// empty means "tether". It is relative to the root of the cgroup
+	// hierarchies, or, when tether runs as root in a cgroup v2 subtree
+	// that systemd delegated to it (Delegate=yes), to that subtree
+	// (docs/systemd.md).
 	CgroupPrefix string
 	// Profile names the parent cgroup (CgroupPrefix/Profile) whose
 	// ProfileLimits bound all the profile's containers; empty means "default".
@@ -183,6 +186,9 @@ func placementFor(cgroupPath string, cfg Config, rootless bool, usernsBase int) 
 	return p
 }
 
+// paths returns the Runner's state root, the absolute cgroup path of its
+// prefix (under cgroupBase: /tether, or /system.slice/tether.service/tether
+// under systemd delegation) and its profile name, defaults filled in.
 func (r *Runner) paths() (state, prefix, profile string, err error) {
 	state, prefix, profile = r.StateRoot, r.CgroupPrefix, r.Profile
 	if state == "" {
@@ -205,7 +211,18 @@ func (r *Runner) paths() (state, prefix, profile string, err error) {
 	if !nameRE().MatchString(profile) {
 		return "", "", "", fmt.Errorf("%w: profile name %q must be letters, digits, _ . - (at most 64)", ErrInvalidConfig, profile)
 	}
-	return state, "/" + prefix, profile, nil
+	base, err := cgroupBase()
+	if err != nil {
+		return "", "", "", err
+	}
+	return state, base + "/" + prefix, profile, nil
+}
+
+// relPrefix turns paths' absolute prefix back into a CgroupPrefix, for a
+// GC or a keeper (which resolve it under cgroupBase again).
+func relPrefix(prefix string) string {
+	base, _ := cgroupBase()
+	return strings.TrimPrefix(prefix, base+"/")
 }
 
 // state-root subdirectories.
@@ -293,7 +310,7 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	go func() {
 		defer close(gcDone)
 		<-gcStart
-		_, _ = GC(GCOptions{StateRoot: sb.stateRoot, CgroupPrefix: strings.TrimPrefix(sb.prefix, "/")})
+		_, _ = GC(GCOptions{StateRoot: sb.stateRoot, CgroupPrefix: relPrefix(sb.prefix)})
 	}()
 	startGC := sync.OnceFunc(func() { close(gcStart) })
 	defer func() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,9 +34,7 @@ func supervisorOverhead(t testing.TB, s *Session) (threads int, pssKiB int64, cg
 			pssKiB, _ = strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 		}
 	}
-	if p, ok := st.CgroupPaths["memory"]; ok {
-		cgroupBytes, _ = readInt(filepath.Join(p, "memory.usage_in_bytes"))
-	}
+	cgroupBytes, _ = readInt(controllerFile(st.CgroupPaths, "memory", "memory.usage_in_bytes", "memory.current"))
 	return threads, pssKiB, cgroupBytes
 }
 
@@ -47,7 +44,7 @@ func sessionPidsCurrent(t testing.TB, s *Session) int64 {
 	t.Helper()
 	st, err := s.container.State()
 	require.NoError(t, err)
-	n, err := readInt(filepath.Join(st.CgroupPaths["pids"], "pids.current"))
+	n, err := readInt(controllerFile(st.CgroupPaths, "pids", "pids.current", "pids.current"))
 	require.NoError(t, err)
 	return n
 }
@@ -99,7 +96,7 @@ func TestSessionPidsBudgetIsolation(t *testing.T) {
 	require.NoError(t, err)
 	st, err := greedy.container.State()
 	require.NoError(t, err)
-	pidsFile := filepath.Join(st.CgroupPaths["pids"], "pids.current")
+	pidsFile := controllerFile(st.CgroupPaths, "pids", "pids.current", "pids.current")
 	var peak int64
 	require.Eventually(t, func() bool {
 		n, _ := readInt(pidsFile)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -248,9 +247,9 @@ type Session struct {
 	initDone  chan struct{} // closed when the supervisor process has exited
 	cleanup   cleanup       // the sandbox's teardown (setUp's undo)
 	grace     time.Duration
-	memcg     string       // v1 memory cgroup directory when a memory limit is set
-	gate      *execGateRun // nil without Sessions.ExecGate and a workspace
-	disk      *diskLimit   // the workspace's disk limit, when set and enforced
+	cgPaths   map[string]string // the container's cgroup directories when a memory limit is set (oomKills)
+	gate      *execGateRun      // nil without Sessions.ExecGate and a workspace
+	disk      *diskLimit        // the workspace's disk limit, when set and enforced
 	// notEnforced lists protections this environment cannot apply.
 	notEnforced []string
 	// audit reads the paths the session's Landlock ruleset refused, made
@@ -446,7 +445,7 @@ func (s *Session) create(ctx context.Context) (err error) {
 	s.closed = make(chan struct{})
 	s.cleanup = undo.release()
 	if cfg.Limits.MemoryBytes > 0 {
-		s.memcg = sb.cgroupPaths["memory"]
+		s.cgPaths = sb.cgroupPaths
 	}
 	idle, maxAge := spec.Options.IdleTimeout, spec.Options.MaxAge
 	if idle <= 0 {
@@ -799,14 +798,10 @@ func (s *Session) result(c *call) (*Result, error) {
 	return res, nil
 }
 
-// oomKills reads the session memory cgroup's OOM-kill counter (v1), zero
-// when there is no memory limit.
+// oomKills reads the session memory cgroup's OOM-kill counter (v1 or v2),
+// zero when there is no memory limit.
 func (s *Session) oomKills() int64 {
-	if s.memcg == "" {
-		return 0
-	}
-	n, _ := readKey(filepath.Join(s.memcg, "memory.oom_control"), "oom_kill")
-	return n
+	return oomKills(s.cgPaths)
 }
 
 // isDone reports whether the session is closing or closed.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/configs"
@@ -134,7 +133,7 @@ func setUp(cfg Config, o setupOptions) (_ *sandboxSetup, err error) {
 	}
 	// From here on the sandbox may leave something behind: the keeper
 	// reaps it if this process dies before the release (the last undo).
-	release, keeperUp, err := keep(s.stateRoot, strings.TrimPrefix(s.prefix, "/"))
+	release, keeperUp, err := keep(s.stateRoot, relPrefix(s.prefix))
 	if err != nil {
 		return nil, err
 	}

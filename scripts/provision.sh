@@ -5,7 +5,11 @@
 #   provision.sh demo   what `make demo` needs: the cgo toolchain, libseccomp
 #                       and what the demo's sandboxed commands use
 #   provision.sh test   (the default) that and everything the test suite,
-#                       benchmarks and rootfs builds use
+#                       benchmarks and rootfs builds use, and qemu-system-x86
+#                       for the cgroup v2 guests of scripts/vm-test.sh
+#   provision.sh guest  what those guests install (scripts/vm-image.sh passes
+#                       the list to debootstrap): systemd and the runtime
+#                       tools of the test binaries built on the host
 #   provision.sh --list demo|test   print the profile's packages, install nothing
 #
 # Safe to run repeatedly: it installs only what is missing and runs apt-get
@@ -29,6 +33,18 @@ test_packages=(
 	e2fsprogs xfsprogs                 # disk-limit tests: loop-mounted ext4 (prjquota) and XFS images
 	vagrant                            # `vagrant validate` of the Vagrantfile (scripts/scripts_test.go)
 	chromium                           # headless browser tests of the mandate page (ui/browser_test.go)
+	qemu-system-x86                    # the cgroup v2 guests of scripts/vm-test.sh
+)
+# The guests run test binaries built on the host (same Debian release, so the
+# same glibc), never the Go toolchain.
+guest_packages=(
+	systemd-sysv kmod initramfs-tools   # the delegation variant's init; the kernel's modules (vm-image.sh adds the kernel)
+	libseccomp2                         # the test binaries are linked with it (-tags seccomp)
+	busybox-static util-linux procps    # rootfs builds, mount/setpriv, ps
+	uidmap passwd iproute2 python3 git  # as in the test profile
+	e2fsprogs xfsprogs                  # disk-limit tests
+	gcc libc6-dev make perl             # the exec-gate test compiles a helper and runs make and perl
+	curl ca-certificates                # egress tests' clients
 )
 
 list=0
@@ -39,14 +55,20 @@ fi
 case "${1:-test}" in
 demo) packages=("${demo_packages[@]}") ;;
 test) packages=("${demo_packages[@]}" "${test_packages[@]}") ;;
+guest) packages=("${guest_packages[@]}") ;;
 *)
-	echo "usage: provision.sh [--list] [demo|test]" >&2
+	echo "usage: provision.sh [--list] [demo|test|guest]" >&2
 	exit 2
 	;;
 esac
 if [ "$list" = 1 ]; then
 	printf '%s\n' "${packages[@]}"
 	exit 0
+fi
+if [ "${1:-}" = guest ]; then
+	# A kernel and an init system are not for the host.
+	echo "provision: the guest profile is a list for scripts/vm-image.sh (use --list guest)" >&2
+	exit 2
 fi
 
 missing=()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -91,4 +92,61 @@ func TestProvisionProfiles(t *testing.T) {
 	out, err := exec.Command("bash", "provision.sh", "nonsense").CombinedOutput()
 	assert.Error(t, err)
 	assert.Contains(t, string(out), "usage:")
+
+	// The cgroup v2 guests' list (scripts/vm-image.sh): what the host-built
+	// test binaries need at run time, and systemd for the delegation guest;
+	// never installed on the host itself.
+	assert.Contains(t, test, "qemu-system-x86")
+	guest := list("guest")
+	for _, p := range []string{"libseccomp2", "systemd-sysv", "busybox-static", "python3"} {
+		assert.Contains(t, guest, p)
+	}
+	assert.NotContains(t, guest, "libseccomp-dev", "the guest runs binaries built on the host")
+	cmd := exec.Command("bash", "provision.sh", "guest")
+	out, err = cmd.CombinedOutput()
+	require.Error(t, err)
+	assert.Equal(t, 2, cmd.ProcessState.ExitCode())
+	assert.Contains(t, string(out), "--list guest")
+}
+
+// TestVMCITestsList checks scripts/vm-ci-tests.txt, the cgroup v2 guest's
+// CI subset: every line names a package vm-test.sh builds and a regexp Go
+// accepts, so a typo cannot silently run nothing.
+func TestVMCITestsList(t *testing.T) {
+	b, err := os.ReadFile("vm-ci-tests.txt")
+	require.NoError(t, err)
+	lines := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		lines++
+		pkg, re, ok := strings.Cut(line, " ")
+		require.True(t, ok, "line %q: want PACKAGE REGEXP", line)
+		fi, err := os.Stat(filepath.Join("..", pkg))
+		require.NoError(t, err, "line %q", line)
+		assert.True(t, fi.IsDir())
+		for _, part := range strings.Split(re, "/") {
+			_, err := regexp.Compile(part)
+			assert.NoError(t, err, "line %q", line)
+		}
+		// Every test named outright (^(A|B)$) at the top level exists.
+		top := strings.Split(re, "/")[0]
+		var src strings.Builder
+		files, _ := filepath.Glob(filepath.Join("..", pkg, "*_test.go"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			src.Write(b)
+		}
+		if !strings.HasPrefix(top, "^") || !strings.HasSuffix(top, "$") {
+			continue // a prefix such as ^TestKeeper
+		}
+		for _, name := range strings.Split(strings.Trim(top, "^()$"), "|") {
+			if regexp.QuoteMeta(name) == name {
+				assert.True(t, strings.Contains(src.String(), "func "+name+"("), "line %q: no test %s in %s", line, name, pkg)
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, lines, 5)
 }
