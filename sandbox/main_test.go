@@ -50,7 +50,19 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(rootlessEnv); spec != "" {
 		os.Exit(rootlessMain(spec))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	// The binary's cgroup prefix is its own: whatever a test (or a
+	// sandbox torn down beside another) left of it, empty directories in
+	// any hierarchy the unified tree included, goes with the run.
+	if os.Geteuid() == 0 {
+		if err := removeCgroupTree("/" + testPrefix); err != nil {
+			fmt.Fprintln(os.Stderr, "removing the test cgroup prefix:", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	os.Exit(code)
 }
 
 // helperMain runs "sleep 600" in a sandbox under the state root and cgroup
