@@ -178,7 +178,7 @@ func (w *walker) payloadAt(program, text string, at Span, cs *cmdState, c ctx) {
 	if continuedComment(text) {
 		w.addOpaque(OpaqueDivergence, program, w.stmtText(cs.stmt), *sp)
 	}
-	sub := &walker{src: text, script: w.script, maxDepth: w.maxDepth, outer: sp, funcs: w.funcs, cr: cr, file: f}
+	sub := &walker{src: text, script: w.script, maxDepth: w.maxDepth, outer: sp, funcs: w.funcs, cr: cr, file: f, codeChars: hasCodeChar(text)}
 	if sub.funcs == nil {
 		w.funcs = new([]funcDef)
 		sub.funcs = w.funcs

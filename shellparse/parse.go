@@ -38,6 +38,9 @@ type pooledParser struct {
 // both read as a word character; cr returns that byte (0 if src had none)
 // so that word values can be mapped back.
 func parseBash(src string) (f *syntax.File, cr byte, err error) {
+	if f, ok := parseSimple(src); ok {
+		return f, 0, nil
+	}
 	if strings.IndexByte(src, '\r') >= 0 {
 		cr = unusedControl(src)
 		if cr == 0 {
@@ -103,7 +106,7 @@ func Parse(src string, opts Options) (*Script, error) {
 		maxDepth = DefaultMaxDepth
 	}
 	s := &Script{Source: src}
-	w := &walker{src: src, script: s, maxDepth: maxDepth, cr: cr, file: f}
+	w := &walker{src: src, script: s, maxDepth: maxDepth, cr: cr, file: f, codeChars: hasCodeChar(src)}
 	w.stmts(f.Stmts, ctx{})
 	w.finishFunctions()
 	if continuedComment(src) {
@@ -121,6 +124,9 @@ var ErrTooDeep = errors.New("shellparse: command nests too deeply")
 // over-estimate of syntactic nesting. Backquotes are not counted: they nest
 // only by escaping, which doubles the backslashes at every level.
 func checkNesting(src string) error {
+	if len(src) <= maxParseNesting {
+		return nil // each level takes a byte
+	}
 	depth, max := 0, 0
 	for i := 0; i < len(src); i++ {
 		switch src[i] {
@@ -195,6 +201,9 @@ type walker struct {
 	// vars are the variables whose values are known at this point of the
 	// walk (nil when none); probe, when set, records the names assigned
 	// while a loop is probed, probeDepth how many probes are open (vars.go).
+	// codeChars reports whether src holds "$", a backquote or a backslash
+	// at all: without one no literal can spell a substitution opener.
+	codeChars  bool
 	vars       map[string]Word
 	probe      *probeSet
 	probeDepth int

@@ -57,18 +57,6 @@ var shellManaged = map[string]bool{
 	"GROUPS": true, "DIRSTACK": true, "UID": true, "EUID": true, "PPID": true, "SHLVL": true,
 }
 
-// varSetters are builtins that assign the variables named by their
-// arguments.
-var varSetters = map[string]bool{
-	"read": true, "mapfile": true, "readarray": true, "getopts": true, "printf": true, "unset": true, "wait": true,
-}
-
-// trackingStoppers are builtins after which no variable's value is known:
-// they run text as script or change how later assignments behave.
-var trackingStoppers = map[string]bool{
-	"eval": true, "source": true, ".": true, "trap": true, "enable": true, "shopt": true,
-}
-
 func (w *walker) tracking() bool { return !w.script.untracked }
 
 // stopTracking forgets every value and ignores assignments for the rest of
@@ -193,10 +181,13 @@ func (w *walker) commandVars(name string, args []Word) {
 	if w.probe != nil && (name == "break" || name == "continue") {
 		w.probe.jumps = true
 	}
-	switch {
-	case trackingStoppers[name]:
+	switch name {
+	case "eval", "source", ".", "trap", "enable", "shopt":
+		// They run text as script or change how later assignments
+		// behave: no value is known after them.
 		w.stopTracking()
-	case varSetters[name]:
+	case "read", "mapfile", "readarray", "getopts", "printf", "unset", "wait":
+		// They assign the variables their arguments name.
 		for _, a := range args {
 			if !a.Literal || strings.HasPrefix(a.Value, "-") {
 				w.forgetAll() // an option may name the variable (-v x, -ax)
@@ -206,8 +197,10 @@ func (w *walker) commandVars(name string, args []Word) {
 				w.forget(a.Value)
 			}
 		}
-	case len(w.vars) > 0 && w.isFunction(name):
-		w.forgetAll()
+	default:
+		if len(w.vars) > 0 && w.isFunction(name) {
+			w.forgetAll()
+		}
 	}
 }
 

@@ -182,6 +182,10 @@ func (w *walker) expansion(st *wordState, p syntax.WordPart, quoted bool) {
 // dqUnescape writes a double-quoted literal with bash's escapes removed:
 // inside double quotes a backslash only escapes $ ` " \ and newline.
 func dqUnescape(b *strings.Builder, v string) {
+	if strings.IndexByte(v, '\\') < 0 {
+		b.WriteString(v)
+		return
+	}
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		if c == '\\' && i+1 < len(v) {
