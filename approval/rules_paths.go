@@ -39,7 +39,14 @@ func (a *analyzer) fold(v string) string {
 			}
 			return c
 		}
-		v = a.cwd + "/" + v
+		for strings.HasPrefix(v, "./") {
+			v = v[2:] // "./x" is x: the join below then needs no cleaning
+		}
+		if v == "" || v == "." {
+			v = a.cwd
+		} else {
+			v = a.cwd + "/" + v
+		}
 	}
 	return procRoot(cleanPath(v))
 }

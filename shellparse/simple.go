@@ -215,17 +215,20 @@ func pos(i int) syntax.Pos { return syntax.NewPos(uint(i), 1, uint(i)+1) }
 // plainWordChar reports whether c may appear unquoted in a word parseSimple
 // takes: characters no shell gives a meaning there (* and ? are glob
 // characters, which the tree keeps as literal text, as mvdan.cc/sh does).
-func plainWordChar(c byte) bool {
-	switch {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		return true
+func plainWordChar(c byte) bool { return plainWordChars[c] }
+
+var plainWordChars = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+			t[c] = true
+		}
 	}
-	switch c {
-	case '_', '.', '/', ':', '@', '%', '+', ',', '=', '-', '*', '?', '~':
-		return true
+	for _, c := range "_./:@%+,=-*?~" {
+		t[c] = true
 	}
-	return false
-}
+	return t
+}()
 
 // printable reports whether c is printable ASCII.
 func printable(c byte) bool { return c >= 0x20 && c < 0x7f }
