@@ -185,3 +185,85 @@ func TestBatchApprovalsAskedTogether(t *testing.T) {
 	assert.False(t, out.Results[0].Ran)
 	assert.False(t, out.Results[2].Ran)
 }
+
+// TestAnswerScopeNotOffered: both answer endpoints (a client on its
+// session, a bridge with an answer token) refuse an approval whose scope
+// the request does not offer, or a verdict that is not one, with 400 — and
+// the refused answer consumes nothing: the request stays pending and its
+// token still answers it.
+func TestAnswerScopeNotOffered(t *testing.T) {
+	t.Parallel()
+	type body struct {
+		Request approval.Pending        `json:"request"`
+		Answer  *approval.WebhookAnswer `json:"answer"`
+	}
+	hits := make(chan body, 1)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b body
+		assert.NoError(t, json.NewDecoder(r.Body).Decode(&b))
+		hits <- b
+	}))
+	defer hook.Close()
+	// An ask glob escalates: the request offers "once" only.
+	e := newDaemonEnv(t, sandbox.Runner{}, "      ask: [\"rm *\"]\n      webhook:\n        url: "+hook.URL+"\n")
+	d, _ := e.start(t)
+	c := NewClient(e.socket)
+	s, err := c.CreateSession(t.Context(), SessionRequest{})
+	require.NoError(t, err)
+	result := make(chan BatchResult, 1)
+	go func() {
+		out, _ := c.Call(context.Background(), s.Session, "", []RawCall{rawCall("1", "terminal", args("command", "rm -rf build"))})
+		result <- out
+	}()
+	var hit body
+	select {
+	case hit = <-hits:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the webhook was not called")
+	}
+	require.NotNil(t, hit.Answer)
+	require.Equal(t, []approval.Scope{approval.ScopeOnce}, hit.Request.Scopes)
+
+	bridge := NewClient(e.socket)
+	post := func(verdict, scope string) error {
+		return bridge.do(t.Context(), http.MethodPost, "/v1/approvals/answer", map[string]any{"token": hit.Answer.Token, "verdict": verdict, "scope": scope}, nil)
+	}
+	status := func(err error) int {
+		var apiErr *APIError
+		require.ErrorAs(t, err, &apiErr)
+		return apiErr.Status
+	}
+	for _, tc := range []struct {
+		name string
+		err  func() error
+		msg  string
+	}{
+		{"token, always", func() error { return post("approve", "always") }, `scope "always" is not offered`},
+		{"token, session", func() error { return post("approve", "session") }, `scope "session" is not offered`},
+		{"token, bad verdict", func() error { return post("escalate", "") }, `verdict must be "approve" or "deny"`},
+		{"token, bad scope", func() error { return post("approve", "forever") }, "forever"},
+		{"client by id, always", func() error {
+			_, err := c.Decide(t.Context(), s.Session, Decision{ID: hit.Request.ID, Verdict: "approve", Scope: "always"})
+			return err
+		}, `scope "always" is not offered`},
+		{"client oldest, session", func() error {
+			_, err := c.Decide(t.Context(), s.Session, Decision{Verdict: "approve", Scope: "session"})
+			return err
+		}, `scope "session" is not offered`},
+	} {
+		err := tc.err()
+		require.Error(t, err, tc.name)
+		assert.Equal(t, http.StatusBadRequest, status(err), tc.name)
+		assert.ErrorContains(t, err, tc.msg, tc.name)
+		pend := d.Engine.Gateway().List("", s.Session)
+		require.Len(t, pend, 1, "%s: a refused answer consumes nothing", tc.name)
+		assert.Equal(t, hit.Request.ID, pend[0].ID)
+	}
+	// The token was not used up by the refused answers.
+	require.NoError(t, post("deny", ""))
+	out := <-result
+	require.Len(t, out.Results, 1)
+	assert.False(t, out.Results[0].Ran)
+	assert.Equal(t, ClassBlocked, out.Results[0].Class)
+	assert.Equal(t, http.StatusNotFound, status(post("deny", "")), "once")
+}
