@@ -444,7 +444,6 @@ func placeFromProfile(ctx context.Context, fl *pflag.FlagSet, f runFlags, r *run
 		lim.DiskBytes = n
 	}
 	cfg.Seccomp = sandbox.SeccompMode(f.seccomp)
-	cfg.UserNS = f.userns
 	if err := cfg.Validate(); err != nil {
 		return pl, usageErr("%v", err)
 	}
