@@ -31,6 +31,11 @@ var (
 	// needs: its supervisor is this binary, run inside the root. Build
 	// tether statically (make build). Nothing was started.
 	ErrDynamicBinary = errors.New("this tether is dynamically linked and cannot run inside the root filesystem")
+	// ErrEnginePanic: libcontainer panicked while starting the sandbox
+	// (its mount-source thread's deadline passed under heavy load, see
+	// startGuarded). The start failed and was undone; nothing ran, and a
+	// later start may succeed.
+	ErrEnginePanic = errors.New("the sandbox engine (libcontainer) panicked while starting the sandbox")
 	// ErrKeeper: the keeper that reaps this process's sandboxes if it
 	// dies could not be started or told; nothing was started.
 	ErrKeeper = errors.New("cannot start the keeper that reaps this process's sandboxes if it dies")

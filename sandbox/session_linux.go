@@ -380,7 +380,7 @@ func (s *Session) create(ctx context.Context) (err error) {
 	// the sandbox lives; it exits (unlocked never) once init has.
 	go func() {
 		runtime.LockOSThread()
-		if err := container.Run(process); err != nil {
+		if err := startGuarded(process, func() error { return container.Run(process) }); err != nil {
 			started <- err
 			close(s.initDone)
 			return
