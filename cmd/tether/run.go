@@ -321,20 +321,9 @@ func exitFor(code int, err error) error {
 // --userns are not part of a profile.
 func placeFromProfile(ctx context.Context, fl *pflag.FlagSet, f runFlags, r *runner.Runner, prof *config.Profile) (runner.Placement, error) {
 	var pl runner.Placement
-	wd := f.cwd
-	if wd == "" {
-		d, err := os.Getwd()
-		if err != nil {
-			return pl, usageErr("finding the current directory: %v", err)
-		}
-		wd = d
-	}
-	wd, err := filepath.Abs(wd)
+	wd, err := f.workDir()
 	if err != nil {
-		return pl, usageErr("resolving --cwd: %v", err)
-	}
-	if fi, err := os.Stat(wd); err != nil || !fi.IsDir() {
-		return pl, usageErr("--cwd %s is not a directory", wd)
+		return pl, err
 	}
 	if pc := prof.Terminal.Cwd; pc != "" && fl.Changed("cwd") && !sameDir(pc, wd) {
 		return pl, usageErr("--cwd %s: profile %s fixes the workspace at %s (terminal.cwd); drop --cwd or use another profile", wd, prof.Name, pc)
@@ -449,6 +438,27 @@ func placeFromProfile(ctx context.Context, fl *pflag.FlagSet, f runFlags, r *run
 	}
 	pl.Config = cfg
 	return pl, nil
+}
+
+// workDir returns the directory --cwd names, else the current one, as an
+// absolute path; a usage error when it is not a directory.
+func (f runFlags) workDir() (string, error) {
+	wd := f.cwd
+	if wd == "" {
+		d, err := os.Getwd()
+		if err != nil {
+			return "", usageErr("finding the current directory: %v", err)
+		}
+		wd = d
+	}
+	wd, err := filepath.Abs(wd)
+	if err != nil {
+		return "", usageErr("resolving --cwd: %v", err)
+	}
+	if fi, err := os.Stat(wd); err != nil || !fi.IsDir() {
+		return "", usageErr("--cwd %s is not a directory", wd)
+	}
+	return wd, nil
 }
 
 // sameDir reports whether a and b name the same directory.
