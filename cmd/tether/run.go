@@ -205,12 +205,6 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	if f.socket != "" || f.closeSession {
 		return usageErr("--socket and --close-session go with --session S")
 	}
-	if f.shell != "" && len(args) > 0 {
-		return usageErr("give either -c 'SHELL STRING' or -- PROGRAM ARGS, not both")
-	}
-	if f.shell == "" && len(args) == 0 {
-		return usageErr("nothing to run: give -- PROGRAM [ARG...] or -c 'SHELL STRING' (see tether run --help)")
-	}
 	command, err := commandText(f.shell, args)
 	if err != nil {
 		return err

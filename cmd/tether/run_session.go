@@ -75,12 +75,6 @@ func runSession(cmd *cobra.Command, f runFlags, args []string) error {
 		}
 		return closeCLISession(ctx, cmd.OutOrStdout(), socket, file, f.session)
 	}
-	if f.shell != "" && len(args) > 0 {
-		return usageErr("give either -c 'SHELL STRING' or -- PROGRAM ARGS, not both")
-	}
-	if f.shell == "" && len(args) == 0 {
-		return usageErr("nothing to run: give -- PROGRAM [ARG...] or -c 'SHELL STRING' (see tether run --help)")
-	}
 	command, err := commandText(f.shell, args)
 	if err != nil {
 		return err
