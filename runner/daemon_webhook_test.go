@@ -16,28 +16,52 @@ import (
 	"github.com/tether-dev/tether/sandbox"
 )
 
+// webhookHit is one POST the profile's approvals.webhook received.
+type webhookHit struct {
+	Auth string // the Authorization header
+	Raw  string // the body as sent
+	Body struct {
+		Event   string                  `json:"event"`
+		Request approval.Pending        `json:"request"`
+		Answer  *approval.WebhookAnswer `json:"answer"`
+	}
+}
+
+// webhookRecorder starts a webhook that records every POST, stopped at
+// cleanup. next returns the next POST, failing the test when none comes
+// within 30 s.
+func webhookRecorder(t *testing.T) (url string, next func() webhookHit) {
+	t.Helper()
+	hits := make(chan webhookHit, 8)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var h webhookHit
+		h.Auth = r.Header.Get("Authorization")
+		data, err := io.ReadAll(r.Body)
+		assert.NoError(t, err)
+		h.Raw = string(data)
+		assert.NoError(t, json.Unmarshal(data, &h.Body))
+		hits <- h
+	}))
+	t.Cleanup(hook.Close)
+	return hook.URL, func() webhookHit {
+		t.Helper()
+		select {
+		case h := <-hits:
+			return h
+		case <-time.After(30 * time.Second):
+			t.Fatal("the webhook was not called")
+			return webhookHit{}
+		}
+	}
+}
+
 // TestServeWebhookNotify: a request queued for the gateway is POSTed to the
 // profile's approvals.webhook with its token secret, and answering it over
 // the API still works (the webhook only notifies).
 func TestServeWebhookNotify(t *testing.T) {
 	t.Parallel()
-	type hit struct {
-		auth string
-		body struct {
-			Event   string           `json:"event"`
-			Request approval.Pending `json:"request"`
-		}
-	}
-	hits := make(chan hit, 4)
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var h hit
-		h.auth = r.Header.Get("Authorization")
-		assert.NoError(t, json.NewDecoder(r.Body).Decode(&h.body))
-		hits <- h
-	}))
-	defer hook.Close()
-
-	e := newDaemonEnv(t, sandbox.Runner{}, "      webhook:\n        url: "+hook.URL+"\n        token_secret: HOOK_TOKEN\n"+
+	hookURL, nextHit := webhookRecorder(t)
+	e := newDaemonEnv(t, sandbox.Runner{}, "      webhook:\n        url: "+hookURL+"\n        token_secret: HOOK_TOKEN\n"+
 		"    secrets:\n      values:\n        HOOK_TOKEN: s3cret-hook-token\n")
 	e.start(t)
 	c := NewClient(e.socket)
@@ -49,18 +73,13 @@ func TestServeWebhookNotify(t *testing.T) {
 		out, _ := c.Call(context.Background(), s.Session, "", []RawCall{rawCall("1", "terminal", args("command", "rm -rf build"))})
 		done <- out
 	}()
-	var h hit
-	select {
-	case h = <-hits:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the webhook was not called")
-	}
-	assert.Equal(t, "Bearer s3cret-hook-token", h.auth)
-	assert.Equal(t, "approval.pending", h.body.Event)
-	assert.Equal(t, s.Session, h.body.Request.Session)
-	assert.Equal(t, "rm -rf build", h.body.Request.Command)
+	h := nextHit()
+	assert.Equal(t, "Bearer s3cret-hook-token", h.Auth)
+	assert.Equal(t, "approval.pending", h.Body.Event)
+	assert.Equal(t, s.Session, h.Body.Request.Session)
+	assert.Equal(t, "rm -rf build", h.Body.Request.Command)
 
-	_, err = c.Decide(t.Context(), s.Session, Decision{ID: h.body.Request.ID, Verdict: "deny"})
+	_, err = c.Decide(t.Context(), s.Session, Decision{ID: h.Body.Request.ID, Verdict: "deny"})
 	require.NoError(t, err)
 	out := <-done
 	require.Len(t, out.Results, 1)
@@ -73,22 +92,8 @@ func TestServeWebhookNotify(t *testing.T) {
 // token answers nothing; and a resolved request's token is forgotten.
 func TestWebhookAnswerToken(t *testing.T) {
 	t.Parallel()
-	type body struct {
-		Event   string                  `json:"event"`
-		Request approval.Pending        `json:"request"`
-		Answer  *approval.WebhookAnswer `json:"answer"`
-	}
-	hits := make(chan body, 4)
-	raw := make(chan string, 4)
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		data, _ := io.ReadAll(r.Body)
-		raw <- string(data)
-		var b body
-		assert.NoError(t, json.Unmarshal(data, &b))
-		hits <- b
-	}))
-	defer hook.Close()
-	e := newDaemonEnv(t, sandbox.Runner{}, "      webhook:\n        url: "+hook.URL+"\n")
+	hookURL, nextHit := webhookRecorder(t)
+	e := newDaemonEnv(t, sandbox.Runner{}, "      webhook:\n        url: "+hookURL+"\n")
 	d, _ := e.start(t)
 	c := NewClient(e.socket)
 	s, err := c.CreateSession(t.Context(), SessionRequest{})
@@ -101,18 +106,13 @@ func TestWebhookAnswerToken(t *testing.T) {
 			results <- out
 		}()
 	}
-	got := map[string]body{}
+	got := map[string]webhookHit{}
 	for range 2 {
-		select {
-		case b := <-hits:
-			got[b.Request.Command] = b
-			text := <-raw
-			assert.NotContains(t, text, s.ClientToken, "the client's token is never in the webhook body")
-		case <-time.After(30 * time.Second):
-			t.Fatal("the webhook was not called")
-		}
+		h := nextHit()
+		got[h.Body.Request.Command] = h
+		assert.NotContains(t, h.Raw, s.ClientToken, "the client's token is never in the webhook body")
 	}
-	a, b := got["rm -rf build"], got["rm -rf dist"]
+	a, b := got["rm -rf build"].Body, got["rm -rf dist"].Body
 	require.NotNil(t, a.Answer)
 	require.NotNil(t, b.Answer)
 	assert.NotEqual(t, a.Answer.Token, b.Answer.Token)
@@ -193,19 +193,9 @@ func TestBatchApprovalsAskedTogether(t *testing.T) {
 // token still answers it.
 func TestAnswerScopeNotOffered(t *testing.T) {
 	t.Parallel()
-	type body struct {
-		Request approval.Pending        `json:"request"`
-		Answer  *approval.WebhookAnswer `json:"answer"`
-	}
-	hits := make(chan body, 1)
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var b body
-		assert.NoError(t, json.NewDecoder(r.Body).Decode(&b))
-		hits <- b
-	}))
-	defer hook.Close()
+	hookURL, nextHit := webhookRecorder(t)
 	// An ask glob escalates: the request offers "once" only.
-	e := newDaemonEnv(t, sandbox.Runner{}, "      ask: [\"rm *\"]\n      webhook:\n        url: "+hook.URL+"\n")
+	e := newDaemonEnv(t, sandbox.Runner{}, "      ask: [\"rm *\"]\n      webhook:\n        url: "+hookURL+"\n")
 	d, _ := e.start(t)
 	c := NewClient(e.socket)
 	s, err := c.CreateSession(t.Context(), SessionRequest{})
@@ -215,12 +205,7 @@ func TestAnswerScopeNotOffered(t *testing.T) {
 		out, _ := c.Call(context.Background(), s.Session, "", []RawCall{rawCall("1", "terminal", args("command", "rm -rf build"))})
 		result <- out
 	}()
-	var hit body
-	select {
-	case hit = <-hits:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the webhook was not called")
-	}
+	hit := nextHit().Body
 	require.NotNil(t, hit.Answer)
 	require.Equal(t, []approval.Scope{approval.ScopeOnce}, hit.Request.Scopes)
 
