@@ -74,6 +74,18 @@ func cgroupDirs(prefix string) []string {
 	return out
 }
 
+// sandboxConfig is a sandbox in network mode proxy joined to f's
+// namespace, with the proxy's environment.
+func (f *fixture) sandboxConfig() sandbox.Config {
+	return sandbox.Config{
+		Network:   sandbox.NetworkProxy,
+		NetNSPath: f.ns.Path(),
+		Env:       append(append([]string(nil), sandbox.DefaultEnv...), f.ns.Env()...),
+		Seccomp:   sandbox.SeccompOptional,
+		Limits:    sandbox.Limits{Timeout: time.Minute},
+	}
+}
+
 // TestSandboxProxyMode runs real clients in a sandbox (sandbox.Run,
 // network mode proxy) joined to the proxy's namespace.
 func TestSandboxProxyMode(t *testing.T) {
@@ -82,14 +94,8 @@ func TestSandboxProxyMode(t *testing.T) {
 	web := "http://web.test:" + strconv.Itoa(f.web)
 	tlsURL := "https://example.com:" + strconv.Itoa(f.tlsPort) + "/"
 	rawPort := strconv.Itoa(f.raw.Addr().(*net.TCPAddr).Port)
-	cfg := sandbox.Config{
-		Network:   sandbox.NetworkProxy,
-		NetNSPath: f.ns.Path(),
-		Env:       append(append([]string(nil), sandbox.DefaultEnv...), f.ns.Env()...),
-		Binds:     []sandbox.Bind{{Source: f.home, Destination: "/egress", ReadOnly: true}},
-		Seccomp:   sandbox.SeccompOptional,
-		Limits:    sandbox.Limits{Timeout: time.Minute},
-	}
+	cfg := f.sandboxConfig()
+	cfg.Binds = []sandbox.Bind{{Source: f.home, Destination: "/egress", ReadOnly: true}}
 	run := func(t *testing.T, shell string) (string, string, int) {
 		t.Helper()
 		f.proxy.Begin(Attribution{Run: "sbx", Command: t.Name()})
@@ -135,15 +141,7 @@ func TestSandboxProxyMode(t *testing.T) {
 			}
 		})
 	}
-	// The host listener saw nothing: the first connection it accepts is
-	// this sentinel.
-	c, err := net.Dial("tcp", f.raw.Addr().String())
-	require.NoError(t, err)
-	defer c.Close()
-	got, err := f.raw.Accept()
-	require.NoError(t, err)
-	defer got.Close()
-	assert.Equal(t, c.LocalAddr().String(), got.RemoteAddr().String())
+	f.assertRawUntouched(t)
 
 	events, _, dialled := f.snapshot()
 	for _, a := range dialled {
@@ -167,13 +165,7 @@ func TestSessionProxyMode(t *testing.T) {
 	r := sandboxRunner(t)
 	sessions := &sandbox.Sessions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix, Grace: r.Grace}
 	defer sessions.Close()
-	spec := sandbox.SessionSpec{Config: sandbox.Config{
-		Network:   sandbox.NetworkProxy,
-		NetNSPath: f.ns.Path(),
-		Env:       append(append([]string(nil), sandbox.DefaultEnv...), f.ns.Env()...),
-		Seccomp:   sandbox.SeccompOptional,
-		Limits:    sandbox.Limits{Timeout: time.Minute},
-	}}
+	spec := sandbox.SessionSpec{Config: f.sandboxConfig()}
 	web := "http://web.test:" + strconv.Itoa(f.web) + "/hello"
 	for i := range 2 {
 		f.proxy.Begin(Attribution{Run: "session", Command: strconv.Itoa(i)})
@@ -205,13 +197,7 @@ func TestSessionBackgroundProcessUnderProxyLimits(t *testing.T) {
 	r := sandboxRunner(t)
 	sessions := &sandbox.Sessions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix, Grace: r.Grace}
 	defer sessions.Close()
-	spec := sandbox.SessionSpec{Config: sandbox.Config{
-		Network:   sandbox.NetworkProxy,
-		NetNSPath: f.ns.Path(),
-		Env:       append(append([]string(nil), sandbox.DefaultEnv...), f.ns.Env()...),
-		Seccomp:   sandbox.SeccompOptional,
-		Limits:    sandbox.Limits{Timeout: time.Minute},
-	}}
+	spec := sandbox.SessionSpec{Config: f.sandboxConfig()}
 	web := "http://web.test:" + strconv.Itoa(f.web) + "/hello"
 	run := func(i int, shell string) string {
 		t.Helper()
