@@ -440,6 +440,12 @@ func (s *Session) create(ctx context.Context) (err error) {
 	if err != nil {
 		hostEnd.Close()
 		_ = container.Signal(unix.SIGKILL)
+		if errors.Is(err, io.EOF) && spec.Config.Rootfs.Kind == rootfs.KindDir && !selfIsStatic() {
+			// supervisorRunsIn found the loader; what else the binary
+			// links is not checked, and the loader's complaint went
+			// nowhere.
+			return fmt.Errorf("waiting for session supervisor: %w (it exited before it was ready: this tether is dynamically linked, and %s may lack a library it links; build tether statically with `make build`)", err, spec.Config.Rootfs.Dir)
+		}
 		return fmt.Errorf("waiting for session supervisor: %w", err)
 	}
 

@@ -19,9 +19,10 @@ import (
 // lacks its loader, and the session is refused up front with
 // ErrDynamicBinary saying to build statically, nothing left behind —
 // not the supervisor dying unheard ("waiting for session supervisor:
-// EOF"). The same root given the host's loader and the libraries this
-// binary links runs the session: the check refuses exactly the missing
-// loader. (The static binary on a busybox root: scripts/smoke.sh.)
+// EOF"). Given the host's loader only, the supervisor still dies (in the
+// loader) and the error says a library may be missing; given the
+// libraries this binary links too, the session runs: the check refuses
+// exactly the missing loader. (The static binary on a busybox root: scripts/smoke.sh.)
 func TestSessionOnPreparedRootNeedsItsLoader(t *testing.T) {
 	requireSandbox(t)
 	interp, err := selfInterp()
@@ -61,6 +62,13 @@ func TestSessionOnPreparedRootNeedsItsLoader(t *testing.T) {
 		require.NoError(t, os.WriteFile(dst, b, 0o755))
 	}
 	copyIn(interp, interp)
+	// The loader alone: the check passes, the supervisor dies in the
+	// loader, and the error says why that may be.
+	_, err = m.Run(t.Context(), "p", "nolibs", spec, Command{Shell: "echo ran", Stdout: &out})
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, ErrDynamicBinary)
+	assert.ErrorContains(t, err, "may lack a library it links; build tether statically with `make build`")
+	assert.Empty(t, out.String())
 	for _, lib := range libs {
 		found := false
 		for _, d := range []string{"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"} {
