@@ -99,22 +99,31 @@ func parseSimple(src string) (*syntax.File, bool) {
 	t := &simpleTree{}
 	t.file.Stmts = t.stmts[:]
 	stages := 1 + nPipes
-	stmts := make([]syntax.Stmt, stages)
-	calls := make([]syntax.CallExpr, stages)
-	words := make([]syntax.Word, nWords)
-	args := make([]*syntax.Word, nWords)
-	parts := make([]syntax.WordPart, 0, nLit+nSgl+nDbl)
-	var inner []syntax.WordPart // the parts of double-quoted texts
-	if nDblLit > 0 {
-		inner = make([]syntax.WordPart, nDblLit)
-	}
-	lits := make([]syntax.Lit, nLit+nDblLit)
+	nParts := nLit + nSgl + nDbl
+	var stmts []syntax.Stmt
+	var calls []syntax.CallExpr
+	var words []syntax.Word
+	var args []*syntax.Word
+	var parts, inner []syntax.WordPart // inner: the parts of double-quoted texts
+	var lits []syntax.Lit
 	var sgls []syntax.SglQuoted
-	if nSgl > 0 {
-		sgls = make([]syntax.SglQuoted, nSgl)
-	}
 	var dbls []syntax.DblQuoted
-	if nDbl > 0 {
+	if stages == 1 && nWords <= smallN && nParts <= smallN && nLit+nDblLit <= smallN && nSgl <= 2 && nDbl <= 2 {
+		// The common case: every node in the one allocation.
+		sm := &simpleSmall{}
+		t = &sm.tree
+		t.file.Stmts = t.stmts[:]
+		stmts, calls, words, args = sm.stmt[:], sm.call[:], sm.words[:nWords], sm.args[:nWords]
+		parts, inner, lits, sgls, dbls = sm.parts[:0:nParts], sm.inner[:nDblLit], sm.lits[:nLit+nDblLit], sm.sgls[:nSgl], sm.dbls[:nDbl]
+	} else {
+		stmts = make([]syntax.Stmt, stages)
+		calls = make([]syntax.CallExpr, stages)
+		words = make([]syntax.Word, nWords)
+		args = make([]*syntax.Word, nWords)
+		parts = make([]syntax.WordPart, 0, nParts)
+		inner = make([]syntax.WordPart, nDblLit)
+		lits = make([]syntax.Lit, nLit+nDblLit)
+		sgls = make([]syntax.SglQuoted, nSgl)
 		dbls = make([]syntax.DblQuoted, nDbl)
 	}
 	w, stage, stageStart := 0, 0, 0
@@ -207,6 +216,24 @@ const maxSimpleBytes = 4096
 type simpleTree struct {
 	file  syntax.File
 	stmts [1]*syntax.Stmt
+}
+
+// smallN bounds the words and parts of a command whose nodes fit in one
+// simpleSmall.
+const smallN = 8
+
+// simpleSmall holds every node of a small simple command's tree.
+type simpleSmall struct {
+	tree  simpleTree
+	stmt  [1]syntax.Stmt
+	call  [1]syntax.CallExpr
+	words [smallN]syntax.Word
+	args  [smallN]*syntax.Word
+	parts [smallN]syntax.WordPart
+	inner [2]syntax.WordPart
+	lits  [smallN]syntax.Lit
+	sgls  [2]syntax.SglQuoted
+	dbls  [2]syntax.DblQuoted
 }
 
 // pos is the position of byte offset i of a one-line source.
