@@ -199,8 +199,23 @@ ls -ln
 func TestPoisonGitControlSurface(t *testing.T) {
 	r := newTestRunner(t)
 	ws, markers := poisonWorkspace(t, true)
+	_, out := sandboxRun(t, r, ws, controlSurfaceScript(markers))
+	t.Log(out)
+	for _, ok := range []string{"branch-ok", "commit-ok", "stash-ok", "status-ok"} {
+		assert.Contains(t, out, ok, "ordinary git work succeeds in the sandbox")
+	}
+	assert.Contains(t, out, "Device or resource busy", "protected parents cannot be renamed")
+	assertHostClean(t, ws, markers, true)
+	log := hostGit(t, ws, "log", "--oneline", "feature")
+	assert.Contains(t, log, "two", "the sandbox's commit landed")
+}
+
+// controlSurfaceScript plants code in the root repository's control
+// surface, renames, exchanges and links its protected parents, and does
+// ordinary git work, echoing branch-ok, commit-ok, stash-ok, status-ok.
+func controlSurfaceScript(markers string) string {
 	gitc := "git -c user.name=s -c user.email=s@s"
-	_, out := sandboxRun(t, r, ws, fmt.Sprintf(`
+	return fmt.Sprintf(`
 set -x
 %[1]s checkout -q -b feature && echo branch-ok
 echo more >> README && %[1]s add README && %[1]s commit -q -m two && echo commit-ok
@@ -215,15 +230,7 @@ print("exchange", r, os.strerror(ctypes.get_errno()))'
 ln .git/config cfg-link; ln -s .git/config cfg-sym; echo evil >> cfg-sym
 echo 'gitdir: /tmp/evilgit' > .git.new && mv .git.new .git
 %[1]s status >/dev/null && echo status-ok
-`, gitc, plant(".git", markers)))
-	t.Log(out)
-	for _, ok := range []string{"branch-ok", "commit-ok", "stash-ok", "status-ok"} {
-		assert.Contains(t, out, ok, "ordinary git work succeeds in the sandbox")
-	}
-	assert.Contains(t, out, "Device or resource busy", "protected parents cannot be renamed")
-	assertHostClean(t, ws, markers, true)
-	log := hostGit(t, ws, "log", "--oneline", "feature")
-	assert.Contains(t, log, "two", "the sandbox's commit landed")
+`, gitc, plant(".git", markers))
 }
 
 // TestPoisonGitSymlinkRefused: a .git that is a symlink (or a protected
@@ -284,18 +291,7 @@ echo 'gitdir: /tmp/evilgit' > .git
 // sandbox is. In a project workspace, shell and ssh files may be made
 // (nothing on the host runs them there), git's and direnv's may not.
 func TestPoisonReservations(t *testing.T) {
-	script := func(markers string) string {
-		return fmt.Sprintf(`
-git init -q; echo init=$?
-mkdir -p .git/hooks; printf '#!/bin/sh\ntouch %[1]s/init-hook\n' > .git/hooks/pre-commit
-for f in .bashrc .bash_profile .bash_login .bash_logout .profile .zshenv .zlogin .kshrc .cshrc .login .inputrc .envrc .tether.yaml .gitconfig; do
-	echo "touch %[1]s/rc-$f" > $f
-done
-rm -f .bashrc; mv .profile x; ln -sf /tmp/evil .bashrc
-mkdir -p .config/fish .config/git .ssh; echo 'touch %[1]s/fish' > .config/fish/config.fish; echo evil > .ssh/authorized_keys
-ls -la
-`, markers)
-	}
+	script := reservationScript
 	t.Run("one-shot, empty workspace", func(t *testing.T) {
 		r := newTestRunner(t)
 		ws, markers := poisonWorkspace(t, false)
@@ -363,6 +359,22 @@ ls -la
 	})
 }
 
+// reservationScript creates protected paths that did not exist when the
+// sandbox started: a git init, hooks, rc files, .envrc, fish and ssh
+// files, each planting code that writes a marker under markers.
+func reservationScript(markers string) string {
+	return fmt.Sprintf(`
+git init -q; echo init=$?
+mkdir -p .git/hooks; printf '#!/bin/sh\ntouch %[1]s/init-hook\n' > .git/hooks/pre-commit
+for f in .bashrc .bash_profile .bash_login .bash_logout .profile .zshenv .zlogin .kshrc .cshrc .login .inputrc .envrc .tether.yaml .gitconfig; do
+	echo "touch %[1]s/rc-$f" > $f
+done
+rm -f .bashrc; mv .profile x; ln -sf /tmp/evil .bashrc
+mkdir -p .config/fish .config/git .ssh; echo 'touch %[1]s/fish' > .config/fish/config.fish; echo evil > .ssh/authorized_keys
+ls -la
+`, markers)
+}
+
 // assertNothingCreated checks that no protected path exists in ws.
 func assertNothingCreated(t *testing.T, ws string) {
 	t.Helper()
@@ -381,7 +393,7 @@ func TestPoisonReservationsGC(t *testing.T) {
 	state := stateTempDir(t)
 	ws, _ := poisonWorkspace(t, true)
 	require.NoError(t, os.RemoveAll(filepath.Join(ws, ".git/hooks")))
-	pr, err := planProtection(state, ws, ws, true)
+	pr, err := planProtection(ws, ws, true)
 	require.NoError(t, err)
 	require.NotEmpty(t, pr.mounts)
 	target, err := os.Readlink(filepath.Join(ws, ".bashrc"))
@@ -440,16 +452,16 @@ func TestReservationsAcrossStateRoots(t *testing.T) {
 		gc(stateA)
 		gc(stateB)
 	})
-	a, err := planProtection(stateA, ws, ws, true)
+	a, err := planProtection(ws, ws, true)
 	require.NoError(t, err)
 	for i := range 5 {
-		b, err := planProtection(stateB, ws, ws, true)
+		b, err := planProtection(ws, ws, true)
 		require.NoError(t, err, "round %d: planning under the second state root", i)
 		require.NoError(t, a.release())
 		assert.True(t, reserved(), "round %d: the first state root's release kept the second's reservation", i)
 		gc(stateA)
 		assert.True(t, reserved(), "round %d: GC of the first state root kept the second's live reservation", i)
-		a, err = planProtection(stateA, ws, ws, true)
+		a, err = planProtection(ws, ws, true)
 		require.NoError(t, err, "round %d: planning under the first state root again", i)
 		require.NoError(t, b.release())
 		assert.True(t, reserved(), "round %d: the second state root's release kept the first's reservation", i)
@@ -490,7 +502,7 @@ func TestReservationsConcurrent(t *testing.T) {
 	for g := range 4 {
 		wg.Go(func() {
 			for i := range 15 {
-				pr, err := planProtection(states[(g+i)%2], ws, ws, true)
+				pr, err := planProtection(ws, ws, true)
 				if err != nil {
 					errs <- fmt.Errorf("holder %d round %d: planning: %w", g, i, err)
 					return
@@ -550,7 +562,7 @@ func TestReservationDirMustBeRoots(t *testing.T) {
 			old := reservationDir
 			reservationDir = p
 			defer func() { reservationDir = old }()
-			_, err := planProtection(stateTempDir(t), ws, ws, true)
+			_, err := planProtection(ws, ws, true)
 			require.ErrorIs(t, err, ErrUnsafeReservationDir)
 			_, err = os.Lstat(filepath.Join(ws, ".bashrc"))
 			assert.ErrorIs(t, err, fs.ErrNotExist, "nothing reserved")
@@ -561,7 +573,7 @@ func TestReservationDirMustBeRoots(t *testing.T) {
 		old := reservationDir
 		reservationDir = p
 		defer func() { reservationDir = old }()
-		pr, err := planProtection(stateTempDir(t), ws, ws, true)
+		pr, err := planProtection(ws, ws, true)
 		require.NoError(t, err)
 		require.NoError(t, pr.release())
 		for dir, mode := range map[string]os.FileMode{p: 0o700, filepath.Dir(p): 0o711} {
@@ -972,4 +984,113 @@ func TestReservationsSurviveOtherStateRoot(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(ws, p))
 		assert.ErrorIs(t, err, fs.ErrNotExist, "%s planted on the host (%q)", p, b)
 	}
+}
+
+// TestPoisonRootless runs the protected-path attacks from a tether without
+// root (an unprivileged user created for the test): the control surface
+// of the root's and a nested repository, renamed and exchanged parents,
+// protected paths created in one-shot runs and mid-session, and writes
+// into tether's own state inside the workspace. Each is checked from the
+// host after the sandbox is gone; the user's reservation records are gone
+// too.
+func TestPoisonRootless(t *testing.T) {
+	ru := newRootlessUser(t)
+	newWS := func(name string, git bool) (ws, markers string) {
+		ws = filepath.Join(ru.base, name)
+		ru.mkdir(ws)
+		if git {
+			hostGit(t, ws, "init", "-q")
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "README"), []byte("hello\n"), 0o644))
+			hostGit(t, ws, "add", "README")
+			hostGit(t, ws, "commit", "-q", "-m", "one")
+			require.NoError(t, os.Mkdir(filepath.Join(ws, "sub"), 0o755))
+			hostGit(t, filepath.Join(ws, "sub"), "init", "-q")
+			hostGit(t, filepath.Join(ws, "sub"), "commit", "-q", "--allow-empty", "-m", "sub")
+		}
+		ru.chown(ws)
+		markers = t.TempDir()
+		require.NoError(t, os.Chmod(markers, 0o777))
+		return ws, markers
+	}
+	records := filepath.Join(ru.base, "run", "tether", protectDir)
+	assertNoRecords := func(t *testing.T) {
+		entries, err := os.ReadDir(records)
+		require.NoError(t, err, "the user's reservation records are where checkedReservationDir says")
+		assert.Empty(t, entries, "records outlived their sandboxes")
+	}
+
+	t.Run("control surface", func(t *testing.T) {
+		ws, markers := newWS("ws-git", true)
+		d := ru.run("", ws, controlSurfaceScript(markers)+"\n"+plant("sub/.git", markers)+"\nmv sub/.git sub/g2")
+		require.Empty(t, d.Error)
+		for _, ok := range []string{"branch-ok", "commit-ok", "stash-ok", "status-ok"} {
+			assert.Contains(t, d.Output, ok, "ordinary git work succeeds in the sandbox")
+		}
+		assert.Contains(t, d.Output, "Device or resource busy", "protected parents cannot be renamed")
+		assert.NotContains(t, d.Result.NotEnforced, "protected-paths")
+		assertHostClean(t, ws, markers, true)
+		hostGit(t, filepath.Join(ws, "sub"), "status")
+		assert.Contains(t, hostGit(t, ws, "log", "--oneline", "feature"), "two", "the sandbox's commit landed")
+		entries, err := os.ReadDir(markers)
+		require.NoError(t, err)
+		assert.Empty(t, entries, "the nested repository's git ran planted code")
+		assertNoRecords(t)
+	})
+	t.Run("reservations, one-shot", func(t *testing.T) {
+		ws, markers := newWS("ws-home", false)
+		d := ru.run("", ws, reservationScript(markers), "HOME="+ws)
+		require.Empty(t, d.Error)
+		assert.NotContains(t, d.Output, "init=0", "git init fails: .git is reserved")
+		assertNothingCreated(t, ws)
+		assertHostClean(t, ws, markers, false)
+		assertNoRecords(t)
+	})
+	t.Run("reservations, session", func(t *testing.T) {
+		ws, markers := newWS("ws-session", false)
+		d := ru.run("", ws, reservationScript(markers), "HOME="+ws,
+			rootlessSessionEnv+"=sleep 0.2; echo evil > .envrc; mkdir .git; echo evil > .git/config; echo 'touch "+markers+"/bg' > .bash_logout",
+			rootlessLiveEnv+"=.envrc .git .bash_logout")
+		require.Empty(t, d.Error)
+		assert.NotContains(t, d.Output, "init=0")
+		assert.Contains(t, d.Output, "live: .envrc=absent .git=absent .bash_logout=absent", "while the session lives the host sees nothing planted")
+		assertNothingCreated(t, ws)
+		assertHostClean(t, ws, markers, false)
+		assertNoRecords(t)
+	})
+	t.Run("state inside the workspace", func(t *testing.T) {
+		ws, markers := newWS("ws-state", false)
+		state := filepath.Join(ws, ".tether-state")
+		ru.mkdir(state)
+		d := ru.run(state, ws, "ls -a .tether-state; echo evil > .tether-state/planted; echo rc=$?; mv .tether-state x; echo mv=$?")
+		require.Empty(t, d.Error, "tether's state inside the workspace is hidden, not refused")
+		assert.Contains(t, d.Output, "rc=2", "the shell cannot create it")
+		assert.Contains(t, d.Output, "mv=1")
+		_, err := os.Lstat(filepath.Join(state, "planted"))
+		assert.ErrorIs(t, err, fs.ErrNotExist, "the sandbox wrote into tether's state")
+		require.NoError(t, os.RemoveAll(state))
+		assertHostClean(t, ws, markers, false)
+		assertNoRecords(t)
+	})
+}
+
+// TestPoisonReservationsAttachedTree takes the way kernels before 6.15
+// need (no clone from a detached mount: the empty tree is attached over
+// the workspace while the mounts are made, then detached) and runs the
+// reservation attacks: they fail the same, and the tree left nothing
+// over the workspace.
+func TestPoisonReservationsAttachedTree(t *testing.T) {
+	r := newTestRunner(t)
+	detachedClones = false
+	t.Cleanup(func() { detachedClones = true })
+	ws, markers := poisonWorkspace(t, false)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "mine"), []byte("workspace\n"), 0o644))
+	require.NoError(t, os.Chown(filepath.Join(ws, "mine"), wsOwner, wsOwner))
+	t.Setenv("HOME", ws) // a home workspace
+	_, out := sandboxRun(t, r, ws, reservationScript(markers)+"\ncat mine; grep -c ' "+ws+" ' /proc/self/mountinfo")
+	t.Log(out)
+	assert.NotContains(t, out, "init=0", "git init fails: .git is reserved")
+	assert.Contains(t, out, "workspace\n", "the workspace, not the empty tree, is at its place")
+	assert.Contains(t, out, "\n1\n", "one mount at the workspace: the empty tree was detached")
+	assertNothingCreated(t, ws)
+	assertHostClean(t, ws, markers, false)
 }

@@ -1,10 +1,13 @@
 package sandbox
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/user"
 	"path"
 	"path/filepath"
@@ -12,11 +15,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-dev/tether/internal/protect"
+	"github.com/tether-dev/tether/sandbox/nsjoin"
 )
 
 // Protected paths (docs/workspace.md). Every sandbox with a workspace makes
@@ -43,18 +48,25 @@ import (
 //     A .git file ("gitdir: PATH") is frozen, and so is the git directory
 //     it names when that lies inside the workspace.
 //
-// The binds are made by tether itself, from a thread that joins the
-// sandbox's mount namespace after libcontainer has built it and before any
-// program of the sandbox runs: each path is opened with openat2(
-// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) from the workspace mount's root and
-// bound from that descriptor (open_tree, move_mount), so nothing is
-// followed and nothing can be swapped in between. The clones come from the
-// sandbox's own idmapped workspace mount and keep its id mapping.
+// The binds are made by tether itself inside the sandbox's mount namespace,
+// after libcontainer has built it and before any program of the sandbox
+// runs: each path is opened with openat2(RESOLVE_BENEATH|
+// RESOLVE_NO_SYMLINKS) from the workspace mount's root and bound from that
+// descriptor (open_tree, move_mount), so nothing is followed and nothing
+// can be swapped in between. The clones come from the sandbox's own
+// (idmapped, as root) workspace mount and keep its id mapping; what is
+// mounted onto reservations and hidden paths is an empty file and an
+// empty directory of a small read-only tmpfs made there. Root tether
+// joins the mount namespace from a thread; rootless tether from a process
+// that joins the sandbox's user namespace first (package nsjoin: it owns
+// that namespace, so it holds every capability in it). The mounts are the
+// same either way.
 //
 // Reservations live in the workspace, which every tether on the host
 // shares whatever its state root, so their records do too: they are kept
-// in reservationDir (root's, host-wide), keyed by the workspace's device
-// and inode. Each sandbox of the workspace holds <key>.hold shared-locked
+// in the directory checkedReservationDir returns (root's, host-wide; a
+// rootless tether's, its user's), keyed by the workspace's device and
+// inode. Each sandbox of the workspace holds <key>.hold shared-locked
 // for its life; planning and leaving take <key>.lock. The last one out (it
 // gets the hold lock exclusively) or GC of any state root (for holders
 // that died, whose locks the kernel dropped) removes the placeholders that
@@ -69,7 +81,7 @@ const reservedTarget = "/proc/tether-reserved"
 // commondirPlaceholder is the content of a reserved .git/commondir.
 const commondirPlaceholder = ".\n"
 
-const protectDir = "protect" // under the state root: the empty file, and older tethers' records
+const protectDir = "protect" // the records' directory; under a state root, older tethers' records
 
 // reservationDir holds the reservation records of every workspace on the
 // host (see above). It must be a real directory owned by root that nobody
@@ -77,10 +89,11 @@ const protectDir = "protect" // under the state root: the empty file, and older 
 // only so that a test can point it elsewhere.
 var reservationDir = "/run/tether/protect"
 
-// ErrUnsafeReservationDir: reservationDir (or its parent) is not a
-// directory only root controls, so its locks and records cannot be
-// trusted; tether refuses to reserve protected paths rather than guess.
-var ErrUnsafeReservationDir = errors.New("the protected-path reservation directory is not root's own")
+// ErrUnsafeReservationDir: the reservation records' directory (or one on
+// the way to it, reservationChain) is not one that only tether's user
+// controls, so its locks and records cannot be trusted; tether refuses to
+// reserve protected paths rather than guess.
+var ErrUnsafeReservationDir = errors.New("the protected-path reservation directory is not tether's user's own")
 
 // ProtectMount is one protected-path mount, made inside the sandbox.
 type ProtectMount struct {
@@ -119,13 +132,14 @@ func (p Placement) protectMounts() []specs.Mount { return nil }
 // protection is the protected-path plan of one sandbox and its hold on
 // the workspace's reservations.
 type protection struct {
-	mounts    []ProtectMount
-	wsMount   string // the workspace's path inside the sandbox
-	emptyFile string // the empty read-only file mounted onto reservations
-	emptyDir  string // the empty read-only directory mounted onto hidden directories
-	records   string // reservationDir
-	key       string
-	ws        string
+	mounts  []ProtectMount
+	wsMount string // the workspace's path inside the sandbox
+	// rootless: the mounts are made by a process that joins the
+	// sandbox's user namespace first (package nsjoin).
+	rootless bool
+	records  string // the reservation records (checkedReservationDir)
+	key      string
+	ws       string
 	// reserved are the reservations this plan made or shares, recorded
 	// in <key>.res (reservationDir) for whoever removes them.
 	reserved []string
@@ -144,8 +158,8 @@ type protection struct {
 }
 
 // protectFor plans the protected paths of a sandbox (nil without a
-// workspace). Rootless tether cannot join the sandbox's mount namespace to
-// make the binds: it says so in notEnforced ("protected-paths").
+// workspace). Root and rootless tether plan them alike; only how the
+// mounts get into the sandbox differs (protection.apply).
 func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]string) (*protection, error) {
 	for _, b := range cfg.Binds {
 		if protect.Overlaps(filepath.Clean(b.Source), filepath.Clean(stateRoot)) {
@@ -155,31 +169,22 @@ func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]stri
 	if cfg.Workspace == "" {
 		return nil, nil
 	}
-	own := append([]string{stateRoot}, cfg.Hide...)
-	if !rootless {
-		// Whoever could write the records could have a tether remove
-		// another's live reservations. Rootless tether does not reserve.
-		own = append(own, reservationDir)
-	}
-	hide, err := hiddenIn(cfg.Workspace, own)
+	// Whoever could write the records could have a tether remove
+	// another's live reservations: they are hidden like tether's state.
+	chain := reservationChain()
+	hide, err := hiddenIn(cfg.Workspace, append([]string{stateRoot, chain[len(chain)-1].path}, cfg.Hide...))
 	if err != nil {
 		return nil, err
 	}
-	if rootless {
-		if len(hide) > 0 {
-			// Without the mounts, a command could write them (or rename
-			// their parents away and plant new ones): refuse.
-			return nil, fmt.Errorf("%w: tether's own %s lies inside the workspace, and tether without root cannot hide it from the sandbox; move the state directory or configuration out of the workspace (state_dir, $TETHER_STATE_DIR, --config) or use a narrower workspace",
-				ErrUnsafeWorkspace, path.Join(cfg.Workspace, hide[0]))
-		}
-		*notEnforced = append(*notEnforced, "protected-paths")
-		return nil, nil
+	pr, err := planProtection(cfg.Workspace, cfg.workspaceMount(), isHome(cfg.Workspace), hide...)
+	if err != nil {
+		return nil, err
 	}
-	pr, err := planProtection(stateRoot, cfg.Workspace, cfg.workspaceMount(), isHome(cfg.Workspace), hide...)
-	if err == nil && pr.nestedTruncated {
+	pr.rootless = rootless
+	if pr.nestedTruncated {
 		*notEnforced = append(*notEnforced, "nested-repos")
 	}
-	return pr, err
+	return pr, nil
 }
 
 // isHome reports whether ws is a home directory: tether's own ($HOME) or
@@ -275,12 +280,12 @@ func isReservation(fd int) bool {
 	return err == nil && string(buf[:n]) == reservedTarget
 }
 
-// planProtection works out the protected-path mounts of a sandbox id whose
+// planProtection works out the protected-path mounts of a sandbox whose
 // workspace ws appears at wsMount, and makes its reservations on the host;
 // home says whether ws is a home directory (protect.Entry.Home), hide are
 // the workspace-relative paths of tether's own config and state
 // (Config.Hide). The caller must call release when the sandbox is gone.
-func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_ *protection, err error) {
+func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protection, err error) {
 	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening workspace %s: %w", ws, err)
@@ -296,16 +301,6 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 	}
 	pr := &protection{wsMount: wsMount, records: records, ws: ws,
 		key: strconv.FormatUint(st.Dev, 10) + "-" + strconv.FormatUint(st.Ino, 10)}
-	own := filepath.Join(stateRoot, protectDir)
-	if err := os.MkdirAll(own, 0o700); err != nil {
-		return nil, fmt.Errorf("creating protected-path state: %w", err)
-	}
-	if pr.emptyFile, err = ensureEmptyFile(own); err != nil {
-		return nil, err
-	}
-	if pr.emptyDir, err = ensureEmptyDir(stateRoot); err != nil {
-		return nil, err
-	}
 	dir := records
 	lock, err := lockFile(filepath.Join(dir, pr.key+".lock"), unix.LOCK_EX)
 	if err != nil {
@@ -620,32 +615,6 @@ func readBeneath(dir int, rel string) ([]byte, error) {
 	return data, nil
 }
 
-// ensureEmptyFile returns dir/empty, an empty read-only file.
-func ensureEmptyFile(dir string) (string, error) {
-	p := filepath.Join(dir, "empty")
-	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
-		return p, nil
-	}
-	// A unique name: set-ups of one process run concurrently (a pool).
-	f, err := os.CreateTemp(dir, "empty.tmp-*")
-	if err != nil {
-		return "", fmt.Errorf("creating reservation file: %w", err)
-	}
-	tmp := f.Name()
-	err = f.Chmod(0o444)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("creating reservation file: %w", err)
-	}
-	return p, nil
-}
-
 // mkdirBeneath creates the missing directories of rel under the directory
 // root (mode 0700, and as root owned like their parent), each inside its
 // opened parent and never through a symlink. What exists is left as it
@@ -689,24 +658,6 @@ func mkdirBeneath(root int, rel string) error {
 	return nil
 }
 
-// ensureEmptyDir returns dir/hide-empty, an empty directory nobody may
-// write (mounted read-only besides). It is not under protectDir, whose
-// directories are workspaces' records.
-func ensureEmptyDir(dir string) (string, error) {
-	p := filepath.Join(dir, "hide-empty")
-	if err := os.Mkdir(p, 0o555); err != nil && !errors.Is(err, os.ErrExist) {
-		return "", fmt.Errorf("creating the hiding directory: %w", err)
-	}
-	fi, err := os.Lstat(p)
-	if err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("creating the hiding directory: %s is not a directory", p)
-	}
-	if entries, err := os.ReadDir(p); err != nil || len(entries) > 0 {
-		return "", fmt.Errorf("the hiding directory %s is not empty", p)
-	}
-	return p, nil
-}
-
 // lockFile opens (creating) p and flocks it with how. GC with Caches
 // removes lock files (holding them): a waiter that then gets the lock of
 // a removed file would hold a lock nobody else sees, so lockFile checks
@@ -737,34 +688,57 @@ func lockFile(p string, how int) (*os.File, error) {
 	}
 }
 
-// checkedReservationDir creates reservationDir (0700, its parent 0711) if
-// they are missing and returns it once it and its parent are real
-// directories (not symlinks) owned by root that neither group nor others
-// may write: its locks decide who removes reservations from workspaces,
-// and anyone who could replace them could make a tether remove another's
-// live reservations.
+// reservationSpec is one directory of the chain that leads to the
+// reservation records, and the mode it is made with.
+type reservationSpec struct {
+	path string
+	mode os.FileMode
+}
+
+// reservationChain returns the directories that lead to this tether's
+// reservation records, the records' own last. As root they are
+// reservationDir, host-wide, under /run/tether, root's default state
+// root too (0711, as setUp makes a state root). Without root they are
+// the user's own and shared by all the user's tethers, whatever their
+// state roots: $XDG_RUNTIME_DIR/tether/protect when XDG_RUNTIME_DIR is an
+// absolute path, else /tmp/tether-UID/protect.
+func reservationChain() []reservationSpec {
+	uid := os.Geteuid()
+	if uid == 0 {
+		dir := filepath.Clean(reservationDir)
+		return []reservationSpec{{filepath.Dir(dir), 0o711}, {dir, 0o700}}
+	}
+	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
+		x = filepath.Clean(x)
+		return []reservationSpec{{x, 0o700}, {filepath.Join(x, "tether"), 0o700}, {filepath.Join(x, "tether", protectDir), 0o700}}
+	}
+	base := fmt.Sprintf("/tmp/tether-%d", uid)
+	return []reservationSpec{{base, 0o700}, {filepath.Join(base, protectDir), 0o700}}
+}
+
+// checkedReservationDir creates the directories of reservationChain that
+// are missing and returns the last once every one of them is a real
+// directory (not a symlink) owned by this tether's user that neither
+// group nor others may write: its locks decide who removes reservations
+// from workspaces, and anyone who could replace them could make a tether
+// remove another's live reservations.
 func checkedReservationDir() (string, error) {
-	dir := filepath.Clean(reservationDir)
-	// The parent is /run/tether, root's default state root too: made as
-	// setUp makes a state root (0711), whichever tether comes first.
-	for _, d := range []struct {
-		p    string
-		mode os.FileMode
-	}{{filepath.Dir(dir), 0o711}, {dir, 0o700}} {
-		p := d.p
-		if err := os.Mkdir(p, d.mode); err != nil && !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("creating the protected-path reservation directory %s: %w", p, err)
+	uid := os.Geteuid()
+	chain := reservationChain()
+	for _, d := range chain {
+		if err := os.Mkdir(d.path, d.mode); err != nil && !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("creating the protected-path reservation directory %s: %w", d.path, err)
 		}
 		var st unix.Stat_t
-		if err := unix.Lstat(p, &st); err != nil {
-			return "", fmt.Errorf("checking the protected-path reservation directory %s: %w", p, err)
+		if err := unix.Lstat(d.path, &st); err != nil {
+			return "", fmt.Errorf("checking the protected-path reservation directory %s: %w", d.path, err)
 		}
-		if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Uid != 0 || st.Mode&0o022 != 0 {
-			return "", fmt.Errorf("%w: %s must be a directory (not a symlink) owned by root that only root may write; it has mode %#o and owner %d: remove it or fix it",
-				ErrUnsafeReservationDir, p, st.Mode, st.Uid)
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != uid || st.Mode&0o022 != 0 {
+			return "", fmt.Errorf("%w: %s must be a directory (not a symlink) owned by uid %d that only its owner may write; it has mode %#o and owner %d: remove it or fix it",
+				ErrUnsafeReservationDir, d.path, uid, st.Mode, st.Uid)
 		}
 	}
-	return dir, nil
+	return chain[len(chain)-1].path, nil
 }
 
 // recordWorkspace writes ws to p unless p holds it already (GC needs the
@@ -828,18 +802,13 @@ func removeRecords(dir, key string) {
 // caches, the records of reservations nobody holds go as well.
 func gcReservations(stateRoot string, caches bool) []error {
 	var errs []error
-	var dirs, guards []string
-	if os.Geteuid() == 0 {
-		// Rootless tether does not reserve, and cannot write there.
-		host, err := checkedReservationDir()
-		if err != nil {
-			// Without the host-wide locks nothing says whether a live
-			// sandbox holds an older record's reservations: keep them.
-			return []error{err}
-		}
-		dirs, guards = append(dirs, host), []string{host}
+	host, err := checkedReservationDir()
+	if err != nil {
+		// Without the shared locks nothing says whether a live sandbox
+		// holds an older record's reservations: keep them.
+		return []error{err}
 	}
-	dirs = append(dirs, filepath.Join(stateRoot, protectDir))
+	dirs, guards := []string{host, filepath.Join(stateRoot, protectDir)}, []string{host}
 	for _, dir := range dirs {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
@@ -1014,6 +983,9 @@ func (pr *protection) apply(pid int) error {
 	if len(pr.mounts) == 0 {
 		return nil
 	}
+	if pr.rootless {
+		return pr.applyJoined(pid)
+	}
 	errc := make(chan error, 1)
 	go func() {
 		// The thread joins the sandbox's mount namespace and is never
@@ -1033,51 +1005,207 @@ func (pr *protection) mountIn(pid int) error {
 		return fmt.Errorf("protecting paths: opening the sandbox's mount namespace: %w", err)
 	}
 	defer unix.Close(ns)
-	// Reservation sources are clones of the host's empty file, made
-	// before joining (a mount can only be cloned in its own namespace).
-	var trees []int
-	defer func() {
-		for _, t := range trees {
-			unix.Close(t)
-		}
-	}()
-	for _, m := range pr.mounts {
-		src := pr.emptyFile
-		switch m.Mode {
-		case ProtectReserve, ProtectHideFile:
-		case ProtectHideDir:
-			src = pr.emptyDir
-		default:
-			continue
-		}
-		t, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
-		if err != nil {
-			return fmt.Errorf("protecting paths: cloning %s: %w", src, err)
-		}
-		trees = append(trees, t)
-		if err := unix.MountSetattr(t, "", unix.AT_EMPTY_PATH, &unix.MountAttr{
-			Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}); err != nil {
-			return fmt.Errorf("protecting paths: making the reservation read-only: %w", err)
-		}
-	}
 	if err := unix.Setns(ns, unix.CLONE_NEWNS); err != nil {
 		return fmt.Errorf("protecting paths: joining the sandbox's mount namespace: %w", err)
 	}
+	return pr.mountJoined()
+}
+
+// joinPlan is what a joining process (applyJoined) is told on stdin.
+type joinPlan struct {
+	WsMount string         `json:"ws_mount"`
+	Mounts  []ProtectMount `json:"mounts"`
+}
+
+// applyJoined makes the mounts from a process that joins the user and
+// mount namespaces of the sandbox whose init is pid (package nsjoin),
+// started from this binary.
+func (pr *protection) applyJoined(pid int) error {
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for _, ns := range []string{"user", "mnt"} {
+		f, err := os.Open(fmt.Sprintf("/proc/%d/ns/%s", pid, ns))
+		if err != nil {
+			return fmt.Errorf("protecting paths: opening the sandbox's %s namespace: %w", ns, err)
+		}
+		files = append(files, f)
+	}
+	plan, err := json.Marshal(joinPlan{WsMount: pr.wsMount, Mounts: pr.mounts})
+	if err != nil {
+		return fmt.Errorf("protecting paths: %w", err)
+	}
+	cmd := exec.Command("/proc/self/exe", nsjoin.Arg)
+	cmd.Env = []string{}
+	cmd.Stdin = bytes.NewReader(plan)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.ExtraFiles = files // descriptors 3 and 4
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("protecting paths in the sandbox: %w: %s", err, bytes.TrimSpace(out.Bytes()))
+	}
+	return nil
+}
+
+// isProtectJoin reports whether this process is a joining process
+// (applyJoined).
+func isProtectJoin() bool { return len(os.Args) > 1 && os.Args[1] == nsjoin.Arg }
+
+// protectJoinMain is the joining process, inside the sandbox's
+// namespaces already (nsjoin's constructor): it makes the mounts of the
+// plan on stdin and exits 0, or 1 with the reason on stderr.
+func protectJoinMain() {
+	var plan joinPlan
+	err := json.NewDecoder(os.Stdin).Decode(&plan)
+	if err == nil {
+		pr := &protection{wsMount: plan.WsMount, mounts: plan.Mounts}
+		err = pr.mountJoined()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// mountJoined makes the mounts of the plan from inside the sandbox's
+// mount namespace (joined by the caller).
+func (pr *protection) mountJoined() error {
 	ws, err := unix.Open(pr.wsMount, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("protecting paths: opening the workspace in the sandbox: %w", err)
 	}
 	defer unix.Close(ws)
-	next := 0
+	var empty *emptyTree
 	for _, m := range pr.mounts {
-		if err := pr.mountOne(ws, m, trees, &next); err != nil {
+		if m.Mode == ProtectReserve || m.Mode == ProtectHideFile || m.Mode == ProtectHideDir {
+			if empty, err = newEmptyTree(pr.wsMount); err != nil {
+				return fmt.Errorf("protecting paths: %w", err)
+			}
+			defer empty.close()
+			break
+		}
+	}
+	for _, m := range pr.mounts {
+		if err := mountOne(ws, m, empty); err != nil {
 			return fmt.Errorf("protecting %s: %w", m.Path, err)
 		}
 	}
 	return nil
 }
 
-func (pr *protection) mountOne(ws int, m ProtectMount, trees []int, next *int) error {
+// emptyTree is a small tmpfs, made in the sandbox's mount namespace,
+// holding the empty file and the empty directory that are mounted,
+// read-only, onto reservations and hidden paths.
+type emptyTree struct {
+	mnt int
+	// at is where the tree is attached while clones are taken from it,
+	// on kernels that clone nothing from a detached mount ("" when it is
+	// not attached).
+	wsMount, at string
+}
+
+// emptyFileName and emptyDirName are the entries of an emptyTree.
+const (
+	emptyFileName = "file"
+	emptyDirName  = "dir"
+)
+
+// detachedClones says whether open_tree may clone from a mount that is
+// not attached (Linux 6.15). A variable so that a test can take the other
+// way on any kernel.
+var detachedClones = true
+
+func newEmptyTree(wsMount string) (_ *emptyTree, err error) {
+	fs, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("making the empty tree: %w", err)
+	}
+	defer unix.Close(fs)
+	for _, kv := range [][2]string{{"size", "4k"}, {"nr_inodes", "4"}, {"mode", "0555"}} {
+		if err := unix.FsconfigSetString(fs, kv[0], kv[1]); err != nil {
+			return nil, fmt.Errorf("making the empty tree (%s): %w", kv[0], err)
+		}
+	}
+	if err := unix.FsconfigCreate(fs); err != nil {
+		return nil, fmt.Errorf("making the empty tree: %w", err)
+	}
+	mnt, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("making the empty tree: %w", err)
+	}
+	t := &emptyTree{mnt: mnt, wsMount: wsMount}
+	defer func() {
+		if err != nil {
+			t.close()
+		}
+	}()
+	f, err := unix.Openat(mnt, emptyFileName, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o444)
+	if err != nil {
+		return nil, fmt.Errorf("making the empty tree's file: %w", err)
+	}
+	unix.Close(f)
+	if err := unix.Mkdirat(mnt, emptyDirName, 0o555); err != nil {
+		return nil, fmt.Errorf("making the empty tree's directory: %w", err)
+	}
+	return t, nil
+}
+
+// clone returns a read-only bind of the tree's entry name, detached.
+func (t *emptyTree) clone(name string) (int, error) {
+	if !detachedClones {
+		if err := t.attach(); err != nil {
+			return -1, err
+		}
+	}
+	c, err := unix.OpenTree(t.mnt, name, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if errors.Is(err, unix.EINVAL) && t.at == "" {
+		if err := t.attach(); err != nil {
+			return -1, err
+		}
+		c, err = unix.OpenTree(t.mnt, name, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	}
+	if err != nil {
+		return -1, fmt.Errorf("cloning the empty %s: %w", name, err)
+	}
+	if err := unix.MountSetattr(c, "", unix.AT_EMPTY_PATH, &unix.MountAttr{
+		Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}); err != nil {
+		unix.Close(c)
+		return -1, fmt.Errorf("making the empty %s read-only: %w", name, err)
+	}
+	return c, nil
+}
+
+// attach attaches the tree over the workspace, for kernels that clone
+// only from an attached mount, until close. No program of the sandbox
+// runs yet, and the workspace's own descriptor, which the mounts go
+// through, is not affected.
+func (t *emptyTree) attach() error {
+	if t.at != "" {
+		return nil
+	}
+	if err := unix.MoveMount(t.mnt, "", unix.AT_FDCWD, t.wsMount, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("attaching the empty tree: %w", err)
+	}
+	t.at = t.wsMount
+	return nil
+}
+
+func (t *emptyTree) close() {
+	if t.at != "" {
+		// The top mount at t.at is the tree: nothing else is mounted
+		// there once it is.
+		_ = unix.Unmount(t.at, unix.MNT_DETACH)
+		t.at = ""
+	}
+	unix.Close(t.mnt)
+}
+
+func mountOne(ws int, m ProtectMount, empty *emptyTree) error {
 	fd, err := openBeneath(ws, m.Path)
 	if err != nil {
 		return err
@@ -1093,32 +1221,37 @@ func (pr *protection) mountOne(ws int, m ProtectMount, trees []int, next *int) e
 		if mode != unix.S_IFLNK || !isReservation(fd) {
 			return errors.New("the reservation changed")
 		}
-		tree = trees[*next]
-		*next++
+		if tree, err = empty.clone(emptyFileName); err != nil {
+			return err
+		}
 	case ProtectHideDir, ProtectHideFile:
 		if mode == unix.S_IFLNK || (mode == unix.S_IFDIR) != (m.Mode == ProtectHideDir) {
 			return errors.New("it changed since the sandbox was planned")
 		}
-		tree = trees[*next]
-		*next++
+		name := emptyFileName
+		if m.Mode == ProtectHideDir {
+			name = emptyDirName
+		}
+		if tree, err = empty.clone(name); err != nil {
+			return err
+		}
 	case ProtectPin, ProtectReadOnly:
 		if mode == unix.S_IFLNK || (m.Mode == ProtectPin && mode != unix.S_IFDIR) {
 			return errors.New("it changed since the sandbox was planned")
 		}
-		t, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
-		if err != nil {
+		if tree, err = unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH); err != nil {
 			return fmt.Errorf("cloning: %w", err)
 		}
-		defer unix.Close(t)
 		if m.Mode == ProtectReadOnly {
-			if err := unix.MountSetattr(t, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+			if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+				unix.Close(tree)
 				return fmt.Errorf("making it read-only: %w", err)
 			}
 		}
-		tree = t
 	default:
 		return fmt.Errorf("unknown mode %q", m.Mode)
 	}
+	defer unix.Close(tree)
 	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		return fmt.Errorf("mounting: %w", err)
 	}
