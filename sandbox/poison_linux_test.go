@@ -1094,3 +1094,42 @@ func TestPoisonReservationsAttachedTree(t *testing.T) {
 	assertNothingCreated(t, ws)
 	assertHostClean(t, ws, markers, false)
 }
+
+// TestPoisonBareWorkspace: a workspace that is itself a bare repository
+// has its control surface frozen like a nested one's: what the sandbox
+// plants there is not on the host afterwards, and git work that writes
+// objects and refs still succeeds.
+func TestPoisonBareWorkspace(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	hostGit(t, ws, "init", "-q", "--bare")
+	require.NoError(t, filepath.WalkDir(ws, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, wsOwner, wsOwner)
+	}))
+	before, err := os.ReadFile(filepath.Join(ws, "config"))
+	require.NoError(t, err)
+	hooks, err := os.ReadDir(filepath.Join(ws, "hooks"))
+	require.NoError(t, err)
+	_, out := sandboxRun(t, r, ws, plant(".", markers)+`
+mv hooks h2; mv objects o2
+export GIT_DIR=. # the root's .git reservation stops git's discovery
+h=$(git -c user.name=s -c user.email=s@s commit-tree -m one $(git mktree </dev/null)) && git update-ref refs/heads/x $h && echo objects-ok`)
+	t.Log(out)
+	assert.Contains(t, out, "objects-ok", "objects and refs are written")
+	assert.Contains(t, out, "Device or resource busy", "protected parents cannot be renamed")
+	after, err := os.ReadFile(filepath.Join(ws, "config"))
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "config unchanged")
+	hooksAfter, err := os.ReadDir(filepath.Join(ws, "hooks"))
+	require.NoError(t, err)
+	assert.Equal(t, len(hooks), len(hooksAfter), "no hook planted")
+	for _, p := range []string{"config.worktree", "commondir", "info/attributes", "objects/info/alternates"} {
+		_, err := os.Lstat(filepath.Join(ws, p))
+		assert.ErrorIs(t, err, fs.ErrNotExist, "%s exists on the host after the sandbox", p)
+	}
+	hostGit(t, ws, "cat-file", "-e", "refs/heads/x")
+	assertHostClean(t, ws, markers, false)
+}

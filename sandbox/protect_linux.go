@@ -506,6 +506,16 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 			return nil, err
 		}
 	}
+	// A workspace that is itself a git directory (a bare repository):
+	// the host's git in it reads its config and hooks as a nested one's.
+	if protect.HeadAt(root) == protect.HeadValid {
+		for _, e := range protect.GitDir() {
+			if err := protectEntry(e.Path, e.Kind, true); err != nil {
+				return nil, err
+			}
+		}
+		pr.gitDirs = append(pr.gitDirs, ".")
+	}
 	// Nested repositories, frozen as the root's .git is.
 	skip := append([]string{protect.GitDirName}, hide...)
 	nested, err := scanNested(root, skip)
