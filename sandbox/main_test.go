@@ -45,6 +45,8 @@ const (
 	// workspace-relative): "absent" or "present".
 	rootlessSessionEnv = "TETHER_SANDBOX_TEST_SESSION"
 	rootlessLiveEnv    = "TETHER_SANDBOX_TEST_LIVE"
+	// rootlessBindEnv names a directory bound writable at its own path.
+	rootlessBindEnv = "TETHER_SANDBOX_TEST_BIND"
 )
 
 func TestMain(m *testing.M) {
@@ -100,6 +102,9 @@ func rootlessMain(spec string) int {
 	cfg := Config{Workspace: ws, Limits: Limits{MemoryBytes: 64 << 20, Pids: 50, Timeout: 30 * time.Second}}
 	if os.Getenv(rootlessLandlockEnv) != "" {
 		cfg.Landlock = &Landlock{Trees: []string{ws + "/ok"}}
+	}
+	if b := os.Getenv(rootlessBindEnv); b != "" {
+		cfg.Binds = append(cfg.Binds, Bind{Source: b})
 	}
 	var res *Result
 	var err error

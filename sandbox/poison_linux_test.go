@@ -1057,6 +1057,17 @@ func TestPoisonRootless(t *testing.T) {
 		assertHostClean(t, ws, markers, false)
 		assertNoRecords(t)
 	})
+	t.Run("writable bind", func(t *testing.T) {
+		ws, markers := newWS("ws-bind", false)
+		bind := filepath.Join(ru.base, "bind")
+		ru.mkdir(bind)
+		makeBindRepos(t, bind)
+		ru.chown(bind)
+		d := ru.run("", ws, bindScript(bind, markers), rootlessBindEnv+"="+bind)
+		require.Empty(t, d.Error)
+		assertBindClean(t, bind, markers, d.Output)
+		assertNoRecords(t)
+	})
 	t.Run("state inside the workspace", func(t *testing.T) {
 		ws, markers := newWS("ws-state", false)
 		state := filepath.Join(ws, ".tether-state")
@@ -1131,5 +1142,80 @@ h=$(git -c user.name=s -c user.email=s@s commit-tree -m one $(git mktree </dev/n
 		assert.ErrorIs(t, err, fs.ErrNotExist, "%s exists on the host after the sandbox", p)
 	}
 	hostGit(t, ws, "cat-file", "-e", "refs/heads/x")
+	assertHostClean(t, ws, markers, false)
+}
+
+// makeBindRepos fills the directory bind with a nested repository
+// (proj), a bare one (store.git) and a directory a .git file's git
+// directory lies in (wt, gd).
+func makeBindRepos(t *testing.T, bind string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Join(bind, "proj"), 0o755))
+	hostGit(t, filepath.Join(bind, "proj"), "init", "-q")
+	hostGit(t, filepath.Join(bind, "proj"), "commit", "-q", "--allow-empty", "-m", "one")
+	require.NoError(t, os.MkdirAll(filepath.Join(bind, "store.git"), 0o755))
+	hostGit(t, filepath.Join(bind, "store.git"), "init", "-q", "--bare")
+	require.NoError(t, os.MkdirAll(filepath.Join(bind, "wt"), 0o755))
+	hostGit(t, filepath.Join(bind, "wt"), "init", "-q", "--separate-git-dir", filepath.Join(bind, "gd"))
+	hostGit(t, filepath.Join(bind, "wt"), "commit", "-q", "--allow-empty", "-m", "one")
+}
+
+// bindScript attacks the repositories makeBindRepos made in bind from the
+// sandbox, and plants what direnv and git would run at the bind's top.
+func bindScript(bind, markers string) string {
+	return fmt.Sprintf(`cd %[1]s
+%[2]s
+%[3]s
+%[4]s
+mv proj/.git proj/g2; mv store.git s2; mv gd gd2
+echo 'touch %[5]s/envrc' > .envrc; git init -q; echo init=$?; mkdir x; git -C x init -q; echo init-x=$?
+echo ok > proj/file && git -C proj add file && git -C proj -c user.name=s -c user.email=s@s commit -q -m two && echo commit-ok
+`, bind, plant("proj/.git", markers), plant("store.git", markers), plant("gd", markers), markers)
+}
+
+// assertBindClean checks from the host, after the sandbox, that nothing
+// bindScript planted in bind runs or remains.
+func assertBindClean(t *testing.T, bind, markers, out string) {
+	t.Helper()
+	t.Log(out)
+	assert.Contains(t, out, "commit-ok", "ordinary git work in a bound repository succeeds")
+	assert.NotContains(t, out, "init=0")
+	assert.NotContains(t, out, "init-x=0")
+	assert.Contains(t, out, "Device or resource busy", "protected parents in the bind cannot be renamed")
+	assertNoPrivilege(t, bind)
+	for _, p := range []string{".envrc", ".git", "x/.git", "store.git/commondir", "store.git/objects/info/alternates", "gd/commondir"} {
+		_, err := os.Lstat(filepath.Join(bind, p))
+		assert.ErrorIs(t, err, fs.ErrNotExist, "%s exists on the host after the sandbox", p)
+	}
+	hostGit(t, filepath.Join(bind, "proj"), "status")
+	hostGit(t, filepath.Join(bind, "wt"), "status")
+	hostGit(t, filepath.Join(bind, "store.git"), "log", "--oneline", "--all")
+	entries, err := os.ReadDir(markers)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "planted code ran on the host")
+}
+
+// TestPoisonBinds: a writable bind (Config.Binds) is frozen like a
+// workspace: its nested, bare and .git-file repositories' control surface,
+// its top's .git and .envrc; a read-only bind gets no reservations.
+func TestPoisonBinds(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	bind, ro := t.TempDir(), t.TempDir()
+	makeBindRepos(t, bind)
+	require.NoError(t, filepath.WalkDir(bind, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, wsOwner, wsOwner)
+	}))
+	var out bytes.Buffer
+	res, err := r.Run(t.Context(), Config{Workspace: ws, Binds: []Bind{{Source: bind}, {Source: ro, ReadOnly: true}},
+		Limits: Limits{Pids: 128, Timeout: 60 * time.Second}},
+		Command{Shell: bindScript(bind, markers) + "ls -A " + ro + " | sed 's/^/ro: /'", Stdout: &out, Stderr: &out})
+	require.NoError(t, err)
+	assert.NotContains(t, res.NotEnforced, "nested-repos")
+	assert.NotContains(t, out.String(), "ro: ", "no reservation in a read-only bind")
+	assertBindClean(t, bind, markers, out.String())
 	assertHostClean(t, ws, markers, false)
 }

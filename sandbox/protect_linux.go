@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/user"
@@ -151,40 +152,99 @@ type protection struct {
 	// nestedTruncated: the walk for nested repositories stopped at its
 	// bound (protect_nested_linux.go).
 	nestedTruncated bool
+	// binds are the plans of the sandbox's writable directory binds, each
+	// a tree of its own (protectFor); only the workspace's plan has them.
+	binds []*protection
 	// hold is <key>.hold (reservationDir), flocked shared for the sandbox's life:
 	// the kernel drops the lock when its holder dies, so whoever takes it
 	// exclusively knows no sandbox holds the reservations any more.
 	hold *os.File
 }
 
-// protectFor plans the protected paths of a sandbox (nil without a
-// workspace). Root and rootless tether plan them alike; only how the
-// mounts get into the sandbox differs (protection.apply).
-func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]string) (*protection, error) {
+// protectFor plans the protected paths of a sandbox: its workspace's and
+// those of each writable bind that is a directory (Config.Binds), each
+// frozen as a workspace of its own (not a home: protect.Entry.Home). nil
+// when there is neither. Root and rootless tether plan them alike; only
+// how the mounts get into the sandbox differs (protection.apply).
+func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]string) (_ *protection, err error) {
 	for _, b := range cfg.Binds {
 		if protect.Overlaps(filepath.Clean(b.Source), filepath.Clean(stateRoot)) {
 			return nil, fmt.Errorf("%w: the bind %s overlaps the sandbox state root %s", ErrUnsafeWorkspace, b.Source, stateRoot)
 		}
 	}
-	if cfg.Workspace == "" {
-		return nil, nil
-	}
 	// Whoever could write the records could have a tether remove
 	// another's live reservations: they are hidden like tether's state.
 	chain := reservationChain()
-	hide, err := hiddenIn(cfg.Workspace, append([]string{stateRoot, chain[len(chain)-1].path}, cfg.Hide...))
-	if err != nil {
-		return nil, err
+	own := append([]string{stateRoot, chain[len(chain)-1].path}, cfg.Hide...)
+	pr := &protection{rootless: rootless}
+	defer func() {
+		if err != nil {
+			_ = pr.release()
+		}
+	}()
+	planned := false
+	if cfg.Workspace != "" {
+		hide, err := hiddenIn(cfg.Workspace, own)
+		if err != nil {
+			return nil, err
+		}
+		ws, err := planProtection(cfg.Workspace, cfg.workspaceMount(), isHome(cfg.Workspace), hide...)
+		if err != nil {
+			return nil, err
+		}
+		ws.rootless, ws.binds = rootless, pr.binds
+		pr, planned = ws, true
 	}
-	pr, err := planProtection(cfg.Workspace, cfg.workspaceMount(), isHome(cfg.Workspace), hide...)
-	if err != nil {
-		return nil, err
+	for _, b := range cfg.Binds {
+		if b.ReadOnly {
+			continue // nothing in it can be written
+		}
+		if fi, err := os.Lstat(b.Source); err != nil || !fi.IsDir() {
+			continue // a file bind holds no repository; a missing one fails at the mount
+		}
+		hide, err := hiddenIn(b.Source, own)
+		if err != nil {
+			return nil, fmt.Errorf("bind %s: %w", b.Source, err)
+		}
+		bp, err := planProtection(b.Source, b.dest(), false, hide...)
+		if err != nil {
+			return nil, fmt.Errorf("protecting the bind %s: %w", b.Source, err)
+		}
+		pr.binds = append(pr.binds, bp)
+		planned = true
 	}
-	pr.rootless = rootless
-	if pr.nestedTruncated {
-		*notEnforced = append(*notEnforced, "nested-repos")
+	if !planned {
+		return nil, nil
+	}
+	for _, t := range pr.trees() {
+		if t.nestedTruncated {
+			*notEnforced = append(*notEnforced, "nested-repos")
+			break
+		}
+	}
+	if len(pr.binds) > 0 {
+		// The creation gate lets git write a HEAD in any frozen git
+		// directory, the binds' too.
+		ids := maps.Clone(pr.gitDirIDs)
+		if ids == nil {
+			ids = map[fileID]bool{}
+		}
+		for _, bp := range pr.binds {
+			maps.Copy(ids, bp.gitDirIDs)
+		}
+		pr.gitDirIDs = ids
 	}
 	return pr, nil
+}
+
+// trees returns the planned trees of pr: its own (when it has a
+// workspace) and its binds'.
+func (pr *protection) trees() []*protection {
+	var ts []*protection
+	if pr.hold != nil {
+		ts = append(ts, pr)
+	}
+	return append(ts, pr.binds...)
 }
 
 // isHome reports whether ws is a home directory: tether's own ($HOME) or
@@ -768,9 +828,18 @@ func recordWorkspace(p, ws string) error {
 	return nil
 }
 
-// release drops this sandbox's hold on the workspace's reservations and,
-// if no other sandbox holds them, removes them.
+// release drops this sandbox's hold on the reservations of the workspace
+// and of the binds and, where no other sandbox holds them, removes them.
 func (pr *protection) release() error {
+	var errs []error
+	for _, t := range pr.trees() {
+		errs = append(errs, t.releaseTree())
+	}
+	return errors.Join(errs...)
+}
+
+// releaseTree is release for one tree.
+func (pr *protection) releaseTree() error {
 	lock, err := lockFile(filepath.Join(pr.records, pr.key+".lock"), unix.LOCK_EX)
 	if err != nil {
 		pr.hold.Close()
@@ -990,7 +1059,11 @@ func isPlaceholder(dir int, name string) bool {
 // sandbox does. A failure leaves the sandbox unusable: the caller destroys
 // it.
 func (pr *protection) apply(pid int) error {
-	if len(pr.mounts) == 0 {
+	n := 0
+	for _, t := range pr.trees() {
+		n += len(t.mounts)
+	}
+	if n == 0 {
 		return nil
 	}
 	if pr.rootless {
@@ -1018,13 +1091,26 @@ func (pr *protection) mountIn(pid int) error {
 	if err := unix.Setns(ns, unix.CLONE_NEWNS); err != nil {
 		return fmt.Errorf("protecting paths: joining the sandbox's mount namespace: %w", err)
 	}
-	return pr.mountJoined()
+	return mountJoined(pr.plan())
 }
 
-// joinPlan is what a joining process (applyJoined) is told on stdin.
-type joinPlan struct {
+// joinTree is the mounts of one tree (a workspace or a bind) at its
+// place in the sandbox: what mountJoined makes, and what a joining
+// process (applyJoined) is told on stdin.
+type joinTree struct {
 	WsMount string         `json:"ws_mount"`
 	Mounts  []ProtectMount `json:"mounts"`
+}
+
+// plan returns the mounts of every tree of pr.
+func (pr *protection) plan() []joinTree {
+	var plan []joinTree
+	for _, t := range pr.trees() {
+		if len(t.mounts) > 0 {
+			plan = append(plan, joinTree{WsMount: t.wsMount, Mounts: t.mounts})
+		}
+	}
+	return plan
 }
 
 // applyJoined makes the mounts from a process that joins the user and
@@ -1044,7 +1130,7 @@ func (pr *protection) applyJoined(pid int) error {
 		}
 		files = append(files, f)
 	}
-	plan, err := json.Marshal(joinPlan{WsMount: pr.wsMount, Mounts: pr.mounts})
+	plan, err := json.Marshal(pr.plan())
 	if err != nil {
 		return fmt.Errorf("protecting paths: %w", err)
 	}
@@ -1069,11 +1155,10 @@ func isProtectJoin() bool { return len(os.Args) > 1 && os.Args[1] == nsjoin.Arg 
 // namespaces already (nsjoin's constructor): it makes the mounts of the
 // plan on stdin and exits 0, or 1 with the reason on stderr.
 func protectJoinMain() {
-	var plan joinPlan
+	var plan []joinTree
 	err := json.NewDecoder(os.Stdin).Decode(&plan)
 	if err == nil {
-		pr := &protection{wsMount: plan.WsMount, mounts: plan.Mounts}
-		err = pr.mountJoined()
+		err = mountJoined(plan)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -1082,27 +1167,36 @@ func protectJoinMain() {
 	os.Exit(0)
 }
 
-// mountJoined makes the mounts of the plan from inside the sandbox's
-// mount namespace (joined by the caller).
-func (pr *protection) mountJoined() error {
-	ws, err := unix.Open(pr.wsMount, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+// mountJoined makes the mounts of plan from inside the sandbox's mount
+// namespace (joined by the caller).
+func mountJoined(plan []joinTree) error {
+	for _, t := range plan {
+		if err := t.mount(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t joinTree) mount() error {
+	ws, err := unix.Open(t.WsMount, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("protecting paths: opening the workspace in the sandbox: %w", err)
+		return fmt.Errorf("protecting paths: opening %s in the sandbox: %w", t.WsMount, err)
 	}
 	defer unix.Close(ws)
 	var empty *emptyTree
-	for _, m := range pr.mounts {
+	for _, m := range t.Mounts {
 		if m.Mode == ProtectReserve || m.Mode == ProtectHideFile || m.Mode == ProtectHideDir {
-			if empty, err = newEmptyTree(pr.wsMount); err != nil {
+			if empty, err = newEmptyTree(t.WsMount); err != nil {
 				return fmt.Errorf("protecting paths: %w", err)
 			}
 			defer empty.close()
 			break
 		}
 	}
-	for _, m := range pr.mounts {
+	for _, m := range t.Mounts {
 		if err := mountOne(ws, m, empty); err != nil {
-			return fmt.Errorf("protecting %s: %w", m.Path, err)
+			return fmt.Errorf("protecting %s: %w", path.Join(t.WsMount, m.Path), err)
 		}
 	}
 	return nil
