@@ -401,9 +401,9 @@ func TestFileToolsRefuseGitDirectories(t *testing.T) {
 }
 
 // TestFileToolsBareRepoExchangeRace: while a loop exchanges a plain
-// directory d with a bare repository of another name, 1,000 rounds of
-// write_file and patch on d/config land only in the plain directory: the
-// bare repository's config is never written, whichever name it has.
+// directory d with a bare repository of another name, 1,000 calls of
+// write_file and patch on d land only in the plain directory: the bare
+// repository's config is never written, whichever name it has.
 func TestFileToolsBareRepoExchangeRace(t *testing.T) {
 	t.Parallel()
 	c, ws := testConfig(t, "")
@@ -419,12 +419,14 @@ func TestFileToolsBareRepoExchangeRace(t *testing.T) {
 	stop := exchangeLoop(t, filepath.Join(ws, "d"), bare)
 	r := &Runner{Config: c}
 	landed, refused := 0, 0
+	// One call a round, rotating (CI time): 1,000 writes in all.
+	calls := []RawCall{
+		rawCall("1", "write_file", args("path", "d/config", "content", "[core]\n\tfsmonitor = evil\n")),
+		rawCall("2", "patch", args("path", "d/config", "old_string", "[core]", "new_string", "[core]")),
+		rawCall("3", "write_file", args("path", "d/hooks/pre-receive", "content", "#!/bin/sh\necho evil\n")),
+	}
 	for i := 0; i < 1000; i++ {
-		out := r.Execute(t.Context(), Batch{Calls: []RawCall{
-			rawCall("1", "write_file", args("path", "d/config", "content", "[core]\n\tfsmonitor = evil\n")),
-			rawCall("2", "patch", args("path", "d/config", "old_string", "[core]", "new_string", "[core]")),
-			rawCall("3", "write_file", args("path", "d/hooks/pre-receive", "content", "#!/bin/sh\necho evil\n")),
-		}}, nil)
+		out := r.Execute(t.Context(), Batch{Calls: []RawCall{calls[i%len(calls)]}}, nil)
 		for _, res := range out.Results {
 			if res.Effect == EffectLanded {
 				landed++
