@@ -121,7 +121,7 @@ func assertNoPrivilege(t *testing.T, ws string) {
 		assert.Equal(t, group, st.Gid, "%s belongs to gid %d", rel, st.Gid)
 		if mode == unix.S_IFLNK {
 			target, _ := os.Readlink(p)
-			assert.NotEqual(t, reservedTarget, target, "%s: a reservation outlived its sandbox", rel)
+			assert.False(t, strings.HasPrefix(target, reservedTarget), "%s: a reservation outlived its sandbox", rel)
 		} else {
 			_, err := unix.Lgetxattr(p, "security.capability", nil)
 			assert.ErrorIs(t, err, unix.ENODATA, "%s has file capabilities", rel)
@@ -1068,6 +1068,18 @@ func TestPoisonRootless(t *testing.T) {
 		assertBindClean(t, bind, markers, d.Output)
 		assertNoRecords(t)
 	})
+	t.Run("root's live reservation", func(t *testing.T) {
+		ws, _ := newWS("ws-root-res", false)
+		require.NoError(t, os.Symlink(reservedTarget, filepath.Join(ws, ".envrc")))
+		ru.chown(ws)
+		d := ru.run("", ws, "echo ran")
+		assert.Contains(t, d.Error, "another tether", "a root tether's reservation is not taken for this one's")
+		assert.NotContains(t, d.Output, "ran")
+		target, err := os.Readlink(filepath.Join(ws, ".envrc"))
+		require.NoError(t, err)
+		assert.Equal(t, reservedTarget, target, "and is left to root's tether")
+		require.NoError(t, os.Remove(filepath.Join(ws, ".envrc")))
+	})
 	t.Run("state inside the workspace", func(t *testing.T) {
 		ws, markers := newWS("ws-state", false)
 		state := filepath.Join(ws, ".tether-state")
@@ -1218,4 +1230,38 @@ func TestPoisonBinds(t *testing.T) {
 	assert.NotContains(t, out.String(), "ro: ", "no reservation in a read-only bind")
 	assertBindClean(t, bind, markers, out.String())
 	assertHostClean(t, ws, markers, false)
+}
+
+// TestReservationsOfAnotherTether: reservations of a tether that shares
+// no records with this one (a rootless user's, pointing to
+// reservedTarget/UID-HASH, and a commondir placeholder that user owns) are
+// never taken for this tether's: a sandbox whose protected path is another
+// tether's live reservation is refused, and this tether's teardown leaves
+// the other's commondir placeholder alone.
+func TestReservationsOfAnotherTether(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, true)
+	foreign := reservedTarget + "/4242-0123456789ab"
+	require.NoError(t, os.Symlink(foreign, filepath.Join(ws, ".envrc")))
+	require.NoError(t, os.Lchown(filepath.Join(ws, ".envrc"), wsOwner, wsOwner))
+	commondir := filepath.Join(ws, ".git/commondir")
+	require.NoError(t, os.WriteFile(commondir, []byte(commondirPlaceholder), 0o444))
+	require.NoError(t, os.Chown(commondir, wsOwner, wsOwner))
+	var out bytes.Buffer
+	_, err := r.Run(t.Context(), Config{Workspace: ws}, Command{Shell: "echo ran", Stdout: &out, Stderr: &out})
+	require.ErrorIs(t, err, ErrUnsafeWorkspace)
+	assert.Contains(t, err.Error(), "another tether")
+	assert.NotContains(t, out.String(), "ran")
+	target, err := os.Readlink(filepath.Join(ws, ".envrc"))
+	require.NoError(t, err)
+	assert.Equal(t, foreign, target, "the other tether's reservation is kept")
+
+	require.NoError(t, os.Remove(filepath.Join(ws, ".envrc"))) // that sandbox ended
+	_, out2 := sandboxRun(t, r, ws, "echo evil > .git/commondir; echo rc=$?")
+	assert.Contains(t, out2, "rc=2", "the other's commondir is frozen here too")
+	b, err := os.ReadFile(commondir)
+	require.NoError(t, err, "and kept at this sandbox's end: it is not this tether's")
+	assert.Equal(t, commondirPlaceholder, string(b))
+	require.NoError(t, os.Remove(commondir))
+	assertHostClean(t, ws, markers, true)
 }

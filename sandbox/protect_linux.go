@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -139,6 +140,7 @@ type protection struct {
 	// sandbox's user namespace first (package nsjoin).
 	rootless bool
 	records  string // the reservation records (checkedReservationDir)
+	target   string // where its reservation links point (reservationTarget)
 	key      string
 	ws       string
 	// reserved are the reservations this plan made or shares, recorded
@@ -333,11 +335,43 @@ func fdMode(fd int) (uint32, error) {
 	return st.Mode & unix.S_IFMT, nil
 }
 
-// isReservation reports whether fd (an O_PATH symlink) is a reservation.
-func isReservation(fd int) bool {
-	buf := make([]byte, len(reservedTarget)+1)
+// reservationTarget returns where the reservation links of a tether
+// whose records are in records point. Root's are reservedTarget (its
+// records are host-wide); a rootless tether's name its records too
+// (reservedTarget/UID-HASH, still under procfs, still resolving nowhere),
+// so tethers that share no records never take each other's reservations
+// for their own: a sandbox whose workspace holds another's is refused
+// (ErrUnsafeWorkspace) while that one's sandboxes live, rather than remove
+// at its end what they rely on.
+func reservationTarget(records string) string {
+	if os.Geteuid() == 0 {
+		return reservedTarget
+	}
+	sum := sha256.Sum256([]byte(records))
+	return fmt.Sprintf("%s/%d-%x", reservedTarget, os.Geteuid(), sum[:6])
+}
+
+// linkTarget returns the target of the symlink fd (O_PATH), or "".
+func linkTarget(fd int) string {
+	buf := make([]byte, unix.PathMax)
 	n, err := unix.Readlinkat(fd, "", buf)
-	return err == nil && string(buf[:n]) == reservedTarget
+	if err != nil {
+		return ""
+	}
+	return string(buf[:n])
+}
+
+// isReservation reports whether fd (an O_PATH symlink) is a reservation
+// pointing to target (reservationTarget).
+func isReservation(fd int, target string) bool { return linkTarget(fd) == target }
+
+// symlinkRefused is the error for the protected path rel, a symlink fd:
+// a link (ErrUnsafeWorkspace), or another tether's reservation.
+func symlinkRefused(rel string, fd int) error {
+	if strings.HasPrefix(linkTarget(fd), reservedTarget) {
+		return fmt.Errorf("%w: %s is reserved by a live sandbox of another tether (another user, or one keeping its records elsewhere); start this one when that one has ended", ErrUnsafeWorkspace, rel)
+	}
+	return fmt.Errorf("%w: %s", ErrUnsafeWorkspace, rel)
 }
 
 // planProtection works out the protected-path mounts of a sandbox whose
@@ -359,7 +393,7 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 	if err != nil {
 		return nil, err
 	}
-	pr := &protection{wsMount: wsMount, records: records, ws: ws,
+	pr := &protection{wsMount: wsMount, records: records, ws: ws, target: reservationTarget(records),
 		key: strconv.FormatUint(st.Dev, 10) + "-" + strconv.FormatUint(st.Ino, 10)}
 	dir := records
 	lock, err := lockFile(filepath.Join(dir, pr.key+".lock"), unix.LOCK_EX)
@@ -393,10 +427,14 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 		fd, err := openBeneath(root, rel)
 		if err == nil {
 			defer unix.Close(fd)
-			if m, _ := fdMode(fd); m == unix.S_IFLNK && isReservation(fd) {
+			m, _ := fdMode(fd)
+			if m == unix.S_IFLNK && isReservation(fd, pr.target) {
 				add(rel, ProtectReserve) // another sandbox's, shared
 				pr.reserved = append(pr.reserved, rel)
 				return nil
+			}
+			if m == unix.S_IFLNK {
+				return symlinkRefused(rel, fd)
 			}
 			return fmt.Errorf("reserving %s: it exists", rel)
 		}
@@ -423,7 +461,7 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 			if werr != nil {
 				return fmt.Errorf("reserving %s: %w", rel, werr)
 			}
-		} else if err := unix.Symlinkat(reservedTarget, pfd, name); errors.Is(err, unix.EROFS) {
+		} else if err := unix.Symlinkat(pr.target, pfd, name); errors.Is(err, unix.EROFS) {
 			return nil // a read-only file system: nobody can create it
 		} else if err != nil {
 			return fmt.Errorf("reserving %s: %w", rel, err)
@@ -458,7 +496,7 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 				return true, unsafePath(anc, err)
 			}
 			m, err := fdMode(fd)
-			reserved := m == unix.S_IFLNK && isReservation(fd)
+			reserved := m == unix.S_IFLNK && isReservation(fd, pr.target)
 			unix.Close(fd)
 			if err != nil {
 				return true, fmt.Errorf("reading %s: %w", anc, err)
@@ -470,7 +508,12 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 				add(anc, ProtectReserve) // reserved already: nothing under it
 				return true, nil
 			case m == unix.S_IFLNK:
-				return true, fmt.Errorf("%w: %s", ErrUnsafeWorkspace, anc)
+				fd, err := openBeneath(root, anc)
+				if err != nil {
+					return true, unsafePath(anc, err)
+				}
+				defer unix.Close(fd)
+				return true, symlinkRefused(anc, fd)
 			default:
 				// Nothing can be created under it while it stays.
 				add(anc, ProtectReadOnly)
@@ -502,11 +545,11 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 			return fmt.Errorf("reading %s: %w", rel, err)
 		}
 		if m == unix.S_IFLNK {
-			if isReservation(fd) {
+			if isReservation(fd, pr.target) {
 				add(rel, ProtectReserve)
 				return nil
 			}
-			return fmt.Errorf("%w: %s", ErrUnsafeWorkspace, rel)
+			return symlinkRefused(rel, fd)
 		}
 		if k != protect.Repo {
 			add(rel, ProtectReadOnly)
@@ -613,7 +656,7 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 			return nil, unsafePath(rel, err)
 		}
 		m, err := fdMode(fd)
-		reserved := m == unix.S_IFLNK && isReservation(fd)
+		reserved := m == unix.S_IFLNK && isReservation(fd, pr.target)
 		unix.Close(fd)
 		switch {
 		case err != nil:
@@ -857,7 +900,7 @@ func (pr *protection) releaseLocked() error {
 	if unix.Flock(int(pr.hold.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
 		return nil // another sandbox holds them
 	}
-	if err := removePlaceholders(pr.records, pr.ws, pr.key); err != nil {
+	if err := removePlaceholders(pr.records, pr.ws, pr.key, pr.target); err != nil {
 		return err
 	}
 	removeRecords(pr.records, pr.key)
@@ -907,7 +950,7 @@ func gcReservations(stateRoot string, caches bool) []error {
 				continue
 			}
 			seen[key] = true
-			if err := gcReservation(dir, key, caches, guards); err != nil {
+			if err := gcReservation(dir, key, reservationTarget(host), caches, guards); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -918,7 +961,7 @@ func gcReservations(stateRoot string, caches bool) []error {
 // gcReservation removes the reservations recorded in dir under key if
 // nobody holds them there nor in any of guards (the host-wide records,
 // for an older tether's record of the same workspace).
-func gcReservation(dir, key string, caches bool, guards []string) error {
+func gcReservation(dir, key, target string, caches bool, guards []string) error {
 	locked := slices.Compact(append(slices.Clone(guards), dir))
 	for _, d := range locked {
 		lock, err := lockFile(filepath.Join(d, key+".lock"), unix.LOCK_EX|unix.LOCK_NB)
@@ -947,7 +990,7 @@ func gcReservation(dir, key string, caches bool, guards []string) error {
 	if err != nil {
 		return fmt.Errorf("reading reservation record: %w", err)
 	}
-	if err := removePlaceholders(dir, string(ws), key); err != nil {
+	if err := removePlaceholders(dir, string(ws), key, target); err != nil {
 		return err
 	}
 	if caches {
@@ -959,10 +1002,11 @@ func gcReservation(dir, key string, caches bool, guards []string) error {
 // removePlaceholders removes, deepest first, every reservation in the
 // workspace ws (if it is still the directory key names): each protected
 // path, each directory on the way to one, and each path recorded in
-// dir/<key>.res (nested repositories'), that is a link to reservedTarget
-// or a commondir holding exactly commondirPlaceholder with mode 0444.
-// Anything else there is a person's and is kept.
-func removePlaceholders(dir, ws, key string) error {
+// dir/<key>.res (nested repositories'), that is a link to target or a
+// commondir of this tether's user holding exactly commondirPlaceholder
+// with mode 0444. Anything else there is a person's, or another tether's,
+// and is kept.
+func removePlaceholders(dir, ws, key, target string) error {
 	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
 		return nil
@@ -1012,7 +1056,7 @@ func removePlaceholders(dir, ws, key string) error {
 				continue
 			}
 		}
-		if isPlaceholder(pfd, name) {
+		if isPlaceholder(pfd, name, target) {
 			if err := unix.Unlinkat(pfd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 				errs = append(errs, fmt.Errorf("removing reservation %s: %w", rel, err))
 			}
@@ -1027,19 +1071,21 @@ func removePlaceholders(dir, ws, key string) error {
 	return errors.Join(errs...)
 }
 
-// isPlaceholder reports whether name in dir is a reservation.
-func isPlaceholder(dir int, name string) bool {
+// isPlaceholder reports whether name in dir is one of this tether's
+// reservations: a link to target, or a commondir placeholder it owns (a
+// commondir of another tether's, root's or a rootless user's, is not).
+func isPlaceholder(dir int, name, target string) bool {
 	var st unix.Stat_t
 	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return false
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFLNK:
-		buf := make([]byte, len(reservedTarget)+1)
+		buf := make([]byte, len(target)+1)
 		n, err := unix.Readlinkat(dir, name, buf)
-		return err == nil && string(buf[:n]) == reservedTarget
+		return err == nil && string(buf[:n]) == target
 	case unix.S_IFREG:
-		if name != "commondir" || st.Mode&0o7777 != 0o444 || st.Size != int64(len(commondirPlaceholder)) {
+		if name != "commondir" || st.Mode&0o7777 != 0o444 || st.Size != int64(len(commondirPlaceholder)) || int(st.Uid) != os.Geteuid() {
 			return false
 		}
 		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
@@ -1100,6 +1146,8 @@ func (pr *protection) mountIn(pid int) error {
 type joinTree struct {
 	WsMount string         `json:"ws_mount"`
 	Mounts  []ProtectMount `json:"mounts"`
+	// Target is where the tree's reservation links point.
+	Target string `json:"target"`
 }
 
 // plan returns the mounts of every tree of pr.
@@ -1107,7 +1155,7 @@ func (pr *protection) plan() []joinTree {
 	var plan []joinTree
 	for _, t := range pr.trees() {
 		if len(t.mounts) > 0 {
-			plan = append(plan, joinTree{WsMount: t.wsMount, Mounts: t.mounts})
+			plan = append(plan, joinTree{WsMount: t.wsMount, Mounts: t.mounts, Target: t.target})
 		}
 	}
 	return plan
@@ -1195,7 +1243,7 @@ func (t joinTree) mount() error {
 		}
 	}
 	for _, m := range t.Mounts {
-		if err := mountOne(ws, m, empty); err != nil {
+		if err := mountOne(ws, m, empty, t.Target); err != nil {
 			return fmt.Errorf("protecting %s: %w", path.Join(t.WsMount, m.Path), err)
 		}
 	}
@@ -1309,7 +1357,9 @@ func (t *emptyTree) close() {
 	unix.Close(t.mnt)
 }
 
-func mountOne(ws int, m ProtectMount, empty *emptyTree) error {
+// mountOne makes the mount m in the tree whose root is ws; target is
+// where its reservation links point.
+func mountOne(ws int, m ProtectMount, empty *emptyTree, target string) error {
 	fd, err := openBeneath(ws, m.Path)
 	if err != nil {
 		return err
@@ -1322,7 +1372,7 @@ func mountOne(ws int, m ProtectMount, empty *emptyTree) error {
 	var tree int
 	switch m.Mode {
 	case ProtectReserve:
-		if mode != unix.S_IFLNK || !isReservation(fd) {
+		if mode != unix.S_IFLNK || !isReservation(fd, target) {
 			return errors.New("the reservation changed")
 		}
 		if tree, err = empty.clone(emptyFileName); err != nil {

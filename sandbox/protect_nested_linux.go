@@ -177,7 +177,7 @@ func checkLinkTarget(root int, rel string) error {
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", rel, err)
 	}
-	if target := string(buf[:n]); target != reservedTarget && refusedName(target) != "" {
+	if target := string(buf[:n]); !strings.HasPrefix(target, reservedTarget) && refusedName(target) != "" {
 		return fmt.Errorf("%w: %s is a symlink to %s (creating a file through it would make a repository)", ErrUnsafeWorkspace, rel, target)
 	}
 	return nil
