@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -70,8 +71,17 @@ type execGateRun struct {
 	observe bool
 	shared  []string
 	stop    int // an eventfd: written to end serve
-	done    chan struct{}
+	serving sync.WaitGroup
 	closed  sync.Once
+	// performs: the creation gate has a helper perform the calls it lets
+	// through (creator_linux.go); creator is that helper once its listener
+	// arrived (nil before, or when it never does: every creation is then
+	// refused). Without performs the kernel goes on (not_enforced says so).
+	performs bool
+	creator  atomic.Pointer[creator]
+	// createChild is the supervisor's end of the creation gate's socket
+	// (a supervised sandbox's), until the supervisor has it.
+	createChild *os.File
 
 	mu   sync.Mutex
 	sock *os.File      // where the listener comes from (trampoline), until received
@@ -112,7 +122,7 @@ func newExecGate(profile string, check ExecGate, cfg Config) (*execGateRun, erro
 	if err != nil {
 		return nil, fmt.Errorf("creating the exec gate: %w", err)
 	}
-	g := &execGateRun{check: check, profile: profile, stop: efd, done: make(chan struct{})}
+	g := &execGateRun{check: check, profile: profile, stop: efd}
 	if cfg.Observe {
 		g.observe, g.shared = true, cfg.sharedDirs()
 	}
@@ -120,22 +130,43 @@ func newExecGate(profile string, check ExecGate, cfg Config) (*execGateRun, erro
 }
 
 // serveFrom receives the listener on sock (SCM_RIGHTS, as the trampoline
-// sends it), closes sock, and serves it. A sandbox whose trampoline never
-// sends it (it failed first) ends serve at once.
+// or a session's supervisor sends it), and serves it. With the creation
+// helper's pidfd beside the listener, the helper serves sock: it becomes
+// the gate's creator; else sock is closed. A sandbox whose trampoline
+// never sends it (it failed first) ends serve at once.
 func (g *execGateRun) serveFrom(sock *os.File) {
+	g.mu.Lock()
 	g.sock = sock
+	g.mu.Unlock()
+	g.serving.Add(1)
 	go func() {
-		defer close(g.done)
-		fd, err := recvFD(sock)
+		defer g.serving.Done()
+		fds, err := recvFDs(sock, 2)
+		if err == nil && len(fds) == 2 {
+			var dup int
+			if dup, err = unix.FcntlInt(sock.Fd(), unix.F_DUPFD_CLOEXEC, 0); err != nil {
+				_ = unix.Close(fds[1])
+			} else if c, cerr := newCreator(dup, fds[1]); cerr != nil {
+				err = cerr
+			} else {
+				g.creator.Store(c)
+				defer c.close()
+			}
+			if err != nil {
+				_ = unix.Close(fds[0])
+			}
+		}
 		g.mu.Lock()
 		_ = sock.Close()
-		g.sock = nil
+		if g.sock == sock {
+			g.sock = nil
+		}
 		g.mu.Unlock()
 		if err != nil {
 			g.fail(err)
 			return
 		}
-		g.serve(fd)
+		g.serve(fds[0])
 	}()
 }
 
@@ -154,12 +185,26 @@ func (g *execGateRun) shut() {
 	if g.ln != nil {
 		g.ln.close()
 	}
+	if g.createChild != nil {
+		_ = g.createChild.Close()
+	}
 	g.mu.Unlock()
 	var one [8]byte
 	binary.NativeEndian.PutUint64(one[:], 1)
 	_, _ = unix.Write(g.stop, one[:])
-	<-g.done
+	g.serving.Wait()
 	_ = unix.Close(g.stop)
+}
+
+// closeCreateChild closes this process's copy of the supervisor's end of
+// the creation gate's socket, once the supervisor holds it.
+func (g *execGateRun) closeCreateChild() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.createChild != nil {
+		_ = g.createChild.Close()
+		g.createChild = nil
+	}
 }
 
 func (g *execGateRun) fail(err error) {
@@ -208,8 +253,8 @@ func (g *execGateRun) since(m gateMark) (blocks []ExecBlock, execs []ExecEvent, 
 	return blocks, execs, dropped
 }
 
-// recvFD receives one descriptor from sock.
-func recvFD(sock *os.File) (int, error) {
+// recvFDs receives up to max descriptors (at least one) from sock.
+func recvFDs(sock *os.File, max int) ([]int, error) {
 	buf := make([]byte, 1)
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	var n, oobn int
@@ -221,39 +266,49 @@ func recvFD(sock *os.File) (int, error) {
 		}
 	}
 	if err != nil {
-		return -1, fmt.Errorf("receiving the exec gate's listener: %w", err)
+		return nil, fmt.Errorf("receiving the exec gate's listener: %w", err)
 	}
 	if n == 0 && oobn == 0 {
-		return -1, errors.New("receiving the exec gate's listener: the sandbox sent none")
+		return nil, errors.New("receiving the exec gate's listener: the sandbox sent none")
 	}
-	return parseRights(oob[:oobn])
+	return parseRightsN(oob[:oobn], max)
 }
 
 // parseRights returns the one descriptor of an SCM_RIGHTS message, closing
 // any others.
 func parseRights(oob []byte) (int, error) {
+	fds, err := parseRightsN(oob, 1)
+	if err != nil {
+		return -1, err
+	}
+	return fds[0], nil
+}
+
+// parseRightsN returns the first max descriptors (at least one) of an
+// SCM_RIGHTS message, closing any others.
+func parseRightsN(oob []byte, max int) ([]int, error) {
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
-		return -1, fmt.Errorf("receiving the exec gate's listener: %w", err)
+		return nil, fmt.Errorf("receiving the exec gate's listener: %w", err)
 	}
-	fd := -1
+	var out []int
 	for _, m := range msgs {
 		fds, err := unix.ParseUnixRights(&m)
 		if err != nil {
 			continue
 		}
 		for _, f := range fds {
-			if fd < 0 {
-				fd = f
+			if len(out) < max {
+				out = append(out, f)
 			} else {
 				_ = unix.Close(f)
 			}
 		}
 	}
-	if fd < 0 {
-		return -1, errors.New("receiving the exec gate's listener: no descriptor in the message")
+	if len(out) == 0 {
+		return nil, errors.New("receiving the exec gate's listener: no descriptor in the message")
 	}
-	return fd, nil
+	return out, nil
 }
 
 // serve answers notifications on the listener fd until every process of
@@ -299,6 +354,15 @@ func (g *execGateRun) serve(fd int) {
 // answer decides one notification. Every path that does not end in an
 // explicit "continue" refuses the exec.
 func (g *execGateRun) answer(fd int, n *seccompNotif) {
+	if c := g.creator.Load(); c != nil && int(n.pid) == c.pid && c.alive() {
+		// A session's creation helper, under the supervisor's filter
+		// (observed or exec-gated) but not the creation gate's: its calls
+		// are the gate's own, and nothing of the sandbox can change its
+		// memory. While it runs, no other process has its pid.
+		resp := seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+		_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+		return
+	}
 	start := time.Now()
 	// Counted whatever the sandbox's mode: a sandbox that is not observed
 	// must get none (its filter has no rule for them; one would be
