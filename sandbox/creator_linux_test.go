@@ -8,12 +8,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tether-dev/tether/sandbox/seccompexec"
 )
 
 // The creation gate performs the calls it lets through in the sandbox's
@@ -232,4 +235,88 @@ echo done`
 			assertHostClean(t, ws, markers, true)
 		})
 	}
+}
+
+// TestCreateGateActsAsCaller: the helper never has more than its caller.
+// A caller that dropped CAP_DAC_OVERRIDE cannot create in a directory it
+// may not write; a caller with a root of its own (chroot) or a killed
+// helper gets EPERM, reported; nothing of the sandbox can read or write
+// the helper's memory; openat2 and io_uring, whose names no filter sees,
+// fail with ENOSYS even without the sandbox's own filter.
+func TestCreateGateActsAsCaller(t *testing.T) {
+	script := `mkdir ro jail; chmod 555 ro
+python3 - <<'PY'
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+def call(what, f):
+    r = f()
+    print(what, r, errno.errorcode.get(ctypes.get_errno(), "0") if r < 0 else "ok")
+call("openat2", lambda: libc.syscall(437, -100, b"o2", None, 24))
+call("io_uring_setup", lambda: libc.syscall(425, 8, None))
+os.mkdir("ro/as-root")
+hdr = (ctypes.c_uint32 * 2)(0x20080522, 0)
+data = (ctypes.c_uint32 * 6)()
+assert libc.capget(hdr, data) == 0
+data[0] &= ~((1 << 1) | (1 << 2))  # effective: CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+assert libc.capset(hdr, data) == 0
+try:
+    os.mkdir("ro/without-dac"); print("without-dac made")
+except OSError as e:
+    print("without-dac", errno.errorcode[e.errno])
+PY
+python3 -c 'import os; os.chroot("jail"); os.chdir("/")
+try:
+    os.mkdir("in-jail"); print("jail made")
+except OSError as e:
+    print("jail", e.strerror)'
+h=$(for p in /proc/[0-9]*; do cat $p/environ >/dev/null 2>&1 || echo ${p#/proc/}; done | head -1)
+python3 -c "
+try:
+    open('/proc/$h/mem', 'rb'); print('mem opened')
+except OSError as e:
+    print('mem', e.strerror)"
+kill -9 $h; sleep 0.2
+mkdir after-kill; echo after-kill=$?`
+	for _, m := range createModes()[:2] {
+		t.Run(m.name, func(t *testing.T) {
+			ws, markers := poisonWorkspace(t, true)
+			res, out := m.run(t, ws, script)
+			t.Log(out)
+			assert.Contains(t, out, "openat2 -1 ENOSYS")
+			assert.Contains(t, out, "io_uring_setup -1 ENOSYS")
+			assert.Contains(t, out, "without-dac EACCES")
+			assert.Contains(t, out, "jail Operation not permitted")
+			assert.Contains(t, out, "mem Permission denied")
+			assert.Contains(t, out, "after-kill=1")
+			assert.DirExists(t, filepath.Join(ws, "ro/as-root"))
+			for _, f := range []string{"o2", "ro/without-dac", "jail/in-jail", "after-kill"} {
+				assert.NoFileExists(t, filepath.Join(ws, f))
+			}
+			var reasons []string
+			for _, b := range res.CreateBlocked {
+				reasons = append(reasons, b.Reason)
+			}
+			assert.Contains(t, strings.Join(reasons, "\n"), "root directory", "the chroot is reported")
+			assert.Contains(t, strings.Join(reasons, "\n"), "creation helper", "the killed helper is reported")
+			assertNoNewRepo(t, ws, ".git")
+			assertHostClean(t, ws, markers, true)
+		})
+	}
+}
+
+// TestCreateCallsMatchFilter: the trampoline's filter notifies exactly
+// the system calls of the creation gate's table, open-like ones when
+// their flags have O_CREAT, and libcontainer's rules name them alike.
+func TestCreateCallsMatchFilter(t *testing.T) {
+	got := map[int32]int{}
+	for _, s := range seccompexec.CreateSyscalls() {
+		got[int32(s.Nr)] = s.FlagsArg
+	}
+	want := map[int32]int{}
+	for nr, c := range createCalls {
+		want[nr] = c.creating
+		named, ok := createCallNamed(c.name)
+		assert.True(t, ok && named.kind == c.kind && named.creating == c.creating, "%s is found by its name", c.name)
+	}
+	assert.Equal(t, want, got)
 }
