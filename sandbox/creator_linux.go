@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -304,6 +305,14 @@ func procSelf(name string, c callerCred) string {
 // when the gate refuses to act (the refusal is recorded).
 func (g *execGateRun) perform(fd int, n *seccompNotif, call createCall, req *createRequest) (val int64, newfd *os.File, errno unix.Errno, why string) {
 	c := g.creator.Load()
+	if c == nil && g.creatorSet != nil {
+		// A supervisor's helper is on its way.
+		select {
+		case <-g.creatorSet:
+		case <-time.After(createHelperTimeout):
+		}
+		c = g.creator.Load()
+	}
 	if c == nil {
 		return 0, nil, unix.EPERM, "no creation helper runs in this sandbox: no name can be created"
 	}
@@ -379,7 +388,7 @@ func (g *execGateRun) perform(fd int, n *seccompNotif, call createCall, req *cre
 		return 0, nil, unix.EPERM, ""
 	}
 	msg, rights := encodeCreate(call.kind, req, mode, dev, cred)
-	val, newfd, err = c.call(msg, rights, call.kind == seccompexec.CreateOpen)
+	val, newfd, err = c.call(msg, rights, call.kind == seccompexec.CreateOpen, g, fd)
 	if err != nil {
 		c.broken = fmt.Sprintf("the creation helper failed (%v): no name can be created", err)
 		return 0, nil, unix.EPERM, c.broken
@@ -431,8 +440,10 @@ func encodeCreate(kind uint32, req *createRequest, mode, dev uint64, cred caller
 
 // call sends one request and waits for the answer: the result, and for an
 // open that succeeded its descriptor. An error means the helper can no
-// longer be trusted to answer.
-func (c *creator) call(msg []byte, rights []int, open bool) (int64, *os.File, error) {
+// longer be trusted to answer. Meanwhile the gate's listener (fd) is
+// served: a session's helper is under the filter that notifies it, and
+// its own calls go on (answer); other notifications wait in g.pending.
+func (c *creator) call(msg []byte, rights []int, open bool, g *execGateRun, listener int) (int64, *os.File, error) {
 	var oob []byte
 	if len(rights) > 0 {
 		oob = unix.UnixRights(rights...)
@@ -440,22 +451,37 @@ func (c *creator) call(msg []byte, rights []int, open bool) (int64, *os.File, er
 	if err := unix.Sendmsg(c.sock, msg, oob, nil, unix.MSG_NOSIGNAL); err != nil {
 		return 0, nil, fmt.Errorf("sending: %w", err)
 	}
-	fds := []unix.PollFd{{Fd: int32(c.sock), Events: unix.POLLIN}}
+	fds := []unix.PollFd{{Fd: int32(c.sock), Events: unix.POLLIN}, {Fd: int32(listener), Events: unix.POLLIN}}
 	deadline := time.Now().Add(createHelperTimeout)
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
 			return 0, nil, fmt.Errorf("no answer in %v", createHelperTimeout)
 		}
-		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
+		fds[0].Revents, fds[1].Revents = 0, 0
+		_, err := unix.Poll(fds, int(left.Milliseconds())+1)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
 			return 0, nil, fmt.Errorf("waiting: %w", err)
 		}
-		if n > 0 {
+		if fds[0].Revents != 0 {
 			break
+		}
+		if fds[1].Revents&unix.POLLIN != 0 {
+			var n seccompNotif
+			if ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n)) != nil {
+				continue
+			}
+			if int(n.pid) == c.pid {
+				resp := seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+				_ = ioctlPtr(listener, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+				continue
+			}
+			g.pending = append(g.pending, n)
+		} else if fds[1].Revents != 0 {
+			fds[1].Fd = -1 // the listener hung up: wait for the helper alone
 		}
 	}
 	var b [8]byte
@@ -494,4 +520,47 @@ func (c *creator) call(msg []byte, rights []int, open bool) (int64, *os.File, er
 		return 0, nil, fmt.Errorf("an open without its descriptor")
 	}
 	return val, got, nil
+}
+
+// createReplay is a call the helper performed whose caller was interrupted
+// (a signal, on a kernel or filter without WAIT_KILLABLE_RECV) before it
+// had the answer: the kernel restarts the call with the same arguments,
+// which must get the first result, not a second effect (a second mkdir
+// fails with EEXIST, a second open(O_EXCL) too). Kept for the next call of
+// the same thread, for a second at most.
+type createReplay struct {
+	key   createKey
+	val   int64
+	fd    *os.File // an open's descriptor, owned
+	until time.Time
+}
+
+// createKey is what makes a call the same call: the thread, the system
+// call, its arguments and the strings read from them.
+type createKey struct {
+	tid     uint32
+	nr      int32
+	args    [6]uint64
+	strings string
+}
+
+// takeReplay returns the replay for key, if it is the one kept; any other
+// is dropped.
+func (g *execGateRun) takeReplay(key createKey) *createReplay {
+	r := g.replay
+	switch {
+	case r == nil:
+		return nil
+	case time.Now().After(r.until):
+	case r.key.tid != key.tid:
+		return nil // another thread's: kept
+	case r.key == key:
+		g.replay = nil
+		return r
+	}
+	g.replay = nil
+	if r.fd != nil {
+		_ = r.fd.Close()
+	}
+	return nil
 }

@@ -320,3 +320,74 @@ func TestCreateCallsMatchFilter(t *testing.T) {
 	}
 	assert.Equal(t, want, got)
 }
+
+// signalledSource creates and removes names n times while a timer
+// interrupts it every us µs (SA_RESTART: the kernel restarts a call a
+// signal interrupted), and counts calls that failed.
+const signalledSource = `#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static volatile long ticks;
+static void tick(int sig) { (void)sig; ticks++; }
+int main(int argc, char **argv) {
+	int n = atoi(argv[1]), us = atoi(argv[2]), failed = 0;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = tick;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it = {{0, us}, {0, us}};
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (int i = 0; i < n; i++) {
+		if (mkdir("d", 0755) < 0) { failed++; fprintf(stderr, "mkdir: %s\n", strerror(errno)); }
+		rmdir("d");
+		int fd = open("lock", O_CREAT | O_EXCL | O_WRONLY, 0644);
+		if (fd < 0) { failed++; fprintf(stderr, "open: %s\n", strerror(errno)); }
+		close(fd);
+		unlink("lock");
+	}
+	printf("failed=%d ticks=%ld\n", failed, ticks);
+	return 0;
+}
+`
+
+// TestCreateGateSignalled: a call interrupted by a signal after the helper
+// performed it is restarted by the kernel; the restart gets the first
+// result instead of a second effect (EEXIST from mkdir or
+// open(O_EXCL), which would fail git's lock files), with or without
+// WAIT_KILLABLE_RECV on the listener (one-shot: the trampoline's filter
+// has it; session: libcontainer's has not).
+func TestCreateGateSignalled(t *testing.T) {
+	for _, m := range createModes() {
+		if m.name != "one-shot" && m.name != "session" {
+			continue
+		}
+		t.Run(m.name, func(t *testing.T) {
+			ws, _ := poisonWorkspace(t, false)
+			src := filepath.Join(t.TempDir(), "signalled.c")
+			require.NoError(t, os.WriteFile(src, []byte(signalledSource), 0o644))
+			out, err := exec.Command("gcc", "-O2", "-o", filepath.Join(ws, "signalled"), src).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			chownWorkspace(t, ws)
+			// Without WAIT_KILLABLE_RECV a signal every 50 µs interrupts
+			// nearly every call before tether answers (the kernel then
+			// restarts it: slow, but it never fails).
+			args := "2000 50"
+			if m.name == "session" {
+				args = "500 1000"
+			}
+			_, o := m.run(t, ws, "./signalled "+args)
+			t.Log(o)
+			assert.Contains(t, o, "failed=0 ")
+			assert.Regexp(t, `ticks=[1-9]`, o, "the timer interrupted the calls")
+		})
+	}
+}

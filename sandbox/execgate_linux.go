@@ -79,6 +79,15 @@ type execGateRun struct {
 	// refused). Without performs the kernel goes on (not_enforced says so).
 	performs bool
 	creator  atomic.Pointer[creator]
+	// creatorSet is closed once a supervisor's helper has arrived, or
+	// never will (takeCreator); nil when it comes with the listener.
+	creatorSet chan struct{}
+	// pending are notifications received while the helper was performing
+	// a call (serve's goroutine only): answered next.
+	pending []seccompNotif
+	// replay is the last call the helper performed whose caller was
+	// interrupted before it had the answer (serve's goroutine only).
+	replay *createReplay
 	// createChild is the supervisor's end of the creation gate's socket
 	// (a supervised sandbox's), until the supervisor has it.
 	createChild *os.File
@@ -129,6 +138,39 @@ func newExecGate(profile string, check ExecGate, cfg Config) (*execGateRun, erro
 	return g, nil
 }
 
+// takeCreator receives a supervisor's helper (its pidfd) on sock, which
+// the helper then serves.
+func (g *execGateRun) takeCreator(sock *os.File) {
+	g.mu.Lock()
+	g.sock = sock
+	g.mu.Unlock()
+	g.creatorSet = make(chan struct{})
+	g.serving.Add(1)
+	go func() {
+		defer g.serving.Done()
+		defer close(g.creatorSet)
+		fds, err := recvFDs(sock, 1)
+		var dup int
+		if err == nil {
+			if dup, err = unix.FcntlInt(sock.Fd(), unix.F_DUPFD_CLOEXEC, 0); err != nil {
+				_ = unix.Close(fds[0])
+			}
+		}
+		g.mu.Lock()
+		_ = sock.Close()
+		if g.sock == sock {
+			g.sock = nil
+		}
+		g.mu.Unlock()
+		if err != nil {
+			return // every creation is refused
+		}
+		if c, err := newCreator(dup, fds[0]); err == nil {
+			g.creator.Store(c)
+		}
+	}()
+}
+
 // serveFrom receives the listener on sock (SCM_RIGHTS, as the trampoline
 // or a session's supervisor sends it), and serves it. With the creation
 // helper's pidfd beside the listener, the helper serves sock: it becomes
@@ -149,8 +191,7 @@ func (g *execGateRun) serveFrom(sock *os.File) {
 			} else if c, cerr := newCreator(dup, fds[1]); cerr != nil {
 				err = cerr
 			} else {
-				g.creator.Store(c)
-				defer c.close()
+				g.creator.Store(c) // closed by shut
 			}
 			if err != nil {
 				_ = unix.Close(fds[0])
@@ -177,6 +218,9 @@ func (g *execGateRun) serveFrom(sock *os.File) {
 func (g *execGateRun) close() { g.closed.Do(g.shut) }
 
 func (g *execGateRun) shut() {
+	if c := g.creator.Load(); c != nil {
+		defer c.close()
+	}
 	g.mu.Lock()
 	if g.sock != nil {
 		// Wakes a receive that would wait for a sandbox never started.
@@ -324,6 +368,12 @@ func (g *execGateRun) serve(fd int) {
 	_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS), unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(g.stop), Events: unix.POLLIN}}
 	for {
+		if len(g.pending) > 0 {
+			n := g.pending[0]
+			g.pending = g.pending[1:]
+			g.answer(fd, &n)
+			continue
+		}
 		fds[0].Revents, fds[1].Revents = 0, 0
 		if _, err := unix.Poll(fds, -1); err != nil {
 			if err == unix.EINTR {

@@ -174,13 +174,12 @@ func recvFromSelf(conn *net.UnixConn) (int, error) {
 // with config cfg (which says whether it is observed): the exec gate when
 // check is set, the creation gate when create is. Through the
 // trampoline's socket when tramp carries one; else through libcontainer's
-// notify action (lc.Seccomp is replaced by a copy that has it), except
-// that a supervised sandbox's (supervised: a session's or pooled one's)
-// supervisor installs the creation gate itself, with its helper, from
-// the socket in g.createChild, which the caller passes to it. The
-// creation gate performs the calls it lets through (g.performs) except
-// in a one-shot sandbox without the trampoline, where no helper can run
-// (the caller reports "nested-repos" as not enforced). It returns nil when
+// notify action (lc.Seccomp is replaced by a copy that has it). A
+// supervised sandbox's (a session's or pooled one's) supervisor starts the
+// creation helper on the socket in g.createChild, which the caller passes
+// to it. The creation gate performs the calls it lets through
+// (g.performs) except in a one-shot sandbox without the trampoline, where
+// no helper can run (the caller reports "nested-repos" as not enforced). It returns nil when
 // the sandbox has no filter to carry the gate (seccomp off, or a build
 // without seccomp, and no trampoline): the caller reports "exec_gate" and
 // "nested-repos" as not enforced. The caller must call close on the
@@ -211,24 +210,20 @@ func startExecGate(profile string, check ExecGate, cfg Config, create *createGat
 		}
 	}()
 	g.create = create
-	notifyCreate := create != nil
 	if supervised && create != nil {
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return nil, fmt.Errorf("creation gate socket: %w", err)
 		}
 		g.createChild = os.NewFile(uintptr(fds[1]), "create-gate-child")
-		g.performs, notifyCreate = true, false
-		g.serveFrom(os.NewFile(uintptr(fds[0]), "create-gate"))
-	}
-	if check == nil && !cfg.Observe && !notifyCreate {
-		return g, nil
+		g.performs = true
+		g.takeCreator(os.NewFile(uintptr(fds[0]), "create-gate"))
 	}
 	l, err := listenGate()
 	if err != nil {
 		return nil, err
 	}
-	lc.Seccomp = withNotify(lc.Seccomp, l.path, check != nil, cfg.Observe, notifyCreate)
+	lc.Seccomp = withNotify(lc.Seccomp, l.path, check != nil, cfg.Observe, create != nil)
 	g.serveFromListener(l)
 	return g, nil
 }

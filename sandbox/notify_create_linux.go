@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -147,8 +148,10 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	r := memReader{pid: int(n.pid)}
 	var errno unix.Errno
 	var block *CreateBlock
+	var raw []string // every string read, for the replay's key
 	read := func(arg int) string {
 		s, err := r.cstring(n.args[arg], unix.PathMax)
+		raw = append(raw, s)
 		if err != nil {
 			// The kernel would fail the call too: say how, rather than
 			// let it read what the gate could not.
@@ -233,29 +236,52 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	if passOn {
 		g.recordObserved(fd, n) // before the effect, as the kernel's own call
 	}
-	val, newfd, errno, why := g.perform(fd, n, call, &req)
+	key := createKey{n.pid, n.nr, n.args, strings.Join(raw, "\x00")}
+	var val int64
+	var newfd *os.File
+	var why string
+	if rp := g.takeReplay(key); rp != nil {
+		val, newfd = rp.val, rp.fd
+	} else {
+		val, newfd, errno, why = g.perform(fd, n, call, &req)
+	}
 	if why != "" {
 		g.refuseCreate(CreateBlock{Op: call.op, Pid: int(n.pid), Path: req.names[slot(0)], Reason: why})
 	}
 	if errno != 0 {
 		return answer(seccompNotifResp{id: n.id, error: -int32(errno)})
 	}
+	var err error
 	if newfd == nil {
-		return answer(seccompNotifResp{id: n.id, val: val})
-	}
-	defer newfd.Close()
-	add := seccompNotifAddfd{id: n.id, flags: unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(newfd.Fd())}
-	if req.flags&unix.O_CLOEXEC != 0 {
-		add.newfdFlags = unix.O_CLOEXEC
-	}
-	if err := ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add)); err != nil && err != unix.ENOENT {
-		// Not installed (EMFILE past the caller's limit): no answer was
-		// sent.
-		e, _ := err.(unix.Errno)
-		if e == 0 {
-			e = unix.EMFILE
+		resp := seccompNotifResp{id: n.id, val: val}
+		err = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+	} else {
+		add := seccompNotifAddfd{id: n.id, flags: unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(newfd.Fd())}
+		if req.flags&unix.O_CLOEXEC != 0 {
+			add.newfdFlags = unix.O_CLOEXEC
 		}
-		return answer(seccompNotifResp{id: n.id, error: -int32(e)})
+		err = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add))
+		if err != nil && err != unix.ENOENT {
+			// Not installed (EMFILE past the caller's limit): no answer
+			// was sent.
+			e, _ := err.(unix.Errno)
+			if e == 0 {
+				e = unix.EMFILE
+			}
+			newfd.Close()
+			return answer(seccompNotifResp{id: n.id, error: -int32(e)})
+		}
+	}
+	if err == unix.ENOENT {
+		// Interrupted (or gone) after the effect: a restart must find it.
+		if g.replay != nil && g.replay.fd != nil {
+			g.replay.fd.Close()
+		}
+		g.replay = &createReplay{key: key, val: val, fd: newfd, until: time.Now().Add(time.Second)}
+		return true
+	}
+	if newfd != nil {
+		newfd.Close()
 	}
 	return true
 }

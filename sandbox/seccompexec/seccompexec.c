@@ -536,6 +536,33 @@ static void creator_main(int sock)
 	}
 }
 
+// send_fds sends one byte with n descriptors on sock. Returns 1, or -1
+// with errno.
+static ssize_t send_fds(int sock, char byte, const int *fds, int n)
+{
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	memset(&ctl, 0, sizeof ctl);
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = CMSG_SPACE((size_t)n * sizeof(int))};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, (size_t)n * sizeof(int));
+	ssize_t r;
+	do
+		r = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	if (r == 0) {
+		errno = EIO;
+		return -1;
+	}
+	return r;
+}
+
 // start_creator forks the helper on sock and returns its pidfd, or -1
 // with errno. The helper's exit raises no signal and no wait() without
 // __WALL reaps it, so the command (its parent) never meets it.
@@ -711,33 +738,16 @@ static int load_gate(int sock, int noexec, int observe, int create, char *why, s
 		snprintf(why, size, "installing the exec gate");
 		return errno;
 	}
-	char byte = 'g';
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	memset(&ctl, 0, sizeof ctl);
 	int fds[2] = {listener, helper};
-	int nfds = helper >= 0 ? 2 : 1;
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = CMSG_SPACE(nfds * sizeof(int))};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-	memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
-	ssize_t n;
-	do
-		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
+	ssize_t n = send_fds(sock, 'g', fds, helper >= 0 ? 2 : 1);
 	int e = errno;
 	close(listener);
 	if (helper >= 0)
 		close(helper);
 	close(sock);
-	if (n != 1) {
+	if (n < 0) {
 		snprintf(why, size, "handing the exec gate to tether");
-		return n < 0 ? e : EIO;
+		return e;
 	}
 	return 0;
 }
@@ -918,11 +928,13 @@ static void supervisor_landlock(void)
 	}
 }
 
-// supervisor_create installs a session's creation gate, with its helper,
-// when tether asked for it (SECCOMPEXEC_CREATE_ENV), after the Landlock
+// supervisor_create starts a session's creation helper when tether asked
+// for it (SECCOMPEXEC_CREATE_ENV names the socket), after the Landlock
 // ruleset (the helper must be confined too) and before the Go runtime
-// starts: every command the supervisor runs inherits the filter; the
-// helper, forked first, does not. A failure ends the supervisor.
+// starts, and sends its pidfd (SCM_RIGHTS, one byte "h") to tether. The
+// helper is under the session's filter like the supervisor (libcontainer
+// loaded it, and a second listener cannot be installed beside its own):
+// tether lets its calls go on. A failure ends the supervisor.
 static void supervisor_create(void)
 {
 	const char *v = getenv(SECCOMPEXEC_CREATE_ENV);
@@ -933,12 +945,22 @@ static void supervisor_create(void)
 	long fd = strtol(v, &endp, 10);
 	unsetenv(SECCOMPEXEC_CREATE_ENV);
 	struct stat st;
-	int e;
+	int e = 0;
 	if (*v == '\0' || *endp != '\0' || fd < 3 || fd > 1024 || fstat((int)fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
 		snprintf(why, sizeof why, "the creation gate's socket: descriptor %s", v);
 		e = EBADF;
 	} else {
-		e = load_gate((int)fd, 1, 0, 1, why, sizeof why);
+		int pidfd = start_creator((int)fd);
+		if (pidfd < 0) {
+			e = errno;
+			snprintf(why, sizeof why, "starting the creation helper");
+		} else if (send_fds((int)fd, 'h', &pidfd, 1) < 0) {
+			e = errno;
+			snprintf(why, sizeof why, "handing the creation helper to tether");
+		}
+		if (pidfd >= 0)
+			close(pidfd);
+		close((int)fd);
 	}
 	if (e != 0) {
 		snprintf(msg, sizeof msg, "tether supervisor: %s: %s\n", why, errtext(e, err, sizeof err));

@@ -110,9 +110,11 @@ struct seccompexec_create_req {
 // many.
 int seccompexec_create_syscalls(int *nrs, int *flags_arg, int max);
 
-// A session's supervisor (argv[1] SECCOMPEXEC_SUPERVISOR_ARG) installs the
-// creation gate's filter itself, with its helper, when the environment
-// variable SECCOMPEXEC_CREATE_ENV names the gate's socket.
+// A session's supervisor (argv[1] SECCOMPEXEC_SUPERVISOR_ARG) starts the
+// creation helper before its Go runtime starts, when the environment
+// variable SECCOMPEXEC_CREATE_ENV names the helper's socket, and sends the
+// helper's pidfd through it (one byte "h"). That helper is under the
+// session's filter (libcontainer's, whose listener carries the gate).
 #define SECCOMPEXEC_CREATE_ENV "_TETHER_CREATE_FD"
 
 // apply_landlock applies a Landlock section of len bytes; returns 0 or an
