@@ -23,19 +23,18 @@ import (
 // starts are frozen instead (planProtection).
 //
 // The exec gate's listener carries it: every system call that can name an
-// entry waits in the kernel until the gate has read the names from the
-// caller's memory. A name whose last element is refused (refusedName, in
-// any letter case: a case-folding directory finds .GIT as .git) fails
-// with EPERM and is recorded; anything else continues. The same goes for a symlink's
+// entry (createCalls) waits in the kernel until the gate has read the
+// names from the caller's memory. A name whose last element is refused
+// (refusedName, in any letter case: a case-folding directory finds .GIT
+// as .git) fails with EPERM and is recorded. The same goes for a symlink's
 // target: open(O_CREAT) follows a final symlink and creates what it names,
 // so no symlink may point at such a name (and the walk at start refuses a
 // workspace holding one). The decision therefore depends on the strings
 // alone, never on the file system, which another process could change
-// between the check and the call: what the kernel creates is named by the
-// string it reads. What it cannot see: a thread or process that rewrites
-// the string in the caller's memory between the gate's read and the
-// kernel's own (the exec gate's argv race); see the Limits in
-// docs/workspace.md.
+// between the check and the call. Anything else is performed by the
+// sandbox's creation helper with the very strings checked
+// (creator_linux.go): the kernel never reads them again, so a thread that
+// rewrites them in the caller's memory after the check changes nothing.
 
 // createFlags are the bits of open's flags that can create a file.
 // O_TMPFILE includes O_DIRECTORY, so its own bit is tested.
