@@ -323,7 +323,8 @@ func TestCreateCallsMatchFilter(t *testing.T) {
 
 // signalledSource creates and removes names n times while a timer
 // interrupts it every us µs (SA_RESTART: the kernel restarts a call a
-// signal interrupted), and counts calls that failed.
+// signal interrupted), and counts calls that failed or opens whose
+// descriptor is not the file.
 const signalledSource = `#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -350,7 +351,9 @@ int main(int argc, char **argv) {
 		if (mkdir("d", 0755) < 0) { failed++; fprintf(stderr, "mkdir: %s\n", strerror(errno)); }
 		rmdir("d");
 		int fd = open("lock", O_CREAT | O_EXCL | O_WRONLY, 0644);
+		struct stat st;
 		if (fd < 0) { failed++; fprintf(stderr, "open: %s\n", strerror(errno)); }
+		else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) { failed++; fprintf(stderr, "open gave %d: not the file\n", fd); }
 		close(fd);
 		unlink("lock");
 	}

@@ -590,6 +590,20 @@ func idValid(fd int, id uint64) bool {
 	return ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
 }
 
+// ioctlRet is ioctlPtr returning the ioctl's value.
+func ioctlRet(fd int, req uint, arg unsafe.Pointer) (int, error) {
+	for {
+		r, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg))
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return -1, e
+		}
+		return int(r), nil
+	}
+}
+
 func ioctlPtr(fd int, req uint, arg unsafe.Pointer) error {
 	for {
 		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg))

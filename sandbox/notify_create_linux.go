@@ -255,14 +255,25 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 		resp := seccompNotifResp{id: n.id, val: val}
 		err = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 	} else {
-		add := seccompNotifAddfd{id: n.id, flags: unix.SECCOMP_ADDFD_FLAG_SEND, srcfd: uint32(newfd.Fd())}
+		// Installed first, answered next. Not in one step (ADDFD_FLAG_SEND):
+		// that ioctl waits for the caller, and when a signal (the Go
+		// runtime's preemption) interrupts the wait, the kernel has already
+		// marked the call answered but may not have installed the
+		// descriptor (seen: tar x of 2,000 files got descriptors that were
+		// not open). Without SEND an interrupted ADDFD installed nothing
+		// and is retried.
+		add := seccompNotifAddfd{id: n.id, srcfd: uint32(newfd.Fd())}
 		if req.flags&unix.O_CLOEXEC != 0 {
 			add.newfdFlags = unix.O_CLOEXEC
 		}
-		err = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add))
-		if err != nil && err != unix.ENOENT {
-			// Not installed (EMFILE past the caller's limit): no answer
-			// was sent.
+		var got int
+		got, err = ioctlRet(fd, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add))
+		switch {
+		case err == nil:
+			resp := seccompNotifResp{id: n.id, val: int64(got)}
+			err = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+		case err != unix.ENOENT:
+			// Not installed (EMFILE past the caller's limit).
 			e, _ := err.(unix.Errno)
 			if e == 0 {
 				e = unix.EMFILE
