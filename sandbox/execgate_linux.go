@@ -238,6 +238,9 @@ func (g *execGateRun) shut() {
 	_, _ = unix.Write(g.stop, one[:])
 	g.serving.Wait()
 	_ = unix.Close(g.stop)
+	if g.replay != nil && g.replay.fd != nil {
+		_ = g.replay.fd.Close()
+	}
 }
 
 // closeCreateChild closes this process's copy of the supervisor's end of

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/configs"
@@ -450,7 +451,7 @@ func (s *sandboxSetup) execGate(o setupOptions) error {
 	if err != nil {
 		return err
 	}
-	if g != nil && createGate && !g.performs {
+	if g != nil && createGate && !g.performs && !slices.Contains(s.notEnforced, "nested-repos") {
 		// The gate checks the names but the kernel goes on with what it
 		// reads again: a second thread can swap them (creator_linux.go).
 		s.notEnforced = append(s.notEnforced, "nested-repos")

@@ -326,10 +326,14 @@ static uint64_t caps_effective(const struct __user_cap_data_struct caps[2])
 	return (uint64_t)caps[0].effective | (uint64_t)caps[1].effective << 32;
 }
 
-// creator_restore takes the helper's own identity back; a helper that
-// cannot ends, as it would act as the wrong identity next.
-static void creator_restore(const struct creator_self *self)
+// creator_restore takes the helper's own identity back after
+// creator_become changed it (changed); a helper that cannot ends, as it
+// would act as the wrong identity next.
+static void creator_restore(const struct creator_self *self, int changed)
 {
+	umask(self->umask);
+	if (!changed)
+		return;
 	if (caps_set_effective(self->caps, caps_effective(self->caps)) < 0)
 		_exit(1);
 	setfsuid(self->fsuid);
@@ -342,18 +346,23 @@ static void creator_restore(const struct creator_self *self)
 		if (n != self->ngroups || memcmp(now, self->groups, sizeof(gid_t) * (size_t)n) != 0)
 			_exit(1);
 	}
-	umask(self->umask);
 }
 
 // creator_become takes the caller's umask, groups, fsgid, fsuid and
-// effective capabilities (those the helper has: never more). Returns 0,
-// or -EPERM when the helper cannot be that identity.
-static int creator_become(const struct creator_self *self, const struct seccompexec_create_req *rq, const uint32_t *groups)
+// effective capabilities (those the helper has: never more); *changed
+// says whether anything but the umask had to change (each change commits
+// new credentials: the usual caller, the sandbox's root, needs none).
+// Returns 0, or -EPERM when the helper cannot be that identity.
+static int creator_become(const struct creator_self *self, const struct seccompexec_create_req *rq, const uint32_t *groups,
+                          int *changed)
 {
 	umask((mode_t)(rq->umask & 0777));
 	int same = (int)rq->ngroups == self->ngroups;
 	for (uint32_t i = 0; same && i < rq->ngroups; i++)
 		same = groups[i] == self->groups[i];
+	*changed = !same || rq->fsuid != self->fsuid || rq->fsgid != self->fsgid || rq->cap_effective != caps_effective(self->caps);
+	if (!*changed)
+		return 0;
 	if (!same) {
 		gid_t g[SECCOMPEXEC_CREATE_MAX_GROUPS];
 		for (uint32_t i = 0; i < rq->ngroups; i++)
@@ -522,10 +531,11 @@ static void creator_main(int sock)
 			if (ok && want == (size_t)n) {
 				uint32_t groups[SECCOMPEXEC_CREATE_MAX_GROUPS];
 				memcpy(groups, buf + hdr, 4 * (size_t)rq.ngroups);
-				r = creator_become(&self, &rq, groups);
+				int changed = 1;
+				r = creator_become(&self, &rq, groups, &changed);
 				if (r == 0)
 					r = creator_call(&rq, str[0], str[1], str[2], fds, nfds, &newfd);
-				creator_restore(&self);
+				creator_restore(&self, changed);
 			}
 		}
 		for (int i = 0; i < nfds; i++)
