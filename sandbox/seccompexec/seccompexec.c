@@ -682,9 +682,10 @@ int seccompexec_create_syscalls(int *nrs, int *flags_arg, int max)
 // The sandbox's filter still decides the notified calls: of two filters'
 // verdicts the kernel takes the stronger, and an error beats a
 // notification. With create, openat2 (whose flags the filter cannot see)
-// fails with ENOSYS, as the sandbox's own filter makes it, and so does
-// io_uring_setup (io_uring's operations create names no filter sees):
-// without the sandbox's filter (--seccomp off) they would pass the gate.
+// fails with ENOSYS and io_uring_setup (io_uring's operations create names
+// no filter sees) with EPERM, as the sandbox's own filter makes them (of
+// two equal actions the newest filter's errno wins): without the sandbox's
+// filter (--seccomp off) they would pass the gate.
 // The listener makes a caller wait, once tether has received its call,
 // through every signal but a fatal one (WAIT_KILLABLE_RECV): tether may be
 // performing it. Returns 0 or an errno.
@@ -727,7 +728,7 @@ static int load_gate(int sock, int noexec, int observe, int create, char *why, s
 		emit(&g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat2, 0, 1));
 		emit(&g, enosys);
 		emit(&g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1));
-		emit(&g, enosys);
+		emit(&g, eperm);
 	}
 	emit(&g, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 	if (g.len > GATE_MAX_INSNS) {
