@@ -133,7 +133,7 @@ func buildRacer(t *testing.T, dir string) string {
 // and .git (or HEAD) while another creates by it made 37 .git of 20,000
 // mkdirs when the kernel re-read the name. Now it makes none: 20,000
 // mkdirs and 2,000 each of open(O_CREAT), symlink, link and mkdir of HEAD
-// in a one-shot sandbox (a fifth of that in a session), checked from the host after the
+// in a one-shot sandbox (a tenth of that in a session), checked from the host after the
 // sandbox is gone.
 func TestCreateGateRace(t *testing.T) {
 	for _, m := range createModes() {
@@ -148,7 +148,7 @@ func TestCreateGateRace(t *testing.T) {
 			// is the same code, asked by the supervisor's filter.
 			n := 20000
 			if m.name == "session" {
-				n = 4000
+				n = 2000
 			}
 			res, out := m.run(t, ws, "./racer "+strconv.Itoa(n))
 			t.Log(out)
@@ -383,9 +383,9 @@ func TestCreateGateSignalled(t *testing.T) {
 			// Without WAIT_KILLABLE_RECV a signal every 50 µs interrupts
 			// nearly every call before tether answers (the kernel then
 			// restarts it: slow, but it never fails).
-			args := "2000 50"
+			args := "600 50"
 			if m.name == "session" {
-				args = "500 1000"
+				args = "200 1000"
 			}
 			_, o := m.run(t, ws, "./signalled "+args)
 			t.Log(o)
