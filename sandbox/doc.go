@@ -72,7 +72,11 @@
 // directory entry (mkdir, mknod, symlink, link, rename in all forms,
 // creat, open and openat with O_CREAT) waits while tether reads the names;
 // a .git, or a HEAD outside a frozen git directory, fails with EPERM and is
-// listed in Result.CreateBlocked. With the walk that freezes the nested
+// listed in Result.CreateBlocked. Anything else is performed, with the names
+// tether checked, by the sandbox's creation helper (creator_linux.go), a
+// process the trampoline or the supervisor forks before the gate's filter
+// is installed: the kernel never reads a checked name again, so no second
+// thread can swap it. With the walk that freezes the nested
 // repositories present at start (protect_nested_linux.go), no sandbox can
 // leave a repository the host's git would trust (docs/workspace.md).
 //

@@ -372,6 +372,12 @@ func (s *Session) create(ctx context.Context) (err error) {
 		process.Env = append(process.Env, fmt.Sprintf("%s=%d", seccompexec.LandlockEnv, 3+len(process.ExtraFiles)-1))
 		s.audit = sb.audit
 	}
+	if sb.gate != nil && sb.gate.createChild != nil {
+		// The supervisor installs the creation gate, with its helper,
+		// before its Go runtime starts (package seccompexec).
+		process.ExtraFiles = append(process.ExtraFiles, sb.gate.createChild)
+		process.Env = append(process.Env, fmt.Sprintf("%s=%d", seccompexec.CreateEnv, 3+len(process.ExtraFiles)-1))
+	}
 	s.initDone = make(chan struct{})
 	started := make(chan error, 1)
 	// The container's init carries a parent-death signal, which the
@@ -391,6 +397,9 @@ func (s *Session) create(ctx context.Context) (err error) {
 	}()
 	err = <-started
 	childEnd.Close()
+	if sb.gate != nil {
+		sb.gate.closeCreateChild()
+	}
 	if err != nil {
 		return fmt.Errorf("starting session supervisor: %w", err)
 	}
