@@ -424,6 +424,7 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 		}
 		return false, nil
 	}
+	var repos []gitRepo // every git directory frozen, for its configuration
 	// protectEntry freezes rel (of kind k): pins the directories on the
 	// way, then binds, reserves or refuses rel itself.
 	var protectEntry func(rel string, k protect.Kind, mayReserve bool) error
@@ -481,6 +482,11 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 		}
 		add(gitDir, ProtectPin)
 		pr.gitDirs = append(pr.gitDirs, gitDir)
+		top := path.Dir(rel) // a .git directory or file: its work tree
+		if path.Base(rel) != protect.GitDirName {
+			top = rel // a bare repository
+		}
+		repos = append(repos, gitRepo{dir: gitDir, top: top})
 		// logs/ is where git writes logs/HEAD, which the creation gate
 		// allows only in a frozen git directory's own logs/ (headAllowed):
 		// pinned, it cannot be swapped for a link to elsewhere.
@@ -525,6 +531,25 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 	}
 	for _, rel := range nested.heads {
 		add(rel, ProtectReadOnly)
+	}
+	// What the repositories' configuration names (core.hooksPath,
+	// include.path, the programs of core.fsmonitor, aliases, filters),
+	// frozen as their control surface is (gitconfig_linux.go).
+	named, err := gitConfigPaths(root, ws, repos)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range named {
+		if err := protectEntry(p.rel, p.kind, p.reserve); err != nil {
+			return nil, err
+		}
+		// A directory pinned on the way to another entry (.husky, for
+		// .husky/_) is named itself: read-only, not only pinned.
+		for i := range pr.mounts {
+			if pr.mounts[i].Path == p.rel && pr.mounts[i].Mode == ProtectPin && !slices.Contains(pr.gitDirs, p.rel) {
+				pr.mounts[i].Mode = ProtectReadOnly
+			}
+		}
 	}
 	// tether's own config and state: pinned on the way like any entry (a
 	// renamed parent would let a command plant a new state directory where
