@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -216,6 +217,11 @@ func yamlError(name string, err error) error {
 // ~/.config/tether, and /etc/tether). No sandboxed command and no file
 // tool may read or write them: they hold approvals, the audit log and
 // perhaps secrets, and the next tether trusts them.
+//
+// Each path is listed as given and, when a symlink on the way leads
+// elsewhere, as where it really is: a ~/.config/tether, config file or
+// state directory linked into a dotfiles checkout is that checkout's file,
+// and a workspace holding the checkout must not reach it.
 func OwnPaths(cfg *Config) []string {
 	var out []string
 	if cfg != nil {
@@ -231,5 +237,42 @@ func OwnPaths(cfg *Config) []string {
 	} else if home, err := os.UserHomeDir(); err == nil {
 		out = append(out, filepath.Join(home, ".config", "tether"))
 	}
-	return append(out, filepath.Dir(SystemPath))
+	out = append(out, filepath.Dir(SystemPath))
+	for _, p := range out {
+		if p == "" {
+			continue
+		}
+		if r := realPath(p); r != filepath.Clean(p) && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// realPath returns p with the symlinks of its longest existing prefix
+// resolved and the rest (which may be made later, where the links lead)
+// appended as it is.
+func realPath(p string) string { return realPathN(p, 40) }
+
+// realPathN is realPath following at most n dangling links (the kernel's
+// MAXSYMLINKS), each to where it points.
+func realPathN(p string, n int) string {
+	dir, rest := filepath.Clean(p), ""
+	for {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if target, err := os.Readlink(dir); err == nil && n > 0 { // a dangling link
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(filepath.Dir(dir), target)
+			}
+			return realPathN(filepath.Join(target, rest), n-1)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return filepath.Clean(p)
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
 }
