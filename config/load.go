@@ -17,6 +17,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/tether-dev/tether/internal/fspath"
 )
 
 //go:embed default.yaml
@@ -242,37 +244,9 @@ func OwnPaths(cfg *Config) []string {
 		if p == "" {
 			continue
 		}
-		if r := realPath(p); r != filepath.Clean(p) && !slices.Contains(out, r) {
+		if r := fspath.Real(p); r != filepath.Clean(p) && !slices.Contains(out, r) {
 			out = append(out, r)
 		}
 	}
 	return out
-}
-
-// realPath returns p with the symlinks of its longest existing prefix
-// resolved and the rest (which may be made later, where the links lead)
-// appended as it is.
-func realPath(p string) string { return realPathN(p, 40) }
-
-// realPathN is realPath following at most n dangling links (the kernel's
-// MAXSYMLINKS), each to where it points.
-func realPathN(p string, n int) string {
-	dir, rest := filepath.Clean(p), ""
-	for {
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest)
-		}
-		if target, err := os.Readlink(dir); err == nil && n > 0 { // a dangling link
-			if !filepath.IsAbs(target) {
-				target = filepath.Join(filepath.Dir(dir), target)
-			}
-			return realPathN(filepath.Join(target, rest), n-1)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return filepath.Clean(p)
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = parent
-	}
 }

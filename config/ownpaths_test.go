@@ -33,5 +33,4 @@ func TestOwnPathsResolveSymlinks(t *testing.T) {
 	} {
 		assert.Contains(t, got, want)
 	}
-	assert.Equal(t, "/no/such/path", realPath("/no/such/path"))
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -196,15 +195,12 @@ func isHome(ws string) bool {
 		var sa, sb unix.Stat_t
 		return unix.Stat(a, &sa) == nil && unix.Stat(b, &sb) == nil && sa.Dev == sb.Dev && sa.Ino == sb.Ino
 	}
-	if same(ws, os.Getenv("HOME")) {
-		return true
+	for _, h := range trustedHomes(ws) {
+		if same(ws, h) {
+			return true
+		}
 	}
-	var st unix.Stat_t
-	if unix.Stat(ws, &st) != nil {
-		return false
-	}
-	u, err := user.LookupId(strconv.FormatUint(uint64(st.Uid), 10))
-	return err == nil && same(ws, u.HomeDir)
+	return false
 }
 
 // hiddenIn returns the paths of own (tether's config and state, absolute)
@@ -539,6 +535,10 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 	if err != nil {
 		return nil, err
 	}
+	// What the host trusts outside the workspace and really is, or names,
+	// in it: a ~/.bashrc linked into a dotfiles checkout, a global
+	// core.hooksPath (hosttrust_linux.go).
+	named = append(named, hostTrusted(root, ws, repos)...)
 	for _, p := range named {
 		if err := protectEntry(p.rel, p.kind, p.reserve); err != nil {
 			return nil, err

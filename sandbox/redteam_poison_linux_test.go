@@ -69,3 +69,54 @@ ls -la . .husky tools sub
 	}
 	assertEmptyDir(t, markers)
 }
+
+// TestPoisonHostTrustedLinks: a workspace that is a dotfiles checkout
+// holds what the host trusts outside it. ~/.bashrc is a symlink to the
+// checkout's bashrc, ~/.config/fish one to a directory it does not hold
+// yet, and ~/.gitconfig (a plain file) sets core.hooksPath to a missing
+// directory of the checkout and includes one of its files. The sandbox
+// writes and creates them all; afterwards the host's login shell and git
+// (in another repository) run nothing it planted.
+func TestPoisonHostTrustedLinks(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, true)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "bashrc"), []byte("# rc\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "git/extra.inc"), []byte("[color]\n\tui = auto\n"), 0o644))
+	require.NoError(t, os.Symlink(filepath.Join(ws, "bashrc"), filepath.Join(home, ".bashrc")))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".config"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(ws, "fish"), filepath.Join(home, ".config", "fish")))
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(fmt.Sprintf(
+		"[core]\n\thooksPath = %s/githooks\n[include]\n\tpath = %s/git/extra.inc\n", ws, ws)), 0o644))
+	chownWorkspace(t, ws)
+
+	_, out := sandboxRun(t, r, ws, fmt.Sprintf(`m=%s
+echo "touch $m/bashrc" >> bashrc
+mkdir -p fish githooks; echo "touch $m/fish" > fish/config.fish
+printf '#!/bin/sh\ntouch %%s/global-hook\n' $m > githooks/pre-commit; chmod 755 githooks/pre-commit
+printf '[core]\n\tfsmonitor = "touch %%s/global-include; false"\n' $m > git/extra.inc
+mv git git-orig; mkdir git; printf '[core]\n\tfsmonitor = "touch %%s/include-renamed; false"\n' $m > git/extra.inc
+echo done`, markers))
+	t.Log(out)
+	assert.Contains(t, out, "done")
+	// From the host, after the sandbox is gone: a login shell, and git in
+	// another repository, with the person's home.
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + home, "GIT_CONFIG_NOSYSTEM=1"}
+	sh := exec.Command("bash", "-i", "-c", "true")
+	sh.Env = env
+	_, _ = sh.CombinedOutput()
+	other := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"status"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = other, env
+		o, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, o)
+	}
+	assertEmptyDir(t, markers)
+	rc, err := os.ReadFile(filepath.Join(ws, "bashrc"))
+	require.NoError(t, err)
+	assert.Equal(t, "# rc\n", string(rc))
+	assertNoPrivilege(t, ws)
+}
