@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -119,4 +120,47 @@ echo done`, markers))
 	require.NoError(t, err)
 	assert.Equal(t, "# rc\n", string(rc))
 	assertNoPrivilege(t, ws)
+}
+
+// TestPoisonWhiteout: renameat2(RENAME_WHITEOUT) leaves a 0:0 character
+// device at the old name, a device node made without mknod. It is refused
+// in one-shot runs and sessions; renameat2's other flags keep working; the
+// host finds no device node afterwards.
+func TestPoisonWhiteout(t *testing.T) {
+	script := `python3 - <<'EOF'
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+open("a", "w").close(); open("x", "w").close(); open("y", "w").close()
+for name, old, new, flags in [("whiteout", b"a", b"b", 4), ("noreplace", b"x", b"z", 1), ("exchange", b"y", b"z", 2), ("plain", b"z", b"w", 0)]:
+    r = libc.syscall(316, -100, old, -100, new, flags)  # renameat2
+    print(name, r, os.strerror(ctypes.get_errno()) if r else "ok", flush=True)
+EOF`
+	check := func(t *testing.T, ws, out string) {
+		t.Helper()
+		t.Log(out)
+		assert.Contains(t, out, "whiteout -1 Operation not permitted")
+		for _, ok := range []string{"noreplace 0 ok", "exchange 0 ok", "plain 0 ok"} {
+			assert.Contains(t, out, ok)
+		}
+		assertNoPrivilege(t, ws)
+	}
+	t.Run("one-shot", func(t *testing.T) {
+		r := newTestRunner(t)
+		ws, _ := poisonWorkspace(t, false)
+		_, out := sandboxRun(t, r, ws, script)
+		check(t, ws, out)
+	})
+	t.Run("session", func(t *testing.T) {
+		m := newTestSessions(t)
+		ws, _ := poisonWorkspace(t, false)
+		spec := testSpec()
+		spec.Config.Workspace = ws
+		s, err := m.Open(t.Context(), "default", "whiteout", spec)
+		require.NoError(t, err)
+		var out bytes.Buffer
+		_, err = s.Run(t.Context(), Command{Shell: script, Stdout: &out, Stderr: &out})
+		require.NoError(t, err)
+		require.NoError(t, m.CloseSession("default", "whiteout"))
+		check(t, ws, out.String())
+	})
 }
