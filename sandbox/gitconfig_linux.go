@@ -59,7 +59,7 @@ func gitConfigPaths(root int, ws string, repos []gitRepo) ([]configPath, error) 
 				}
 				continue
 			}
-			if !ref.Missing && !existsBeneath(root, rel) {
+			if !named(root, rel, ref) {
 				continue
 			}
 			out = append(out, configPath{rel: rel, kind: ref.Kind, reserve: ref.Missing})
@@ -79,6 +79,25 @@ func gitConfigPaths(root int, ws string, repos []gitRepo) ([]configPath, error) 
 		}
 	}
 	return out, nil
+}
+
+// named reports whether ref's workspace path rel is to be frozen: always
+// when ref is frozen missing too, else when it exists, and for a bare
+// argument word (protect.ConfigRef.Arg) only as a regular file.
+func named(root int, rel string, ref protect.ConfigRef) bool {
+	switch {
+	case ref.Missing:
+		return true
+	case !ref.Arg:
+		return existsBeneath(root, rel)
+	}
+	fd, err := openBeneath(root, rel)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	m, err := fdMode(fd)
+	return err == nil && m == unix.S_IFREG
 }
 
 // existsBeneath reports whether rel may exist under root: anything but a

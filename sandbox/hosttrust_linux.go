@@ -80,8 +80,7 @@ func hostTrusted(root int, ws string, repos []gitRepo) []configPath {
 			case !filepath.IsAbs(p):
 				// Relative to the top of whichever work tree git runs in.
 				for _, r := range repos {
-					if rel, ok := ref.Resolve(ws, "", r.top); ok && rel != r.top && rel != "." &&
-						(ref.Missing || existsBeneath(root, rel)) {
+					if rel, ok := ref.Resolve(ws, "", r.top); ok && rel != r.top && rel != "." && named(root, rel, ref) {
 						out = append(out, configPath{rel: rel, kind: ref.Kind, reserve: ref.Missing})
 					}
 				}
@@ -90,7 +89,7 @@ func hostTrusted(root int, ws string, repos []gitRepo) []configPath {
 			if ref.Include {
 				readConfig(p, home, depth+1)
 			}
-			if rel, ok := inWS(p); ok && (ref.Missing || existsBeneath(root, rel)) {
+			if rel, ok := inWS(p); ok && named(root, rel, ref) {
 				out = append(out, configPath{rel: rel, kind: ref.Kind, reserve: ref.Missing})
 			}
 		}

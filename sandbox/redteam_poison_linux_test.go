@@ -37,6 +37,12 @@ func TestPoisonGitConfigNamedFiles(t *testing.T) {
 	hostGit(t, ws, "config", "includeIf.gitdir:/.path", "../late.gitconfig")
 	hostGit(t, ws, "config", "alias.lint", "!./scripts/lint")
 	hostGit(t, ws, "config", "alias.fmt", "!sh tools/fmt.sh")
+	// Programs found in $PATH and their plain words name no work-tree
+	// file: the project's code/ and clean/ stay writable.
+	hostGit(t, ws, "config", "core.editor", "code --wait")
+	hostGit(t, ws, "config", "filter.lfs.clean", "git-lfs clean -- %f")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "code"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "clean"), 0o755))
 	sub := filepath.Join(ws, "sub")
 	require.NoError(t, os.Mkdir(sub, 0o755))
 	hostGit(t, sub, "init", "-q")
@@ -46,6 +52,7 @@ func TestPoisonGitConfigNamedFiles(t *testing.T) {
 
 	_, out := sandboxRun(t, r, ws, fmt.Sprintf(`m=%s
 git -c user.name=s -c user.email=s@s commit -q --allow-empty -m sandbox && echo commit-ok
+echo ok > code/x && echo ok > clean/y && echo dirs-writable
 hook() { mkdir -p "$(dirname "$1")"; printf '#!/bin/sh\ntouch %%s/%%s\n' $m "$2" > "$1"; chmod 755 "$1"; }
 hook .husky/pre-commit husky; hook .husky/_/pre-commit husky-stub; hook sub/.githooks/pre-commit sub-hook
 printf '[core]\n\tfsmonitor = "touch %%s/include; false"\n' $m > tools/shared.gitconfig
@@ -58,6 +65,7 @@ ls -la . .husky tools sub
 `, markers))
 	t.Log(out)
 	assert.Contains(t, out, "commit-ok", "git work goes on")
+	assert.Contains(t, out, "dirs-writable", "what a configured command's plain words name stays writable")
 	assertHostClean(t, ws, markers, true)
 	hostGit(t, sub, "status")
 	hostGit(t, sub, "commit", "-q", "--allow-empty", "-m", "host")

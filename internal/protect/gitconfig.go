@@ -42,6 +42,10 @@ type ConfigRef struct {
 	// unambiguous paths are: include files, the hooks directory, and a
 	// command's program when it is written as a path.
 	Missing bool
+	// Arg is a command's argument written without a slash (sh fsm.sh):
+	// it names a file of the top only if a regular file is there; a
+	// directory or link of that name (clean/, code) is left alone.
+	Arg bool
 }
 
 // configKey is how git uses one variable's value.
@@ -133,10 +137,14 @@ func ConfigRefs(data []byte) []ConfigRef {
 				v = v[1:]
 			}
 			for i, w := range commandWords(v) {
+				slash := strings.Contains(w, "/")
+				if i == 0 && !slash {
+					continue // a program the shell finds in $PATH, not in the work tree
+				}
 				// The program written as a path is unambiguous; other
 				// words only when they exist (the caller checks).
 				refs = append(refs, ConfigRef{Key: kv.key, Path: w, Base: BaseTop, Kind: File,
-					Missing: i == 0 && strings.Contains(w, "/")})
+					Missing: i == 0, Arg: !slash})
 			}
 		}
 	}
