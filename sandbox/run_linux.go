@@ -351,7 +351,7 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	}
 	// Start builds the sandbox and leaves its init waiting on the exec
 	// fifo; Exec lets it execute the program.
-	if err := container.Start(process); err != nil {
+	if err := startGuarded(process, func() error { return container.Start(process) }); err != nil {
 		res.Duration = time.Since(start)
 		if verdict != nil {
 			if err := <-verdict; err != nil {
