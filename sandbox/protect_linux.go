@@ -10,7 +10,6 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"os/user"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -263,15 +262,12 @@ func isHome(ws string) bool {
 		var sa, sb unix.Stat_t
 		return unix.Stat(a, &sa) == nil && unix.Stat(b, &sb) == nil && sa.Dev == sb.Dev && sa.Ino == sb.Ino
 	}
-	if same(ws, os.Getenv("HOME")) {
-		return true
+	for _, h := range trustedHomes(ws) {
+		if same(ws, h) {
+			return true
+		}
 	}
-	var st unix.Stat_t
-	if unix.Stat(ws, &st) != nil {
-		return false
-	}
-	u, err := user.LookupId(strconv.FormatUint(uint64(st.Uid), 10))
-	return err == nil && same(ws, u.HomeDir)
+	return false
 }
 
 // hiddenIn returns the paths of own (tether's config and state, absolute)
@@ -522,6 +518,7 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 		}
 		return false, nil
 	}
+	var repos []gitRepo // every git directory frozen, for its configuration
 	// protectEntry freezes rel (of kind k): pins the directories on the
 	// way, then binds, reserves or refuses rel itself.
 	var protectEntry func(rel string, k protect.Kind, mayReserve bool) error
@@ -579,6 +576,11 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 		}
 		add(gitDir, ProtectPin)
 		pr.gitDirs = append(pr.gitDirs, gitDir)
+		top := path.Dir(rel) // a .git directory or file: its work tree
+		if path.Base(rel) != protect.GitDirName {
+			top = rel // a bare repository
+		}
+		repos = append(repos, gitRepo{dir: gitDir, top: top})
 		// logs/ is where git writes logs/HEAD, which the creation gate
 		// allows only in a frozen git directory's own logs/ (headAllowed):
 		// pinned, it cannot be swapped for a link to elsewhere.
@@ -633,6 +635,29 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 	}
 	for _, rel := range nested.heads {
 		add(rel, ProtectReadOnly)
+	}
+	// What the repositories' configuration names (core.hooksPath,
+	// include.path, the programs of core.fsmonitor, aliases, filters),
+	// frozen as their control surface is (gitconfig_linux.go).
+	named, err := gitConfigPaths(root, ws, repos)
+	if err != nil {
+		return nil, err
+	}
+	// What the host trusts outside the workspace and really is, or names,
+	// in it: a ~/.bashrc linked into a dotfiles checkout, a global
+	// core.hooksPath (hosttrust_linux.go).
+	named = append(named, hostTrusted(root, ws, repos)...)
+	for _, p := range named {
+		if err := protectEntry(p.rel, p.kind, p.reserve); err != nil {
+			return nil, err
+		}
+		// A directory pinned on the way to another entry (.husky, for
+		// .husky/_) is named itself: read-only, not only pinned.
+		for i := range pr.mounts {
+			if pr.mounts[i].Path == p.rel && pr.mounts[i].Mode == ProtectPin && !slices.Contains(pr.gitDirs, p.rel) {
+				pr.mounts[i].Mode = ProtectReadOnly
+			}
+		}
 	}
 	// tether's own config and state: pinned on the way like any entry (a
 	// renamed parent would let a command plant a new state directory where
