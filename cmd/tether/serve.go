@@ -15,7 +15,7 @@ import (
 	"github.com/tether-dev/tether/runner"
 )
 
-func init() { addCommand(newServeCmd) }
+func init() { addCommand("serve", newServeCmd) }
 
 type serveFlags struct {
 	config       string
