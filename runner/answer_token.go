@@ -89,7 +89,7 @@ func (s *Server) AnswerToken(p approval.Pending) string {
 	tok := s.answers.issue(p)
 	// Issued after the request was resolved (the notification runs on its
 	// own goroutine): forget it, or it would outlive its request.
-	if !slices.ContainsFunc(s.engine.Gateway().List(p.Profile, p.Session), func(q approval.Pending) bool { return q.ID == p.ID }) {
+	if !slices.ContainsFunc(s.runner.Load().Engine.Gateway().List(p.Profile, p.Session), func(q approval.Pending) bool { return q.ID == p.ID }) {
 		s.answers.drop(p.ID)
 		return ""
 	}
@@ -128,7 +128,7 @@ func (s *Server) answerWithToken(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusNotFound, "unknown answer token: it was used already, or its request was answered, expired or cancelled")
 		return
 	}
-	g := s.engine.Gateway()
+	g := s.runner.Load().Engine.Gateway()
 	if req.Scope != "" {
 		sc, err := approval.ParseScope(req.Scope)
 		if err != nil {
