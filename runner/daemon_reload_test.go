@@ -134,3 +134,53 @@ func TestReloadDrainsChangedPools(t *testing.T) {
 	require.NoError(t, stop())
 	assertNothingLeftOf(t, sb)
 }
+
+// A session sandbox started before a reload is gated by the new rules:
+// a script's hidden exec that the old configuration let run is refused
+// at exec after the reload adds a deny glob for it, in the same sandbox
+// (the stand-in program leaves no second mark on the host).
+func TestReloadGatesLiveSessions(t *testing.T) {
+	sb := testSandbox(t)
+	dir := sandboxTempDir(t)
+	ws := filepath.Join(dir, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "bin"), 0o755))
+	mark := filepath.Join(ws, "ran-fetch")
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "bin", "fetch"), []byte("#!/bin/sh\necho \"$0 $*\" >> "+mark+"\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "get.sh"), []byte("./bin/fetch http://example.com/x\n"), 0o644))
+	conf := func(deny string) *config.Config {
+		y := fmt.Sprintf("state_dir: %s\nprofiles:\n  default:\n    approvals: {timeout: 60s, deny: [%s]}\n    terminal: {cwd: %s}\n", filepath.Join(dir, "state"), deny, ws)
+		cfg, err := config.Parse(filepath.Join(dir, "tether.yaml"), []byte(y), dir)
+		require.NoError(t, err)
+		return cfg
+	}
+	e := newDaemonEnv(t, sb, "")
+	e.cfg, e.ws = conf(`"git push*"`), ws
+	d, stop := e.start(t)
+	c := NewClient(e.socket)
+	s, err := c.CreateSession(t.Context(), SessionRequest{})
+	require.NoError(t, err)
+	call := func(id string) Result {
+		t.Helper()
+		out, err := c.Call(t.Context(), s.Session, "t1", []RawCall{rawCall(id, "terminal", args("command", "sh get.sh; echo $$"))})
+		require.NoError(t, err)
+		require.Len(t, out.Results, 1)
+		return out.Results[0]
+	}
+	first := call("a")
+	require.Equal(t, ClassSucceeded, first.Class, "%s %v", first.Message, first.Output)
+	before, err := os.ReadFile(mark)
+	require.NoError(t, err, "the stand-in did not run before the reload")
+
+	changed, err := d.Reload(conf(`"git push*", "*fetch *"`))
+	require.NoError(t, err)
+	require.True(t, changed)
+	second := call("b")
+	assert.Equal(t, ClassBlocked, second.Class, "%s %v", second.Message, second.Output)
+	assert.Equal(t, GateExec, second.Gate)
+	after, err := os.ReadFile(mark)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "the denied program ran in the session after the reload")
+	require.NoError(t, stop())
+	assertNothingLeftOf(t, sb)
+}
