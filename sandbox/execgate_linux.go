@@ -94,6 +94,9 @@ type execGateRun struct {
 	busy     time.Duration
 	handled  int
 	observed int
+	// tid is the thread serve answers on (it is locked to it), for
+	// benchmarks that read its CPU time.
+	tid int
 	// The accesses of an observed sandbox (observe_linux.go): accBase
 	// counts those dropped from the front, accIndex finds the one to fold
 	// a repeat into (at or after accFloor, the latest mark), accBytes is
@@ -101,6 +104,10 @@ type execGateRun struct {
 	accs                                 []Access
 	accIndex                             map[accessKey]int
 	accBase, accFloor, accBytes, accLost int
+	// allowed are the execs the check allowed during the current command
+	// (decide), allowedBytes the size of their keys.
+	allowed      map[string]struct{}
+	allowedBytes int
 }
 
 // newExecGate returns a gate for check (nil when only the creation gate
@@ -186,6 +193,8 @@ func (g *execGateRun) mark() gateMark {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.accFloor = g.accBase + len(g.accs)
+	clear(g.allowed)
+	g.allowedBytes = 0
 	return gateMark{g.blockBase + len(g.blocks), g.execBase + len(g.execs), g.accFloor, g.accLost, g.observed, g.createBase + len(g.creates)}
 }
 
@@ -266,6 +275,9 @@ func (g *execGateRun) serve(fd int) {
 	// two context switches, not two wake-ups through the scheduler.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	g.mu.Lock()
+	g.tid = unix.Gettid()
+	g.mu.Unlock()
 	_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS), unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(g.stop), Events: unix.POLLIN}}
 	for {
@@ -370,7 +382,17 @@ func (g *execGateRun) safeRead(fd int, n *seccompNotif) (ev ExecEvent, err error
 	return g.read(fd, n)
 }
 
-// decide asks the gate's check, refusing when it panics.
+// decide asks the gate's check, refusing when it panics. An exec the
+// check allowed is allowed again without asking while the same command
+// runs, when everything the check is given (profile, argv and the vectors
+// it runs as, which come from resolving its file anew) is the same: a
+// build or a shell loop executes the same programs hundreds of times, and
+// the check (the analyser on every vector) is most of an exec's cost.
+// What decides is resolved for every exec before the memo is asked: a
+// symlink swapped between two execs changes Runs, and so the key.
+// The memo is cleared at each session command (mark), so a change of what
+// the check reads (a project file) holds from the next command on, and a
+// refusal is never remembered: each is asked and recorded.
 func (g *execGateRun) decide(ev ExecEvent) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -380,7 +402,57 @@ func (g *execGateRun) decide(ev ExecEvent) (err error) {
 	if g.check == nil {
 		return errors.New("the exec gate has no check")
 	}
-	return g.check(ev)
+	key := allowKey(ev)
+	g.mu.Lock()
+	_, known := g.allowed[key]
+	g.mu.Unlock()
+	if known {
+		return nil
+	}
+	if err := g.check(ev); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.allowed) >= maxAllowed || g.allowedBytes+len(key) > maxAllowedBytes {
+		clear(g.allowed)
+		g.allowedBytes = 0
+	}
+	if g.allowed == nil {
+		g.allowed = map[string]struct{}{}
+	}
+	g.allowed[key] = struct{}{}
+	g.allowedBytes += len(key)
+	return nil
+}
+
+// Bounds of decide's memo.
+const (
+	maxAllowed      = 1024
+	maxAllowedBytes = 256 << 10
+)
+
+// allowKey is everything of ev the check may decide on (ExecGate) but the
+// pids, unambiguously: each
+// string's length before it (an argv string holds no NUL, but lengths
+// need no such promise).
+func allowKey(ev ExecEvent) string {
+	var b []byte
+	str := func(s string) {
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(b, ':')
+		b = append(b, s...)
+	}
+	str(ev.Profile)
+	str(ev.Path)
+	for _, v := range append([][]string{ev.Argv}, ev.Runs...) {
+		b = strconv.AppendInt(b, int64(len(v)), 10)
+		b = append(b, '[')
+		for _, a := range v {
+			str(a)
+		}
+	}
+	return string(b)
 }
 
 func (g *execGateRun) refuse(ev ExecEvent, err error) {
@@ -455,9 +527,8 @@ func (g *execGateRun) read(fd int, n *seccompNotif) (ExecEvent, error) {
 		}
 		return ev, fmt.Errorf("%w: the arguments: %w", ErrExecUnchecked, err)
 	}
-	if !idValid(fd, n.id) {
-		return ev, errGone
-	}
+	// One check after the reads and the resolution below covers both: a
+	// notification still valid then had its caller waiting throughout.
 	var missing error
 	ev.Runs, missing = runsAs(ev.Pid, dirfd, ev.Path, flags&unix.AT_EMPTY_PATH != 0, ev.Argv)
 	// The names were resolved through the caller's root and working
@@ -612,7 +683,7 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 	if len(argv) > 1 {
 		rest = argv[1:]
 	}
-	names, f, err := resolveExec(pid, dirfd, file, emptyPath)
+	names, f, err := resolveExecFD(pid, dirfd, file, emptyPath)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 		return nil, err
 	}
@@ -625,8 +696,8 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 	for _, name := range append([]string{path.Base(file)}, names...) {
 		if v := loaderRuns(name, rest); v != nil {
 			add(v)
-			if vnames, vf, _ := resolveExec(pid, unix.AT_FDCWD, v[0], false); vf != nil {
-				_ = vf.Close()
+			if vnames, vf, err := resolveExecFD(pid, unix.AT_FDCWD, v[0], false); err == nil {
+				_ = unix.Close(vf)
 				for _, n := range vnames {
 					add(append([]string{n}, v[1:]...))
 				}
@@ -636,10 +707,10 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 	}
 	// A script: the kernel executes its interpreter with the script's
 	// path in place of argv[0] (binfmt_script).
-	for depth := 0; f != nil && depth < maxScriptDepth; depth++ {
+	for depth := 0; f >= 0 && depth < maxScriptDepth; depth++ {
 		interp, arg, ok := shebang(f)
-		_ = f.Close()
-		f = nil
+		_ = unix.Close(f)
+		f = -1
 		if !ok {
 			break
 		}
@@ -650,13 +721,13 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 		v = append(append(v, file), rest...)
 		add(v)
 		var inames []string
-		inames, f, _ = resolveExec(pid, unix.AT_FDCWD, interp, false)
+		inames, f, _ = resolveExecFD(pid, unix.AT_FDCWD, interp, false)
 		for _, name := range inames {
 			add(append([]string{name}, v[1:]...))
 		}
 	}
-	if f != nil {
-		_ = f.Close()
+	if f >= 0 {
+		_ = unix.Close(f)
 	}
 	return runs, nil
 }
@@ -701,20 +772,21 @@ func equalArgs(a, b []string) bool {
 
 // shebang reads a script's "#!" line as the kernel does: the interpreter,
 // then everything after the following blanks as one argument.
-func shebang(f *os.File) (interp, arg string, ok bool) {
+// f is an O_PATH descriptor of the file.
+func shebang(f int) (interp, arg string, ok bool) {
 	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if unix.Fstat(f, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return "", "", false
 	}
 	// Reopen the O_PATH descriptor for reading (never blocks: a regular file).
-	rf, err := os.Open("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	rf, err := unix.Open("/proc/self/fd/"+strconv.Itoa(f), unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if err != nil {
 		return "", "", false
 	}
-	defer rf.Close()
-	buf := make([]byte, 256) // BINPRM_BUF_SIZE
-	n, _ := rf.ReadAt(buf, 0)
-	line := buf[:n]
+	var buf [256]byte // BINPRM_BUF_SIZE
+	n, _ := unix.Pread(rf, buf[:], 0)
+	_ = unix.Close(rf)
+	line := buf[:max(n, 0)]
 	if !bytes.HasPrefix(line, []byte("#!")) {
 		return "", "", false
 	}
@@ -744,24 +816,36 @@ var fdPathRE = sync.OnceValue(func() *regexp.Regexp {
 // of the symlinks' targets it goes through (last elements), and the file,
 // opened O_PATH, or nil with the error that stopped the walk.
 func resolveExec(pid int, dirfd int32, file string, emptyPath bool) ([]string, *os.File, error) {
+	names, fd, err := resolveExecFD(pid, dirfd, file, emptyPath)
+	if err != nil {
+		return names, nil, err
+	}
+	return names, os.NewFile(uintptr(fd), file), nil
+}
+
+// resolveExecFD is resolveExec returning the bare descriptor (the exec
+// gate's path, where an *os.File costs system calls of its own).
+func resolveExecFD(pid int, dirfd int32, file string, emptyPath bool) ([]string, int, error) {
 	proc := "/proc/" + strconv.Itoa(pid)
-	if m := fdPathRE().FindStringSubmatch(file); m != nil {
-		if n, err := strconv.Atoi(m[1]); err == nil && n <= 1<<20 {
-			emptyPath, file, dirfd = true, "", int32(n)
+	if maybeFdPath(file) {
+		if m := fdPathRE().FindStringSubmatch(file); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil && n <= 1<<20 {
+				emptyPath, file, dirfd = true, "", int32(n)
+			}
 		}
 	}
 	if emptyPath && file == "" {
 		fdPath := proc + "/fd/" + strconv.Itoa(int(dirfd))
-		f, err := os.OpenFile(fdPath, unix.O_PATH|unix.O_CLOEXEC, 0)
+		fd, err := unix.Open(fdPath, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return nil, nil, err
+			return nil, -1, &os.PathError{Op: "open", Path: fdPath, Err: err}
 		}
 		target, _ := os.Readlink(fdPath)
-		return []string{path.Base(strings.TrimSuffix(target, " (deleted)"))}, f, nil
+		return []string{path.Base(strings.TrimSuffix(target, " (deleted)"))}, fd, nil
 	}
 	root, err := unix.Open(proc+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, -1, err
 	}
 	defer unix.Close(root)
 	start := ""
@@ -775,9 +859,16 @@ func resolveExec(pid int, dirfd int32, file string, emptyPath bool) ([]string, *
 	var names []string
 	fd, err := walkInRoot(root, start, file, func(target string) { names = append(names, path.Base(target)) })
 	if err != nil {
-		return names, nil, err
+		return names, -1, err
 	}
-	return names, os.NewFile(uintptr(fd), file), nil
+	return names, fd, nil
+}
+
+// maybeFdPath reports whether file can match fdPathRE (it starts with
+// slashes and "proc/" or "dev/"): most execs skip the regular expression.
+func maybeFdPath(file string) bool {
+	rest := strings.TrimLeft(file, "/")
+	return len(rest) < len(file) && (strings.HasPrefix(rest, "proc/") || strings.HasPrefix(rest, "dev/"))
 }
 
 // walkInRoot resolves file component by component under root (a
@@ -786,7 +877,76 @@ func resolveExec(pid int, dirfd int32, file string, emptyPath bool) ([]string, *
 // the caller, with absolute targets and ".." kept inside root. link is
 // called with the target of every symlink met as the last component. It
 // returns an O_PATH descriptor of the file.
+//
+// An absolute name whose last component is a plain name is resolved by
+// the kernel's own walk (openInRoot: a few system calls, not three per
+// component); where that walk refuses what this one follows (a magic
+// link, a concurrent rename), this one decides.
 func walkInRoot(root int, start, file string, link func(string)) (int, error) {
+	if last := file[strings.LastIndexByte(file, '/')+1:]; strings.HasPrefix(file, "/") && last != "" && last != "." && last != ".." {
+		var targets []string
+		fd, err := openInRoot(root, file, func(t string) { targets = append(targets, t) })
+		if err == nil || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			for _, t := range targets {
+				link(t)
+			}
+			return fd, err
+		}
+	}
+	return walkComponents(root, start, file, link)
+}
+
+// openInRoot opens the absolute name file O_PATH inside root with
+// openat2(RESOLVE_IN_ROOT): the kernel follows the symlinks on the way as
+// it does for a process whose root is root. A symlink as the last
+// component is opened itself, its target passed to link and followed
+// from the symlink's directory, as walkComponents does, so that the names
+// a file goes by are seen. Magic links are not followed (their text is,
+// by walkComponents).
+func openInRoot(root int, file string, link func(string)) (int, error) {
+	how := unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	var buf [unix.PathMax]byte
+	for links := 0; ; links++ {
+		fd, err := unix.Openat2(root, file, &how)
+		if err != nil {
+			return -1, err
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			_ = unix.Close(fd)
+			return -1, err
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			return fd, nil
+		}
+		n, err := unix.Readlinkat(fd, "", buf[:])
+		_ = unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		if links >= 40 { // the kernel's MAXSYMLINKS
+			return -1, unix.ELOOP
+		}
+		target := string(buf[:n])
+		link(target)
+		last := target[strings.LastIndexByte(target, '/')+1:]
+		if last == "" || last == "." || last == ".." {
+			return -1, unix.EXDEV // not a plain name: walkComponents decides
+		}
+		if !strings.HasPrefix(target, "/") {
+			// Relative to the symlink's directory, unresolved: the
+			// kernel walks "dir/target" as it would the link.
+			target = file[:strings.LastIndexByte(file, '/')+1] + target
+		}
+		file = target
+	}
+}
+
+// walkComponents is walkInRoot's own walk, one component at a time.
+func walkComponents(root int, start, file string, link func(string)) (int, error) {
 	dir, err := unix.Dup(root)
 	if err != nil {
 		return -1, err
