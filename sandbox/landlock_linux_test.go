@@ -3,10 +3,12 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -272,4 +274,41 @@ func TestLandlockLayoutNotEnforced(t *testing.T) {
 	res, out := llRun(t, r, ws, "cat f", &Landlock{})
 	assert.Contains(t, out, "readable")
 	assert.Contains(t, res.NotEnforced, "landlock")
+}
+
+// Sessions under rulesets whose commands end at the same time share the
+// audit reader: each command's barrier returns (whichever goroutine read
+// its record), and each result carries its own refusals, every one of
+// them, and no other session's.
+func TestLandlockSessionsConcurrent(t *testing.T) {
+	m := newTestSessions(t)
+	const sessions, commands = 3, 8
+	var wg sync.WaitGroup
+	for i := range sessions {
+		ws, _ := llWorkspace(t)
+		for j := range commands {
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "secret", fmt.Sprintf("k%d", j)), []byte(llSecret), 0o644))
+		}
+		spec := SessionSpec{Config: Config{Workspace: ws, Landlock: &Landlock{Trees: []string{filepath.Join(ws, "ok")}}}}
+		s, err := m.Open(t.Context(), "default", fmt.Sprint("ll", i), spec)
+		require.NoError(t, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range commands {
+				name := filepath.Join(ws, "secret", fmt.Sprintf("k%d", j))
+				res, err := s.Exec(t.Context(), Command{Shell: "cat secret/k" + fmt.Sprint(j) + " 2>/dev/null; true"}, ExecOptions{})
+				if !assert.NoError(t, err) {
+					return
+				}
+				assert.NotContains(t, res.NotEnforced, "landlock_audit", "the barrier came back")
+				var paths []string
+				for _, p := range res.PathsRefused {
+					paths = append(paths, p.Path)
+				}
+				assert.Equal(t, []string{name}, paths, "session %d, command %d", i, j)
+			}
+		}()
+	}
+	wg.Wait()
 }
