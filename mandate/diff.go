@@ -299,6 +299,15 @@ func covers(fam, a, b string) bool {
 	}
 	switch fam {
 	case FamilyPaths:
+		// A read-only rule covers only reads; a read-write rule both.
+		a, roA := PathMode(a)
+		b, roB := PathMode(b)
+		if roA && !roB {
+			return false
+		}
+		if a == b {
+			return true
+		}
 		d, ok := strings.CutSuffix(a, "/**")
 		if !ok || climbs(b) {
 			return false
@@ -385,12 +394,17 @@ func reachOf(fam, v string, from, to *Mandate, x *Matcher) []Reach {
 			add(ReachNewTool, "the tool "+v)
 		}
 	case FamilyPaths:
-		d, pattern := strings.CutSuffix(v, "/**")
+		p, ro := PathMode(v)
+		d, pattern := strings.CutSuffix(p, "/**")
+		verb := "write"
+		if ro {
+			verb = "read"
+		}
 		switch {
 		case pattern && !slices.ContainsFunc(from.Paths, func(r Rule) bool { return covers(fam, r.Value, v) }):
-			add(ReachWrite, "file tools and commands may write anything below "+d)
+			add(ReachWrite, "file tools and commands may "+verb+" anything below "+d)
 		case !pattern && !x.pathAllowed(v):
-			add(ReachWrite, "file tools and commands may write "+v)
+			add(ReachWrite, "file tools and commands may "+verb+" "+p)
 		}
 		broader(pattern)
 	case FamilyHosts:
