@@ -52,6 +52,14 @@ func PathModeName(v string) string {
 	return "read-write"
 }
 
+// ruleAccess is PathModeName of a rule of family fam, "" outside paths.
+func ruleAccess(fam, v string) string {
+	if fam != FamilyPaths {
+		return ""
+	}
+	return PathModeName(v)
+}
+
 // mapPath applies f to the path of a paths value, keeping its mode.
 func mapPath(v string, f func(string) string) string {
 	p, ro := PathMode(v)

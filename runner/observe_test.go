@@ -106,6 +106,16 @@ func TestObserveJobEvidence(t *testing.T) {
 	ll, err := store.Leash(t.Context(), job)
 	require.NoError(t, err)
 	assert.True(t, hasMark(ll, mandate.FamilyPaths, mandate.MarkPending, "read:conf/secret.ini"), "%+v", ll)
+	for _, tr := range ll.Tracks {
+		for _, m := range tr.Marks {
+			switch m.Label {
+			case "read:conf/secret.ini":
+				assert.Equal(t, "read", m.Access, "the Leash Line says a read-only rule's access")
+			case "proj/hello":
+				assert.Equal(t, "read-write", m.Access)
+			}
+		}
+	}
 	assert.True(t, hasMark(ll, mandate.FamilyHosts, mandate.MarkPending, "127.0.0.1"), "%+v", ll)
 	_, err = store.Approve(t.Context(), job, again.Number, "test")
 	require.NoError(t, err)
