@@ -54,8 +54,10 @@ const (
 	maxExecBytes = 128 << 10
 	// maxExecEvents is half the most execs a gate keeps, for observation.
 	maxExecEvents = 4096
-	// maxScriptDepth is the kernel's BINPRM_MAX_RECURSION.
-	maxScriptDepth = 4
+	// maxScriptDepth is how many scripts the kernel rewrites before it
+	// runs a binary (exec_binprm: depth > 5 is ELOOP, so five scripts,
+	// then the sixth file must be a binary).
+	maxScriptDepth = 5
 )
 
 // execGateRun is the gate of one sandbox. serve's goroutine owns the
@@ -775,8 +777,7 @@ func equalArgs(a, b []string) bool {
 	return true
 }
 
-// shebang reads a script's "#!" line as the kernel does: the interpreter,
-// then everything after the following blanks as one argument.
+// shebang reads a script's "#!" line as the kernel does (parseShebang).
 // f is an O_PATH descriptor of the file.
 func shebang(f int) (interp, arg string, ok bool) {
 	var st unix.Stat_t
@@ -788,25 +789,93 @@ func shebang(f int) (interp, arg string, ok bool) {
 	if err != nil {
 		return "", "", false
 	}
-	var buf [256]byte // BINPRM_BUF_SIZE
-	n, _ := unix.Pread(rf, buf[:], 0)
+	// The kernel's buffer is zeroed before the file's first bytes are
+	// read into it: a short file reads as ending in NULs.
+	var buf [binprmBufSize]byte
+	_, _ = unix.Pread(rf, buf[:], 0)
 	_ = unix.Close(rf)
-	line := buf[:max(n, 0)]
-	if !bytes.HasPrefix(line, []byte("#!")) {
+	return parseShebang(&buf)
+}
+
+// binprmBufSize is the kernel's BINPRM_BUF_SIZE: how much of a file
+// binfmt_script reads.
+const binprmBufSize = 256
+
+// parseShebang is binfmt_script's load_script (fs/binfmt_script.c) on the
+// first bytes of a file: the interpreter and its optional argument, or
+// ok false where the kernel would not run it as a script (ENOEXEC). It
+// follows the kernel step by step, because a gate that reads the line
+// otherwise checks a program the kernel does not run: the line ends at
+// the first newline, looked for only before the first NUL; without one,
+// at the buffer's last byte, if a blank or NUL follows the interpreter's
+// start (else its name may be cut: ENOEXEC); trailing blanks are dropped;
+// the interpreter runs from the first non-blank to the next blank or NUL;
+// the argument, when that was a blank, from the next non-blank to the
+// line's end; each ends at a NUL too.
+func parseShebang(buf *[binprmBufSize]byte) (interp, arg string, ok bool) {
+	b := buf[:]
+	if b[0] != '#' || b[1] != '!' {
 		return "", "", false
 	}
-	line = line[2:]
-	if i := bytes.IndexByte(line, '\n'); i >= 0 {
-		line = line[:i]
-	}
-	s := strings.Trim(string(line), " \t")
-	interp, arg, _ = strings.Cut(strings.Map(func(r rune) rune {
-		if r == '\t' {
-			return ' '
+	spacetab := func(c byte) bool { return c == ' ' || c == '\t' }
+	last := len(b) - 1 // buf_end: the last byte, inclusive below
+	nonSpacetab := func(from, to int) int {
+		for ; from <= to; from++ {
+			if !spacetab(b[from]) {
+				return from
+			}
 		}
-		return r
-	}, s), " ")
-	return interp, strings.Trim(arg, " \t"), interp != ""
+		return -1
+	}
+	terminator := func(from, to int) int {
+		for ; from <= to; from++ {
+			if spacetab(b[from]) || b[from] == 0 {
+				return from
+			}
+		}
+		return -1
+	}
+	// strnchr stops at a NUL.
+	end := -1
+	for i := 0; i < len(b) && b[i] != 0; i++ {
+		if b[i] == '\n' {
+			end = i
+			break
+		}
+	}
+	if end < 0 {
+		start := nonSpacetab(2, last)
+		if start < 0 || terminator(start, last) < 0 {
+			return "", "", false
+		}
+		end = last
+	}
+	for end > 0 && spacetab(b[end-1]) {
+		end--
+	}
+	name := nonSpacetab(2, end)
+	if name < 0 || name == end {
+		return "", "", false
+	}
+	sep := terminator(name, end)
+	argAt := -1
+	if sep >= 0 && b[sep] != 0 {
+		argAt = nonSpacetab(sep, end)
+	}
+	cstr := func(from, to int) string { // up to to (exclusive) or a NUL
+		if i := bytes.IndexByte(b[from:to], 0); i >= 0 {
+			to = from + i
+		}
+		return string(b[from:to])
+	}
+	if argAt >= 0 {
+		arg = cstr(argAt, end)
+	}
+	nameEnd := end
+	if sep >= 0 && sep < end {
+		nameEnd = sep
+	}
+	return cstr(name, nameEnd), arg, true
 }
 
 // fdPathRE matches the paths that name one of the caller's own

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -245,4 +246,37 @@ func TestExecGateMemo(t *testing.T) {
 	_, res = sh(t, s, `"$PWD/tool" a; "$PWD/tool" b; "$PWD/tool" a`)
 	assert.Len(t, res.ExecBlocked, 3)
 	assert.NoFileExists(t, filepath.Join(ws, "ran-reboot"))
+}
+
+// parseShebang reads a "#!" line as binfmt_script does, byte for byte.
+func TestParseShebang(t *testing.T) {
+	long := "#!/" + strings.Repeat("x", 300)
+	for _, c := range []struct {
+		name, line  string
+		interp, arg string
+		ok          bool
+	}{
+		{"plain", "#!/bin/sh\necho\n", "/bin/sh", "", true},
+		{"argument", "#!/usr/bin/env python3\n", "/usr/bin/env", "python3", true},
+		{"one argument with blanks inside", "#! /bin/sh -e  -x \t\n", "/bin/sh", "-e  -x", true},
+		{"tab separates", "#!/bin/sh\t-e\n", "/bin/sh", "-e", true},
+		{"no newline, short file", "#!/bin/sh", "/bin/sh", "", true},
+		{"a NUL ends the interpreter", "#!/x/reboot\x00junk\n", "/x/reboot", "", true},
+		{"a NUL hides the newline", "#!/x/reboot -f\x00\n/bin/sh\n", "/x/reboot", "-f", true},
+		{"a NUL ends the argument", "#!/bin/sh -e\x00x\n", "/bin/sh", "-e", true},
+		{"only blanks", "#!   \n", "", "", false},
+		{"empty", "#!\n", "", "", false},
+		{"not a script", "\x7fELF", "", "", false},
+		{"a name the buffer cuts", long, "", "", false},
+		{"a long line after the name", "#!/bin/sh " + strings.Repeat("a", 300), "/bin/sh", strings.Repeat("a", binprmBufSize-1-len("#!/bin/sh ")), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var buf [binprmBufSize]byte
+			copy(buf[:], c.line)
+			interp, arg, ok := parseShebang(&buf)
+			assert.Equal(t, c.ok, ok)
+			assert.Equal(t, c.interp, interp)
+			assert.Equal(t, c.arg, arg)
+		})
+	}
 }
