@@ -36,7 +36,7 @@ func landlockRunner(t *testing.T) (*Runner, *mandate.Store, string) {
 		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
 	}
 	files := map[string]string{
-		"Makefile":     "test:\n\tsh src/check.sh\n",
+		"Makefile": "test:\n\tsh src/check.sh\n",
 		"src/check.sh": "cat src/data.txt\nif [ -f src/extra ]; then f=$(cat src/extra); cat \"$f\"; fi\n" +
 			"if [ -f src/extra-write ]; then f=$(cat src/extra-write); echo tampered >> \"$f\"; fi\necho check-done\n",
 		"src/data.txt": "data-ok\n",
