@@ -16,6 +16,7 @@ const (
 	ReachNewTool = "new-tool" // a tool the approved mandate does not allow
 	ReachNewHost = "new-host" // a host (or every subdomain) not allowed before
 	ReachWrite   = "write"    // paths not writable before, or an option that writes a file
+	ReachRead    = "read"     // paths not readable before (a read-only "read:" rule)
 	ReachExec    = "exec"     // an option, program, variable or segment that executes code
 	ReachConfig  = "config"   // an option that changes where the program reads its configuration
 	ReachBroader = "broader"  // a pattern that covers (replaces) an exact rule
@@ -396,15 +397,15 @@ func reachOf(fam, v string, from, to *Mandate, x *Matcher) []Reach {
 	case FamilyPaths:
 		p, ro := PathMode(v)
 		d, pattern := strings.CutSuffix(p, "/**")
-		verb := "write"
+		kind, verb := ReachWrite, "write"
 		if ro {
-			verb = "read"
+			kind, verb = ReachRead, "read"
 		}
 		switch {
 		case pattern && !slices.ContainsFunc(from.Paths, func(r Rule) bool { return covers(fam, r.Value, v) }):
-			add(ReachWrite, "file tools and commands may "+verb+" anything below "+d)
+			add(kind, "file tools and commands may "+verb+" anything below "+d)
 		case !pattern && !x.pathAllowed(v):
-			add(ReachWrite, "file tools and commands may "+verb+" "+p)
+			add(kind, "file tools and commands may "+verb+" "+p)
 		}
 		broader(pattern)
 	case FamilyHosts:
