@@ -682,11 +682,9 @@ func (s *Server) clientSessions(c string) []*apiSession {
 }
 
 type decideReq struct {
-	ID      string `json:"id"`  // a request id; "" means the oldest
-	All     bool   `json:"all"` // answer every pending request of the session
-	Verdict string `json:"verdict"`
-	Scope   string `json:"scope"`
-	Reason  string `json:"reason"`
+	ID  string `json:"id"`  // a request id; "" means the oldest
+	All bool   `json:"all"` // answer every pending request of the session
+	answerFields
 }
 
 func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
@@ -699,25 +697,10 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	ans := approval.Answer{By: "api:" + sess.client, Reason: req.Reason}
-	if uid, ok := PeerUID(r.Context()); ok {
-		// The audit record says which local user answered.
-		ans.By = fmt.Sprintf("api:%s@uid%d", sess.client, uid)
-	}
-	switch approval.Verdict(req.Verdict) {
-	case approval.VerdictApprove, approval.VerdictDeny:
-		ans.Verdict = approval.Verdict(req.Verdict)
-	default:
-		writeErr(w, http.StatusBadRequest, `verdict must be "approve" or "deny"`)
+	ans, err := req.answer(answeredBy(r, "api", sess.client))
+	if err != nil {
+		writeAnswerErr(w, err)
 		return
-	}
-	if req.Scope != "" {
-		sc, err := approval.ParseScope(req.Scope)
-		if err != nil {
-			writeErr(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		ans.Scope = sc
 	}
 	g := s.engine.Gateway()
 	if req.All {
@@ -729,25 +712,12 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"answered": n})
 		return
 	}
-	if ans.Scope != "" && ans.Verdict == approval.VerdictApprove {
-		// Check the scope is offered before answering: a wrong scope must
-		// not consume the request.
-		for _, p := range g.List(sess.Profile, sess.ID) {
-			if (req.ID == "" || p.ID == req.ID) && !slices.Contains(append(p.Scopes, approval.ScopeOnce), ans.Scope) {
-				writeErr(w, http.StatusBadRequest, fmt.Sprintf("scope %q is not offered for request %s (offered: %v)", ans.Scope, p.ID, p.Scopes))
-				return
-			}
-			if req.ID == "" {
-				break
-			}
-		}
+	id, err := target(g, sess.Profile, sess.ID, req.ID, ans)
+	if err == nil {
+		err = g.Answer(sess.Profile, sess.ID, id, ans)
 	}
-	if err := g.Answer(sess.Profile, sess.ID, req.ID, ans); err != nil {
-		if errors.Is(err, approval.ErrNoPending) {
-			writeErr(w, http.StatusNotFound, err.Error())
-			return
-		}
-		writeErr(w, http.StatusInternalServerError, err.Error())
+	if err != nil {
+		writeAnswerErr(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"answered": 1})

@@ -18,6 +18,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-dev/tether/rootfs"
 	"github.com/tether-dev/tether/sandbox/seccompexec"
 )
 
@@ -301,6 +302,9 @@ func (s *Session) create(ctx context.Context) (err error) {
 	if s.grace == 0 {
 		s.grace = 2 * time.Second
 	}
+	if err := supervisorRunsIn(spec.Config.Rootfs); err != nil {
+		return err
+	}
 	supervisorExe := "/proc/self/exe"
 	sb, err := setUp(spec.Config, setupOptions{
 		stateRoot: m.StateRoot, cgroupPrefix: m.CgroupPrefix, profile: s.key.profile,
@@ -376,7 +380,7 @@ func (s *Session) create(ctx context.Context) (err error) {
 	// the sandbox lives; it exits (unlocked never) once init has.
 	go func() {
 		runtime.LockOSThread()
-		if err := container.Run(process); err != nil {
+		if err := startGuarded(process, func() error { return container.Run(process) }); err != nil {
 			started <- err
 			close(s.initDone)
 			return
@@ -436,6 +440,12 @@ func (s *Session) create(ctx context.Context) (err error) {
 	if err != nil {
 		hostEnd.Close()
 		_ = container.Signal(unix.SIGKILL)
+		if errors.Is(err, io.EOF) && spec.Config.Rootfs.Kind == rootfs.KindDir && !selfIsStatic() {
+			// supervisorRunsIn found the loader; what else the binary
+			// links is not checked, and the loader's complaint went
+			// nowhere.
+			return fmt.Errorf("waiting for session supervisor: %w (it exited before it was ready: this tether is dynamically linked, and %s may lack a library it links; build tether statically with `make build`)", err, spec.Config.Rootfs.Dir)
+		}
 		return fmt.Errorf("waiting for session supervisor: %w", err)
 	}
 
@@ -470,6 +480,32 @@ func (s *Session) create(ctx context.Context) (err error) {
 // sandbox (inside the sandbox's own /dev tmpfs, so no root filesystem is
 // touched).
 const supervisorPath = "/dev/.tether-supervisor"
+
+// supervisorRunsIn checks that this binary can start inside root l as a
+// session's supervisor, which is executed after the switch to the
+// sandbox's root: a dynamically linked tether (a plain `go build`, a test
+// binary) needs its loader there. The host layout binds the host's system
+// directories, which hold it; a prepared root (tether rootfs build --from
+// busybox) usually does not, and the supervisor would die before it
+// speaks. Only the loader is checked: a root that has it but lacks a
+// library the binary links still fails at the start.
+func supervisorRunsIn(l rootfs.Layout) error {
+	if l.Kind != rootfs.KindDir {
+		return nil
+	}
+	interp, err := selfInterp()
+	if err != nil {
+		return fmt.Errorf("reading this binary's ELF interpreter: %w", err)
+	}
+	missing, err := rootfs.MissingInterpreter(l.Dir, interp)
+	if err != nil {
+		return fmt.Errorf("checking root %s for this binary's loader: %w", l.Dir, err)
+	}
+	if missing != "" {
+		return fmt.Errorf("%w: a session runs tether inside its root as the supervisor, and %s lacks this tether's loader %s; build tether statically with `make build` (or use the host layout)", ErrDynamicBinary, l.Dir, missing)
+	}
+	return nil
+}
 
 // hostExecutable returns the path of the running binary when it still
 // names the file being executed (not deleted or replaced).

@@ -417,8 +417,19 @@ func (s *sandboxSetup) landlockRuleset(setupOptions) error {
 }
 
 // createGate says whether the sandbox gets the creation gate: every
-// sandbox that writes a workspace does (no repository may be made in it).
-func (s *sandboxSetup) createGate() bool { return s.cfg.Workspace != "" }
+// sandbox that writes a workspace or a writable bind does (no repository
+// may be made in them).
+func (s *sandboxSetup) createGate() bool {
+	if s.cfg.Workspace != "" {
+		return true
+	}
+	for _, b := range s.cfg.Binds {
+		if !b.ReadOnly {
+			return true
+		}
+	}
+	return false
+}
 
 // translate makes the libcontainer config of the sandbox (a pure
 // translation, Config.Libcontainer) and applies the kind's adjustments.
