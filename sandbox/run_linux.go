@@ -65,9 +65,11 @@ type Result struct {
 	// NotEnforced names the protections that could not be applied in this
 	// environment (rootless: "memory", "pids", "cpus"; "seccomp";
 	// "exec_gate" when an ExecGate was asked for and the sandbox has no
-	// filter to carry it, "nested-repos" when the creation gate has none
-	// or the workspace was too large to walk for nested repositories;
-	// "disk" without project quotas; "protected-paths"; "landlock" when
+	// filter to carry it, "nested-repos" when the creation gate has none,
+	// or no helper to perform the calls it checks (so a second thread can
+	// swap a checked name), or the workspace was too large to walk for
+	// nested repositories;
+	// "disk" without project quotas; "landlock" when
 	// Config.Landlock was asked for and the kernel has no Landlock;
 	// "landlock_audit" when the paths it refused cannot be learnt).
 	NotEnforced []string `json:"not_enforced,omitempty"`
