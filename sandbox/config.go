@@ -57,6 +57,12 @@ type Bind struct {
 	Destination string `json:"destination,omitempty"`
 	// ReadOnly mounts the bind read-only.
 	ReadOnly bool `json:"read_only,omitempty"`
+	// Scratch marks a writable directory that nothing on the host trusts
+	// or runs afterwards (a test harness's throwaway tree): it is not
+	// frozen like a workspace (no walk for repositories, no reservations,
+	// no creation gate on its account). tether's configuration never sets
+	// it: binds from terminal.mounts are frozen.
+	Scratch bool `json:"scratch,omitempty"`
 }
 
 // Limits bound what one command may use. A zero field means "no limit",

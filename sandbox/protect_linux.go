@@ -197,8 +197,8 @@ func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]stri
 		pr, planned = ws, true
 	}
 	for _, b := range cfg.Binds {
-		if b.ReadOnly {
-			continue // nothing in it can be written
+		if b.ReadOnly || b.Scratch {
+			continue // nothing in it can be written, or nothing trusts it
 		}
 		if fi, err := os.Lstat(b.Source); err != nil || !fi.IsDir() {
 			continue // a file bind holds no repository; a missing one fails at the mount

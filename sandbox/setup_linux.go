@@ -419,13 +419,13 @@ func (s *sandboxSetup) landlockRuleset(setupOptions) error {
 
 // createGate says whether the sandbox gets the creation gate: every
 // sandbox that writes a workspace or a writable bind does (no repository
-// may be made in them).
+// may be made in them), unless every writable bind is Scratch.
 func (s *sandboxSetup) createGate() bool {
 	if s.cfg.Workspace != "" {
 		return true
 	}
 	for _, b := range s.cfg.Binds {
-		if !b.ReadOnly {
+		if !b.ReadOnly && !b.Scratch {
 			return true
 		}
 	}

@@ -201,10 +201,13 @@ func (o *Oracle) config() sandbox.Config {
 	top := filepath.Join(o.dir, "oracle")
 	binds := []sandbox.Bind{
 		{Source: top, Destination: "/oracle", ReadOnly: true},
-		{Source: filepath.Join(o.dir, "log"), Destination: "/oracle/log"},
-		{Source: filepath.Join(o.dir, "home"), Destination: Home},
-		{Source: filepath.Join(o.dir, "root"), Destination: "/root"},
-		{Source: filepath.Join(o.dir, "work"), Destination: Cwd},
+		// Throwaway trees nothing on the host runs: not frozen, so the
+		// commands under test (kill -9 -1 among them) find no creation
+		// gate helper to kill and the driver can always write its log.
+		{Source: filepath.Join(o.dir, "log"), Destination: "/oracle/log", Scratch: true},
+		{Source: filepath.Join(o.dir, "home"), Destination: Home, Scratch: true},
+		{Source: filepath.Join(o.dir, "root"), Destination: "/root", Scratch: true},
+		{Source: filepath.Join(o.dir, "work"), Destination: Cwd, Scratch: true},
 	}
 	for _, set := range []struct {
 		names  []string
