@@ -155,10 +155,13 @@ func readBeneath(dir int, rel string) ([]byte, error) {
 	return data, nil
 }
 
+// objID is a file's identity.
+type objID struct{ dev, ino uint64 }
+
 // fileKey is a directory's identity and a name in it.
 type fileKey struct {
-	dev, ino uint64
-	name     string
+	dir  objID
+	name string
 }
 
 // NamedReason returns why creating or replacing name in the directory
@@ -199,7 +202,7 @@ func NamedReason(root, dirfd int, ws, dir, name string) (string, error) {
 		if err := unix.Fstat(cur, &st); err != nil {
 			return "", fmt.Errorf("reading %s: %w", path.Join(append([]string{"."}, parts...)...), err)
 		}
-		levels = append(levels, fileKey{uint64(st.Dev), st.Ino, child})
+		levels = append(levels, fileKey{objID{uint64(st.Dev), st.Ino}, child})
 		here := path.Join(append([]string{"."}, parts...)...)
 		if r, ok := repoAt(cur, ws, here); ok {
 			repos = append(repos, r)
@@ -220,23 +223,54 @@ func NamedReason(root, dirfd int, ws, dir, name string) (string, error) {
 		cur, owned, child = parent, true, parts[len(parts)-1]
 		parts = parts[:len(parts)-1]
 	}
+	// The object name is now, if any: a named file reached through a
+	// symlink is matched as the object it is.
+	var target objID
+	var tst unix.Stat_t
+	hasTarget := unix.Fstatat(dirfd, name, &tst, unix.AT_SYMLINK_NOFOLLOW) == nil
+	if hasTarget {
+		target = objID{uint64(tst.Dev), tst.Ino}
+	}
 	named, err := ConfigNamed(root, ws, repos)
 	if err != nil {
 		return "", err
 	}
 	for _, n := range named {
-		k, ok := keyOf(root, n.Rel)
-		if !ok {
-			continue
-		}
-		for i, l := range levels {
-			// Names compare as Reason's do, in any letter case.
-			if l.dev == k.dev && l.ino == k.ino && strings.EqualFold(l.name, k.name) && (i == 0 || n.Kind == Dir) {
-				return fmt.Sprintf("%s is protected: the repository's configuration (%s) names it, and git runs or reads it", n.Rel, n.Key), nil
-			}
+		if namedMatch(root, n, levels, target, hasTarget) {
+			return fmt.Sprintf("%s is protected: the repository's configuration names it (%s), and git runs or reads it", n.Rel, n.Key), nil
 		}
 	}
 	return "", nil
+}
+
+// namedMatch reports whether n is the name written (levels[0]), or for a
+// directory holds it (any level). n is resolved beneath root following
+// symlinks that stay beneath it, as the host's git resolves it, and
+// compared by identity: its parent and last name, and the object itself
+// when it exists (a file or directory reached through a symlink).
+func namedMatch(root int, n Named, levels []fileKey, target objID, hasTarget bool) bool {
+	parent, base := path.Split(n.Rel)
+	if p, ok := idBeneath(root, path.Clean("./"+parent)); ok {
+		for i, l := range levels {
+			// Names compare as Reason's do, in any letter case.
+			if l.dir == p && strings.EqualFold(l.name, base) && (i == 0 || n.Kind == Dir) {
+				return true
+			}
+		}
+	}
+	obj, ok := idBeneath(root, n.Rel)
+	if !ok {
+		return false
+	}
+	if n.Kind == Dir {
+		for _, l := range levels {
+			if l.dir == obj {
+				return true
+			}
+		}
+		return false
+	}
+	return hasTarget && target == obj
 }
 
 // repoAt returns the repository whose work tree top (or bare git
@@ -264,24 +298,20 @@ func repoAt(fd int, ws, here string) (GitRepo, bool) {
 	return GitRepo{}, false
 }
 
-// keyOf opens the parent of rel beneath root, following symlinks that
-// stay beneath it, and returns its identity with rel's last name.
-func keyOf(root int, rel string) (fileKey, bool) {
-	d, base := path.Split(rel)
-	if d = path.Clean(d); d == "" {
-		d = "."
-	}
-	fd, err := unix.Openat2(root, d, &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+// idBeneath opens rel beneath root, following symlinks that stay beneath
+// it, and returns its identity.
+func idBeneath(root int, rel string) (objID, bool) {
+	fd, err := unix.Openat2(root, rel, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
 	})
 	if err != nil {
-		return fileKey{}, false
+		return objID{}, false
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return fileKey{}, false
+		return objID{}, false
 	}
-	return fileKey{uint64(st.Dev), st.Ino, base}, true
+	return objID{uint64(st.Dev), st.Ino}, true
 }
