@@ -111,3 +111,30 @@ func TestNamedReasonTop(t *testing.T) {
 	_, err := namedReason(t, ws, "a/x")
 	assert.ErrorIs(t, err, ErrNamesTop)
 }
+
+// BenchmarkNamedReason is the cost the file tools add to a write three
+// directories deep in a repository whose config names files.
+func BenchmarkNamedReason(b *testing.B) {
+	ws, err := filepath.EvalSymlinks(b.TempDir())
+	require.NoError(b, err)
+	for p, c := range map[string]string{
+		".git/HEAD":              head,
+		".git/config":            "[core]\n\thooksPath = .husky\n[include]\n\tpath = ../tools/shared.gitconfig\n[alias]\n\tlint = !./scripts/lint\n",
+		"tools/shared.gitconfig": "[color]\n\tui = auto\n",
+	} {
+		require.NoError(b, os.MkdirAll(filepath.Dir(filepath.Join(ws, p)), 0o755))
+		require.NoError(b, os.WriteFile(filepath.Join(ws, p), []byte(c), 0o644))
+	}
+	require.NoError(b, os.MkdirAll(filepath.Join(ws, "src/a/b"), 0o755))
+	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(b, err)
+	defer unix.Close(root)
+	dfd, err := unix.Open(filepath.Join(ws, "src/a/b"), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(b, err)
+	defer unix.Close(dfd)
+	for b.Loop() {
+		if why, err := NamedReason(root, dfd, ws, "src/a/b", "out.txt"); why != "" || err != nil {
+			b.Fatal(why, err)
+		}
+	}
+}
