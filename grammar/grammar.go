@@ -109,6 +109,10 @@ const (
 	// Chdir: the value is the directory the command runs in (env -C,
 	// sudo -D, unshare -w): relative names resolve there.
 	Chdir
+	// Signal: the invocation signals the processes its targets name (kill
+	// PID…): which ones, and whether that is every process, depends on the
+	// targets' values.
+	Signal
 )
 
 // Has reports whether e holds every effect in f.
@@ -436,11 +440,16 @@ func newFamily(decl func() []*Spec) family {
 }
 
 // buildFamily indexes the specs of one family by every name they have.
+// A name programNames does not give this family is a stale table, which
+// would leave the program unknown: it panics.
 func buildFamily(decl func() []*Spec) map[string]*Spec {
 	m := map[string]*Spec{}
 	for _, s := range decl() {
 		s.build(nil)
 		for _, n := range append([]string{s.Name}, s.Aliases...) {
+			if index()[n] == nil {
+				panic("grammar: program " + n + " is missing from programNames (go test ./grammar -run TestProgramNames -update)")
+			}
 			m[n] = s
 		}
 	}
@@ -461,19 +470,14 @@ type entry struct {
 	spec   atomic.Pointer[Spec]
 }
 
-// index maps each program name to its entry. Building it declares every
-// family once and keeps only the names.
+// index maps each program name to its entry, from programNames (a
+// static table: declaring every family to learn its names cost each
+// process that analyses a command more than the rest of its first
+// analysis).
 var index = sync.OnceValue(func() map[string]*entry {
-	m := map[string]*entry{}
-	for i, f := range families {
-		for _, s := range f.decl() {
-			for _, n := range append([]string{s.Name}, s.Aliases...) {
-				if _, dup := m[n]; dup {
-					panic("grammar: program " + n + " declared twice")
-				}
-				m[n] = &entry{family: i}
-			}
-		}
+	m := make(map[string]*entry, len(programNames))
+	for _, p := range programNames {
+		m[p.name] = &entry{family: int(p.family)}
 	}
 	return m
 })

@@ -87,7 +87,7 @@ func (s *Server) AnswerToken(p approval.Pending) string {
 	tok := s.answers.issue(p)
 	// Issued after the request was resolved (the notification runs on its
 	// own goroutine): forget it, or it would outlive its request.
-	if !slices.ContainsFunc(s.engine.Gateway().List(p.Profile, p.Session), func(q approval.Pending) bool { return q.ID == p.ID }) {
+	if !slices.ContainsFunc(s.runner.Load().Engine.Gateway().List(p.Profile, p.Session), func(q approval.Pending) bool { return q.ID == p.ID }) {
 		s.answers.drop(p.ID)
 		return ""
 	}
@@ -124,7 +124,7 @@ func (s *Server) answerWithToken(w http.ResponseWriter, r *http.Request) {
 	}
 	// A bad answer is refused before the token is used: it must not
 	// consume the request.
-	g := s.engine.Gateway()
+	g := s.runner.Load().Engine.Gateway()
 	if _, err := target(g, ref.profile, ref.session, ref.id, ans); err != nil {
 		writeAnswerErr(w, err)
 		return

@@ -130,7 +130,7 @@ func TestWebhookAnswerToken(t *testing.T) {
 
 	// Only b was answered: a is still pending; a person answers it, and
 	// its token is then forgotten.
-	pend := d.Engine.Gateway().List("", s.Session)
+	pend := d.Engine().Gateway().List("", s.Session)
 	require.Len(t, pend, 1)
 	assert.Equal(t, a.Request.ID, pend[0].ID)
 	_, err = c.Decide(t.Context(), s.Session, Decision{ID: a.Request.ID, Verdict: "deny"})
@@ -165,7 +165,7 @@ func TestBatchApprovalsAskedTogether(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	var pend []approval.Pending
 	for time.Now().Before(deadline) {
-		if pend = d.Engine.Gateway().List("", s.Session); len(pend) == 2 {
+		if pend = d.Engine().Gateway().List("", s.Session); len(pend) == 2 {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -240,7 +240,7 @@ func TestAnswerScopeNotOffered(t *testing.T) {
 		require.Error(t, err, tc.name)
 		assert.Equal(t, http.StatusBadRequest, status(err), tc.name)
 		assert.ErrorContains(t, err, tc.msg, tc.name)
-		pend := d.Engine.Gateway().List("", s.Session)
+		pend := d.Engine().Gateway().List("", s.Session)
 		require.Len(t, pend, 1, "%s: a refused answer consumes nothing", tc.name)
 		assert.Equal(t, hit.Request.ID, pend[0].ID)
 	}

@@ -43,7 +43,12 @@
 // and a pooled sandbox's is the supervisor, which runs commands on request.
 // Pools keeps pre-started sandboxes per profile; each serves exactly one
 // command and is destroyed (pool_linux.go), and the pool socket hands them
-// to a tether run of the same user (pool_serve_linux.go).
+// to a tether run of the same user (pool_serve_linux.go). A reload of the
+// owner's configuration (Pools.Reconfigure) drains the pools of changed
+// profiles and refuses specs placed under the old one. Pooled sandboxes
+// and sessions share each profile's pids budget (Sessions.Pools,
+// Pools.Sessions): a session evicts waiting pooled sandboxes before it is
+// refused, and a pool builds only within what the sessions leave.
 //
 // The exec gate (Runner.ExecGate, Sessions.ExecGate): every execve and
 // execveat of every process of a sandbox — the command, whatever it runs,

@@ -55,6 +55,11 @@ type Sessions struct {
 	// the supervisor's own, each command's, and those of background
 	// processes (see ExecEvent).
 	ExecGate ExecGate
+	// Pools, when set, are the owner's pooled sandboxes, which live in the
+	// same profile cgroups: they count in each profile's pids budget next
+	// to its sessions (admit), and a session that finds the budget full
+	// takes its room from the profile's waiting pooled sandboxes first.
+	Pools *Pools
 
 	mu       sync.Mutex
 	sessions map[sessionKey]*Session
@@ -132,11 +137,37 @@ func (m *Sessions) admit(profile string, spec SessionSpec) error {
 			n++
 		}
 	}
-	if (n+1)*each > total {
-		return fmt.Errorf("opening a session of profile %s: %w: %d sessions of %d pids each hold %d of %d (close a session, or raise limits.pids or lower limits.sandbox_pids)",
-			profile, ErrSessionBudget, n, each, n*each, total)
+	// Waiting pooled sandboxes are speculative: a session goes first.
+	pooled := m.Pools.held(profile)
+	if over := (n+1)*each + pooled - total; over > 0 {
+		pooled -= m.Pools.release(profile, over)
+	}
+	if (n+1)*each+pooled > total {
+		held := ""
+		if pooled > 0 {
+			held = fmt.Sprintf(" and pooled sandboxes in use %d", pooled)
+		}
+		return fmt.Errorf("opening a session of profile %s: %w: %d sessions of %d pids each hold %d%s of %d (close a session, or raise limits.pids or lower limits.sandbox_pids)",
+			profile, ErrSessionBudget, n, each, n*each, held, total)
 	}
 	return nil
+}
+
+// held is the pids budget profile's sessions reserve (each its own
+// limit), zero for a nil m.
+func (m *Sessions) held(profile string) int64 {
+	if m == nil {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for k, s := range m.sessions {
+		if k.profile == profile {
+			n += max(s.spec.Config.Limits.Pids, 0)
+		}
+	}
+	return n
 }
 
 // Run runs cmd in the session (profile, name), opening it when needed.

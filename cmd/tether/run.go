@@ -25,7 +25,7 @@ import (
 	"github.com/tether-dev/tether/sandbox"
 )
 
-func init() { addCommand(newRunCmd) }
+func init() { addCommand("run", newRunCmd) }
 
 // runFlags are tether run's options.
 type runFlags struct {
