@@ -76,3 +76,35 @@ func benchConfig(b *testing.B, dir, ws string) *config.Config {
 	}
 	return cfg
 }
+
+// BenchmarkWriteFileInRepo is one write_file call three directories deep
+// in a repository whose config names a hooks directory, an included file
+// and an alias's program: the protected-path checks read that config on
+// every call (protect.NamedReason).
+func BenchmarkWriteFileInRepo(b *testing.B) {
+	dir := b.TempDir()
+	ws := filepath.Join(dir, "ws")
+	for _, d := range []string{"src/a/b", ".git/refs/heads", "tools"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	files := map[string]string{
+		".git/HEAD":              "ref: refs/heads/main\n",
+		".git/config":            "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\thooksPath = .husky\n[include]\n\tpath = ../tools/shared.gitconfig\n[alias]\n\tlint = !./scripts/lint\n\tst = status\n",
+		"tools/shared.gitconfig": "[color]\n\tui = auto\n",
+	}
+	for p, c := range files {
+		if err := os.WriteFile(filepath.Join(ws, p), []byte(c), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r := &Runner{Config: benchConfig(b, dir, ws)}
+	calls := []RawCall{rawCall("1", "write_file", args("path", "src/a/b/out.txt", "content", "hello\n"))}
+	for b.Loop() {
+		out := r.Execute(b.Context(), Batch{Calls: calls}, nil)
+		if res := out.Results[0]; res.Class != ClassSucceeded {
+			b.Fatal(res.Message)
+		}
+	}
+}

@@ -263,6 +263,18 @@ func (w *wsFS) checkControl(dir, name string) error {
 	}
 }
 
+// checkNamed refuses name in the opened directory dfd (at dir) when a
+// repository's configuration names it (protect.NamedReason, judged on the
+// opened directories): ErrProtectedPath. A configuration that cannot be
+// judged (a hooks directory that is the whole work tree) refuses too.
+func (w *wsFS) checkNamed(dfd int, dir, name string) error {
+	why, err := protect.NamedReason(w.fd, dfd, w.root, dir, name)
+	if errors.Is(err, protect.ErrNamesTop) {
+		return fmt.Errorf("%w: %w", ErrProtectedPath, err)
+	}
+	return controlErr(why, err)
+}
+
 // controlErr is ControlReason's answer as an error.
 func controlErr(why string, err error) error {
 	if err != nil {
@@ -313,6 +325,12 @@ func (w *wsFS) replace(rel string, data []byte, mkdir bool, expect *fileID) (int
 	// anything was made, wsFS.checkControl): a git directory is judged as
 	// the object it is, whatever its name.
 	if err := controlErr(protect.ControlReason(w.fd, dfd, dir, name)); err != nil {
+		return 0, err
+	}
+	// And what the configuration of a repository holding it names
+	// (core.hooksPath, include.path, an alias's program): the sandbox
+	// freezes the same paths, found by the same resolver.
+	if err := w.checkNamed(dfd, dir, name); err != nil {
 		return 0, err
 	}
 	mode, uid, gid := uint32(0o644), -1, -1

@@ -55,7 +55,7 @@ func hostTrusted(root int, ws string, repos []gitRepo) []configPath {
 	}
 	var readConfig func(file, home string, depth int)
 	readConfig = func(file, home string, depth int) {
-		if depth > maxIncludeDepth {
+		if depth > protect.MaxIncludeDepth {
 			return
 		}
 		real := fspath.Real(file)
@@ -80,7 +80,7 @@ func hostTrusted(root int, ws string, repos []gitRepo) []configPath {
 			case !filepath.IsAbs(p):
 				// Relative to the top of whichever work tree git runs in.
 				for _, r := range repos {
-					if rel, ok := ref.Resolve(ws, "", r.top); ok && rel != r.top && rel != "." && named(root, rel, ref) {
+					if rel, ok := ref.Resolve(ws, "", r.top); ok && rel != r.top && rel != "." && ref.Frozen(root, rel) {
 						out = append(out, configPath{rel: rel, kind: ref.Kind, reserve: ref.Missing})
 					}
 				}
@@ -89,7 +89,7 @@ func hostTrusted(root int, ws string, repos []gitRepo) []configPath {
 			if ref.Include {
 				readConfig(p, home, depth+1)
 			}
-			if rel, ok := inWS(p); ok && named(root, rel, ref) {
+			if rel, ok := inWS(p); ok && ref.Frozen(root, rel) {
 				out = append(out, configPath{rel: rel, kind: ref.Kind, reserve: ref.Missing})
 			}
 		}

@@ -183,7 +183,7 @@ func (s Set) Reason(rel string) string {
 				return fmt.Sprintf("%s is protected: it holds %s", rel, e.Path)
 			}
 		}
-		if parts[j] == GitDirName {
+		if hasPrefix(parts[j:j+1], GitDirName) {
 			if why := gitReason(parts[:j+1], parts[j+1:]); why != "" {
 				return why
 			}
@@ -282,14 +282,18 @@ func within(p, dir string) bool {
 func split(p string) []string { return strings.Split(p, "/") }
 
 // hasPrefix reports whether the components parts begin with the
-// components of p.
+// components of p. It is the one place names are compared, and it compares
+// them in any letter case: on a case-folding directory (ext4 or tmpfs with
+// casefold, chattr +F) ".GIT/config" is .git/config, and the creation gate
+// refuses .git in any case for the same reason. A legitimate .Git/config
+// that is not git's is rare enough to refuse.
 func hasPrefix(parts []string, p string) bool {
 	pp := split(p)
 	if len(parts) < len(pp) {
 		return false
 	}
 	for i := range pp {
-		if parts[i] != pp[i] {
+		if !strings.EqualFold(parts[i], pp[i]) {
 			return false
 		}
 	}

@@ -1,0 +1,317 @@
+package protect
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// GitRepo is a git directory and the top of its work tree (the git directory
+// itself for a bare repository), both workspace-relative.
+type GitRepo struct{ Dir, Top string }
+
+// Named is a workspace path that a repository's configuration names.
+type Named struct {
+	// Rel is the workspace-relative path.
+	Rel string
+	// Kind is File or Dir.
+	Kind Kind
+	// Reserve says the path is to be frozen even when missing: git would
+	// read or run what appears there.
+	Reserve bool
+	// Key is the configuration variable that names it, for messages.
+	Key string
+}
+
+// ErrNamesTop is returned by ConfigNamed when a hooks directory is a work
+// tree's top: it cannot be frozen without freezing the whole tree.
+var ErrNamesTop = errors.New("a repository's configuration names its work tree's top as the hooks directory")
+
+// MaxIncludeDepth is git's own bound on nested include.path files.
+const MaxIncludeDepth = 10
+
+// ConfigNamed returns the workspace paths that the configuration of repos
+// names (ConfigRefs: core.hooksPath, include.path and the files it
+// includes, the programs of core.fsmonitor, aliases, filters …), read
+// beneath root (an open descriptor of the workspace, whose host path is
+// ws) without following symlinks. It is the one resolver the sandbox
+// (which freezes the paths at start) and the runner's file tools (which
+// refuse to write them, NamedReason) share.
+//
+// The configuration files themselves are on GitDir already; an included
+// file is returned like any other.
+func ConfigNamed(root int, ws string, repos []GitRepo) ([]Named, error) {
+	var out []Named
+	seen := map[[2]string]bool{}
+	var read func(file, top string, depth int) error
+	read = func(file, top string, depth int) error {
+		if depth > MaxIncludeDepth || seen[[2]string{file, top}] {
+			return nil
+		}
+		seen[[2]string{file, top}] = true
+		data, err := readBeneath(root, file)
+		if err != nil {
+			// Missing, or not a plain file beneath the workspace (a
+			// symlink, which the sandbox's freeze refuses).
+			return nil
+		}
+		for _, ref := range ConfigRefs(data) {
+			rel, ok := ref.Resolve(ws, path.Dir(file), top)
+			if !ok {
+				continue
+			}
+			if rel == "." || rel == top {
+				if ref.Kind == Dir {
+					return fmt.Errorf("%w: %s's %s is %s", ErrNamesTop, file, ref.Key, ref.Path)
+				}
+				continue
+			}
+			if !ref.Frozen(root, rel) {
+				continue
+			}
+			out = append(out, Named{Rel: rel, Kind: ref.Kind, Reserve: ref.Missing, Key: ref.Key})
+			if ref.Include {
+				if err := read(rel, top, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for _, r := range repos {
+		for _, f := range []string{"config", "config.worktree"} {
+			if err := read(path.Join(r.Dir, f), r.Top, 0); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// Frozen reports whether ref's workspace path rel (under the workspace
+// root, an open descriptor) is to be frozen: always when ref is frozen
+// missing too, else when it exists, and for a bare argument word
+// (ConfigRef.Arg) only as a regular file.
+func (ref ConfigRef) Frozen(root int, rel string) bool {
+	switch {
+	case ref.Missing:
+		return true
+	case !ref.Arg:
+		return existsBeneath(root, rel)
+	}
+	fd, err := openBeneath(root, rel)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+}
+
+// existsBeneath reports whether rel may exist under root: anything but a
+// missing path (a symlink on the way counts, and the freeze refuses it).
+func existsBeneath(root int, rel string) bool {
+	fd, err := openBeneath(root, rel)
+	if err == nil {
+		unix.Close(fd)
+		return true
+	}
+	return !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR)
+}
+
+func openBeneath(dir int, rel string) (int, error) {
+	return unix.Openat2(dir, rel, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+}
+
+// readBeneath reads at most 1 MiB (and a byte, so that a larger file is
+// told) of the regular file rel under dir, never through a symlink and
+// without blocking on a FIFO.
+func readBeneath(dir int, rel string) ([]byte, error) {
+	fd, err := unix.Openat2(dir, rel, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fmt.Errorf("reading %s: not a regular file", rel)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	return data, nil
+}
+
+// objID is a file's identity.
+type objID struct{ dev, ino uint64 }
+
+// fileKey is a directory's identity and a name in it.
+type fileKey struct {
+	dir  objID
+	name string
+}
+
+// NamedReason returns why creating or replacing name in the directory
+// dirfd (at dir relative to the workspace root, "." for the root; root is
+// an open descriptor of the workspace root, whose host path is ws) would
+// change a path a repository's configuration names (ConfigNamed), or ""
+// when it would not. The repositories are those whose work tree holds
+// dirfd, found on the opened directories from dirfd up to the root (a
+// .git directory or file in one, or a bare repository that one is).
+//
+// The match is made on objects, not strings: each named path's parent is
+// opened beneath root (following symlinks that stay beneath it, as the
+// host's git does) and compared by device and inode with dirfd and its
+// ancestors, so a differently spelt path (letter case on a casefold
+// directory, a symlinked parent) to the same file is refused too. A
+// configuration that cannot be judged (ErrNamesTop) refuses the write.
+func NamedReason(root, dirfd int, ws, dir, name string) (string, error) {
+	var rootSt unix.Stat_t
+	if err := unix.Fstat(root, &rootSt); err != nil {
+		return "", fmt.Errorf("reading the workspace root: %w", err)
+	}
+	var parts []string
+	if dir = path.Clean(dir); dir != "." {
+		parts = split(dir)
+	}
+	// levels[k] is the k-th directory up from dirfd and its child on the
+	// way to name (name itself for k = 0).
+	var levels []fileKey
+	var repos []GitRepo
+	cur, owned, child := dirfd, false, name
+	defer func() {
+		if owned {
+			unix.Close(cur)
+		}
+	}()
+	for {
+		var st unix.Stat_t
+		if err := unix.Fstat(cur, &st); err != nil {
+			return "", fmt.Errorf("reading %s: %w", path.Join(append([]string{"."}, parts...)...), err)
+		}
+		levels = append(levels, fileKey{objID{uint64(st.Dev), st.Ino}, child})
+		here := path.Join(append([]string{"."}, parts...)...)
+		if r, ok := repoAt(cur, ws, here); ok {
+			repos = append(repos, r)
+		}
+		if st.Dev == rootSt.Dev && st.Ino == rootSt.Ino {
+			break
+		}
+		if len(parts) == 0 {
+			return "", fmt.Errorf("%s is no longer the directory it was opened as", dir)
+		}
+		parent, err := unix.Openat(cur, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return "", fmt.Errorf("opening the parent of %s: %w", here, err)
+		}
+		if owned {
+			unix.Close(cur)
+		}
+		cur, owned, child = parent, true, parts[len(parts)-1]
+		parts = parts[:len(parts)-1]
+	}
+	// The object name is now, if any: a named file reached through a
+	// symlink is matched as the object it is.
+	var target objID
+	var tst unix.Stat_t
+	hasTarget := unix.Fstatat(dirfd, name, &tst, unix.AT_SYMLINK_NOFOLLOW) == nil
+	if hasTarget {
+		target = objID{uint64(tst.Dev), tst.Ino}
+	}
+	named, err := ConfigNamed(root, ws, repos)
+	if err != nil {
+		return "", err
+	}
+	for _, n := range named {
+		if namedMatch(root, n, levels, target, hasTarget) {
+			return fmt.Sprintf("%s is protected: the repository's configuration names it (%s), and git runs or reads it", n.Rel, n.Key), nil
+		}
+	}
+	return "", nil
+}
+
+// namedMatch reports whether n is the name written (levels[0]), or for a
+// directory holds it (any level). n is resolved beneath root following
+// symlinks that stay beneath it, as the host's git resolves it, and
+// compared by identity: its parent and last name, and the object itself
+// when it exists (a file or directory reached through a symlink).
+func namedMatch(root int, n Named, levels []fileKey, target objID, hasTarget bool) bool {
+	parent, base := path.Split(n.Rel)
+	if p, ok := idBeneath(root, path.Clean("./"+parent)); ok {
+		for i, l := range levels {
+			// Names compare as Reason's do, in any letter case.
+			if l.dir == p && strings.EqualFold(l.name, base) && (i == 0 || n.Kind == Dir) {
+				return true
+			}
+		}
+	}
+	obj, ok := idBeneath(root, n.Rel)
+	if !ok {
+		return false
+	}
+	if n.Kind == Dir {
+		for _, l := range levels {
+			if l.dir == obj {
+				return true
+			}
+		}
+		return false
+	}
+	return hasTarget && target == obj
+}
+
+// repoAt returns the repository whose work tree top (or bare git
+// directory) is the directory fd, at here (workspace-relative).
+func repoAt(fd int, ws, here string) (GitRepo, bool) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(fd, GitDirName, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
+			return GitRepo{Dir: path.Join(here, GitDirName), Top: here}, true
+		case unix.S_IFREG:
+			data, err := readBeneath(fd, GitDirName)
+			if err != nil {
+				return GitRepo{}, false
+			}
+			if t, err := GitFileTarget(ws, here, data); err == nil {
+				return GitRepo{Dir: t, Top: here}, true
+			}
+		}
+		return GitRepo{}, false
+	}
+	if path.Base(here) != GitDirName && HeadAt(fd) == HeadValid {
+		return GitRepo{Dir: here, Top: here}, true
+	}
+	return GitRepo{}, false
+}
+
+// idBeneath opens rel beneath root, following symlinks that stay beneath
+// it, and returns its identity.
+func idBeneath(root int, rel string) (objID, bool) {
+	fd, err := unix.Openat2(root, rel, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return objID{}, false
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return objID{}, false
+	}
+	return objID{uint64(st.Dev), st.Ino}, true
+}

@@ -1,0 +1,140 @@
+package protect
+
+import (
+	"os"
+	"path"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// namedWS builds a workspace from files (path: content; a "->" prefix
+// makes a symlink, a trailing "/" a directory) and returns its canonical
+// path.
+func namedWS(t *testing.T, files map[string]string) string {
+	t.Helper()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	for p, c := range files {
+		full := filepath.Join(ws, p)
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		switch {
+		case len(c) > 2 && c[:2] == "->":
+			require.NoError(t, os.Symlink(c[2:], full))
+		case p[len(p)-1] == '/':
+			require.NoError(t, os.MkdirAll(full, 0o755))
+		default:
+			require.NoError(t, os.WriteFile(full, []byte(c), 0o644))
+		}
+	}
+	return ws
+}
+
+// namedReason is NamedReason for rel, its directory opened beneath ws as
+// the runner's file tools open it (after resolving symlinks inside).
+func namedReason(t *testing.T, ws, rel string) (string, error) {
+	t.Helper()
+	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(root)
+	real, err := filepath.EvalSymlinks(filepath.Join(ws, filepath.Dir(rel)))
+	require.NoError(t, err)
+	dir, err := filepath.Rel(ws, real)
+	require.NoError(t, err)
+	dfd, err := unix.Open(real, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(dfd)
+	return NamedReason(root, dfd, ws, dir, path.Base(rel))
+}
+
+const head = "ref: refs/heads/main\n"
+
+// TestNamedReason: every way a configuration names a file, reached as a
+// file tool reaches it, is refused; what no configuration names is not.
+func TestNamedReason(t *testing.T) {
+	t.Parallel()
+	ws := namedWS(t, map[string]string{
+		".git/HEAD": head,
+		".git/config": "[core]\n\thooksPath = .husky/_\n\tfsmonitor = \"sh tools/fsm.sh\"\n" +
+			"[include]\n\tpath = ../tools/a.cfg\n[alias]\n\tlint = !./scripts/lint --fix\n\tst = status\n",
+		"tools/a.cfg":     "[include]\n\tpath = b.cfg\n",
+		"tools/b.cfg":     "[diff \"x\"]\n\ttextconv = ./bin/conv\n",
+		"tools/fsm.sh":    "true\n",
+		"husky-real/":     "",
+		".husky":          "->husky-real",
+		"src/main.go":     "package main\n",
+		"sub/.git/HEAD":   head,
+		"sub/.git/config": "[core]\n\thooksPath = hooks\n",
+		"sub/hooks/":      "",
+		"wt/.git":         "gitdir: ../gits/wt\n",
+		"gits/wt/HEAD":    head,
+		"wt/tools/run":    "true\n",
+		"gits/wt/config":  "[alias]\n\tx = \"!sh -c 'tools/run'\"\n",
+		"bare/HEAD":       head,
+		"bare/config":     "[core]\n\thooksPath = myhooks\n",
+	})
+	refused := []string{
+		".husky/pre-commit",          // through the symlink: its target is the hooks' directory
+		"husky-real/pre-commit",      // the target itself, by its own name
+		"husky-real/_/h",             // husky 9's stubs directory
+		"tools/a.cfg", "tools/b.cfg", // include.path, and the file it includes
+		"bin/conv",                // a program named in an included file
+		"scripts/lint",            // an alias's program
+		"tools/fsm.sh",            // an existing argument of core.fsmonitor
+		"sub/hooks/post-checkout", // a nested repository's hooks
+		"wt/tools/run",            // a .git file's repository, its work tree's top
+		"bare/myhooks/pre-receive",
+	}
+	for _, rel := range refused {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, filepath.Dir(rel)), 0o755))
+		why, err := namedReason(t, ws, rel)
+		require.NoError(t, err, rel)
+		assert.NotEmpty(t, why, rel)
+	}
+	allowed := []string{"src/main.go", "src/new.go", "scripts/other", "tools/run", "sub/scripts/lint", "bin/other", "status"}
+	for _, rel := range allowed {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, filepath.Dir(rel)), 0o755))
+		why, err := namedReason(t, ws, rel)
+		require.NoError(t, err, rel)
+		assert.Empty(t, why, rel)
+	}
+}
+
+// TestNamedReasonTop: a hooks directory that is the work tree's top
+// cannot be told from the tree: the write is refused, not allowed.
+func TestNamedReasonTop(t *testing.T) {
+	t.Parallel()
+	ws := namedWS(t, map[string]string{".git/HEAD": head, ".git/config": "[core]\n\thooksPath = .\n", "a/": ""})
+	_, err := namedReason(t, ws, "a/x")
+	assert.ErrorIs(t, err, ErrNamesTop)
+}
+
+// BenchmarkNamedReason is the cost the file tools add to a write three
+// directories deep in a repository whose config names files.
+func BenchmarkNamedReason(b *testing.B) {
+	ws, err := filepath.EvalSymlinks(b.TempDir())
+	require.NoError(b, err)
+	for p, c := range map[string]string{
+		".git/HEAD":              head,
+		".git/config":            "[core]\n\thooksPath = .husky\n[include]\n\tpath = ../tools/shared.gitconfig\n[alias]\n\tlint = !./scripts/lint\n",
+		"tools/shared.gitconfig": "[color]\n\tui = auto\n",
+	} {
+		require.NoError(b, os.MkdirAll(filepath.Dir(filepath.Join(ws, p)), 0o755))
+		require.NoError(b, os.WriteFile(filepath.Join(ws, p), []byte(c), 0o644))
+	}
+	require.NoError(b, os.MkdirAll(filepath.Join(ws, "src/a/b"), 0o755))
+	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(b, err)
+	defer unix.Close(root)
+	dfd, err := unix.Open(filepath.Join(ws, "src/a/b"), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(b, err)
+	defer unix.Close(dfd)
+	for b.Loop() {
+		if why, err := NamedReason(root, dfd, ws, "src/a/b", "out.txt"); why != "" || err != nil {
+			b.Fatal(why, err)
+		}
+	}
+}
