@@ -5,10 +5,11 @@
 # as root with REQUIRE_SANDBOX=1, writes each result under /host/out, prints
 # "TETHER-VM: ..." markers on the serial console and powers the guest off.
 #
-# Plan variables: SUITE (tests|smoke|systemd) and SKIP (a -test.skip regexp,
-# may be empty). /host/runs lists the test runs, one "PACKAGE [REGEXP]" a
-# line: bin/NAME.test (NAME: PACKAGE with / as _) run in the package's
-# directory with -test.run REGEXP; the Nth run's results are out/N-NAME.*.
+# Plan variables: SUITE (tests|smoke|systemd), SKIP (a -test.skip regexp,
+# may be empty) and TEST_TIMEOUT (each run's -test.timeout). /host/runs
+# lists the test runs, one "PACKAGE [REGEXP]" a line: bin/NAME.test (NAME:
+# PACKAGE with / as _) run in the package's directory with -test.run REGEXP;
+# the Nth run's results are out/N-NAME.*.
 set -uo pipefail
 mode=$1
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -72,7 +73,7 @@ tests)
 	while read -r pkg re; do
 		i=$((i + 1))
 		name=${pkg//\//_}
-		args=(-test.v -test.count=1 -test.timeout=45m)
+		args=(-test.v -test.count=1 -test.timeout="${TEST_TIMEOUT:-45m}")
 		[ -n "$re" ] && args+=(-test.run "$re")
 		[ -n "$SKIP" ] && args+=(-test.skip "$SKIP")
 		say START "$pkg" "$re"
