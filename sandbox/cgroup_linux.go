@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -121,6 +122,39 @@ func enterDelegatedLeaf(mount, base string, pid int) error {
 			ErrCgroupDelegation, base, strings.Join(others, " "))
 	}
 	return nil
+}
+
+// cgroupLockDir holds one lock file for each cgroup prefix in use on the
+// host (prefixLock). It is host-wide, not per state root: tethers with
+// different state roots may share a prefix, and the cgroups under it are
+// the host's. A variable only so that a test can point it elsewhere.
+var cgroupLockDir = "/run/tether/cgroup-locks"
+
+// ErrUnsafeCgroupLockDir: cgroupLockDir (or its parent) is not a directory
+// only root controls. Its locks keep one tether from removing a profile
+// cgroup that another is filling (whose limits its sandbox would then
+// escape), so tether refuses to create cgroups rather than trust them.
+var ErrUnsafeCgroupLockDir = errors.New("the cgroup lock directory is not root's own")
+
+// prefixLock opens and flocks the host-wide lock of cgroup prefix (an
+// absolute cgroup path, see Runner.paths) with how. Every sandbox holds it
+// shared (LOCK_SH) from before it creates a cgroup under prefix until its
+// own cgroups are gone; removeIdleProfile takes it exclusively without
+// waiting (LOCK_EX|LOCK_NB) to remove the profiles and the prefix, so no
+// cgroup is removed between another sandbox's creating its profile cgroup
+// (with the profile's limits) and placing its container in it.
+func prefixLock(prefix string, how int) (*os.File, error) {
+	dir, err := checkedRootDir(cgroupLockDir, "cgroup lock directory", ErrUnsafeCgroupLockDir)
+	if err != nil {
+		return nil, err
+	}
+	// Prefix names hold no "+" (Runner.paths), so the name is the
+	// prefix's alone; a prefix too long for a file name is hashed.
+	name := strings.ReplaceAll(strings.Trim(prefix, "/"), "/", "+")
+	if len(name) > 200 {
+		name = fmt.Sprintf("%x", sha256.Sum256([]byte(prefix)))
+	}
+	return lockFile(filepath.Join(dir, name+".lock"), how)
 }
 
 // cgroupMounts returns the mount point of every cgroup hierarchy on the host:

@@ -744,7 +744,16 @@ func lockFile(p string, how int) (*os.File, error) {
 // and anyone who could replace them could make a tether remove another's
 // live reservations.
 func checkedReservationDir() (string, error) {
-	dir := filepath.Clean(reservationDir)
+	return checkedRootDir(reservationDir, "protected-path reservation directory", ErrUnsafeReservationDir)
+}
+
+// checkedRootDir creates dir (0700) and its parent (0711) if they are
+// missing and returns dir once both are real directories (not symlinks)
+// owned by root that neither group nor others may write: host-wide locks
+// and records live there, which only root may replace. what names dir in
+// errors; a directory that fails the check is an error wrapping unsafe.
+func checkedRootDir(dir, what string, unsafe error) (string, error) {
+	dir = filepath.Clean(dir)
 	// The parent is /run/tether, root's default state root too: made as
 	// setUp makes a state root (0711), whichever tether comes first.
 	for _, d := range []struct {
@@ -753,15 +762,15 @@ func checkedReservationDir() (string, error) {
 	}{{filepath.Dir(dir), 0o711}, {dir, 0o700}} {
 		p := d.p
 		if err := os.Mkdir(p, d.mode); err != nil && !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("creating the protected-path reservation directory %s: %w", p, err)
+			return "", fmt.Errorf("creating the %s %s: %w", what, p, err)
 		}
 		var st unix.Stat_t
 		if err := unix.Lstat(p, &st); err != nil {
-			return "", fmt.Errorf("checking the protected-path reservation directory %s: %w", p, err)
+			return "", fmt.Errorf("checking the %s %s: %w", what, p, err)
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Uid != 0 || st.Mode&0o022 != 0 {
 			return "", fmt.Errorf("%w: %s must be a directory (not a symlink) owned by root that only root may write; it has mode %#o and owner %d: remove it or fix it",
-				ErrUnsafeReservationDir, p, st.Mode, st.Uid)
+				unsafe, p, st.Mode, st.Uid)
 		}
 	}
 	return dir, nil

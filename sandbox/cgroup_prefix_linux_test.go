@@ -1,0 +1,279 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sharedPrefix returns a cgroup prefix of its own for a test whose
+// sandboxes share it across state roots, and checks at cleanup that
+// nothing of it is left in any hierarchy, nor its lock file.
+func sharedPrefix(t *testing.T) string {
+	t.Helper()
+	prefix := fmt.Sprintf("tether-test-%d-shared%d", os.Getpid(), testSeq.Add(1))
+	t.Cleanup(func() { assertPrefixGone(t, prefix) })
+	return prefix
+}
+
+// assertPrefixGone checks from the host that no cgroup of prefix is left
+// in any hierarchy (the hybrid unified tree included) and that its lock
+// file went with it.
+func assertPrefixGone(t *testing.T, prefix string) {
+	t.Helper()
+	dirs, err := cgroupDirs("/" + prefix)
+	require.NoError(t, err)
+	assert.Empty(t, dirs, "cgroups left behind")
+	lock := filepath.Join(cgroupLockDir, prefix+".lock")
+	assert.NoFileExists(t, lock, "the prefix's lock file is left behind")
+}
+
+// forkToTheLimit is a sandboxed command that starts as many background
+// processes as the kernel lets it (up to 60; the subshell that starts
+// them dies at the first fork refused) and prints how many processes it
+// then sees in its pid namespace, counted without forking (the glob is
+// the shell's own).
+const forkToTheLimit = `(for i in $(seq 60); do sleep 3 & done) 2>/dev/null; set -- /proc/[0-9]*; echo "procs $#"`
+
+// procsSeen parses forkToTheLimit's output.
+func procsSeen(t *testing.T, out string) int {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(line, "procs "); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			require.NoError(t, err, "output: %s", out)
+			return n
+		}
+	}
+	t.Fatalf("no process count in the output: %q", out)
+	return 0
+}
+
+// TestLastSandboxOutRemovesEveryProfile: a sandbox that ends while
+// another of a different profile lives under the same prefix (same state
+// root or another) cannot remove its idle profile, as the other holds the
+// prefix; the other, ending last (a one-shot or a session), removes that
+// profile, its own and the prefix, in every hierarchy.
+func TestLastSandboxOutRemovesEveryProfile(t *testing.T) {
+	requireSessionSandbox(t)
+	for _, tc := range []struct {
+		name      string
+		sameRoot  bool
+		lastIsRun bool
+	}{
+		{"one-shot last, same state root", true, true},
+		{"one-shot last, other state root", false, true},
+		{"session last, same state root", true, false},
+		{"session last, other state root", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prefix := sharedPrefix(t)
+			first, last := stateTempDir(t), stateTempDir(t)
+			if tc.sameRoot {
+				last = first
+			}
+			runner := func(state, profile string) *Runner {
+				return &Runner{StateRoot: state, CgroupPrefix: prefix, Profile: profile,
+					ProfileLimits: Limits{Pids: 64}, Grace: 300 * time.Millisecond}
+			}
+			cfg := Config{Seccomp: SeccompOptional}
+			// The last one out is alive before the first one starts.
+			var finish func()
+			if tc.lastIsRun {
+				stdin, release := io.Pipe()
+				done := make(chan error, 1)
+				go func() {
+					_, err := runner(last, "last").Run(t.Context(), cfg, Command{Shell: "read x", Stdin: stdin})
+					done <- err
+				}()
+				require.Eventually(t, func() bool { return dirExists(cgroupPath(t, prefix+"/last")) }, 60*time.Second, 10*time.Millisecond)
+				finish = func() {
+					release.Close()
+					require.NoError(t, <-done)
+				}
+			} else {
+				m := &Sessions{StateRoot: last, CgroupPrefix: prefix, Grace: 300 * time.Millisecond}
+				spec := testSpec()
+				spec.ProfileLimits = Limits{Pids: 1024}
+				s, err := m.Open(t.Context(), "last", "a", spec)
+				require.NoError(t, err)
+				finish = func() {
+					_, _ = sh(t, s, "true")
+					require.NoError(t, s.Close())
+				}
+			}
+
+			run(t, runner(first, "first"), cfg, "true")
+			assert.True(t, dirExists(cgroupPath(t, prefix+"/last")), "the live sandbox's profile stays")
+
+			finish()
+			assertPrefixGone(t, prefix)
+			assertNothingLeft(t, first, prefix)
+			assertNothingLeft(t, last, prefix)
+		})
+	}
+}
+
+// cgroupPath is rel's directory in the hierarchy that holds the pids
+// controller (v1) or in the unified one (v2).
+func cgroupPath(t *testing.T, rel string) string {
+	t.Helper()
+	mounts, err := cgroupMounts()
+	require.NoError(t, err)
+	for _, m := range mounts {
+		ctrl, _ := os.ReadFile(filepath.Join(m, "cgroup.controllers"))
+		if filepath.Base(m) == "pids" || slices.Contains(strings.Fields(string(ctrl)), "pids") {
+			return filepath.Join(m, rel)
+		}
+	}
+	t.Fatal("no hierarchy with the pids controller")
+	return ""
+}
+
+// TestProfileCgroupNotRemovedWhileFilled: a sandbox of another state root
+// that ends while one under the same prefix stands between creating its
+// profile cgroup (with the profile's pids limit) and placing its container
+// in it removes nothing: the paused sandbox's command, inside it, still
+// meets its profile's limit. (Had the profile cgroup been removed, the
+// container would be placed in one made anew without the limit.)
+func TestProfileCgroupNotRemovedWhileFilled(t *testing.T) {
+	requireSandbox(t)
+	prefix := sharedPrefix(t)
+	paused, resume := make(chan struct{}), make(chan struct{})
+	hook := func(profileCgroup string) {
+		if strings.HasSuffix(profileCgroup, "/"+prefix+"/filled") {
+			close(paused)
+			<-resume
+		}
+	}
+	testHookProfileCgroup.Store(&hook)
+	t.Cleanup(func() { testHookProfileCgroup.Store(nil) })
+	const limit = 16
+	filled := &Runner{StateRoot: stateTempDir(t), CgroupPrefix: prefix, Profile: "filled",
+		ProfileLimits: Limits{Pids: limit}, Grace: 300 * time.Millisecond}
+	other := &Runner{StateRoot: stateTempDir(t), CgroupPrefix: prefix, Profile: "other",
+		ProfileLimits: Limits{Pids: limit}, Grace: 300 * time.Millisecond}
+	cfg := Config{Seccomp: SeccompOptional}
+
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var out bytes.Buffer
+		_, err := filled.Run(context.Background(), cfg, Command{Shell: forkToTheLimit, Stdout: &out, Stderr: &out})
+		done <- result{out.String(), err}
+	}()
+	select {
+	case <-paused:
+	case r := <-done:
+		t.Fatalf("the sandbox ended before placing its container: %v %s", r.err, r.out)
+	}
+	run(t, other, cfg, "true")
+	assert.True(t, dirExists(cgroupPath(t, prefix+"/filled")), "the profile cgroup being filled stays")
+	close(resume)
+	r := <-done
+	require.NoError(t, r.err, r.out)
+	assert.LessOrEqual(t, procsSeen(t, r.out), limit, "the profile's pids limit holds")
+	assertPrefixGone(t, prefix)
+}
+
+// TestConcurrentSandboxesSharePrefix runs one-shot sandboxes and sessions
+// of several tethers' state roots under one cgroup prefix at once, each in
+// a profile of its own whose pids limit its command attacks. Whoever ends
+// last removes the idle profiles and the prefix, and no ending sandbox
+// removes a profile cgroup between another's creating it (with its limit)
+// and placing its container there: each command, inside its sandbox, still
+// meets its profile's limit. From the host afterwards: nothing is left of
+// the prefix in any hierarchy, nor of its lock.
+func TestConcurrentSandboxesSharePrefix(t *testing.T) {
+	requireSessionSandbox(t)
+	prefix := sharedPrefix(t)
+	const roots, oneShots, sessions, profilePids = 3, 4, 2, 16
+
+	type outcome struct {
+		what  string
+		out   string
+		err   error
+		limit int
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		outs []outcome
+	)
+	record := func(o outcome) {
+		mu.Lock()
+		defer mu.Unlock()
+		outs = append(outs, o)
+	}
+	for root := range roots {
+		state := stateTempDir(t)
+		m := &Sessions{StateRoot: state, CgroupPrefix: prefix, Grace: 300 * time.Millisecond}
+		t.Cleanup(func() { assertNothingLeft(t, state, prefix) })
+		t.Cleanup(func() { assert.NoError(t, m.Close()) })
+		for i := range oneShots {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// Staggered, so that starts and ends of the roots interleave.
+				time.Sleep(time.Duration(i*root) * 40 * time.Millisecond)
+				r := &Runner{StateRoot: state, CgroupPrefix: prefix, Profile: fmt.Sprintf("r%d-run%d", root, i),
+					ProfileLimits: Limits{Pids: profilePids}, Grace: 300 * time.Millisecond}
+				var out bytes.Buffer
+				ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+				defer cancel()
+				_, err := r.Run(ctx, Config{Seccomp: SeccompOptional}, Command{Shell: forkToTheLimit, Stdout: &out, Stderr: &out})
+				record(outcome{what: r.Profile, out: out.String(), err: err, limit: profilePids})
+			}()
+		}
+		for i := range sessions {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				time.Sleep(time.Duration(i+root) * 30 * time.Millisecond)
+				spec := testSpec()
+				spec.Config.Limits.Pids = 0 // only the profile's limit
+				spec.ProfileLimits = Limits{Pids: 4 * profilePids}
+				profile := fmt.Sprintf("r%d-sess%d", root, i)
+				s, err := m.Open(context.Background(), profile, "s", spec)
+				if err != nil {
+					record(outcome{what: profile, err: err})
+					return
+				}
+				var out bytes.Buffer
+				_, err = s.Run(context.Background(), Command{Shell: forkToTheLimit, Stdout: &out, Stderr: &out})
+				if cerr := s.Close(); err == nil {
+					err = cerr
+				}
+				record(outcome{what: profile, out: out.String(), err: err, limit: 4 * profilePids})
+			}()
+		}
+	}
+	wg.Wait()
+	require.Len(t, outs, roots*(oneShots+sessions))
+	for _, o := range outs {
+		t.Logf("%s: %q %v", o.what, o.out, o.err)
+		if !assert.NoError(t, o.err, "%s: %s", o.what, o.out) {
+			continue
+		}
+		n := procsSeen(t, o.out)
+		assert.LessOrEqual(t, n, o.limit, "%s: its profile's pids limit holds", o.what)
+		assert.Greater(t, n, o.limit/2, "%s: the command did fork up to the limit", o.what)
+	}
+	// Every sandbox has ended: the last one out removed everything.
+	assertPrefixGone(t, prefix)
+}
