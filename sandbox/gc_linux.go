@@ -421,20 +421,6 @@ func processStart(pid int) (time.Time, bool) {
 	return time.Unix(boot, 0).Add(time.Duration(ticks) * time.Second / userHZ), true
 }
 
-// lockShared takes a shared lock on path, creating it, waiting for an
-// exclusive holder (a GC) to finish.
-func lockShared(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening cgroup lock: %w", err)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking cgroup lock: %w", err)
-	}
-	return f, nil
-}
-
 // tryLock takes an exclusive lock on an existing path without waiting. It
 // fails when another open file (in any process) holds a lock on it.
 func tryLock(path string) (*os.File, error) {
