@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/cgroups/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -129,16 +131,22 @@ func TestLastSandboxOutRemovesEveryProfile(t *testing.T) {
 // cgroupPath is rel's directory in the hierarchy that holds the pids
 // controller (v1) or in the unified one (v2).
 func cgroupPath(t *testing.T, rel string) string {
+	return controllerPath(t, "pids", rel)
+}
+
+// controllerPath is rel's directory in the v1 hierarchy of controller, or
+// in the v2 tree when it has that controller.
+func controllerPath(t *testing.T, controller, rel string) string {
 	t.Helper()
 	mounts, err := cgroupMounts()
 	require.NoError(t, err)
 	for _, m := range mounts {
 		ctrl, _ := os.ReadFile(filepath.Join(m, "cgroup.controllers"))
-		if filepath.Base(m) == "pids" || slices.Contains(strings.Fields(string(ctrl)), "pids") {
+		if filepath.Base(m) == controller || slices.Contains(strings.Fields(string(ctrl)), controller) {
 			return filepath.Join(m, rel)
 		}
 	}
-	t.Fatal("no hierarchy with the pids controller")
+	t.Fatalf("no hierarchy with the %s controller", controller)
 	return ""
 }
 
@@ -276,4 +284,72 @@ func TestConcurrentSandboxesSharePrefix(t *testing.T) {
 	}
 	// Every sandbox has ended: the last one out removed everything.
 	assertPrefixGone(t, prefix)
+}
+
+// TestMemoryLimitBoundsSwap: a container's memory limit and its profile's
+// bound memory and swap together, read back from the host's cgroup files
+// while the command runs (v1: memory.memsw.limit_in_bytes equal to the
+// limit; v2: memory.swap.max 0); where the kernel cannot bound swap the
+// result says "swap" is not enforced. (No test swaps for real: that needs
+// a swap device on a machine others share.)
+func TestMemoryLimitBoundsSwap(t *testing.T) {
+	r := newTestRunner(t)
+	const mem, profileMem = 64 << 20, 128 << 20
+	r.ProfileLimits = Limits{MemoryBytes: profileMem}
+	stdin, release := io.Pipe()
+	stdout, out := io.Pipe()
+	type result struct {
+		res *Result
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := r.Run(t.Context(), Config{Seccomp: SeccompOptional, Limits: Limits{MemoryBytes: mem}},
+			Command{Shell: "echo running; read x", Stdin: stdin, Stdout: out})
+		out.Close()
+		done <- result{res, err}
+	}()
+	// The limits are written before the command runs, not when its
+	// cgroup appears.
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "running\n", line)
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	profile := controllerPath(t, "memory", r.CgroupPrefix+"/default")
+	entries, err := os.ReadDir(profile)
+	require.NoError(t, err)
+	var container string
+	for _, e := range entries {
+		if e.IsDir() {
+			container = filepath.Join(profile, e.Name())
+		}
+	}
+	require.NotEmpty(t, container, "the container's cgroup under %s", profile)
+	// Read while it runs; the host's files go with the container.
+	read := func(dir, file string) string {
+		b, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			return "absent"
+		}
+		return strings.TrimSpace(string(b))
+	}
+	v1 := cgroups.Mode() != cgroups.Unified
+	memsw, swapMax := read(container, "memory.memsw.limit_in_bytes"), read(container, "memory.swap.max")
+	profileMemsw, profileSwapMax := read(profile, "memory.memsw.limit_in_bytes"), read(profile, "memory.swap.max")
+	release.Close()
+	res := <-done
+	require.NoError(t, res.err)
+	t.Logf("container memsw %s swap.max %s; profile memsw %s swap.max %s; not enforced %v", memsw, swapMax, profileMemsw, profileSwapMax, res.res.NotEnforced)
+	if !swapLimitable() {
+		assert.Equal(t, swapUnbounded(), slices.Contains(res.res.NotEnforced, "swap"))
+		return
+	}
+	assert.NotContains(t, res.res.NotEnforced, "swap")
+	if v1 {
+		assert.Equal(t, strconv.Itoa(mem), memsw, "the container's memory+swap limit")
+		assert.Equal(t, strconv.Itoa(profileMem), profileMemsw, "the profile's memory+swap limit")
+	} else {
+		assert.Equal(t, "0", swapMax, "the container's swap limit")
+		assert.Equal(t, "0", profileSwapMax, "the profile's swap limit")
+	}
 }

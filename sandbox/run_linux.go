@@ -175,7 +175,7 @@ const DefaultUserNSBase = 1 << 30
 // user namespace's only id, to a host id: the caller's own ids when
 // rootless, else usernsBase (zero means DefaultUserNSBase).
 func placementFor(cgroupPath string, cfg Config, rootless bool, usernsBase int) Placement {
-	p := Placement{CgroupPath: cgroupPath, Rootless: rootless}
+	p := Placement{CgroupPath: cgroupPath, Rootless: rootless, LimitSwap: !rootless && swapLimitable()}
 	switch {
 	case rootless:
 		p.HostUID, p.HostGID = os.Geteuid(), os.Getegid()

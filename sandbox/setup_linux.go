@@ -216,6 +216,11 @@ func (s *sandboxSetup) resolve(cfg Config, o setupOptions) error {
 			}
 		}
 	}
+	if !s.rootless && swapUnbounded() && (cfg.Limits.MemoryBytes > 0 || o.profileLimits.MemoryBytes > 0) {
+		// The memory limit holds for memory only: what is swapped out
+		// escapes it.
+		s.notEnforced = append(s.notEnforced, "swap")
+	}
 	if !seccompAvailable && cfg.Seccomp == SeccompOptional {
 		s.notEnforced = append(s.notEnforced, "seccomp")
 	}
