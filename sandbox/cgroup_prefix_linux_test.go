@@ -63,6 +63,22 @@ func procsSeen(t *testing.T, out string) int {
 	return 0
 }
 
+// slowGuestTimeout bounds a sandbox of these tests: not an assertion of
+// speed, a way out of a hang, long enough for a TCG guest on a loaded
+// host (where one `true` has taken over a minute).
+const slowGuestTimeout = 10 * time.Minute
+
+// runSlow runs script in a sandbox of r, failing the test on error.
+func runSlow(t *testing.T, r *Runner, cfg Config, script string) string {
+	t.Helper()
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), slowGuestTimeout)
+	defer cancel()
+	_, err := r.Run(ctx, cfg, Command{Shell: script, Stdout: &out, Stderr: &out})
+	require.NoError(t, err, "output: %s", out.String())
+	return out.String()
+}
+
 // TestLastSandboxOutRemovesEveryProfile: a sandbox that ends while
 // another of a different profile lives under the same prefix (same state
 // root or another) cannot remove its idle profile, as the other holds the
@@ -91,36 +107,36 @@ func TestLastSandboxOutRemovesEveryProfile(t *testing.T) {
 					ProfileLimits: Limits{Pids: 64}, Grace: 300 * time.Millisecond}
 			}
 			cfg := Config{Seccomp: SeccompOptional}
-			// The last one out is alive before the first one starts.
-			var finish func()
+			// The last one out is alive before the first one starts. It
+			// ends once (finish), at the latest when the test does.
+			var finish func() error
 			if tc.lastIsRun {
 				stdin, release := io.Pipe()
 				done := make(chan error, 1)
 				go func() {
-					_, err := runner(last, "last").Run(t.Context(), cfg, Command{Shell: "read x", Stdin: stdin})
+					_, err := runner(last, "last").Run(context.Background(), cfg, Command{Shell: "read x", Stdin: stdin})
 					done <- err
 				}()
-				require.Eventually(t, func() bool { return dirExists(cgroupPath(t, prefix+"/last")) }, 60*time.Second, 10*time.Millisecond)
-				finish = func() {
+				finish = sync.OnceValue(func() error {
 					release.Close()
-					require.NoError(t, <-done)
-				}
+					return <-done
+				})
+				t.Cleanup(func() { _ = finish() })
+				require.Eventually(t, func() bool { return dirExists(cgroupPath(t, prefix+"/last")) }, slowGuestTimeout, 10*time.Millisecond)
 			} else {
 				m := &Sessions{StateRoot: last, CgroupPrefix: prefix, Grace: 300 * time.Millisecond}
 				spec := testSpec()
 				spec.ProfileLimits = Limits{Pids: 1024}
-				s, err := m.Open(t.Context(), "last", "a", spec)
+				s, err := m.Open(context.Background(), "last", "a", spec)
 				require.NoError(t, err)
-				finish = func() {
-					_, _ = sh(t, s, "true")
-					require.NoError(t, s.Close())
-				}
+				finish = sync.OnceValue(s.Close)
+				t.Cleanup(func() { _ = finish() })
 			}
 
-			run(t, runner(first, "first"), cfg, "true")
+			runSlow(t, runner(first, "first"), cfg, "true")
 			assert.True(t, dirExists(cgroupPath(t, prefix+"/last")), "the live sandbox's profile stays")
 
-			finish()
+			require.NoError(t, finish())
 			assertPrefixGone(t, prefix)
 			assertNothingLeft(t, first, prefix)
 			assertNothingLeft(t, last, prefix)
@@ -167,7 +183,6 @@ func TestProfileCgroupNotRemovedWhileFilled(t *testing.T) {
 		}
 	}
 	testHookProfileCgroup.Store(&hook)
-	t.Cleanup(func() { testHookProfileCgroup.Store(nil) })
 	const limit = 16
 	filled := &Runner{StateRoot: stateTempDir(t), CgroupPrefix: prefix, Profile: "filled",
 		ProfileLimits: Limits{Pids: limit}, Grace: 300 * time.Millisecond}
@@ -175,27 +190,35 @@ func TestProfileCgroupNotRemovedWhileFilled(t *testing.T) {
 		ProfileLimits: Limits{Pids: limit}, Grace: 300 * time.Millisecond}
 	cfg := Config{Seccomp: SeccompOptional}
 
-	type result struct {
-		out string
-		err error
-	}
-	done := make(chan result, 1)
+	var (
+		out   bytes.Buffer
+		err   error
+		ended = make(chan struct{})
+	)
 	go func() {
-		var out bytes.Buffer
-		_, err := filled.Run(context.Background(), cfg, Command{Shell: forkToTheLimit, Stdout: &out, Stderr: &out})
-		done <- result{out.String(), err}
+		defer close(ended)
+		ctx, cancel := context.WithTimeout(context.Background(), slowGuestTimeout)
+		defer cancel()
+		_, err = filled.Run(ctx, cfg, Command{Shell: forkToTheLimit, Stdout: &out, Stderr: &out})
 	}()
+	resumeOnce := sync.OnceFunc(func() { close(resume) })
+	t.Cleanup(func() {
+		// A failed test leaves no sandbox paused, nor running.
+		testHookProfileCgroup.Store(nil)
+		resumeOnce()
+		<-ended
+	})
 	select {
 	case <-paused:
-	case r := <-done:
-		t.Fatalf("the sandbox ended before placing its container: %v %s", r.err, r.out)
+	case <-ended:
+		t.Fatalf("the sandbox ended before placing its container: %v %s", err, out.String())
 	}
-	run(t, other, cfg, "true")
+	runSlow(t, other, cfg, "true")
 	assert.True(t, dirExists(cgroupPath(t, prefix+"/filled")), "the profile cgroup being filled stays")
-	close(resume)
-	r := <-done
-	require.NoError(t, r.err, r.out)
-	assert.LessOrEqual(t, procsSeen(t, r.out), limit, "the profile's pids limit holds")
+	resumeOnce()
+	<-ended
+	require.NoError(t, err, out.String())
+	assert.LessOrEqual(t, procsSeen(t, out.String()), limit, "the profile's pids limit holds")
 	assertPrefixGone(t, prefix)
 }
 
@@ -242,7 +265,7 @@ func TestConcurrentSandboxesSharePrefix(t *testing.T) {
 				r := &Runner{StateRoot: state, CgroupPrefix: prefix, Profile: fmt.Sprintf("r%d-run%d", root, i),
 					ProfileLimits: Limits{Pids: profilePids}, Grace: 300 * time.Millisecond}
 				var out bytes.Buffer
-				ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), slowGuestTimeout)
 				defer cancel()
 				_, err := r.Run(ctx, Config{Seccomp: SeccompOptional}, Command{Shell: forkToTheLimit, Stdout: &out, Stderr: &out})
 				record(outcome{what: r.Profile, out: out.String(), err: err, limit: profilePids})
@@ -255,6 +278,7 @@ func TestConcurrentSandboxesSharePrefix(t *testing.T) {
 				time.Sleep(time.Duration(i+root) * 30 * time.Millisecond)
 				spec := testSpec()
 				spec.Config.Limits.Pids = 0 // only the profile's limit
+				spec.Config.Limits.Timeout = slowGuestTimeout
 				spec.ProfileLimits = Limits{Pids: 4 * profilePids}
 				profile := fmt.Sprintf("r%d-sess%d", root, i)
 				s, err := m.Open(context.Background(), profile, "s", spec)
