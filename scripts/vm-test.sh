@@ -158,12 +158,16 @@ main() {
 	fi
 	case $accel in
 	kvm) accel_args=(-accel kvm -cpu host) ;;
-	# -cpu qemu64, not max: under TCG `max` turns on every feature qemu can
-	# emulate (5-level paging, PKU, AVX-512 …), and one CI run of the guest
-	# kernel panicked in __alloc_pages ("Fatal exception in interrupt") with
-	# it. Go (GOAMD64=v1) and Debian's amd64 userland need nothing qemu64
-	# lacks.
-	tcg) accel_args=(-accel tcg,thread=multi -cpu "${TETHER_VM_CPU:-qemu64}") ;;
+	# One TCG thread for both vCPUs (thread=single), not one each: with
+	# thread=multi the guest kernel panicked on this loaded host with either
+	# CPU model, in __alloc_pages under -cpu max and with a double fault
+	# just after the slab allocator's cmpxchg16b under -cpu qemu64, both
+	# "Fatal exception in interrupt" (multi-threaded TCG's softmmu is known
+	# to break under host load, where thread=single does not). On 2 host
+	# cores shared by the whole machine the second thread bought little.
+	# qemu64 rather than max: Go (GOAMD64=v1) and Debian's amd64 userland
+	# need nothing it lacks, and it emulates less.
+	tcg) accel_args=(-accel tcg,thread=single -cpu "${TETHER_VM_CPU:-qemu64}") ;;
 	*)
 		echo "vm-test: TETHER_VM_ACCEL must be kvm or tcg, not $accel" >&2
 		exit 2
