@@ -6,7 +6,8 @@
 # "TETHER-VM: ..." markers on the serial console and powers the guest off.
 #
 # Plan variables: SUITE (tests|smoke|systemd), SKIP (a -test.skip regexp,
-# may be empty) and TEST_TIMEOUT (each run's -test.timeout). /host/runs
+# may be empty), TEST_TIMEOUT (each run's -test.timeout) and TIME_SCALE
+# (TETHER_TEST_TIME_SCALE for the tests, internal/testenv). /host/runs
 # lists the test runs, one "PACKAGE [REGEXP]" a line: bin/NAME.test (NAME:
 # PACKAGE with / as _) run in the package's directory with -test.run REGEXP;
 # the Nth run's results are out/N-NAME.*.
@@ -31,6 +32,7 @@ finish() {
 
 # shellcheck source=/dev/null
 . /host/plan
+export TETHER_TEST_TIME_SCALE=${TIME_SCALE:-1}
 read -r up _ </proc/uptime
 say BOOTED "$up" "$(uname -r)" "$(stat -fc %T /sys/fs/cgroup)" "init=$(cat /proc/1/comm)"
 {

@@ -33,6 +33,8 @@
 # else tcg), TETHER_VM_TIMEOUT (seconds for the whole guest run, default
 # 3600), TETHER_VM_TEST_TIMEOUT (go test -timeout of each package's run,
 # default 45m), TETHER_VM_CPU (qemu's -cpu under TCG, default qemu64),
+# TETHER_VM_TIME_SCALE (how many times the tests' deadlines and grace
+# periods are stretched under TCG, default 10; 1 under KVM),
 # TETHER_VM_MEMORY (MiB, default 3072), TETHER_VM_LOGS (a directory
 # to keep the guest's logs in), GO (default go). Needs root.
 set -euo pipefail
@@ -156,6 +158,9 @@ main() {
 		accel=tcg
 		if kvm_works; then accel=kvm; fi
 	fi
+	# The tests' deadlines and grace periods (never their assertions of
+	# speed) are stretched this many times (testenv.Scaled).
+	time_scale=1
 	case $accel in
 	kvm) accel_args=(-accel kvm -cpu host) ;;
 	# One TCG thread for both vCPUs (thread=single), not one each: with
@@ -167,12 +172,16 @@ main() {
 	# cores shared by the whole machine the second thread bought little.
 	# qemu64 rather than max: Go (GOAMD64=v1) and Debian's amd64 userland
 	# need nothing it lacks, and it emulates less.
-	tcg) accel_args=(-accel tcg,thread=single -cpu "${TETHER_VM_CPU:-qemu64}") ;;
+	tcg)
+		accel_args=(-accel tcg,thread=single -cpu "${TETHER_VM_CPU:-qemu64}")
+		time_scale=${TETHER_VM_TIME_SCALE:-10}
+		;;
 	*)
 		echo "vm-test: TETHER_VM_ACCEL must be kvm or tcg, not $accel" >&2
 		exit 2
 		;;
 	esac
+	printf 'TIME_SCALE=%q\n' "$time_scale" >>"$share/plan"
 	cmdline="root=/dev/vda rw console=ttyS0 loglevel=4 panic=-1 cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1"
 	if [ "$suite" = systemd ]; then
 		cmdline+=" systemd.show_status=error"
