@@ -503,10 +503,15 @@ func (r *memReader) readAt(b []byte, addr uint64) (int, error) {
 	local := []unix.Iovec{{Base: &b[0], Len: uint64(len(b))}}
 	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(b)}}
 	n, err := unix.ProcessVMReadv(r.pid, local, remote, 0)
-	if n <= 0 && err == nil {
-		err = errors.New("nothing read")
+	if n <= 0 {
+		// The sandbox chose the address: an unmapped page is an error
+		// for its call, never a negative length for tether to slice by.
+		if err == nil {
+			err = errors.New("nothing read")
+		}
+		return 0, err
 	}
-	return n, err
+	return n, nil
 }
 
 // cstring reads the string at addr, at most max bytes before its NUL.
