@@ -127,8 +127,8 @@ func enterDelegatedLeaf(mount, base string, pid int) error {
 // cgroupLockDir holds one lock file for each cgroup prefix in use on the
 // host (prefixLock). It is host-wide, not per state root: tethers with
 // different state roots may share a prefix, and the cgroups under it are
-// the host's. A variable only so that a test can point it elsewhere.
-var cgroupLockDir = "/run/tether/cgroup-locks"
+// the host's.
+const cgroupLockDir = "/run/tether/cgroup-locks"
 
 // ErrUnsafeCgroupLockDir: cgroupLockDir (or its parent) is not a directory
 // only root controls. Its locks keep one tether from removing a profile
