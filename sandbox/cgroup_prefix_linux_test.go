@@ -377,3 +377,28 @@ func TestMemoryLimitBoundsSwap(t *testing.T) {
 		assert.Equal(t, "0", profileSwapMax, "the profile's swap limit")
 	}
 }
+
+// TestCgroupLockDirMustBeRoots: a lock directory others may write, or a
+// symlink in its place, is refused (the check prefixLock makes before
+// trusting the locks), never used.
+func TestCgroupLockDirMustBeRoots(t *testing.T) {
+	requireSandbox(t)
+	parent := t.TempDir()
+	require.NoError(t, os.Chmod(parent, 0o711))
+	open := filepath.Join(parent, "open")
+	require.NoError(t, os.Mkdir(open, 0o777))
+	require.NoError(t, os.Chmod(open, 0o777))
+	_, err := checkedRootDir(open, "cgroup lock directory", ErrUnsafeCgroupLockDir)
+	require.ErrorIs(t, err, ErrUnsafeCgroupLockDir)
+
+	link := filepath.Join(parent, "link")
+	require.NoError(t, os.Symlink(t.TempDir(), link))
+	_, err = checkedRootDir(link, "cgroup lock directory", ErrUnsafeCgroupLockDir)
+	require.ErrorIs(t, err, ErrUnsafeCgroupLockDir)
+
+	dir, err := checkedRootDir(filepath.Join(parent, "fresh"), "cgroup lock directory", ErrUnsafeCgroupLockDir)
+	require.NoError(t, err, "a directory it makes itself is root's own")
+	fi, err := os.Lstat(dir)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+}
