@@ -10,12 +10,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/tether-dev/tether/internal/fspath"
 )
 
 //go:embed default.yaml
@@ -216,6 +219,11 @@ func yamlError(name string, err error) error {
 // ~/.config/tether, and /etc/tether). No sandboxed command and no file
 // tool may read or write them: they hold approvals, the audit log and
 // perhaps secrets, and the next tether trusts them.
+//
+// Each path is listed as given and, when a symlink on the way leads
+// elsewhere, as where it really is: a ~/.config/tether, config file or
+// state directory linked into a dotfiles checkout is that checkout's file,
+// and a workspace holding the checkout must not reach it.
 func OwnPaths(cfg *Config) []string {
 	var out []string
 	if cfg != nil {
@@ -231,5 +239,14 @@ func OwnPaths(cfg *Config) []string {
 	} else if home, err := os.UserHomeDir(); err == nil {
 		out = append(out, filepath.Join(home, ".config", "tether"))
 	}
-	return append(out, filepath.Dir(SystemPath))
+	out = append(out, filepath.Dir(SystemPath))
+	for _, p := range out {
+		if p == "" {
+			continue
+		}
+		if r := fspath.Real(p); r != filepath.Clean(p) && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -198,6 +198,19 @@ func (f *fixture) snapshot() ([]Event, []Decision, []string) {
 	return append([]Event(nil), f.events...), append([]Decision(nil), f.decisions...), append([]string(nil), f.dialled...)
 }
 
+// assertRawUntouched checks that nothing reached the host's raw listener:
+// the first connection it accepts is a sentinel dialled now.
+func (f *fixture) assertRawUntouched(t *testing.T) {
+	t.Helper()
+	c, err := net.Dial("tcp", f.raw.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	got, err := f.raw.Accept()
+	require.NoError(t, err)
+	defer got.Close()
+	assert.Equal(t, c.LocalAddr().String(), got.RemoteAddr().String(), "the host listener accepted another connection first")
+}
+
 func TestNamespaceRealClients(t *testing.T) {
 	f := newFixture(t)
 	web := "http://web.test:" + strconv.Itoa(f.web)
@@ -273,15 +286,7 @@ except OSError as e:
 		out, stderr, err = run(t, "curl", "-sS", "--noproxy", "*", "http://127.0.0.1:"+port+"/")
 		require.Error(t, err, out)
 		assert.Contains(t, stderr, "Failed to connect")
-		// The host listener saw nothing: the first connection it accepts
-		// is this sentinel.
-		c, err := net.Dial("tcp", f.raw.Addr().String())
-		require.NoError(t, err)
-		defer c.Close()
-		got, err := f.raw.Accept()
-		require.NoError(t, err)
-		defer got.Close()
-		assert.Equal(t, c.LocalAddr().String(), got.RemoteAddr().String())
+		f.assertRawUntouched(t)
 	})
 
 	events, decisions, dialled := f.snapshot()

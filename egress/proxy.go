@@ -404,24 +404,39 @@ func (p *Proxy) connect(c net.Conn, br *bufio.Reader, req *http.Request, b *budg
 		p.report(b.attr, ev)
 		return
 	}
+	p.relay(c, br, b, ev, func(dialErr error) error {
+		if dialErr != nil {
+			writeError(c, http.StatusBadGateway, "tether egress: "+dialErr.Error())
+			return dialErr
+		}
+		_, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+		return err
+	})
+}
+
+// relay is the end of an allowed CONNECT or SOCKS5 request: it dials ev's
+// decision, tells the client the outcome with reply (dialErr nil: the
+// upstream connection is made; a reply error ends the request), tunnels
+// both ways within b and reports ev.
+func (p *Proxy) relay(c net.Conn, br *bufio.Reader, b *budget, ev Event, reply func(dialErr error) error) {
 	up, addr, err := p.dial(ev.Decision)
 	if err != nil {
 		ev.Err = err.Error()
-		writeError(c, http.StatusBadGateway, "tether egress: "+err.Error())
-		ev.Duration = time.Since(start)
+		_ = reply(err)
+		ev.Duration = time.Since(ev.Time)
 		p.report(b.attr, ev)
 		return
 	}
 	defer up.Close()
 	ev.Dialled = addr
-	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+	if reply(nil) != nil {
 		return
 	}
 	ev.Up, ev.Down, err = p.tunnel(c, br, up, b, p.sniCheck(b, &ev))
 	if err != nil {
 		ev.Err = err.Error()
 	}
-	ev.Duration = time.Since(start)
+	ev.Duration = time.Since(ev.Time)
 	p.report(b.attr, ev)
 }
 

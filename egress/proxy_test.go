@@ -313,7 +313,7 @@ func TestProxySOCKS5(t *testing.T) {
 	h := startProxy(t, pol, Limits{})
 	d, err := xproxy.SOCKS5("tcp", h.addr, nil, xproxy.Direct)
 	require.NoError(t, err)
-	client := &http.Client{Transport: &http.Transport{Dial: d.Dial, DisableKeepAlives: true}}
+	client := &http.Client{Transport: &http.Transport{DialContext: d.(xproxy.ContextDialer).DialContext, DisableKeepAlives: true}}
 
 	resp, err := client.Get(fmt.Sprintf("http://web.test:%d/", port))
 	require.NoError(t, err, "domain names are resolved on the host side")

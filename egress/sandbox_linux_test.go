@@ -74,6 +74,18 @@ func cgroupDirs(prefix string) []string {
 	return out
 }
 
+// sandboxConfig is a sandbox in network mode proxy joined to f's
+// namespace, with the proxy's environment.
+func (f *fixture) sandboxConfig() sandbox.Config {
+	return sandbox.Config{
+		Network:   sandbox.NetworkProxy,
+		NetNSPath: f.ns.Path(),
+		Env:       append(append([]string(nil), sandbox.DefaultEnv...), f.ns.Env()...),
+		Seccomp:   sandbox.SeccompOptional,
+		Limits:    sandbox.Limits{Timeout: time.Minute},
+	}
+}
+
 // TestSandboxProxyMode runs real clients in a sandbox (sandbox.Run,
 // network mode proxy) joined to the proxy's namespace.
 func TestSandboxProxyMode(t *testing.T) {
@@ -82,14 +94,8 @@ func TestSandboxProxyMode(t *testing.T) {
 	web := "http://web.test:" + strconv.Itoa(f.web)
 	tlsURL := "https://example.com:" + strconv.Itoa(f.tlsPort) + "/"
 	rawPort := strconv.Itoa(f.raw.Addr().(*net.TCPAddr).Port)
-	cfg := sandbox.Config{
-		Network:   sandbox.NetworkProxy,
-		NetNSPath: f.ns.Path(),
-		Env:       append(append([]string(nil), sandbox.DefaultEnv...), f.ns.Env()...),
-		Binds:     []sandbox.Bind{{Source: f.home, Destination: "/egress", ReadOnly: true}},
-		Seccomp:   sandbox.SeccompOptional,
-		Limits:    sandbox.Limits{Timeout: time.Minute},
-	}
+	cfg := f.sandboxConfig()
+	cfg.Binds = []sandbox.Bind{{Source: f.home, Destination: "/egress", ReadOnly: true}}
 	run := func(t *testing.T, shell string) (string, string, int) {
 		t.Helper()
 		f.proxy.Begin(Attribution{Run: "sbx", Command: t.Name()})
@@ -98,7 +104,8 @@ func TestSandboxProxyMode(t *testing.T) {
 		require.NoError(t, err)
 		return out.String(), errb.String(), res.ExitCode
 	}
-	// The command runs in the sandbox, in the proxy's namespace.
+	// The command runs in the sandbox, in the proxy's namespace (joined
+	// before the sandbox's own user namespace is made).
 	var st unix.Stat_t
 	require.NoError(t, unix.Stat(f.ns.Path(), &st))
 	out, stderr, code := run(t, "hostname; readlink /proc/self/ns/net")
@@ -134,28 +141,7 @@ func TestSandboxProxyMode(t *testing.T) {
 			}
 		})
 	}
-	// With a user namespace the sandbox still joins the proxy's namespace
-	// (joined before the user namespace is made; /sys is the host's).
-	t.Run("user namespace", func(t *testing.T) {
-		ucfg := cfg
-		ucfg.UserNS = true
-		f.proxy.Begin(Attribution{Run: "sbx", Command: t.Name()})
-		var out, errb bytes.Buffer
-		res, err := r.Run(t.Context(), ucfg, sandbox.Command{Shell: "curl -sS -f " + web + "/hello; echo; readlink /proc/self/ns/net", Stdout: &out, Stderr: &errb})
-		require.NoError(t, err)
-		require.Zero(t, res.ExitCode, errb.String())
-		assert.Equal(t, fmt.Sprintf("hello from host GET\nnet:[%d]\n", st.Ino), out.String())
-	})
-
-	// The host listener saw nothing: the first connection it accepts is
-	// this sentinel.
-	c, err := net.Dial("tcp", f.raw.Addr().String())
-	require.NoError(t, err)
-	defer c.Close()
-	got, err := f.raw.Accept()
-	require.NoError(t, err)
-	defer got.Close()
-	assert.Equal(t, c.LocalAddr().String(), got.RemoteAddr().String())
+	f.assertRawUntouched(t)
 
 	events, _, dialled := f.snapshot()
 	for _, a := range dialled {
@@ -179,13 +165,7 @@ func TestSessionProxyMode(t *testing.T) {
 	r := sandboxRunner(t)
 	sessions := &sandbox.Sessions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix, Grace: r.Grace}
 	defer sessions.Close()
-	spec := sandbox.SessionSpec{Config: sandbox.Config{
-		Network:   sandbox.NetworkProxy,
-		NetNSPath: f.ns.Path(),
-		Env:       append(append([]string(nil), sandbox.DefaultEnv...), f.ns.Env()...),
-		Seccomp:   sandbox.SeccompOptional,
-		Limits:    sandbox.Limits{Timeout: time.Minute},
-	}}
+	spec := sandbox.SessionSpec{Config: f.sandboxConfig()}
 	web := "http://web.test:" + strconv.Itoa(f.web) + "/hello"
 	for i := range 2 {
 		f.proxy.Begin(Attribution{Run: "session", Command: strconv.Itoa(i)})
@@ -217,13 +197,7 @@ func TestSessionBackgroundProcessUnderProxyLimits(t *testing.T) {
 	r := sandboxRunner(t)
 	sessions := &sandbox.Sessions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix, Grace: r.Grace}
 	defer sessions.Close()
-	spec := sandbox.SessionSpec{Config: sandbox.Config{
-		Network:   sandbox.NetworkProxy,
-		NetNSPath: f.ns.Path(),
-		Env:       append(append([]string(nil), sandbox.DefaultEnv...), f.ns.Env()...),
-		Seccomp:   sandbox.SeccompOptional,
-		Limits:    sandbox.Limits{Timeout: time.Minute},
-	}}
+	spec := sandbox.SessionSpec{Config: f.sandboxConfig()}
 	web := "http://web.test:" + strconv.Itoa(f.web) + "/hello"
 	run := func(i int, shell string) string {
 		t.Helper()

@@ -47,25 +47,12 @@ func (p *Proxy) socks(c net.Conn, br *bufio.Reader, b *budget, pol Policy) {
 		p.report(b.attr, ev)
 		return
 	}
-	up, addr, err := p.dial(ev.Decision)
-	if err != nil {
-		ev.Err = err.Error()
-		socksReply(c, socksHostUnreach)
-		ev.Duration = time.Since(start)
-		p.report(b.attr, ev)
-		return
-	}
-	defer up.Close()
-	ev.Dialled = addr
-	if socksReply(c, socksSucceeded) != nil {
-		return
-	}
-	ev.Up, ev.Down, err = p.tunnel(c, br, up, b, p.sniCheck(b, &ev))
-	if err != nil {
-		ev.Err = err.Error()
-	}
-	ev.Duration = time.Since(start)
-	p.report(b.attr, ev)
+	p.relay(c, br, b, ev, func(dialErr error) error {
+		if dialErr != nil {
+			return socksReply(c, socksHostUnreach)
+		}
+		return socksReply(c, socksSucceeded)
+	})
 }
 
 // socksError is a reply code to send before giving up.

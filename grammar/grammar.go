@@ -436,11 +436,16 @@ func newFamily(decl func() []*Spec) family {
 }
 
 // buildFamily indexes the specs of one family by every name they have.
+// A name programNames does not give this family is a stale table, which
+// would leave the program unknown: it panics.
 func buildFamily(decl func() []*Spec) map[string]*Spec {
 	m := map[string]*Spec{}
 	for _, s := range decl() {
 		s.build(nil)
 		for _, n := range append([]string{s.Name}, s.Aliases...) {
+			if index()[n] == nil {
+				panic("grammar: program " + n + " is missing from programNames (go test ./grammar -run TestProgramNames -update)")
+			}
 			m[n] = s
 		}
 	}
@@ -461,19 +466,14 @@ type entry struct {
 	spec   atomic.Pointer[Spec]
 }
 
-// index maps each program name to its entry. Building it declares every
-// family once and keeps only the names.
+// index maps each program name to its entry, from programNames (a
+// static table: declaring every family to learn its names cost each
+// process that analyses a command more than the rest of its first
+// analysis).
 var index = sync.OnceValue(func() map[string]*entry {
-	m := map[string]*entry{}
-	for i, f := range families {
-		for _, s := range f.decl() {
-			for _, n := range append([]string{s.Name}, s.Aliases...) {
-				if _, dup := m[n]; dup {
-					panic("grammar: program " + n + " declared twice")
-				}
-				m[n] = &entry{family: i}
-			}
-		}
+	m := make(map[string]*entry, len(programNames))
+	for _, p := range programNames {
+		m[p.name] = &entry{family: int(p.family)}
 	}
 	return m
 })

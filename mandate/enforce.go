@@ -112,13 +112,20 @@ func (s *Store) Observe(ctx context.Context, run Run, c Call) (err error) {
 		if _, err := s.insertCall(ctx, tx, run, c, f, "observed"); err != nil {
 			return err
 		}
-		if lost > 0 {
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET lost_observations = lost_observations + ? WHERE name = ?`, lost, run.Job); err != nil {
-				return fmt.Errorf("counting lost observations: %w", err)
-			}
-		}
-		return nil
+		return storeLost(ctx, tx, run.Job, lost)
 	})
+}
+
+// storeLost adds n observations of job that could not be stored to the
+// job's count (jobs.lost_observations), in tx.
+func storeLost(ctx context.Context, tx *sql.Tx, job string, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET lost_observations = lost_observations + ? WHERE name = ?`, n, job); err != nil {
+		return fmt.Errorf("counting lost observations: %w", err)
+	}
+	return nil
 }
 
 // LostWarning is the warning a call carries when its observation could not

@@ -11,20 +11,28 @@ import (
 	"github.com/tether-dev/tether/mandate"
 )
 
+// nightlyEnforced returns a store, closed at cleanup, whose job nightly
+// enforces the mandate learned from one cron run of "git status".
+func nightlyEnforced(t *testing.T) *mandate.Store {
+	t.Helper()
+	ctx := t.Context()
+	s, err := mandate.Open(t.TempDir(), mandate.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	require.NoError(t, s.Observe(ctx, mandate.Run{Job: "nightly", ID: "r1", Mode: mandate.RunCron}, mandate.Call{Tool: mandate.ToolTerminal, Command: "git status"}))
+	_, err = s.Compile(ctx, "nightly")
+	require.NoError(t, err)
+	_, err = s.Approve(ctx, "nightly", 0, "t")
+	require.NoError(t, err)
+	return s
+}
+
 // TestEngineWithHook runs the approval engine with the mandate hook: a
 // cron call inside the mandate goes on to the normal flow, one outside it
 // is denied at the mandate stage with its drift id.
 func TestEngineWithHook(t *testing.T) {
 	ctx := t.Context()
-	s, err := mandate.Open(t.TempDir(), mandate.Options{})
-	require.NoError(t, err)
-	defer s.Close()
-	run := mandate.Run{Job: "nightly", ID: "r1", Mode: mandate.RunCron}
-	require.NoError(t, s.Observe(ctx, run, mandate.Call{Tool: mandate.ToolTerminal, Command: "git status"}))
-	_, err = s.Compile(ctx, "nightly")
-	require.NoError(t, err)
-	_, err = s.Approve(ctx, "nightly", 0, "t")
-	require.NoError(t, err)
+	s := nightlyEnforced(t)
 
 	cfg, err := config.Default()
 	require.NoError(t, err)
@@ -50,14 +58,7 @@ func TestEngineWithHook(t *testing.T) {
 // from cron is denied at the mandate stage.
 func TestEngineEscalatesInteractive(t *testing.T) {
 	ctx := t.Context()
-	s, err := mandate.Open(t.TempDir(), mandate.Options{})
-	require.NoError(t, err)
-	defer s.Close()
-	require.NoError(t, s.Observe(ctx, mandate.Run{Job: "nightly", ID: "r1", Mode: mandate.RunCron}, mandate.Call{Tool: mandate.ToolTerminal, Command: "git status"}))
-	_, err = s.Compile(ctx, "nightly")
-	require.NoError(t, err)
-	_, err = s.Approve(ctx, "nightly", 0, "t")
-	require.NoError(t, err)
+	s := nightlyEnforced(t)
 
 	cfg, err := config.Default()
 	require.NoError(t, err)

@@ -96,12 +96,7 @@ func (s *Store) ObserveRuntime(ctx context.Context, run Run, rt Runtime) (err er
 				return err
 			}
 		}
-		if lost > 0 {
-			if _, err := tx.ExecContext(ctx, `UPDATE jobs SET lost_observations = lost_observations + ? WHERE name = ?`, lost, run.Job); err != nil {
-				return fmt.Errorf("counting lost observations: %w", err)
-			}
-		}
-		return nil
+		return storeLost(ctx, tx, run.Job, lost)
 	})
 }
 

@@ -328,13 +328,14 @@ func isExecutable(path string) error {
 
 // isStatic reports whether the ELF file at path has no program interpreter.
 func isStatic(path string) (bool, error) {
-	interp, err := elfInterp(path)
+	interp, err := Interpreter(path)
 	return interp == "", err
 }
 
-// elfInterp returns the ELF program interpreter (the dynamic loader) of the
-// file at path, "" for a static executable.
-func elfInterp(path string) (string, error) {
+// Interpreter returns the ELF program interpreter (PT_INTERP: the dynamic
+// loader) of the executable at path, "" for a static one. A file that is not
+// ELF is an error.
+func Interpreter(path string) (string, error) {
 	f, err := elf.Open(path)
 	if err != nil {
 		return "", err

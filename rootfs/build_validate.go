@@ -80,16 +80,39 @@ func checkShell(dir string) string {
 	}
 	// A shell script or another non-ELF file is left to the kernel; a
 	// dynamically linked shell needs its loader inside the root.
-	interp, err := elfInterp(sh)
-	if err != nil || interp == "" {
+	interp, err := Interpreter(sh)
+	if err != nil {
 		return ""
 	}
-	ld, err := securejoin.SecureJoin(dir, interp)
-	if err != nil {
+	missing, err := MissingInterpreter(dir, interp)
+	switch {
+	case err != nil:
 		return fmt.Sprintf("resolving /bin/sh's loader %s: %v", interp, err)
-	}
-	if _, err := os.Stat(ld); err != nil {
+	case missing != "":
 		return fmt.Sprintf("/bin/sh needs the loader %s, which the root lacks", interp)
 	}
 	return ""
+}
+
+// MissingInterpreter returns interp, a program's ELF interpreter
+// (Interpreter), when the root dir lacks it, so that the program cannot
+// start inside dir; "" when interp is "" (a static program) or dir holds
+// it. interp is resolved inside dir, as the kernel resolves it once dir is
+// the root: an absolute symlink on the way names a file in dir, never the
+// host's.
+func MissingInterpreter(dir, interp string) (string, error) {
+	if interp == "" {
+		return "", nil
+	}
+	ld, err := securejoin.SecureJoin(dir, interp)
+	if err != nil {
+		return "", fmt.Errorf("resolving %s in %s: %w", interp, dir, err)
+	}
+	switch _, err := os.Stat(ld); {
+	case errors.Is(err, fs.ErrNotExist):
+		return interp, nil
+	case err != nil:
+		return "", fmt.Errorf("checking %s in %s: %w", interp, dir, err)
+	}
+	return "", nil
 }

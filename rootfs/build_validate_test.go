@@ -115,7 +115,7 @@ func TestValidate(t *testing.T) {
 				require.NoError(t, os.Symlink("usr/bin", filepath.Join(dir, "bin")))
 				copyFile(t, "/bin/dash", filepath.Join(dir, "usr", "bin", "dash"), 0o755)
 				require.NoError(t, os.Symlink("dash", filepath.Join(dir, "usr", "bin", "sh")))
-				interp, err := elfInterp("/bin/dash")
+				interp, err := Interpreter("/bin/dash")
 				require.NoError(t, err)
 				require.NotEmpty(t, interp, "/bin/dash is expected to be dynamically linked")
 				copyFile(t, "/bin/dash", filepath.Join(dir, interp), 0o755) // any file stands in for the loader

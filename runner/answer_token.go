@@ -2,8 +2,6 @@ package runner
 
 import (
 	"crypto/sha256"
-	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -89,7 +87,7 @@ func (s *Server) AnswerToken(p approval.Pending) string {
 	tok := s.answers.issue(p)
 	// Issued after the request was resolved (the notification runs on its
 	// own goroutine): forget it, or it would outlive its request.
-	if !slices.ContainsFunc(s.engine.Gateway().List(p.Profile, p.Session), func(q approval.Pending) bool { return q.ID == p.ID }) {
+	if !slices.ContainsFunc(s.runner.Load().Engine.Gateway().List(p.Profile, p.Session), func(q approval.Pending) bool { return q.ID == p.ID }) {
 		s.answers.drop(p.ID)
 		return ""
 	}
@@ -98,10 +96,8 @@ func (s *Server) AnswerToken(p approval.Pending) string {
 
 // answerReq is the body of POST /v1/approvals/answer.
 type answerReq struct {
-	Token   string `json:"token"`
-	Verdict string `json:"verdict"`
-	Scope   string `json:"scope,omitempty"`
-	Reason  string `json:"reason,omitempty"`
+	Token string `json:"token"`
+	answerFields
 }
 
 // answerWithToken answers the one request an answer token names.
@@ -115,50 +111,30 @@ func (s *Server) answerWithToken(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusUnauthorized, "missing or malformed answer token (the answer.token of the webhook's approval.pending body)")
 		return
 	}
-	ans := approval.Answer{Reason: req.Reason}
-	switch approval.Verdict(req.Verdict) {
-	case approval.VerdictApprove, approval.VerdictDeny:
-		ans.Verdict = approval.Verdict(req.Verdict)
-	default:
-		writeErr(w, http.StatusBadRequest, `verdict must be "approve" or "deny"`)
-		return
-	}
+	const unknown = "unknown answer token: it was used already, or its request was answered, expired or cancelled"
 	ref, ok := s.answers.peek(req.Token)
 	if !ok {
-		writeErr(w, http.StatusNotFound, "unknown answer token: it was used already, or its request was answered, expired or cancelled")
+		writeErr(w, http.StatusNotFound, unknown)
 		return
 	}
-	g := s.engine.Gateway()
-	if req.Scope != "" {
-		sc, err := approval.ParseScope(req.Scope)
-		if err != nil {
-			writeErr(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		// A scope the request does not offer is refused before the token
-		// is used: it must not consume the request.
-		for _, p := range g.List(ref.profile, ref.session) {
-			if p.ID == ref.id && ans.Verdict == approval.VerdictApprove && !slices.Contains(append(p.Scopes, approval.ScopeOnce), sc) {
-				writeErr(w, http.StatusBadRequest, fmt.Sprintf("scope %q is not offered for request %s (offered: %v)", sc, p.ID, p.Scopes))
-				return
-			}
-		}
-		ans.Scope = sc
-	}
-	if ref, ok = s.answers.take(req.Token); !ok {
-		writeErr(w, http.StatusNotFound, "unknown answer token: it was used already, or its request was answered, expired or cancelled")
+	ans, err := req.answer(answeredBy(r, "webhook", ref.profile))
+	if err != nil {
+		writeAnswerErr(w, err)
 		return
 	}
-	ans.By = "webhook:" + ref.profile
-	if uid, ok := PeerUID(r.Context()); ok {
-		ans.By = fmt.Sprintf("webhook:%s@uid%d", ref.profile, uid)
+	// A bad answer is refused before the token is used: it must not
+	// consume the request.
+	g := s.runner.Load().Engine.Gateway()
+	if _, err := target(g, ref.profile, ref.session, ref.id, ans); err != nil {
+		writeAnswerErr(w, err)
+		return
+	}
+	if _, ok := s.answers.take(req.Token); !ok {
+		writeErr(w, http.StatusNotFound, unknown)
+		return
 	}
 	if err := g.Answer(ref.profile, ref.session, ref.id, ans); err != nil {
-		if errors.Is(err, approval.ErrNoPending) {
-			writeErr(w, http.StatusNotFound, err.Error())
-			return
-		}
-		writeErr(w, http.StatusInternalServerError, err.Error())
+		writeAnswerErr(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"answered": 1, "id": ref.id})

@@ -43,6 +43,11 @@ type PipelineOptions struct {
 	// Yolo approves the approval tier for the whole process (never the
 	// hardline floor, deny rules or a mandate).
 	Yolo bool
+	// Store, when set, is the open mandate store to use (Mandates is then
+	// not read): a daemon's reload shares its store. Pipeline.Close closes it.
+	Store *mandate.Store
+	// ExecGates is Runner.ExecGates.
+	ExecGates func(root string) sandbox.ExecGate
 	// Guard sets the loop guardrail thresholds; Workers bounds parallel
 	// calls (0: 2×GOMAXPROCS).
 	Guard   GuardConfig
@@ -92,8 +97,8 @@ func NewPipeline(opts PipelineOptions) (*Pipeline, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	var store *mandate.Store
-	if opts.Mandates == MandatesOpen || (opts.Mandates == MandatesForJob && opts.Job != "") {
+	store := opts.Store
+	if store == nil && (opts.Mandates == MandatesOpen || (opts.Mandates == MandatesForJob && opts.Job != "")) {
 		s, err := mandate.Open(cfg.StateDir, mandate.Options{Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("opening the mandate store: %w", err)
@@ -104,7 +109,7 @@ func NewPipeline(opts PipelineOptions) (*Pipeline, error) {
 	eopts.Prompter, eopts.Gateway, eopts.Yolo = opts.Prompter, opts.Gateway, opts.Yolo
 	eng, err := approval.NewEngine(cfg, eopts)
 	if err != nil {
-		if store != nil {
+		if store != nil && opts.Store == nil {
 			store.Close()
 		}
 		return nil, err
@@ -120,7 +125,7 @@ func NewPipeline(opts PipelineOptions) (*Pipeline, error) {
 		}
 	})
 	r := &Runner{Config: cfg, ConfigErr: opts.ConfigErr, Engine: eng, Mandates: store, Sandbox: opts.Sandbox,
-		Sessions: sessions, Workers: opts.Workers, Guard: opts.Guard, Logger: log}
+		Sessions: sessions, Workers: opts.Workers, Guard: opts.Guard, Logger: log, ExecGates: opts.ExecGates}
 	// Before any session opens: every session sandbox passes the exec gate.
 	r.init()
 	return &Pipeline{Runner: r, Engine: eng, Mandates: store, Sessions: sessions}, nil

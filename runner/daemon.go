@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tether-dev/tether/approval"
@@ -74,16 +75,20 @@ type DaemonOptions struct {
 // with NewDaemon, run it with Serve.
 type Daemon struct {
 	opts     DaemonOptions
-	Runner   *Runner
-	Engine   *approval.Engine
 	Mandates *mandate.Store
 	Server   *Server
-	pipeline *Pipeline
 	pools    *sandbox.Pools
-	policy   string // PolicyDigest of the configuration, for the pool socket
+	gateway  *approval.Gateway
+	sessions *sandbox.Sessions
 	base     context.Context
 	cancel   context.CancelFunc
 	log      *slog.Logger
+
+	// gen is the configuration in force and the pipeline built from it;
+	// Reload replaces it.
+	gen      atomic.Pointer[generation]
+	reloadMu sync.Mutex         // serialises reloads
+	retired  []*approval.Engine // engines of replaced generations, closed by Close; guarded by reloadMu
 
 	closeOnce sync.Once
 	closeErr  error
@@ -92,6 +97,22 @@ type Daemon struct {
 	// before Serve calls ready.
 	page *ui.Server
 }
+
+// generation is one loaded configuration and the pipeline built from it.
+type generation struct {
+	cfg      *config.Config
+	pipeline *Pipeline
+	policy   string // PolicyDigest(cfg), for the pools and the pool socket
+}
+
+// Runner returns the runner of the configuration in force.
+func (d *Daemon) Runner() *Runner { return d.gen.Load().pipeline.Runner }
+
+// Engine returns the approval engine of the configuration in force.
+func (d *Daemon) Engine() *approval.Engine { return d.gen.Load().pipeline.Engine }
+
+// Config returns the configuration in force.
+func (d *Daemon) Config() *config.Config { return d.gen.Load().cfg }
 
 // PageURL returns the read-only mandate page's address while Serve runs
 // with ui.enabled, and "" otherwise. Call it after Serve's ready callback.
@@ -117,7 +138,7 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfg := opts.Config
-	d := &Daemon{opts: opts, log: log, policy: PolicyDigest(opts.Config)}
+	d := &Daemon{opts: opts, log: log}
 	d.base, d.cancel = context.WithCancel(context.Background())
 	// The gateway tells the server about new requests (server-sent events);
 	// the server exists only after the engine, hence the indirection.
@@ -132,26 +153,131 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 			errs = append(errs, srv.Publish(ctx, p))
 		}
 		token := ""
+		cfg := d.Config() // the webhook of the configuration in force
 		if prof, ok := cfg.Profile(p.Profile); ok && prof.Approvals.Webhook.URL != "" && srv != nil {
 			token = srv.AnswerToken(p)
 		}
 		errs = append(errs, notifyWebhook(ctx, cfg, p, token))
 		return errors.Join(errs...)
 	}})
+	d.gateway = gw
+	// Session sandboxes and pooled ones outlive a reload; their exec gate
+	// decides with the configuration in force at each exec.
 	p, err := NewPipeline(PipelineOptions{Config: cfg, ConfigErr: opts.ConfigErr, Sandbox: opts.Sandbox,
-		Sessions: opts.Sessions, Gateway: gw, Guard: opts.Guard, Workers: opts.Workers, Logger: log})
+		Sessions: opts.Sessions, Gateway: gw, Guard: opts.Guard, Workers: opts.Workers, Logger: log, ExecGates: d.execGates})
 	if err != nil {
 		return nil, err
 	}
-	d.pipeline = p
-	d.Runner, d.Engine, d.Mandates = p.Runner, p.Engine, p.Mandates
-	srv = NewServer(d.base, d.Runner, d.Mandates, opts.Version, opts.Limits, log)
+	d.sessions, d.Mandates = p.Sessions, p.Mandates
 	d.pools = &sandbox.Pools{StateRoot: opts.Sandbox.StateRoot, CgroupPrefix: opts.Sandbox.CgroupPrefix,
 		Grace: opts.Sandbox.Grace, UserNSBase: opts.Sandbox.UserNSBase,
 		Logf: func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) }}
-	d.Runner.Pools = d.pools
+	p.Runner.Pools = d.pools
+	// Pooled sandboxes and sessions share each profile's pids budget.
+	d.pools.Sessions, d.sessions.Pools = d.sessions, d.pools
+	g := &generation{cfg: cfg, pipeline: p, policy: PolicyDigest(cfg)}
+	d.pools.Reconfigure(g.policy, nil)
+	d.gen.Store(g)
+	srv = NewServer(d.base, p.Runner, d.Mandates, opts.Version, opts.Limits, log)
 	d.Server = srv
 	return d, nil
+}
+
+// execGates is the exec gate of the daemon's sandboxes (Runner.ExecGates):
+// the engine of the configuration in force when the exec happens, so a
+// session or pooled sandbox started before a reload is gated by the new
+// rules.
+func (d *Daemon) execGates(root string) sandbox.ExecGate {
+	return func(ev sandbox.ExecEvent) error {
+		gate := d.Runner().engineExecGate(root)
+		if gate == nil {
+			return nil
+		}
+		return gate(ev)
+	}
+}
+
+// ErrReloadNeedsRestart is returned by Reload for a configuration whose
+// changes the daemon cannot take while it runs (its state directory, the
+// mandate page): the configuration in force stays.
+var ErrReloadNeedsRestart = errors.New("the change needs a restart of tether serve")
+
+// Reload makes cfg the configuration in force (tether serve's SIGHUP):
+// the approval engine, the runner's placement and the exec gate of every
+// sandbox decide by it from the next request on; requests under way
+// finish under the one they started with. Every pool whose profile
+// changed is drained (its waiting sandboxes destroyed unused) and
+// refilled under the new configuration, and no sandbox placed under the
+// old one is pooled after this returns (sandbox.Pools.Reconfigure); the
+// pools of unchanged profiles are kept. Session sandboxes go on (their
+// exec gate follows the new rules), as do pending approvals; approvals
+// given "for this session" are forgotten (the new engine asks again).
+// It reports whether anything changed. On an error (ErrReloadNeedsRestart,
+// a pipeline that cannot be built) nothing changed: the configuration in
+// force stays.
+func (d *Daemon) Reload(cfg *config.Config) (bool, error) {
+	if cfg == nil {
+		return false, fmt.Errorf("reloading the configuration: %w", ErrNoConfig)
+	}
+	d.reloadMu.Lock()
+	defer d.reloadMu.Unlock()
+	old := d.gen.Load()
+	policy := PolicyDigest(cfg)
+	if policy == old.policy {
+		return false, nil
+	}
+	switch {
+	case cfg.StateDir != old.cfg.StateDir:
+		return false, fmt.Errorf("%w: state_dir changed (%s to %s)", ErrReloadNeedsRestart, old.cfg.StateDir, cfg.StateDir)
+	case cfg.UI != old.cfg.UI:
+		return false, fmt.Errorf("%w: the mandate page (ui) changed", ErrReloadNeedsRestart)
+	}
+	p, err := NewPipeline(PipelineOptions{Config: cfg, Sandbox: d.opts.Sandbox, Sessions: d.sessions, Gateway: d.gateway,
+		Store: d.Mandates, Guard: d.opts.Guard, Workers: d.opts.Workers, Logger: d.log, ExecGates: d.execGates})
+	if err != nil {
+		return false, fmt.Errorf("reloading the configuration: %w", err)
+	}
+	p.Runner.Pools = d.pools
+	g := &generation{cfg: cfg, pipeline: p, policy: policy}
+	d.gen.Store(g)
+	d.Server.setRunner(p.Runner)
+	d.retired = append(d.retired, old.pipeline.Engine)
+	same := func(profile string) bool {
+		a, b := profileDigest(old.cfg, profile), profileDigest(cfg, profile)
+		return a != "" && a == b
+	}
+	for _, spec := range d.pools.Reconfigure(policy, same) {
+		d.refill(p.Runner, spec)
+	}
+	return true, nil
+}
+
+// refill prepares, under r's configuration, the pool of a profile that a
+// reload drained: the placement of a call of the profile in the drained
+// pool's workspace, if that profile still pools its sandboxes.
+func (d *Daemon) refill(r *Runner, drained sandbox.PoolSpec) {
+	pl, err := r.Place(d.base, drained.Profile, drained.Spec.Config.Workspace, nil)
+	if err != nil {
+		d.log.Warn("not refilling a pool after the reload", "profile", drained.Profile, "err", err)
+		return
+	}
+	if pl.Proxy || !sandbox.Poolable(pl.Config) {
+		return
+	}
+	d.pools.Prepare(PoolSpec(r.policy, pl.Policy, pl.Config, pl.ProfileLimits, d.execGates(pl.Root)))
+}
+
+// profileDigest identifies what of cfg decides about the sandboxes of
+// profile: the profile and the settings every profile shares ("" when
+// there is no such profile).
+func profileDigest(cfg *config.Config, profile string) string {
+	p, ok := cfg.Profile(profile)
+	if !ok {
+		return ""
+	}
+	c := *cfg
+	c.Profiles = map[string]*config.Profile{profile: p}
+	return PolicyDigest(&c)
 }
 
 // notifyWebhook POSTs p to its profile's approvals.webhook, if any, with
@@ -296,10 +422,10 @@ func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
 	// The read-only mandate page, when the configuration enables it, on
 	// its own loopback address. It stops before the store closes.
 	uiOpts := ui.Options{Logger: d.log}
-	if p, ok := d.opts.Config.Profile(""); ok {
+	if p, ok := d.Config().Profile(""); ok {
 		uiOpts.Profile, uiOpts.ProfileViolation = p.Name, string(p.Mandate.InteractiveViolation)
 	}
-	page, err := ui.Start(d.opts.Config.UI, d.Mandates, uiOpts)
+	page, err := ui.Start(d.Config().UI, d.Mandates, uiOpts)
 	switch {
 	case errors.Is(err, ui.ErrDisabled):
 	case err != nil:
@@ -358,8 +484,9 @@ func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
 // rules and placement) and its sandbox is the one the daemon's profile
 // places. It returns the reason when not: tether run then builds its own.
 func (d *Daemon) choosePool(req *sandbox.PoolRequest) (sandbox.PoolSpec, string) {
-	cfg := d.Runner.Config
-	if d.policy == "" || req.Policy != d.policy {
+	g := d.gen.Load()
+	cfg := g.cfg
+	if g.policy == "" || req.Policy != g.policy {
 		return sandbox.PoolSpec{}, "the run's configuration is not the daemon's"
 	}
 	ws := req.Spec.Config.Workspace
@@ -376,7 +503,7 @@ func (d *Daemon) choosePool(req *sandbox.PoolRequest) (sandbox.PoolSpec, string)
 	if req.Spec.ProfileLimits != ProfileLimits(pol) {
 		return sandbox.PoolSpec{}, "the run's profile limits are not the profile's"
 	}
-	return PoolSpec(pol, req.Spec.Config, req.Spec.ProfileLimits, d.Runner.execGate(req.Spec.Config.Workspace)), ""
+	return PoolSpec(g.policy, pol, req.Spec.Config, req.Spec.ProfileLimits, d.execGates(req.Spec.Config.Workspace)), ""
 }
 
 // PolicyDigest identifies a loaded configuration: two processes that
@@ -416,7 +543,15 @@ func (d *Daemon) close() error {
 	if err := d.pools.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("closing pooled sandboxes: %w", err))
 	}
-	return errors.Join(append(errs, d.pipeline.Close())...)
+	d.reloadMu.Lock()
+	for _, e := range d.retired {
+		if err := e.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing the audit log of a replaced configuration: %w", err))
+		}
+	}
+	d.retired = nil
+	d.reloadMu.Unlock()
+	return errors.Join(append(errs, d.gen.Load().pipeline.Close())...)
 }
 
 // ReadTokens reads bearer tokens from a file, one per line ("#"

@@ -18,12 +18,12 @@ import (
 func TestServeMandatePage(t *testing.T) {
 	t.Parallel()
 	e := newDaemonEnv(t, sandbox.Runner{}, "")
-	d, stop := e.start(t)
+	d, _ := e.start(t) // stopped by the test's cleanup
 	assert.Empty(t, d.PageURL(), "ui.enabled is off by default: no page")
 
 	e = newDaemonEnv(t, sandbox.Runner{}, "")
 	e.cfg.UI.Enabled, e.cfg.UI.Listen = true, "127.0.0.1:0"
-	d, stop = e.start(t)
+	d, stop := e.start(t)
 	url := d.PageURL()
 	require.True(t, strings.HasPrefix(url, "http://127.0.0.1:"), url)
 	resp, err := http.Get(url)

@@ -16,28 +16,52 @@ import (
 	"github.com/tether-dev/tether/sandbox"
 )
 
+// webhookHit is one POST the profile's approvals.webhook received.
+type webhookHit struct {
+	Auth string // the Authorization header
+	Raw  string // the body as sent
+	Body struct {
+		Event   string                  `json:"event"`
+		Request approval.Pending        `json:"request"`
+		Answer  *approval.WebhookAnswer `json:"answer"`
+	}
+}
+
+// webhookRecorder starts a webhook that records every POST, stopped at
+// cleanup. next returns the next POST, failing the test when none comes
+// within 30 s.
+func webhookRecorder(t *testing.T) (url string, next func() webhookHit) {
+	t.Helper()
+	hits := make(chan webhookHit, 8)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var h webhookHit
+		h.Auth = r.Header.Get("Authorization")
+		data, err := io.ReadAll(r.Body)
+		assert.NoError(t, err)
+		h.Raw = string(data)
+		assert.NoError(t, json.Unmarshal(data, &h.Body))
+		hits <- h
+	}))
+	t.Cleanup(hook.Close)
+	return hook.URL, func() webhookHit {
+		t.Helper()
+		select {
+		case h := <-hits:
+			return h
+		case <-time.After(30 * time.Second):
+			t.Fatal("the webhook was not called")
+			return webhookHit{}
+		}
+	}
+}
+
 // TestServeWebhookNotify: a request queued for the gateway is POSTed to the
 // profile's approvals.webhook with its token secret, and answering it over
 // the API still works (the webhook only notifies).
 func TestServeWebhookNotify(t *testing.T) {
 	t.Parallel()
-	type hit struct {
-		auth string
-		body struct {
-			Event   string           `json:"event"`
-			Request approval.Pending `json:"request"`
-		}
-	}
-	hits := make(chan hit, 4)
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var h hit
-		h.auth = r.Header.Get("Authorization")
-		assert.NoError(t, json.NewDecoder(r.Body).Decode(&h.body))
-		hits <- h
-	}))
-	defer hook.Close()
-
-	e := newDaemonEnv(t, sandbox.Runner{}, "      webhook:\n        url: "+hook.URL+"\n        token_secret: HOOK_TOKEN\n"+
+	hookURL, nextHit := webhookRecorder(t)
+	e := newDaemonEnv(t, sandbox.Runner{}, "      webhook:\n        url: "+hookURL+"\n        token_secret: HOOK_TOKEN\n"+
 		"    secrets:\n      values:\n        HOOK_TOKEN: s3cret-hook-token\n")
 	e.start(t)
 	c := NewClient(e.socket)
@@ -49,18 +73,13 @@ func TestServeWebhookNotify(t *testing.T) {
 		out, _ := c.Call(context.Background(), s.Session, "", []RawCall{rawCall("1", "terminal", args("command", "rm -rf build"))})
 		done <- out
 	}()
-	var h hit
-	select {
-	case h = <-hits:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the webhook was not called")
-	}
-	assert.Equal(t, "Bearer s3cret-hook-token", h.auth)
-	assert.Equal(t, "approval.pending", h.body.Event)
-	assert.Equal(t, s.Session, h.body.Request.Session)
-	assert.Equal(t, "rm -rf build", h.body.Request.Command)
+	h := nextHit()
+	assert.Equal(t, "Bearer s3cret-hook-token", h.Auth)
+	assert.Equal(t, "approval.pending", h.Body.Event)
+	assert.Equal(t, s.Session, h.Body.Request.Session)
+	assert.Equal(t, "rm -rf build", h.Body.Request.Command)
 
-	_, err = c.Decide(t.Context(), s.Session, Decision{ID: h.body.Request.ID, Verdict: "deny"})
+	_, err = c.Decide(t.Context(), s.Session, Decision{ID: h.Body.Request.ID, Verdict: "deny"})
 	require.NoError(t, err)
 	out := <-done
 	require.Len(t, out.Results, 1)
@@ -73,22 +92,8 @@ func TestServeWebhookNotify(t *testing.T) {
 // token answers nothing; and a resolved request's token is forgotten.
 func TestWebhookAnswerToken(t *testing.T) {
 	t.Parallel()
-	type body struct {
-		Event   string                  `json:"event"`
-		Request approval.Pending        `json:"request"`
-		Answer  *approval.WebhookAnswer `json:"answer"`
-	}
-	hits := make(chan body, 4)
-	raw := make(chan string, 4)
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		data, _ := io.ReadAll(r.Body)
-		raw <- string(data)
-		var b body
-		assert.NoError(t, json.Unmarshal(data, &b))
-		hits <- b
-	}))
-	defer hook.Close()
-	e := newDaemonEnv(t, sandbox.Runner{}, "      webhook:\n        url: "+hook.URL+"\n")
+	hookURL, nextHit := webhookRecorder(t)
+	e := newDaemonEnv(t, sandbox.Runner{}, "      webhook:\n        url: "+hookURL+"\n")
 	d, _ := e.start(t)
 	c := NewClient(e.socket)
 	s, err := c.CreateSession(t.Context(), SessionRequest{})
@@ -101,18 +106,13 @@ func TestWebhookAnswerToken(t *testing.T) {
 			results <- out
 		}()
 	}
-	got := map[string]body{}
+	got := map[string]webhookHit{}
 	for range 2 {
-		select {
-		case b := <-hits:
-			got[b.Request.Command] = b
-			text := <-raw
-			assert.NotContains(t, text, s.ClientToken, "the client's token is never in the webhook body")
-		case <-time.After(30 * time.Second):
-			t.Fatal("the webhook was not called")
-		}
+		h := nextHit()
+		got[h.Body.Request.Command] = h
+		assert.NotContains(t, h.Raw, s.ClientToken, "the client's token is never in the webhook body")
 	}
-	a, b := got["rm -rf build"], got["rm -rf dist"]
+	a, b := got["rm -rf build"].Body, got["rm -rf dist"].Body
 	require.NotNil(t, a.Answer)
 	require.NotNil(t, b.Answer)
 	assert.NotEqual(t, a.Answer.Token, b.Answer.Token)
@@ -130,7 +130,7 @@ func TestWebhookAnswerToken(t *testing.T) {
 
 	// Only b was answered: a is still pending; a person answers it, and
 	// its token is then forgotten.
-	pend := d.Engine.Gateway().List("", s.Session)
+	pend := d.Engine().Gateway().List("", s.Session)
 	require.Len(t, pend, 1)
 	assert.Equal(t, a.Request.ID, pend[0].ID)
 	_, err = c.Decide(t.Context(), s.Session, Decision{ID: a.Request.ID, Verdict: "deny"})
@@ -165,7 +165,7 @@ func TestBatchApprovalsAskedTogether(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	var pend []approval.Pending
 	for time.Now().Before(deadline) {
-		if pend = d.Engine.Gateway().List("", s.Session); len(pend) == 2 {
+		if pend = d.Engine().Gateway().List("", s.Session); len(pend) == 2 {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -184,4 +184,71 @@ func TestBatchApprovalsAskedTogether(t *testing.T) {
 	assert.Contains(t, out.Results[2].Message, "no rm -rf dist")
 	assert.False(t, out.Results[0].Ran)
 	assert.False(t, out.Results[2].Ran)
+}
+
+// TestAnswerScopeNotOffered: both answer endpoints (a client on its
+// session, a bridge with an answer token) refuse an approval whose scope
+// the request does not offer, or a verdict that is not one, with 400 — and
+// the refused answer consumes nothing: the request stays pending and its
+// token still answers it.
+func TestAnswerScopeNotOffered(t *testing.T) {
+	t.Parallel()
+	hookURL, nextHit := webhookRecorder(t)
+	// An ask glob escalates: the request offers "once" only.
+	e := newDaemonEnv(t, sandbox.Runner{}, "      ask: [\"rm *\"]\n      webhook:\n        url: "+hookURL+"\n")
+	d, _ := e.start(t)
+	c := NewClient(e.socket)
+	s, err := c.CreateSession(t.Context(), SessionRequest{})
+	require.NoError(t, err)
+	result := make(chan BatchResult, 1)
+	go func() {
+		out, _ := c.Call(context.Background(), s.Session, "", []RawCall{rawCall("1", "terminal", args("command", "rm -rf build"))})
+		result <- out
+	}()
+	hit := nextHit().Body
+	require.NotNil(t, hit.Answer)
+	require.Equal(t, []approval.Scope{approval.ScopeOnce}, hit.Request.Scopes)
+
+	bridge := NewClient(e.socket)
+	post := func(verdict, scope string) error {
+		return bridge.do(t.Context(), http.MethodPost, "/v1/approvals/answer", map[string]any{"token": hit.Answer.Token, "verdict": verdict, "scope": scope}, nil)
+	}
+	status := func(err error) int {
+		var apiErr *APIError
+		require.ErrorAs(t, err, &apiErr)
+		return apiErr.Status
+	}
+	for _, tc := range []struct {
+		name string
+		err  func() error
+		msg  string
+	}{
+		{"token, always", func() error { return post("approve", "always") }, `scope "always" is not offered`},
+		{"token, session", func() error { return post("approve", "session") }, `scope "session" is not offered`},
+		{"token, bad verdict", func() error { return post("escalate", "") }, `verdict must be "approve" or "deny"`},
+		{"token, bad scope", func() error { return post("approve", "forever") }, "forever"},
+		{"client by id, always", func() error {
+			_, err := c.Decide(t.Context(), s.Session, Decision{ID: hit.Request.ID, Verdict: "approve", Scope: "always"})
+			return err
+		}, `scope "always" is not offered`},
+		{"client oldest, session", func() error {
+			_, err := c.Decide(t.Context(), s.Session, Decision{Verdict: "approve", Scope: "session"})
+			return err
+		}, `scope "session" is not offered`},
+	} {
+		err := tc.err()
+		require.Error(t, err, tc.name)
+		assert.Equal(t, http.StatusBadRequest, status(err), tc.name)
+		assert.ErrorContains(t, err, tc.msg, tc.name)
+		pend := d.Engine().Gateway().List("", s.Session)
+		require.Len(t, pend, 1, "%s: a refused answer consumes nothing", tc.name)
+		assert.Equal(t, hit.Request.ID, pend[0].ID)
+	}
+	// The token was not used up by the refused answers.
+	require.NoError(t, post("deny", ""))
+	out := <-result
+	require.Len(t, out.Results, 1)
+	assert.False(t, out.Results[0].Ran)
+	assert.Equal(t, ClassBlocked, out.Results[0].Class)
+	assert.Equal(t, http.StatusNotFound, status(post("deny", "")), "once")
 }

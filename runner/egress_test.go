@@ -19,7 +19,6 @@ import (
 	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/mandate"
-	"github.com/tether-dev/tether/sandbox"
 )
 
 // proxyRunner returns a Runner over a sandbox profile in network mode
@@ -29,14 +28,9 @@ func proxyRunner(t *testing.T, extra ...string) (*Runner, string) {
 	t.Helper()
 	sb := testSandbox(t)
 	cfg, ws := testConfig(t, "      network:\n        mode: proxy\n        allow: [\"127.0.0.0/8\"]\n        deny: [\"127.0.0.2\"]\n"+strings.Join(extra, ""))
-	store, err := mandate.Open(cfg.StateDir, mandate.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { store.Close() })
-	eng, err := approval.NewEngine(cfg, approval.Options{Mandate: &mandate.Hook{Store: store}})
-	require.NoError(t, err)
-	t.Cleanup(func() { eng.Close() })
-	sessions := &sandbox.Sessions{StateRoot: sb.StateRoot, CgroupPrefix: sb.CgroupPrefix, Grace: sb.Grace}
-	t.Cleanup(func() { sessions.Close() })
+	store := testStore(t, cfg)
+	eng := testEngine(t, cfg, approval.Options{Mandate: &mandate.Hook{Store: store}})
+	sessions := testSessions(t, sb)
 	return &Runner{Config: cfg, Engine: eng, Mandates: store, Sandbox: sb, Sessions: sessions}, ws
 }
 

@@ -12,9 +12,18 @@ import (
 
 // execGate is the sandbox's exec gate for a call whose workspace is root
 // ("" for a session's, which serves many calls: the profile's cwd then):
-// the engine's hardline floor and deny globs on every argv the sandbox
-// sees executed.
+// ExecGates' when set, else the engine's (engineExecGate).
 func (r *Runner) execGate(root string) sandbox.ExecGate {
+	if r.ExecGates != nil {
+		return r.ExecGates(root)
+	}
+	return r.engineExecGate(root)
+}
+
+// engineExecGate is the engine's exec gate for a call whose workspace is
+// root: its hardline floor and deny globs on every argv the sandbox sees
+// executed.
+func (r *Runner) engineExecGate(root string) sandbox.ExecGate {
 	eng := r.Engine
 	if eng == nil {
 		return nil

@@ -15,7 +15,6 @@ import (
 	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/mandate"
-	"github.com/tether-dev/tether/sandbox"
 )
 
 // gateRunner returns a Runner with a real engine and mandate store over a
@@ -26,14 +25,9 @@ func gateRunner(t *testing.T, standIns ...string) (*Runner, *mandate.Store, *con
 	t.Helper()
 	sb := testSandbox(t)
 	cfg, ws := testConfigIn(t, sandboxTempDir(t), "    approvals:\n      deny: [\"curl *\"]\n")
-	store, err := mandate.Open(cfg.StateDir, mandate.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { store.Close() })
-	eng, err := approval.NewEngine(cfg, approval.Options{Mandate: &mandate.Hook{Store: store}})
-	require.NoError(t, err)
-	t.Cleanup(func() { eng.Close() })
-	sessions := &sandbox.Sessions{StateRoot: sb.StateRoot, CgroupPrefix: sb.CgroupPrefix, Grace: sb.Grace}
-	t.Cleanup(func() { sessions.Close() })
+	store := testStore(t, cfg)
+	eng := testEngine(t, cfg, approval.Options{Mandate: &mandate.Hook{Store: store}})
+	sessions := testSessions(t, sb)
 	require.NoError(t, os.Mkdir(filepath.Join(ws, "bin"), 0o755))
 	for _, n := range standIns {
 		script := "#!/bin/sh\necho \"$0 $*\" >> " + filepath.Join(ws, "ran-"+n) + "\n"

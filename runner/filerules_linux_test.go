@@ -44,9 +44,7 @@ const secretValue = "SECRET_VALUE_93"
 func filesRunner(t *testing.T, rec *askRecorder) (*Runner, string) {
 	t.Helper()
 	cfg, ws := testConfig(t, "    files:\n      deny: [\"private/**\"]\n      ask: [\"*.sqlite\"]\n")
-	eng, err := approval.NewEngine(cfg, approval.Options{Prompter: rec})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = eng.Close() })
+	eng := testEngine(t, cfg, approval.Options{Prompter: rec})
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte("TOKEN="+secretValue+"\n"), 0o600))
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "private"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "private", "notes"), []byte(secretValue+"\n"), 0o644))

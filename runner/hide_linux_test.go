@@ -64,12 +64,8 @@ func TestHomeWorkspaceHidesTetherStateAndConfig(t *testing.T) {
 	require.NoError(t, os.Mkdir(filepath.Join(home, "build"), 0o755))
 	cfg, err := config.Load(cfgPath)
 	require.NoError(t, err)
-	store, err := mandate.Open(cfg.StateDir, mandate.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { store.Close() })
-	eng, err := approval.NewEngine(cfg, approval.Options{Mandate: &mandate.Hook{Store: store}})
-	require.NoError(t, err)
-	t.Cleanup(func() { eng.Close() })
+	store := testStore(t, cfg)
+	eng := testEngine(t, cfg, approval.Options{Mandate: &mandate.Hook{Store: store}})
 	sessions := &sandbox.Sessions{StateRoot: sb.StateRoot, CgroupPrefix: sb.CgroupPrefix, Grace: sb.Grace}
 	r := &Runner{Config: cfg, Engine: eng, Mandates: store, Sandbox: sb, Sessions: sessions}
 	var before unix.Stat_t
@@ -141,9 +137,7 @@ func TestWorkspaceInsideStateRefused(t *testing.T) {
 	y := fmt.Sprintf("state_dir: %s\nprofiles:\n  default:\n    terminal:\n      cwd: %s\n", filepath.Join(dir, "state"), ws)
 	cfg, err := config.Parse("t.yaml", []byte(y), dir)
 	require.NoError(t, err)
-	eng, err := approval.NewEngine(cfg, approval.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { eng.Close() })
+	eng := testEngine(t, cfg, approval.Options{})
 	r := &Runner{Config: cfg, Engine: eng, Sandbox: sb}
 	out := r.Execute(t.Context(), Batch{Platform: approval.PlatformAPI, Calls: []RawCall{
 		rawCall("1", "terminal", args("command", "touch x")),
@@ -159,9 +153,7 @@ func TestWorkspaceInsideStateRefused(t *testing.T) {
 func TestTerminalDiskLimitReported(t *testing.T) {
 	sb := testSandbox(t)
 	cfg, ws := testConfig(t, "      limits: {disk: 1MiB}\n")
-	eng, err := approval.NewEngine(cfg, approval.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { eng.Close() })
+	eng := testEngine(t, cfg, approval.Options{})
 	r := &Runner{Config: cfg, Engine: eng, Sandbox: sb}
 	out := r.Execute(t.Context(), Batch{Platform: approval.PlatformAPI, Calls: []RawCall{rawCall("1", "terminal", args("command", "echo hi"))}}, nil)
 	res := out.Results[0]

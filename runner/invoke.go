@@ -222,7 +222,7 @@ func (r *Runner) oneShot(ctx context.Context, env *Env, pl Placement, cmd sandbo
 		if r.Pools != nil && gate == nil {
 			res, err = r.runPooled(ctx, pl.Policy, cfg, pl.ProfileLimits, execGate, cmd)
 		} else {
-			req := sandbox.PoolRequest{CgroupPrefix: r.Sandbox.CgroupPrefix, Profile: pl.Policy.Profile, Policy: PolicyDigest(r.Config),
+			req := sandbox.PoolRequest{CgroupPrefix: r.Sandbox.CgroupPrefix, Profile: pl.Policy.Profile, Policy: r.policy,
 				Spec: sandbox.SessionSpec{Config: cfg, ProfileLimits: pl.ProfileLimits},
 				Args: cmd.Args, Shell: cmd.Shell, Timeout: cfg.Limits.Timeout, OutputBytes: cfg.Limits.OutputBytes,
 				Stdin: cmd.Stdin != nil}
@@ -247,14 +247,15 @@ func (r *Runner) oneShot(ctx context.Context, env *Env, pl Placement, cmd sandbo
 }
 
 // PoolSpec is the pool a one-shot command of policy pol, placed in cfg
-// inside a profile cgroup of profLimits, may take its sandbox from: the
-// profile's terminal.pool sandboxes of exactly that placement.
-func PoolSpec(pol TerminalPolicy, cfg sandbox.Config, profLimits sandbox.Limits, gate sandbox.ExecGate) sandbox.PoolSpec {
+// inside a profile cgroup of profLimits under the configuration of digest
+// policy (PolicyDigest), may take its sandbox from: the profile's
+// terminal.pool sandboxes of exactly that placement.
+func PoolSpec(policy string, pol TerminalPolicy, cfg sandbox.Config, profLimits sandbox.Limits, gate sandbox.ExecGate) sandbox.PoolSpec {
 	size := 0
 	if pol.Pool != nil {
 		size = *pol.Pool
 	}
-	return sandbox.PoolSpec{Profile: pol.Profile, Size: size, ExecGate: gate,
+	return sandbox.PoolSpec{Profile: pol.Profile, Policy: policy, Size: size, ExecGate: gate,
 		Spec: sandbox.SessionSpec{Config: cfg, ProfileLimits: profLimits}}
 }
 
@@ -267,6 +268,6 @@ func (r *Runner) runPooled(ctx context.Context, pol TerminalPolicy, cfg sandbox.
 	if r.Pools == nil || pol.Pool == nil {
 		return nil, sandbox.ErrPoolEmpty
 	}
-	return r.Pools.Run(ctx, PoolSpec(pol, cfg, profLimits, gate), cmd,
+	return r.Pools.Run(ctx, PoolSpec(r.policy, pol, cfg, profLimits, gate), cmd,
 		sandbox.ExecOptions{Timeout: cfg.Limits.Timeout, OutputBytes: cfg.Limits.OutputBytes})
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/mandate"
-	"github.com/tether-dev/tether/sandbox"
 )
 
 const landlockSecret = "TOKEN-7f3a9c-NEVER-SHOWN"
@@ -46,14 +45,9 @@ func landlockRunner(t *testing.T) (*Runner, *mandate.Store, string) {
 	y := fmt.Sprintf("state_dir: %s\nprofiles:\n  default:\n    terminal:\n      cwd: %s\n", filepath.Join(dir, "state"), ws)
 	cfg, err := config.Parse("test.yaml", []byte(y), dir)
 	require.NoError(t, err)
-	store, err := mandate.Open(cfg.StateDir, mandate.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { store.Close() })
-	eng, err := approval.NewEngine(cfg, approval.Options{Mandate: mandate.NewHook(store, cfg)})
-	require.NoError(t, err)
-	t.Cleanup(func() { eng.Close() })
-	sessions := &sandbox.Sessions{StateRoot: sb.StateRoot, CgroupPrefix: sb.CgroupPrefix, Grace: sb.Grace}
-	t.Cleanup(func() { sessions.Close() })
+	store := testStore(t, cfg)
+	eng := testEngine(t, cfg, approval.Options{Mandate: mandate.NewHook(store, cfg)})
+	sessions := testSessions(t, sb)
 	return &Runner{Config: cfg, Engine: eng, Mandates: store, Sandbox: sb, Sessions: sessions}, store, ws
 }
 

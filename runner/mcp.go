@@ -246,7 +246,7 @@ func NewMCP(opts MCPOptions) (*MCP, error) {
 	var names []string
 	for _, t := range m.runner.Tools().Visible(prof) {
 		m.Server.AddTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: publicSchema(t.Schema),
-			OutputSchema: outputSchema, Annotations: annotations(t, prof)}, m.handler(t.Name))
+			OutputSchema: outputSchema(), Annotations: annotations(t, prof)}, m.handler(t.Name))
 		names = append(names, t.Name)
 	}
 	m.Server.AddReceivingMiddleware(negotiateMiddleware, unknownToolMiddleware(names, m.handler))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,14 +22,15 @@ Use these tools for every command and file access. If the client also offers its
 Every result says its class: succeeded, failed (it ran and failed), refused (a gate stopped it; nothing ran), blocked (outside the mandate; nothing ran) or pending_approval. A command that needs approval is asked of the user through MCP elicitation when the client supports it; otherwise it waits in tether's approval queue, where a person answers with "tether approvals" on this machine or the daemon's API, until the approval timeout. A refusal is final for that command: do not retry it in another form.`
 
 // outputSchema is the JSON schema of every tool's structuredContent: a
-// Result, whatever the tool.
-var outputSchema = func() *jsonschema.Schema {
+// Result, whatever the tool. Derived on first use (tether mcp), not at
+// start-up: every other command would pay for it.
+var outputSchema = sync.OnceValue(func() *jsonschema.Schema {
 	s, err := jsonschema.For[Result](nil)
 	if err != nil {
 		panic(fmt.Sprintf("deriving the MCP output schema: %v", err))
 	}
 	return s
-}()
+})
 
 // annotations are the MCP hints of a tool, derived from its kind: file
 // reads are read-only, writes and commands destructive; only a command

@@ -14,16 +14,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
 )
 
-// startMCP serves a fresh MCP server for ws's config on an in-memory
-// transport and returns the client's end.
-func startMCP(t *testing.T, cfgPath string) *mcp.InMemoryTransport {
+// startMCP serves a fresh MCP server for the config at cfgPath, for
+// platform plat ("" for the default), on an in-memory transport and
+// returns the client's end. The server stops at cleanup.
+func startMCP(t *testing.T, cfgPath string, plat approval.Platform) *mcp.InMemoryTransport {
 	t.Helper()
 	cfg, err := config.Load(cfgPath)
 	require.NoError(t, err)
-	m, err := NewMCP(MCPOptions{Config: cfg, Sandbox: testSandbox(t)})
+	m, err := NewMCP(MCPOptions{Config: cfg, Sandbox: testSandbox(t), Platform: plat})
 	require.NoError(t, err)
 	st, ct := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(t.Context())
@@ -31,6 +33,16 @@ func startMCP(t *testing.T, cfgPath string) *mcp.InMemoryTransport {
 	go func() { done <- m.Run(ctx, st) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return ct
+}
+
+// connectMCP connects a client named name to ct; the session
+// is closed at cleanup (before the server stops).
+func connectMCP(t *testing.T, ct *mcp.InMemoryTransport, name string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).Connect(t.Context(), ct, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }
 
 // checkStructured validates a result's structuredContent against the
@@ -52,11 +64,8 @@ func checkStructured(t *testing.T, tool *mcp.Tool, res *mcp.CallToolResult) {
 
 func TestMCPToolSurface(t *testing.T) {
 	cfgPath, _ := mcpConfigFile(t)
-	ct := startMCP(t, cfgPath)
+	cs := connectMCP(t, startMCP(t, cfgPath, ""), "surface")
 	ctx := t.Context()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "surface", Version: "1"}, nil).Connect(ctx, ct, nil)
-	require.NoError(t, err)
-	defer cs.Close()
 
 	ir := cs.InitializeResult()
 	require.NotNil(t, ir)

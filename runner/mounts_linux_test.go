@@ -27,11 +27,8 @@ func mountRunner(t *testing.T, base, mounts string) (*Runner, *sandbox.Sessions)
 		filepath.Join(base, "state"), filepath.Join(base, "ws"), mounts+"    approvals: {mode: \"off\"}\n")
 	cfg, err := config.Parse(filepath.Join(base, "config.yaml"), []byte(text), base)
 	require.NoError(t, err)
-	eng, err := approval.NewEngine(cfg, approval.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { eng.Close() })
-	sessions := &sandbox.Sessions{StateRoot: sb.StateRoot, CgroupPrefix: sb.CgroupPrefix, Grace: sb.Grace}
-	t.Cleanup(func() { _ = sessions.Close() })
+	eng := testEngine(t, cfg, approval.Options{})
+	sessions := testSessions(t, sb)
 	return &Runner{Config: cfg, Engine: eng, Sandbox: sb, Sessions: sessions}, sessions
 }
 

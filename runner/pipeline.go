@@ -61,13 +61,19 @@ type Runner struct {
 	// decide (file tools, process); nil means the Engine's audit log, or
 	// with no Engine the file audit log of the state directory.
 	Audit approval.AuditSink
+	// ExecGates, when set, makes the exec gate of the sandboxes of a call
+	// whose workspace is root ("" for session sandboxes): the daemon's,
+	// which decides with whichever configuration it has loaded at the
+	// exec. Nil means this Runner's engine (engineExecGate).
+	ExecGates func(root string) sandbox.ExecGate
 
 	once     sync.Once
 	reg      *Registry
 	log      *slog.Logger
 	sem      chan struct{}
 	audit    approval.AuditSink
-	auditErr error // opening the state directory's audit log failed
+	auditErr error  // opening the state directory's audit log failed
+	policy   string // PolicyDigest(Config), for pools
 }
 
 func (r *Runner) init() {
@@ -89,6 +95,7 @@ func (r *Runner) init() {
 			n = 2 * runtime.GOMAXPROCS(0)
 		}
 		r.sem = make(chan struct{}, n)
+		r.policy = PolicyDigest(r.Config)
 		switch {
 		case r.Audit != nil:
 			r.audit = r.Audit

@@ -19,13 +19,9 @@ import (
 func hostRunner(t *testing.T, extra string) (*Runner, string) {
 	t.Helper()
 	cfg, ws := testConfig(t, "      backend: host\n      env_passthrough: [PATH]\n"+extra)
-	store, err := mandate.Open(cfg.StateDir, mandate.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { store.Close() })
-	eng, err := approval.NewEngine(cfg, approval.Options{Mandate: &mandate.Hook{Store: store},
+	store := testStore(t, cfg)
+	eng := testEngine(t, cfg, approval.Options{Mandate: &mandate.Hook{Store: store},
 		Redact: func(p, s string) string { return ResolveSecretScope(cfg, nil, p).Masker().Mask(s) }})
-	require.NoError(t, err)
-	t.Cleanup(func() { eng.Close() })
 	return &Runner{Config: cfg, Engine: eng, Mandates: store,
 		LookupEnv: func(k string) (string, bool) {
 			if k == "PATH" {

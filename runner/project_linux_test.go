@@ -11,7 +11,6 @@ import (
 
 	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
-	"github.com/tether-dev/tether/sandbox"
 )
 
 // projectAttack tries to change, remove, replace or plant the workspace's
@@ -42,11 +41,8 @@ func TestProjectFileLayered(t *testing.T) {
 		filepath.Join(base, "state"), ws)
 	cfg, err := config.Parse(filepath.Join(base, "config.yaml"), []byte(text), base)
 	require.NoError(t, err)
-	eng, err := approval.NewEngine(cfg, approval.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { eng.Close() })
-	sessions := &sandbox.Sessions{StateRoot: sb.StateRoot, CgroupPrefix: sb.CgroupPrefix, Grace: sb.Grace}
-	t.Cleanup(func() { _ = sessions.Close() })
+	eng := testEngine(t, cfg, approval.Options{})
+	sessions := testSessions(t, sb)
 	r := &Runner{Config: cfg, Engine: eng, Sandbox: sb, Sessions: sessions}
 	call := func(session string, c RawCall) Result {
 		out := r.Execute(t.Context(), Batch{Platform: approval.PlatformAPI, Session: session, Calls: []RawCall{c}}, nil)

@@ -89,8 +89,10 @@ func (l Limits) withDefaults() Limits {
 // Server is the HTTP/JSON API of `tether serve` (see docs/api.md). It is
 // an http.Handler; Daemon puts it on a socket. Safe for concurrent use.
 type Server struct {
-	runner   *Runner
-	engine   *approval.Engine
+	// runner is the pipeline calls go through (its Engine decides them);
+	// a daemon's configuration reload replaces it (setRunner). Each
+	// request reads it once, so one request sees one configuration.
+	runner   atomic.Pointer[Runner]
 	mandates *mandate.Store
 	version  string
 	log      *slog.Logger
@@ -147,6 +149,11 @@ type sseEvent struct {
 	data any
 }
 
+// setRunner makes r the pipeline of every request from now on (a
+// configuration reload); requests under way finish with the one they
+// started with.
+func (s *Server) setRunner(r *Runner) { s.runner.Store(r) }
+
 // NewServer returns the API over r (whose Engine must be set). It checks
 // no bearer token: the unix socket is private (mode 0600); put
 // RequireBearer in front of it on TCP. Until base ends, it clears
@@ -155,10 +162,11 @@ func NewServer(base context.Context, r *Runner, mandates *mandate.Store, version
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{runner: r, engine: r.Engine, mandates: mandates, version: version, log: log, base: base,
+	s := &Server{mandates: mandates, version: version, log: log, base: base,
 		limits: limits.withDefaults(), now: time.Now,
 		sessions: map[string]*apiSession{}, clients: map[[32]byte]string{}, subs: map[*subscriber]struct{}{},
 		expired: map[string]expiredSession{}, answers: newAnswerTokens()}
+	s.runner.Store(r)
 	go s.expireIdle()
 	m := http.NewServeMux()
 	m.HandleFunc("GET /v1/health", s.health)
@@ -425,7 +433,7 @@ func (s *Server) expireOnce() {
 	s.mu.Unlock()
 	for _, x := range idle {
 		s.log.Info("clearing an idle API session", "session", x.ID, "client", x.client, "idle", s.limits.SessionIdle)
-		s.engine.ClearSession(x.Profile, x.ID)
+		s.runner.Load().Engine.ClearSession(x.Profile, x.ID)
 	}
 }
 
@@ -434,11 +442,11 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	n := len(s.sessions)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": s.version, "sessions": n,
-		"pending_approvals": len(s.engine.Gateway().List("", ""))})
+		"pending_approvals": len(s.runner.Load().Engine.Gateway().List("", ""))})
 }
 
 func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
-	cfg := s.runner.Config
+	cfg := s.runner.Load().Config
 	if cfg == nil {
 		writeErr(w, http.StatusServiceUnavailable, "the configuration could not be loaded")
 		return
@@ -448,7 +456,7 @@ func (s *Server) tools(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusNotFound, fmt.Sprintf("unknown profile %q", r.URL.Query().Get("profile")))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"profile": prof.Name, "tools": s.runner.Tools().Schemas(prof)})
+	writeJSON(w, http.StatusOK, map[string]any{"profile": prof.Name, "tools": s.runner.Load().Tools().Schemas(prof)})
 }
 
 type createSessionReq struct {
@@ -467,11 +475,12 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if s.runner.Config == nil {
+	cfg := s.runner.Load().Config
+	if cfg == nil {
 		writeErr(w, http.StatusServiceUnavailable, "the configuration could not be loaded")
 		return
 	}
-	prof, ok := s.runner.Config.Profile(req.Profile)
+	prof, ok := cfg.Profile(req.Profile)
 	if !ok {
 		writeErr(w, http.StatusBadRequest, fmt.Sprintf("unknown profile %q", req.Profile))
 		return
@@ -568,7 +577,7 @@ func (s *Server) clearSession(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	delete(s.sessions, sess.ID)
 	s.mu.Unlock()
-	n := s.engine.ClearSession(sess.Profile, sess.ID)
+	n := s.runner.Load().Engine.ClearSession(sess.Profile, sess.ID)
 	writeJSON(w, http.StatusOK, map[string]any{"session": sess.ID, "cleared": true, "denied_pending": n})
 }
 
@@ -599,12 +608,13 @@ func (s *Server) calls(w http.ResponseWriter, r *http.Request) {
 		sess.lastUsed.Store(s.now().UnixNano())
 		sess.busy.Add(-1)
 	}()
-	turn := sess.turn(req.Turn, s.runner.guard(sess.Profile))
+	run := s.runner.Load()
+	turn := sess.turn(req.Turn, run.guard(sess.Profile))
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stop := context.AfterFunc(s.base, cancel)
 	defer stop()
-	out := s.runner.Execute(ctx, Batch{Profile: sess.Profile, Session: sess.ID, Platform: sess.Platform,
+	out := run.Execute(ctx, Batch{Profile: sess.Profile, Session: sess.ID, Platform: sess.Platform,
 		Job: sess.Job, Cwd: sess.Cwd, Calls: req.Calls}, turn)
 	writeJSON(w, http.StatusOK, out)
 }
@@ -634,7 +644,7 @@ func (s *Server) sessionApprovals(w http.ResponseWriter, r *http.Request) {
 	if sess == nil {
 		return
 	}
-	list := s.engine.Gateway().List(sess.Profile, sess.ID)
+	list := s.runner.Load().Engine.Gateway().List(sess.Profile, sess.ID)
 	if list == nil {
 		list = []approval.Pending{}
 	}
@@ -646,7 +656,7 @@ func (s *Server) oldestApproval(w http.ResponseWriter, r *http.Request) {
 	if sess == nil {
 		return
 	}
-	p, ok := s.engine.Gateway().Oldest(sess.Profile, sess.ID)
+	p, ok := s.runner.Load().Engine.Gateway().Oldest(sess.Profile, sess.ID)
 	if !ok {
 		writeErr(w, http.StatusNotFound, "no pending approval in this session")
 		return
@@ -663,7 +673,7 @@ func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []approval.Pending{}
 	for _, sess := range s.clientSessions(c) {
-		out = append(out, s.engine.Gateway().List(sess.Profile, sess.ID)...)
+		out = append(out, s.runner.Load().Engine.Gateway().List(sess.Profile, sess.ID)...)
 	}
 	slices.SortStableFunc(out, func(a, b approval.Pending) int { return a.Created.Compare(b.Created) })
 	writeJSON(w, http.StatusOK, map[string]any{"pending": out})
@@ -682,11 +692,9 @@ func (s *Server) clientSessions(c string) []*apiSession {
 }
 
 type decideReq struct {
-	ID      string `json:"id"`  // a request id; "" means the oldest
-	All     bool   `json:"all"` // answer every pending request of the session
-	Verdict string `json:"verdict"`
-	Scope   string `json:"scope"`
-	Reason  string `json:"reason"`
+	ID  string `json:"id"`  // a request id; "" means the oldest
+	All bool   `json:"all"` // answer every pending request of the session
+	answerFields
 }
 
 func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
@@ -699,27 +707,12 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	ans := approval.Answer{By: "api:" + sess.client, Reason: req.Reason}
-	if uid, ok := PeerUID(r.Context()); ok {
-		// The audit record says which local user answered.
-		ans.By = fmt.Sprintf("api:%s@uid%d", sess.client, uid)
-	}
-	switch approval.Verdict(req.Verdict) {
-	case approval.VerdictApprove, approval.VerdictDeny:
-		ans.Verdict = approval.Verdict(req.Verdict)
-	default:
-		writeErr(w, http.StatusBadRequest, `verdict must be "approve" or "deny"`)
+	ans, err := req.answer(answeredBy(r, "api", sess.client))
+	if err != nil {
+		writeAnswerErr(w, err)
 		return
 	}
-	if req.Scope != "" {
-		sc, err := approval.ParseScope(req.Scope)
-		if err != nil {
-			writeErr(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		ans.Scope = sc
-	}
-	g := s.engine.Gateway()
+	g := s.runner.Load().Engine.Gateway()
 	if req.All {
 		n, err := g.AnswerAll(sess.Profile, sess.ID, ans)
 		if err != nil {
@@ -729,25 +722,12 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"answered": n})
 		return
 	}
-	if ans.Scope != "" && ans.Verdict == approval.VerdictApprove {
-		// Check the scope is offered before answering: a wrong scope must
-		// not consume the request.
-		for _, p := range g.List(sess.Profile, sess.ID) {
-			if (req.ID == "" || p.ID == req.ID) && !slices.Contains(append(p.Scopes, approval.ScopeOnce), ans.Scope) {
-				writeErr(w, http.StatusBadRequest, fmt.Sprintf("scope %q is not offered for request %s (offered: %v)", ans.Scope, p.ID, p.Scopes))
-				return
-			}
-			if req.ID == "" {
-				break
-			}
-		}
+	id, err := target(g, sess.Profile, sess.ID, req.ID, ans)
+	if err == nil {
+		err = g.Answer(sess.Profile, sess.ID, id, ans)
 	}
-	if err := g.Answer(sess.Profile, sess.ID, req.ID, ans); err != nil {
-		if errors.Is(err, approval.ErrNoPending) {
-			writeErr(w, http.StatusNotFound, err.Error())
-			return
-		}
-		writeErr(w, http.StatusInternalServerError, err.Error())
+	if err != nil {
+		writeAnswerErr(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"answered": 1})
@@ -826,7 +806,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	seen := map[string]bool{}
 	for _, sess := range s.clientSessions(c) {
-		for _, p := range s.engine.Gateway().List(sess.Profile, sess.ID) {
+		for _, p := range s.runner.Load().Engine.Gateway().List(sess.Profile, sess.ID) {
 			seen[p.ID] = true
 			if !send(sseEvent{name: "approval", id: p.ID, data: p}) {
 				return
@@ -875,7 +855,7 @@ func (s *Server) mandateJobs(w http.ResponseWriter, r *http.Request) {
 	// Each job with the interactive_violation that is enforced for calls
 	// under the default profile, and where it comes from.
 	profile, pv := "", ""
-	if cfg := s.runner.Config; cfg != nil {
+	if cfg := s.runner.Load().Config; cfg != nil {
 		if p, ok := cfg.Profile(""); ok {
 			profile, pv = p.Name, string(p.Mandate.InteractiveViolation)
 		}
@@ -954,7 +934,7 @@ func (s *Server) closeSessions() int {
 	s.sessions = map[string]*apiSession{}
 	s.mu.Unlock()
 	for _, x := range list {
-		s.engine.ClearSession(x.Profile, x.ID)
+		s.runner.Load().Engine.ClearSession(x.Profile, x.ID)
 	}
 	return len(list)
 }

@@ -248,10 +248,10 @@ func TestServeBatchMixed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ClassFailed, out.Results[0].Class)
 	assert.False(t, out.Results[0].Ran)
-	_, live := d.pipeline.Sessions.Lookup("default", s.Session)
+	_, live := d.sessions.Lookup("default", s.Session)
 	require.True(t, live, "the session has a live sandbox")
 	require.NoError(t, c.ClearSession(t.Context(), s.Session))
-	_, live = d.pipeline.Sessions.Lookup("default", s.Session)
+	_, live = d.sessions.Lookup("default", s.Session)
 	assert.False(t, live, "clearing the session closed its sandbox")
 	_, err = c.Call(t.Context(), s.Session, "t1", []RawCall{rawCall("c", "terminal", args("command", "true"))})
 	var apiErr *APIError

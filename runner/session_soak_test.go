@@ -33,14 +33,9 @@ func TestSessionSoakDefaultLimits(t *testing.T) {
 	cfg, _ := testConfig(t, "")
 	prof, _ := cfg.Profile("")
 	require.Equal(t, 64, prof.Terminal.Limits.SandboxPids, "the default limits")
-	store, err := mandate.Open(cfg.StateDir, mandate.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { store.Close() })
-	eng, err := approval.NewEngine(cfg, approval.Options{Mandate: &mandate.Hook{Store: store}})
-	require.NoError(t, err)
-	t.Cleanup(func() { eng.Close() })
-	sessions := &sandbox.Sessions{StateRoot: sb.StateRoot, CgroupPrefix: sb.CgroupPrefix, Grace: sb.Grace}
-	t.Cleanup(func() { assert.NoError(t, sessions.Close()) })
+	store := testStore(t, cfg)
+	eng := testEngine(t, cfg, approval.Options{Mandate: &mandate.Hook{Store: store}})
+	sessions := testSessions(t, sb)
 	r := &Runner{Config: cfg, Engine: eng, Mandates: store, Sandbox: sb, Sessions: sessions, Workers: 16}
 
 	n, commands := 100, 8
@@ -160,11 +155,8 @@ func hostMemory(t *testing.T, pid int) (pssKiB, cgroupBytes int64) {
 func TestBackgroundStartFailureIsFailure(t *testing.T) {
 	sb := testSandbox(t)
 	cfg, _ := testConfig(t, "      limits: {sandbox_pids: 16}\n")
-	eng, err := approval.NewEngine(cfg, approval.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { eng.Close() })
-	sessions := &sandbox.Sessions{StateRoot: sb.StateRoot, CgroupPrefix: sb.CgroupPrefix, Grace: sb.Grace}
-	t.Cleanup(func() { assert.NoError(t, sessions.Close()) })
+	eng := testEngine(t, cfg, approval.Options{})
+	sessions := testSessions(t, sb)
 	r := &Runner{Config: cfg, Engine: eng, Sandbox: sb, Sessions: sessions}
 	call := func(c RawCall) Result {
 		return r.Execute(t.Context(), Batch{Platform: approval.PlatformAPI, Session: "full", Calls: []RawCall{c}}, nil).Results[0]

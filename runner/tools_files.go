@@ -212,6 +212,19 @@ func (env *Env) open(ctx context.Context, tool, path string, how fileAccess) (re
 		r.Ran = false
 		return "", nil, id, &r
 	}
+	if write {
+		// Git directories no name gives away (a bare repository, a
+		// nested one's, one a nested .git file names), judged on the
+		// opened directories, before anything is read or made.
+		if err := ws.checkControl(filepath.Dir(rel), filepath.Base(rel)); err != nil {
+			ws.Close()
+			r := blocked("path.protected", fmt.Sprintf("%s: %v; nothing was written", path, cleanErr(err, env.Root)))
+			if !errors.Is(err, ErrProtectedPath) {
+				r = failedNoRun(fileErr("checking", path, err, env.Root) + "; nothing was written")
+			}
+			return "", nil, id, &r
+		}
+	}
 	return rel, ws, id, nil
 }
 
@@ -295,6 +308,9 @@ func writeFile(ctx context.Context, env *Env, c *Call) Result {
 	}
 	defer ws.Close()
 	n, err := ws.replace(rel, []byte(content), true, nil)
+	if errors.Is(err, ErrProtectedPath) {
+		return blocked("path.protected", fmt.Sprintf("%s: %v; nothing was written", p, err))
+	}
 	if err != nil {
 		// replace renames into place last: on error the file is unchanged.
 		return failedNoRun(fileErr("writing", p, err, env.Root) + "; nothing was written")
@@ -338,7 +354,11 @@ func patchFile(ctx context.Context, env *Env, c *Call) Result {
 	if err := ctx.Err(); err != nil {
 		return failedNoRun(fileErr("patching", p, err, env.Root) + "; nothing was changed")
 	}
-	if _, err := ws.replace(rel, []byte(out), false, &id); err != nil {
+	_, err = ws.replace(rel, []byte(out), false, &id)
+	if errors.Is(err, ErrProtectedPath) {
+		return blocked("path.protected", fmt.Sprintf("%s: %v; nothing was changed", p, err))
+	}
+	if err != nil {
 		return failedNoRun(fileErr("writing", p, err, env.Root) + "; nothing was changed")
 	}
 	return succeeded(fmt.Sprintf("replaced %d occurrence(s) in %s", n, p), map[string]any{"path": rel, "success": true, "replacements": n})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -303,4 +304,153 @@ func (c cancelledOnceRead) Err() error {
 		return context.Canceled
 	}
 	return nil
+}
+
+// gitInit runs host git init with args in dir.
+func gitInit(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"init", "-q"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git init %v: %s", args, out)
+}
+
+// TestFileToolsRefuseGitDirectories: git directories that no name gives
+// away — a bare repository of any name at any depth, the workspace root
+// as one, a git directory a nested .git file names — have their control
+// surface refused to write_file and patch, reached directly or through a
+// symlink, and nothing is made in them (not even a directory); their
+// other files, and files beside them, are written as usual.
+func TestFileToolsRefuseGitDirectories(t *testing.T) {
+	t.Parallel()
+	cfg, ws := testConfig(t, "")
+	bare := filepath.Join(ws, "deep/a/b/proj.git")
+	require.NoError(t, os.MkdirAll(bare, 0o755))
+	gitInit(t, bare, "--bare")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "sub2"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "store"), 0o755))
+	gitInit(t, filepath.Join(ws, "sub2"), "--separate-git-dir", filepath.Join(ws, "store/gd"))
+	require.NoError(t, os.Symlink("deep/a/b/proj.git", filepath.Join(ws, "link")))
+	rootBareCfg, rootBare := testConfig(t, "")
+	gitInit(t, rootBare, "--bare")
+
+	snapshot := func(root string) map[string]string {
+		files := map[string]string{}
+		require.NoError(t, filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			if d.Type().IsRegular() {
+				b, err := os.ReadFile(p)
+				require.NoError(t, err)
+				files[rel] = string(b)
+			} else {
+				files[rel] = d.Type().String()
+			}
+			return nil
+		}))
+		return files
+	}
+	for _, tc := range []struct {
+		name    string
+		root    string
+		refused []string
+	}{
+		{"nested", ws, []string{
+			"deep/a/b/proj.git/config", "deep/a/b/proj.git/hooks/pre-receive", "deep/a/b/proj.git/hooks/new/dir/x",
+			"deep/a/b/proj.git/objects/info/alternates", "deep/a/b/proj.git/info/attributes", "deep/a/b/proj.git/commondir",
+			"deep/a/b/proj.git/worktrees/w/config", "deep/a/b/proj.git/config.worktree",
+			"link/config", "link/hooks/post-update", "link/objects/info/http-alternates",
+			"store/gd/config", "store/gd/hooks/post-checkout", "store/gd/modules/m/config",
+		}},
+		{"root", rootBare, []string{"config", "hooks/post-receive", "objects/info/alternates", "info/attributes"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cfg
+			if tc.root == rootBare {
+				c = rootBareCfg
+			}
+			r := &Runner{Config: c}
+			before := snapshot(tc.root)
+			for _, p := range tc.refused {
+				out := r.Execute(t.Context(), Batch{Calls: []RawCall{
+					rawCall("1", "write_file", args("path", p, "content", "[core]\n\tfsmonitor = evil\n")),
+					rawCall("2", "patch", args("path", p, "old_string", "[core]", "new_string", "[core]\n\tsshCommand = evil")),
+				}}, nil)
+				for _, res := range out.Results {
+					assert.Equal(t, ClassBlocked, res.Class, "%s: %s", p, res.Message)
+					assert.Equal(t, "path.protected", res.Rule, "%s: %s", p, res.Message)
+					assert.NotEqual(t, EffectLanded, res.Effect)
+				}
+			}
+			assert.Equal(t, before, snapshot(tc.root), "nothing in the workspace changed")
+		})
+	}
+	t.Run("allowed", func(t *testing.T) {
+		r := &Runner{Config: cfg}
+		for _, p := range []string{"deep/a/b/notes.txt", "deep/a/b/proj.git/description", "store/notes/x.txt", "sub2/README"} {
+			out := r.Execute(t.Context(), Batch{Calls: []RawCall{rawCall("1", "write_file", args("path", p, "content", "ok\n"))}}, nil)
+			assert.Equal(t, EffectLanded, out.Results[0].Effect, "%s: %s", p, out.Results[0].Message)
+			b, err := os.ReadFile(filepath.Join(ws, p))
+			require.NoError(t, err)
+			assert.Equal(t, "ok\n", string(b))
+		}
+	})
+}
+
+// TestFileToolsBareRepoExchangeRace: while a loop exchanges a plain
+// directory d with a bare repository of another name, 1,000 calls of
+// write_file and patch on d land only in the plain directory: the bare
+// repository's config is never written, whichever name it has.
+func TestFileToolsBareRepoExchangeRace(t *testing.T) {
+	t.Parallel()
+	c, ws := testConfig(t, "")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "d"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "d/config"), []byte("[core]\n# d\n"), 0o644))
+	bare := filepath.Join(ws, "r")
+	require.NoError(t, os.MkdirAll(bare, 0o755))
+	gitInit(t, bare, "--bare")
+	orig, err := os.ReadFile(filepath.Join(bare, "config"))
+	require.NoError(t, err)
+	var before unix.Stat_t
+	require.NoError(t, unix.Stat(filepath.Join(bare, "config"), &before))
+	stop := exchangeLoop(t, filepath.Join(ws, "d"), bare)
+	r := &Runner{Config: c}
+	landed, refused := 0, 0
+	// One call a round, rotating (CI time): 1,000 writes in all.
+	calls := []RawCall{
+		rawCall("1", "write_file", args("path", "d/config", "content", "[core]\n\tfsmonitor = evil\n")),
+		rawCall("2", "patch", args("path", "d/config", "old_string", "[core]", "new_string", "[core]")),
+		rawCall("3", "write_file", args("path", "d/hooks/pre-receive", "content", "#!/bin/sh\necho evil\n")),
+	}
+	for i := 0; i < 1000; i++ {
+		out := r.Execute(t.Context(), Batch{Calls: []RawCall{calls[i%len(calls)]}}, nil)
+		for _, res := range out.Results {
+			if res.Effect == EffectLanded {
+				landed++
+			} else {
+				refused++
+			}
+		}
+	}
+	swaps := stop()
+	t.Logf("%d swaps, %d writes landed, %d refused", swaps, landed, refused)
+	require.Greater(t, swaps, 1000, "the race ran")
+	assert.Positive(t, landed, "writes land when d is the plain directory")
+	assert.Positive(t, refused, "and are refused when it is the repository")
+	// The repository is whichever name holds its HEAD now.
+	repo := bare
+	if _, err := os.Lstat(filepath.Join(ws, "d/HEAD")); err == nil {
+		repo = filepath.Join(ws, "d")
+	}
+	data, err := os.ReadFile(filepath.Join(repo, "config"))
+	require.NoError(t, err)
+	assert.Equal(t, string(orig), string(data), "the bare repository's config was not written")
+	var after unix.Stat_t
+	require.NoError(t, unix.Stat(filepath.Join(repo, "config"), &after))
+	assert.Equal(t, before.Ino, after.Ino, "nor replaced")
+	_, err = os.Lstat(filepath.Join(repo, "hooks/pre-receive"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "no hook was planted")
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/internal/protect"
 )
 
 // The file tools reach the workspace by descriptor. A path argument is
@@ -241,6 +243,37 @@ func (w *wsFS) mkdirAll(dir string) error {
 	return nil
 }
 
+// checkControl refuses name in dir (canonical, relative) when it would lie
+// on the control surface of a git directory at or above dir's deepest
+// existing directory (protect.ControlReason, judged on the opened
+// directories): ErrProtectedPath.
+func (w *wsFS) checkControl(dir, name string) error {
+	below := []string{name}
+	for {
+		fd, err := w.open(dir, unix.O_PATH|unix.O_DIRECTORY)
+		if err == nil {
+			defer unix.Close(fd)
+			return controlErr(protect.ControlReason(w.fd, fd, dir, path.Join(below...)))
+		}
+		if !errors.Is(err, unix.ENOENT) || dir == "." {
+			return err
+		}
+		below = append([]string{path.Base(dir)}, below...)
+		dir = path.Dir(dir)
+	}
+}
+
+// controlErr is ControlReason's answer as an error.
+func controlErr(why string, err error) error {
+	if err != nil {
+		return err
+	}
+	if why != "" {
+		return fmt.Errorf("%w: %s", ErrProtectedPath, why)
+	}
+	return nil
+}
+
 // inheritOwner gives name (in the directory dirfd) the directory's owner
 // when tether runs as root; otherwise the file is the caller's already.
 func inheritOwner(dirfd int, name string) error {
@@ -276,6 +309,12 @@ func (w *wsFS) replace(rel string, data []byte, mkdir bool, expect *fileID) (int
 		return 0, err
 	}
 	defer unix.Close(dfd)
+	// Again on the directory written in (the caller checked before
+	// anything was made, wsFS.checkControl): a git directory is judged as
+	// the object it is, whatever its name.
+	if err := controlErr(protect.ControlReason(w.fd, dfd, dir, name)); err != nil {
+		return 0, err
+	}
 	mode, uid, gid := uint32(0o644), -1, -1
 	var st unix.Stat_t
 	switch err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); {

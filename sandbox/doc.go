@@ -46,7 +46,12 @@
 // and a pooled sandbox's is the supervisor, which runs commands on request.
 // Pools keeps pre-started sandboxes per profile; each serves exactly one
 // command and is destroyed (pool_linux.go), and the pool socket hands them
-// to a tether run of the same user (pool_serve_linux.go).
+// to a tether run of the same user (pool_serve_linux.go). A reload of the
+// owner's configuration (Pools.Reconfigure) drains the pools of changed
+// profiles and refuses specs placed under the old one. Pooled sandboxes
+// and sessions share each profile's pids budget (Sessions.Pools,
+// Pools.Sessions): a session evicts waiting pooled sandboxes before it is
+// refused, and a pool builds only within what the sessions leave.
 //
 // The exec gate (Runner.ExecGate, Sessions.ExecGate): every execve and
 // execveat of every process of a sandbox — the command, whatever it runs,
@@ -75,7 +80,11 @@
 // directory entry (mkdir, mknod, symlink, link, rename in all forms,
 // creat, open and openat with O_CREAT) waits while tether reads the names;
 // a .git, or a HEAD outside a frozen git directory, fails with EPERM and is
-// listed in Result.CreateBlocked. With the walk that freezes the nested
+// listed in Result.CreateBlocked. Anything else is performed, with the names
+// tether checked, by the sandbox's creation helper (creator_linux.go), a
+// process the trampoline or the supervisor forks before the gate's filter
+// is installed: the kernel never reads a checked name again, so no second
+// thread can swap it. With the walk that freezes the nested
 // repositories present at start (protect_nested_linux.go), no sandbox can
 // leave a repository the host's git would trust (docs/workspace.md).
 //

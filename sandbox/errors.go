@@ -26,6 +26,16 @@ var (
 	// kernel has Landlock, but this sandbox cannot apply it before its
 	// program runs. Nothing was started.
 	ErrLandlockUnavailable = errors.New("cannot apply the Landlock ruleset in this sandbox")
+	// ErrDynamicBinary: a session (or pooled sandbox) was asked for on a
+	// prepared root filesystem that lacks the dynamic loader this tether
+	// needs: its supervisor is this binary, run inside the root. Build
+	// tether statically (make build). Nothing was started.
+	ErrDynamicBinary = errors.New("this tether is dynamically linked and cannot run inside the root filesystem")
+	// ErrEnginePanic: libcontainer panicked while starting the sandbox
+	// (its mount-source thread's deadline passed under heavy load, see
+	// startGuarded). The start failed and was undone; nothing ran, and a
+	// later start may succeed.
+	ErrEnginePanic = errors.New("the sandbox engine (libcontainer) panicked while starting the sandbox")
 	// ErrKeeper: the keeper that reaps this process's sandboxes if it
 	// dies could not be started or told; nothing was started.
 	ErrKeeper = errors.New("cannot start the keeper that reaps this process's sandboxes if it dies")

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -70,8 +71,26 @@ type execGateRun struct {
 	observe bool
 	shared  []string
 	stop    int // an eventfd: written to end serve
-	done    chan struct{}
+	serving sync.WaitGroup
 	closed  sync.Once
+	// performs: the creation gate has a helper perform the calls it lets
+	// through (creator_linux.go); creator is that helper once its listener
+	// arrived (nil before, or when it never does: every creation is then
+	// refused). Without performs the kernel goes on (not_enforced says so).
+	performs bool
+	creator  atomic.Pointer[creator]
+	// creatorSet is closed once a supervisor's helper has arrived, or
+	// never will (takeCreator); nil when it comes with the listener.
+	creatorSet chan struct{}
+	// pending are notifications received while the helper was performing
+	// a call (serve's goroutine only): answered next.
+	pending []seccompNotif
+	// replay is the last call the helper performed whose caller was
+	// interrupted before it had the answer (serve's goroutine only).
+	replay *createReplay
+	// createChild is the supervisor's end of the creation gate's socket
+	// (a supervised sandbox's), until the supervisor has it.
+	createChild *os.File
 
 	mu   sync.Mutex
 	sock *os.File      // where the listener comes from (trampoline), until received
@@ -112,30 +131,83 @@ func newExecGate(profile string, check ExecGate, cfg Config) (*execGateRun, erro
 	if err != nil {
 		return nil, fmt.Errorf("creating the exec gate: %w", err)
 	}
-	g := &execGateRun{check: check, profile: profile, stop: efd, done: make(chan struct{})}
+	g := &execGateRun{check: check, profile: profile, stop: efd}
 	if cfg.Observe {
 		g.observe, g.shared = true, cfg.sharedDirs()
 	}
 	return g, nil
 }
 
-// serveFrom receives the listener on sock (SCM_RIGHTS, as the trampoline
-// sends it), closes sock, and serves it. A sandbox whose trampoline never
-// sends it (it failed first) ends serve at once.
-func (g *execGateRun) serveFrom(sock *os.File) {
+// takeCreator receives a supervisor's helper (its pidfd) on sock, which
+// the helper then serves.
+func (g *execGateRun) takeCreator(sock *os.File) {
+	g.mu.Lock()
 	g.sock = sock
+	g.mu.Unlock()
+	g.creatorSet = make(chan struct{})
+	g.serving.Add(1)
 	go func() {
-		defer close(g.done)
-		fd, err := recvFD(sock)
+		defer g.serving.Done()
+		defer close(g.creatorSet)
+		fds, err := recvFDs(sock, 1)
+		var dup int
+		if err == nil {
+			if dup, err = unix.FcntlInt(sock.Fd(), unix.F_DUPFD_CLOEXEC, 0); err != nil {
+				_ = unix.Close(fds[0])
+			}
+		}
 		g.mu.Lock()
 		_ = sock.Close()
-		g.sock = nil
+		if g.sock == sock {
+			g.sock = nil
+		}
+		g.mu.Unlock()
+		if err != nil {
+			return // every creation is refused
+		}
+		if c, err := newCreator(dup, fds[0]); err == nil {
+			g.creator.Store(c)
+		}
+	}()
+}
+
+// serveFrom receives the listener on sock (SCM_RIGHTS, as the trampoline
+// or a session's supervisor sends it), and serves it. With the creation
+// helper's pidfd beside the listener, the helper serves sock: it becomes
+// the gate's creator; else sock is closed. A sandbox whose trampoline
+// never sends it (it failed first) ends serve at once.
+func (g *execGateRun) serveFrom(sock *os.File) {
+	g.mu.Lock()
+	g.sock = sock
+	g.mu.Unlock()
+	g.serving.Add(1)
+	go func() {
+		defer g.serving.Done()
+		fds, err := recvFDs(sock, 2)
+		if err == nil && len(fds) == 2 {
+			var dup int
+			if dup, err = unix.FcntlInt(sock.Fd(), unix.F_DUPFD_CLOEXEC, 0); err != nil {
+				_ = unix.Close(fds[1])
+			} else if c, cerr := newCreator(dup, fds[1]); cerr != nil {
+				err = cerr
+			} else {
+				g.creator.Store(c) // closed by shut
+			}
+			if err != nil {
+				_ = unix.Close(fds[0])
+			}
+		}
+		g.mu.Lock()
+		_ = sock.Close()
+		if g.sock == sock {
+			g.sock = nil
+		}
 		g.mu.Unlock()
 		if err != nil {
 			g.fail(err)
 			return
 		}
-		g.serve(fd)
+		g.serve(fds[0])
 	}()
 }
 
@@ -146,6 +218,9 @@ func (g *execGateRun) serveFrom(sock *os.File) {
 func (g *execGateRun) close() { g.closed.Do(g.shut) }
 
 func (g *execGateRun) shut() {
+	if c := g.creator.Load(); c != nil {
+		defer c.close()
+	}
 	g.mu.Lock()
 	if g.sock != nil {
 		// Wakes a receive that would wait for a sandbox never started.
@@ -154,12 +229,29 @@ func (g *execGateRun) shut() {
 	if g.ln != nil {
 		g.ln.close()
 	}
+	if g.createChild != nil {
+		_ = g.createChild.Close()
+	}
 	g.mu.Unlock()
 	var one [8]byte
 	binary.NativeEndian.PutUint64(one[:], 1)
 	_, _ = unix.Write(g.stop, one[:])
-	<-g.done
+	g.serving.Wait()
 	_ = unix.Close(g.stop)
+	if g.replay != nil && g.replay.fd != nil {
+		_ = g.replay.fd.Close()
+	}
+}
+
+// closeCreateChild closes this process's copy of the supervisor's end of
+// the creation gate's socket, once the supervisor holds it.
+func (g *execGateRun) closeCreateChild() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.createChild != nil {
+		_ = g.createChild.Close()
+		g.createChild = nil
+	}
 }
 
 func (g *execGateRun) fail(err error) {
@@ -208,8 +300,8 @@ func (g *execGateRun) since(m gateMark) (blocks []ExecBlock, execs []ExecEvent, 
 	return blocks, execs, dropped
 }
 
-// recvFD receives one descriptor from sock.
-func recvFD(sock *os.File) (int, error) {
+// recvFDs receives up to max descriptors (at least one) from sock.
+func recvFDs(sock *os.File, max int) ([]int, error) {
 	buf := make([]byte, 1)
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	var n, oobn int
@@ -221,39 +313,49 @@ func recvFD(sock *os.File) (int, error) {
 		}
 	}
 	if err != nil {
-		return -1, fmt.Errorf("receiving the exec gate's listener: %w", err)
+		return nil, fmt.Errorf("receiving the exec gate's listener: %w", err)
 	}
 	if n == 0 && oobn == 0 {
-		return -1, errors.New("receiving the exec gate's listener: the sandbox sent none")
+		return nil, errors.New("receiving the exec gate's listener: the sandbox sent none")
 	}
-	return parseRights(oob[:oobn])
+	return parseRightsN(oob[:oobn], max)
 }
 
 // parseRights returns the one descriptor of an SCM_RIGHTS message, closing
 // any others.
 func parseRights(oob []byte) (int, error) {
+	fds, err := parseRightsN(oob, 1)
+	if err != nil {
+		return -1, err
+	}
+	return fds[0], nil
+}
+
+// parseRightsN returns the first max descriptors (at least one) of an
+// SCM_RIGHTS message, closing any others.
+func parseRightsN(oob []byte, max int) ([]int, error) {
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
-		return -1, fmt.Errorf("receiving the exec gate's listener: %w", err)
+		return nil, fmt.Errorf("receiving the exec gate's listener: %w", err)
 	}
-	fd := -1
+	var out []int
 	for _, m := range msgs {
 		fds, err := unix.ParseUnixRights(&m)
 		if err != nil {
 			continue
 		}
 		for _, f := range fds {
-			if fd < 0 {
-				fd = f
+			if len(out) < max {
+				out = append(out, f)
 			} else {
 				_ = unix.Close(f)
 			}
 		}
 	}
-	if fd < 0 {
-		return -1, errors.New("receiving the exec gate's listener: no descriptor in the message")
+	if len(out) == 0 {
+		return nil, errors.New("receiving the exec gate's listener: no descriptor in the message")
 	}
-	return fd, nil
+	return out, nil
 }
 
 // serve answers notifications on the listener fd until every process of
@@ -269,6 +371,12 @@ func (g *execGateRun) serve(fd int) {
 	_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS), unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(g.stop), Events: unix.POLLIN}}
 	for {
+		if len(g.pending) > 0 {
+			n := g.pending[0]
+			g.pending = g.pending[1:]
+			g.answer(fd, &n)
+			continue
+		}
 		fds[0].Revents, fds[1].Revents = 0, 0
 		if _, err := unix.Poll(fds, -1); err != nil {
 			if err == unix.EINTR {
@@ -299,6 +407,15 @@ func (g *execGateRun) serve(fd int) {
 // answer decides one notification. Every path that does not end in an
 // explicit "continue" refuses the exec.
 func (g *execGateRun) answer(fd int, n *seccompNotif) {
+	if c := g.creator.Load(); c != nil && int(n.pid) == c.pid && c.alive() {
+		// A session's creation helper, under the supervisor's filter
+		// (observed or exec-gated) but not the creation gate's: its calls
+		// are the gate's own, and nothing of the sandbox can change its
+		// memory. While it runs, no other process has its pid.
+		resp := seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+		_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+		return
+	}
 	start := time.Now()
 	// Counted whatever the sandbox's mode: a sandbox that is not observed
 	// must get none (its filter has no rule for them; one would be
@@ -474,6 +591,20 @@ func (g *execGateRun) read(fd int, n *seccompNotif) (ExecEvent, error) {
 // idValid reports whether notification id still waits for an answer.
 func idValid(fd int, id uint64) bool {
 	return ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
+}
+
+// ioctlRet is ioctlPtr returning the ioctl's value.
+func ioctlRet(fd int, req uint, arg unsafe.Pointer) (int, error) {
+	for {
+		r, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg))
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return -1, e
+		}
+		return int(r), nil
+	}
 }
 
 func ioctlPtr(fd int, req uint, arg unsafe.Pointer) error {

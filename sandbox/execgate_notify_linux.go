@@ -55,21 +55,19 @@ func withNotify(cfg *configs.Seccomp, listenerPath string, exec, observe, create
 }
 
 // createNotifies reports whether the allow rule s is one the creation gate
-// turns into a notification: every rule of a naming system call, and of
-// open and openat the one for O_CREAT (fileRules' "creating").
+// turns into a notification: every rule of a system call of its table
+// (createCalls), and of open and openat the one for O_CREAT (fileRules'
+// "creating").
 func createNotifies(s *configs.Syscall) bool {
-	flagsArg := uint(1)
-	switch s.Name {
-	case "mkdirat", "mknodat", "symlinkat", "linkat", "renameat", "renameat2":
+	c, ok := createCallNamed(s.Name)
+	if !ok {
+		return false
+	}
+	if c.creating < 0 {
 		return true
-	case "openat":
-		flagsArg = 2
-	case "open":
-	default:
-		return slices.Contains(legacyCreateSyscalls, s.Name)
 	}
 	for _, a := range s.Args {
-		if a.Index == flagsArg && a.Op == configs.MaskEqualTo && a.Value == createFlags && a.ValueTwo == unix.O_CREAT {
+		if a.Index == uint(c.creating) && a.Op == configs.MaskEqualTo && a.Value == createFlags && a.ValueTwo == unix.O_CREAT {
 			return true
 		}
 	}
@@ -106,8 +104,9 @@ func (l *gateListener) close() { _ = l.ln.Close() }
 // it; l is closed once it has (or when accepting fails).
 func (g *execGateRun) serveFromListener(l *gateListener) {
 	g.ln = l
+	g.serving.Add(1)
 	go func() {
-		defer close(g.done)
+		defer g.serving.Done()
 		fd, err := l.accept()
 		g.mu.Lock()
 		l.close()
@@ -174,19 +173,24 @@ func recvFromSelf(conn *net.UnixConn) (int, error) {
 // startExecGate starts the gate of a sandbox about to be created from lc
 // with config cfg (which says whether it is observed): the exec gate when
 // check is set, the creation gate when create is. Through the
-// trampoline's socket when tramp carries one, else through libcontainer's
-// notify action (lc.Seccomp is replaced by a copy that has it). It returns
-// nil when the sandbox has no filter to carry the gate (seccomp off, or a
-// build without seccomp, and no trampoline): the caller reports
-// "exec_gate" and "nested-repos" as not enforced. The caller must call
-// close on the result.
-func startExecGate(profile string, check ExecGate, cfg Config, create *createGate, lc *configs.Config, tramp *trampoline) (*execGateRun, error) {
+// trampoline's socket when tramp carries one; else through libcontainer's
+// notify action (lc.Seccomp is replaced by a copy that has it). A
+// supervised sandbox's (a session's or pooled one's) supervisor starts the
+// creation helper on the socket in g.createChild, which the caller passes
+// to it. The creation gate performs the calls it lets through
+// (g.performs) except in a one-shot sandbox without the trampoline, where
+// no helper can run (the caller reports "nested-repos" as not enforced). It returns nil when
+// the sandbox has no filter to carry the gate (seccomp off, or a build
+// without seccomp, and no trampoline): the caller reports "exec_gate" and
+// "nested-repos" as not enforced. The caller must call close on the
+// result.
+func startExecGate(profile string, check ExecGate, cfg Config, create *createGate, lc *configs.Config, tramp *trampoline, supervised bool) (_ *execGateRun, err error) {
 	if tramp != nil && tramp.gateHost != nil {
 		g, err := newExecGate(profile, check, cfg)
 		if err != nil {
 			return nil, err
 		}
-		g.create = create
+		g.create, g.performs = create, create != nil
 		sock := tramp.gateHost
 		tramp.gateHost = nil
 		tramp.observe, tramp.create, tramp.noExec = cfg.Observe, create != nil, check == nil
@@ -196,16 +200,29 @@ func startExecGate(profile string, check ExecGate, cfg Config, create *createGat
 	if lc.Seccomp == nil {
 		return nil, nil
 	}
+	g, err := newExecGate(profile, check, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			g.close()
+		}
+	}()
+	g.create = create
+	if supervised && create != nil {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("creation gate socket: %w", err)
+		}
+		g.createChild = os.NewFile(uintptr(fds[1]), "create-gate-child")
+		g.performs = true
+		g.takeCreator(os.NewFile(uintptr(fds[0]), "create-gate"))
+	}
 	l, err := listenGate()
 	if err != nil {
 		return nil, err
 	}
-	g, err := newExecGate(profile, check, cfg)
-	if err != nil {
-		l.close()
-		return nil, err
-	}
-	g.create = create
 	lc.Seccomp = withNotify(lc.Seccomp, l.path, check != nil, cfg.Observe, create != nil)
 	g.serveFromListener(l)
 	return g, nil

@@ -68,19 +68,17 @@ echo end`)
 	assert.DirExists(t, filepath.Join(ws, "cfg"))
 }
 
-// TestHideRefusedRootless: tether without root cannot mount the masks, so
-// a workspace holding tether's own files is refused rather than run with
-// them writable.
-func TestHideRefusedRootless(t *testing.T) {
-	t.Parallel()
+// TestHidePlannedRootless: tether without root plans the same masks as
+// root (its joining process mounts them: TestPoisonRootless checks them
+// from the sandbox), and reports nothing as not enforced.
+func TestHidePlannedRootless(t *testing.T) {
+	requireSandbox(t)
 	ws, state := t.TempDir(), t.TempDir()
 	var notEnforced []string
-	_, err := protectFor(state, Config{Workspace: ws, Hide: []string{filepath.Join(ws, ".local/state/tether")}}, true, &notEnforced)
-	require.ErrorIs(t, err, ErrUnsafeWorkspace)
-	assert.Contains(t, err.Error(), "without root")
-	assert.Contains(t, err.Error(), ".local/state/tether")
-	pr, err := protectFor(state, Config{Workspace: ws, Hide: []string{"/elsewhere/state"}}, true, &notEnforced)
+	pr, err := protectFor(state, Config{Workspace: ws, Hide: []string{filepath.Join(ws, ".local/state/tether")}}, true, &notEnforced)
 	require.NoError(t, err)
-	assert.Nil(t, pr)
-	assert.Equal(t, []string{"protected-paths"}, notEnforced)
+	t.Cleanup(func() { assert.NoError(t, pr.release()) })
+	assert.True(t, pr.rootless)
+	assert.Contains(t, pr.mounts, ProtectMount{Path: ".local/state/tether", Mode: ProtectHideDir})
+	assert.Empty(t, notEnforced)
 }

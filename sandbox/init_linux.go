@@ -17,6 +17,10 @@ import (
 	// host id (identity_linux.go).
 	_ "github.com/tether-dev/tether/sandbox/usernshold"
 
+	// So is the process that joins a sandbox's namespaces for a rootless
+	// tether to mount its protected paths (protect_linux.go).
+	_ "github.com/tether-dev/tether/sandbox/nsjoin"
+
 	// The keeper that reaps this process's sandboxes when it dies is a C
 	// constructor of this binary too (keeper_linux.go).
 	_ "github.com/tether-dev/tether/sandbox/keeper"
@@ -28,10 +32,12 @@ const InitArg = "init"
 
 // IsInit reports whether this process was started as a container's init,
 // as the helper that compiles seccomp filters (seccomp_compiled.go), or as
-// the reaper a keeper starts when its owner died (keeper_linux.go).
+// the reaper a keeper starts when its owner died (keeper_linux.go), or as
+// the process that mounts a rootless sandbox's protected paths
+// (protect_linux.go).
 func IsInit() bool {
 	return len(os.Args) > 1 && os.Args[1] == InitArg && os.Getenv("_LIBCONTAINER_INITPIPE") != "" ||
-		isSeccompCompile() || isKeeperReap()
+		isSeccompCompile() || isKeeperReap() || isProtectJoin()
 }
 
 // Init runs the container init (or the seccomp helper) and never returns.
@@ -47,6 +53,10 @@ func Init() {
 	if isKeeperReap() {
 		keeperReapMain()
 		panic("keeperReapMain returned")
+	}
+	if isProtectJoin() {
+		protectJoinMain()
+		panic("protectJoinMain returned")
 	}
 	libcontainer.Init()
 	panic("libcontainer.Init returned")

@@ -38,6 +38,15 @@ const (
 	rootlessGateEnv = "TETHER_SANDBOX_TEST_GATE"
 	// rootlessLandlockEnv confines the sandbox to the workspace's ok/.
 	rootlessLandlockEnv = "TETHER_SANDBOX_TEST_LANDLOCK"
+	// rootlessSessionEnv runs the script in a session instead, then the
+	// value of rootlessSessionEnv in the background of the same session;
+	// before the session closes, the Output gets "live: " and the host's
+	// view of each path named by rootlessLiveEnv (space-separated,
+	// workspace-relative): "absent" or "present".
+	rootlessSessionEnv = "TETHER_SANDBOX_TEST_SESSION"
+	rootlessLiveEnv    = "TETHER_SANDBOX_TEST_LIVE"
+	// rootlessBindEnv names a directory bound writable at its own path.
+	rootlessBindEnv = "TETHER_SANDBOX_TEST_BIND"
 )
 
 func TestMain(m *testing.M) {
@@ -94,7 +103,16 @@ func rootlessMain(spec string) int {
 	if os.Getenv(rootlessLandlockEnv) != "" {
 		cfg.Landlock = &Landlock{Trees: []string{ws + "/ok"}}
 	}
-	res, err := r.Run(context.Background(), cfg, Command{Shell: os.Getenv(rootlessScriptEnv), Stdout: &out, Stderr: &out})
+	if b := os.Getenv(rootlessBindEnv); b != "" {
+		cfg.Binds = append(cfg.Binds, Bind{Source: b})
+	}
+	var res *Result
+	var err error
+	if bg := os.Getenv(rootlessSessionEnv); bg != "" {
+		res, err = rootlessSession(state, ws, cfg, bg, &out)
+	} else {
+		res, err = r.Run(context.Background(), cfg, Command{Shell: os.Getenv(rootlessScriptEnv), Stdout: &out, Stderr: &out})
+	}
 	doc := struct {
 		Result *Result
 		Output string
@@ -105,4 +123,38 @@ func rootlessMain(spec string) int {
 	}
 	_ = json.NewEncoder(os.Stdout).Encode(doc)
 	return 0
+}
+
+// rootlessSession is rootlessMain's session mode (rootlessSessionEnv).
+func rootlessSession(state, ws string, cfg Config, bg string, out *bytes.Buffer) (*Result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	m := &Sessions{StateRoot: state}
+	defer m.Close()
+	s, err := m.Open(ctx, "default", "rootless", SessionSpec{Config: cfg})
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.Run(ctx, Command{Shell: os.Getenv(rootlessScriptEnv), Stdout: out, Stderr: out})
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.Start(Command{Shell: bg, Stdout: out, Stderr: out})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.Wait(ctx); err != nil {
+		return nil, err
+	}
+	out.WriteString("live:")
+	for _, rel := range strings.Fields(os.Getenv(rootlessLiveEnv)) {
+		// Followed: a reservation is a dangling link, absent to a reader.
+		if _, err := os.Stat(ws + "/" + rel); err == nil {
+			fmt.Fprintf(out, " %s=present", rel)
+		} else {
+			fmt.Fprintf(out, " %s=absent", rel)
+		}
+	}
+	out.WriteString("\n")
+	return res, m.CloseSession("default", "rootless")
 }

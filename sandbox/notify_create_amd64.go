@@ -2,32 +2,22 @@
 
 package sandbox
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
 
-// legacyCreateCall is createCallFor for the system calls x86_64 keeps
-// beside their *at forms.
-func legacyCreateCall(nr int32) (createCall, bool) {
-	switch nr {
-	case unix.SYS_MKDIR:
-		return createCall{"mkdir", []int{0}, []int{-1}, -1}, true
-	case unix.SYS_MKNOD:
-		return createCall{"mknod", []int{0}, []int{-1}, -1}, true
-	case unix.SYS_SYMLINK:
-		return createCall{"symlink", []int{1}, []int{-1}, 0}, true
-	case unix.SYS_LINK:
-		return createCall{"link", []int{1}, []int{-1}, -1}, true
-	case unix.SYS_RENAME:
-		return createCall{"rename", []int{0, 1}, []int{-1, -1}, -1}, true
-	case unix.SYS_OPEN, unix.SYS_CREAT:
-		return createCall{"open", []int{0}, []int{-1}, -1}, true
-	}
-	return createCall{}, false
-}
+	"github.com/tether-dev/tether/sandbox/seccompexec"
+)
 
-// legacyCreateSyscalls are their names, for libcontainer's filter.
-var legacyCreateSyscalls = []string{"mkdir", "mknod", "symlink", "link", "rename", "open", "creat"}
-
-// legacyCreating is creating for open, which x86_64 keeps beside openat.
-func legacyCreating(n *seccompNotif) bool {
-	return n.nr != unix.SYS_OPEN || n.args[1]&unix.O_CREAT != 0
+// legacyCreateCalls are the entries of createCalls for the system calls
+// x86_64 keeps beside their *at forms (-1 for a directory: the working
+// directory).
+var legacyCreateCalls = map[int32]createCall{
+	unix.SYS_MKDIR:   {name: "mkdir", op: "mkdir", kind: seccompexec.CreateMkdir, names: []int{0}, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: 1, dev: -1, creating: -1},
+	unix.SYS_MKNOD:   {name: "mknod", op: "mknod", kind: seccompexec.CreateMknod, names: []int{0}, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: 1, dev: 2, creating: -1},
+	unix.SYS_SYMLINK: {name: "symlink", op: "symlink", kind: seccompexec.CreateSymlink, names: []int{1}, dirfds: []int{-1}, target: 0, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
+	unix.SYS_LINK:    {name: "link", op: "link", kind: seccompexec.CreateLink, names: []int{1}, dirfds: []int{-1}, target: -1, from: 0, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
+	unix.SYS_RENAME:  {name: "rename", op: "rename", kind: seccompexec.CreateRename, names: []int{0, 1}, dirfds: []int{-1, -1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
+	unix.SYS_OPEN:    {name: "open", op: "open", kind: seccompexec.CreateOpen, names: []int{0}, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: 1, mode: 2, dev: -1, creating: 1},
+	// creat(path, mode) is open(path, O_CREAT|O_WRONLY|O_TRUNC, mode).
+	unix.SYS_CREAT: {name: "creat", op: "open", kind: seccompexec.CreateOpen, names: []int{0}, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, fixedFlags: unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC, mode: 1, dev: -1, creating: -1},
 }

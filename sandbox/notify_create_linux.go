@@ -3,10 +3,14 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/sandbox/seccompexec"
 )
 
 // The creation gate (docs/workspace.md, "Nested repositories"): no process
@@ -19,19 +23,18 @@ import (
 // starts are frozen instead (planProtection).
 //
 // The exec gate's listener carries it: every system call that can name an
-// entry waits in the kernel until the gate has read the names from the
-// caller's memory. A name whose last element is refused (refusedName, in
-// any letter case: a case-folding directory finds .GIT as .git) fails
-// with EPERM and is recorded; anything else continues. The same goes for a symlink's
+// entry (createCalls) waits in the kernel until the gate has read the
+// names from the caller's memory. A name whose last element is refused
+// (refusedName, in any letter case: a case-folding directory finds .GIT
+// as .git) fails with EPERM and is recorded. The same goes for a symlink's
 // target: open(O_CREAT) follows a final symlink and creates what it names,
 // so no symlink may point at such a name (and the walk at start refuses a
 // workspace holding one). The decision therefore depends on the strings
 // alone, never on the file system, which another process could change
-// between the check and the call: what the kernel creates is named by the
-// string it reads. What it cannot see: a thread or process that rewrites
-// the string in the caller's memory between the gate's read and the
-// kernel's own (the exec gate's argv race); see the Limits in
-// docs/workspace.md.
+// between the check and the call. Anything else is performed by the
+// sandbox's creation helper with the very strings checked
+// (creator_linux.go): the kernel never reads them again, so a thread that
+// rewrites them in the caller's memory after the check changes nothing.
 
 // createFlags are the bits of open's flags that can create a file.
 // O_TMPFILE includes O_DIRECTORY, so its own bit is tested.
@@ -64,93 +67,155 @@ type createGate struct {
 // sandbox's idmapped mount as on the host).
 type fileID struct{ dev, ino uint64 }
 
-// createCall says where a creating system call's strings are.
+// createCall is one entry of the creation gate's table: a system call that
+// can name a directory entry, where its arguments are, and how the
+// creation helper performs it. Argument numbers are -1 for none.
 type createCall struct {
-	op string
+	name string // as libcontainer's filter names it
+	op   string // as CreateBlock reports it
+	kind uint32 // the helper's operation (seccompexec.Create*)
 	// names are the argument numbers of the paths it creates or replaces
 	// (both of a rename: RENAME_EXCHANGE gives the old name the new one's
 	// entry), and dirfds those of the directories each is relative to (-1:
 	// the working directory).
 	names, dirfds []int
-	// target is the argument number of a symlink's target, or -1.
+	// target is the argument number of a symlink's target.
 	target int
+	// from and fromDir: a link's existing name and its directory, which
+	// are not checked (the file exists) but are passed on.
+	from, fromDir int
+	// flags, mode and dev: the arguments the helper passes on (open's,
+	// linkat's or renameat2's flags); fixedFlags are creat's.
+	flags, mode, dev int
+	fixedFlags       uint64
+	// creating is the argument number of the flags whose O_CREAT makes the
+	// call create a name (open and openat; the filter notifies them only
+	// then), or -1: it always may.
+	creating int
 }
 
-// createCallFor returns where the strings of system call nr are, or false
+// createCalls is the creation gate's table, keyed by system call number:
+// the filters that notify these calls (the trampoline's, whose own table
+// TestCreateCallsMatchFilter compares, and libcontainer's, createNotifies)
+// and the gate that answers them read it.
+var createCalls = func() map[int32]createCall {
+	m := map[int32]createCall{
+		unix.SYS_MKDIRAT:   {name: "mkdirat", op: "mkdir", kind: seccompexec.CreateMkdir, names: []int{1}, dirfds: []int{0}, target: -1, from: -1, fromDir: -1, flags: -1, mode: 2, dev: -1, creating: -1},
+		unix.SYS_MKNODAT:   {name: "mknodat", op: "mknod", kind: seccompexec.CreateMknod, names: []int{1}, dirfds: []int{0}, target: -1, from: -1, fromDir: -1, flags: -1, mode: 2, dev: 3, creating: -1},
+		unix.SYS_SYMLINKAT: {name: "symlinkat", op: "symlink", kind: seccompexec.CreateSymlink, names: []int{2}, dirfds: []int{1}, target: 0, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
+		unix.SYS_LINKAT:    {name: "linkat", op: "link", kind: seccompexec.CreateLink, names: []int{3}, dirfds: []int{2}, target: -1, from: 1, fromDir: 0, flags: 4, mode: -1, dev: -1, creating: -1},
+		unix.SYS_RENAMEAT:  {name: "renameat", op: "rename", kind: seccompexec.CreateRename, names: []int{1, 3}, dirfds: []int{0, 2}, target: -1, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
+		unix.SYS_RENAMEAT2: {name: "renameat2", op: "rename", kind: seccompexec.CreateRename, names: []int{1, 3}, dirfds: []int{0, 2}, target: -1, from: -1, fromDir: -1, flags: 4, mode: -1, dev: -1, creating: -1},
+		unix.SYS_OPENAT:    {name: "openat", op: "open", kind: seccompexec.CreateOpen, names: []int{1}, dirfds: []int{0}, target: -1, from: -1, fromDir: -1, flags: 2, mode: 3, dev: -1, creating: 2},
+	}
+	for nr, c := range legacyCreateCalls {
+		m[nr] = c
+	}
+	return m
+}()
+
+// createCallFor returns the table's entry for system call nr, or false
 // when it is not one the gate answers.
 func createCallFor(nr int32) (createCall, bool) {
-	switch nr {
-	case unix.SYS_MKDIRAT:
-		return createCall{"mkdir", []int{1}, []int{0}, -1}, true
-	case unix.SYS_MKNODAT:
-		return createCall{"mknod", []int{1}, []int{0}, -1}, true
-	case unix.SYS_SYMLINKAT:
-		return createCall{"symlink", []int{2}, []int{1}, 0}, true
-	case unix.SYS_LINKAT:
-		return createCall{"link", []int{3}, []int{2}, -1}, true
-	case unix.SYS_RENAMEAT, unix.SYS_RENAMEAT2:
-		return createCall{"rename", []int{1, 3}, []int{0, 2}, -1}, true
-	case unix.SYS_OPENAT:
-		return createCall{"open", []int{1}, []int{0}, -1}, true
+	c, ok := createCalls[nr]
+	return c, ok
+}
+
+// createCallNamed returns the table's entry for the system call name.
+func createCallNamed(name string) (createCall, bool) {
+	for _, c := range createCalls {
+		if c.name == name {
+			return c, true
+		}
 	}
-	return legacyCreateCall(nr)
+	return createCall{}, false
 }
 
 // answerCreate decides one creating system call: EPERM for a .git, else
-// the kernel goes on. The strings are read from the caller's memory and
-// the notification is re-validated after the reads, so they are the
-// waiting caller's and not those of a process that reused its pid.
+// the creation helper performs it with the names as read here, and the
+// caller gets the helper's result (the kernel never goes on: the caller
+// could rewrite the names in its memory after they were read). The
+// strings are read from the caller's memory and the notification is
+// re-validated after the reads, so they are the waiting caller's and not
+// those of a process that reused its pid.
 //
-// With passOn (an observed call, which answerObserved records), a call
-// the gate lets through is not answered here: answerCreate reports
-// whether it answered.
+// Without a helper (a one-shot sandbox whose filter libcontainer loads,
+// which lists nested-repos in not_enforced) a call the gate lets through
+// goes on; with passOn (an observed call, which answerObserved records)
+// it is then not answered here: answerCreate reports whether it answered.
 func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, passOn bool) bool {
-	resp := seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	r := memReader{pid: int(n.pid)}
+	var errno unix.Errno
 	var block *CreateBlock
-	check := func(arg, dirfd int, what string) bool {
+	var raw []string // every string read, for the replay's key
+	read := func(arg int) string {
 		s, err := r.cstring(n.args[arg], unix.PathMax)
+		raw = append(raw, s)
 		if err != nil {
 			// The kernel would fail the call too: say how, rather than
 			// let it read what the gate could not.
-			resp.flags, resp.error = 0, -int32(unix.EFAULT)
+			errno = unix.EFAULT
 			if strings.HasPrefix(err.Error(), "longer than") {
-				resp.error = -int32(unix.ENAMETOOLONG)
+				errno = unix.ENAMETOOLONG
 			}
-			return false
 		}
+		return s
+	}
+	refuse := func(what, s, name string) {
+		block = &CreateBlock{Op: call.op, Pid: int(n.pid), Path: s,
+			Reason: fmt.Sprintf("%s %s is refused: it would make a repository whose config and hooks the host's git runs", what, name)}
+		errno = unix.EPERM
+	}
+	var req createRequest
+	defer req.close()
+	slot := func(i int) int { // the request's name for call.names[i]
+		if call.kind == seccompexec.CreateLink {
+			return 1
+		}
+		return i
+	}
+	for i, a := range call.names {
+		s := read(a)
+		if errno != 0 {
+			break
+		}
+		req.names[slot(i)] = s
 		name := refusedName(s)
-		if name == "HEAD" && dirfd != -2 {
-			allowed, errno := g.create.headAllowed(int(n.pid), dirfd, n, s)
-			if errno != 0 {
+		if name == "HEAD" {
+			allowed, parent, rest, e := g.create.headAllowed(int(n.pid), call.dirfds[i], n, s)
+			if e != 0 {
 				// The directory it would be in does not exist (git makes
 				// logs/ when that fails): the kernel's own answer, which
 				// creates nothing.
-				resp.flags, resp.error = 0, -int32(errno)
-				return false
+				errno = e
+				break
 			}
 			if allowed {
-				name = ""
+				// The helper creates it in the directory checked here,
+				// whatever is swapped on the way meanwhile.
+				name, req.dirs[slot(i)], req.names[slot(i)] = "", parent, rest
 			}
 		}
 		if name != "" {
-			block = &CreateBlock{Op: call.op, Pid: int(n.pid), Path: s,
-				Reason: fmt.Sprintf("%s %s is refused: it would make a repository whose config and hooks the host's git runs", what, name)}
-			resp.flags, resp.error = 0, -int32(unix.EPERM)
-			return false
-		}
-		return true
-	}
-	ok := true
-	for i, a := range call.names {
-		if ok = check(a, call.dirfds[i], "naming an entry"); !ok {
+			refuse("naming an entry", s, name)
 			break
 		}
 	}
-	if ok && call.target >= 0 {
+	if errno == 0 && call.target >= 0 {
 		// A target is followed from wherever the link is: only the
 		// string can say where that is.
-		check(call.target, -2, "a symlink to")
+		if req.target = read(call.target); errno == 0 {
+			if name := refusedName(req.target); name != "" {
+				refuse("a symlink to", req.target, name)
+			}
+		}
+	}
+	if errno == 0 && call.from >= 0 {
+		req.names[0] = read(call.from)
+	}
+	answer := func(resp seccompNotifResp) bool {
+		_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+		return true
 	}
 	if !idValid(fd, n.id) {
 		return true // the caller is gone; the bytes may be another process's
@@ -158,22 +223,94 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	if block != nil {
 		g.refuseCreate(*block)
 	}
-	if passOn && resp.flags == unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE {
-		return false
+	if errno != 0 {
+		return answer(seccompNotifResp{id: n.id, error: -int32(errno)})
 	}
-	_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+	if !g.performs {
+		if passOn {
+			return false
+		}
+		return answer(seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE})
+	}
+	if passOn {
+		g.recordObserved(fd, n) // before the effect, as the kernel's own call
+	}
+	key := createKey{n.pid, n.nr, n.args, strings.Join(raw, "\x00")}
+	var val int64
+	var newfd *os.File
+	var why string
+	if rp := g.takeReplay(key); rp != nil {
+		val, newfd = rp.val, rp.fd
+	} else {
+		val, newfd, errno, why = g.perform(fd, n, call, &req)
+	}
+	if why != "" {
+		g.refuseCreate(CreateBlock{Op: call.op, Pid: int(n.pid), Path: req.names[slot(0)], Reason: why})
+	}
+	if errno != 0 {
+		return answer(seccompNotifResp{id: n.id, error: -int32(errno)})
+	}
+	var err error
+	if newfd == nil {
+		resp := seccompNotifResp{id: n.id, val: val}
+		err = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+	} else {
+		// Installed first, answered next. Not in one step (ADDFD_FLAG_SEND):
+		// that ioctl waits for the caller, and when a signal (the Go
+		// runtime's preemption) interrupts the wait, the kernel has already
+		// marked the call answered but may not have installed the
+		// descriptor (seen: tar x of 2,000 files got descriptors that were
+		// not open). Without SEND an interrupted ADDFD installed nothing
+		// and is retried.
+		add := seccompNotifAddfd{id: n.id, srcfd: uint32(newfd.Fd())}
+		if req.flags&unix.O_CLOEXEC != 0 {
+			add.newfdFlags = unix.O_CLOEXEC
+		}
+		var got int
+		got, err = ioctlRet(fd, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add))
+		switch {
+		case err == nil:
+			resp := seccompNotifResp{id: n.id, val: int64(got)}
+			err = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+		case err != unix.ENOENT:
+			// Not installed (EMFILE past the caller's limit).
+			e, _ := err.(unix.Errno)
+			if e == 0 {
+				e = unix.EMFILE
+			}
+			newfd.Close()
+			return answer(seccompNotifResp{id: n.id, error: -int32(e)})
+		}
+	}
+	if err == unix.ENOENT {
+		// Interrupted (or gone) after the effect: a restart must find it.
+		if g.replay != nil && g.replay.fd != nil {
+			g.replay.fd.Close()
+		}
+		g.replay = &createReplay{key: key, val: val, fd: newfd, until: time.Now().Add(time.Second)}
+		return true
+	}
+	if newfd != nil {
+		newfd.Close()
+	}
 	return true
 }
 
-// creating reports whether n can create a name: every creating system
-// call but open and openat without O_CREAT, which an observed sandbox's
-// filter notifies too.
+// seccompNotifAddfd is struct seccomp_notif_addfd.
+type seccompNotifAddfd struct {
+	id         uint64
+	flags      uint32
+	srcfd      uint32
+	newfd      uint32
+	newfdFlags uint32
+}
+
+// creating reports whether n can create a name: every call of the table
+// but open and openat without O_CREAT, which an observed sandbox's filter
+// notifies too.
 func creating(n *seccompNotif) bool {
-	switch n.nr {
-	case unix.SYS_OPENAT:
-		return n.args[2]&unix.O_CREAT != 0
-	}
-	return legacyCreating(n)
+	c, ok := createCalls[n.nr]
+	return ok && (c.creating < 0 || n.args[c.creating]&unix.O_CREAT != 0)
 }
 
 // headAllowed reports whether the HEAD at p (relative to the caller's
@@ -181,55 +318,71 @@ func creating(n *seccompNotif) bool {
 // directory) lies in a frozen git directory or in its logs/: git's own
 // HEAD and reflog, in a repository whose control surface is frozen. The
 // parent is resolved as the kernel will, inside the caller's root; the
-// caller re-validates n afterwards. Another process can swap a directory
-// on the way between this walk and the kernel's (docs/workspace.md).
+// caller re-validates n afterwards. When allowed, parent is that
+// directory (the caller must close it) and rest what p names in it: the
+// creation helper creates it there, so that a directory swapped on the
+// way afterwards changes nothing.
 //
 // errno is ENOENT or ENOTDIR when the parent does not exist: the call
 // cannot create anything and fails with it.
-func (c *createGate) headAllowed(pid, dirfdArg int, n *seccompNotif, p string) (allowed bool, errno unix.Errno) {
+func (c *createGate) headAllowed(pid, dirfdArg int, n *seccompNotif, p string) (allowed bool, parent *os.File, rest string, errno unix.Errno) {
 	if c == nil || len(c.gitDirs) == 0 {
-		return false, 0
+		return false, nil, "", 0
 	}
 	dirfd := int32(unix.AT_FDCWD)
 	if dirfdArg >= 0 {
 		dirfd = int32(n.args[dirfdArg])
 	}
-	parent := strings.TrimRight(p, "/")
-	if i := strings.LastIndexByte(parent, '/'); i >= 0 {
-		parent = parent[:i+1]
+	dir := strings.TrimRight(p, "/")
+	if i := strings.LastIndexByte(dir, '/'); i >= 0 {
+		dir = dir[:i+1]
 	} else {
-		parent = "."
+		dir = ""
 	}
-	_, f, err := resolveExec(pid, dirfd, parent, false)
+	rest = p[len(dir):]
+	if dir == "" {
+		dir = "."
+	}
+	_, f, err := resolveExec(pid, dirfd, dir, false)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-		return false, err.(unix.Errno)
+		return false, nil, "", err.(unix.Errno)
 	}
 	if err != nil || f == nil {
-		return false, 0
+		return false, nil, "", 0
 	}
-	defer f.Close()
+	keep := false
+	defer func() {
+		if !keep {
+			f.Close()
+		}
+	}()
 	var st unix.Stat_t
 	if unix.Fstat(int(f.Fd()), &st) != nil {
-		return false, 0
+		return false, nil, "", 0
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return false, unix.ENOTDIR
+		return false, nil, "", unix.ENOTDIR
 	}
 	if c.gitDirs[fileID{st.Dev, st.Ino}] {
-		return true, 0
+		keep = true
+		return true, f, rest, 0
 	}
 	// logs/ of a frozen git directory: its parent is one, and it is named
 	// logs there (a directory, not a link to elsewhere).
 	up, err := unix.Openat(int(f.Fd()), "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return false, 0
+		return false, nil, "", 0
 	}
 	defer unix.Close(up)
 	var ust, lst unix.Stat_t
 	if unix.Fstat(up, &ust) != nil || !c.gitDirs[fileID{ust.Dev, ust.Ino}] {
-		return false, 0
+		return false, nil, "", 0
 	}
-	return unix.Fstatat(up, "logs", &lst, unix.AT_SYMLINK_NOFOLLOW) == nil && lst.Dev == st.Dev && lst.Ino == st.Ino, 0
+	if unix.Fstatat(up, "logs", &lst, unix.AT_SYMLINK_NOFOLLOW) != nil || lst.Dev != st.Dev || lst.Ino != st.Ino {
+		return false, nil, "", 0
+	}
+	keep = true
+	return true, f, rest, 0
 }
 
 // refuseCreate records a refused creation, keeping the newest.

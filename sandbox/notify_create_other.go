@@ -2,9 +2,5 @@
 
 package sandbox
 
-// legacyCreateCall: this architecture has only the *at forms.
-func legacyCreateCall(int32) (createCall, bool) { return createCall{}, false }
-
-var legacyCreateSyscalls []string
-
-func legacyCreating(*seccompNotif) bool { return true }
+// legacyCreateCalls: this architecture has only the *at forms.
+var legacyCreateCalls = map[int32]createCall{}

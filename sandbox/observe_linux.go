@@ -43,6 +43,13 @@ var errNotRecorded = errors.New("not recorded")
 // could not be read is counted lost.
 func (g *execGateRun) answerObserved(fd int, n *seccompNotif) {
 	resp := seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	g.recordObserved(fd, n)
+	_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+}
+
+// recordObserved records what the observed call n asks for, without
+// answering it (the creation gate performs a creating open itself).
+func (g *execGateRun) recordObserved(fd int, n *seccompNotif) {
 	a, err := g.safeReadAccess(fd, n)
 	switch {
 	case err == nil:
@@ -53,7 +60,6 @@ func (g *execGateRun) answerObserved(fd int, n *seccompNotif) {
 		g.accLost++
 		g.mu.Unlock()
 	}
-	_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 }
 
 // safeReadAccess is readAccess, turning a panic (a bug reading hostile

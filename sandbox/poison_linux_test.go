@@ -121,7 +121,7 @@ func assertNoPrivilege(t *testing.T, ws string) {
 		assert.Equal(t, group, st.Gid, "%s belongs to gid %d", rel, st.Gid)
 		if mode == unix.S_IFLNK {
 			target, _ := os.Readlink(p)
-			assert.NotEqual(t, reservedTarget, target, "%s: a reservation outlived its sandbox", rel)
+			assert.False(t, strings.HasPrefix(target, reservedTarget), "%s: a reservation outlived its sandbox", rel)
 		} else {
 			_, err := unix.Lgetxattr(p, "security.capability", nil)
 			assert.ErrorIs(t, err, unix.ENODATA, "%s has file capabilities", rel)
@@ -199,8 +199,23 @@ ls -ln
 func TestPoisonGitControlSurface(t *testing.T) {
 	r := newTestRunner(t)
 	ws, markers := poisonWorkspace(t, true)
+	_, out := sandboxRun(t, r, ws, controlSurfaceScript(markers))
+	t.Log(out)
+	for _, ok := range []string{"branch-ok", "commit-ok", "stash-ok", "status-ok"} {
+		assert.Contains(t, out, ok, "ordinary git work succeeds in the sandbox")
+	}
+	assert.Contains(t, out, "Device or resource busy", "protected parents cannot be renamed")
+	assertHostClean(t, ws, markers, true)
+	log := hostGit(t, ws, "log", "--oneline", "feature")
+	assert.Contains(t, log, "two", "the sandbox's commit landed")
+}
+
+// controlSurfaceScript plants code in the root repository's control
+// surface, renames, exchanges and links its protected parents, and does
+// ordinary git work, echoing branch-ok, commit-ok, stash-ok, status-ok.
+func controlSurfaceScript(markers string) string {
 	gitc := "git -c user.name=s -c user.email=s@s"
-	_, out := sandboxRun(t, r, ws, fmt.Sprintf(`
+	return fmt.Sprintf(`
 set -x
 %[1]s checkout -q -b feature && echo branch-ok
 echo more >> README && %[1]s add README && %[1]s commit -q -m two && echo commit-ok
@@ -215,15 +230,7 @@ print("exchange", r, os.strerror(ctypes.get_errno()))'
 ln .git/config cfg-link; ln -s .git/config cfg-sym; echo evil >> cfg-sym
 echo 'gitdir: /tmp/evilgit' > .git.new && mv .git.new .git
 %[1]s status >/dev/null && echo status-ok
-`, gitc, plant(".git", markers)))
-	t.Log(out)
-	for _, ok := range []string{"branch-ok", "commit-ok", "stash-ok", "status-ok"} {
-		assert.Contains(t, out, ok, "ordinary git work succeeds in the sandbox")
-	}
-	assert.Contains(t, out, "Device or resource busy", "protected parents cannot be renamed")
-	assertHostClean(t, ws, markers, true)
-	log := hostGit(t, ws, "log", "--oneline", "feature")
-	assert.Contains(t, log, "two", "the sandbox's commit landed")
+`, gitc, plant(".git", markers))
 }
 
 // TestPoisonGitSymlinkRefused: a .git that is a symlink (or a protected
@@ -284,18 +291,7 @@ echo 'gitdir: /tmp/evilgit' > .git
 // sandbox is. In a project workspace, shell and ssh files may be made
 // (nothing on the host runs them there), git's and direnv's may not.
 func TestPoisonReservations(t *testing.T) {
-	script := func(markers string) string {
-		return fmt.Sprintf(`
-git init -q; echo init=$?
-mkdir -p .git/hooks; printf '#!/bin/sh\ntouch %[1]s/init-hook\n' > .git/hooks/pre-commit
-for f in .bashrc .bash_profile .bash_login .bash_logout .profile .zshenv .zlogin .kshrc .cshrc .login .inputrc .envrc .tether.yaml .gitconfig; do
-	echo "touch %[1]s/rc-$f" > $f
-done
-rm -f .bashrc; mv .profile x; ln -sf /tmp/evil .bashrc
-mkdir -p .config/fish .config/git .ssh; echo 'touch %[1]s/fish' > .config/fish/config.fish; echo evil > .ssh/authorized_keys
-ls -la
-`, markers)
-	}
+	script := reservationScript
 	t.Run("one-shot, empty workspace", func(t *testing.T) {
 		r := newTestRunner(t)
 		ws, markers := poisonWorkspace(t, false)
@@ -363,6 +359,22 @@ ls -la
 	})
 }
 
+// reservationScript creates protected paths that did not exist when the
+// sandbox started: a git init, hooks, rc files, .envrc, fish and ssh
+// files, each planting code that writes a marker under markers.
+func reservationScript(markers string) string {
+	return fmt.Sprintf(`
+git init -q; echo init=$?
+mkdir -p .git/hooks; printf '#!/bin/sh\ntouch %[1]s/init-hook\n' > .git/hooks/pre-commit
+for f in .bashrc .bash_profile .bash_login .bash_logout .profile .zshenv .zlogin .kshrc .cshrc .login .inputrc .envrc .tether.yaml .gitconfig; do
+	echo "touch %[1]s/rc-$f" > $f
+done
+rm -f .bashrc; mv .profile x; ln -sf /tmp/evil .bashrc
+mkdir -p .config/fish .config/git .ssh; echo 'touch %[1]s/fish' > .config/fish/config.fish; echo evil > .ssh/authorized_keys
+ls -la
+`, markers)
+}
+
 // assertNothingCreated checks that no protected path exists in ws.
 func assertNothingCreated(t *testing.T, ws string) {
 	t.Helper()
@@ -381,7 +393,7 @@ func TestPoisonReservationsGC(t *testing.T) {
 	state := stateTempDir(t)
 	ws, _ := poisonWorkspace(t, true)
 	require.NoError(t, os.RemoveAll(filepath.Join(ws, ".git/hooks")))
-	pr, err := planProtection(state, ws, ws, true)
+	pr, err := planProtection(ws, ws, true)
 	require.NoError(t, err)
 	require.NotEmpty(t, pr.mounts)
 	target, err := os.Readlink(filepath.Join(ws, ".bashrc"))
@@ -440,16 +452,16 @@ func TestReservationsAcrossStateRoots(t *testing.T) {
 		gc(stateA)
 		gc(stateB)
 	})
-	a, err := planProtection(stateA, ws, ws, true)
+	a, err := planProtection(ws, ws, true)
 	require.NoError(t, err)
 	for i := range 5 {
-		b, err := planProtection(stateB, ws, ws, true)
+		b, err := planProtection(ws, ws, true)
 		require.NoError(t, err, "round %d: planning under the second state root", i)
 		require.NoError(t, a.release())
 		assert.True(t, reserved(), "round %d: the first state root's release kept the second's reservation", i)
 		gc(stateA)
 		assert.True(t, reserved(), "round %d: GC of the first state root kept the second's live reservation", i)
-		a, err = planProtection(stateA, ws, ws, true)
+		a, err = planProtection(ws, ws, true)
 		require.NoError(t, err, "round %d: planning under the first state root again", i)
 		require.NoError(t, b.release())
 		assert.True(t, reserved(), "round %d: the second state root's release kept the first's reservation", i)
@@ -490,7 +502,7 @@ func TestReservationsConcurrent(t *testing.T) {
 	for g := range 4 {
 		wg.Go(func() {
 			for i := range 15 {
-				pr, err := planProtection(states[(g+i)%2], ws, ws, true)
+				pr, err := planProtection(ws, ws, true)
 				if err != nil {
 					errs <- fmt.Errorf("holder %d round %d: planning: %w", g, i, err)
 					return
@@ -550,7 +562,7 @@ func TestReservationDirMustBeRoots(t *testing.T) {
 			old := reservationDir
 			reservationDir = p
 			defer func() { reservationDir = old }()
-			_, err := planProtection(stateTempDir(t), ws, ws, true)
+			_, err := planProtection(ws, ws, true)
 			require.ErrorIs(t, err, ErrUnsafeReservationDir)
 			_, err = os.Lstat(filepath.Join(ws, ".bashrc"))
 			assert.ErrorIs(t, err, fs.ErrNotExist, "nothing reserved")
@@ -561,7 +573,7 @@ func TestReservationDirMustBeRoots(t *testing.T) {
 		old := reservationDir
 		reservationDir = p
 		defer func() { reservationDir = old }()
-		pr, err := planProtection(stateTempDir(t), ws, ws, true)
+		pr, err := planProtection(ws, ws, true)
 		require.NoError(t, err)
 		require.NoError(t, pr.release())
 		for dir, mode := range map[string]os.FileMode{p: 0o700, filepath.Dir(p): 0o711} {
@@ -972,4 +984,284 @@ func TestReservationsSurviveOtherStateRoot(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(ws, p))
 		assert.ErrorIs(t, err, fs.ErrNotExist, "%s planted on the host (%q)", p, b)
 	}
+}
+
+// TestPoisonRootless runs the protected-path attacks from a tether without
+// root (an unprivileged user created for the test): the control surface
+// of the root's and a nested repository, renamed and exchanged parents,
+// protected paths created in one-shot runs and mid-session, and writes
+// into tether's own state inside the workspace. Each is checked from the
+// host after the sandbox is gone; the user's reservation records are gone
+// too.
+func TestPoisonRootless(t *testing.T) {
+	ru := newRootlessUser(t)
+	newWS := func(name string, git bool) (ws, markers string) {
+		ws = filepath.Join(ru.base, name)
+		ru.mkdir(ws)
+		if git {
+			hostGit(t, ws, "init", "-q")
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "README"), []byte("hello\n"), 0o644))
+			hostGit(t, ws, "add", "README")
+			hostGit(t, ws, "commit", "-q", "-m", "one")
+			require.NoError(t, os.Mkdir(filepath.Join(ws, "sub"), 0o755))
+			hostGit(t, filepath.Join(ws, "sub"), "init", "-q")
+			hostGit(t, filepath.Join(ws, "sub"), "commit", "-q", "--allow-empty", "-m", "sub")
+		}
+		ru.chown(ws)
+		markers = t.TempDir()
+		require.NoError(t, os.Chmod(markers, 0o777))
+		return ws, markers
+	}
+	records := filepath.Join(ru.base, "run", "tether", protectDir)
+	assertNoRecords := func(t *testing.T) {
+		entries, err := os.ReadDir(records)
+		require.NoError(t, err, "the user's reservation records are where checkedReservationDir says")
+		assert.Empty(t, entries, "records outlived their sandboxes")
+	}
+
+	t.Run("control surface", func(t *testing.T) {
+		ws, markers := newWS("ws-git", true)
+		d := ru.run("", ws, controlSurfaceScript(markers)+"\n"+plant("sub/.git", markers)+"\nmv sub/.git sub/g2")
+		require.Empty(t, d.Error)
+		for _, ok := range []string{"branch-ok", "commit-ok", "stash-ok", "status-ok"} {
+			assert.Contains(t, d.Output, ok, "ordinary git work succeeds in the sandbox")
+		}
+		assert.Contains(t, d.Output, "Device or resource busy", "protected parents cannot be renamed")
+		assert.NotContains(t, d.Result.NotEnforced, "protected-paths")
+		assertHostClean(t, ws, markers, true)
+		hostGit(t, filepath.Join(ws, "sub"), "status")
+		assert.Contains(t, hostGit(t, ws, "log", "--oneline", "feature"), "two", "the sandbox's commit landed")
+		entries, err := os.ReadDir(markers)
+		require.NoError(t, err)
+		assert.Empty(t, entries, "the nested repository's git ran planted code")
+		assertNoRecords(t)
+	})
+	t.Run("reservations, one-shot", func(t *testing.T) {
+		ws, markers := newWS("ws-home", false)
+		d := ru.run("", ws, reservationScript(markers), "HOME="+ws)
+		require.Empty(t, d.Error)
+		assert.NotContains(t, d.Output, "init=0", "git init fails: .git is reserved")
+		assertNothingCreated(t, ws)
+		assertHostClean(t, ws, markers, false)
+		assertNoRecords(t)
+	})
+	t.Run("reservations, session", func(t *testing.T) {
+		ws, markers := newWS("ws-session", false)
+		d := ru.run("", ws, reservationScript(markers), "HOME="+ws,
+			rootlessSessionEnv+"=sleep 0.2; echo evil > .envrc; mkdir .git; echo evil > .git/config; echo 'touch "+markers+"/bg' > .bash_logout",
+			rootlessLiveEnv+"=.envrc .git .bash_logout")
+		require.Empty(t, d.Error)
+		assert.NotContains(t, d.Output, "init=0")
+		assert.Contains(t, d.Output, "live: .envrc=absent .git=absent .bash_logout=absent", "while the session lives the host sees nothing planted")
+		assertNothingCreated(t, ws)
+		assertHostClean(t, ws, markers, false)
+		assertNoRecords(t)
+	})
+	t.Run("writable bind", func(t *testing.T) {
+		ws, markers := newWS("ws-bind", false)
+		bind := filepath.Join(ru.base, "bind")
+		ru.mkdir(bind)
+		makeBindRepos(t, bind)
+		ru.chown(bind)
+		d := ru.run("", ws, bindScript(bind, markers), rootlessBindEnv+"="+bind)
+		require.Empty(t, d.Error)
+		assertBindClean(t, bind, markers, d.Output)
+		assertNoRecords(t)
+	})
+	t.Run("root's live reservation", func(t *testing.T) {
+		ws, _ := newWS("ws-root-res", false)
+		require.NoError(t, os.Symlink(reservedTarget, filepath.Join(ws, ".envrc")))
+		ru.chown(ws)
+		d := ru.run("", ws, "echo ran")
+		assert.Contains(t, d.Error, "another tether", "a root tether's reservation is not taken for this one's")
+		assert.NotContains(t, d.Output, "ran")
+		target, err := os.Readlink(filepath.Join(ws, ".envrc"))
+		require.NoError(t, err)
+		assert.Equal(t, reservedTarget, target, "and is left to root's tether")
+		require.NoError(t, os.Remove(filepath.Join(ws, ".envrc")))
+	})
+	t.Run("state inside the workspace", func(t *testing.T) {
+		ws, markers := newWS("ws-state", false)
+		state := filepath.Join(ws, ".tether-state")
+		ru.mkdir(state)
+		d := ru.run(state, ws, "ls -a .tether-state; echo evil > .tether-state/planted; echo rc=$?; mv .tether-state x; echo mv=$?")
+		require.Empty(t, d.Error, "tether's state inside the workspace is hidden, not refused")
+		assert.Contains(t, d.Output, "rc=2", "the shell cannot create it")
+		assert.Contains(t, d.Output, "mv=1")
+		_, err := os.Lstat(filepath.Join(state, "planted"))
+		assert.ErrorIs(t, err, fs.ErrNotExist, "the sandbox wrote into tether's state")
+		require.NoError(t, os.RemoveAll(state))
+		assertHostClean(t, ws, markers, false)
+		assertNoRecords(t)
+	})
+}
+
+// TestPoisonReservationsAttachedTree takes the way kernels before 6.15
+// need (no clone from a detached mount: the empty tree is attached over
+// the workspace while the mounts are made, then detached) and runs the
+// reservation attacks: they fail the same, and the tree left nothing
+// over the workspace.
+func TestPoisonReservationsAttachedTree(t *testing.T) {
+	r := newTestRunner(t)
+	detachedClones = false
+	t.Cleanup(func() { detachedClones = true })
+	ws, markers := poisonWorkspace(t, false)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "mine"), []byte("workspace\n"), 0o644))
+	require.NoError(t, os.Chown(filepath.Join(ws, "mine"), wsOwner, wsOwner))
+	t.Setenv("HOME", ws) // a home workspace
+	_, out := sandboxRun(t, r, ws, reservationScript(markers)+"\ncat mine; grep -c ' "+ws+" ' /proc/self/mountinfo")
+	t.Log(out)
+	assert.NotContains(t, out, "init=0", "git init fails: .git is reserved")
+	assert.Contains(t, out, "workspace\n", "the workspace, not the empty tree, is at its place")
+	assert.Contains(t, out, "\n1\n", "one mount at the workspace: the empty tree was detached")
+	assertNothingCreated(t, ws)
+	assertHostClean(t, ws, markers, false)
+}
+
+// TestPoisonBareWorkspace: a workspace that is itself a bare repository
+// has its control surface frozen like a nested one's: what the sandbox
+// plants there is not on the host afterwards, and git work that writes
+// objects and refs still succeeds.
+func TestPoisonBareWorkspace(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	hostGit(t, ws, "init", "-q", "--bare")
+	require.NoError(t, filepath.WalkDir(ws, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, wsOwner, wsOwner)
+	}))
+	before, err := os.ReadFile(filepath.Join(ws, "config"))
+	require.NoError(t, err)
+	hooks, err := os.ReadDir(filepath.Join(ws, "hooks"))
+	require.NoError(t, err)
+	_, out := sandboxRun(t, r, ws, plant(".", markers)+`
+mv hooks h2; mv objects o2
+export GIT_DIR=. # the root's .git reservation stops git's discovery
+h=$(git -c user.name=s -c user.email=s@s commit-tree -m one $(git mktree </dev/null)) && git update-ref refs/heads/x $h && echo objects-ok`)
+	t.Log(out)
+	assert.Contains(t, out, "objects-ok", "objects and refs are written")
+	assert.Contains(t, out, "Device or resource busy", "protected parents cannot be renamed")
+	after, err := os.ReadFile(filepath.Join(ws, "config"))
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "config unchanged")
+	hooksAfter, err := os.ReadDir(filepath.Join(ws, "hooks"))
+	require.NoError(t, err)
+	assert.Equal(t, len(hooks), len(hooksAfter), "no hook planted")
+	for _, p := range []string{"config.worktree", "commondir", "info/attributes", "objects/info/alternates"} {
+		_, err := os.Lstat(filepath.Join(ws, p))
+		assert.ErrorIs(t, err, fs.ErrNotExist, "%s exists on the host after the sandbox", p)
+	}
+	hostGit(t, ws, "cat-file", "-e", "refs/heads/x")
+	assertHostClean(t, ws, markers, false)
+}
+
+// makeBindRepos fills the directory bind with a nested repository
+// (proj), a bare one (store.git) and a directory a .git file's git
+// directory lies in (wt, gd).
+func makeBindRepos(t *testing.T, bind string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Join(bind, "proj"), 0o755))
+	hostGit(t, filepath.Join(bind, "proj"), "init", "-q")
+	hostGit(t, filepath.Join(bind, "proj"), "commit", "-q", "--allow-empty", "-m", "one")
+	require.NoError(t, os.MkdirAll(filepath.Join(bind, "store.git"), 0o755))
+	hostGit(t, filepath.Join(bind, "store.git"), "init", "-q", "--bare")
+	require.NoError(t, os.MkdirAll(filepath.Join(bind, "wt"), 0o755))
+	hostGit(t, filepath.Join(bind, "wt"), "init", "-q", "--separate-git-dir", filepath.Join(bind, "gd"))
+	hostGit(t, filepath.Join(bind, "wt"), "commit", "-q", "--allow-empty", "-m", "one")
+}
+
+// bindScript attacks the repositories makeBindRepos made in bind from the
+// sandbox, and plants what direnv and git would run at the bind's top.
+func bindScript(bind, markers string) string {
+	return fmt.Sprintf(`cd %[1]s
+%[2]s
+%[3]s
+%[4]s
+mv proj/.git proj/g2; mv store.git s2; mv gd gd2
+echo 'touch %[5]s/envrc' > .envrc; git init -q; echo init=$?; mkdir x; git -C x init -q; echo init-x=$?
+echo ok > proj/file && git -C proj add file && git -C proj -c user.name=s -c user.email=s@s commit -q -m two && echo commit-ok
+`, bind, plant("proj/.git", markers), plant("store.git", markers), plant("gd", markers), markers)
+}
+
+// assertBindClean checks from the host, after the sandbox, that nothing
+// bindScript planted in bind runs or remains.
+func assertBindClean(t *testing.T, bind, markers, out string) {
+	t.Helper()
+	t.Log(out)
+	assert.Contains(t, out, "commit-ok", "ordinary git work in a bound repository succeeds")
+	assert.NotContains(t, out, "init=0")
+	assert.NotContains(t, out, "init-x=0")
+	assert.Contains(t, out, "Device or resource busy", "protected parents in the bind cannot be renamed")
+	assertNoPrivilege(t, bind)
+	for _, p := range []string{".envrc", ".git", "x/.git", "store.git/commondir", "store.git/objects/info/alternates", "gd/commondir"} {
+		_, err := os.Lstat(filepath.Join(bind, p))
+		assert.ErrorIs(t, err, fs.ErrNotExist, "%s exists on the host after the sandbox", p)
+	}
+	hostGit(t, filepath.Join(bind, "proj"), "status")
+	hostGit(t, filepath.Join(bind, "wt"), "status")
+	hostGit(t, filepath.Join(bind, "store.git"), "log", "--oneline", "--all")
+	entries, err := os.ReadDir(markers)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "planted code ran on the host")
+}
+
+// TestPoisonBinds: a writable bind (Config.Binds) is frozen like a
+// workspace: its nested, bare and .git-file repositories' control surface,
+// its top's .git and .envrc; a read-only bind gets no reservations.
+func TestPoisonBinds(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	bind, ro := t.TempDir(), t.TempDir()
+	makeBindRepos(t, bind)
+	require.NoError(t, filepath.WalkDir(bind, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, wsOwner, wsOwner)
+	}))
+	var out bytes.Buffer
+	res, err := r.Run(t.Context(), Config{Workspace: ws, Binds: []Bind{{Source: bind}, {Source: ro, ReadOnly: true}},
+		Limits: Limits{Pids: 128, Timeout: 60 * time.Second}},
+		Command{Shell: bindScript(bind, markers) + "ls -A " + ro + " | sed 's/^/ro: /'", Stdout: &out, Stderr: &out})
+	require.NoError(t, err)
+	assert.NotContains(t, res.NotEnforced, "nested-repos")
+	assert.NotContains(t, out.String(), "ro: ", "no reservation in a read-only bind")
+	assertBindClean(t, bind, markers, out.String())
+	assertHostClean(t, ws, markers, false)
+}
+
+// TestReservationsOfAnotherTether: reservations of a tether that shares
+// no records with this one (a rootless user's, pointing to
+// reservedTarget/UID-HASH, and a commondir placeholder that user owns) are
+// never taken for this tether's: a sandbox whose protected path is another
+// tether's live reservation is refused, and this tether's teardown leaves
+// the other's commondir placeholder alone.
+func TestReservationsOfAnotherTether(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, true)
+	foreign := reservedTarget + "/4242-0123456789ab"
+	require.NoError(t, os.Symlink(foreign, filepath.Join(ws, ".envrc")))
+	require.NoError(t, os.Lchown(filepath.Join(ws, ".envrc"), wsOwner, wsOwner))
+	commondir := filepath.Join(ws, ".git/commondir")
+	require.NoError(t, os.WriteFile(commondir, []byte(commondirPlaceholder), 0o444))
+	require.NoError(t, os.Chown(commondir, wsOwner, wsOwner))
+	var out bytes.Buffer
+	_, err := r.Run(t.Context(), Config{Workspace: ws}, Command{Shell: "echo ran", Stdout: &out, Stderr: &out})
+	require.ErrorIs(t, err, ErrUnsafeWorkspace)
+	assert.Contains(t, err.Error(), "another tether")
+	assert.NotContains(t, out.String(), "ran")
+	target, err := os.Readlink(filepath.Join(ws, ".envrc"))
+	require.NoError(t, err)
+	assert.Equal(t, foreign, target, "the other tether's reservation is kept")
+
+	require.NoError(t, os.Remove(filepath.Join(ws, ".envrc"))) // that sandbox ended
+	_, out2 := sandboxRun(t, r, ws, "echo evil > .git/commondir; echo rc=$?")
+	assert.Contains(t, out2, "rc=2", "the other's commondir is frozen here too")
+	b, err := os.ReadFile(commondir)
+	require.NoError(t, err, "and kept at this sandbox's end: it is not this tether's")
+	assert.Equal(t, commondirPlaceholder, string(b))
+	require.NoError(t, os.Remove(commondir))
+	assertHostClean(t, ws, markers, true)
 }

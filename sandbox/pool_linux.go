@@ -52,9 +52,17 @@ type Pools struct {
 	UserNSBase   int
 	// Logf, when set, reports builds that failed.
 	Logf func(format string, args ...any)
+	// Sessions, when set, are the owner's session sandboxes: a pool
+	// builds a sandbox only while the profile's pids budget
+	// (ProfileLimits.Pids) holds it next to them and the pool's others,
+	// each reserving its own limit, as sessions reserve theirs.
+	Sessions *Sessions
 
-	mu     sync.Mutex
-	pools  map[string]*pool
+	mu    sync.Mutex
+	pools map[string]*pool
+	// policy is the configuration the pools serve under (Reconfigure);
+	// "" accepts every PoolSpec.
+	policy string
 	closed bool
 	// live counts pooled sandboxes from the start of their build to the
 	// end of their teardown; Close waits for it.
@@ -67,7 +75,11 @@ type Pools struct {
 // and the exec gate of the profile.
 type PoolSpec struct {
 	Profile string
-	Spec    SessionSpec
+	// Policy identifies the configuration the spec was placed under (an
+	// opaque digest): once Reconfigure set another, the spec is neither
+	// served nor built.
+	Policy string
+	Spec   SessionSpec
 	// Size is how many sandboxes to keep ready; zero or less disables the
 	// pool.
 	Size int
@@ -118,6 +130,35 @@ func Poolable(cfg Config) bool {
 // pool and keeps none.
 func (ps *Pools) Prepare(p PoolSpec) {
 	ps.pool(p)
+}
+
+// Reconfigure makes policy the configuration the pools serve under, as
+// the owner's configuration is reloaded: from then on a PoolSpec of
+// another Policy is neither served nor built (a call placed under the old
+// configuration builds its own sandbox), so no pooled sandbox outlives
+// the configuration it was built for. The pool of each profile keep
+// reports unchanged carries over; every other pool is drained (its
+// waiting sandboxes destroyed unused, sandboxes in use end after their
+// one command). It returns the specs of the drained pools, for the
+// owner to refill under the new configuration (Prepare). A nil keep
+// drains every pool.
+func (ps *Pools) Reconfigure(policy string, keep func(profile string) bool) []PoolSpec {
+	ps.mu.Lock()
+	ps.policy = policy
+	var drained []*pool
+	for name, pl := range ps.pools {
+		if keep == nil || !keep(name) {
+			drained = append(drained, pl)
+			delete(ps.pools, name)
+		}
+	}
+	ps.mu.Unlock()
+	specs := make([]PoolSpec, 0, len(drained))
+	for _, pl := range drained {
+		pl.drain()
+		specs = append(specs, PoolSpec{Profile: pl.profile, Spec: pl.spec, Size: pl.size})
+	}
+	return specs
 }
 
 // Run runs cmd in a sandbox of p's pool, with opts' per-command limits,
@@ -180,11 +221,18 @@ func (ps *Pools) Ready(profile string) int {
 	return len(pl.ready)
 }
 
-// pool returns the profile's pool for p (nil when p.Size is zero or ps is
-// closed), replacing and draining one of another spec or size.
+// pool returns the profile's pool for p (nil when p.Size is zero, p is
+// of another configuration than the current one, or ps is closed),
+// replacing and draining one of another spec or size.
 func (ps *Pools) pool(p PoolSpec) *pool {
 	key := poolKey(p.Spec)
 	ps.mu.Lock()
+	if ps.policy != "" && p.Policy != ps.policy {
+		// Placed under a configuration that was since reloaded: it
+		// must not replace the current one's pool.
+		ps.mu.Unlock()
+		return nil
+	}
 	old := ps.pools[p.Profile]
 	if old != nil && old.size == p.Size && reflect.DeepEqual(old.spec, key) {
 		ps.mu.Unlock()
@@ -281,12 +329,19 @@ func (pl *pool) wake() {
 }
 
 // fill starts building sandboxes until the pool is full, one at a time
-// (a refill must not take the CPU from the commands being served).
+// (a refill must not take the CPU from the commands being served), and
+// only while the profile's pids budget holds one more.
 func (pl *pool) fill() {
+	// Read before pl.mu: a session's admission holds the sessions' lock
+	// while it asks the pool (held, release).
+	sessions := pl.pools.Sessions.held(pl.profile)
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	if pl.building || pl.drained || len(pl.ready) >= pl.size || time.Now().Before(pl.retryAt) {
 		return
+	}
+	if !pl.fits(sessions) {
+		return // the next take or teardown tries again
 	}
 	pl.building = true
 	pl.pools.live.Add(1) // held by the build, then by the sandbox
@@ -299,6 +354,7 @@ func (pl *pool) build() {
 	s := &Session{mgr: &pl.mgr, key: sessionKey{pl.profile, "pooled"}, spec: pl.spec, single: true, ready: make(chan struct{})}
 	s.readyErr = s.create(context.Background())
 	close(s.ready)
+	sessions := pl.pools.Sessions.held(pl.profile) // before pl.mu, as in fill
 	pl.mu.Lock()
 	pl.building = false
 	pl.wake()
@@ -311,7 +367,8 @@ func (pl *pool) build() {
 		}
 		return
 	}
-	drained := pl.drained
+	// A session admitted during the build may have taken its room.
+	drained := pl.drained || !pl.fits(sessions)
 	if !drained {
 		pl.ready = append(pl.ready, s)
 	}
@@ -346,6 +403,65 @@ func (pl *pool) forget(s *Session) {
 			return
 		}
 	}
+}
+
+// held is the pids budget the profile's pool reserves: each of its
+// sandboxes, waiting or in use, its own limit (zero for a nil ps or no
+// pool). A sandbox being built is not counted: a session admitted
+// meanwhile goes first, and the build is destroyed when it ends over the
+// budget (build).
+func (ps *Pools) held(profile string) int64 {
+	if ps == nil {
+		return 0
+	}
+	ps.mu.Lock()
+	pl := ps.pools[profile]
+	ps.mu.Unlock()
+	if pl == nil {
+		return 0
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	return int64(len(pl.ready)+len(pl.taken)) * max(pl.spec.Config.Limits.Pids, 0)
+}
+
+// fits reports whether one more sandbox fits in the profile's pids budget
+// next to sessions (what the profile's sessions reserve) and the pool's
+// sandboxes.
+//
+// Preconditions: pl.mu is held.
+func (pl *pool) fits(sessions int64) bool {
+	total, each := pl.spec.ProfileLimits.Pids, pl.spec.Config.Limits.Pids
+	return total <= 0 || each <= 0 || sessions+int64(len(pl.ready)+len(pl.taken)+1)*each <= total
+}
+
+// release destroys waiting sandboxes of the profile's pool until they
+// freed at least need of its pids budget, or none is left waiting; it
+// returns what they freed.
+func (ps *Pools) release(profile string, need int64) int64 {
+	if ps == nil {
+		return 0
+	}
+	ps.mu.Lock()
+	pl := ps.pools[profile]
+	ps.mu.Unlock()
+	if pl == nil {
+		return 0
+	}
+	each := max(pl.spec.Config.Limits.Pids, 0)
+	var freed int64
+	var gone []*Session
+	pl.mu.Lock()
+	for each > 0 && freed < need && len(pl.ready) > 0 {
+		gone = append(gone, pl.ready[len(pl.ready)-1])
+		pl.ready = pl.ready[:len(pl.ready)-1]
+		freed += each
+	}
+	pl.mu.Unlock()
+	for _, s := range gone {
+		s.end(ErrSessionClosed)
+	}
+	return freed
 }
 
 // drain destroys the pool's waiting sandboxes and stops its builds.

@@ -244,3 +244,115 @@ func TestPoolDrainedOnSpecChange(t *testing.T) {
 	ps.Prepare(changed)
 	assert.Equal(t, 0, ps.Ready("reload"))
 }
+
+// A reload (Reconfigure) drains the pools of changed profiles and keeps
+// the others, and afterwards nothing placed under the old configuration
+// is pooled: a call of it neither takes a sandbox nor builds a pool, and
+// the old pool's sandboxes are destroyed (checked from the host: their
+// containers are gone).
+func TestPoolReconfigure(t *testing.T) {
+	ps := newTestPools(t)
+	spec := SessionSpec{Config: Config{Limits: Limits{Pids: 100}}}
+	changed := PoolSpec{Profile: "changed", Policy: "v1", Size: 1, Spec: spec}
+	kept := PoolSpec{Profile: "kept", Policy: "v1", Size: 1, Spec: spec}
+	ps.Reconfigure("v1", nil)
+	ps.Prepare(changed)
+	ps.Prepare(kept)
+	waitReady(t, ps, "changed", 1)
+	waitReady(t, ps, "kept", 1)
+	ps.mu.Lock()
+	old := ps.pools["changed"].ready[0]
+	keptPool := ps.pools["kept"]
+	ps.mu.Unlock()
+
+	drained := ps.Reconfigure("v2", func(profile string) bool { return profile == "kept" })
+	require.Len(t, drained, 1)
+	assert.Equal(t, "changed", drained[0].Profile)
+	assert.Equal(t, 1, drained[0].Size)
+	select {
+	case <-old.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the changed profile's pooled sandbox outlived the reload")
+	}
+	_, err := os.Stat(filepath.Join(ps.StateRoot, "containers", old.id))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the drained sandbox's container is still there")
+
+	// A call placed under the old configuration gets nothing, and builds
+	// nothing that a call of the new one could take.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	_, err = ps.Run(ctx, changed, Command{Args: []string{"true"}}, ExecOptions{})
+	assert.ErrorIs(t, err, ErrPoolEmpty)
+	_, err = ps.Run(ctx, kept, Command{Args: []string{"true"}}, ExecOptions{})
+	assert.ErrorIs(t, err, ErrPoolEmpty, "a sandbox served a call of the replaced configuration")
+	assert.Equal(t, 0, ps.Ready("changed"))
+
+	// The kept profile's pool carries over to the new configuration.
+	ps.mu.Lock()
+	assert.Same(t, keptPool, ps.pools["kept"])
+	ps.mu.Unlock()
+	kept.Policy = "v2"
+	res, _ := pooledRun(t, ps, kept, "true")
+	assert.Zero(t, res.ExitCode)
+	changed.Policy = "v2"
+	ps.Prepare(changed)
+	res, _ = pooledRun(t, ps, changed, "true")
+	assert.Zero(t, res.ExitCode)
+}
+
+// Pooled sandboxes hold their share of the profile's pids budget, as
+// sessions do: a pool does not build past the budget sessions leave, a
+// session that needs room destroys waiting pooled sandboxes first, and
+// a session is refused only when sessions and pooled sandboxes in use
+// hold the budget.
+func TestPoolCountsInSessionBudget(t *testing.T) {
+	ps := newTestPools(t)
+	m := &Sessions{StateRoot: ps.StateRoot, CgroupPrefix: ps.CgroupPrefix, Grace: ps.Grace, Pools: ps}
+	t.Cleanup(func() { assert.NoError(t, m.Close()) }) // before ps's cleanup (LIFO)
+	ps.Sessions = m
+	spec := budgetSpec(40, 100)
+	p := PoolSpec{Profile: "budget", Size: 2, Spec: spec}
+	ps.Prepare(p)
+	waitReady(t, ps, "budget", 2)
+	assert.Equal(t, int64(80), ps.held("budget"))
+
+	// 80 pooled + 40: one waiting pooled sandbox makes room.
+	a, err := m.Open(t.Context(), "budget", "a", spec)
+	require.NoError(t, err)
+	assert.Equal(t, 1, ps.Ready("budget"))
+	// The pool does not build past what the session left (40 + 40 + 40).
+	ps.Prepare(p)
+	time.Sleep(200 * time.Millisecond)
+	ps.mu.Lock()
+	pl := ps.pools["budget"]
+	ps.mu.Unlock()
+	pl.mu.Lock()
+	building, ready := pl.building, len(pl.ready)
+	pl.mu.Unlock()
+	assert.False(t, building, "the pool builds past the profile's budget")
+	assert.Equal(t, 1, ready)
+
+	// A pooled sandbox in use is not taken away: with it and a, b fits
+	// (40 + 40 + 40 > 100 would not), so b is refused.
+	sb, err := ps.take(t.Context(), p)
+	require.NoError(t, err)
+	_, err = m.Open(t.Context(), "budget", "b", spec)
+	require.ErrorIs(t, err, ErrSessionBudget)
+	assert.Contains(t, err.Error(), "1 sessions of 40 pids each hold 40 and pooled sandboxes in use 40 of 100")
+	sb.end(ErrSessionClosed)
+	<-sb.Done()
+
+	// Once it is gone, b fits: a refill under way (40 + 40 fit) does not
+	// hold b off, and is destroyed when it ends over the budget.
+	require.Eventually(t, func() bool { return ps.held("budget") == 0 }, 30*time.Second, 20*time.Millisecond)
+	b, err := m.Open(t.Context(), "budget", "b", spec)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		pl.mu.Lock()
+		defer pl.mu.Unlock()
+		return !pl.building
+	}, 60*time.Second, 20*time.Millisecond)
+	assert.Zero(t, ps.held("budget"), "pooled sandboxes hold budget two sessions need")
+	require.NoError(t, a.Close())
+	require.NoError(t, b.Close())
+}

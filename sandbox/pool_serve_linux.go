@@ -253,15 +253,27 @@ func (fw frameWriter) Write(p []byte) (int, error) {
 // RunPooled asks the pool server of the state root for a sandbox matching
 // req and runs the command in it once approve returns nil, streaming its
 // output to stdout and stderr and stdin (when req.Stdin) to it. approve
-// (the caller's approval decision; nil approves) runs while the server
-// takes the sandbox; when it fails, nothing ran and RunPooled returns its
+// (the caller's approval decision; nil approves) runs while the request
+// is made and the server takes the sandbox; when it fails, nothing ran and RunPooled returns its
 // error as is. An error wrapping ErrPoolEmpty means nothing ran: no
 // server, no pool of that spec and policy, or none ready; the caller then
-// builds its own sandbox. approve may have been called by then (it starts
-// as soon as the server has the request): the caller's own path asks it
-// again, so it must give the same answer twice (a sync.Once). Any other error came
+// builds its own sandbox. approve has been called by then (it starts at
+// once, while the request is made): the caller's own path asks it again,
+// so it must give the same answer twice (a sync.Once). Any other error came
 // after the command was handed over. Cancelling ctx stops the command.
 func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, approve func() error, stdin io.Reader, stdout, stderr io.Writer) (*Result, error) {
+	// The approval is decided while the request is made and the server
+	// takes the sandbox; its answer is read only after the server's, so a
+	// refusal never waits for the pool and nothing runs without the
+	// decision.
+	verdict := make(chan error, 1)
+	go func() {
+		if approve == nil {
+			verdict <- nil
+			return
+		}
+		verdict <- approve()
+	}()
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", PoolSocket(stateRoot))
 	if err != nil {
@@ -280,17 +292,6 @@ func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, approve f
 	if err := send(&poolFrame{Op: poolRun, Request: &req}); err != nil {
 		return nil, fmt.Errorf("%w: asking the pool server: %w", ErrPoolEmpty, err)
 	}
-	// The approval is decided while the server takes the sandbox; its
-	// answer is read only after the decision, so a refusal never waits
-	// for the pool and nothing runs without the decision.
-	verdict := make(chan error, 1)
-	go func() {
-		if approve == nil {
-			verdict <- nil
-			return
-		}
-		verdict <- approve()
-	}()
 	var buf []byte
 	var f poolFrame
 	if buf, err = readFrame(c, buf, &f); err != nil {

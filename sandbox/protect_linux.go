@@ -1,22 +1,28 @@
 package sandbox
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"os/user"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-dev/tether/internal/protect"
+	"github.com/tether-dev/tether/sandbox/nsjoin"
 )
 
 // Protected paths (docs/workspace.md). Every sandbox with a workspace makes
@@ -43,18 +49,25 @@ import (
 //     A .git file ("gitdir: PATH") is frozen, and so is the git directory
 //     it names when that lies inside the workspace.
 //
-// The binds are made by tether itself, from a thread that joins the
-// sandbox's mount namespace after libcontainer has built it and before any
-// program of the sandbox runs: each path is opened with openat2(
-// RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) from the workspace mount's root and
-// bound from that descriptor (open_tree, move_mount), so nothing is
-// followed and nothing can be swapped in between. The clones come from the
-// sandbox's own idmapped workspace mount and keep its id mapping.
+// The binds are made by tether itself inside the sandbox's mount namespace,
+// after libcontainer has built it and before any program of the sandbox
+// runs: each path is opened with openat2(RESOLVE_BENEATH|
+// RESOLVE_NO_SYMLINKS) from the workspace mount's root and bound from that
+// descriptor (open_tree, move_mount), so nothing is followed and nothing
+// can be swapped in between. The clones come from the sandbox's own
+// (idmapped, as root) workspace mount and keep its id mapping; what is
+// mounted onto reservations and hidden paths is an empty file and an
+// empty directory of a small read-only tmpfs made there. Root tether
+// joins the mount namespace from a thread; rootless tether from a process
+// that joins the sandbox's user namespace first (package nsjoin: it owns
+// that namespace, so it holds every capability in it). The mounts are the
+// same either way.
 //
 // Reservations live in the workspace, which every tether on the host
 // shares whatever its state root, so their records do too: they are kept
-// in reservationDir (root's, host-wide), keyed by the workspace's device
-// and inode. Each sandbox of the workspace holds <key>.hold shared-locked
+// in the directory checkedReservationDir returns (root's, host-wide; a
+// rootless tether's, its user's), keyed by the workspace's device and
+// inode. Each sandbox of the workspace holds <key>.hold shared-locked
 // for its life; planning and leaving take <key>.lock. The last one out (it
 // gets the hold lock exclusively) or GC of any state root (for holders
 // that died, whose locks the kernel dropped) removes the placeholders that
@@ -69,7 +82,7 @@ const reservedTarget = "/proc/tether-reserved"
 // commondirPlaceholder is the content of a reserved .git/commondir.
 const commondirPlaceholder = ".\n"
 
-const protectDir = "protect" // under the state root: the empty file, and older tethers' records
+const protectDir = "protect" // the records' directory; under a state root, older tethers' records
 
 // reservationDir holds the reservation records of every workspace on the
 // host (see above). It must be a real directory owned by root that nobody
@@ -77,10 +90,11 @@ const protectDir = "protect" // under the state root: the empty file, and older 
 // only so that a test can point it elsewhere.
 var reservationDir = "/run/tether/protect"
 
-// ErrUnsafeReservationDir: reservationDir (or its parent) is not a
-// directory only root controls, so its locks and records cannot be
-// trusted; tether refuses to reserve protected paths rather than guess.
-var ErrUnsafeReservationDir = errors.New("the protected-path reservation directory is not root's own")
+// ErrUnsafeReservationDir: the reservation records' directory (or one on
+// the way to it, reservationChain) is not one that only tether's user
+// controls, so its locks and records cannot be trusted; tether refuses to
+// reserve protected paths rather than guess.
+var ErrUnsafeReservationDir = errors.New("the protected-path reservation directory is not tether's user's own")
 
 // ProtectMount is one protected-path mount, made inside the sandbox.
 type ProtectMount struct {
@@ -119,13 +133,15 @@ func (p Placement) protectMounts() []specs.Mount { return nil }
 // protection is the protected-path plan of one sandbox and its hold on
 // the workspace's reservations.
 type protection struct {
-	mounts    []ProtectMount
-	wsMount   string // the workspace's path inside the sandbox
-	emptyFile string // the empty read-only file mounted onto reservations
-	emptyDir  string // the empty read-only directory mounted onto hidden directories
-	records   string // reservationDir
-	key       string
-	ws        string
+	mounts  []ProtectMount
+	wsMount string // the workspace's path inside the sandbox
+	// rootless: the mounts are made by a process that joins the
+	// sandbox's user namespace first (package nsjoin).
+	rootless bool
+	records  string // the reservation records (checkedReservationDir)
+	target   string // where its reservation links point (reservationTarget)
+	key      string
+	ws       string
 	// reserved are the reservations this plan made or shares, recorded
 	// in <key>.res (reservationDir) for whoever removes them.
 	reserved []string
@@ -137,49 +153,99 @@ type protection struct {
 	// nestedTruncated: the walk for nested repositories stopped at its
 	// bound (protect_nested_linux.go).
 	nestedTruncated bool
+	// binds are the plans of the sandbox's writable directory binds, each
+	// a tree of its own (protectFor); only the workspace's plan has them.
+	binds []*protection
 	// hold is <key>.hold (reservationDir), flocked shared for the sandbox's life:
 	// the kernel drops the lock when its holder dies, so whoever takes it
 	// exclusively knows no sandbox holds the reservations any more.
 	hold *os.File
 }
 
-// protectFor plans the protected paths of a sandbox (nil without a
-// workspace). Rootless tether cannot join the sandbox's mount namespace to
-// make the binds: it says so in notEnforced ("protected-paths").
-func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]string) (*protection, error) {
+// protectFor plans the protected paths of a sandbox: its workspace's and
+// those of each writable bind that is a directory (Config.Binds), each
+// frozen as a workspace of its own (not a home: protect.Entry.Home). nil
+// when there is neither. Root and rootless tether plan them alike; only
+// how the mounts get into the sandbox differs (protection.apply).
+func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]string) (_ *protection, err error) {
 	for _, b := range cfg.Binds {
 		if protect.Overlaps(filepath.Clean(b.Source), filepath.Clean(stateRoot)) {
 			return nil, fmt.Errorf("%w: the bind %s overlaps the sandbox state root %s", ErrUnsafeWorkspace, b.Source, stateRoot)
 		}
 	}
-	if cfg.Workspace == "" {
-		return nil, nil
-	}
-	own := append([]string{stateRoot}, cfg.Hide...)
-	if !rootless {
-		// Whoever could write the records could have a tether remove
-		// another's live reservations. Rootless tether does not reserve.
-		own = append(own, reservationDir)
-	}
-	hide, err := hiddenIn(cfg.Workspace, own)
-	if err != nil {
-		return nil, err
-	}
-	if rootless {
-		if len(hide) > 0 {
-			// Without the mounts, a command could write them (or rename
-			// their parents away and plant new ones): refuse.
-			return nil, fmt.Errorf("%w: tether's own %s lies inside the workspace, and tether without root cannot hide it from the sandbox; move the state directory or configuration out of the workspace (state_dir, $TETHER_STATE_DIR, --config) or use a narrower workspace",
-				ErrUnsafeWorkspace, path.Join(cfg.Workspace, hide[0]))
+	// Whoever could write the records could have a tether remove
+	// another's live reservations: they are hidden like tether's state.
+	chain := reservationChain()
+	own := append([]string{stateRoot, chain[len(chain)-1].path}, cfg.Hide...)
+	pr := &protection{rootless: rootless}
+	defer func() {
+		if err != nil {
+			_ = pr.release()
 		}
-		*notEnforced = append(*notEnforced, "protected-paths")
+	}()
+	planned := false
+	if cfg.Workspace != "" {
+		hide, err := hiddenIn(cfg.Workspace, own)
+		if err != nil {
+			return nil, err
+		}
+		ws, err := planProtection(cfg.Workspace, cfg.workspaceMount(), isHome(cfg.Workspace), hide...)
+		if err != nil {
+			return nil, err
+		}
+		ws.rootless, ws.binds = rootless, pr.binds
+		pr, planned = ws, true
+	}
+	for _, b := range cfg.Binds {
+		if b.ReadOnly {
+			continue // nothing in it can be written
+		}
+		if fi, err := os.Lstat(b.Source); err != nil || !fi.IsDir() {
+			continue // a file bind holds no repository; a missing one fails at the mount
+		}
+		hide, err := hiddenIn(b.Source, own)
+		if err != nil {
+			return nil, fmt.Errorf("bind %s: %w", b.Source, err)
+		}
+		bp, err := planProtection(b.Source, b.dest(), false, hide...)
+		if err != nil {
+			return nil, fmt.Errorf("protecting the bind %s: %w", b.Source, err)
+		}
+		pr.binds = append(pr.binds, bp)
+		planned = true
+	}
+	if !planned {
 		return nil, nil
 	}
-	pr, err := planProtection(stateRoot, cfg.Workspace, cfg.workspaceMount(), isHome(cfg.Workspace), hide...)
-	if err == nil && pr.nestedTruncated {
-		*notEnforced = append(*notEnforced, "nested-repos")
+	for _, t := range pr.trees() {
+		if t.nestedTruncated {
+			*notEnforced = append(*notEnforced, "nested-repos")
+			break
+		}
 	}
-	return pr, err
+	if len(pr.binds) > 0 {
+		// The creation gate lets git write a HEAD in any frozen git
+		// directory, the binds' too.
+		ids := maps.Clone(pr.gitDirIDs)
+		if ids == nil {
+			ids = map[fileID]bool{}
+		}
+		for _, bp := range pr.binds {
+			maps.Copy(ids, bp.gitDirIDs)
+		}
+		pr.gitDirIDs = ids
+	}
+	return pr, nil
+}
+
+// trees returns the planned trees of pr: its own (when it has a
+// workspace) and its binds'.
+func (pr *protection) trees() []*protection {
+	var ts []*protection
+	if pr.hold != nil {
+		ts = append(ts, pr)
+	}
+	return append(ts, pr.binds...)
 }
 
 // isHome reports whether ws is a home directory: tether's own ($HOME) or
@@ -196,15 +262,12 @@ func isHome(ws string) bool {
 		var sa, sb unix.Stat_t
 		return unix.Stat(a, &sa) == nil && unix.Stat(b, &sb) == nil && sa.Dev == sb.Dev && sa.Ino == sb.Ino
 	}
-	if same(ws, os.Getenv("HOME")) {
-		return true
+	for _, h := range trustedHomes(ws) {
+		if same(ws, h) {
+			return true
+		}
 	}
-	var st unix.Stat_t
-	if unix.Stat(ws, &st) != nil {
-		return false
-	}
-	u, err := user.LookupId(strconv.FormatUint(uint64(st.Uid), 10))
-	return err == nil && same(ws, u.HomeDir)
+	return false
 }
 
 // hiddenIn returns the paths of own (tether's config and state, absolute)
@@ -268,19 +331,51 @@ func fdMode(fd int) (uint32, error) {
 	return st.Mode & unix.S_IFMT, nil
 }
 
-// isReservation reports whether fd (an O_PATH symlink) is a reservation.
-func isReservation(fd int) bool {
-	buf := make([]byte, len(reservedTarget)+1)
-	n, err := unix.Readlinkat(fd, "", buf)
-	return err == nil && string(buf[:n]) == reservedTarget
+// reservationTarget returns where the reservation links of a tether
+// whose records are in records point. Root's are reservedTarget (its
+// records are host-wide); a rootless tether's name its records too
+// (reservedTarget/UID-HASH, still under procfs, still resolving nowhere),
+// so tethers that share no records never take each other's reservations
+// for their own: a sandbox whose workspace holds another's is refused
+// (ErrUnsafeWorkspace) while that one's sandboxes live, rather than remove
+// at its end what they rely on.
+func reservationTarget(records string) string {
+	if os.Geteuid() == 0 {
+		return reservedTarget
+	}
+	sum := sha256.Sum256([]byte(records))
+	return fmt.Sprintf("%s/%d-%x", reservedTarget, os.Geteuid(), sum[:6])
 }
 
-// planProtection works out the protected-path mounts of a sandbox id whose
+// linkTarget returns the target of the symlink fd (O_PATH), or "".
+func linkTarget(fd int) string {
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlinkat(fd, "", buf)
+	if err != nil {
+		return ""
+	}
+	return string(buf[:n])
+}
+
+// isReservation reports whether fd (an O_PATH symlink) is a reservation
+// pointing to target (reservationTarget).
+func isReservation(fd int, target string) bool { return linkTarget(fd) == target }
+
+// symlinkRefused is the error for the protected path rel, a symlink fd:
+// a link (ErrUnsafeWorkspace), or another tether's reservation.
+func symlinkRefused(rel string, fd int) error {
+	if strings.HasPrefix(linkTarget(fd), reservedTarget) {
+		return fmt.Errorf("%w: %s is reserved by a live sandbox of another tether (another user, or one keeping its records elsewhere); start this one when that one has ended", ErrUnsafeWorkspace, rel)
+	}
+	return fmt.Errorf("%w: %s", ErrUnsafeWorkspace, rel)
+}
+
+// planProtection works out the protected-path mounts of a sandbox whose
 // workspace ws appears at wsMount, and makes its reservations on the host;
 // home says whether ws is a home directory (protect.Entry.Home), hide are
 // the workspace-relative paths of tether's own config and state
 // (Config.Hide). The caller must call release when the sandbox is gone.
-func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_ *protection, err error) {
+func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protection, err error) {
 	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening workspace %s: %w", ws, err)
@@ -294,18 +389,8 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 	if err != nil {
 		return nil, err
 	}
-	pr := &protection{wsMount: wsMount, records: records, ws: ws,
+	pr := &protection{wsMount: wsMount, records: records, ws: ws, target: reservationTarget(records),
 		key: strconv.FormatUint(st.Dev, 10) + "-" + strconv.FormatUint(st.Ino, 10)}
-	own := filepath.Join(stateRoot, protectDir)
-	if err := os.MkdirAll(own, 0o700); err != nil {
-		return nil, fmt.Errorf("creating protected-path state: %w", err)
-	}
-	if pr.emptyFile, err = ensureEmptyFile(own); err != nil {
-		return nil, err
-	}
-	if pr.emptyDir, err = ensureEmptyDir(stateRoot); err != nil {
-		return nil, err
-	}
 	dir := records
 	lock, err := lockFile(filepath.Join(dir, pr.key+".lock"), unix.LOCK_EX)
 	if err != nil {
@@ -338,10 +423,14 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 		fd, err := openBeneath(root, rel)
 		if err == nil {
 			defer unix.Close(fd)
-			if m, _ := fdMode(fd); m == unix.S_IFLNK && isReservation(fd) {
+			m, _ := fdMode(fd)
+			if m == unix.S_IFLNK && isReservation(fd, pr.target) {
 				add(rel, ProtectReserve) // another sandbox's, shared
 				pr.reserved = append(pr.reserved, rel)
 				return nil
+			}
+			if m == unix.S_IFLNK {
+				return symlinkRefused(rel, fd)
 			}
 			return fmt.Errorf("reserving %s: it exists", rel)
 		}
@@ -368,7 +457,7 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 			if werr != nil {
 				return fmt.Errorf("reserving %s: %w", rel, werr)
 			}
-		} else if err := unix.Symlinkat(reservedTarget, pfd, name); errors.Is(err, unix.EROFS) {
+		} else if err := unix.Symlinkat(pr.target, pfd, name); errors.Is(err, unix.EROFS) {
 			return nil // a read-only file system: nobody can create it
 		} else if err != nil {
 			return fmt.Errorf("reserving %s: %w", rel, err)
@@ -403,7 +492,7 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 				return true, unsafePath(anc, err)
 			}
 			m, err := fdMode(fd)
-			reserved := m == unix.S_IFLNK && isReservation(fd)
+			reserved := m == unix.S_IFLNK && isReservation(fd, pr.target)
 			unix.Close(fd)
 			if err != nil {
 				return true, fmt.Errorf("reading %s: %w", anc, err)
@@ -415,7 +504,12 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 				add(anc, ProtectReserve) // reserved already: nothing under it
 				return true, nil
 			case m == unix.S_IFLNK:
-				return true, fmt.Errorf("%w: %s", ErrUnsafeWorkspace, anc)
+				fd, err := openBeneath(root, anc)
+				if err != nil {
+					return true, unsafePath(anc, err)
+				}
+				defer unix.Close(fd)
+				return true, symlinkRefused(anc, fd)
 			default:
 				// Nothing can be created under it while it stays.
 				add(anc, ProtectReadOnly)
@@ -424,6 +518,7 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 		}
 		return false, nil
 	}
+	var repos []gitRepo // every git directory frozen, for its configuration
 	// protectEntry freezes rel (of kind k): pins the directories on the
 	// way, then binds, reserves or refuses rel itself.
 	var protectEntry func(rel string, k protect.Kind, mayReserve bool) error
@@ -447,11 +542,11 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 			return fmt.Errorf("reading %s: %w", rel, err)
 		}
 		if m == unix.S_IFLNK {
-			if isReservation(fd) {
+			if isReservation(fd, pr.target) {
 				add(rel, ProtectReserve)
 				return nil
 			}
-			return fmt.Errorf("%w: %s", ErrUnsafeWorkspace, rel)
+			return symlinkRefused(rel, fd)
 		}
 		if k != protect.Repo {
 			add(rel, ProtectReadOnly)
@@ -481,6 +576,11 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 		}
 		add(gitDir, ProtectPin)
 		pr.gitDirs = append(pr.gitDirs, gitDir)
+		top := path.Dir(rel) // a .git directory or file: its work tree
+		if path.Base(rel) != protect.GitDirName {
+			top = rel // a bare repository
+		}
+		repos = append(repos, gitRepo{dir: gitDir, top: top})
 		// logs/ is where git writes logs/HEAD, which the creation gate
 		// allows only in a frozen git directory's own logs/ (headAllowed):
 		// pinned, it cannot be swapped for a link to elsewhere.
@@ -511,6 +611,16 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 			return nil, err
 		}
 	}
+	// A workspace that is itself a git directory (a bare repository):
+	// the host's git in it reads its config and hooks as a nested one's.
+	if protect.HeadAt(root) == protect.HeadValid {
+		for _, e := range protect.GitDir() {
+			if err := protectEntry(e.Path, e.Kind, true); err != nil {
+				return nil, err
+			}
+		}
+		pr.gitDirs = append(pr.gitDirs, ".")
+	}
 	// Nested repositories, frozen as the root's .git is.
 	skip := append([]string{protect.GitDirName}, hide...)
 	nested, err := scanNested(root, skip)
@@ -525,6 +635,29 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 	}
 	for _, rel := range nested.heads {
 		add(rel, ProtectReadOnly)
+	}
+	// What the repositories' configuration names (core.hooksPath,
+	// include.path, the programs of core.fsmonitor, aliases, filters),
+	// frozen as their control surface is (gitconfig_linux.go).
+	named, err := gitConfigPaths(root, ws, repos)
+	if err != nil {
+		return nil, err
+	}
+	// What the host trusts outside the workspace and really is, or names,
+	// in it: a ~/.bashrc linked into a dotfiles checkout, a global
+	// core.hooksPath (hosttrust_linux.go).
+	named = append(named, hostTrusted(root, ws, repos)...)
+	for _, p := range named {
+		if err := protectEntry(p.rel, p.kind, p.reserve); err != nil {
+			return nil, err
+		}
+		// A directory pinned on the way to another entry (.husky, for
+		// .husky/_) is named itself: read-only, not only pinned.
+		for i := range pr.mounts {
+			if pr.mounts[i].Path == p.rel && pr.mounts[i].Mode == ProtectPin && !slices.Contains(pr.gitDirs, p.rel) {
+				pr.mounts[i].Mode = ProtectReadOnly
+			}
+		}
 	}
 	// tether's own config and state: pinned on the way like any entry (a
 	// renamed parent would let a command plant a new state directory where
@@ -548,7 +681,7 @@ func planProtection(stateRoot, ws, wsMount string, home bool, hide ...string) (_
 			return nil, unsafePath(rel, err)
 		}
 		m, err := fdMode(fd)
-		reserved := m == unix.S_IFLNK && isReservation(fd)
+		reserved := m == unix.S_IFLNK && isReservation(fd, pr.target)
 		unix.Close(fd)
 		switch {
 		case err != nil:
@@ -620,32 +753,6 @@ func readBeneath(dir int, rel string) ([]byte, error) {
 	return data, nil
 }
 
-// ensureEmptyFile returns dir/empty, an empty read-only file.
-func ensureEmptyFile(dir string) (string, error) {
-	p := filepath.Join(dir, "empty")
-	if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
-		return p, nil
-	}
-	// A unique name: set-ups of one process run concurrently (a pool).
-	f, err := os.CreateTemp(dir, "empty.tmp-*")
-	if err != nil {
-		return "", fmt.Errorf("creating reservation file: %w", err)
-	}
-	tmp := f.Name()
-	err = f.Chmod(0o444)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("creating reservation file: %w", err)
-	}
-	return p, nil
-}
-
 // mkdirBeneath creates the missing directories of rel under the directory
 // root (mode 0700, and as root owned like their parent), each inside its
 // opened parent and never through a symlink. What exists is left as it
@@ -689,24 +796,6 @@ func mkdirBeneath(root int, rel string) error {
 	return nil
 }
 
-// ensureEmptyDir returns dir/hide-empty, an empty directory nobody may
-// write (mounted read-only besides). It is not under protectDir, whose
-// directories are workspaces' records.
-func ensureEmptyDir(dir string) (string, error) {
-	p := filepath.Join(dir, "hide-empty")
-	if err := os.Mkdir(p, 0o555); err != nil && !errors.Is(err, os.ErrExist) {
-		return "", fmt.Errorf("creating the hiding directory: %w", err)
-	}
-	fi, err := os.Lstat(p)
-	if err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("creating the hiding directory: %s is not a directory", p)
-	}
-	if entries, err := os.ReadDir(p); err != nil || len(entries) > 0 {
-		return "", fmt.Errorf("the hiding directory %s is not empty", p)
-	}
-	return p, nil
-}
-
 // lockFile opens (creating) p and flocks it with how. GC with Caches
 // removes lock files (holding them): a waiter that then gets the lock of
 // a removed file would hold a lock nobody else sees, so lockFile checks
@@ -737,43 +826,77 @@ func lockFile(p string, how int) (*os.File, error) {
 	}
 }
 
-// checkedReservationDir creates reservationDir (0700, its parent 0711) if
-// they are missing and returns it once it and its parent are real
-// directories (not symlinks) owned by root that neither group nor others
-// may write: its locks decide who removes reservations from workspaces,
-// and anyone who could replace them could make a tether remove another's
-// live reservations.
+// reservationSpec is one directory of the chain that leads to the
+// reservation records, and the mode it is made with.
+type reservationSpec struct {
+	path string
+	mode os.FileMode
+}
+
+// reservationChain returns the directories that lead to this tether's
+// reservation records, the records' own last. As root they are
+// reservationDir, host-wide, under /run/tether, root's default state
+// root too (0711, as setUp makes a state root). Without root they are
+// the user's own and shared by all the user's tethers, whatever their
+// state roots: $XDG_RUNTIME_DIR/tether/protect when XDG_RUNTIME_DIR is an
+// absolute path, else /tmp/tether-UID/protect.
+func reservationChain() []reservationSpec {
+	uid := os.Geteuid()
+	if uid == 0 {
+		dir := filepath.Clean(reservationDir)
+		return []reservationSpec{{filepath.Dir(dir), 0o711}, {dir, 0o700}}
+	}
+	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
+		x = filepath.Clean(x)
+		return []reservationSpec{{x, 0o700}, {filepath.Join(x, "tether"), 0o700}, {filepath.Join(x, "tether", protectDir), 0o700}}
+	}
+	base := fmt.Sprintf("/tmp/tether-%d", uid)
+	return []reservationSpec{{base, 0o700}, {filepath.Join(base, protectDir), 0o700}}
+}
+
+// checkedReservationDir creates the directories of reservationChain that
+// are missing and returns the last once every one of them is a real
+// directory (not a symlink) owned by this tether's user that neither
+// group nor others may write: its locks decide who removes reservations
+// from workspaces, and anyone who could replace them could make a tether
+// remove another's live reservations.
 func checkedReservationDir() (string, error) {
-	return checkedRootDir(reservationDir, "protected-path reservation directory", ErrUnsafeReservationDir)
+	return checkedDirChain(reservationChain(), "protected-path reservation directory", ErrUnsafeReservationDir)
 }
 
 // checkedRootDir creates dir (0700) and its parent (0711) if they are
 // missing and returns dir once both are real directories (not symlinks)
 // owned by root that neither group nor others may write: host-wide locks
-// and records live there, which only root may replace. what names dir in
-// errors; a directory that fails the check is an error wrapping unsafe.
+// live there, which only root may replace. The parent is /run/tether,
+// root's default state root too (0711, as setUp makes a state root). what
+// names dir in errors; a directory that fails the check is an error
+// wrapping unsafe. Only root calls it.
 func checkedRootDir(dir, what string, unsafe error) (string, error) {
 	dir = filepath.Clean(dir)
-	// The parent is /run/tether, root's default state root too: made as
-	// setUp makes a state root (0711), whichever tether comes first.
-	for _, d := range []struct {
-		p    string
-		mode os.FileMode
-	}{{filepath.Dir(dir), 0o711}, {dir, 0o700}} {
-		p := d.p
-		if err := os.Mkdir(p, d.mode); err != nil && !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("creating the %s %s: %w", what, p, err)
+	return checkedDirChain([]reservationSpec{{filepath.Dir(dir), 0o711}, {dir, 0o700}}, what, unsafe)
+}
+
+// checkedDirChain creates the directories of chain that are missing and
+// returns the last once every one of them is a real directory (not a
+// symlink) owned by this tether's user that neither group nor others may
+// write. what names the last in errors; a directory that fails the check
+// is an error wrapping unsafe.
+func checkedDirChain(chain []reservationSpec, what string, unsafe error) (string, error) {
+	uid := os.Geteuid()
+	for _, d := range chain {
+		if err := os.Mkdir(d.path, d.mode); err != nil && !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("creating the %s %s: %w", what, d.path, err)
 		}
 		var st unix.Stat_t
-		if err := unix.Lstat(p, &st); err != nil {
-			return "", fmt.Errorf("checking the %s %s: %w", what, p, err)
+		if err := unix.Lstat(d.path, &st); err != nil {
+			return "", fmt.Errorf("checking the %s %s: %w", what, d.path, err)
 		}
-		if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Uid != 0 || st.Mode&0o022 != 0 {
-			return "", fmt.Errorf("%w: %s must be a directory (not a symlink) owned by root that only root may write; it has mode %#o and owner %d: remove it or fix it",
-				unsafe, p, st.Mode, st.Uid)
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != uid || st.Mode&0o022 != 0 {
+			return "", fmt.Errorf("%w: %s must be a directory (not a symlink) owned by uid %d that only its owner may write; it has mode %#o and owner %d: remove it or fix it",
+				unsafe, d.path, uid, st.Mode, st.Uid)
 		}
 	}
-	return dir, nil
+	return chain[len(chain)-1].path, nil
 }
 
 // recordWorkspace writes ws to p unless p holds it already (GC needs the
@@ -793,9 +916,18 @@ func recordWorkspace(p, ws string) error {
 	return nil
 }
 
-// release drops this sandbox's hold on the workspace's reservations and,
-// if no other sandbox holds them, removes them.
+// release drops this sandbox's hold on the reservations of the workspace
+// and of the binds and, where no other sandbox holds them, removes them.
 func (pr *protection) release() error {
+	var errs []error
+	for _, t := range pr.trees() {
+		errs = append(errs, t.releaseTree())
+	}
+	return errors.Join(errs...)
+}
+
+// releaseTree is release for one tree.
+func (pr *protection) releaseTree() error {
 	lock, err := lockFile(filepath.Join(pr.records, pr.key+".lock"), unix.LOCK_EX)
 	if err != nil {
 		pr.hold.Close()
@@ -813,7 +945,7 @@ func (pr *protection) releaseLocked() error {
 	if unix.Flock(int(pr.hold.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
 		return nil // another sandbox holds them
 	}
-	if err := removePlaceholders(pr.records, pr.ws, pr.key); err != nil {
+	if err := removePlaceholders(pr.records, pr.ws, pr.key, pr.target); err != nil {
 		return err
 	}
 	removeRecords(pr.records, pr.key)
@@ -837,18 +969,13 @@ func removeRecords(dir, key string) {
 // caches, the records of reservations nobody holds go as well.
 func gcReservations(stateRoot string, caches bool) []error {
 	var errs []error
-	var dirs, guards []string
-	if os.Geteuid() == 0 {
-		// Rootless tether does not reserve, and cannot write there.
-		host, err := checkedReservationDir()
-		if err != nil {
-			// Without the host-wide locks nothing says whether a live
-			// sandbox holds an older record's reservations: keep them.
-			return []error{err}
-		}
-		dirs, guards = append(dirs, host), []string{host}
+	host, err := checkedReservationDir()
+	if err != nil {
+		// Without the shared locks nothing says whether a live sandbox
+		// holds an older record's reservations: keep them.
+		return []error{err}
 	}
-	dirs = append(dirs, filepath.Join(stateRoot, protectDir))
+	dirs, guards := []string{host, filepath.Join(stateRoot, protectDir)}, []string{host}
 	for _, dir := range dirs {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
@@ -868,7 +995,7 @@ func gcReservations(stateRoot string, caches bool) []error {
 				continue
 			}
 			seen[key] = true
-			if err := gcReservation(dir, key, caches, guards); err != nil {
+			if err := gcReservation(dir, key, reservationTarget(host), caches, guards); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -879,7 +1006,7 @@ func gcReservations(stateRoot string, caches bool) []error {
 // gcReservation removes the reservations recorded in dir under key if
 // nobody holds them there nor in any of guards (the host-wide records,
 // for an older tether's record of the same workspace).
-func gcReservation(dir, key string, caches bool, guards []string) error {
+func gcReservation(dir, key, target string, caches bool, guards []string) error {
 	locked := slices.Compact(append(slices.Clone(guards), dir))
 	for _, d := range locked {
 		lock, err := lockFile(filepath.Join(d, key+".lock"), unix.LOCK_EX|unix.LOCK_NB)
@@ -908,7 +1035,7 @@ func gcReservation(dir, key string, caches bool, guards []string) error {
 	if err != nil {
 		return fmt.Errorf("reading reservation record: %w", err)
 	}
-	if err := removePlaceholders(dir, string(ws), key); err != nil {
+	if err := removePlaceholders(dir, string(ws), key, target); err != nil {
 		return err
 	}
 	if caches {
@@ -920,10 +1047,11 @@ func gcReservation(dir, key string, caches bool, guards []string) error {
 // removePlaceholders removes, deepest first, every reservation in the
 // workspace ws (if it is still the directory key names): each protected
 // path, each directory on the way to one, and each path recorded in
-// dir/<key>.res (nested repositories'), that is a link to reservedTarget
-// or a commondir holding exactly commondirPlaceholder with mode 0444.
-// Anything else there is a person's and is kept.
-func removePlaceholders(dir, ws, key string) error {
+// dir/<key>.res (nested repositories'), that is a link to target or a
+// commondir of this tether's user holding exactly commondirPlaceholder
+// with mode 0444. Anything else there is a person's, or another tether's,
+// and is kept.
+func removePlaceholders(dir, ws, key, target string) error {
 	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
 		return nil
@@ -973,7 +1101,7 @@ func removePlaceholders(dir, ws, key string) error {
 				continue
 			}
 		}
-		if isPlaceholder(pfd, name) {
+		if isPlaceholder(pfd, name, target) {
 			if err := unix.Unlinkat(pfd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 				errs = append(errs, fmt.Errorf("removing reservation %s: %w", rel, err))
 			}
@@ -988,19 +1116,21 @@ func removePlaceholders(dir, ws, key string) error {
 	return errors.Join(errs...)
 }
 
-// isPlaceholder reports whether name in dir is a reservation.
-func isPlaceholder(dir int, name string) bool {
+// isPlaceholder reports whether name in dir is one of this tether's
+// reservations: a link to target, or a commondir placeholder it owns (a
+// commondir of another tether's, root's or a rootless user's, is not).
+func isPlaceholder(dir int, name, target string) bool {
 	var st unix.Stat_t
 	if err := unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return false
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFLNK:
-		buf := make([]byte, len(reservedTarget)+1)
+		buf := make([]byte, len(target)+1)
 		n, err := unix.Readlinkat(dir, name, buf)
-		return err == nil && string(buf[:n]) == reservedTarget
+		return err == nil && string(buf[:n]) == target
 	case unix.S_IFREG:
-		if name != "commondir" || st.Mode&0o7777 != 0o444 || st.Size != int64(len(commondirPlaceholder)) {
+		if name != "commondir" || st.Mode&0o7777 != 0o444 || st.Size != int64(len(commondirPlaceholder)) || int(st.Uid) != os.Geteuid() {
 			return false
 		}
 		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
@@ -1020,8 +1150,15 @@ func isPlaceholder(dir int, name string) bool {
 // sandbox does. A failure leaves the sandbox unusable: the caller destroys
 // it.
 func (pr *protection) apply(pid int) error {
-	if len(pr.mounts) == 0 {
+	n := 0
+	for _, t := range pr.trees() {
+		n += len(t.mounts)
+	}
+	if n == 0 {
 		return nil
+	}
+	if pr.rootless {
+		return pr.applyJoined(pid)
 	}
 	errc := make(chan error, 1)
 	go func() {
@@ -1042,51 +1179,232 @@ func (pr *protection) mountIn(pid int) error {
 		return fmt.Errorf("protecting paths: opening the sandbox's mount namespace: %w", err)
 	}
 	defer unix.Close(ns)
-	// Reservation sources are clones of the host's empty file, made
-	// before joining (a mount can only be cloned in its own namespace).
-	var trees []int
-	defer func() {
-		for _, t := range trees {
-			unix.Close(t)
-		}
-	}()
-	for _, m := range pr.mounts {
-		src := pr.emptyFile
-		switch m.Mode {
-		case ProtectReserve, ProtectHideFile:
-		case ProtectHideDir:
-			src = pr.emptyDir
-		default:
-			continue
-		}
-		t, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
-		if err != nil {
-			return fmt.Errorf("protecting paths: cloning %s: %w", src, err)
-		}
-		trees = append(trees, t)
-		if err := unix.MountSetattr(t, "", unix.AT_EMPTY_PATH, &unix.MountAttr{
-			Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}); err != nil {
-			return fmt.Errorf("protecting paths: making the reservation read-only: %w", err)
-		}
-	}
 	if err := unix.Setns(ns, unix.CLONE_NEWNS); err != nil {
 		return fmt.Errorf("protecting paths: joining the sandbox's mount namespace: %w", err)
 	}
-	ws, err := unix.Open(pr.wsMount, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("protecting paths: opening the workspace in the sandbox: %w", err)
+	return mountJoined(pr.plan())
+}
+
+// joinTree is the mounts of one tree (a workspace or a bind) at its
+// place in the sandbox: what mountJoined makes, and what a joining
+// process (applyJoined) is told on stdin.
+type joinTree struct {
+	WsMount string         `json:"ws_mount"`
+	Mounts  []ProtectMount `json:"mounts"`
+	// Target is where the tree's reservation links point.
+	Target string `json:"target"`
+}
+
+// plan returns the mounts of every tree of pr.
+func (pr *protection) plan() []joinTree {
+	var plan []joinTree
+	for _, t := range pr.trees() {
+		if len(t.mounts) > 0 {
+			plan = append(plan, joinTree{WsMount: t.wsMount, Mounts: t.mounts, Target: t.target})
+		}
 	}
-	defer unix.Close(ws)
-	next := 0
-	for _, m := range pr.mounts {
-		if err := pr.mountOne(ws, m, trees, &next); err != nil {
-			return fmt.Errorf("protecting %s: %w", m.Path, err)
+	return plan
+}
+
+// applyJoined makes the mounts from a process that joins the user and
+// mount namespaces of the sandbox whose init is pid (package nsjoin),
+// started from this binary.
+func (pr *protection) applyJoined(pid int) error {
+	var files []*os.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for _, ns := range []string{"user", "mnt"} {
+		f, err := os.Open(fmt.Sprintf("/proc/%d/ns/%s", pid, ns))
+		if err != nil {
+			return fmt.Errorf("protecting paths: opening the sandbox's %s namespace: %w", ns, err)
+		}
+		files = append(files, f)
+	}
+	plan, err := json.Marshal(pr.plan())
+	if err != nil {
+		return fmt.Errorf("protecting paths: %w", err)
+	}
+	cmd := exec.Command("/proc/self/exe", nsjoin.Arg)
+	cmd.Env = []string{}
+	cmd.Stdin = bytes.NewReader(plan)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.ExtraFiles = files // descriptors 3 and 4
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("protecting paths in the sandbox: %w: %s", err, bytes.TrimSpace(out.Bytes()))
+	}
+	return nil
+}
+
+// isProtectJoin reports whether this process is a joining process
+// (applyJoined).
+func isProtectJoin() bool { return len(os.Args) > 1 && os.Args[1] == nsjoin.Arg }
+
+// protectJoinMain is the joining process, inside the sandbox's
+// namespaces already (nsjoin's constructor): it makes the mounts of the
+// plan on stdin and exits 0, or 1 with the reason on stderr.
+func protectJoinMain() {
+	var plan []joinTree
+	err := json.NewDecoder(os.Stdin).Decode(&plan)
+	if err == nil {
+		err = mountJoined(plan)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// mountJoined makes the mounts of plan from inside the sandbox's mount
+// namespace (joined by the caller).
+func mountJoined(plan []joinTree) error {
+	for _, t := range plan {
+		if err := t.mount(); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func (pr *protection) mountOne(ws int, m ProtectMount, trees []int, next *int) error {
+func (t joinTree) mount() error {
+	ws, err := unix.Open(t.WsMount, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("protecting paths: opening %s in the sandbox: %w", t.WsMount, err)
+	}
+	defer unix.Close(ws)
+	var empty *emptyTree
+	for _, m := range t.Mounts {
+		if m.Mode == ProtectReserve || m.Mode == ProtectHideFile || m.Mode == ProtectHideDir {
+			if empty, err = newEmptyTree(t.WsMount); err != nil {
+				return fmt.Errorf("protecting paths: %w", err)
+			}
+			defer empty.close()
+			break
+		}
+	}
+	for _, m := range t.Mounts {
+		if err := mountOne(ws, m, empty, t.Target); err != nil {
+			return fmt.Errorf("protecting %s: %w", path.Join(t.WsMount, m.Path), err)
+		}
+	}
+	return nil
+}
+
+// emptyTree is a small tmpfs, made in the sandbox's mount namespace,
+// holding the empty file and the empty directory that are mounted,
+// read-only, onto reservations and hidden paths.
+type emptyTree struct {
+	mnt int
+	// at is where the tree is attached while clones are taken from it,
+	// on kernels that clone nothing from a detached mount ("" when it is
+	// not attached).
+	wsMount, at string
+}
+
+// emptyFileName and emptyDirName are the entries of an emptyTree.
+const (
+	emptyFileName = "file"
+	emptyDirName  = "dir"
+)
+
+// detachedClones says whether open_tree may clone from a mount that is
+// not attached (Linux 6.15). A variable so that a test can take the other
+// way on any kernel.
+var detachedClones = true
+
+func newEmptyTree(wsMount string) (_ *emptyTree, err error) {
+	fs, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("making the empty tree: %w", err)
+	}
+	defer unix.Close(fs)
+	for _, kv := range [][2]string{{"size", "4k"}, {"nr_inodes", "4"}, {"mode", "0555"}} {
+		if err := unix.FsconfigSetString(fs, kv[0], kv[1]); err != nil {
+			return nil, fmt.Errorf("making the empty tree (%s): %w", kv[0], err)
+		}
+	}
+	if err := unix.FsconfigCreate(fs); err != nil {
+		return nil, fmt.Errorf("making the empty tree: %w", err)
+	}
+	mnt, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("making the empty tree: %w", err)
+	}
+	t := &emptyTree{mnt: mnt, wsMount: wsMount}
+	defer func() {
+		if err != nil {
+			t.close()
+		}
+	}()
+	f, err := unix.Openat(mnt, emptyFileName, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o444)
+	if err != nil {
+		return nil, fmt.Errorf("making the empty tree's file: %w", err)
+	}
+	unix.Close(f)
+	if err := unix.Mkdirat(mnt, emptyDirName, 0o555); err != nil {
+		return nil, fmt.Errorf("making the empty tree's directory: %w", err)
+	}
+	return t, nil
+}
+
+// clone returns a read-only bind of the tree's entry name, detached.
+func (t *emptyTree) clone(name string) (int, error) {
+	if !detachedClones {
+		if err := t.attach(); err != nil {
+			return -1, err
+		}
+	}
+	c, err := unix.OpenTree(t.mnt, name, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if errors.Is(err, unix.EINVAL) && t.at == "" {
+		if err := t.attach(); err != nil {
+			return -1, err
+		}
+		c, err = unix.OpenTree(t.mnt, name, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	}
+	if err != nil {
+		return -1, fmt.Errorf("cloning the empty %s: %w", name, err)
+	}
+	if err := unix.MountSetattr(c, "", unix.AT_EMPTY_PATH, &unix.MountAttr{
+		Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}); err != nil {
+		unix.Close(c)
+		return -1, fmt.Errorf("making the empty %s read-only: %w", name, err)
+	}
+	return c, nil
+}
+
+// attach attaches the tree over the workspace, for kernels that clone
+// only from an attached mount, until close. No program of the sandbox
+// runs yet, and the workspace's own descriptor, which the mounts go
+// through, is not affected.
+func (t *emptyTree) attach() error {
+	if t.at != "" {
+		return nil
+	}
+	if err := unix.MoveMount(t.mnt, "", unix.AT_FDCWD, t.wsMount, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("attaching the empty tree: %w", err)
+	}
+	t.at = t.wsMount
+	return nil
+}
+
+func (t *emptyTree) close() {
+	if t.at != "" {
+		// The top mount at t.at is the tree: nothing else is mounted
+		// there once it is.
+		_ = unix.Unmount(t.at, unix.MNT_DETACH)
+		t.at = ""
+	}
+	unix.Close(t.mnt)
+}
+
+// mountOne makes the mount m in the tree whose root is ws; target is
+// where its reservation links point.
+func mountOne(ws int, m ProtectMount, empty *emptyTree, target string) error {
 	fd, err := openBeneath(ws, m.Path)
 	if err != nil {
 		return err
@@ -1099,35 +1417,40 @@ func (pr *protection) mountOne(ws int, m ProtectMount, trees []int, next *int) e
 	var tree int
 	switch m.Mode {
 	case ProtectReserve:
-		if mode != unix.S_IFLNK || !isReservation(fd) {
+		if mode != unix.S_IFLNK || !isReservation(fd, target) {
 			return errors.New("the reservation changed")
 		}
-		tree = trees[*next]
-		*next++
+		if tree, err = empty.clone(emptyFileName); err != nil {
+			return err
+		}
 	case ProtectHideDir, ProtectHideFile:
 		if mode == unix.S_IFLNK || (mode == unix.S_IFDIR) != (m.Mode == ProtectHideDir) {
 			return errors.New("it changed since the sandbox was planned")
 		}
-		tree = trees[*next]
-		*next++
+		name := emptyFileName
+		if m.Mode == ProtectHideDir {
+			name = emptyDirName
+		}
+		if tree, err = empty.clone(name); err != nil {
+			return err
+		}
 	case ProtectPin, ProtectReadOnly:
 		if mode == unix.S_IFLNK || (m.Mode == ProtectPin && mode != unix.S_IFDIR) {
 			return errors.New("it changed since the sandbox was planned")
 		}
-		t, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
-		if err != nil {
+		if tree, err = unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH); err != nil {
 			return fmt.Errorf("cloning: %w", err)
 		}
-		defer unix.Close(t)
 		if m.Mode == ProtectReadOnly {
-			if err := unix.MountSetattr(t, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+			if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+				unix.Close(tree)
 				return fmt.Errorf("making it read-only: %w", err)
 			}
 		}
-		tree = t
 	default:
 		return fmt.Errorf("unknown mode %q", m.Mode)
 	}
+	defer unix.Close(tree)
 	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		return fmt.Errorf("mounting: %w", err)
 	}

@@ -77,10 +77,10 @@ func scanNested(root int, skip []string) (nestedScan, error) {
 		}
 		if head, ok := findName(entries, "HEAD"); ok && dir != "." && !isGitName(dir) {
 			switch isBareRepo(root, dir, head) {
-			case bareYes:
+			case protect.HeadValid:
 				sc.repos = append(sc.repos, dir)
 				continue // its inside is frozen as a git directory's
-			case bareSeed:
+			case protect.HeadSeed:
 				sc.heads = append(sc.heads, rel(head.Name()))
 			}
 		}
@@ -134,57 +134,34 @@ func findName(entries []os.DirEntry, name string) (os.DirEntry, bool) {
 	return nil, false
 }
 
-// bareKind is what a HEAD says of its directory.
-type bareKind int
-
-const (
-	bareNo   bareKind = iota // cannot become a repository's (a directory, an unrelated symlink)
-	bareSeed                 // a regular file that is not a valid HEAD yet: it could be rewritten into one
-	bareYes                  // a valid HEAD: git takes the directory for a repository once objects/ and refs/ exist
-)
-
-// isBareRepo says what the HEAD entry of dir is. It follows git's
-// validate_headref: a symlink into refs/, a "ref: refs/" file, or an
-// object name.
-func isBareRepo(root int, dir string, head os.DirEntry) bareKind {
+// isBareRepo says what the HEAD entry of dir makes of it (git's
+// validate_headref, protect.ClassifyHead). One that cannot be read is
+// treated as valid: freeze what cannot be told.
+func isBareRepo(root int, dir string, head os.DirEntry) protect.HeadKind {
 	p := dir + "/" + head.Name()
 	switch {
 	case head.Type() == os.ModeSymlink:
 		fd, err := openBeneath(root, p)
 		if err != nil {
-			return bareYes // cannot tell: freeze it
+			return protect.HeadValid
 		}
 		defer unix.Close(fd)
 		buf := make([]byte, unix.PathMax)
 		n, err := unix.Readlinkat(fd, "", buf)
-		if err != nil || strings.HasPrefix(string(buf[:n]), "refs/") {
-			return bareYes
+		if err != nil {
+			return protect.HeadValid
 		}
-		return bareNo // it can only be replaced, and a new HEAD cannot be made
+		// A link out of refs/ can only be replaced, and a new HEAD cannot
+		// be made.
+		return protect.ClassifyHead(true, buf[:n])
 	case head.Type().IsRegular():
 		data, err := readBeneath(root, p)
 		if err != nil {
-			return bareYes
+			return protect.HeadValid
 		}
-		s := strings.TrimRight(string(data), "\n")
-		if strings.HasPrefix(s, "ref:") || isObjectName(s) {
-			return bareYes
-		}
-		return bareSeed
+		return protect.ClassifyHead(false, data)
 	}
-	return bareNo
-}
-
-func isObjectName(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !strings.ContainsRune("0123456789abcdef", c) {
-			return false
-		}
-	}
-	return true
+	return protect.HeadNone
 }
 
 // checkLinkTarget refuses the symlink rel when open(O_CREAT) through it
@@ -200,7 +177,7 @@ func checkLinkTarget(root int, rel string) error {
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", rel, err)
 	}
-	if target := string(buf[:n]); target != reservedTarget && refusedName(target) != "" {
+	if target := string(buf[:n]); !strings.HasPrefix(target, reservedTarget) && refusedName(target) != "" {
 		return fmt.Errorf("%w: %s is a symlink to %s (creating a file through it would make a repository)", ErrUnsafeWorkspace, rel, target)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
@@ -16,15 +17,32 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRootless runs a sandbox as an unprivileged user created for the test:
-// it must work through a user namespace and report, not hide, the cgroup
-// limits it cannot enforce.
-func TestRootless(t *testing.T) {
+// rootlessUser is an unprivileged user created for a test, with a
+// directory of its own (base) holding a copy of the test binary, its state
+// root (base/state), its runtime directory (base/run) and a workspace
+// (base/ws).
+type rootlessUser struct {
+	t        *testing.T
+	name     string
+	uid, gid int
+	base     string
+	bin      string
+}
+
+// rootlessDoc is what the test binary prints in rootless mode.
+type rootlessDoc struct {
+	Result *Result
+	Output string
+	Error  string
+}
+
+func newRootlessUser(t *testing.T) *rootlessUser {
+	t.Helper()
 	requireSandbox(t)
 	if _, err := exec.LookPath("useradd"); err != nil {
 		t.Skip("useradd missing (package passwd; run scripts/provision.sh)")
 	}
-	name := fmt.Sprintf("tether-rl-%d", os.Getpid())
+	name := fmt.Sprintf("tether-rl-%d-%d", os.Getpid(), testSeq.Add(1))
 	out, err := exec.Command("useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput()
 	require.NoError(t, err, "useradd: %s", out)
 	t.Cleanup(func() { _ = exec.Command("userdel", name).Run() })
@@ -44,38 +62,77 @@ func TestRootless(t *testing.T) {
 	require.NoError(t, err)
 	bin := filepath.Join(base, "sandbox.test")
 	copyFile(t, self, bin)
-	for _, d := range []string{"state", "ws", "ws/ok"} {
-		require.NoError(t, os.Mkdir(filepath.Join(base, d), 0o700))
-		require.NoError(t, os.Chown(filepath.Join(base, d), uid, gid))
+	ru := &rootlessUser{t: t, name: name, uid: uid, gid: gid, base: base, bin: bin}
+	for _, d := range []string{"state", "run", "ws"} {
+		ru.mkdir(filepath.Join(base, d))
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(base, "ws", "input.txt"), []byte("from host\n"), 0o644))
-	require.NoError(t, os.Chown(filepath.Join(base, "ws", "input.txt"), uid, gid))
+	return ru
+}
 
-	type doc struct {
-		Result *Result
-		Output string
-		Error  string
-	}
-	runAs := func(script string, env ...string) doc {
-		cmd := exec.Command(bin)
-		cmd.Dir = filepath.Join(base, "ws")
-		cmd.Env = append([]string{
-			"PATH=/usr/bin:/bin",
-			rootlessEnv + "=" + filepath.Join(base, "state") + ":" + filepath.Join(base, "ws"),
-			rootlessScriptEnv + "=" + script,
-		}, env...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}}
-		stdout, err := cmd.Output()
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
+// mkdir makes dir, owned by the user.
+func (ru *rootlessUser) mkdir(dir string) {
+	ru.t.Helper()
+	require.NoError(ru.t, os.Mkdir(dir, 0o700))
+	require.NoError(ru.t, os.Chown(dir, ru.uid, ru.gid))
+}
+
+// chown gives everything under dir to the user.
+func (ru *rootlessUser) chown(dir string) {
+	ru.t.Helper()
+	require.NoError(ru.t, filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
 		}
-		require.NoError(t, err, "stderr: %s", stderr)
-		var d doc
-		require.NoError(t, json.Unmarshal(stdout, &d), "stdout: %s", stdout)
-		t.Logf("%s -> %+v\n%s", script, d.Result, d.Output)
-		return d
+		return os.Lchown(p, ru.uid, ru.gid)
+	}))
+}
+
+// run runs script in a sandbox of the workspace ws and state root state
+// ("" for base/ws and base/state), as the user, from ws; env is added to
+// the test binary's environment.
+func (ru *rootlessUser) run(state, ws, script string, env ...string) rootlessDoc {
+	t := ru.t
+	t.Helper()
+	if state == "" {
+		state = filepath.Join(ru.base, "state")
 	}
+	if ws == "" {
+		ws = filepath.Join(ru.base, "ws")
+	}
+	cmd := exec.Command(ru.bin)
+	cmd.Dir = ws
+	cmd.Env = append([]string{
+		"PATH=/usr/bin:/bin",
+		// The user's reservation records (checkedReservationDir).
+		"XDG_RUNTIME_DIR=" + filepath.Join(ru.base, "run"),
+		rootlessEnv + "=" + state + ":" + ws,
+		rootlessScriptEnv + "=" + script,
+	}, env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(ru.uid), Gid: uint32(ru.gid), Groups: []uint32{}}}
+	stdout, err := cmd.Output()
+	var stderr []byte
+	if ee, ok := err.(*exec.ExitError); ok {
+		stderr = ee.Stderr
+	}
+	require.NoError(t, err, "stderr: %s", stderr)
+	var d rootlessDoc
+	require.NoError(t, json.Unmarshal(stdout, &d), "stdout: %s", stdout)
+	t.Logf("%s -> %+v\n%s", script, d.Result, d.Output)
+	return d
+}
+
+// TestRootless runs a sandbox as an unprivileged user created for the test:
+// it must work through a user namespace and report, not hide, the cgroup
+// limits it cannot enforce.
+func TestRootless(t *testing.T) {
+	ru := newRootlessUser(t)
+	uid, base := ru.uid, ru.base
+	ru.mkdir(filepath.Join(base, "ws", "ok"))
+	require.NoError(t, os.WriteFile(filepath.Join(base, "ws", "input.txt"), []byte("from host\n"), 0o644))
+	require.NoError(t, os.Chown(filepath.Join(base, "ws", "input.txt"), uid, ru.gid))
+	runAs := func(script string, env ...string) rootlessDoc { return ru.run("", "", script, env...) }
+	u, err := user.Lookup(ru.name)
+	require.NoError(t, err)
 
 	d := runAs("id -u; cat input.txt; echo made > output.txt; hostname; cat /proc/self/uid_map; grep NoNewPrivs /proc/self/status; " +
 		py("import socket\ntry:\n socket.create_connection((\"1.1.1.1\", 53), 2)\nexcept OSError as e: print(\"net:\", e)"))
@@ -87,7 +144,7 @@ func TestRootless(t *testing.T) {
 	assert.Regexp(t, `\s+0\s+`+u.Uid+`\s+1\n`, d.Output, "uid 0 inside maps to the user only")
 	assert.Contains(t, d.Output, "NoNewPrivs:\t1")
 	assert.Contains(t, d.Output, "Network is unreachable")
-	assert.ElementsMatch(t, []string{"memory", "pids", "protected-paths"}, d.Result.NotEnforced, "limits without delegated cgroups, and protected paths, are reported")
+	assert.ElementsMatch(t, []string{"memory", "pids"}, d.Result.NotEnforced, "limits without delegated cgroups are reported; protected paths are enforced")
 	made, err := os.Stat(filepath.Join(base, "ws", "output.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, uint32(uid), made.Sys().(*syscall.Stat_t).Uid, "files written are the user's on the host")

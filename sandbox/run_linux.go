@@ -65,9 +65,11 @@ type Result struct {
 	// NotEnforced names the protections that could not be applied in this
 	// environment (rootless: "memory", "pids", "cpus"; "seccomp";
 	// "exec_gate" when an ExecGate was asked for and the sandbox has no
-	// filter to carry it, "nested-repos" when the creation gate has none
-	// or the workspace was too large to walk for nested repositories;
-	// "disk" without project quotas; "protected-paths"; "landlock" when
+	// filter to carry it, "nested-repos" when the creation gate has none,
+	// or no helper to perform the calls it checks (so a second thread can
+	// swap a checked name), or the workspace was too large to walk for
+	// nested repositories;
+	// "disk" without project quotas; "landlock" when
 	// Config.Landlock was asked for and the kernel has no Landlock;
 	// "landlock_audit" when the paths it refused cannot be learnt).
 	NotEnforced []string `json:"not_enforced,omitempty"`
@@ -352,7 +354,7 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 	}
 	// Start builds the sandbox and leaves its init waiting on the exec
 	// fifo; Exec lets it execute the program.
-	if err := container.Start(process); err != nil {
+	if err := startGuarded(process, func() error { return container.Start(process) }); err != nil {
 		res.Duration = time.Since(start)
 		if verdict != nil {
 			if err := <-verdict; err != nil {

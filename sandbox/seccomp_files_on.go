@@ -26,7 +26,10 @@ import (
 //   - mknod and mknodat only make regular files, FIFOs and sockets, without
 //     the bits (no device nodes, not even overlayfs's 0:0 whiteout);
 //   - openat2 fails with ENOSYS: its flags and mode are in a struct the
-//     filter cannot read, and libc and Go fall back to openat.
+//     filter cannot read, and libc and Go fall back to openat;
+//   - renameat2 is allowed without RENAME_WHITEOUT, which leaves a 0:0
+//     character device (overlayfs's whiteout) at the old name, the one
+//     device node a user namespace may make without mknod.
 //
 // File capabilities need CAP_SETFCAP, which no sandbox has (dockerCaps),
 // and a write to an existing setgid file keeps the bit only with
@@ -41,7 +44,7 @@ import (
 const privBits = unix.S_ISUID | unix.S_ISGID
 
 // fileRuleSyscalls are the syscalls fileRules governs.
-var fileRuleSyscalls = []string{"chmod", "fchmod", "fchmodat", "fchmodat2", "open", "openat", "openat2", "creat", "mkdir", "mkdirat", "mknod", "mknodat"}
+var fileRuleSyscalls = []string{"chmod", "fchmod", "fchmodat", "fchmodat2", "open", "openat", "openat2", "creat", "mkdir", "mkdirat", "mknod", "mknodat", "renameat2"}
 
 // fileRules removes fileRuleSyscalls from prof's other entries and adds
 // their conditional rules.
@@ -82,6 +85,7 @@ func fileRules(prof *specs.LinuxSeccomp) {
 		allow("openat", noCreate(2)), allow("openat", creating(2), noPriv(3)), allow("openat", tmpfile(2), noPriv(3)),
 		allow("mkdir", noPriv(1)),
 		allow("mkdirat", noPriv(2)),
+		allow("renameat2", masked(4, unix.RENAME_WHITEOUT, 0)),
 		specs.LinuxSyscall{Names: []string{"openat2"}, Action: specs.ActErrno, ErrnoRet: &enosys},
 	)
 	for _, kind := range []uint64{0, unix.S_IFREG, unix.S_IFIFO, unix.S_IFSOCK} {

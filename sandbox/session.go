@@ -94,8 +94,9 @@ var (
 	// ErrNoProcess: no background process with that id in the session.
 	ErrNoProcess = errors.New("no such process in session")
 	// ErrSessionBudget: the profile's pids budget is taken by the
-	// sessions it holds (each reserves its own Config.Limits.Pids within
-	// ProfileLimits.Pids); close one or raise the profile's limit.
+	// sessions it holds and its pooled sandboxes in use (each reserves
+	// its own Config.Limits.Pids within ProfileLimits.Pids); close one
+	// or raise the profile's limit.
 	ErrSessionBudget = errors.New("the profile's pids budget is fully reserved by its sessions")
 )
 
@@ -125,8 +126,10 @@ type SessionOptions struct {
 // the session together, its supervisor included (about 7 threads, 2-3 MiB
 // of memory charged to the session). Timeout and OutputBytes apply to each
 // command. A Sessions admits a profile's sessions only while their pids
-// budgets fit in ProfileLimits.Pids together, so that no session can be
-// starved of pids by another (ErrSessionBudget); memory budgets are not
+// budgets fit in ProfileLimits.Pids together, next to its Pools' sandboxes
+// of the profile, so that no session can be starved of pids by another
+// (ErrSessionBudget; waiting pooled sandboxes are destroyed to make room
+// first); memory budgets are not
 // reserved: an idle session uses little of its budget, so they may add up
 // to more than the profile's memory.
 type SessionSpec struct {

@@ -18,6 +18,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-dev/tether/rootfs"
 	"github.com/tether-dev/tether/sandbox/seccompexec"
 )
 
@@ -54,6 +55,11 @@ type Sessions struct {
 	// the supervisor's own, each command's, and those of background
 	// processes (see ExecEvent).
 	ExecGate ExecGate
+	// Pools, when set, are the owner's pooled sandboxes, which live in the
+	// same profile cgroups: they count in each profile's pids budget next
+	// to its sessions (admit), and a session that finds the budget full
+	// takes its room from the profile's waiting pooled sandboxes first.
+	Pools *Pools
 
 	mu       sync.Mutex
 	sessions map[sessionKey]*Session
@@ -131,11 +137,37 @@ func (m *Sessions) admit(profile string, spec SessionSpec) error {
 			n++
 		}
 	}
-	if (n+1)*each > total {
-		return fmt.Errorf("opening a session of profile %s: %w: %d sessions of %d pids each hold %d of %d (close a session, or raise limits.pids or lower limits.sandbox_pids)",
-			profile, ErrSessionBudget, n, each, n*each, total)
+	// Waiting pooled sandboxes are speculative: a session goes first.
+	pooled := m.Pools.held(profile)
+	if over := (n+1)*each + pooled - total; over > 0 {
+		pooled -= m.Pools.release(profile, over)
+	}
+	if (n+1)*each+pooled > total {
+		held := ""
+		if pooled > 0 {
+			held = fmt.Sprintf(" and pooled sandboxes in use %d", pooled)
+		}
+		return fmt.Errorf("opening a session of profile %s: %w: %d sessions of %d pids each hold %d%s of %d (close a session, or raise limits.pids or lower limits.sandbox_pids)",
+			profile, ErrSessionBudget, n, each, n*each, held, total)
 	}
 	return nil
+}
+
+// held is the pids budget profile's sessions reserve (each its own
+// limit), zero for a nil m.
+func (m *Sessions) held(profile string) int64 {
+	if m == nil {
+		return 0
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for k, s := range m.sessions {
+		if k.profile == profile {
+			n += max(s.spec.Config.Limits.Pids, 0)
+		}
+	}
+	return n
 }
 
 // Run runs cmd in the session (profile, name), opening it when needed.
@@ -301,6 +333,9 @@ func (s *Session) create(ctx context.Context) (err error) {
 	if s.grace == 0 {
 		s.grace = 2 * time.Second
 	}
+	if err := supervisorRunsIn(spec.Config.Rootfs); err != nil {
+		return err
+	}
 	supervisorExe := "/proc/self/exe"
 	sb, err := setUp(spec.Config, setupOptions{
 		stateRoot: m.StateRoot, cgroupPrefix: m.CgroupPrefix, profile: s.key.profile,
@@ -368,6 +403,12 @@ func (s *Session) create(ctx context.Context) (err error) {
 		process.Env = append(process.Env, fmt.Sprintf("%s=%d", seccompexec.LandlockEnv, 3+len(process.ExtraFiles)-1))
 		s.audit = sb.audit
 	}
+	if sb.gate != nil && sb.gate.createChild != nil {
+		// The supervisor installs the creation gate, with its helper,
+		// before its Go runtime starts (package seccompexec).
+		process.ExtraFiles = append(process.ExtraFiles, sb.gate.createChild)
+		process.Env = append(process.Env, fmt.Sprintf("%s=%d", seccompexec.CreateEnv, 3+len(process.ExtraFiles)-1))
+	}
 	s.initDone = make(chan struct{})
 	started := make(chan error, 1)
 	// The container's init carries a parent-death signal, which the
@@ -376,7 +417,7 @@ func (s *Session) create(ctx context.Context) (err error) {
 	// the sandbox lives; it exits (unlocked never) once init has.
 	go func() {
 		runtime.LockOSThread()
-		if err := container.Run(process); err != nil {
+		if err := startGuarded(process, func() error { return container.Run(process) }); err != nil {
 			started <- err
 			close(s.initDone)
 			return
@@ -387,6 +428,9 @@ func (s *Session) create(ctx context.Context) (err error) {
 	}()
 	err = <-started
 	childEnd.Close()
+	if sb.gate != nil {
+		sb.gate.closeCreateChild()
+	}
 	if err != nil {
 		return fmt.Errorf("starting session supervisor: %w", err)
 	}
@@ -436,6 +480,12 @@ func (s *Session) create(ctx context.Context) (err error) {
 	if err != nil {
 		hostEnd.Close()
 		_ = container.Signal(unix.SIGKILL)
+		if errors.Is(err, io.EOF) && spec.Config.Rootfs.Kind == rootfs.KindDir && !selfIsStatic() {
+			// supervisorRunsIn found the loader; what else the binary
+			// links is not checked, and the loader's complaint went
+			// nowhere.
+			return fmt.Errorf("waiting for session supervisor: %w (it exited before it was ready: this tether is dynamically linked, and %s may lack a library it links; build tether statically with `make build`)", err, spec.Config.Rootfs.Dir)
+		}
 		return fmt.Errorf("waiting for session supervisor: %w", err)
 	}
 
@@ -470,6 +520,32 @@ func (s *Session) create(ctx context.Context) (err error) {
 // sandbox (inside the sandbox's own /dev tmpfs, so no root filesystem is
 // touched).
 const supervisorPath = "/dev/.tether-supervisor"
+
+// supervisorRunsIn checks that this binary can start inside root l as a
+// session's supervisor, which is executed after the switch to the
+// sandbox's root: a dynamically linked tether (a plain `go build`, a test
+// binary) needs its loader there. The host layout binds the host's system
+// directories, which hold it; a prepared root (tether rootfs build --from
+// busybox) usually does not, and the supervisor would die before it
+// speaks. Only the loader is checked: a root that has it but lacks a
+// library the binary links still fails at the start.
+func supervisorRunsIn(l rootfs.Layout) error {
+	if l.Kind != rootfs.KindDir {
+		return nil
+	}
+	interp, err := selfInterp()
+	if err != nil {
+		return fmt.Errorf("reading this binary's ELF interpreter: %w", err)
+	}
+	missing, err := rootfs.MissingInterpreter(l.Dir, interp)
+	if err != nil {
+		return fmt.Errorf("checking root %s for this binary's loader: %w", l.Dir, err)
+	}
+	if missing != "" {
+		return fmt.Errorf("%w: a session runs tether inside its root as the supervisor, and %s lacks this tether's loader %s; build tether statically with `make build` (or use the host layout)", ErrDynamicBinary, l.Dir, missing)
+	}
+	return nil
+}
 
 // hostExecutable returns the path of the running binary when it still
 // names the file being executed (not deleted or replaced).

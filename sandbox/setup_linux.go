@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 
 	"github.com/opencontainers/runc/libcontainer"
@@ -422,8 +423,19 @@ func (s *sandboxSetup) landlockRuleset(setupOptions) error {
 }
 
 // createGate says whether the sandbox gets the creation gate: every
-// sandbox that writes a workspace does (no repository may be made in it).
-func (s *sandboxSetup) createGate() bool { return s.cfg.Workspace != "" }
+// sandbox that writes a workspace or a writable bind does (no repository
+// may be made in them).
+func (s *sandboxSetup) createGate() bool {
+	if s.cfg.Workspace != "" {
+		return true
+	}
+	for _, b := range s.cfg.Binds {
+		if !b.ReadOnly {
+			return true
+		}
+	}
+	return false
+}
 
 // translate makes the libcontainer config of the sandbox (a pure
 // translation, Config.Libcontainer) and applies the kind's adjustments.
@@ -451,9 +463,14 @@ func (s *sandboxSetup) execGate(o setupOptions) error {
 	// Observation rides on the exec gate (as it records the execs).
 	gcfg := s.cfg
 	gcfg.Observe = s.cfg.Observe && o.execGate != nil
-	g, err := startExecGate(s.profile, o.execGate, gcfg, s.protect.createGate(createGate), s.lc, s.tramp)
+	g, err := startExecGate(s.profile, o.execGate, gcfg, s.protect.createGate(createGate), s.lc, s.tramp, !o.trampoline)
 	if err != nil {
 		return err
+	}
+	if g != nil && createGate && !g.performs && !slices.Contains(s.notEnforced, "nested-repos") {
+		// The gate checks the names but the kernel goes on with what it
+		// reads again: a second thread can swap them (creator_linux.go).
+		s.notEnforced = append(s.notEnforced, "nested-repos")
 	}
 	if g == nil {
 		s.notEnforced = append(s.notEnforced, gateNotEnforced(o.execGate != nil, createGate)...)

@@ -139,7 +139,7 @@ func runSupervisor() int {
 	for _, kv := range os.Environ() {
 		// The Landlock descriptor's variable is gone from libc's
 		// environment (seccompexec), not from the Go runtime's copy.
-		if !strings.HasPrefix(kv, supervisorEnv+"=") && !strings.HasPrefix(kv, seccompexec.LandlockEnv+"=") {
+		if !strings.HasPrefix(kv, supervisorEnv+"=") && !strings.HasPrefix(kv, seccompexec.LandlockEnv+"=") && !strings.HasPrefix(kv, seccompexec.CreateEnv+"=") {
 			env = append(env, kv)
 		}
 	}

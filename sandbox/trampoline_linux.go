@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-dev/tether/rootfs"
 	"github.com/tether-dev/tether/sandbox/seccompexec"
 )
 
@@ -50,25 +50,20 @@ type trampolinePrep struct {
 	t    *trampoline
 }
 
-// selfIsStatic reports whether this binary is statically linked, as `make
-// build` makes tether. Only then can it be the trampoline in any root: a
-// dynamically linked one (a test binary, a plain `go build`) needs its
-// loader and libraries, which only the host layout has (read-only, from the
-// host; the trampoline starts without the program's environment, so no
-// LD_PRELOAD or LD_LIBRARY_PATH of the command's applies).
-var selfIsStatic = sync.OnceValue(func() bool {
-	f, err := elf.Open("/proc/self/exe")
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return false
-		}
-	}
-	return true
-})
+// selfInterp is this binary's ELF interpreter (its dynamic loader), ""
+// when it is statically linked, as `make build` makes tether.
+var selfInterp = sync.OnceValues(func() (string, error) { return rootfs.Interpreter("/proc/self/exe") })
+
+// selfIsStatic reports whether this binary is statically linked. Only then
+// can it be the trampoline in any root: a dynamically linked one (a test
+// binary, a plain `go build`) needs its loader and libraries, which only
+// the host layout has (read-only, from the host; the trampoline starts
+// without the program's environment, so no LD_PRELOAD or LD_LIBRARY_PATH
+// of the command's applies).
+func selfIsStatic() bool {
+	interp, err := selfInterp()
+	return err == nil && interp == ""
+}
 
 // prepareTrampoline starts preparing the trampoline of a sandbox under
 // stateRoot, whose root is the host layout when hostLayout; filter asks

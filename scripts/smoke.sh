@@ -4,7 +4,10 @@
 # runs commands in sandboxes and leaves nothing behind. One sandbox is on the
 # host layout, one on a busybox root: there the static binary itself loads
 # the seccomp filter before the command runs (sandbox/seccompexec), which a
-# dynamically linked test binary cannot do.
+# dynamically linked test binary cannot do. A daemon session on the busybox
+# root runs this binary inside that root as its supervisor, which only a
+# static binary can (a dynamic one is refused with ErrDynamicBinary: the
+# root has no loader).
 # Under REQUIRE_SANDBOX=1 (CI) a non-root run fails instead of skipping.
 set -euo pipefail
 bin=$(realpath "$1")
@@ -40,6 +43,27 @@ echo "smoke: run on a busybox root"
 out=$("$bin" run --yolo --rootfs "$work/root" -- /bin/sh -c 'grep "^Seccomp:" /proc/self/status' 2>/dev/null)
 if [ "$out" != "$(printf 'Seccomp:\t2')" ]; then
 	echo "smoke: the busybox sandbox has no seccomp filter: $out" >&2
+	exit 1
+fi
+
+echo "smoke: a daemon session on the busybox root"
+mkdir "$work/ws"
+cat >"$work/config.yaml" <<EOF
+state_dir: $work/tstate
+profiles:
+  default:
+    terminal: {cwd: $work/ws, rootfs: $work/root, pool: 0}
+EOF
+export TETHER_CONFIG="$work/config.yaml" TETHER_SOCKET="$work/t.sock" XDG_RUNTIME_DIR="$work/xdg"
+"$bin" serve 2>"$work/serve.log" &
+serve=$!
+for _ in $(seq 200); do [ -S "$TETHER_SOCKET" ] && break; sleep 0.05; done
+out=$("$bin" run --session smoke -- /bin/sh -c 'readlink /bin/sh' 2>&1) || true
+kill -INT "$serve"
+wait "$serve" || true
+if [ "$out" != /bin/busybox ]; then
+	echo "smoke: the session on the busybox root did not run: $out" >&2
+	cat "$work/serve.log" >&2
 	exit 1
 fi
 

@@ -18,7 +18,7 @@ import (
 	"github.com/tether-dev/tether/runner"
 )
 
-func init() { addCommand(newApprovalsCmd) }
+func init() { addCommand("approvals", newApprovalsCmd) }
 
 // Environment variables of the approvals client.
 const (

@@ -12,7 +12,7 @@ import (
 	"github.com/tether-dev/tether/config"
 )
 
-func init() { addCommand(newAuditCmd) }
+func init() { addCommand("audit", newAuditCmd) }
 
 func newAuditCmd() *cobra.Command {
 	cmd := &cobra.Command{

@@ -16,7 +16,7 @@ import (
 	"github.com/tether-dev/tether/shellparse"
 )
 
-func init() { addCommand(newCheckCmd) }
+func init() { addCommand("check", newCheckCmd) }
 
 // Exit statuses of tether check.
 const (

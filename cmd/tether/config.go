@@ -14,7 +14,7 @@ import (
 	"github.com/tether-dev/tether/config"
 )
 
-func init() { addCommand(newConfigCmd) }
+func init() { addCommand("config", newConfigCmd) }
 
 func newConfigCmd() *cobra.Command {
 	var file string

@@ -226,10 +226,7 @@ func leftovers(state, prefix string) []string {
 			out = append(out, "mount "+f[4])
 		}
 	}
-	for _, d := range cgroupDirs(prefix) {
-		out = append(out, d)
-	}
-	return out
+	return append(out, cgroupDirs(prefix)...)
 }
 
 // removeCgroupTree removes prefix in every hierarchy, deepest first.

@@ -8,7 +8,7 @@ import (
 	"github.com/tether-dev/tether/demo"
 )
 
-func init() { addCommand(newDemoCmd) }
+func init() { addCommand("demo", newDemoCmd) }
 
 func newDemoCmd() *cobra.Command {
 	var opts demo.Options

@@ -10,7 +10,7 @@ import (
 	"github.com/tether-dev/tether/sandbox"
 )
 
-func init() { addCommand(newGCCmd) }
+func init() { addCommand("gc", newGCCmd) }
 
 func newGCCmd() *cobra.Command {
 	var asJSON bool

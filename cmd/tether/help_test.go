@@ -21,3 +21,21 @@ func TestEveryHelpPageListsExitStatuses(t *testing.T) {
 	}
 	walk(newRootCmd())
 }
+
+// TestCommandNames: run builds only the subcommand its first argument
+// names, so each registered name must be the command's own, and the tree
+// built for one name must dispatch as the whole tree does.
+func TestCommandNames(t *testing.T) {
+	for _, c := range commands {
+		sub := c.make()
+		assert.Equal(t, c.name, sub.Name(), "addCommand(%q) registers %q", c.name, sub.Name())
+		root := newRootCmd(c.name)
+		assert.Len(t, root.Commands(), 1, "newRootCmd(%q) holds one subcommand (cobra adds help and completion at Execute)", c.name)
+		found, _, err := root.Find([]string{c.name})
+		if assert.NoError(t, err) {
+			assert.Equal(t, c.name, found.Name())
+		}
+	}
+	// A mistyped name gets the whole tree, for its suggestions.
+	assert.Len(t, newRootCmd("rnu").Commands(), len(commands))
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,11 +19,23 @@ import (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
-// commands holds the constructors of the subcommands, registered from init
-// functions in this package's files.
-var commands []func() *cobra.Command
+// command is a subcommand's name and constructor.
+type command struct {
+	name string
+	make func() *cobra.Command
+}
 
-func addCommand(c func() *cobra.Command) { commands = append(commands, c) }
+// commands holds the subcommands, registered from init functions in this
+// package's files. Each is constructed only when the tree needs it
+// (newRootCmd): building every command tree (flags, help text) is work
+// tether run's start would otherwise pay before the pool answers.
+var commands []command
+
+// addCommand registers the subcommand name, made by c; name must be c's
+// cobra name (TestCommandNames).
+func addCommand(name string, c func() *cobra.Command) {
+	commands = append(commands, command{name, c})
+}
 
 // Exit statuses shared by the subcommands. tether run and tether shell are
 // wrappers (as env, timeout, nice and chroot are): the command's own status
@@ -72,7 +85,11 @@ type usageError struct{ err error }
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
-func newRootCmd() *cobra.Command {
+// newRootCmd builds the command tree: every subcommand, or with only
+// naming one, that subcommand alone (its help, flags and errors are the
+// same; help, completion and suggestions for a mistyped name need the
+// whole tree, which an unknown name gets).
+func newRootCmd(only ...string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "tether",
 		Short: "Execution control plane for an AI agent's tool calls",
@@ -88,8 +105,14 @@ tether itself did not run it; tether check exits 0, 2 or 3 by verdict.`,
 		SilenceErrors: true,
 		Version:       version,
 	}
-	for _, c := range commands {
-		root.AddCommand(c())
+	subset := commands
+	if len(only) == 1 {
+		if i := slices.IndexFunc(commands, func(c command) bool { return c.name == only[0] }); i >= 0 {
+			subset = commands[i : i+1]
+		}
+	}
+	for _, c := range subset {
+		root.AddCommand(c.make())
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &usageError{err: err}
@@ -162,7 +185,12 @@ func main() {
 }
 
 func run(args []string) int {
-	root := newRootCmd()
+	var root *cobra.Command
+	if len(args) > 0 {
+		root = newRootCmd(args[0])
+	} else {
+		root = newRootCmd()
+	}
 	root.SetArgs(args)
 	c, err := root.ExecuteC()
 	if err == nil {

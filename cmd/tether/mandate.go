@@ -17,7 +17,7 @@ import (
 	"github.com/tether-dev/tether/mandate"
 )
 
-func init() { addCommand(newMandateCmd) }
+func init() { addCommand("mandate", newMandateCmd) }
 
 // Exit statuses of `tether mandate check`.
 const (

@@ -16,7 +16,7 @@ import (
 	"github.com/tether-dev/tether/runner"
 )
 
-func init() { addCommand(newMCPCmd) }
+func init() { addCommand("mcp", newMCPCmd) }
 
 func newMCPCmd() *cobra.Command {
 	var cfgPath, profile, job, platform, stateRoot, prefix string

@@ -12,7 +12,7 @@ import (
 	"github.com/tether-dev/tether/rootfs"
 )
 
-func init() { addCommand(newRootfsCmd) }
+func init() { addCommand("rootfs", newRootfsCmd) }
 
 func newRootfsCmd() *cobra.Command {
 	cmd := &cobra.Command{

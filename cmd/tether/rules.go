@@ -10,7 +10,7 @@ import (
 	"github.com/tether-dev/tether/approval"
 )
 
-func init() { addCommand(newRulesCmd) }
+func init() { addCommand("rules", newRulesCmd) }
 
 // rulesEntry is one catalog entry in tether rules --json.
 type rulesEntry struct {

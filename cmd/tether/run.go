@@ -25,7 +25,7 @@ import (
 	"github.com/tether-dev/tether/sandbox"
 )
 
-func init() { addCommand(newRunCmd) }
+func init() { addCommand("run", newRunCmd) }
 
 // runFlags are tether run's options.
 type runFlags struct {
@@ -205,12 +205,6 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	if f.socket != "" || f.closeSession {
 		return usageErr("--socket and --close-session go with --session S")
 	}
-	if f.shell != "" && len(args) > 0 {
-		return usageErr("give either -c 'SHELL STRING' or -- PROGRAM ARGS, not both")
-	}
-	if f.shell == "" && len(args) == 0 {
-		return usageErr("nothing to run: give -- PROGRAM [ARG...] or -c 'SHELL STRING' (see tether run --help)")
-	}
 	command, err := commandText(f.shell, args)
 	if err != nil {
 		return err
@@ -321,20 +315,9 @@ func exitFor(code int, err error) error {
 // --userns are not part of a profile.
 func placeFromProfile(ctx context.Context, fl *pflag.FlagSet, f runFlags, r *runner.Runner, prof *config.Profile) (runner.Placement, error) {
 	var pl runner.Placement
-	wd := f.cwd
-	if wd == "" {
-		d, err := os.Getwd()
-		if err != nil {
-			return pl, usageErr("finding the current directory: %v", err)
-		}
-		wd = d
-	}
-	wd, err := filepath.Abs(wd)
+	wd, err := f.workDir()
 	if err != nil {
-		return pl, usageErr("resolving --cwd: %v", err)
-	}
-	if fi, err := os.Stat(wd); err != nil || !fi.IsDir() {
-		return pl, usageErr("--cwd %s is not a directory", wd)
+		return pl, err
 	}
 	if pc := prof.Terminal.Cwd; pc != "" && fl.Changed("cwd") && !sameDir(pc, wd) {
 		return pl, usageErr("--cwd %s: profile %s fixes the workspace at %s (terminal.cwd); drop --cwd or use another profile", wd, prof.Name, pc)
@@ -444,12 +427,32 @@ func placeFromProfile(ctx context.Context, fl *pflag.FlagSet, f runFlags, r *run
 		lim.DiskBytes = n
 	}
 	cfg.Seccomp = sandbox.SeccompMode(f.seccomp)
-	cfg.UserNS = f.userns
 	if err := cfg.Validate(); err != nil {
 		return pl, usageErr("%v", err)
 	}
 	pl.Config = cfg
 	return pl, nil
+}
+
+// workDir returns the directory --cwd names, else the current one, as an
+// absolute path; a usage error when it is not a directory.
+func (f runFlags) workDir() (string, error) {
+	wd := f.cwd
+	if wd == "" {
+		d, err := os.Getwd()
+		if err != nil {
+			return "", usageErr("finding the current directory: %v", err)
+		}
+		wd = d
+	}
+	wd, err := filepath.Abs(wd)
+	if err != nil {
+		return "", usageErr("resolving --cwd: %v", err)
+	}
+	if fi, err := os.Stat(wd); err != nil || !fi.IsDir() {
+		return "", usageErr("--cwd %s is not a directory", wd)
+	}
+	return wd, nil
 }
 
 // sameDir reports whether a and b name the same directory.

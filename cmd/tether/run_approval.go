@@ -84,8 +84,15 @@ type approvalFlags struct {
 
 // commandText is the shell text the engine decides on: the -c string, or
 // the program and arguments quoted so the analyzer sees them as literal
-// words. An argument that cannot be quoted (a NUL byte) is refused.
+// words. Neither or both, or an argument that cannot be quoted (a NUL
+// byte), is a usage error.
 func commandText(shell string, args []string) (string, error) {
+	switch {
+	case shell != "" && len(args) > 0:
+		return "", usageErr("give either -c 'SHELL STRING' or -- PROGRAM ARGS, not both")
+	case shell == "" && len(args) == 0:
+		return "", usageErr("nothing to run: give -- PROGRAM [ARG...] or -c 'SHELL STRING' (see tether run --help)")
+	}
 	if shell != "" {
 		return shell, nil
 	}

@@ -75,12 +75,6 @@ func runSession(cmd *cobra.Command, f runFlags, args []string) error {
 		}
 		return closeCLISession(ctx, cmd.OutOrStdout(), socket, file, f.session)
 	}
-	if f.shell != "" && len(args) > 0 {
-		return usageErr("give either -c 'SHELL STRING' or -- PROGRAM ARGS, not both")
-	}
-	if f.shell == "" && len(args) == 0 {
-		return usageErr("nothing to run: give -- PROGRAM [ARG...] or -c 'SHELL STRING' (see tether run --help)")
-	}
 	command, err := commandText(f.shell, args)
 	if err != nil {
 		return err
@@ -216,20 +210,9 @@ func daemonAnswers(ctx context.Context, socket string) bool {
 
 // newCLISession creates a daemon session and remembers it in file.
 func newCLISession(ctx context.Context, f runFlags, socket, file, platform string) (*cliSession, error) {
-	cwd := f.cwd
-	if cwd == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, usageErr("finding the current directory: %v", err)
-		}
-		cwd = wd
-	}
-	cwd, err := filepath.Abs(cwd)
+	cwd, err := f.workDir()
 	if err != nil {
-		return nil, usageErr("resolving --cwd: %v", err)
-	}
-	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return nil, usageErr("--cwd %s is not a directory", cwd)
+		return nil, err
 	}
 	c := runner.NewClient(socket)
 	req := runner.SessionRequest{Profile: f.profile, Platform: platform, Job: f.gate.job, Cwd: cwd}

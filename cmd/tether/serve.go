@@ -15,7 +15,7 @@ import (
 	"github.com/tether-dev/tether/runner"
 )
 
-func init() { addCommand(newServeCmd) }
+func init() { addCommand("serve", newServeCmd) }
 
 type serveFlags struct {
 	config       string
@@ -46,6 +46,15 @@ line, that every TCP request must carry ("Authorization: Bearer TOKEN").
 
 Each client is identified by the client token returned when it creates its
 first session; it sees and answers only the approvals of its own sessions.
+
+SIGHUP reloads the configuration (the same --config, $TETHER_CONFIG or
+default path as at start): a file that does not load or validate is
+refused with a log line and the configuration in force stays. A valid one
+applies from the next request on: the approval engine, placement and the
+exec gate of every sandbox, sessions' included. Every pool whose profile
+changed is drained and refilled under the new configuration (docs/pool.md);
+approvals given for a session are forgotten. A change of state_dir or ui
+needs a restart and is refused.
 
 SIGTERM or SIGINT shut it down gracefully: waiting calls are denied (nothing
 runs), requests drain, every session is cleared and its sandbox closed, and
@@ -105,6 +114,10 @@ func runServe(cmd *cobra.Command, f *serveFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, unix.SIGTERM)
 	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, unix.SIGHUP)
+	defer signal.Stop(hup)
+	go reloadOnHangup(ctx, hup, d, f.config, log)
 	err = d.Serve(ctx, func(s string) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "tether serve: listening on %s\n", s)
 	})
@@ -113,4 +126,32 @@ func runServe(cmd *cobra.Command, f *serveFlags) error {
 	}
 	fmt.Fprintln(cmd.ErrOrStderr(), "tether serve: stopped")
 	return nil
+}
+
+// reloadOnHangup reloads d's configuration from path (resolved as at
+// start) on every signal from hup until ctx ends. A configuration that
+// does not load, or that the daemon cannot take while it runs, is refused
+// with a log line; the one in force stays.
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, d *runner.Daemon, path string, log *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		}
+		cfg, err := config.Resolve(path)
+		if err != nil {
+			log.Error("configuration reload refused; the configuration in force stays", "err", err)
+			continue
+		}
+		changed, err := d.Reload(cfg)
+		switch {
+		case err != nil:
+			log.Error("configuration reload refused; the configuration in force stays", "source", cfg.Source, "err", err)
+		case changed:
+			log.Info("configuration reloaded", "source", cfg.Source)
+		default:
+			log.Info("configuration reload: nothing changed", "source", cfg.Source)
+		}
+	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/tether-dev/tether/sandbox"
 )
 
-func init() { addCommand(newSessionsCmd) }
+func init() { addCommand("sessions", newSessionsCmd) }
 
 func newSessionsCmd() *cobra.Command {
 	var stateRoot, prefix string

@@ -12,7 +12,7 @@ import (
 	"github.com/tether-dev/tether/sandbox"
 )
 
-func init() { addCommand(newShellCmd) }
+func init() { addCommand("shell", newShellCmd) }
 
 // interactiveShell starts bash when the sandbox has it, sh otherwise.
 const interactiveShell = `if command -v bash >/dev/null 2>&1; then exec bash -i; else exec sh -i; fi`

@@ -11,7 +11,7 @@ import (
 	"github.com/tether-dev/tether/runner"
 )
 
-func init() { addCommand(newToolsCmd) }
+func init() { addCommand("tools", newToolsCmd) }
 
 func newToolsCmd() *cobra.Command {
 	cmd := &cobra.Command{

@@ -16,7 +16,7 @@ import (
 	"github.com/tether-dev/tether/ui"
 )
 
-func init() { addCommand(newUICmd) }
+func init() { addCommand("ui", newUICmd) }
 
 func newUICmd() *cobra.Command {
 	var listen, stateDir, configPath string

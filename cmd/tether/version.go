@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { addCommand(newVersionCmd) }
+func init() { addCommand("version", newVersionCmd) }
 
 func newVersionCmd() *cobra.Command {
 	var asJSON bool

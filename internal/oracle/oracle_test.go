@@ -212,6 +212,7 @@ func corpora(t *testing.T) []Corpus {
 	add("approval/testdata/benign.tsv", filepath.Join(repoRoot, "approval", "testdata", "benign.tsv"), 0)
 	add("approval/testdata/oracle-found.tsv", filepath.Join(repoRoot, "approval", "testdata", "oracle-found.tsv"), 1)
 	add("approval/testdata/peer-disagreements.tsv", filepath.Join(repoRoot, "approval", "testdata", "peer-disagreements.tsv"), 2)
+	add("internal/oracle/testdata/redteam.tsv", filepath.Join("testdata", "redteam.tsv"), 0)
 	add("shellparse/testdata/divergence.tsv", filepath.Join(repoRoot, "shellparse", "testdata", "divergence.tsv"), 0)
 	fz, err := ReadFuzzCorpus(filepath.Join(repoRoot, "shellparse", "testdata", "fuzz", "FuzzParse"))
 	if err == nil {

@@ -10,9 +10,12 @@
 // and the runner's file tools, which refuse to write a path for which
 // Reason is not empty.
 //
-// The package is pure: it does no I/O. Callers resolve paths (without
-// following symlinks out of the workspace) and hand it workspace-relative,
-// slash-separated names.
+// The list and its matching are pure: callers resolve paths (without
+// following symlinks out of the workspace) and hand them workspace-relative,
+// slash-separated names. One check reads the file system, by descriptor
+// (protect_linux.go): ControlReason, whether a name in an opened directory
+// lies on the control surface of a git directory at or above it, which no
+// name can tell (a bare repository is a directory of any name).
 package protect
 
 import (
@@ -337,4 +340,58 @@ func GitFileTarget(root, dir string, data []byte) (string, error) {
 		return "", fmt.Errorf("%w: %s", ErrOutside, abs)
 	}
 	return strings.TrimPrefix(abs, strings.TrimSuffix(root, "/")+"/"), nil
+}
+
+// HeadKind is what a directory's HEAD entry makes of the directory.
+type HeadKind uint8
+
+const (
+	// HeadNone: no HEAD, or one git never takes for a repository's (a
+	// directory, a symlink out of refs/).
+	HeadNone HeadKind = iota
+	// HeadSeed: a regular file that is not a valid HEAD yet; rewritten, it
+	// would make its directory a git directory.
+	HeadSeed
+	// HeadValid: git's validate_headref accepts it (a symlink into refs/,
+	// "ref: ..." or an object name): its directory is a git directory.
+	HeadValid
+)
+
+// ClassifyHead says what a HEAD entry is: for a symlink (link) content is
+// its target, else the regular file's content (at most 1 MiB is enough).
+func ClassifyHead(link bool, content []byte) HeadKind {
+	if link {
+		if strings.HasPrefix(string(content), "refs/") {
+			return HeadValid
+		}
+		return HeadNone
+	}
+	s := strings.TrimRight(string(content), "\n")
+	if strings.HasPrefix(s, "ref:") || isObjectName(s) {
+		return HeadValid
+	}
+	return HeadSeed
+}
+
+func isObjectName(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// GitDirReason returns why rest, a slash-separated path inside the git
+// directory dir (workspace-relative, for the message), is on git's control
+// surface (GitDir), or "" when it is not.
+func GitDirReason(dir, rest string) string {
+	rest = path.Clean(rest)
+	if rest == "." || strings.HasPrefix(rest, "../") || rest == ".." {
+		return ""
+	}
+	return gitReason(split(path.Clean(dir)), split(rest))
 }

@@ -2,6 +2,7 @@ package protect
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -94,5 +95,41 @@ func TestGitFileTarget(t *testing.T) {
 	for _, data := range []string{"", "gitdir:", "gitdir: ", "hello", "gitdir: a\x00b", "gitdir: a\nb"} {
 		_, err := GitFileTarget("/w", ".", []byte(data))
 		assert.True(t, errors.Is(err, ErrGitFile), data)
+	}
+}
+
+func TestClassifyHead(t *testing.T) {
+	for _, tc := range []struct {
+		link    bool
+		content string
+		want    HeadKind
+	}{
+		{false, "ref: refs/heads/main\n", HeadValid},
+		{false, "ref:refs/heads/x", HeadValid},
+		{false, strings.Repeat("a", 40) + "\n", HeadValid},
+		{false, strings.Repeat("0", 64), HeadValid},
+		{false, strings.Repeat("A", 40), HeadSeed},
+		{false, "", HeadSeed},
+		{false, "hello\n", HeadSeed},
+		{true, "refs/heads/main", HeadValid},
+		{true, "../elsewhere", HeadNone},
+	} {
+		assert.Equal(t, tc.want, ClassifyHead(tc.link, []byte(tc.content)), "%v %q", tc.link, tc.content)
+	}
+}
+
+func TestGitDirReason(t *testing.T) {
+	for rest, refused := range map[string]bool{
+		"config": true, "config.worktree": true, "hooks": true, "hooks/a/b": true, "commondir": true,
+		"modules/m/config": true, "worktrees/w/HEAD": true, "info/attributes": true, "objects/info/alternates": true,
+		"objects/info": true, "objects": true, "objects/ab/cdef": false, "refs/heads/x": false, "HEAD": false,
+		"index": false, "description": false, "logs/HEAD": false, "..": false, "../config": false,
+	} {
+		why := GitDirReason("a/bare.git", rest)
+		if refused {
+			assert.Contains(t, why, "a/bare.git/", rest)
+		} else {
+			assert.Empty(t, why, rest)
+		}
 	}
 }

@@ -116,7 +116,7 @@ func TestKeeperIgnoresTerminationSignals(t *testing.T) {
 				// All three ignored (bits SIGHUP 1, SIGINT 2, SIGTERM
 				// 15), not only the first the constructor set.
 				mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-				const want = 1<<(1-1) | 1<<(2-1) | 1<<(15-1)
+				const want = 1<<(syscall.SIGHUP-1) | 1<<(syscall.SIGINT-1) | 1<<(syscall.SIGTERM-1)
 				return err == nil && mask&want == want
 			}
 		}

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -277,6 +280,313 @@ static int load_filter(struct spec *sp, char *why, size_t size)
 	return 0;
 }
 
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
+// The creation helper (seccompexec.h). It performs, on tether's behalf and
+// with the names tether checked, the creating system calls the gate
+// received, as the caller would: tether never lets the kernel go on with
+// a name the caller can still rewrite in its memory.
+
+// creator_self is the helper's own identity, taken back after each call.
+struct creator_self {
+	uid_t fsuid;
+	gid_t fsgid;
+	mode_t umask;
+	int ngroups;
+	gid_t groups[SECCOMPEXEC_CREATE_MAX_GROUPS];
+	struct __user_cap_data_struct caps[2];
+};
+
+static int caps_get(struct __user_cap_data_struct caps[2])
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	return (int)syscall(SYS_capget, &h, caps);
+}
+
+// caps_set_effective makes eff (masked by what is permitted) the
+// effective set.
+static int caps_set_effective(const struct __user_cap_data_struct own[2], uint64_t eff)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct d[2];
+	memcpy(d, own, sizeof d);
+	d[0].effective = (uint32_t)eff & own[0].permitted;
+	d[1].effective = (uint32_t)(eff >> 32) & own[1].permitted;
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+static uint64_t caps_effective(const struct __user_cap_data_struct caps[2])
+{
+	return (uint64_t)caps[0].effective | (uint64_t)caps[1].effective << 32;
+}
+
+// creator_restore takes the helper's own identity back after
+// creator_become changed it (changed); a helper that cannot ends, as it
+// would act as the wrong identity next.
+static void creator_restore(const struct creator_self *self, int changed)
+{
+	umask(self->umask);
+	if (!changed)
+		return;
+	if (caps_set_effective(self->caps, caps_effective(self->caps)) < 0)
+		_exit(1);
+	setfsuid(self->fsuid);
+	setfsgid(self->fsgid);
+	if ((uid_t)setfsuid((uid_t)-1) != self->fsuid || (gid_t)setfsgid((gid_t)-1) != self->fsgid)
+		_exit(1);
+	if (syscall(SYS_setgroups, (size_t)self->ngroups, self->groups) < 0) {
+		gid_t now[SECCOMPEXEC_CREATE_MAX_GROUPS];
+		int n = getgroups(SECCOMPEXEC_CREATE_MAX_GROUPS, now);
+		if (n != self->ngroups || memcmp(now, self->groups, sizeof(gid_t) * (size_t)n) != 0)
+			_exit(1);
+	}
+}
+
+// creator_become takes the caller's umask, groups, fsgid, fsuid and
+// effective capabilities (those the helper has: never more); *changed
+// says whether anything but the umask had to change (each change commits
+// new credentials: the usual caller, the sandbox's root, needs none).
+// Returns 0, or -EPERM when the helper cannot be that identity.
+static int creator_become(const struct creator_self *self, const struct seccompexec_create_req *rq, const uint32_t *groups,
+                          int *changed)
+{
+	umask((mode_t)(rq->umask & 0777));
+	int same = (int)rq->ngroups == self->ngroups;
+	for (uint32_t i = 0; same && i < rq->ngroups; i++)
+		same = groups[i] == self->groups[i];
+	*changed = !same || rq->fsuid != self->fsuid || rq->fsgid != self->fsgid || rq->cap_effective != caps_effective(self->caps);
+	if (!*changed)
+		return 0;
+	if (!same) {
+		gid_t g[SECCOMPEXEC_CREATE_MAX_GROUPS];
+		for (uint32_t i = 0; i < rq->ngroups; i++)
+			g[i] = groups[i];
+		if (syscall(SYS_setgroups, (size_t)rq->ngroups, g) < 0)
+			return -EPERM;
+	}
+	setfsgid(rq->fsgid);
+	setfsuid(rq->fsuid);
+	if ((gid_t)setfsgid((gid_t)-1) != rq->fsgid || (uid_t)setfsuid((uid_t)-1) != rq->fsuid)
+		return -EPERM;
+	// Last: setfsuid already dropped the file system capabilities of an
+	// fsuid other than 0; the caller's own set is what counts.
+	if (caps_set_effective(self->caps, rq->cap_effective) < 0)
+		return -EPERM;
+	return 0;
+}
+
+// creator_call performs the request. Returns the call's result or -errno;
+// *newfd is an open's descriptor.
+static int64_t creator_call(const struct seccompexec_create_req *rq, const char *n0, const char *n1, const char *target,
+                            const int *fds, int nfds, int *newfd)
+{
+	int dir[2] = {AT_FDCWD, AT_FDCWD};
+	const char *names[2] = {n0, n1};
+	int used = rq->op == SECCOMPEXEC_CREATE_LINK || rq->op == SECCOMPEXEC_CREATE_RENAME ? 2 : 1;
+	for (int i = 0; i < used; i++) {
+		if (rq->dirfd[i] >= nfds)
+			return -EBADF;
+		if (rq->dirfd[i] >= 0)
+			dir[i] = fds[rq->dirfd[i]];
+		else if (names[i][0] != '/')
+			return -EBADF; // never the helper's own working directory
+	}
+	long r;
+	switch (rq->op) {
+	case SECCOMPEXEC_CREATE_MKDIR:
+		r = mkdirat(dir[0], n0, (mode_t)rq->mode);
+		break;
+	case SECCOMPEXEC_CREATE_MKNOD:
+		r = mknodat(dir[0], n0, (mode_t)rq->mode, (dev_t)rq->dev);
+		break;
+	case SECCOMPEXEC_CREATE_SYMLINK:
+		r = symlinkat(target, dir[0], n0);
+		break;
+	case SECCOMPEXEC_CREATE_LINK:
+		r = linkat(dir[0], n0, dir[1], n1, (int)rq->flags);
+		break;
+	case SECCOMPEXEC_CREATE_RENAME:
+		r = syscall(SYS_renameat2, dir[0], n0, dir[1], n1, (unsigned int)rq->flags);
+		break;
+	case SECCOMPEXEC_CREATE_OPEN:
+		// Close-on-exec is the caller's descriptor's flag, which tether
+		// sets; the helper has no terminal to take.
+		r = openat(dir[0], n0, (int)rq->flags | O_CLOEXEC | O_NOCTTY, (mode_t)rq->mode);
+		if (r >= 0)
+			*newfd = (int)r;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return r < 0 ? -(int64_t)errno : (int64_t)r;
+}
+
+// creator_reply sends the result, with fd when it is one.
+static void creator_reply(int sock, int64_t r, int fd)
+{
+	struct iovec iov = {.iov_base = &r, .iov_len = sizeof r};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	memset(&ctl, 0, sizeof ctl);
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (fd >= 0) {
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = sizeof ctl.buf;
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	ssize_t n;
+	do
+		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		_exit(0); // tether is gone
+}
+
+#define CREATOR_MAX_REQ (sizeof(struct seccompexec_create_req) + 4 * SECCOMPEXEC_CREATE_MAX_GROUPS + 3 * 4097)
+
+// creator_main is the helper: it serves sock until it closes.
+static void creator_main(int sock)
+{
+	// Nothing of the sandbox may read or change its memory (ptrace,
+	// process_vm_writev, /proc/PID/mem need it dumpable, or CAP_SYS_PTRACE,
+	// which the sandbox lacks), or stop it from its terminal: it leaves
+	// the command's process group, and signals meant for the command's
+	// group or a terminal pass it by.
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		_exit(1);
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	setpgid(0, 0);
+	int ignored[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2, SIGALRM};
+	for (size_t i = 0; i < sizeof ignored / sizeof ignored[0]; i++)
+		signal(ignored[i], SIG_IGN);
+	// Only the socket: the helper must hold none of the command's pipes
+	// (their readers wait for end-of-file) or terminal.
+	for (int fd = 0; fd < 1024; fd++)
+		if (fd != sock)
+			close(fd);
+	if (chdir("/") < 0)
+		_exit(1);
+	static struct creator_self self;
+	self.fsuid = (uid_t)setfsuid((uid_t)-1);
+	self.fsgid = (gid_t)setfsgid((gid_t)-1);
+	self.umask = umask(022);
+	umask(self.umask);
+	self.ngroups = getgroups(SECCOMPEXEC_CREATE_MAX_GROUPS, self.groups);
+	if (self.ngroups < 0 || caps_get(self.caps) < 0)
+		_exit(1);
+	static char buf[CREATOR_MAX_REQ + 1];
+	for (;;) {
+		struct iovec iov = {.iov_base = buf, .iov_len = CREATOR_MAX_REQ + 1};
+		union {
+			char buf[CMSG_SPACE(2 * sizeof(int))];
+			struct cmsghdr align;
+		} ctl;
+		struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+		ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			_exit(0); // tether closed the gate
+		int fds[2], nfds = 0;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
+			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+				continue;
+			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (size_t i = 0; i < k; i++) {
+				int fd;
+				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+				if (nfds < 2)
+					fds[nfds++] = fd;
+				else
+					close(fd);
+			}
+		}
+		int64_t r = -EINVAL;
+		int newfd = -1;
+		struct seccompexec_create_req rq;
+		size_t hdr = sizeof rq;
+		if ((size_t)n >= hdr && !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+			memcpy(&rq, buf, hdr);
+			size_t want = hdr + 4 * (size_t)rq.ngroups;
+			int ok = rq.ngroups <= SECCOMPEXEC_CREATE_MAX_GROUPS;
+			const char *str[3];
+			for (int i = 0; ok && i < 3; i++) {
+				ok = rq.len[i] <= 4096 && want + rq.len[i] + 1 <= (size_t)n && buf[want + rq.len[i]] == '\0' &&
+				     memchr(buf + want, '\0', rq.len[i]) == NULL;
+				str[i] = buf + want;
+				want += rq.len[i] + 1;
+			}
+			if (ok && want == (size_t)n) {
+				uint32_t groups[SECCOMPEXEC_CREATE_MAX_GROUPS];
+				memcpy(groups, buf + hdr, 4 * (size_t)rq.ngroups);
+				int changed = 1;
+				r = creator_become(&self, &rq, groups, &changed);
+				if (r == 0)
+					r = creator_call(&rq, str[0], str[1], str[2], fds, nfds, &newfd);
+				creator_restore(&self, changed);
+			}
+		}
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		creator_reply(sock, r, newfd);
+		if (newfd >= 0)
+			close(newfd);
+	}
+}
+
+// send_fds sends one byte with n descriptors on sock. Returns 1, or -1
+// with errno.
+static ssize_t send_fds(int sock, char byte, const int *fds, int n)
+{
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	memset(&ctl, 0, sizeof ctl);
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = CMSG_SPACE((size_t)n * sizeof(int))};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN((size_t)n * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, (size_t)n * sizeof(int));
+	ssize_t r;
+	do
+		r = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	if (r == 0) {
+		errno = EIO;
+		return -1;
+	}
+	return r;
+}
+
+// start_creator forks the helper on sock and returns its pidfd, or -1
+// with errno. The helper's exit raises no signal and no wait() without
+// __WALL reaps it, so the command (its parent) never meets it.
+static int start_creator(int sock)
+{
+	int pidfd = -1;
+	long pid = syscall(SYS_clone, (unsigned long)CLONE_PIDFD, NULL, &pidfd, NULL, NULL);
+	if (pid < 0)
+		return -1;
+	if (pid == 0)
+		creator_main(sock);
+	return pidfd;
+}
+
 #if defined(__x86_64__)
 #define GATE_ARCH AUDIT_ARCH_X86_64
 #elif defined(__aarch64__)
@@ -287,7 +597,7 @@ static int load_filter(struct spec *sp, char *why, size_t size)
 
 // Room for the gate's filter: 7 instructions of frame, 2 per notified
 // system call, 5 per open-like one.
-#define GATE_MAX_INSNS 64
+#define GATE_MAX_INSNS 80
 
 struct gate_prog {
 	struct sock_filter insns[GATE_MAX_INSNS];
@@ -321,8 +631,47 @@ static void notify_creating(struct gate_prog *g, unsigned int nr, int arg)
 	emit(g, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 }
 
+// create_nrs are the system calls the creation gate's filter notifies
+// whatever their arguments, create_open_nrs those (with the argument
+// number of their flags) it notifies with O_CREAT: every system call that
+// can name a directory entry. sandbox/notify_create_*.go has the same
+// table (TestCreateCallsMatchFilter).
+static const int create_nrs[] = {
+	__NR_mkdirat, __NR_mknodat, __NR_symlinkat, __NR_linkat, __NR_renameat2,
+#ifdef __NR_renameat
+	__NR_renameat,
+#endif
+#ifdef __NR_mkdir
+	__NR_mkdir, __NR_mknod, __NR_symlink, __NR_link, __NR_rename,
+#endif
+#ifdef __NR_creat
+	__NR_creat,
+#endif
+};
+static const int create_open_nrs[][2] = {
+	{__NR_openat, 2},
+#ifdef __NR_open
+	{__NR_open, 1},
+#endif
+};
+
+int seccompexec_create_syscalls(int *nrs, int *flags_arg, int max)
+{
+	int n = 0;
+	for (size_t i = 0; i < sizeof create_nrs / sizeof create_nrs[0] && n < max; i++, n++) {
+		nrs[n] = create_nrs[i];
+		flags_arg[n] = -1;
+	}
+	for (size_t i = 0; i < sizeof create_open_nrs / sizeof create_open_nrs[0] && n < max; i++, n++) {
+		nrs[n] = create_open_nrs[i][0];
+		flags_arg[n] = create_open_nrs[i][1];
+	}
+	return n;
+}
+
 // load_gate installs the gate's filter and sends its listener to the gate
-// socket. Of the native ABI, these wait for tether's verdict: execve and
+// socket sock, which it closes (with create, after forking the creation
+// helper that keeps it, whose pidfd goes with the listener). Of the native ABI, these wait for tether's verdict: execve and
 // execveat (unless noexec); with observe, open, openat, creat and connect
 // (which tether only records); with create, every system call that can
 // name a directory entry (mkdir, mknod, symlink, link, rename in all their
@@ -332,8 +681,15 @@ static void notify_creating(struct gate_prog *g, unsigned int nr, int arg)
 // system call table (the sandbox's own filter kills those callers anyway).
 // The sandbox's filter still decides the notified calls: of two filters'
 // verdicts the kernel takes the stronger, and an error beats a
-// notification. Returns 0 or an errno.
-static int load_gate(int noexec, int observe, int create, char *why, size_t size)
+// notification. With create, openat2 (whose flags the filter cannot see)
+// fails with ENOSYS and io_uring_setup (io_uring's operations create names
+// no filter sees) with EPERM, as the sandbox's own filter makes them (of
+// two equal actions the newest filter's errno wins): without the sandbox's
+// filter (--seccomp off) they would pass the gate.
+// The listener makes a caller wait, once tether has received its call,
+// through every signal but a fatal one (WAIT_KILLABLE_RECV): tether may be
+// performing it. Returns 0 or an errno.
+static int load_gate(int sock, int noexec, int observe, int create, char *why, size_t size)
 {
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the gate's filter reads the low word of an argument at its lower address"
@@ -363,30 +719,16 @@ static int load_gate(int noexec, int observe, int create, char *why, size_t size
 		notify_nr(&g, __NR_connect);
 	}
 	if (create) {
-		notify_nr(&g, __NR_mkdirat);
-		notify_nr(&g, __NR_mknodat);
-		notify_nr(&g, __NR_symlinkat);
-		notify_nr(&g, __NR_linkat);
-		notify_nr(&g, __NR_renameat2);
-#ifdef __NR_renameat
-		notify_nr(&g, __NR_renameat);
-#endif
-#ifdef __NR_mkdir
-		notify_nr(&g, __NR_mkdir);
-		notify_nr(&g, __NR_mknod);
-		notify_nr(&g, __NR_symlink);
-		notify_nr(&g, __NR_link);
-		notify_nr(&g, __NR_rename);
-#endif
-		if (!observe) { // else notified whatever their flags
-#ifdef __NR_creat
-			notify_nr(&g, __NR_creat);
-#endif
-#ifdef __NR_open
-			notify_creating(&g, __NR_open, 1);
-#endif
-			notify_creating(&g, __NR_openat, 2);
-		}
+		for (size_t i = 0; i < sizeof create_nrs / sizeof create_nrs[0]; i++)
+			notify_nr(&g, (unsigned int)create_nrs[i]);
+		if (!observe) // else notified whatever their flags
+			for (size_t i = 0; i < sizeof create_open_nrs / sizeof create_open_nrs[0]; i++)
+				notify_creating(&g, (unsigned int)create_open_nrs[i][0], create_open_nrs[i][1]);
+		const struct sock_filter enosys = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA));
+		emit(&g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat2, 0, 1));
+		emit(&g, enosys);
+		emit(&g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1));
+		emit(&g, eperm);
 	}
 	emit(&g, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 	if (g.len > GATE_MAX_INSNS) {
@@ -394,34 +736,29 @@ static int load_gate(int noexec, int observe, int create, char *why, size_t size
 		return E2BIG;
 	}
 	struct sock_fprog prog = {.len = g.len, .filter = g.insns};
-	int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	int helper = -1;
+	if (create && (helper = start_creator(sock)) < 0) {
+		snprintf(why, size, "starting the creation helper");
+		return errno;
+	}
+	int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+	                            SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
+	if (listener < 0 && errno == EINVAL) // a kernel before 5.19
+		listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	if (listener < 0) {
 		snprintf(why, size, "installing the exec gate");
 		return errno;
 	}
-	char byte = 'g';
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} ctl;
-	memset(&ctl, 0, sizeof ctl);
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &listener, sizeof(int));
-	ssize_t n;
-	do
-		n = sendmsg(SECCOMPEXEC_GATE_FD, &msg, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
+	int fds[2] = {listener, helper};
+	ssize_t n = send_fds(sock, 'g', fds, helper >= 0 ? 2 : 1);
 	int e = errno;
 	close(listener);
-	close(SECCOMPEXEC_GATE_FD);
-	if (n != 1) {
+	if (helper >= 0)
+		close(helper);
+	close(sock);
+	if (n < 0) {
 		snprintf(why, size, "handing the exec gate to tether");
-		return n < 0 ? e : EIO;
+		return e;
 	}
 	return 0;
 }
@@ -542,7 +879,7 @@ static void seccompexec_main(int argc, char **argv)
 	if (e == 0)
 		e = load_filter(&sp, why, sizeof why);
 	if (e == 0 && gate)
-		e = load_gate(sp.noexec, sp.observe, sp.create, why, sizeof why);
+		e = load_gate(SECCOMPEXEC_GATE_FD, sp.noexec, sp.observe, sp.create, why, sizeof why);
 	if (e != 0) {
 		snprintf(msg, sizeof msg, "loading the seccomp filter: %s: %s", why, errtext(e, err, sizeof err));
 		report(126, msg);
@@ -602,6 +939,48 @@ static void supervisor_landlock(void)
 	}
 }
 
+// supervisor_create starts a session's creation helper when tether asked
+// for it (SECCOMPEXEC_CREATE_ENV names the socket), after the Landlock
+// ruleset (the helper must be confined too) and before the Go runtime
+// starts, and sends its pidfd (SCM_RIGHTS, one byte "h") to tether. The
+// helper is under the session's filter like the supervisor (libcontainer
+// loaded it, and a second listener cannot be installed beside its own):
+// tether lets its calls go on. A failure ends the supervisor.
+static void supervisor_create(void)
+{
+	const char *v = getenv(SECCOMPEXEC_CREATE_ENV);
+	if (v == NULL)
+		return;
+	char why[256], err[128], msg[512];
+	char *endp;
+	long fd = strtol(v, &endp, 10);
+	unsetenv(SECCOMPEXEC_CREATE_ENV);
+	struct stat st;
+	int e = 0;
+	if (*v == '\0' || *endp != '\0' || fd < 3 || fd > 1024 || fstat((int)fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		snprintf(why, sizeof why, "the creation gate's socket: descriptor %s", v);
+		e = EBADF;
+	} else {
+		int pidfd = start_creator((int)fd);
+		if (pidfd < 0) {
+			e = errno;
+			snprintf(why, sizeof why, "starting the creation helper");
+		} else if (send_fds((int)fd, 'h', &pidfd, 1) < 0) {
+			e = errno;
+			snprintf(why, sizeof why, "handing the creation helper to tether");
+		}
+		if (pidfd >= 0)
+			close(pidfd);
+		close((int)fd);
+	}
+	if (e != 0) {
+		snprintf(msg, sizeof msg, "tether supervisor: %s: %s\n", why, errtext(e, err, sizeof err));
+		ssize_t n = write(2, msg, strlen(msg));
+		(void)n;
+		_exit(1);
+	}
+}
+
 // The constructor runs before the Go runtime starts, and before every
 // constructor of default priority: libcontainer's nsexec (which acts on
 // _LIBCONTAINER_* variables) never runs in the trampoline. In every process
@@ -610,6 +989,8 @@ __attribute__((constructor(101))) static void seccompexec_constructor(int argc, 
 {
 	if (argc >= 2 && argv != NULL && argv[1] != NULL && strcmp(argv[1], SECCOMPEXEC_ARG) == 0)
 		seccompexec_main(argc, argv);
-	if (argc >= 2 && argv != NULL && argv[1] != NULL && strcmp(argv[1], SECCOMPEXEC_SUPERVISOR_ARG) == 0)
+	if (argc >= 2 && argv != NULL && argv[1] != NULL && strcmp(argv[1], SECCOMPEXEC_SUPERVISOR_ARG) == 0) {
 		supervisor_landlock();
+		supervisor_create();
+	}
 }

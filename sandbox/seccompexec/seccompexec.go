@@ -71,6 +71,41 @@ const (
 	NoExec = C.SECCOMPEXEC_NOEXEC
 )
 
+// The creation helper's requests (seccompexec.h): the operations, the
+// size of struct seccompexec_create_req, the most groups a request
+// carries, and the variable that asks a session's supervisor for the
+// creation gate.
+const (
+	CreateMkdir   = C.SECCOMPEXEC_CREATE_MKDIR
+	CreateMknod   = C.SECCOMPEXEC_CREATE_MKNOD
+	CreateSymlink = C.SECCOMPEXEC_CREATE_SYMLINK
+	CreateLink    = C.SECCOMPEXEC_CREATE_LINK
+	CreateRename  = C.SECCOMPEXEC_CREATE_RENAME
+	CreateOpen    = C.SECCOMPEXEC_CREATE_OPEN
+
+	CreateReqSize   = C.sizeof_struct_seccompexec_create_req
+	CreateMaxGroups = C.SECCOMPEXEC_CREATE_MAX_GROUPS
+	CreateEnv       = C.SECCOMPEXEC_CREATE_ENV
+)
+
+// CreateSyscall is a system call the creation gate's filter notifies:
+// always, or (FlagsArg >= 0) when that argument has O_CREAT.
+type CreateSyscall struct {
+	Nr, FlagsArg int
+}
+
+// CreateSyscalls returns the system calls the creation gate's filter
+// notifies, from the filter's own table.
+func CreateSyscalls() []CreateSyscall {
+	var nrs, args [64]C.int
+	n := int(C.seccompexec_create_syscalls(&nrs[0], &args[0], 64))
+	out := make([]CreateSyscall, n)
+	for i := range out {
+		out[i] = CreateSyscall{int(nrs[i]), int(args[i])}
+	}
+	return out
+}
+
 // Argv is the container process's argv that runs args under the filter.
 func Argv(args []string) []string {
 	return append([]string{"/proc/self/fd/" + strconv.Itoa(ExeFD), Arg}, args...)

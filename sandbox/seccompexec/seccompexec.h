@@ -1,6 +1,8 @@
 #ifndef TETHER_SECCOMPEXEC_H
 #define TETHER_SECCOMPEXEC_H
 
+#include <stdint.h>
+
 // argv[1] of the trampoline (Arg in seccompexec.go).
 #define SECCOMPEXEC_ARG "--tether-seccomp-exec"
 
@@ -63,6 +65,57 @@
 // confined.
 #define SECCOMPEXEC_SUPERVISOR_ARG "tether-supervisor"
 #define SECCOMPEXEC_LANDLOCK_ENV "_TETHER_LANDLOCK_FD"
+
+// The creation helper (sandbox/notify_create_linux.go): with
+// SECCOMPEXEC_CREATE, the process that installs the gate's filter first
+// forks a helper, which is in the sandbox's namespaces, identity, Landlock
+// domain and seccomp filter but not under the gate's filter, and is made
+// non-dumpable. The listener's message carries the helper's pidfd as a
+// second descriptor. The helper then serves the gate's socket: tether
+// sends a request (struct seccompexec_create_req, then ngroups uint32
+// groups, then the names, each NUL-terminated, with the directories they
+// are relative to as SCM_RIGHTS), the helper takes the caller's umask,
+// fsuid, fsgid, groups and effective capabilities, performs the call,
+// takes its own back and answers with an int64 (the result or -errno)
+// and, for an open, the new descriptor as SCM_RIGHTS. It ends when the
+// socket closes.
+#define SECCOMPEXEC_CREATE_MKDIR 1
+#define SECCOMPEXEC_CREATE_MKNOD 2
+#define SECCOMPEXEC_CREATE_SYMLINK 3
+#define SECCOMPEXEC_CREATE_LINK 4
+#define SECCOMPEXEC_CREATE_RENAME 5
+#define SECCOMPEXEC_CREATE_OPEN 6
+// At most this many supplementary groups are taken; a caller with more is
+// refused by tether.
+#define SECCOMPEXEC_CREATE_MAX_GROUPS 256
+
+struct seccompexec_create_req {
+	uint32_t op;
+	// The directory each name is relative to: the index of the descriptor
+	// in the message, or -1 for none (the name is absolute).
+	int32_t dirfd[2];
+	uint32_t umask;
+	uint64_t flags; // open's, linkat's or renameat2's
+	uint64_t mode;  // mkdir's, mknod's or open's
+	uint64_t dev;   // mknod's
+	uint64_t cap_effective;
+	uint32_t fsuid, fsgid, ngroups;
+	// The lengths of name 0, name 1 and a symlink's target, without their NUL.
+	uint32_t len[3];
+};
+
+// seccompexec_create_syscalls fills nrs with the system calls the
+// creation gate's filter notifies, and flags_arg with the argument number
+// of the flags whose O_CREAT makes it notify one (-1: always); returns how
+// many.
+int seccompexec_create_syscalls(int *nrs, int *flags_arg, int max);
+
+// A session's supervisor (argv[1] SECCOMPEXEC_SUPERVISOR_ARG) starts the
+// creation helper before its Go runtime starts, when the environment
+// variable SECCOMPEXEC_CREATE_ENV names the helper's socket, and sends the
+// helper's pidfd through it (one byte "h"). That helper is under the
+// session's filter (libcontainer's, whose listener carries the gate).
+#define SECCOMPEXEC_CREATE_ENV "_TETHER_CREATE_FD"
 
 // apply_landlock applies a Landlock section of len bytes; returns 0 or an
 // errno, with why saying what failed.

@@ -1,0 +1,396 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tether-dev/tether/sandbox/seccompexec"
+)
+
+// The creation gate performs the calls it lets through in the sandbox's
+// helper (creator_linux.go): no name it checked is read again from the
+// caller's memory. These tests attack that from inside the sandbox and
+// check from the host once the sandbox is gone.
+
+// createMode runs a script in one kind of sandbox with workspace ws.
+type createMode struct {
+	name string
+	run  func(t *testing.T, ws, script string) (*Result, string)
+}
+
+func createModes() []createMode {
+	oneShot := func(seccomp SeccompMode) func(t *testing.T, ws, script string) (*Result, string) {
+		return func(t *testing.T, ws, script string) (*Result, string) {
+			r := newTestRunner(t)
+			return run(t, r, Config{Workspace: ws, Seccomp: seccomp, Limits: Limits{Pids: 128, Timeout: 120 * time.Second}}, script)
+		}
+	}
+	return []createMode{
+		{"one-shot", oneShot("")},
+		{"seccomp-off", oneShot(SeccompOff)},
+		{"session", func(t *testing.T, ws, script string) (*Result, string) {
+			m := newTestSessions(t)
+			spec := testSpec()
+			spec.Config.Workspace = ws
+			s, err := m.Open(t.Context(), "default", "create", spec)
+			require.NoError(t, err)
+			var out bytes.Buffer
+			ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+			defer cancel()
+			res, err := s.Run(ctx, Command{Shell: script, Stdout: &out, Stderr: &out})
+			require.NoError(t, err, out.String())
+			require.NoError(t, m.CloseSession("default", "create"))
+			return res, out.String()
+		}},
+		{"pooled", func(t *testing.T, ws, script string) (*Result, string) {
+			ps := newTestPools(t)
+			p := PoolSpec{Profile: "create", Size: 1, Spec: SessionSpec{Config: Config{Workspace: ws, Limits: Limits{Pids: 128}}}}
+			ps.Prepare(p)
+			res, out := pooledRun(t, ps, p, script)
+			require.NoError(t, ps.Close())
+			return res, out
+		}},
+	}
+}
+
+// racerSource swaps one byte of each name between a harmless name and a
+// refused one (r/xgit, r/.git; r/xEAD, r/HEAD) in a second thread while
+// the main thread creates by that name, n times per call, and counts the
+// refused names that came to exist.
+const racerSource = `#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char git[] = "r/xgit", head[] = "r/xEAD";
+static void *flip(void *arg) {
+	(void)arg;
+	for (;;) {
+		__atomic_store_n(&git[2], '.', __ATOMIC_RELAXED);
+		__atomic_store_n(&head[2], 'H', __ATOMIC_RELAXED);
+		__atomic_store_n(&git[2], 'x', __ATOMIC_RELAXED);
+		__atomic_store_n(&head[2], 'x', __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+static int won(void) {
+	struct stat st;
+	return lstat("r/.git", &st) == 0 || lstat("r/HEAD", &st) == 0;
+}
+int main(int argc, char **argv) {
+	int n = atoi(argv[1]), wins = 0, made = 0;
+	pthread_t t;
+	mkdir("r", 0755);
+	close(open("r/src", O_CREAT | O_WRONLY, 0644));
+	pthread_create(&t, NULL, flip, NULL);
+	for (int op = 0; op < 5; op++) {
+		int times = op == 0 ? n : n / 10;
+		for (int i = 0; i < times; i++) {
+			int r = -1;
+			switch (op) {
+			case 0: r = mkdir(git, 0755); if (r == 0) rmdir("r/xgit"); break;
+			case 1: r = open(git, O_CREAT | O_WRONLY, 0644); if (r >= 0) { close(r); unlink("r/xgit"); } break;
+			case 2: r = symlink("src", git); if (r == 0) unlink("r/xgit"); break;
+			case 3: r = link("r/src", head); if (r == 0) unlink("r/xEAD"); break;
+			case 4: r = mkdir(head, 0755); if (r == 0) rmdir("r/xEAD"); break;
+			}
+			made += r >= 0;
+			if (won()) wins++;
+		}
+	}
+	printf("made=%d won=%d\n", made, wins);
+	return 0;
+}
+`
+
+// buildRacer compiles racerSource into dir.
+func buildRacer(t *testing.T, dir string) string {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "racer.c")
+	require.NoError(t, os.WriteFile(src, []byte(racerSource), 0o644))
+	bin := filepath.Join(dir, "racer")
+	out, err := exec.Command("gcc", "-O2", "-pthread", "-o", bin, src).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
+}
+
+// TestCreateGateRace: a thread that swaps a name between a harmless one
+// and .git (or HEAD) while another creates by it made 37 .git of 20,000
+// mkdirs when the kernel re-read the name. Now it makes none: 20,000
+// mkdirs and 2,000 each of open(O_CREAT), symlink, link and mkdir of HEAD
+// in a one-shot sandbox (a tenth of that in a session), checked from the host after the
+// sandbox is gone.
+func TestCreateGateRace(t *testing.T) {
+	for _, m := range createModes() {
+		if m.name == "pooled" || m.name == "seccomp-off" {
+			continue // the same helpers as session and one-shot
+		}
+		t.Run(m.name, func(t *testing.T) {
+			ws, markers := poisonWorkspace(t, true)
+			buildRacer(t, ws)
+			chownWorkspace(t, ws)
+			// 20,000 mkdirs in one-shot sandboxes; the session's helper
+			// is the same code, asked by the supervisor's filter.
+			n := 20000
+			if m.name == "session" {
+				n = 2000
+			}
+			res, out := m.run(t, ws, "./racer "+strconv.Itoa(n))
+			t.Log(out)
+			re := regexp.MustCompile(`made=(\d+) won=(\d+)`).FindStringSubmatch(out)
+			require.NotNil(t, re, out)
+			made, _ := strconv.Atoi(re[1])
+			assert.Positive(t, made, "the harmless names were created")
+			assert.Equal(t, "0", re[2], "a swapped name was created")
+			assert.NotEmpty(t, res.CreateBlocked, "the refused names were refused")
+			assertNoNewRepo(t, ws, ".git")
+			assertHostClean(t, ws, markers, true)
+		})
+	}
+}
+
+// TestCreateGateOrdinary: what the helper creates for a caller is what the
+// kernel would have made: git work in a frozen repository, tar x, mkdir -p,
+// an editor's rename into place, an O_TMPFILE file (unnamed: not
+// notified; linking it by /proc/self/fd fails with EXDEV on the idmapped
+// workspace whoever performs it), mkfifo, names relative to a working directory, to a directory
+// descriptor, through a symlinked parent and through /proc/self/fd, with
+// the caller's umask and mode, owned by the workspace's owner on the host;
+// and a caller's own failures (EEXIST, ENOENT, EBADF) are its own. In
+// every kind of sandbox.
+func TestCreateGateOrdinary(t *testing.T) {
+	script := `set -e
+umask 027
+git -c user.name=t -c user.email=t@t checkout -q -b topic
+echo two > two; git add two; git -c user.name=t -c user.email=t@t commit -q -m two
+echo dirty >> README; git stash -q; git stash pop -q; git checkout -q README
+mkdir -p deep/er/est; echo x > deep/er/est/f
+mkdir src; echo a > src/a; echo b > src/b; tar cf /tmp/t.tar -C src .; mkdir untar; tar xf /tmp/t.tar -C untar
+cd deep; mkdir rel; echo r > rel/f; cd ..
+ln -s deep lnk; mkdir lnk/via-link; echo l > lnk/via-link/f
+mkfifo fifo
+python3 - <<'PY'
+import errno, os
+fd = os.open("deep", os.O_RDONLY | os.O_DIRECTORY)
+os.mkdir("at-dirfd", dir_fd=fd)
+os.mkdir("/proc/self/fd/%d/via-proc" % fd)
+with open("editor.tmp", "w") as f: f.write("new\n")
+os.replace("editor.tmp", "edited")
+t = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o640)
+print("tmpfile", os.write(t, b"tmp\n"))
+os.close(os.open("mode600", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+for f, want in ((lambda: os.mkdir("deep"), errno.EEXIST), (lambda: os.mkdir("no/such"), errno.ENOENT),
+                (lambda: os.mkdir("x", dir_fd=999), errno.EBADF), (lambda: os.open("deep", os.O_CREAT | os.O_EXCL), errno.EEXIST)):
+    try:
+        f(); print("no error")
+    except OSError as e:
+        print("errno", errno.errorcode[e.errno], "want", errno.errorcode[want])
+fl = os.open("flags", os.O_CREAT | os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC, 0o644)
+import fcntl
+print("cloexec", bool(fcntl.fcntl(fl, fcntl.F_GETFD) & fcntl.FD_CLOEXEC), "append", bool(fcntl.fcntl(fl, fcntl.F_GETFL) & os.O_APPEND))
+PY
+echo done`
+	for _, m := range createModes() {
+		t.Run(m.name, func(t *testing.T) {
+			ws, markers := poisonWorkspace(t, true)
+			res, out := m.run(t, ws, script)
+			require.Contains(t, out, "done\n", out)
+			assert.Empty(t, res.CreateBlocked)
+			assert.NotContains(t, res.NotEnforced, "nested-repos")
+			for _, l := range []string{"errno EEXIST want EEXIST", "errno ENOENT want ENOENT", "errno EBADF want EBADF", "cloexec True append True", "tmpfile 4"} {
+				assert.Contains(t, out, l)
+			}
+			assert.NotContains(t, out, "no error")
+			assert.Contains(t, hostGit(t, ws, "log", "--oneline", "topic"), "two")
+			for f, want := range map[string]os.FileMode{
+				"two": 0o640, "deep/er/est/f": 0o640, "deep/er/est": 0o750 | os.ModeDir, "untar/a": 0o640,
+				"deep/rel/f": 0o640, "deep/via-link/f": 0o640, "deep/at-dirfd": 0o750 | os.ModeDir,
+				"deep/via-proc": 0o750 | os.ModeDir, "edited": 0o640, "mode600": 0o600,
+				"fifo": 0o640 | os.ModeNamedPipe, "lnk": 0o777 | os.ModeSymlink,
+			} {
+				fi, err := os.Lstat(filepath.Join(ws, f))
+				if !assert.NoError(t, err, f) {
+					continue
+				}
+				assert.Equal(t, want, fi.Mode(), "%s", f)
+				st := fi.Sys().(*syscall.Stat_t)
+				assert.Equal(t, [2]uint32{wsOwner, wsOwner}, [2]uint32{st.Uid, st.Gid}, "%s belongs to the workspace's owner", f)
+			}
+			assertNoNewRepo(t, ws, ".git")
+			assertHostClean(t, ws, markers, true)
+		})
+	}
+}
+
+// TestCreateGateActsAsCaller: the helper never has more than its caller.
+// A caller that dropped CAP_DAC_OVERRIDE cannot create in a directory it
+// may not write; a caller with a root of its own (chroot) or a killed
+// helper gets EPERM, reported; nothing of the sandbox can read or write
+// the helper's memory; openat2 and io_uring, whose names no filter sees,
+// fail (ENOSYS, EPERM) even without the sandbox's own filter.
+func TestCreateGateActsAsCaller(t *testing.T) {
+	script := `mkdir ro jail; chmod 555 ro
+python3 - <<'PY'
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+def call(what, f):
+    r = f()
+    print(what, r, errno.errorcode.get(ctypes.get_errno(), "0") if r < 0 else "ok")
+call("openat2", lambda: libc.syscall(437, -100, b"o2", None, 24))
+call("io_uring_setup", lambda: libc.syscall(425, 8, None))
+os.mkdir("ro/as-root")
+hdr = (ctypes.c_uint32 * 2)(0x20080522, 0)
+data = (ctypes.c_uint32 * 6)()
+assert libc.capget(hdr, data) == 0
+data[0] &= ~((1 << 1) | (1 << 2))  # effective: CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+assert libc.capset(hdr, data) == 0
+try:
+    os.mkdir("ro/without-dac"); print("without-dac made")
+except OSError as e:
+    print("without-dac", errno.errorcode[e.errno])
+PY
+python3 -c 'import os; os.chroot("jail"); os.chdir("/")
+try:
+    os.mkdir("in-jail"); print("jail made")
+except OSError as e:
+    print("jail", e.strerror)'
+h=$(for p in /proc/[0-9]*; do cat $p/environ >/dev/null 2>&1 || echo ${p#/proc/}; done | head -1)
+python3 -c "
+try:
+    open('/proc/$h/mem', 'rb'); print('mem opened')
+except OSError as e:
+    print('mem', e.strerror)"
+kill -9 $h; sleep 0.2
+mkdir after-kill; echo after-kill=$?`
+	for _, m := range createModes()[:2] {
+		t.Run(m.name, func(t *testing.T) {
+			ws, markers := poisonWorkspace(t, true)
+			res, out := m.run(t, ws, script)
+			t.Log(out)
+			assert.Contains(t, out, "openat2 -1 ENOSYS")
+			assert.Contains(t, out, "io_uring_setup -1 EPERM")
+			assert.Contains(t, out, "without-dac EACCES")
+			assert.Contains(t, out, "jail Operation not permitted")
+			assert.Contains(t, out, "mem Permission denied")
+			assert.Contains(t, out, "after-kill=1")
+			assert.DirExists(t, filepath.Join(ws, "ro/as-root"))
+			for _, f := range []string{"o2", "ro/without-dac", "jail/in-jail", "after-kill"} {
+				assert.NoFileExists(t, filepath.Join(ws, f))
+			}
+			var reasons []string
+			for _, b := range res.CreateBlocked {
+				reasons = append(reasons, b.Reason)
+			}
+			assert.Contains(t, strings.Join(reasons, "\n"), "root directory", "the chroot is reported")
+			assert.Contains(t, strings.Join(reasons, "\n"), "creation helper", "the killed helper is reported")
+			assertNoNewRepo(t, ws, ".git")
+			assertHostClean(t, ws, markers, true)
+		})
+	}
+}
+
+// TestCreateCallsMatchFilter: the trampoline's filter notifies exactly
+// the system calls of the creation gate's table, open-like ones when
+// their flags have O_CREAT, and libcontainer's rules name them alike.
+func TestCreateCallsMatchFilter(t *testing.T) {
+	got := map[int32]int{}
+	for _, s := range seccompexec.CreateSyscalls() {
+		got[int32(s.Nr)] = s.FlagsArg
+	}
+	want := map[int32]int{}
+	for nr, c := range createCalls {
+		want[nr] = c.creating
+		named, ok := createCallNamed(c.name)
+		assert.True(t, ok && named.kind == c.kind && named.creating == c.creating, "%s is found by its name", c.name)
+	}
+	assert.Equal(t, want, got)
+}
+
+// signalledSource creates and removes names n times while a timer
+// interrupts it every us µs (SA_RESTART: the kernel restarts a call a
+// signal interrupted), and counts calls that failed or opens whose
+// descriptor is not the file.
+const signalledSource = `#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static volatile long ticks;
+static void tick(int sig) { (void)sig; ticks++; }
+int main(int argc, char **argv) {
+	int n = atoi(argv[1]), us = atoi(argv[2]), failed = 0;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = tick;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it = {{0, us}, {0, us}};
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (int i = 0; i < n; i++) {
+		if (mkdir("d", 0755) < 0) { failed++; fprintf(stderr, "mkdir: %s\n", strerror(errno)); }
+		rmdir("d");
+		int fd = open("lock", O_CREAT | O_EXCL | O_WRONLY, 0644);
+		struct stat st;
+		if (fd < 0) { failed++; fprintf(stderr, "open: %s\n", strerror(errno)); }
+		else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) { failed++; fprintf(stderr, "open gave %d: not the file\n", fd); }
+		close(fd);
+		unlink("lock");
+	}
+	printf("failed=%d ticks=%ld\n", failed, ticks);
+	return 0;
+}
+`
+
+// TestCreateGateSignalled: a call interrupted by a signal after the helper
+// performed it is restarted by the kernel; the restart gets the first
+// result instead of a second effect (EEXIST from mkdir or
+// open(O_EXCL), which would fail git's lock files), with or without
+// WAIT_KILLABLE_RECV on the listener (one-shot: the trampoline's filter
+// has it; session: libcontainer's has not).
+func TestCreateGateSignalled(t *testing.T) {
+	for _, m := range createModes() {
+		if m.name != "one-shot" && m.name != "session" {
+			continue
+		}
+		t.Run(m.name, func(t *testing.T) {
+			ws, _ := poisonWorkspace(t, false)
+			src := filepath.Join(t.TempDir(), "signalled.c")
+			require.NoError(t, os.WriteFile(src, []byte(signalledSource), 0o644))
+			out, err := exec.Command("gcc", "-O2", "-o", filepath.Join(ws, "signalled"), src).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			chownWorkspace(t, ws)
+			// Without WAIT_KILLABLE_RECV a signal every 50 µs interrupts
+			// nearly every call before tether answers (the kernel then
+			// restarts it: slow, but it never fails).
+			args := "600 50"
+			if m.name == "session" {
+				args = "200 1000"
+			}
+			_, o := m.run(t, ws, "./signalled "+args)
+			t.Log(o)
+			assert.Contains(t, o, "failed=0 ")
+			assert.Regexp(t, `ticks=[1-9]`, o, "the timer interrupted the calls")
+		})
+	}
+}

@@ -1,0 +1,174 @@
+package sandbox
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPoisonGitConfigNamedFiles: what a repository's frozen configuration
+// names in the work tree is git's control surface too. core.hooksPath =
+// .husky/_ (husky 9, whose stubs run .husky/HOOK), include.path and
+// includeIf files (one not there yet), a shell alias's program (not
+// there yet) and a script it runs, and a nested repository's hooks
+// directory (not there yet): the sandbox writes, creates and renames
+// them all, and afterwards the host's git status, commit and aliases run
+// nothing it planted.
+func TestPoisonGitConfigNamedFiles(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, true)
+	write := func(rel, text string, mode os.FileMode) {
+		p := filepath.Join(ws, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), mode))
+	}
+	// The project's own hook stub: it runs .husky/pre-commit when there is one.
+	write(".husky/_/pre-commit", "#!/bin/sh\n[ -f .husky/pre-commit ] && exec sh .husky/pre-commit\nexit 0\n", 0o755)
+	write("tools/shared.gitconfig", "[color]\n\tui = auto\n", 0o644)
+	write("tools/fmt.sh", "exit 0\n", 0o644)
+	hostGit(t, ws, "config", "core.hooksPath", ".husky/_")
+	hostGit(t, ws, "config", "include.path", "../tools/shared.gitconfig")
+	hostGit(t, ws, "config", "includeIf.gitdir:/.path", "../late.gitconfig")
+	hostGit(t, ws, "config", "alias.lint", "!./scripts/lint")
+	hostGit(t, ws, "config", "alias.fmt", "!sh tools/fmt.sh")
+	// Programs found in $PATH and their plain words name no work-tree
+	// file: the project's code/ and clean/ stay writable.
+	hostGit(t, ws, "config", "core.editor", "code --wait")
+	hostGit(t, ws, "config", "filter.lfs.clean", "git-lfs clean -- %f")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "code"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "clean"), 0o755))
+	sub := filepath.Join(ws, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	hostGit(t, sub, "init", "-q")
+	hostGit(t, sub, "config", "core.hooksPath", ".githooks")
+	hostGit(t, sub, "commit", "-q", "--allow-empty", "-m", "sub-one")
+	chownWorkspace(t, ws)
+
+	_, out := sandboxRun(t, r, ws, fmt.Sprintf(`m=%s
+git -c user.name=s -c user.email=s@s commit -q --allow-empty -m sandbox && echo commit-ok
+echo ok > code/x && echo ok > clean/y && echo dirs-writable
+hook() { mkdir -p "$(dirname "$1")"; printf '#!/bin/sh\ntouch %%s/%%s\n' $m "$2" > "$1"; chmod 755 "$1"; }
+hook .husky/pre-commit husky; hook .husky/_/pre-commit husky-stub; hook sub/.githooks/pre-commit sub-hook
+printf '[core]\n\tfsmonitor = "touch %%s/include; false"\n' $m > tools/shared.gitconfig
+printf '[core]\n\tfsmonitor = "touch %%s/late-include; false"\n' $m > late.gitconfig
+hook scripts/lint alias-lint; echo "touch $m/alias-fmt" > tools/fmt.sh
+mv .husky .husky-orig; mv tools tools-orig
+mkdir -p .husky/_ tools; hook .husky/_/pre-commit husky-renamed
+printf '[core]\n\tfsmonitor = "touch %%s/include-renamed; false"\n' $m > tools/shared.gitconfig
+ls -la . .husky tools sub
+`, markers))
+	t.Log(out)
+	assert.Contains(t, out, "commit-ok", "git work goes on")
+	assert.Contains(t, out, "dirs-writable", "what a configured command's plain words name stays writable")
+	assertHostClean(t, ws, markers, true)
+	hostGit(t, sub, "status")
+	hostGit(t, sub, "commit", "-q", "--allow-empty", "-m", "host")
+	for _, alias := range []string{"lint", "fmt"} {
+		cmd := exec.Command("git", "-c", "safe.directory=*", alias)
+		cmd.Dir = ws
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}
+		o, _ := cmd.CombinedOutput() // lint's program does not exist: git says so
+		t.Logf("git %s: %s", alias, o)
+	}
+	assertEmptyDir(t, markers)
+}
+
+// TestPoisonHostTrustedLinks: a workspace that is a dotfiles checkout
+// holds what the host trusts outside it. ~/.bashrc is a symlink to the
+// checkout's bashrc, ~/.config/fish one to a directory it does not hold
+// yet, and ~/.gitconfig (a plain file) sets core.hooksPath to a missing
+// directory of the checkout and includes one of its files. The sandbox
+// writes and creates them all; afterwards the host's login shell and git
+// (in another repository) run nothing it planted.
+func TestPoisonHostTrustedLinks(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, true)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "bashrc"), []byte("# rc\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "git"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "git/extra.inc"), []byte("[color]\n\tui = auto\n"), 0o644))
+	require.NoError(t, os.Symlink(filepath.Join(ws, "bashrc"), filepath.Join(home, ".bashrc")))
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".config"), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(ws, "fish"), filepath.Join(home, ".config", "fish")))
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(fmt.Sprintf(
+		"[core]\n\thooksPath = %s/githooks\n[include]\n\tpath = %s/git/extra.inc\n", ws, ws)), 0o644))
+	chownWorkspace(t, ws)
+
+	_, out := sandboxRun(t, r, ws, fmt.Sprintf(`m=%s
+echo "touch $m/bashrc" >> bashrc
+mkdir -p fish githooks; echo "touch $m/fish" > fish/config.fish
+printf '#!/bin/sh\ntouch %%s/global-hook\n' $m > githooks/pre-commit; chmod 755 githooks/pre-commit
+printf '[core]\n\tfsmonitor = "touch %%s/global-include; false"\n' $m > git/extra.inc
+mv git git-orig; mkdir git; printf '[core]\n\tfsmonitor = "touch %%s/include-renamed; false"\n' $m > git/extra.inc
+echo done`, markers))
+	t.Log(out)
+	assert.Contains(t, out, "done")
+	// From the host, after the sandbox is gone: a login shell, and git in
+	// another repository, with the person's home.
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + home, "GIT_CONFIG_NOSYSTEM=1"}
+	sh := exec.Command("bash", "-i", "-c", "true")
+	sh.Env = env
+	_, _ = sh.CombinedOutput()
+	other := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"status"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = other, env
+		o, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, o)
+	}
+	assertEmptyDir(t, markers)
+	rc, err := os.ReadFile(filepath.Join(ws, "bashrc"))
+	require.NoError(t, err)
+	assert.Equal(t, "# rc\n", string(rc))
+	assertNoPrivilege(t, ws)
+}
+
+// TestPoisonWhiteout: renameat2(RENAME_WHITEOUT) leaves a 0:0 character
+// device at the old name, a device node made without mknod. It is refused
+// in one-shot runs and sessions; renameat2's other flags keep working; the
+// host finds no device node afterwards.
+func TestPoisonWhiteout(t *testing.T) {
+	script := `python3 - <<'EOF'
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+open("a", "w").close(); open("x", "w").close(); open("y", "w").close()
+for name, old, new, flags in [("whiteout", b"a", b"b", 4), ("noreplace", b"x", b"z", 1), ("exchange", b"y", b"z", 2), ("plain", b"z", b"w", 0)]:
+    r = libc.syscall(316, -100, old, -100, new, flags)  # renameat2
+    print(name, r, os.strerror(ctypes.get_errno()) if r else "ok", flush=True)
+EOF`
+	check := func(t *testing.T, ws, out string) {
+		t.Helper()
+		t.Log(out)
+		assert.Contains(t, out, "whiteout -1 Operation not permitted")
+		for _, ok := range []string{"noreplace 0 ok", "exchange 0 ok", "plain 0 ok"} {
+			assert.Contains(t, out, ok)
+		}
+		assertNoPrivilege(t, ws)
+	}
+	t.Run("one-shot", func(t *testing.T) {
+		r := newTestRunner(t)
+		ws, _ := poisonWorkspace(t, false)
+		_, out := sandboxRun(t, r, ws, script)
+		check(t, ws, out)
+	})
+	t.Run("session", func(t *testing.T) {
+		m := newTestSessions(t)
+		ws, _ := poisonWorkspace(t, false)
+		spec := testSpec()
+		spec.Config.Workspace = ws
+		s, err := m.Open(t.Context(), "default", "whiteout", spec)
+		require.NoError(t, err)
+		var out bytes.Buffer
+		_, err = s.Run(t.Context(), Command{Shell: script, Stdout: &out, Stderr: &out})
+		require.NoError(t, err)
+		require.NoError(t, m.CloseSession("default", "whiteout"))
+		check(t, ws, out.String())
+	})
+}
