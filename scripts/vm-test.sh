@@ -264,6 +264,9 @@ main() {
 	# Every run's (and the smoke or systemd check's) result; a missing one is a
 	# failure.
 	failed=()
+	# count RE FILE: the lines of FILE matching RE (grep -c exits 1 on none,
+	# which set -e would take for a failure of the script).
+	count() { grep -c "$1" "$2" || true; }
 	report() { # report KEY LABEL: the result of out/KEY.result and out/KEY.log
 		local res=$share/out/$1.result log=$share/out/$1.log rc secs counts=""
 		if [ ! -f "$res" ]; then
@@ -273,9 +276,9 @@ main() {
 		fi
 		read -r rc secs <"$res"
 		if [ "$1" != smoke ] && [ "$1" != systemd ]; then
-			counts=" ($(grep -c '^--- PASS' "$log") passed, $(grep -c '^--- FAIL' "$log") failed, $(grep -c '^--- SKIP' "$log") skipped)"
+			counts=" ($(count '^--- PASS' "$log") passed, $(count '^--- FAIL' "$log") failed, $(count '^--- SKIP' "$log") skipped)"
 		fi
-		if [ "$rc" = 0 ] && [ -n "$counts" ] && [ "$(grep -c '^--- PASS' "$log")" = 0 ]; then
+		if [ "$rc" = 0 ] && [ -n "$counts" ] && [ "$(count '^--- PASS' "$log")" = 0 ]; then
 			echo "vm-test: $2: FAIL: no test ran" >&2
 			failed+=("$2")
 		elif [ "$rc" = 0 ]; then
