@@ -62,7 +62,7 @@ func Compile(job string, obs []Observation) *Mandate {
 	}
 	m := &Mandate{Job: job}
 	m.Tools = rulesOf(tools)
-	m.Paths = rulesOf(generalisePaths(paths))
+	m.Paths = rulesOf(generaliseModes(paths))
 	m.Commands = rulesOf(cmds)
 	m.Hosts = rulesOf(hosts)
 	for _, n := range writes {
@@ -80,50 +80,112 @@ func rulesOf(counts map[string]int) []Rule {
 	return rules
 }
 
-// generalisePaths collapses directories holding CollapseThreshold or more
-// distinct observed files into "DIR/**" and folds covered rules into the
-// rule covering them.
-func generalisePaths(counts map[string]int) map[string]int {
-	byDir := map[string][]string{}
-	for p := range counts {
-		if strings.HasSuffix(p, "/**") || climbs(p) {
-			continue
+// generaliseModes generalises a paths family whose values carry modes
+// (pathmode.go). A directory holding CollapseThreshold or more distinct
+// observed files, read or written, collapses:
+// into "DIR/**" when that many of them were written, else into
+// "read:DIR/**" beside its written files, which stay exact; reads never
+// widen into writes. A rule covered by a broader one that allows as much
+// (a read-write rule covers both modes) folds into the outermost.
+func generaliseModes(counts map[string]int) map[string]int {
+	ro, rw := map[string]int{}, map[string]int{}
+	for v, n := range counts {
+		if p, readOnly := PathMode(v); readOnly {
+			ro[p] += n
+		} else {
+			rw[p] += n
 		}
-		d := path.Dir(p)
-		switch d {
-		case ".", "/", "~", "$HOME", "":
-			continue
-		}
-		byDir[d] = append(byDir[d], p)
 	}
-	out := map[string]int{}
-	for p, n := range counts {
-		out[p] = n
-	}
-	for d, files := range byDir {
-		if len(files) < CollapseThreshold {
-			continue
+	foldSame(ro, rw) // a file both read and written is a written file
+	type dirFiles struct{ read, written []string }
+	byDir := map[string]*dirFiles{}
+	for i, m := range []map[string]int{ro, rw} {
+		for p := range m {
+			d, ok := collapsibleDir(p)
+			if !ok {
+				continue
+			}
+			if byDir[d] == nil {
+				byDir[d] = &dirFiles{}
+			}
+			if i == 1 {
+				byDir[d].written = append(byDir[d].written, p)
+			} else {
+				byDir[d].read = append(byDir[d].read, p)
+			}
 		}
-		sum := 0
+	}
+	move := func(files []string, from, to map[string]int, rule string) {
 		for _, f := range files {
-			sum += out[f]
-			delete(out, f)
+			to[rule] += from[f]
+			delete(from, f)
 		}
-		out[d+"/**"] += sum
 	}
-	// Fold rules covered by a broader "DIR/**" rule into the outermost one.
-	keys := make([]string, 0, len(out))
-	for p := range out {
+	for d, f := range byDir {
+		switch {
+		case len(f.read)+len(f.written) < CollapseThreshold:
+		case len(f.written) >= CollapseThreshold:
+			move(f.written, rw, rw, d+"/**")
+			move(f.read, ro, rw, d+"/**")
+		default:
+			move(f.read, ro, ro, d+"/**")
+		}
+	}
+	foldCovered(rw, rw)
+	foldSame(ro, rw)
+	foldCovered(ro, rw)
+	foldCovered(ro, ro)
+	out := map[string]int{}
+	for p, n := range rw {
+		out[pathValue(p, false)] += n
+	}
+	for p, n := range ro {
+		out[pathValue(p, true)] += n
+	}
+	return out
+}
+
+// foldSame folds each read-only rule that is also a read-write rule
+// into it.
+func foldSame(ro, rw map[string]int) {
+	for p, n := range ro {
+		if _, ok := rw[p]; ok {
+			rw[p] += n
+			delete(ro, p)
+		}
+	}
+}
+
+// collapsibleDir returns the directory of an observed file that may
+// collapse into "DIR/**": not a pattern, not climbing, not the workspace
+// or "/" or home itself.
+func collapsibleDir(p string) (string, bool) {
+	if strings.HasSuffix(p, "/**") || climbs(p) {
+		return "", false
+	}
+	switch d := path.Dir(p); d {
+	case ".", "/", "~", "$HOME", "":
+		return "", false
+	default:
+		return d, true
+	}
+}
+
+// foldCovered folds each rule of rules that a broader "DIR/**" rule of
+// covers (other than itself) covers into the outermost such rule. rules
+// and covers may be the same map.
+func foldCovered(rules, covers map[string]int) {
+	keys := make([]string, 0, len(rules))
+	for p := range rules {
 		keys = append(keys, p)
 	}
 	sort.Strings(keys)
 	for _, p := range keys {
-		if c := outermostCover(p, out); c != "" {
-			out[c] += out[p]
-			delete(out, p)
+		if c := outermostCover(p, covers); c != "" {
+			covers[c] += rules[p]
+			delete(rules, p)
 		}
 	}
-	return out
 }
 
 // outermostCover returns the outermost "DIR/**" rule in rules, other than p

@@ -134,10 +134,25 @@ func TestGeneralisePaths(t *testing.T) {
 			map[string]int{"src/**": 8}},
 		{"climbing paths stay exact", map[string]int{"../a": 1, "../b": 1, "../c": 1},
 			map[string]int{"../a": 1, "../b": 1, "../c": 1}},
+		// Modes: reads never widen into writes.
+		{"three reads collapse read-only", map[string]int{"read:conf/a": 1, "read:conf/b": 1, "read:conf/c": 2},
+			map[string]int{"read:conf/**": 4}},
+		{"reads collapse beside the written file", map[string]int{"read:src/a": 1, "read:src/b": 1, "src/c": 2},
+			map[string]int{"read:src/**": 2, "src/c": 2}},
+		{"three writes collapse read-write over the reads", map[string]int{"read:src/a": 1, "src/b": 1, "src/c": 1, "src/d": 1},
+			map[string]int{"src/**": 4}},
+		{"a file read and written is written", map[string]int{"read:notes": 2, "notes": 1},
+			map[string]int{"notes": 3}},
+		{"a read-write tree covers reads beneath it", map[string]int{"out/**": 1, "read:out/x/y": 1},
+			map[string]int{"out/**": 2}},
+		{"a read-only tree does not cover writes", map[string]int{"read:conf/**": 1, "conf/local.ini": 1},
+			map[string]int{"read:conf/**": 1, "conf/local.ini": 1}},
+		{"a path spelled like a mode", map[string]int{"rw:read:x": 1, "read:read:y": 1},
+			map[string]int{"rw:read:x": 1, "read:read:y": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, generalisePaths(tt.in))
+			assert.Equal(t, tt.want, generaliseModes(tt.in))
 		})
 	}
 }
@@ -175,7 +190,7 @@ func TestExtractFacts(t *testing.T) {
 		{cmd: "scp a h:/p", rules: []string{"scp"}, hosts: []string{"h"}},
 		{cmd: "git clone git@github.com:o/r.git", rules: []string{"git clone"}, hosts: []string{"github.com"}},
 		{cmd: "echo hi > out.txt 2>/dev/null", rules: []string{"echo"}, paths: []string{"out.txt"}, wrote: true},
-		{cmd: "cat < in.txt", rules: []string{"cat"}, paths: []string{"in.txt"}},
+		{cmd: "cat < in.txt", rules: []string{"cat"}, paths: []string{"read:in.txt"}},
 		{cmd: "git $SUB", rules: []string{"git $SUB"}},
 		{cmd: "sudo -u bob make test", rules: []string{"sudo(-u,bob) make test"}},
 		{cmd: `curl -H "Authorization: $T" "$URL/x"`, rules: []string{"curl -H"}, hosts: []string{`="$URL/x"`}},

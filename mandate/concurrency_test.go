@@ -82,7 +82,7 @@ func TestPathsCannotClimbOutOfARule(t *testing.T) {
 	}
 	v, err := s.Compile(ctx, "p")
 	require.NoError(t, err)
-	require.Contains(t, v.Text, "  - src/**  # seen 3x\n")
+	require.Contains(t, v.Text, "  - \"read:src/**\"  # seen 3x\n", "read_file reads")
 	_, err = s.Approve(ctx, "p", 0, "t")
 	require.NoError(t, err)
 	for p, want := range map[string]Verdict{
@@ -99,6 +99,12 @@ func TestPathsCannotClimbOutOfARule(t *testing.T) {
 		d := s.Check(ctx, Run{Job: "p", ID: "c", Mode: RunCron}, Call{Tool: "read_file", Paths: []string{p}, Workspace: ws})
 		assert.Equal(t, want, d.Verdict, p)
 	}
+	// Only read, so approved read-only: a write there is outside the
+	// mandate, and its drift widens to a read-write rule of the path.
+	d := s.Check(ctx, Run{Job: "p", ID: "w", Mode: RunCron}, Call{Tool: "write_file", Paths: []string{"src/a.go"}, Wrote: true, Workspace: ws})
+	assert.Equal(t, Block, d.Verdict)
+	assert.Contains(t, d.Failures, Failure{Family: FamilyPaths, Value: "src/a.go"})
+	assert.NotContains(t, d.Failures, Failure{Family: FamilyPaths, Value: "read:src/a.go"})
 }
 
 func TestMigrations(t *testing.T) {

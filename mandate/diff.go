@@ -16,6 +16,7 @@ const (
 	ReachNewTool = "new-tool" // a tool the approved mandate does not allow
 	ReachNewHost = "new-host" // a host (or every subdomain) not allowed before
 	ReachWrite   = "write"    // paths not writable before, or an option that writes a file
+	ReachRead    = "read"     // paths not readable before (a read-only "read:" rule)
 	ReachExec    = "exec"     // an option, program, variable or segment that executes code
 	ReachConfig  = "config"   // an option that changes where the program reads its configuration
 	ReachBroader = "broader"  // a pattern that covers (replaces) an exact rule
@@ -299,6 +300,15 @@ func covers(fam, a, b string) bool {
 	}
 	switch fam {
 	case FamilyPaths:
+		// A read-only rule covers only reads; a read-write rule both.
+		a, roA := PathMode(a)
+		b, roB := PathMode(b)
+		if roA && !roB {
+			return false
+		}
+		if a == b {
+			return true
+		}
 		d, ok := strings.CutSuffix(a, "/**")
 		if !ok || climbs(b) {
 			return false
@@ -385,12 +395,17 @@ func reachOf(fam, v string, from, to *Mandate, x *Matcher) []Reach {
 			add(ReachNewTool, "the tool "+v)
 		}
 	case FamilyPaths:
-		d, pattern := strings.CutSuffix(v, "/**")
+		p, ro := PathMode(v)
+		d, pattern := strings.CutSuffix(p, "/**")
+		kind, verb := ReachWrite, "write"
+		if ro {
+			kind, verb = ReachRead, "read"
+		}
 		switch {
 		case pattern && !slices.ContainsFunc(from.Paths, func(r Rule) bool { return covers(fam, r.Value, v) }):
-			add(ReachWrite, "file tools and commands may write anything below "+d)
+			add(kind, "file tools and commands may "+verb+" anything below "+d)
 		case !pattern && !x.pathAllowed(v):
-			add(ReachWrite, "file tools and commands may write "+v)
+			add(kind, "file tools and commands may "+verb+" "+p)
 		}
 		broader(pattern)
 	case FamilyHosts:

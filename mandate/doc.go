@@ -113,6 +113,20 @@
 // workspace root or "/"); exact rules covered by a "DIR/**" rule are folded
 // into it.
 //
+// A paths rule has a mode. "read:conf/**" allows reading only (opening to
+// read, listing, executing); a rule without the prefix allows reading and
+// writing, as every rule did before modes, so an old mandate keeps its
+// meaning ("rw:" spells it explicitly, which only a path that begins with
+// "read:" or "rw:" needs). Facts carry the same mode: a read_file call, a
+// "<" redirection and an open the kernel saw without write access, O_CREAT
+// or O_TRUNC are reads; a file tool that writes, a writing redirection, an
+// open for writing, and a path named in a command's arguments (the text
+// does not say which) are writes, which only a read-write rule allows.
+// Compiling never widens a read into a write: a directory collapses into
+// "DIR/**" when three of its files were written, into "read:DIR/**" beside
+// its written files when fewer were, and a file both read and written is
+// written. See pathmode.go.
+//
 // Besides the paths file tools and commands name, a job in observe mode
 // gets the files its terminal commands really opened or executed, as the
 // kernel saw them in an observed sandbox ([Store.ObserveRuntime]; see

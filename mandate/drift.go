@@ -322,10 +322,12 @@ func widen(m *Mandate, fs []Failure, pattern bool) ([]Rule, error) {
 		case FamilyTools:
 			err = add(FamilyTools, f.Value)
 		case FamilyPaths:
-			v := f.Value
-			if d := path.Dir(v); pattern && d != "." && d != "/" && !climbs(v) {
-				v = d + "/**"
-			}
+			v := mapPath(f.Value, func(p string) string {
+				if d := path.Dir(p); pattern && d != "." && d != "/" && !climbs(p) {
+					return d + "/**"
+				}
+				return p
+			})
 			err = add(FamilyPaths, v)
 		case FamilyHosts:
 			v := f.Value

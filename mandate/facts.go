@@ -111,7 +111,8 @@ func extract(c Call, parse parseFunc) (Facts, error) {
 	}
 	for _, p := range c.Paths {
 		if np := normPath(p, c.Workspace); np != "" {
-			f.Paths = append(f.Paths, np)
+			// A file tool that does not write reads its paths.
+			f.Paths = append(f.Paths, pathValue(np, !c.Wrote))
 		}
 	}
 	if c.Tool == ToolTerminal || c.Command != "" {
@@ -150,7 +151,11 @@ func extractCommand(f *Facts, c Call, parse parseFunc) error {
 	}
 	for _, cmd := range s.Commands {
 		f.Commands = append(f.Commands, commandFact(cmd))
-		f.Paths = append(f.Paths, outsidePaths(cmd, c.Workspace)...)
+		for _, p := range outsidePaths(cmd, c.Workspace) {
+			// The text does not say whether an argument is read or
+			// written: it counts as both.
+			f.Paths = append(f.Paths, pathValue(p, false))
+		}
 		for _, r := range cmd.Redirs {
 			switch r.Mode {
 			case shellparse.RedirDup, shellparse.RedirHeredoc:
@@ -164,7 +169,7 @@ func extractCommand(f *Facts, c Call, parse parseFunc) error {
 				continue
 			}
 			if np := normPath(t, c.Workspace); np != "" {
-				f.Paths = append(f.Paths, np)
+				f.Paths = append(f.Paths, pathValue(np, r.Mode == shellparse.RedirRead))
 			}
 			if r.Mode != shellparse.RedirRead {
 				f.Wrote = true

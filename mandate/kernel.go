@@ -8,19 +8,35 @@ import (
 	"strings"
 )
 
+// KernelRules is a paths family as a Landlock ruleset can hold it:
+// absolute paths, read-write and read-only ("read:" rules) apart.
+type KernelRules struct {
+	// Trees and Files are the read-write rules: everything beneath a
+	// tree; a file itself (a directory is listed, not opened).
+	Trees, Files []string
+	// ReadTrees and ReadFiles are the read-only rules: reading, listing
+	// and executing, nothing that writes.
+	ReadTrees, ReadFiles []string
+	// Skipped are the rules the kernel cannot express (see KernelPaths).
+	Skipped []string
+}
+
 // KernelPaths translates a paths family (rule values as written) into
 // what a Landlock ruleset can hold, as absolute paths for a workspace at
 // workspace: a "DIR/**" rule becomes a tree (everything beneath DIR), an
 // exact rule a file (the file itself; a directory is listed, not
-// opened). Relative rules are inside the workspace; rules climbing out of
-// it ("../x/**") or absolute stay where they point. A rule the kernel
-// cannot express exactly is skipped, which only narrows: a non-literal
-// rule ("$HOME/x", "~/x") is listed in skipped; the kernel then refuses
-// it, and the text gate still allows it.
-func KernelPaths(rules []string, workspace string) (trees, files, skipped []string) {
-	for _, r := range rules {
+// opened), each read-only when the rule is ("read:"). Relative rules are
+// inside the workspace; rules climbing out of it ("../x/**") or absolute
+// stay where they point. A rule the kernel cannot express exactly is
+// skipped, which only narrows: a non-literal rule ("$HOME/x", "~/x") is
+// listed in Skipped; the kernel then refuses it, and the text gate still
+// allows it.
+func KernelPaths(rules []string, workspace string) KernelRules {
+	var k KernelRules
+	for _, v := range rules {
+		r, ro := PathMode(v)
 		if strings.ContainsAny(r, "$`") || strings.HasPrefix(r, "~") || r == "" {
-			skipped = append(skipped, r)
+			k.Skipped = append(k.Skipped, v)
 			continue
 		}
 		dir, isTree := strings.CutSuffix(r, "/**")
@@ -33,19 +49,49 @@ func KernelPaths(rules []string, workspace string) (trees, files, skipped []stri
 		p := dir
 		if !filepath.IsAbs(p) {
 			if workspace == "" {
-				skipped = append(skipped, r)
+				k.Skipped = append(k.Skipped, v)
 				continue
 			}
 			p = filepath.Join(workspace, p)
 		}
 		p = filepath.Clean(p)
-		if isTree {
-			trees = append(trees, p)
-		} else {
-			files = append(files, p)
+		switch {
+		case isTree && ro:
+			k.ReadTrees = append(k.ReadTrees, p)
+		case isTree:
+			k.Trees = append(k.Trees, p)
+		case ro:
+			k.ReadFiles = append(k.ReadFiles, p)
+		default:
+			k.Files = append(k.Files, p)
 		}
 	}
-	return trees, files, skipped
+	return k
+}
+
+// accessWord names what a refused paths value was: "read" or "write".
+func accessWord(v string) string {
+	if _, ro := PathMode(v); ro {
+		return "read"
+	}
+	return "write"
+}
+
+// readBlockers are the Landlock rights a read-only rule grants: a refusal
+// missing only these is a read, and its drift widens to a read-only rule.
+var readBlockers = map[string]bool{"fs.read_file": true, "fs.read_dir": true, "fs.execute": true}
+
+// refusedValue is the paths value a refusal of path (as paths rules name
+// it) for the missing rights blockers (comma-separated Landlock names)
+// widens to: read-only when every right it lacked is a read.
+func refusedValue(path, blockers string) string {
+	ro := blockers != ""
+	for _, b := range strings.Split(blockers, ",") {
+		if !readBlockers[strings.TrimSpace(b)] {
+			ro = false
+		}
+	}
+	return pathValue(path, ro)
 }
 
 // RecordPathRefused records an access the kernel refused to a sandbox of
@@ -53,14 +99,16 @@ func KernelPaths(rules []string, workspace string) (trees, files, skipped []stri
 // from its paths family) as a blocked call with an open drift record in
 // the paths family: path is where the kernel refused it (inside the
 // workspace it becomes relative, as paths rules are), blockers the rights
-// it lacked. Widening it covers that exact path.
+// it lacked. Widening it covers that exact path: read-only when it lacked
+// only read rights, else read-write (a write refused under a read-only
+// rule is a write).
 func (s *Store) RecordPathRefused(ctx context.Context, run Run, c Call, path, blockers string) (string, error) {
 	var id string
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if err := s.ensureJob(ctx, tx, run.Job); err != nil {
 			return err
 		}
-		value := normPath(path, c.Workspace)
+		value := refusedValue(normPath(path, c.Workspace), blockers)
 		// One record a refused path: records fold by call text, and two
 		// paths the same command was refused are two rules to widen.
 		c.Command += "  # refused by the kernel: " + value
@@ -69,7 +117,7 @@ func (s *Store) RecordPathRefused(ctx context.Context, run Run, c Call, path, bl
 			return err
 		}
 		id, err = s.insertDrift(ctx, tx, run, callID, c, []Failure{{Family: FamilyPaths, Value: value}},
-			"refused by the kernel (Landlock: "+blockers+"): "+redact(value), Block, "open")
+			"refused by the kernel: "+accessWord(value)+" "+redact(path)+" (Landlock: "+blockers+")", Block, "open")
 		return err
 	})
 	if err != nil {

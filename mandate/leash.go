@@ -28,6 +28,9 @@ type Mark struct {
 	Level int      `json:"level,omitempty"` // 1–8 bar height of an allowed rule
 	Drift string   `json:"drift,omitempty"` // drift id of a blocked or widened mark
 	Call  string   `json:"call,omitempty"`  // redacted call of a drift mark
+	// Access is, for a paths rule, what it allows: "read" or
+	// "read-write" (PathModeName).
+	Access string `json:"access,omitempty"`
 }
 
 // Track is one family's line.
@@ -114,11 +117,11 @@ func BuildLeash(ll LeashLine, active, pending *Mandate, drift []DriftRecord) Lea
 		for _, r := range *active.family(f) {
 			have[r.Value] = true
 			lvl := (r.Seen*8 + maxSeen - 1) / maxSeen
-			t.Marks = append(t.Marks, Mark{Kind: MarkAllowed, Label: r.Value, Seen: r.Seen, Level: min(max(lvl, 1), 8)})
+			t.Marks = append(t.Marks, Mark{Kind: MarkAllowed, Label: r.Value, Seen: r.Seen, Level: min(max(lvl, 1), 8), Access: ruleAccess(f, r.Value)})
 		}
 		for _, r := range *pending.family(f) {
 			if !have[r.Value] {
-				t.Marks = append(t.Marks, Mark{Kind: MarkPending, Label: r.Value, Seen: r.Seen})
+				t.Marks = append(t.Marks, Mark{Kind: MarkPending, Label: r.Value, Seen: r.Seen, Access: ruleAccess(f, r.Value)})
 			}
 		}
 		for _, d := range drift {

@@ -89,10 +89,11 @@ func canonRule(family, v string) (string, error) {
 		}
 		return v, nil
 	case FamilyPaths:
-		if v == "" || strings.ContainsRune(v, 0) {
+		p, ro := PathMode(v)
+		if p == "" || strings.ContainsRune(p, 0) {
 			return "", fmt.Errorf("path rule %q is empty or holds NUL", v)
 		}
-		return v, nil
+		return pathValue(p, ro), nil
 	case FamilyHosts:
 		if text, ok := strings.CutPrefix(v, "="); ok {
 			if text == "" || strings.ContainsRune(text, 0) {

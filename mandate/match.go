@@ -28,6 +28,9 @@ type Matcher struct {
 	tools        map[string]bool
 	paths        map[string]bool
 	pathPrefixes map[string]bool // "dir/" for a "dir/**" rule
+	// readPaths and readPrefixes are the read-only rules' ("read:").
+	readPaths    map[string]bool
+	readPrefixes map[string]bool
 	hosts        map[string]bool
 	hostSuffixes map[string]bool // ".domain" for a "*.domain" rule
 	cmds         map[string][]cmdRule
@@ -41,6 +44,7 @@ type Matcher struct {
 func NewMatcher(m *Mandate) *Matcher {
 	x := &Matcher{
 		tools: map[string]bool{}, paths: map[string]bool{}, pathPrefixes: map[string]bool{},
+		readPaths: map[string]bool{}, readPrefixes: map[string]bool{},
 		hosts: map[string]bool{}, hostSuffixes: map[string]bool{}, cmds: map[string][]cmdRule{},
 		exact: map[string]bool{}, maxWrites: m.MaxWritesPerRun,
 	}
@@ -49,10 +53,15 @@ func NewMatcher(m *Mandate) *Matcher {
 	}
 	for _, r := range m.Paths {
 		x.pathRules = append(x.pathRules, r.Value)
-		if p, ok := strings.CutSuffix(r.Value, "/**"); ok {
-			x.pathPrefixes[p+"/"] = true
+		exact, prefixes := x.paths, x.pathPrefixes
+		v, ro := PathMode(r.Value)
+		if ro {
+			exact, prefixes = x.readPaths, x.readPrefixes
+		}
+		if p, ok := strings.CutSuffix(v, "/**"); ok {
+			prefixes[p+"/"] = true
 		} else {
-			x.paths[r.Value] = true
+			exact[v] = true
 		}
 	}
 	for _, r := range m.Hosts {
@@ -118,15 +127,24 @@ func (x *Matcher) Evaluate(f Facts, writesBefore int) []Failure {
 	return out
 }
 
-func (x *Matcher) pathAllowed(p string) bool {
-	if x.paths[p] {
+// pathAllowed reports whether the paths fact v is allowed: a read
+// ("read:p") by any rule covering p, anything else by a read-write rule.
+func (x *Matcher) pathAllowed(v string) bool {
+	p, ro := PathMode(v)
+	return pathIn(p, x.paths, x.pathPrefixes) || ro && pathIn(p, x.readPaths, x.readPrefixes)
+}
+
+// pathIn reports whether p is one of exact or lies beneath one of
+// prefixes ("dir/").
+func pathIn(p string, exact, prefixes map[string]bool) bool {
+	if exact[p] {
 		return true
 	}
 	if p == ".." || strings.HasPrefix(p, "../") || strings.Contains(p, "/../") || strings.HasSuffix(p, "/..") {
 		return false // only an exact rule may name a path that climbs
 	}
 	for i := 0; i < len(p); i++ {
-		if p[i] == '/' && x.pathPrefixes[p[:i+1]] {
+		if p[i] == '/' && prefixes[p[:i+1]] {
 			return true
 		}
 	}

@@ -106,7 +106,7 @@ func (s *Store) ObserveRuntime(ctx context.Context, run Run, rt Runtime) (err er
 func runtimeFacts(rt Runtime) (Facts, int) {
 	f := Facts{Tool: ToolTerminal, Runtime: true}
 	lost := rt.Lost
-	for _, list := range [][]string{rt.Read, rt.Written, rt.Executed} {
+	for i, list := range [][]string{rt.Written, rt.Read, rt.Executed} {
 		for _, p := range list {
 			np := normPath(p, rt.Workspace)
 			switch {
@@ -114,7 +114,8 @@ func runtimeFacts(rt Runtime) (Facts, int) {
 			case !ruleText(np):
 				lost++
 			default:
-				f.Paths = append(f.Paths, np)
+				// Executing a file reads it; only Written writes.
+				f.Paths = append(f.Paths, pathValue(np, i > 0))
 			}
 		}
 	}

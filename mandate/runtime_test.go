@@ -45,7 +45,8 @@ func TestObserveRuntime(t *testing.T) {
 	for _, r := range m.Hosts {
 		hosts = append(hosts, r.Value)
 	}
-	assert.Equal(t, []string{"/data/shared/in.csv", "conf/secret.ini", "out/**", "task.py", "tool.sh"}, paths)
+	assert.Equal(t, []string{"out/**", "read:/data/shared/in.csv", "read:conf/secret.ini", "read:task.py", "read:tool.sh"}, paths,
+		"what was only read or executed is read-only; what was written, read-write")
 	assert.Equal(t, []string{"10.0.0.7", "192.0.2.1"}, hosts)
 	require.Len(t, m.Tools, 1)
 	assert.Equal(t, 1, m.Tools[0].Seen, "the kernel's record is not a second tool use")

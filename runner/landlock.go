@@ -20,8 +20,8 @@ func KernelPolicy(mp *approval.MandatePaths, root string) *sandbox.Landlock {
 	if mp == nil {
 		return nil
 	}
-	trees, files, _ := mandate.KernelPaths(mp.Rules, root)
-	return &sandbox.Landlock{Trees: trees, Files: files}
+	k := mandate.KernelPaths(mp.Rules, root)
+	return &sandbox.Landlock{Trees: k.Trees, Files: k.Files, ReadTrees: k.ReadTrees, ReadFiles: k.ReadFiles}
 }
 
 // pathsRefused records the accesses the kernel refused during a command

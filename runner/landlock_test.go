@@ -19,9 +19,10 @@ const landlockSecret = "TOKEN-7f3a9c-NEVER-SHOWN"
 
 // landlockRunner is gateRunner's set-up with the workspace outside /tmp
 // (whose sandbox rule would cover it) holding a small project and a
-// secret: src/check.sh, run by make test, reads src/data.txt, and reads
-// the file named in src/extra when there is one: what a poisoned
-// dependency would do, invisible in the command text "make test".
+// secret: src/check.sh, run by make test, reads src/data.txt, reads the
+// file named in src/extra when there is one, and appends to the file named
+// in src/extra-write when there is one: what a poisoned dependency would
+// do, invisible in the command text "make test".
 func landlockRunner(t *testing.T) (*Runner, *mandate.Store, string) {
 	t.Helper()
 	sb := testSandbox(t)
@@ -34,8 +35,9 @@ func landlockRunner(t *testing.T) (*Runner, *mandate.Store, string) {
 		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
 	}
 	files := map[string]string{
-		"Makefile":     "test:\n\tsh src/check.sh\n",
-		"src/check.sh": "cat src/data.txt\nif [ -f src/extra ]; then f=$(cat src/extra); cat \"$f\"; fi\necho check-done\n",
+		"Makefile": "test:\n\tsh src/check.sh\n",
+		"src/check.sh": "cat src/data.txt\nif [ -f src/extra ]; then f=$(cat src/extra); cat \"$f\"; fi\n" +
+			"if [ -f src/extra-write ]; then f=$(cat src/extra-write); echo tampered >> \"$f\"; fi\necho check-done\n",
 		"src/data.txt": "data-ok\n",
 		"secret/token": landlockSecret + "\n",
 	}
@@ -82,10 +84,20 @@ func TestLandlockEnforcedMandate(t *testing.T) {
 	assert.Contains(t, ctl.Output["stdout"], landlockSecret, "without a ruleset the attack works: %v", ctl.Output)
 	assert.Nil(t, ctl.Output["paths_refused"])
 	require.NoError(t, os.Remove(filepath.Join(ws, "src", "extra")))
+	// And it writes a file the job only ever read.
+	data := filepath.Join(ws, "src", "data.txt")
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "extra-write"), []byte("src/data.txt\n"), 0o644))
+	r.Execute(ctx, Batch{Platform: approval.PlatformCron, Job: "unapproved", Session: "ctl", Calls: []RawCall{terminalCall("1", "make -s test")}}, nil)
+	got, err := os.ReadFile(data)
+	require.NoError(t, err)
+	assert.Equal(t, "data-ok\ntampered\n", string(got), "without a ruleset the write works")
+	require.NoError(t, os.WriteFile(data, []byte("data-ok\n"), 0o644))
+	require.NoError(t, os.Remove(filepath.Join(ws, "src", "extra-write")))
 
 	v, err := store.Compile(ctx, "nightly")
 	require.NoError(t, err)
 	t.Logf("compiled mandate:\n%s", v.Text)
+	assert.Contains(t, v.Text, `"read:src/**"`, "the job only read src: read-only")
 	_, err = store.ApproveReviewed(ctx, "nightly", v.Number, v.SHA256, "test")
 	require.NoError(t, err)
 
@@ -137,6 +149,39 @@ func TestLandlockEnforcedMandate(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, w.Added, 1)
 			assert.True(t, strings.HasSuffix(w.Added[0].Value, "secret/token"), "widening covers the kernel's path: %v", w.Added)
+			assert.True(t, strings.HasPrefix(w.Added[0].Value, "paths: "+mandate.ReadOnlyPrefix), "a refused read widens to a read-only rule: %v", w.Added)
+
+			// A write to a file the mandate allows reading is refused by
+			// the kernel, and its drift says write.
+			require.NoError(t, os.Remove(filepath.Join(ws, "src", "extra")))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "extra-write"), []byte("src/data.txt\n"), 0o644))
+			defer os.Remove(filepath.Join(ws, "src", "extra-write"))
+			wr := run("make -s test")
+			require.Equal(t, ClassBlocked, wr.Class, "%s %v", wr.Message, wr.Output)
+			assert.Equal(t, GateLandlock, wr.Gate)
+			assert.Contains(t, wr.Output["stdout"], "data-ok", "reading it still works")
+			got, err := os.ReadFile(data)
+			require.NoError(t, err)
+			assert.Equal(t, "data-ok\n", string(got), "from the host: the read-only file is unchanged")
+			refused, _ = wr.Output["paths_refused"].([]map[string]any)
+			require.NotEmpty(t, refused, "%v", wr.Output)
+			assert.Equal(t, data, refused[0]["path"])
+			assert.Contains(t, refused[0]["blockers"], "fs.write_file")
+			id, _ = refused[0]["drift_id"].(string)
+			recs, err = store.Drift(ctx, "nightly")
+			require.NoError(t, err)
+			rec = nil
+			for i := range recs {
+				if recs[i].ID == id {
+					rec = &recs[i]
+				}
+			}
+			require.NotNil(t, rec)
+			assert.Contains(t, rec.Reason, "write src/data.txt")
+			w, err = store.WidenDryRun(ctx, "nightly", id, false)
+			require.NoError(t, err)
+			require.Len(t, w.Added, 1)
+			assert.Equal(t, "paths: src/data.txt", w.Added[0].Value, "a refused write widens to a read-write rule")
 		})
 	}
 }

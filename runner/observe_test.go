@@ -80,16 +80,19 @@ func TestObserveJobEvidence(t *testing.T) {
 		return out
 	}
 	paths, hosts := rules(m.Paths), rules(m.Hosts)
-	for _, want := range []string{"conf/secret.ini", "task.py", "net.py", "tests/run.sh", "tests/data.txt", "proj/Makefile", "proj/hello"} {
+	// What the commands only read is read-only; what they wrote (make's
+	// build output) is read-write.
+	for _, want := range []string{"read:conf/secret.ini", "read:task.py", "read:net.py", "read:tests/run.sh", "read:tests/data.txt", "read:proj/Makefile", "proj/hello"} {
 		assert.Contains(t, paths, want, v.Text)
 	}
-	assert.True(t, slices.ContainsFunc(paths, func(p string) bool { return strings.HasPrefix(p, "repo/") }), v.Text)
+	assert.True(t, slices.ContainsFunc(paths, func(p string) bool { return strings.HasPrefix(p, "repo/") || strings.HasPrefix(p, "read:repo/") }), v.Text)
 	for _, p := range paths {
+		p, _ := mandate.PathMode(p)
 		assert.False(t, strings.HasPrefix(p, "/usr") || strings.HasPrefix(p, "/lib") || strings.HasPrefix(p, "/etc") ||
 			strings.HasPrefix(p, "/proc") || strings.HasPrefix(p, "/tmp"), "a system or private path is evidence: %s\n%s", p, v.Text)
 	}
 	assert.Contains(t, hosts, "127.0.0.1", v.Text)
-	assert.Contains(t, v.Text, "conf/secret.ini  # seen 2x")
+	assert.Contains(t, v.Text, `"read:conf/secret.ini"  # seen 2x`)
 	require.Len(t, m.Tools, 1)
 	assert.Equal(t, 2*len(commands), m.Tools[0].Seen, "the kernel's evidence is not a tool use of its own")
 
@@ -102,13 +105,23 @@ func TestObserveJobEvidence(t *testing.T) {
 	// mandate holds it once approved.
 	ll, err := store.Leash(t.Context(), job)
 	require.NoError(t, err)
-	assert.True(t, hasMark(ll, mandate.FamilyPaths, mandate.MarkPending, "conf/secret.ini"), "%+v", ll)
+	assert.True(t, hasMark(ll, mandate.FamilyPaths, mandate.MarkPending, "read:conf/secret.ini"), "%+v", ll)
+	for _, tr := range ll.Tracks {
+		for _, m := range tr.Marks {
+			switch m.Label {
+			case "read:conf/secret.ini":
+				assert.Equal(t, "read", m.Access, "the Leash Line says a read-only rule's access")
+			case "proj/hello":
+				assert.Equal(t, "read-write", m.Access)
+			}
+		}
+	}
 	assert.True(t, hasMark(ll, mandate.FamilyHosts, mandate.MarkPending, "127.0.0.1"), "%+v", ll)
 	_, err = store.Approve(t.Context(), job, again.Number, "test")
 	require.NoError(t, err)
 	exp, err := store.Export(t.Context(), job)
 	require.NoError(t, err)
-	assert.Contains(t, rules(exp.Families[mandate.FamilyPaths]), "conf/secret.ini")
+	assert.Contains(t, rules(exp.Families[mandate.FamilyPaths]), "read:conf/secret.ini")
 
 	// Enforcing, the sandbox is no longer observed: a call adds its own
 	// record and no evidence (today's checks decide it).

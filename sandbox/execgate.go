@@ -47,7 +47,10 @@ type ExecEvent struct {
 // caller's execve fails with EPERM and nothing is executed). It is called
 // from a goroutine of its own for each sandbox, one exec at a time, while
 // the calling process waits in the kernel: it must be quick, and it must
-// not run anything in the sandbox.
+// not run anything in the sandbox. It must decide on the event's Profile,
+// Path, Argv and Runs alone: while one command runs, an exec equal to one
+// it allowed in all four is allowed again without asking (a refusal is
+// always asked again).
 type ExecGate func(ExecEvent) error
 
 // ExecBlock is one exec the gate refused.

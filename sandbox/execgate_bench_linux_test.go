@@ -3,6 +3,9 @@ package sandbox
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,8 +17,11 @@ import (
 // session: each iteration runs a shell loop of 200 execs of /bin/true in a
 // session with the engine's exec check (as tether serve wires it) and in
 // one without a gate, alternately, then ten single /bin/true commands in
-// each, and reports both per-exec times, their difference, the handler's
-// own time per exec and both per-command times:
+// each. It reports both per-exec wall times and their difference, and,
+// because wall time on a loaded machine is mostly waiting for a CPU, the
+// CPU time per exec of the loop: the sandbox's (its cgroup's cpuacct) plus,
+// gated, the gate's listener thread (its schedstat), whose difference does
+// not depend on the load:
 //
 //	go test -tags seccomp -run XXX -bench ExecGate -benchtime 20x ./sandbox/
 func BenchmarkExecGate(b *testing.B) {
@@ -34,7 +40,8 @@ func BenchmarkExecGate(b *testing.B) {
 		return eng.CheckExec(approval.ExecRequest{Argvs: append([][]string{ev.Argv}, ev.Runs...), Profile: ev.Profile, Home: home})
 	}
 	plain := newTestSessions(b)
-	spec := SessionSpec{Config: Config{Limits: Limits{Pids: 256, Timeout: 60 * time.Second}}}
+	// A memory limit gives the session its cgroup paths (cpuacct).
+	spec := SessionSpec{Config: Config{Limits: Limits{Pids: 256, MemoryBytes: 1 << 30, Timeout: 60 * time.Second}}}
 	ctx := context.Background()
 	const n = 200
 	loop := Command{Shell: `i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done`}
@@ -49,18 +56,25 @@ func BenchmarkExecGate(b *testing.B) {
 		}
 		sessions[i] = s
 	}
+	if sessions[1].gate == nil || sessions[0].gate != nil {
+		b.Fatal("want a gate in the gated session only")
+	}
 	// Also one warm-session command (/bin/true, one exec) per iteration
 	// in each: the difference is the gate's cost per command.
 	one := Command{Args: []string{"/bin/true"}}
-	var spent, cmds [2]time.Duration
+	var spent, cmds, cpu [2]time.Duration
+	var listener time.Duration
 	for b.Loop() {
 		for i, s := range sessions {
+			c0, l0 := cgroupCPU(b, s), gateCPU(b, s)
 			t0 := time.Now()
 			res, err := s.Run(ctx, loop)
 			if err != nil || res.ExitCode != 0 || len(res.ExecBlocked) > 0 {
 				b.Fatal(err, res)
 			}
 			spent[i] += time.Since(t0)
+			cpu[i] += cgroupCPU(b, s) - c0
+			listener += gateCPU(b, s) - l0
 			for range 10 {
 				t0 = time.Now()
 				if res, err := s.Run(ctx, one); err != nil || res.ExitCode != 0 {
@@ -72,15 +86,50 @@ func BenchmarkExecGate(b *testing.B) {
 	}
 	b.ReportMetric(float64(cmds[0].Microseconds())/float64(10*b.N), "ungated-cmd-µs")
 	b.ReportMetric(float64(cmds[1].Microseconds())/float64(10*b.N), "gated-cmd-µs")
-	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N*n) }
+	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(b.N*n) }
 	g := sessions[1].gate
 	g.mu.Lock()
-	b.ReportMetric(float64(g.busy.Microseconds())/float64(g.handled), "handler-µs/exec")
+	b.ReportMetric(float64(g.busy.Nanoseconds())/1e3/float64(g.handled), "handler-µs/exec")
 	g.mu.Unlock()
 	b.ReportMetric(per(spent[0]), "ungated-µs/exec")
 	b.ReportMetric(per(spent[1]), "gated-µs/exec")
 	b.ReportMetric(per(spent[1]-spent[0]), "gate-µs/exec")
 	b.ReportMetric(float64(spent[1])/float64(spent[0]), "gated/ungated")
+	b.ReportMetric(per(cpu[0]), "ungated-cpu-µs/exec")
+	b.ReportMetric(per(cpu[1]+listener), "gated-cpu-µs/exec")
+	b.ReportMetric(per(listener), "listener-cpu-µs/exec")
+	b.ReportMetric(per(cpu[1]+listener-cpu[0]), "gate-cpu-µs/exec")
+}
+
+// cgroupCPU is the CPU time the kernel accounted to s's sandbox so far.
+func cgroupCPU(tb testing.TB, s *Session) time.Duration {
+	tb.Helper()
+	u := readUsage(s.cgPaths)
+	if u.cpu == 0 {
+		tb.Fatal("no cpuacct usage for the session")
+	}
+	return u.cpu
+}
+
+// gateCPU is the CPU time of s's gate listener thread so far (0 without
+// a gate): the first field of its schedstat, in nanoseconds.
+func gateCPU(tb testing.TB, s *Session) time.Duration {
+	tb.Helper()
+	if s.gate == nil {
+		return 0
+	}
+	s.gate.mu.Lock()
+	tid := s.gate.tid
+	s.gate.mu.Unlock()
+	raw, err := os.ReadFile(filepath.Join("/proc/self/task", strconv.Itoa(tid), "schedstat"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ns, err := strconv.ParseInt(strings.Fields(string(raw))[0], 10, 64)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ns)
 }
 
 type discardAudit struct{}

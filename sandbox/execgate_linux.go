@@ -55,8 +55,10 @@ const (
 	maxExecBytes = 128 << 10
 	// maxExecEvents is half the most execs a gate keeps, for observation.
 	maxExecEvents = 4096
-	// maxScriptDepth is the kernel's BINPRM_MAX_RECURSION.
-	maxScriptDepth = 4
+	// maxScriptDepth is how many scripts the kernel rewrites before it
+	// runs a binary (exec_binprm: depth > 5 is ELOOP, so five scripts,
+	// then the sixth file must be a binary).
+	maxScriptDepth = 5
 )
 
 // execGateRun is the gate of one sandbox. serve's goroutine owns the
@@ -113,6 +115,9 @@ type execGateRun struct {
 	busy     time.Duration
 	handled  int
 	observed int
+	// tid is the thread serve answers on (it is locked to it), for
+	// benchmarks that read its CPU time.
+	tid int
 	// The accesses of an observed sandbox (observe_linux.go): accBase
 	// counts those dropped from the front, accIndex finds the one to fold
 	// a repeat into (at or after accFloor, the latest mark), accBytes is
@@ -120,6 +125,10 @@ type execGateRun struct {
 	accs                                 []Access
 	accIndex                             map[accessKey]int
 	accBase, accFloor, accBytes, accLost int
+	// allowed are the execs the check allowed during the current command
+	// (decide), allowedBytes the size of their keys.
+	allowed      map[string]struct{}
+	allowedBytes int
 }
 
 // newExecGate returns a gate for check (nil when only the creation gate
@@ -278,6 +287,8 @@ func (g *execGateRun) mark() gateMark {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.accFloor = g.accBase + len(g.accs)
+	clear(g.allowed)
+	g.allowedBytes = 0
 	return gateMark{g.blockBase + len(g.blocks), g.execBase + len(g.execs), g.accFloor, g.accLost, g.observed, g.createBase + len(g.creates)}
 }
 
@@ -368,6 +379,9 @@ func (g *execGateRun) serve(fd int) {
 	// two context switches, not two wake-ups through the scheduler.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	g.mu.Lock()
+	g.tid = unix.Gettid()
+	g.mu.Unlock()
 	_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS), unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(g.stop), Events: unix.POLLIN}}
 	for {
@@ -487,7 +501,17 @@ func (g *execGateRun) safeRead(fd int, n *seccompNotif) (ev ExecEvent, err error
 	return g.read(fd, n)
 }
 
-// decide asks the gate's check, refusing when it panics.
+// decide asks the gate's check, refusing when it panics. An exec the
+// check allowed is allowed again without asking while the same command
+// runs, when everything the check is given (profile, argv and the vectors
+// it runs as, which come from resolving its file anew) is the same: a
+// build or a shell loop executes the same programs hundreds of times, and
+// the check (the analyser on every vector) is most of an exec's cost.
+// What decides is resolved for every exec before the memo is asked: a
+// symlink swapped between two execs changes Runs, and so the key.
+// The memo is cleared at each session command (mark), so a change of what
+// the check reads (a project file) holds from the next command on, and a
+// refusal is never remembered: each is asked and recorded.
 func (g *execGateRun) decide(ev ExecEvent) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -497,7 +521,57 @@ func (g *execGateRun) decide(ev ExecEvent) (err error) {
 	if g.check == nil {
 		return errors.New("the exec gate has no check")
 	}
-	return g.check(ev)
+	key := allowKey(ev)
+	g.mu.Lock()
+	_, known := g.allowed[key]
+	g.mu.Unlock()
+	if known {
+		return nil
+	}
+	if err := g.check(ev); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.allowed) >= maxAllowed || g.allowedBytes+len(key) > maxAllowedBytes {
+		clear(g.allowed)
+		g.allowedBytes = 0
+	}
+	if g.allowed == nil {
+		g.allowed = map[string]struct{}{}
+	}
+	g.allowed[key] = struct{}{}
+	g.allowedBytes += len(key)
+	return nil
+}
+
+// Bounds of decide's memo.
+const (
+	maxAllowed      = 1024
+	maxAllowedBytes = 256 << 10
+)
+
+// allowKey is everything of ev the check may decide on (ExecGate) but the
+// pids, unambiguously: each
+// string's length before it (an argv string holds no NUL, but lengths
+// need no such promise).
+func allowKey(ev ExecEvent) string {
+	var b []byte
+	str := func(s string) {
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(b, ':')
+		b = append(b, s...)
+	}
+	str(ev.Profile)
+	str(ev.Path)
+	for _, v := range append([][]string{ev.Argv}, ev.Runs...) {
+		b = strconv.AppendInt(b, int64(len(v)), 10)
+		b = append(b, '[')
+		for _, a := range v {
+			str(a)
+		}
+	}
+	return string(b)
 }
 
 func (g *execGateRun) refuse(ev ExecEvent, err error) {
@@ -572,9 +646,8 @@ func (g *execGateRun) read(fd int, n *seccompNotif) (ExecEvent, error) {
 		}
 		return ev, fmt.Errorf("%w: the arguments: %w", ErrExecUnchecked, err)
 	}
-	if !idValid(fd, n.id) {
-		return ev, errGone
-	}
+	// One check after the reads and the resolution below covers both: a
+	// notification still valid then had its caller waiting throughout.
 	var missing error
 	ev.Runs, missing = runsAs(ev.Pid, dirfd, ev.Path, flags&unix.AT_EMPTY_PATH != 0, ev.Argv)
 	// The names were resolved through the caller's root and working
@@ -748,7 +821,7 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 	if len(argv) > 1 {
 		rest = argv[1:]
 	}
-	names, f, err := resolveExec(pid, dirfd, file, emptyPath)
+	names, f, err := resolveExecFD(pid, dirfd, file, emptyPath)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 		return nil, err
 	}
@@ -761,8 +834,8 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 	for _, name := range append([]string{path.Base(file)}, names...) {
 		if v := loaderRuns(name, rest); v != nil {
 			add(v)
-			if vnames, vf, _ := resolveExec(pid, unix.AT_FDCWD, v[0], false); vf != nil {
-				_ = vf.Close()
+			if vnames, vf, err := resolveExecFD(pid, unix.AT_FDCWD, v[0], false); err == nil {
+				_ = unix.Close(vf)
 				for _, n := range vnames {
 					add(append([]string{n}, v[1:]...))
 				}
@@ -772,10 +845,10 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 	}
 	// A script: the kernel executes its interpreter with the script's
 	// path in place of argv[0] (binfmt_script).
-	for depth := 0; f != nil && depth < maxScriptDepth; depth++ {
+	for depth := 0; f >= 0 && depth < maxScriptDepth; depth++ {
 		interp, arg, ok := shebang(f)
-		_ = f.Close()
-		f = nil
+		_ = unix.Close(f)
+		f = -1
 		if !ok {
 			break
 		}
@@ -786,13 +859,13 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 		v = append(append(v, file), rest...)
 		add(v)
 		var inames []string
-		inames, f, _ = resolveExec(pid, unix.AT_FDCWD, interp, false)
+		inames, f, _ = resolveExecFD(pid, unix.AT_FDCWD, interp, false)
 		for _, name := range inames {
 			add(append([]string{name}, v[1:]...))
 		}
 	}
-	if f != nil {
-		_ = f.Close()
+	if f >= 0 {
+		_ = unix.Close(f)
 	}
 	return runs, nil
 }
@@ -835,37 +908,105 @@ func equalArgs(a, b []string) bool {
 	return true
 }
 
-// shebang reads a script's "#!" line as the kernel does: the interpreter,
-// then everything after the following blanks as one argument.
-func shebang(f *os.File) (interp, arg string, ok bool) {
+// shebang reads a script's "#!" line as the kernel does (parseShebang).
+// f is an O_PATH descriptor of the file.
+func shebang(f int) (interp, arg string, ok bool) {
 	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if unix.Fstat(f, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return "", "", false
 	}
 	// Reopen the O_PATH descriptor for reading (never blocks: a regular file).
-	rf, err := os.Open("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	rf, err := unix.Open("/proc/self/fd/"+strconv.Itoa(f), unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if err != nil {
 		return "", "", false
 	}
-	defer rf.Close()
-	buf := make([]byte, 256) // BINPRM_BUF_SIZE
-	n, _ := rf.ReadAt(buf, 0)
-	line := buf[:n]
-	if !bytes.HasPrefix(line, []byte("#!")) {
+	// The kernel's buffer is zeroed before the file's first bytes are
+	// read into it: a short file reads as ending in NULs.
+	var buf [binprmBufSize]byte
+	_, _ = unix.Pread(rf, buf[:], 0)
+	_ = unix.Close(rf)
+	return parseShebang(&buf)
+}
+
+// binprmBufSize is the kernel's BINPRM_BUF_SIZE: how much of a file
+// binfmt_script reads.
+const binprmBufSize = 256
+
+// parseShebang is binfmt_script's load_script (fs/binfmt_script.c) on the
+// first bytes of a file: the interpreter and its optional argument, or
+// ok false where the kernel would not run it as a script (ENOEXEC). It
+// follows the kernel step by step, because a gate that reads the line
+// otherwise checks a program the kernel does not run: the line ends at
+// the first newline, looked for only before the first NUL; without one,
+// at the buffer's last byte, if a blank or NUL follows the interpreter's
+// start (else its name may be cut: ENOEXEC); trailing blanks are dropped;
+// the interpreter runs from the first non-blank to the next blank or NUL;
+// the argument, when that was a blank, from the next non-blank to the
+// line's end; each ends at a NUL too.
+func parseShebang(buf *[binprmBufSize]byte) (interp, arg string, ok bool) {
+	b := buf[:]
+	if b[0] != '#' || b[1] != '!' {
 		return "", "", false
 	}
-	line = line[2:]
-	if i := bytes.IndexByte(line, '\n'); i >= 0 {
-		line = line[:i]
-	}
-	s := strings.Trim(string(line), " \t")
-	interp, arg, _ = strings.Cut(strings.Map(func(r rune) rune {
-		if r == '\t' {
-			return ' '
+	spacetab := func(c byte) bool { return c == ' ' || c == '\t' }
+	last := len(b) - 1 // buf_end: the last byte, inclusive below
+	nonSpacetab := func(from, to int) int {
+		for ; from <= to; from++ {
+			if !spacetab(b[from]) {
+				return from
+			}
 		}
-		return r
-	}, s), " ")
-	return interp, strings.Trim(arg, " \t"), interp != ""
+		return -1
+	}
+	terminator := func(from, to int) int {
+		for ; from <= to; from++ {
+			if spacetab(b[from]) || b[from] == 0 {
+				return from
+			}
+		}
+		return -1
+	}
+	// strnchr stops at a NUL.
+	end := -1
+	for i := 0; i < len(b) && b[i] != 0; i++ {
+		if b[i] == '\n' {
+			end = i
+			break
+		}
+	}
+	if end < 0 {
+		start := nonSpacetab(2, last)
+		if start < 0 || terminator(start, last) < 0 {
+			return "", "", false
+		}
+		end = last
+	}
+	for end > 0 && spacetab(b[end-1]) {
+		end--
+	}
+	name := nonSpacetab(2, end)
+	if name < 0 || name == end {
+		return "", "", false
+	}
+	sep := terminator(name, end)
+	argAt := -1
+	if sep >= 0 && b[sep] != 0 {
+		argAt = nonSpacetab(sep, end)
+	}
+	cstr := func(from, to int) string { // up to to (exclusive) or a NUL
+		if i := bytes.IndexByte(b[from:to], 0); i >= 0 {
+			to = from + i
+		}
+		return string(b[from:to])
+	}
+	if argAt >= 0 {
+		arg = cstr(argAt, end)
+	}
+	nameEnd := end
+	if sep >= 0 && sep < end {
+		nameEnd = sep
+	}
+	return cstr(name, nameEnd), arg, true
 }
 
 // fdPathRE matches the paths that name one of the caller's own
@@ -880,24 +1021,36 @@ var fdPathRE = sync.OnceValue(func() *regexp.Regexp {
 // of the symlinks' targets it goes through (last elements), and the file,
 // opened O_PATH, or nil with the error that stopped the walk.
 func resolveExec(pid int, dirfd int32, file string, emptyPath bool) ([]string, *os.File, error) {
+	names, fd, err := resolveExecFD(pid, dirfd, file, emptyPath)
+	if err != nil {
+		return names, nil, err
+	}
+	return names, os.NewFile(uintptr(fd), file), nil
+}
+
+// resolveExecFD is resolveExec returning the bare descriptor (the exec
+// gate's path, where an *os.File costs system calls of its own).
+func resolveExecFD(pid int, dirfd int32, file string, emptyPath bool) ([]string, int, error) {
 	proc := "/proc/" + strconv.Itoa(pid)
-	if m := fdPathRE().FindStringSubmatch(file); m != nil {
-		if n, err := strconv.Atoi(m[1]); err == nil && n <= 1<<20 {
-			emptyPath, file, dirfd = true, "", int32(n)
+	if maybeFdPath(file) {
+		if m := fdPathRE().FindStringSubmatch(file); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil && n <= 1<<20 {
+				emptyPath, file, dirfd = true, "", int32(n)
+			}
 		}
 	}
 	if emptyPath && file == "" {
 		fdPath := proc + "/fd/" + strconv.Itoa(int(dirfd))
-		f, err := os.OpenFile(fdPath, unix.O_PATH|unix.O_CLOEXEC, 0)
+		fd, err := unix.Open(fdPath, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return nil, nil, err
+			return nil, -1, &os.PathError{Op: "open", Path: fdPath, Err: err}
 		}
 		target, _ := os.Readlink(fdPath)
-		return []string{path.Base(strings.TrimSuffix(target, " (deleted)"))}, f, nil
+		return []string{path.Base(strings.TrimSuffix(target, " (deleted)"))}, fd, nil
 	}
 	root, err := unix.Open(proc+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, -1, err
 	}
 	defer unix.Close(root)
 	start := ""
@@ -911,9 +1064,16 @@ func resolveExec(pid int, dirfd int32, file string, emptyPath bool) ([]string, *
 	var names []string
 	fd, err := walkInRoot(root, start, file, func(target string) { names = append(names, path.Base(target)) })
 	if err != nil {
-		return names, nil, err
+		return names, -1, err
 	}
-	return names, os.NewFile(uintptr(fd), file), nil
+	return names, fd, nil
+}
+
+// maybeFdPath reports whether file can match fdPathRE (it starts with
+// slashes and "proc/" or "dev/"): most execs skip the regular expression.
+func maybeFdPath(file string) bool {
+	rest := strings.TrimLeft(file, "/")
+	return len(rest) < len(file) && (strings.HasPrefix(rest, "proc/") || strings.HasPrefix(rest, "dev/"))
 }
 
 // walkInRoot resolves file component by component under root (a
@@ -922,7 +1082,76 @@ func resolveExec(pid int, dirfd int32, file string, emptyPath bool) ([]string, *
 // the caller, with absolute targets and ".." kept inside root. link is
 // called with the target of every symlink met as the last component. It
 // returns an O_PATH descriptor of the file.
+//
+// An absolute name whose last component is a plain name is resolved by
+// the kernel's own walk (openInRoot: a few system calls, not three per
+// component); where that walk refuses what this one follows (a magic
+// link, a concurrent rename), this one decides.
 func walkInRoot(root int, start, file string, link func(string)) (int, error) {
+	if last := file[strings.LastIndexByte(file, '/')+1:]; strings.HasPrefix(file, "/") && last != "" && last != "." && last != ".." {
+		var targets []string
+		fd, err := openInRoot(root, file, func(t string) { targets = append(targets, t) })
+		if err == nil || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			for _, t := range targets {
+				link(t)
+			}
+			return fd, err
+		}
+	}
+	return walkComponents(root, start, file, link)
+}
+
+// openInRoot opens the absolute name file O_PATH inside root with
+// openat2(RESOLVE_IN_ROOT): the kernel follows the symlinks on the way as
+// it does for a process whose root is root. A symlink as the last
+// component is opened itself, its target passed to link and followed
+// from the symlink's directory, as walkComponents does, so that the names
+// a file goes by are seen. Magic links are not followed (their text is,
+// by walkComponents).
+func openInRoot(root int, file string, link func(string)) (int, error) {
+	how := unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	var buf [unix.PathMax]byte
+	for links := 0; ; links++ {
+		fd, err := unix.Openat2(root, file, &how)
+		if err != nil {
+			return -1, err
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			_ = unix.Close(fd)
+			return -1, err
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			return fd, nil
+		}
+		n, err := unix.Readlinkat(fd, "", buf[:])
+		_ = unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		if links >= 40 { // the kernel's MAXSYMLINKS
+			return -1, unix.ELOOP
+		}
+		target := string(buf[:n])
+		link(target)
+		last := target[strings.LastIndexByte(target, '/')+1:]
+		if last == "" || last == "." || last == ".." {
+			return -1, unix.EXDEV // not a plain name: walkComponents decides
+		}
+		if !strings.HasPrefix(target, "/") {
+			// Relative to the symlink's directory, unresolved: the
+			// kernel walks "dir/target" as it would the link.
+			target = file[:strings.LastIndexByte(file, '/')+1] + target
+		}
+		file = target
+	}
+}
+
+// walkComponents is walkInRoot's own walk, one component at a time.
+func walkComponents(root int, start, file string, link func(string)) (int, error) {
 	dir, err := unix.Dup(root)
 	if err != nil {
 		return -1, err

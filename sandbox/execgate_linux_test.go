@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -74,6 +75,13 @@ func TestExecGateRefusesHiddenExecs(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(bin, "reboot"), filepath.Join(ws, "harmless")))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "via-shebang"), []byte("#!"+filepath.Join(bin, "reboot")+" -f\n"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "task.sh"), []byte("#!/bin/sh\nreboot now\n"), 0o755))
+	// Chains the gate follows by itself for an absolute name: relative
+	// targets, a symlinked directory on the way, "..".
+	require.NoError(t, os.Symlink("l2", filepath.Join(ws, "l1")))
+	require.NoError(t, os.Symlink("bin/../bin/reboot", filepath.Join(ws, "l2")))
+	require.NoError(t, os.Symlink("bin", filepath.Join(ws, "d")))
+	require.NoError(t, os.Symlink("d/reboot", filepath.Join(ws, "via-dir")))
+	require.NoError(t, os.Symlink("reboot", filepath.Join(bin, "alias")))
 	cases := []struct {
 		name, script string
 		argv         []string // the refused exec's argv
@@ -83,6 +91,10 @@ func TestExecGateRefusesHiddenExecs(t *testing.T) {
 		{"python os.execv", `python3 -c "import os; os.execv('` + bin + `/reboot', ['reboot', '-f'])"`, []string{"reboot", "-f"}},
 		{"perl exec", `perl -e 'exec "reboot", "-p"'`, []string{"reboot", "-p"}},
 		{"symlink under another name", "./harmless --now", []string{"./harmless", "--now"}},
+		{"absolute symlink under another name", `"$PWD/harmless" --now`, []string{ws + "/harmless", "--now"}},
+		{"absolute symlink chain", `"$PWD/l1" x`, []string{ws + "/l1", "x"}},
+		{"symlink through a symlinked directory", `"$PWD/via-dir"`, []string{ws + "/via-dir"}},
+		{"symlink reached through a symlinked directory", `"$PWD/d/alias"`, []string{ws + "/d/alias"}},
 		{"shebang to the program", "./via-shebang x", []string{"./via-shebang", "x"}},
 		{"computed name", `p=re; $p"boot"`, []string{"reboot"}},
 		{"descriptor path", `exec 7<` + bin + `/reboot; /proc/self/fd/7 now`, []string{"/proc/self/fd/7", "now"}},
@@ -187,4 +199,84 @@ func TestExecGateSession(t *testing.T) {
 	assert.Contains(t, string(stdout), "bg-done")
 	assert.NoFileExists(t, filepath.Join(ws, "ran-reboot"))
 	assert.NotContains(t, res.NotEnforced, "exec_gate")
+}
+
+// An exec the gate allowed is not asked again while the same command
+// runs, unless anything it decides on differs: a symlink swapped to a
+// refused program between two execs of the same name and argv is refused,
+// and the next command asks anew.
+func TestExecGateMemo(t *testing.T) {
+	m := newTestSessions(t)
+	g := newRefuse("reboot")
+	m.ExecGate = g.gate
+	ws := t.TempDir()
+	standIns(t, ws, "reboot", "ok")
+	require.NoError(t, os.Symlink(filepath.Join(ws, "bin", "ok"), filepath.Join(ws, "tool")))
+	spec := testSpec()
+	spec.Config.Workspace = ws
+	s, err := m.Open(t.Context(), "default", "memo", spec)
+	require.NoError(t, err)
+	asked := func(argv0 string) int {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		n := 0
+		for _, ev := range g.seen {
+			if len(ev.Argv) > 0 && ev.Argv[0] == argv0 {
+				n++
+			}
+		}
+		return n
+	}
+
+	tool := filepath.Join(ws, "tool")
+	_, res := sh(t, s, `for i in 1 2 3 4 5; do "$PWD/tool" x; done`)
+	assert.Empty(t, res.ExecBlocked)
+	assert.Equal(t, 1, asked(tool), "five equal execs in one command: asked once")
+	assert.FileExists(t, filepath.Join(ws, "ran-ok"))
+
+	// Swapped between two execs of the same name and argv, inside one
+	// command: the second is asked, and refused.
+	_, res = sh(t, s, `"$PWD/tool" x; ln -sf bin/reboot tool; "$PWD/tool" x; echo rc=$?`)
+	require.Len(t, res.ExecBlocked, 1)
+	assert.Equal(t, []string{tool, "x"}, res.ExecBlocked[0].Argv)
+	assert.NoFileExists(t, filepath.Join(ws, "ran-reboot"))
+	assert.Equal(t, 3, asked(tool), "a new command asks again; the swapped exec is asked")
+
+	// A refusal is never remembered: each try is asked and reported.
+	_, res = sh(t, s, `"$PWD/tool" a; "$PWD/tool" b; "$PWD/tool" a`)
+	assert.Len(t, res.ExecBlocked, 3)
+	assert.NoFileExists(t, filepath.Join(ws, "ran-reboot"))
+}
+
+// parseShebang reads a "#!" line as binfmt_script does, byte for byte.
+func TestParseShebang(t *testing.T) {
+	long := "#!/" + strings.Repeat("x", 300)
+	for _, c := range []struct {
+		name, line  string
+		interp, arg string
+		ok          bool
+	}{
+		{"plain", "#!/bin/sh\necho\n", "/bin/sh", "", true},
+		{"argument", "#!/usr/bin/env python3\n", "/usr/bin/env", "python3", true},
+		{"one argument with blanks inside", "#! /bin/sh -e  -x \t\n", "/bin/sh", "-e  -x", true},
+		{"tab separates", "#!/bin/sh\t-e\n", "/bin/sh", "-e", true},
+		{"no newline, short file", "#!/bin/sh", "/bin/sh", "", true},
+		{"a NUL ends the interpreter", "#!/x/reboot\x00junk\n", "/x/reboot", "", true},
+		{"a NUL hides the newline", "#!/x/reboot -f\x00\n/bin/sh\n", "/x/reboot", "-f", true},
+		{"a NUL ends the argument", "#!/bin/sh -e\x00x\n", "/bin/sh", "-e", true},
+		{"only blanks", "#!   \n", "", "", false},
+		{"empty", "#!\n", "", "", false},
+		{"not a script", "\x7fELF", "", "", false},
+		{"a name the buffer cuts", long, "", "", false},
+		{"a long line after the name", "#!/bin/sh " + strings.Repeat("a", 300), "/bin/sh", strings.Repeat("a", binprmBufSize-1-len("#!/bin/sh ")), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var buf [binprmBufSize]byte
+			copy(buf[:], c.line)
+			interp, arg, ok := parseShebang(&buf)
+			assert.Equal(t, c.ok, ok)
+			assert.Equal(t, c.interp, interp)
+			assert.Equal(t, c.arg, arg)
+		})
+	}
 }

@@ -14,7 +14,8 @@ import (
 // (read, write, execute, create, remove, rename and link within them);
 // its Files may be read, written, executed and truncated, and, when one
 // is a directory, listed (the names beneath it, not their contents).
-// The workspace's directories may be listed. Everything else the sandbox
+// ReadTrees and ReadFiles are the same read-only: read, list and execute,
+// never write. The workspace's directories may be listed. Everything else the sandbox
 // shows keeps only what execution needs: the system tree
 // (read and execute), /tmp and /dev/shm (everything), /dev (read, write,
 // device ioctls), /proc and /sys (read; /proc also write). A nil
@@ -35,6 +36,13 @@ type Landlock struct {
 	Trees []string `json:"trees,omitempty"`
 	// Files are paths allowed themselves.
 	Files []string `json:"files,omitempty"`
+	// ReadTrees are directories under which reading is allowed: opening
+	// files to read, listing directories, executing; not writing,
+	// truncating, creating, removing, renaming or linking.
+	ReadTrees []string `json:"read_trees,omitempty"`
+	// ReadFiles are paths that may be read (and executed; listed, for a
+	// directory) themselves.
+	ReadFiles []string `json:"read_files,omitempty"`
 }
 
 // ErrLandlockLayout: the sandbox's layout cannot be expressed as a
@@ -86,6 +94,9 @@ const (
 	// device nodes (no sandbox can, and none may appear there).
 	llMandate = llAll &^ (llMakeChar | llMakeBlock)
 	llScratch = llMandate
+	// A read-only rule of the mandate's ("read:"): what the system tree
+	// gets.
+	llRead = llSystem
 )
 
 // llRule is one rule: a path inside the sandbox and its rights, dir when
@@ -191,6 +202,16 @@ func landlockRules(cfg Config, system []string) ([]llRule, error) {
 	}
 	for _, p := range cfg.Landlock.Files {
 		if err := add(llRule{path: p, dir: llReadDir, file: llFileRights}, false); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range cfg.Landlock.ReadTrees {
+		if err := add(tree(p, llRead), false); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range cfg.Landlock.ReadFiles {
+		if err := add(llRule{path: p, dir: llReadDir, file: llRead & llFileRights}, false); err != nil {
 			return nil, err
 		}
 	}

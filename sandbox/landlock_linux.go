@@ -153,6 +153,11 @@ var ErrLandlockAudit = errors.New("cannot read the kernel's Landlock audit recor
 type landlockAudit struct {
 	sock int // bound to the read-log multicast group
 	ctl  int // for requests (the barrier)
+	// readMu is held by whoever reads sock: the background reader between
+	// commands, or a barrier's own goroutine, which reads up to its record
+	// itself rather than wait to be woken by the reader (one scheduling
+	// hop fewer on every command under a ruleset).
+	readMu sync.Mutex
 
 	mu sync.Mutex
 	// Preconditions: mu held for the fields below.
@@ -190,6 +195,12 @@ func startLandlockAudit() (*landlockAudit, error) {
 	// Records must not be dropped for want of room: a lost record is a
 	// refused path nobody learns of.
 	_ = unix.SetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 4<<20)
+	// A barrier's blocking read gives up after this long (take).
+	tv := unix.NsecToTimeval(int64(barrierTimeout))
+	if err := unix.SetsockoptTimeval(sock, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		unix.Close(sock)
+		return nil, fmt.Errorf("%w: %w", ErrLandlockAudit, err)
+	}
 	ctl, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_AUDIT)
 	if err != nil {
 		unix.Close(sock)
@@ -296,18 +307,45 @@ func (a *landlockAudit) exchange(typ uint16, payload []byte, reply bool) ([]byte
 	}
 }
 
-// read collects Landlock records until the socket fails.
+// read collects Landlock records between barriers until the socket
+// fails: it waits for one to arrive, then takes every record there is
+// (unless a barrier is reading them meanwhile).
 func (a *landlockAudit) read() {
 	buf := make([]byte, 1<<16)
+	fds := []unix.PollFd{{Fd: int32(a.sock), Events: unix.POLLIN}}
 	for {
-		n, _, err := unix.Recvfrom(a.sock, buf, 0)
+		fds[0].Revents = 0
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return
+		}
+		if fds[0].Revents&(unix.POLLERR|unix.POLLNVAL) != 0 && fds[0].Revents&unix.POLLIN == 0 {
+			return
+		}
+		a.readMu.Lock()
+		for {
+			if _, err := a.readOne(buf, unix.MSG_DONTWAIT); err != nil {
+				break // EAGAIN: all taken
+			}
+		}
+		a.readMu.Unlock()
+	}
+}
+
+// readOne reads and takes one record from sock, returning its type.
+// Preconditions: a.readMu held.
+func (a *landlockAudit) readOne(buf []byte, flags int) (uint16, error) {
+	for {
+		n, _, err := unix.Recvfrom(a.sock, buf, flags)
 		if errors.Is(err, unix.EINTR) || errors.Is(err, unix.ENOBUFS) {
 			// ENOBUFS: records were dropped; those of a denial cannot be
 			// told apart, so the drift is lost, not the refusal.
 			continue
 		}
 		if err != nil {
-			return
+			return 0, err
 		}
 		// One record a datagram. The kernel's audit records do not all
 		// count the header in nlmsg_len, so the datagram's own length
@@ -315,7 +353,9 @@ func (a *landlockAudit) read() {
 		if n < unix.NLMSG_HDRLEN {
 			continue
 		}
-		a.record(binary.NativeEndian.Uint16(buf[4:]), string(bytes.TrimRight(buf[unix.NLMSG_HDRLEN:n], "\x00")))
+		typ := binary.NativeEndian.Uint16(buf[4:])
+		a.record(typ, string(bytes.TrimRight(buf[unix.NLMSG_HDRLEN:n], "\x00")))
+		return typ, nil
 	}
 }
 
@@ -405,11 +445,7 @@ func (a *landlockAudit) take(pid int) ([]PathRefused, error) {
 	err := a.request(auditUser, []byte(nonce+"\x00")) // the kernel drops the last byte, a NUL
 	barrierMu.Unlock()
 	if err == nil {
-		select {
-		case <-ch:
-		case <-time.After(2 * time.Second):
-			err = errors.New("the audit barrier did not come back")
-		}
+		err = a.await(ch)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -428,6 +464,36 @@ func (a *landlockAudit) take(pid int) ([]PathRefused, error) {
 		return out, fmt.Errorf("%w: %w", ErrLandlockAudit, err)
 	}
 	return out, nil
+}
+
+// barrierTimeout bounds the wait for a barrier's record.
+const barrierTimeout = 2 * time.Second
+
+// await reads records until ch is closed (its barrier's record was
+// taken, by this goroutine or another reader), or barrierTimeout passes.
+func (a *landlockAudit) await(ch chan struct{}) error {
+	deadline := time.Now().Add(barrierTimeout)
+	a.readMu.Lock()
+	defer a.readMu.Unlock()
+	var buf []byte
+	for {
+		select {
+		case <-ch:
+			return nil
+		default:
+		}
+		if time.Now().After(deadline) {
+			return errors.New("the audit barrier did not come back")
+		}
+		if buf == nil {
+			buf = make([]byte, 1<<16)
+		}
+		// Blocking, up to the socket's SO_RCVTIMEO: the kernel wakes this
+		// goroutine's thread itself when the record arrives.
+		if _, err := a.readOne(buf, 0); err != nil && !errors.Is(err, unix.EAGAIN) {
+			return fmt.Errorf("reading the audit barrier: %w", err)
+		}
+	}
 }
 
 // forget drops the domains pid created.

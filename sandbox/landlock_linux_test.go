@@ -3,10 +3,12 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -272,4 +274,101 @@ func TestLandlockLayoutNotEnforced(t *testing.T) {
 	res, out := llRun(t, r, ws, "cat f", &Landlock{})
 	assert.Contains(t, out, "readable")
 	assert.Contains(t, res.NotEnforced, "landlock")
+}
+
+// Sessions under rulesets whose commands end at the same time share the
+// audit reader: each command's barrier returns (whichever goroutine read
+// its record), and each result carries its own refusals, every one of
+// them, and no other session's.
+func TestLandlockSessionsConcurrent(t *testing.T) {
+	m := newTestSessions(t)
+	const sessions, commands = 3, 8
+	var wg sync.WaitGroup
+	for i := range sessions {
+		ws, _ := llWorkspace(t)
+		for j := range commands {
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "secret", fmt.Sprintf("k%d", j)), []byte(llSecret), 0o644))
+		}
+		spec := SessionSpec{Config: Config{Workspace: ws, Landlock: &Landlock{Trees: []string{filepath.Join(ws, "ok")}}}}
+		s, err := m.Open(t.Context(), "default", fmt.Sprint("ll", i), spec)
+		require.NoError(t, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range commands {
+				name := filepath.Join(ws, "secret", fmt.Sprintf("k%d", j))
+				res, err := s.Exec(t.Context(), Command{Shell: "cat secret/k" + fmt.Sprint(j) + " 2>/dev/null; true"}, ExecOptions{})
+				if !assert.NoError(t, err) {
+					return
+				}
+				assert.NotContains(t, res.NotEnforced, "landlock_audit", "the barrier came back")
+				var paths []string
+				for _, p := range res.PathsRefused {
+					paths = append(paths, p.Path)
+				}
+				assert.Equal(t, []string{name}, paths, "session %d, command %d", i, j)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// A read-only rule lets the sandbox read, list and execute what it
+// covers, and nothing that writes: each way of changing a read-only file
+// or tree is refused by the kernel with the write right it lacked, and
+// the host finds the files as they were.
+func TestLandlockReadOnly(t *testing.T) {
+	r := newTestRunner(t)
+	ws, _ := llWorkspace(t)
+	conf := filepath.Join(ws, "conf")
+	require.NoError(t, os.MkdirAll(conf, 0o755))
+	settings := filepath.Join(conf, "settings.ini")
+	require.NoError(t, os.WriteFile(settings, []byte("approved=1\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(conf, "tool.sh"), []byte("#!/bin/sh\necho tool-ran\n"), 0o755))
+	notes := filepath.Join(ws, "notes.txt")
+	require.NoError(t, os.WriteFile(notes, []byte("note\n"), 0o644))
+	policy := &Landlock{Trees: []string{filepath.Join(ws, "ok")}, ReadTrees: []string{conf}, ReadFiles: []string{notes}}
+
+	// What a read-only rule allows.
+	res, out := llRun(t, r, ws, "cat conf/settings.ini notes.txt; ls conf; ./conf/tool.sh; cp conf/settings.ini ok/copy; echo rc=$?", policy)
+	assert.Contains(t, out, "approved=1")
+	assert.Contains(t, out, "note\n")
+	assert.Contains(t, out, "tool.sh\n", "the read-only tree is listed")
+	assert.Contains(t, out, "tool-ran", "a read-only file may be executed")
+	assert.Contains(t, out, "rc=0")
+	assert.Empty(t, res.PathsRefused, out)
+
+	cases := []struct {
+		name, script string
+		path         string // refused, relative to ws
+		blocker      string
+	}{
+		{"overwrite", "echo 'approved=0' > conf/settings.ini", "conf/settings.ini", "fs.write_file"},
+		{"append", "echo evil=1 >> conf/settings.ini", "conf/settings.ini", "fs.write_file"},
+		{"python read-write open", `python3 -c 'f = open("conf/" + "settings.ini", "r+"); f.write("x")'`, "conf/settings.ini", "fs.write_file"},
+		{"truncate(2)", `python3 -c 'import os; os.truncate("conf/settings.ini", 0)'`, "conf/settings.ini", "fs.truncate"},
+		{"sed -i (replaces the file)", "sed -i s/1/0/ conf/settings.ini", "conf", "fs.make_reg"},
+		{"create beside it", "echo x > conf/new.ini", "conf", "fs.make_reg"},
+		{"remove", "rm -f conf/settings.ini", "conf", "fs.remove_file"},
+		{"rename out of it", "mv conf/settings.ini ok/", "conf", "fs.remove_file"},
+		{"through a symlink from the writable tree", "ln -s ../conf/settings.ini ok/l && echo 0 > ok/l", "conf/settings.ini", "fs.write_file"},
+		{"the read-only file", "echo gone > notes.txt", "notes.txt", "fs.write_file"},
+		{"a background writer", "(sleep 0.1; echo late >> conf/settings.ini) & wait", "conf/settings.ini", "fs.write_file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, out := llRun(t, r, ws, c.script+"; echo after=$?", policy)
+			assert.Contains(t, out, "after=")
+			assert.True(t, refusedAt(res, filepath.Join(ws, c.path), c.blocker), "want %s refused (%s); got %+v\n%s", c.path, c.blocker, res.PathsRefused, out)
+			// From the host, after the sandbox is gone.
+			got, err := os.ReadFile(settings)
+			require.NoError(t, err, "the read-only file was moved or removed")
+			assert.Equal(t, "approved=1\n", string(got))
+			got, err = os.ReadFile(notes)
+			require.NoError(t, err)
+			assert.Equal(t, "note\n", string(got))
+			assert.NoFileExists(t, filepath.Join(conf, "new.ini"))
+			assert.NoFileExists(t, filepath.Join(ws, "ok", "settings.ini"))
+		})
+	}
 }

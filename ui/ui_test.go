@@ -364,7 +364,7 @@ func TestLeashSVGBarHeights(t *testing.T) {
 	// 1x level 1: height ∝ evidence, as in the terminal.
 	assert.Equal(t, "32", heights["allowed tools rule: terminal (seen 9x)"])
 	assert.Equal(t, "12", heights["allowed paths rule: TRIAGE.md (seen 3x)"])
-	assert.Equal(t, "4", heights["allowed paths rule: docs/CHANGELOG.md (seen 1x)"])
+	assert.Equal(t, "4", heights["allowed paths rule: read:docs/CHANGELOG.md (seen 1x)"])
 }
 
 func TestPendingDiff(t *testing.T) {
@@ -381,7 +381,7 @@ func TestPendingDiff(t *testing.T) {
 	}
 	assert.Equal(t, map[string][]string{
 		"tools":    {"unchanged read_file", "unchanged terminal", "unchanged write_file"},
-		"paths":    {"unchanged TRIAGE.md", "unchanged docs/CHANGELOG.md", "unchanged src/**"},
+		"paths":    {"unchanged TRIAGE.md", "unchanged read:docs/CHANGELOG.md", "unchanged read:src/**"},
 		"commands": {"added curl -s", "unchanged git fetch", "unchanged git status", "unchanged go test"},
 		"hosts":    {"added api.github.com", "unchanged github.com"},
 	}, got)
@@ -562,7 +562,7 @@ func TestRuntimeEvidenceShown(t *testing.T) {
 	count, _ := marks(t, doc)
 	assert.Equal(t, 4, count["pending"], "the tool, the command, the path and the host")
 	page := text(doc)
-	assert.Contains(t, page, "pending: conf/<b>secret</b>.ini")
+	assert.Contains(t, page, "pending: read:conf/<b>secret</b>.ini")
 	assert.Contains(t, page, "pending: 127.0.0.1")
 	var examples []string
 	for _, n := range findAll(doc, func(n *html.Node) bool { return strings.Contains(attr(n, "class"), "example") }) {
