@@ -153,12 +153,17 @@ func poolConfig(t *testing.T, n int) (*config.Config, string) {
 // container state, root or lock.
 func assertNothingLeftOf(t *testing.T, sb sandbox.Runner) {
 	t.Helper()
+	// The v2 tree is /sys/fs/cgroup itself; v1's hierarchies are its
+	// directories (on v2 its files are the root cgroup's own).
+	roots := []string{"/sys/fs/cgroup"}
 	entries, _ := os.ReadDir("/sys/fs/cgroup")
 	for _, e := range entries {
-		dir := filepath.Join("/sys/fs/cgroup", e.Name(), sb.CgroupPrefix)
-		if e.Name() == sb.CgroupPrefix {
-			continue
+		if e.IsDir() && e.Name() != sb.CgroupPrefix {
+			roots = append(roots, filepath.Join("/sys/fs/cgroup", e.Name()))
 		}
+	}
+	for _, root := range roots {
+		dir := filepath.Join(root, sb.CgroupPrefix)
 		_, err := os.Stat(dir)
 		assert.ErrorIs(t, err, os.ErrNotExist, "cgroup %s left behind", dir)
 	}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -123,6 +124,39 @@ func enterDelegatedLeaf(mount, base string, pid int) error {
 	return nil
 }
 
+// cgroupLockDir holds one lock file for each cgroup prefix in use on the
+// host (prefixLock). It is host-wide, not per state root: tethers with
+// different state roots may share a prefix, and the cgroups under it are
+// the host's.
+const cgroupLockDir = "/run/tether/cgroup-locks"
+
+// ErrUnsafeCgroupLockDir: cgroupLockDir (or its parent) is not a directory
+// only root controls. Its locks keep one tether from removing a profile
+// cgroup that another is filling (whose limits its sandbox would then
+// escape), so tether refuses to create cgroups rather than trust them.
+var ErrUnsafeCgroupLockDir = errors.New("the cgroup lock directory is not root's own")
+
+// prefixLock opens and flocks the host-wide lock of cgroup prefix (an
+// absolute cgroup path, see Runner.paths) with how. Every sandbox holds it
+// shared (LOCK_SH) from before it creates a cgroup under prefix until its
+// own cgroups are gone; removeIdleProfile takes it exclusively without
+// waiting (LOCK_EX|LOCK_NB) to remove the profiles and the prefix, so no
+// cgroup is removed between another sandbox's creating its profile cgroup
+// (with the profile's limits) and placing its container in it.
+func prefixLock(prefix string, how int) (*os.File, error) {
+	dir, err := checkedRootDir(cgroupLockDir, "cgroup lock directory", ErrUnsafeCgroupLockDir)
+	if err != nil {
+		return nil, err
+	}
+	// Prefix names hold no "+" (Runner.paths), so the name is the
+	// prefix's alone; a prefix too long for a file name is hashed.
+	name := strings.ReplaceAll(strings.Trim(prefix, "/"), "/", "+")
+	if len(name) > 200 {
+		name = fmt.Sprintf("%x", sha256.Sum256([]byte(prefix)))
+	}
+	return lockFile(filepath.Join(dir, name+".lock"), how)
+}
+
 // cgroupMounts returns the mount point of every cgroup hierarchy on the host:
 // each v1 controller (and named hierarchy) and the v2 tree, including the
 // hybrid /sys/fs/cgroup/unified one.
@@ -199,25 +233,23 @@ func rmdirRetry(dir string) error {
 // rel with the profile's limits, in every hierarchy the mode uses.
 func ensureProfileCgroup(rel string, l Limits) error {
 	res := &specs.LinuxResources{}
-	if l.MemoryBytes > 0 {
-		m := l.MemoryBytes
-		res.Memory = &specs.LinuxMemory{Limit: &m}
-	}
-	if l.Pids > 0 {
-		p := l.Pids
-		res.Pids = &specs.LinuxPids{Limit: &p}
-	}
-	if l.CPUs > 0 {
-		period := uint64(100000)
-		quota := int64(l.CPUs * float64(period))
-		res.CPU = &specs.LinuxCPU{Period: &period, Quota: &quota}
-	}
 	switch cgroups.Mode() {
 	case cgroups.Unified:
+		// The swap limit is written apart, as libcontainer writes a
+		// container's: a kernel without memory.swap.max has no swap to
+		// bound.
+		l.resources(res, false)
 		if _, err := cgroup2.NewManager(unifiedMount, rel, cgroup2.ToResources(res)); err != nil {
 			return fmt.Errorf("creating profile cgroup %s: %w", rel, err)
 		}
+		if l.MemoryBytes > 0 && swapLimitable() {
+			err := os.WriteFile(filepath.Join(unifiedMount, rel, "memory.swap.max"), []byte("0"), 0)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("limiting swap of profile cgroup %s: %w", rel, err)
+			}
+		}
 	case cgroups.Legacy, cgroups.Hybrid:
+		l.resources(res, swapLimitable())
 		if _, err := cgroup1.New(cgroup1.StaticPath(rel), res); err != nil {
 			return fmt.Errorf("creating profile cgroup %s: %w", rel, err)
 		}
@@ -225,6 +257,57 @@ func ensureProfileCgroup(rel string, l Limits) error {
 		return errors.New("creating profile cgroup: no cgroup hierarchy mounted")
 	}
 	return nil
+}
+
+// swapLimitable reports whether the kernel accounts swap to memory
+// cgroups, so that a memory limit can bound swap too (Placement.LimitSwap):
+// on cgroup v1, where the memory hierarchy has memory.memsw.* files (swap
+// accounting is on); on cgroup v2, where the kernel has swap at all
+// (/proc/swaps) and was not booted without swap accounting: its memory
+// controller then has memory.swap.max.
+var swapLimitable = sync.OnceValue(func() bool {
+	if os.Geteuid() != 0 {
+		return false // rootless sandboxes have no cgroups
+	}
+	switch cgroups.Mode() {
+	case cgroups.Unified:
+		if _, err := os.Stat("/proc/swaps"); err != nil {
+			return false
+		}
+		// Booted without swap accounting, the kernel has no
+		// memory.swap.* files (where libcontainer and ensureProfileCgroup
+		// then write nothing).
+		b, _ := os.ReadFile("/proc/cmdline")
+		for _, arg := range strings.Fields(string(b)) {
+			if arg == "cgroup.memory=noswap" || arg == "swapaccount=0" {
+				return false
+			}
+		}
+		return true
+	case cgroups.Legacy, cgroups.Hybrid:
+		mounts, err := cgroupMounts()
+		if err != nil {
+			return false
+		}
+		for _, m := range mounts {
+			if _, err := os.Stat(filepath.Join(m, "memory.memsw.limit_in_bytes")); err == nil {
+				return true
+			}
+		}
+	}
+	return false
+})
+
+// swapUnbounded reports whether a memory limit here leaves swap unbounded:
+// the kernel can swap (it has /proc/swaps) but does not account swap to
+// memory cgroups (swapLimitable). Such a limit is reported not enforced
+// as "swap".
+func swapUnbounded() bool {
+	if swapLimitable() {
+		return false
+	}
+	_, err := os.Stat("/proc/swaps")
+	return err == nil
 }
 
 // usage is what the kernel accounted to a finished container's cgroup.

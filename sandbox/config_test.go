@@ -172,6 +172,15 @@ func TestLibcontainerLimits(t *testing.T) {
 	assert.Equal(t, int64(150000), r.CpuQuota)
 	assert.Equal(t, uint64(100000), r.CpuPeriod)
 	assert.Contains(t, mountAt(t, lc, "/tmp").Data, "size=8388608")
+	assert.Zero(t, r.MemorySwap, "swap is left alone where the kernel cannot bound it")
+
+	// Where it can, memory and swap together are bounded by the limit.
+	p := testPlacement
+	p.LimitSwap = true
+	r = translate(t, Config{Limits: Limits{MemoryBytes: 256 << 20}}, p).Cgroups.Resources
+	assert.Equal(t, int64(256<<20), r.MemorySwap)
+	r = translate(t, Config{Limits: Limits{Pids: 10}}, p).Cgroups.Resources
+	assert.Zero(t, r.MemorySwap, "no memory limit, no swap limit")
 }
 
 func TestLibcontainerBindsAndCwd(t *testing.T) {

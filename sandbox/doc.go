@@ -21,8 +21,7 @@
 //
 // A state root (Runner.StateRoot) holds containers/ (libcontainer state),
 // locks/<id>.lock (held by the owning tether for the container's life, so GC
-// can tell live from dead), cgroup.lock (profile cgroups are removed only
-// when no run holds it), and two caches kept between runs and removed by
+// can tell live from dead), and two caches kept between runs and removed by
 // GC with Caches: skel/<key> (empty roots shared by runs with the same
 // mounts) and etc-<hash> (a snapshot of the world-readable /etc entries of
 // the host layout, bound as /etc); and protect/empty (the file mounted
@@ -30,7 +29,11 @@
 // live sandboxes hold which workspace's placeholders) are not per state
 // root but host-wide, in /run/tether/protect, so that every tether on the
 // host agrees; GC of any state root reaps those whose holders are gone
-// (protect_linux.go).
+// (protect_linux.go). So are the locks of cgroup prefixes,
+// /run/tether/cgroup-locks/<prefix>.lock: every sandbox under a prefix,
+// whatever its state root, holds its prefix's lock shared for its life, and
+// the last one out (or GC, when none is left) takes it exclusively to
+// remove the idle profile cgroups and the prefix in every hierarchy.
 //
 // Every sandbox, one-shot, session or pooled, is built by one set-up path
 // (setUp, setup_linux.go): identity, keeper hold, owner lock, cgroups,

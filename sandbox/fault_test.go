@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tether-dev/tether/internal/testenv"
 )
 
 // watchCgroup polls the pids cgroups under r's prefix while a command runs
@@ -140,7 +142,7 @@ func TestFaultForkBombHeldAndKilled(t *testing.T) {
 
 func TestFaultMemoryHogOOMKilled(t *testing.T) {
 	r := newTestRunner(t)
-	cfg := Config{Limits: Limits{MemoryBytes: 64 << 20, Timeout: 30 * time.Second}}
+	cfg := Config{Limits: Limits{MemoryBytes: 64 << 20, Timeout: testenv.Scaled(30 * time.Second)}}
 	res, out := run(t, r, cfg, py("a = []\nwhile True: a.append(b\"x\" * (1 << 20))"))
 	t.Logf("%+v %s", res, out)
 	assert.True(t, res.OOMKilled, "reported from the memory cgroup's OOM counter")

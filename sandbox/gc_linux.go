@@ -151,7 +151,7 @@ func GC(opts GCOptions) (*GCReport, error) {
 	for _, err := range gcDiskLimits(stateRoot) {
 		fail(err)
 	}
-	rep.Cgroups = append(rep.Cgroups, removeIdleProfile(stateRoot, prefix)...)
+	rep.Cgroups = append(rep.Cgroups, removeIdleProfile(prefix)...)
 	if opts.Caches && rep.Live == 0 {
 		// No container runs, so none has these bound: shared roots and
 		// /etc snapshots (rebuilt on the next run), and half-built ones;
@@ -225,36 +225,21 @@ func killCgroup(dir string) {
 	}
 }
 
-// removeProfileAbove removes the profile and prefix cgroups above a
-// finished container's cgroup directories, as removeIdleProfile does for
-// all profiles but without listing every hierarchy: the directories that
-// still hold another container stay (rmdir fails), and nothing is removed
-// while another run holds the cgroup lock.
-func removeProfileAbove(stateRoot string, containerDirs []string) {
-	lock, err := tryLock(filepath.Join(stateRoot, cgroupLock))
-	if err != nil {
-		return
+// removeIdleProfile removes, in every hierarchy, the profile cgroups under
+// prefix that hold no container, then prefix itself, and, once prefix is
+// gone everywhere, its lock file. It does nothing while a sandbox of any
+// tether on the host lives under prefix (it holds prefixLock shared):
+// every sandbox calls this as the last step of its teardown, after its own
+// cgroups are gone and its hold is dropped, so the last one out removes
+// what is idle. When the exclusive lock cannot be had, whoever holds it is
+// a live sandbox (which will do this at its end) or a removal that started
+// after our hold was dropped, whose scan sees our cgroups gone. It returns
+// the directories removed.
+func removeIdleProfile(prefix string) []string {
+	if os.Geteuid() != 0 {
+		return nil // rootless sandboxes have no cgroups
 	}
-	defer lock.Close()
-	done := map[string]bool{}
-	for _, d := range containerDirs {
-		profile := filepath.Dir(d)
-		if done[profile] {
-			continue
-		}
-		done[profile] = true
-		if unix.Rmdir(profile) == nil {
-			_ = unix.Rmdir(filepath.Dir(profile))
-		}
-	}
-}
-
-// removeIdleProfile removes the profile cgroups under prefix (and prefix
-// itself) that have no containers left, when no Runner on this state root
-// is between creating a profile cgroup and finishing (they hold the lock
-// shared). It returns the directories removed.
-func removeIdleProfile(stateRoot, prefix string) []string {
-	lock, err := tryLock(filepath.Join(stateRoot, cgroupLock))
+	lock, err := prefixLock(prefix, unix.LOCK_EX|unix.LOCK_NB)
 	if err != nil {
 		return nil
 	}
@@ -264,10 +249,11 @@ func removeIdleProfile(stateRoot, prefix string) []string {
 		return nil
 	}
 	var removed []string
+	gone := true
 	for _, m := range mounts {
 		top := filepath.Join(m, prefix)
 		entries, err := os.ReadDir(top)
-		if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		for _, e := range entries {
@@ -279,9 +265,15 @@ func removeIdleProfile(stateRoot, prefix string) []string {
 				removed = append(removed, d)
 			}
 		}
-		if unix.Rmdir(top) == nil {
+		if err := unix.Rmdir(top); err == nil {
 			removed = append(removed, top)
+		} else if !errors.Is(err, unix.ENOENT) {
+			gone = false
 		}
+	}
+	if gone {
+		// Still held: lockFile's waiters see the file gone and start over.
+		os.Remove(lock.Name())
 	}
 	return removed
 }
@@ -427,20 +419,6 @@ func processStart(pid int) (time.Time, bool) {
 	}
 	const userHZ = 100 // sysconf(_SC_CLK_TCK) on every Linux architecture
 	return time.Unix(boot, 0).Add(time.Duration(ticks) * time.Second / userHZ), true
-}
-
-// lockShared takes a shared lock on path, creating it, waiting for an
-// exclusive holder (a GC) to finish.
-func lockShared(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening cgroup lock: %w", err)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking cgroup lock: %w", err)
-	}
-	return f, nil
 }
 
 // tryLock takes an exclusive lock on an existing path without waiting. It

@@ -861,19 +861,39 @@ func reservationChain() []reservationSpec {
 // from workspaces, and anyone who could replace them could make a tether
 // remove another's live reservations.
 func checkedReservationDir() (string, error) {
+	return checkedDirChain(reservationChain(), "protected-path reservation directory", ErrUnsafeReservationDir)
+}
+
+// checkedRootDir creates dir (0700) and its parent (0711) if they are
+// missing and returns dir once both are real directories (not symlinks)
+// owned by root that neither group nor others may write: host-wide locks
+// live there, which only root may replace. The parent is /run/tether,
+// root's default state root too (0711, as setUp makes a state root). what
+// names dir in errors; a directory that fails the check is an error
+// wrapping unsafe. Only root calls it.
+func checkedRootDir(dir, what string, unsafe error) (string, error) {
+	dir = filepath.Clean(dir)
+	return checkedDirChain([]reservationSpec{{filepath.Dir(dir), 0o711}, {dir, 0o700}}, what, unsafe)
+}
+
+// checkedDirChain creates the directories of chain that are missing and
+// returns the last once every one of them is a real directory (not a
+// symlink) owned by this tether's user that neither group nor others may
+// write. what names the last in errors; a directory that fails the check
+// is an error wrapping unsafe.
+func checkedDirChain(chain []reservationSpec, what string, unsafe error) (string, error) {
 	uid := os.Geteuid()
-	chain := reservationChain()
 	for _, d := range chain {
 		if err := os.Mkdir(d.path, d.mode); err != nil && !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("creating the protected-path reservation directory %s: %w", d.path, err)
+			return "", fmt.Errorf("creating the %s %s: %w", what, d.path, err)
 		}
 		var st unix.Stat_t
 		if err := unix.Lstat(d.path, &st); err != nil {
-			return "", fmt.Errorf("checking the protected-path reservation directory %s: %w", d.path, err)
+			return "", fmt.Errorf("checking the %s %s: %w", what, d.path, err)
 		}
 		if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != uid || st.Mode&0o022 != 0 {
 			return "", fmt.Errorf("%w: %s must be a directory (not a symlink) owned by uid %d that only its owner may write; it has mode %#o and owner %d: remove it or fix it",
-				ErrUnsafeReservationDir, d.path, uid, st.Mode, st.Uid)
+				unsafe, d.path, uid, st.Mode, st.Uid)
 		}
 	}
 	return chain[len(chain)-1].path, nil

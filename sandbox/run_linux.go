@@ -112,14 +112,16 @@ type Result struct {
 type Runner struct {
 	// StateRoot holds container state, lock files and empty roots; empty
 	// means DefaultStateRoot(). gc treats everything under it as tether's.
-	// Runners sharing a CgroupPrefix must share the StateRoot too: the
-	// profile cgroups' lock lives there.
+	// Runners of different state roots may share a CgroupPrefix: the lock
+	// that guards its profile cgroups is host-wide (prefixLock).
 	StateRoot string
 	// CgroupPrefix is the cgroup directory all containers live under;
 	// empty means "tether". It is relative to the root of the cgroup
 	// hierarchies, or, when tether runs as root in a cgroup v2 subtree
 	// that systemd delegated to it (Delegate=yes), to that subtree
-	// (docs/systemd.md).
+	// (docs/systemd.md). The last sandbox under it to end removes it, in
+	// every hierarchy; the parents of a prefix of several names (a/b)
+	// may be others' and are left.
 	CgroupPrefix string
 	// Profile names the parent cgroup (CgroupPrefix/Profile) whose
 	// ProfileLimits bound all the profile's containers; empty means "default".
@@ -175,7 +177,7 @@ const DefaultUserNSBase = 1 << 30
 // user namespace's only id, to a host id: the caller's own ids when
 // rootless, else usernsBase (zero means DefaultUserNSBase).
 func placementFor(cgroupPath string, cfg Config, rootless bool, usernsBase int) Placement {
-	p := Placement{CgroupPath: cgroupPath, Rootless: rootless}
+	p := Placement{CgroupPath: cgroupPath, Rootless: rootless, LimitSwap: !rootless && swapLimitable()}
 	switch {
 	case rootless:
 		p.HostUID, p.HostGID = os.Geteuid(), os.Getegid()
@@ -234,7 +236,6 @@ const (
 	rootsDir      = "roots"      // <id>: the empty "/" of one container (sessions)
 	skelDir       = "skel"       // <key>: empty "/" dirs shared by runs with the same mounts
 	seccompDir    = "seccomp"    // <key>.bpf: compiled seccomp filters (seccomp_compiled.go)
-	cgroupLock    = "cgroup.lock"
 )
 
 var (

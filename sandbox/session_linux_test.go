@@ -48,7 +48,7 @@ func newTestSessions(tb testing.TB) *Sessions {
 	tb.Helper()
 	requireSessionSandbox(tb)
 	prefix := fmt.Sprintf("tether-test-%d-s%d", os.Getpid(), sessTestN.Add(1))
-	m := &Sessions{StateRoot: stateTempDir(tb), CgroupPrefix: prefix, Grace: 300 * time.Millisecond}
+	m := &Sessions{StateRoot: stateTempDir(tb), CgroupPrefix: prefix, Grace: testenv.Scaled(300 * time.Millisecond)}
 	tb.Cleanup(func() {
 		assert.NoError(tb, m.Close())
 		assertNothingLeft(tb, m.StateRoot, prefix)
@@ -76,7 +76,7 @@ func assertNothingLeft(tb testing.TB, stateRoot, prefix string) {
 
 // testSpec is a session spec for tests: host layout, seccomp when built in.
 func testSpec() SessionSpec {
-	return SessionSpec{Config: Config{Seccomp: SeccompOptional, Limits: Limits{Pids: 256, Timeout: 20 * time.Second}}}
+	return SessionSpec{Config: Config{Seccomp: SeccompOptional, Limits: Limits{Pids: 256, Timeout: testenv.Scaled(20 * time.Second)}}}
 }
 
 // sh runs a shell string in s and returns its stdout, failing on error.

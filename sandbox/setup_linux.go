@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/configs"
@@ -101,8 +102,7 @@ type sandboxSetup struct {
 	container *libcontainer.Container
 
 	// cgroupPaths are the container's cgroup directories, known once its
-	// init runs (started): the profile cgroups to remove at the end are
-	// their parents.
+	// init runs (started): what it used is read from them.
 	cgroupPaths map[string]string
 	// cgroupsRemoved: libcontainer's Destroy removed the container's
 	// cgroups, so no hierarchy needs scanning for them.
@@ -217,6 +217,11 @@ func (s *sandboxSetup) resolve(cfg Config, o setupOptions) error {
 			}
 		}
 	}
+	if !s.rootless && swapUnbounded() && (cfg.Limits.MemoryBytes > 0 || o.profileLimits.MemoryBytes > 0) {
+		// The memory limit holds for memory only: what is swapped out
+		// escapes it.
+		s.notEnforced = append(s.notEnforced, "swap")
+	}
 	if !seccompAvailable && cfg.Seccomp == SeccompOptional {
 		s.notEnforced = append(s.notEnforced, "seccomp")
 	}
@@ -261,27 +266,24 @@ func (s *sandboxSetup) ownerLock(setupOptions) error {
 	return nil
 }
 
-// cgroups takes the shared cgroup lock, creates the profile's parent
-// cgroup with its limits, and arranges for the container's cgroups (and
-// the profile's, once idle) to be removed.
+// testHookProfileCgroup, when set (by tests), is called by every set-up
+// between creating its profile cgroup and placing its container there.
+var testHookProfileCgroup atomic.Pointer[func(profileCgroup string)]
+
+// cgroups takes the cgroup prefix's lock shared, creates the profile's
+// parent cgroup with its limits, and arranges for the container's cgroups
+// (and, when no other sandbox on the host is left under the prefix, the
+// idle profiles and the prefix) to be removed.
 func (s *sandboxSetup) cgroups(o setupOptions) error {
 	profileCgroup := s.prefix + "/" + s.profile
 	if !s.rootless {
-		cgLock, err := lockShared(filepath.Join(s.stateRoot, cgroupLock))
+		cgLock, err := prefixLock(s.prefix, unix.LOCK_SH)
 		if err != nil {
-			return err
+			return fmt.Errorf("locking cgroup prefix %s: %w", s.prefix, err)
 		}
 		s.undo.addFunc(func() {
 			cgLock.Close()
-			if len(s.cgroupPaths) > 0 {
-				dirs := make([]string, 0, len(s.cgroupPaths))
-				for _, d := range s.cgroupPaths {
-					dirs = append(dirs, d)
-				}
-				removeProfileAbove(s.stateRoot, dirs)
-			} else {
-				removeIdleProfile(s.stateRoot, s.prefix)
-			}
+			removeIdleProfile(s.prefix)
 		})
 		// Without profile limits there is nothing to write: libcontainer
 		// creates the parent directories itself when it places the
@@ -290,6 +292,9 @@ func (s *sandboxSetup) cgroups(o setupOptions) error {
 			if err := ensureProfileCgroup(profileCgroup, o.profileLimits); err != nil {
 				return err
 			}
+		}
+		if hook := testHookProfileCgroup.Load(); hook != nil {
+			(*hook)(profileCgroup)
 		}
 	}
 	s.undo.add(func() error {

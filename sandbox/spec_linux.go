@@ -49,6 +49,10 @@ type Placement struct {
 	// Protect are the protected-path mounts (protect_linux.go), mounted
 	// after the workspace and the binds, parents first.
 	Protect []ProtectMount
+	// LimitSwap makes a memory limit bound memory and swap together (no
+	// swap beyond it), so it cannot be escaped by swapping out: set where
+	// the kernel accounts swap to memory cgroups (swapLimitable).
+	LimitSwap bool
 }
 
 // Owner is a file's on-disk owner.
@@ -164,7 +168,7 @@ func (c Config) Spec(p Placement) (*specs.Spec, error) {
 		// path and without limits. Run reports them in Result.NotEnforced.
 		s.Linux.CgroupsPath = ""
 	} else {
-		c.resources(s.Linux.Resources)
+		c.Limits.resources(s.Linux.Resources, p.LimitSwap)
 	}
 
 	if c.Seccomp != SeccompOff {
@@ -257,15 +261,21 @@ func (p Placement) idmap(m *specs.Mount, src string) {
 	m.GIDMappings = []specs.LinuxIDMapping{{ContainerID: uint32(o.GID), HostID: uint32(p.HostGID), Size: 1}}
 }
 
-// resources maps Limits onto cgroup resources.
-func (c Config) resources(r *specs.LinuxResources) {
-	l := c.Limits
+// resources maps the limits onto cgroup resources (a container's, or a
+// profile's parent cgroup). With limitSwap a memory limit is the limit of
+// memory and swap together: cgroup v1's memory.memsw.limit_in_bytes
+// equal to it, cgroup v2's memory.swap.max 0.
+func (l Limits) resources(r *specs.LinuxResources, limitSwap bool) {
 	if l.MemoryBytes > 0 {
 		m := l.MemoryBytes
 		r.Memory = &specs.LinuxMemory{Limit: &m}
+		if limitSwap {
+			r.Memory.Swap = &m
+		}
 	}
 	if l.Pids > 0 {
-		r.Pids = &specs.LinuxPids{Limit: &l.Pids}
+		p := l.Pids
+		r.Pids = &specs.LinuxPids{Limit: &p}
 	}
 	if l.CPUs > 0 {
 		period := uint64(100000)

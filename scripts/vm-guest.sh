@@ -5,10 +5,12 @@
 # as root with REQUIRE_SANDBOX=1, writes each result under /host/out, prints
 # "TETHER-VM: ..." markers on the serial console and powers the guest off.
 #
-# Plan variables: SUITE (tests|smoke|systemd) and SKIP (a -test.skip regexp,
-# may be empty). /host/runs lists the test runs, one "PACKAGE [REGEXP]" a
-# line: bin/NAME.test (NAME: PACKAGE with / as _) run in the package's
-# directory with -test.run REGEXP; the Nth run's results are out/N-NAME.*.
+# Plan variables: SUITE (tests|smoke|systemd), SKIP (a -test.skip regexp,
+# may be empty), TEST_TIMEOUT (each run's -test.timeout) and TIME_SCALE
+# (TETHER_TEST_TIME_SCALE for the tests, internal/testenv). /host/runs
+# lists the test runs, one "PACKAGE [REGEXP]" a line: bin/NAME.test (NAME:
+# PACKAGE with / as _) run in the package's directory with -test.run REGEXP;
+# the Nth run's results are out/N-NAME.*.
 set -uo pipefail
 mode=$1
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -30,6 +32,7 @@ finish() {
 
 # shellcheck source=/dev/null
 . /host/plan
+export TETHER_TEST_TIME_SCALE=${TIME_SCALE:-1}
 read -r up _ </proc/uptime
 say BOOTED "$up" "$(uname -r)" "$(stat -fc %T /sys/fs/cgroup)" "init=$(cat /proc/1/comm)"
 {
@@ -72,7 +75,7 @@ tests)
 	while read -r pkg re; do
 		i=$((i + 1))
 		name=${pkg//\//_}
-		args=(-test.v -test.count=1 -test.timeout=45m)
+		args=(-test.v -test.count=1 -test.timeout="${TEST_TIMEOUT:-45m}")
 		[ -n "$re" ] && args+=(-test.run "$re")
 		[ -n "$SKIP" ] && args+=(-test.skip "$SKIP")
 		say START "$pkg" "$re"

@@ -5,7 +5,9 @@ package testenv
 
 import (
 	"os"
+	"strconv"
 	"testing"
+	"time"
 )
 
 // Required reports whether the environment promises that every privileged
@@ -37,4 +39,23 @@ func RequireSandbox(t testing.TB) {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// TimeScale is how many times longer than on real hardware this run's
+// deadlines and grace periods should be: TETHER_TEST_TIME_SCALE, which the
+// cgroup v2 guest sets under TCG emulation (scripts/vm-test.sh), or 1 when
+// it is unset or not a number of at least 1.
+func TimeScale() float64 {
+	f, err := strconv.ParseFloat(os.Getenv("TETHER_TEST_TIME_SCALE"), 64)
+	if err != nil || f < 1 {
+		return 1
+	}
+	return f
+}
+
+// Scaled stretches d by TimeScale. It is for a deadline or a grace period
+// that is a way out of a hang or a courtesy to the command, never for an
+// assertion of speed (those belong in benchmarks).
+func Scaled(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * TimeScale())
 }
