@@ -45,14 +45,29 @@ chmod 0777 secret; echo chmod-dir=$?`, policy)
 // an observe-mode run, or by anyone before approval) must not grant that
 // directory: the person approved "data/**", not "secret/**".
 func TestLandlockRuleThroughSymlink(t *testing.T) {
-	t.Skip("known break: the trampoline opens each Landlock rule's path following symlinks (open(O_PATH) in seccompexec.c), so a mandated data/ that is a link to secret/ grants secret/; open with O_NOFOLLOW or refuse (owner w16)")
-	r := newTestRunner(t)
-	ws, secret := llWorkspace(t)
-	require.NoError(t, os.Symlink("secret", filepath.Join(ws, "data")))
-	policy := &Landlock{Trees: []string{filepath.Join(ws, "data")}}
-	res, out := llRun(t, r, ws, "cat data/key; cat secret/key; echo x > secret/new; echo after", policy)
-	assert.NotContains(t, out, llSecret, "the secret was read through the mandated link")
-	assert.Contains(t, out, "after")
-	assert.NotEmpty(t, res.PathsRefused)
-	assert.NoFileExists(t, filepath.Join(filepath.Dir(secret), "new"))
+	for _, c := range []struct{ name, link, rule, via string }{
+		// The mandated tree itself is the link.
+		{"last", "data", "data", "data"},
+		// A parent of the mandated tree is the link: pub/ -> secret/
+		// makes a mandated pub/sub grant secret/sub.
+		{"parent", "pub", "pub/sub", "pub/sub"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newTestRunner(t)
+			ws, secret := llWorkspace(t)
+			sdir := filepath.Dir(secret)
+			require.NoError(t, os.Mkdir(filepath.Join(sdir, "sub"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(sdir, "sub", "key"), []byte(llSecret+"\n"), 0o644))
+			require.NoError(t, os.Symlink("secret", filepath.Join(ws, c.link)))
+			policy := &Landlock{Trees: []string{filepath.Join(ws, c.rule)}}
+			res, out := llRun(t, r, ws, "cat "+c.via+"/key; cat secret/key; cat secret/sub/key; echo x > "+c.via+"/new; echo after", policy)
+			t.Log(out)
+			assert.NotContains(t, out, llSecret, "the secret was read through the mandated link")
+			assert.Contains(t, out, "after")
+			assert.Contains(t, out, "left out: a symbolic link is on its path", "the refused rule is said")
+			assert.NotEmpty(t, res.PathsRefused)
+			assert.NoFileExists(t, filepath.Join(sdir, "new"))
+			assert.NoFileExists(t, filepath.Join(sdir, "sub", "new"))
+		})
+	}
 }
