@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -70,4 +71,24 @@ func TestLandlockRuleThroughSymlink(t *testing.T) {
 			assert.NoFileExists(t, filepath.Join(sdir, "sub", "new"))
 		})
 	}
+}
+
+// TestLandlockSessionRuleThroughSymlink: a session's supervisor applies
+// the same ruleset and must refuse the same link.
+func TestLandlockSessionRuleThroughSymlink(t *testing.T) {
+	m := newTestSessions(t)
+	ws, secret := llWorkspace(t)
+	require.NoError(t, os.Symlink("secret", filepath.Join(ws, "data")))
+	spec := SessionSpec{Config: Config{Workspace: ws, Landlock: &Landlock{Trees: []string{filepath.Join(ws, "data")}}}}
+	s, err := m.Open(t.Context(), "default", "ll-link", spec)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	res, err := s.Exec(t.Context(), Command{Shell: "cat data/key; echo x > data/new; echo after", Stdout: &out, Stderr: &out}, ExecOptions{})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	t.Log(out.String())
+	assert.NotContains(t, out.String(), llSecret, "the secret was read through the mandated link")
+	assert.Contains(t, out.String(), "after")
+	assert.True(t, refusedAt(res, secret, "fs.read_file"), "%+v", res.PathsRefused)
+	assert.NoFileExists(t, filepath.Join(filepath.Dir(secret), "new"))
 }
