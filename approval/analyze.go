@@ -3,7 +3,6 @@ package approval
 import (
 	"errors"
 	"fmt"
-	"path"
 
 	"github.com/tether-dev/tether/shellparse"
 )
@@ -44,10 +43,10 @@ func analyze(command string, opts AnalyzeOptions, depth int) (an *Analysis, err 
 	}
 	a := &analyzer{src: command, opts: opts, depth: depth}
 	if opts.Home != "" {
-		a.home = path.Clean(opts.Home)
+		a.home = cleanPath(opts.Home)
 	}
 	if opts.Cwd != "" && opts.Cwd[0] == '/' {
-		a.cwd = foldHome(path.Clean(opts.Cwd), a.home)
+		a.cwd = foldHome(cleanPath(opts.Cwd), a.home)
 	}
 	an = &Analysis{Command: command}
 	whole := shellparse.Span{Start: 0, End: len(command)}

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"path"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -114,4 +115,36 @@ func splitArgs(s string) []string {
 		cur += string(r)
 	}
 	return out
+}
+
+// TestIsClean checks the fast path against path.Clean and cleanPath's slow
+// path on every path made of a few tricky elements.
+func TestIsClean(t *testing.T) {
+	t.Parallel()
+	elems := []string{"", ".", "..", "a", "~", "~b", "..."}
+	var paths []string
+	var gen func(p string, n int)
+	gen = func(p string, n int) {
+		paths = append(paths, p, "/"+p, p+"/")
+		if n == 0 {
+			return
+		}
+		for _, e := range elems {
+			if p == "" {
+				gen(e, n-1)
+			} else {
+				gen(p+"/"+e, n-1)
+			}
+		}
+	}
+	gen("", 3)
+	for _, p := range paths {
+		if isClean(p) {
+			assert.Equal(t, p, path.Clean(p), "%q", p)
+		}
+	}
+	assert.True(t, isClean("~/src/a.go"))
+	assert.True(t, isClean("/"))
+	assert.False(t, isClean("a//b"))
+	assert.False(t, isClean("~/.."))
 }

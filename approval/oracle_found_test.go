@@ -86,3 +86,23 @@ func TestFriction(t *testing.T) {
 	t.Logf("friction: %d of %d benign commands (%.1f%%) need approval:\n  %s", len(asked), len(cases), 100*rate, strings.Join(asked, "\n  "))
 	assert.LessOrEqual(t, rate, maxFriction, "friction above %.0f%%", 100*maxFriction)
 }
+
+// TestVariables checks the analyzer's verdict for each case of
+// testdata/variables.tsv, and that it is never weaker than the tier bash
+// was observed to reach (TestOracleVariables checks the observed column).
+func TestVariables(t *testing.T) {
+	t.Parallel()
+	rows := readCases(t, "testdata/variables.tsv")
+	require.NotEmpty(t, rows)
+	for _, c := range rows {
+		require.Len(t, c, 3, "observed_tier<TAB>static_tier<TAB>command: %q", c)
+		observed, err := tierName(c[0])
+		require.NoError(t, err)
+		want, err := tierName(c[1])
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, want, observed, "%q: the expected verdict is weaker than bash's", c[2])
+		an, err := Analyze(c[2], oracleOptions)
+		require.NoError(t, err)
+		assert.Equal(t, want.String(), an.Verdict.String(), "%q: findings %v", c[2], findingIDs(an))
+	}
+}

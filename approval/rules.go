@@ -906,6 +906,11 @@ func (a *analyzer) redirs(c *shellparse.Command, args []string) {
 		default:
 			continue
 		}
+		if r.Target.Unknown {
+			// "> $f" with f known only at run time may be a disk, an rc
+			// file or /etc/passwd.
+			a.hit(RuleUnknownTarget, c.Text, c.Span)
+		}
 		p := a.fold(v)
 		if isBlockDevice(p) {
 			a.hit(RuleDiskWrite, c.Text, c.Span)

@@ -74,6 +74,7 @@ func (a *analyzer) invocation(c *shellparse.Command, inv *grammar.Invocation) {
 		if e.Has(grammar.Interactive) && !a.opaqueCovers(c.Span) {
 			a.stdinFed(c, c.Program)
 		}
+		a.unknownTargets(c, inv)
 	}
 	for i := range inv.Options {
 		o := &inv.Options[i]
@@ -457,4 +458,34 @@ func (a *analyzer) containerMounts(c *shellparse.Command, inv *grammar.Invocatio
 			}
 		}
 	}
+}
+
+// targetEffects are the invocation effects whose harm depends on what the
+// targets are.
+const targetEffects = grammar.Delete | grammar.Format | grammar.DeviceWrite | grammar.Truncate | grammar.Perms | grammar.Signal
+
+// unknownTargets holds for approval an invocation that destroys, overwrites
+// or signals what a value known only at run time names: the analysis cannot
+// tell "rm "$f"" from "rm -rf ~" when f comes from the environment, a
+// command substitution or read.
+func (a *analyzer) unknownTargets(c *shellparse.Command, inv *grammar.Invocation) {
+	destructive := inv.Effects.Any(targetEffects)
+	for _, op := range inv.Operands {
+		if (destructive && op.Effects.Has(grammar.Target) || op.Effects.Has(grammar.Write)) && unknownArg(c, op.Arg) {
+			a.hitCmd(RuleUnknownTarget, c)
+			return
+		}
+	}
+	for _, o := range inv.Options {
+		if o.HasValue && (destructive && o.ValueEffects.Has(grammar.Target) || o.ValueEffects.Has(grammar.Write)) && unknownArg(c, o.ValueArg) {
+			a.hitCmd(RuleUnknownTarget, c)
+			return
+		}
+	}
+}
+
+// unknownArg reports whether argument i of c holds a value known only at
+// run time.
+func unknownArg(c *shellparse.Command, i int) bool {
+	return i >= 0 && i < len(c.Args) && c.Args[i].Unknown
 }

@@ -31,7 +31,9 @@ func isShell(prog string) bool { return shells()[prog] }
 func interpName(prog string) string {
 	p := strings.ToLower(prog)
 	p = strings.TrimSuffix(p, ".exe")
-	p = strings.TrimRight(p, "0123456789.")
+	if n := len(p); n > 0 && (p[n-1] == '.' || (p[n-1] >= '0' && p[n-1] <= '9')) {
+		p = strings.TrimRight(p, "0123456789.") // TrimRight builds its set each call
+	}
 	if p == "" {
 		return strings.ToLower(prog)
 	}

@@ -89,6 +89,11 @@ func normalizeVariant(src string) string {
 // needsNormalizing is the fast path: most commands are plain ASCII without
 // escapes, CR or $IFS.
 func needsNormalizing(src string) bool {
+	if printableASCII(src) {
+		// No escape, carriage return or non-ASCII byte: only $IFS needs
+		// a variant.
+		return strings.Contains(src, "$IFS") || strings.Contains(src, "${IFS}")
+	}
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		if c == 0x1b || c == '\r' || c >= utf8.RuneSelf {
@@ -138,6 +143,9 @@ func skipEscape(s string, i int) int {
 // hasControlChars reports whether src holds a C0 control (other than tab and
 // newline), DEL, or a C1 control.
 func hasControlChars(src string) bool {
+	if printableASCII(src) {
+		return false
+	}
 	for i, r := range src {
 		if r < 0x20 && r != '\t' && r != '\n' || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
 			return true
@@ -166,4 +174,15 @@ func nonASCII(s string) bool {
 		}
 	}
 	return false
+}
+
+// printableASCII reports whether s holds only printable ASCII, tabs and
+// newlines: the common case, which needs no rune decoding.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\t' && c != '\n') || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }

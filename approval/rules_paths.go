@@ -30,13 +30,23 @@ func (a *analyzer) fold(v string) string {
 		if a.cwd == "" {
 			// A relative name stays relative: "./~" is a directory
 			// named "~", not the home.
+			if isClean(v) && v[0] != '~' {
+				return v
+			}
 			c := path.Clean(v)
 			if strings.HasPrefix(c, "~") {
 				return "./" + c
 			}
 			return c
 		}
-		v = a.cwd + "/" + v
+		for strings.HasPrefix(v, "./") {
+			v = v[2:] // "./x" is x: the join below then needs no cleaning
+		}
+		if v == "" || v == "." {
+			v = a.cwd
+		} else {
+			v = a.cwd + "/" + v
+		}
 	}
 	return procRoot(cleanPath(v))
 }
@@ -58,6 +68,9 @@ func foldHome(v, home string) string {
 // A path that climbs out of the home ("~/..") resolves against a stand-in
 // home of /home/user, so it lands where rules can judge it ("/home").
 func cleanPath(p string) string {
+	if isClean(p) {
+		return p
+	}
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		const stand = "/home/user"
 		c := path.Clean(stand + p[1:])
@@ -275,4 +288,28 @@ func envPrefixed(v string, names []string) bool {
 		}
 	}
 	return false
+}
+
+// isClean reports whether path.Clean would return p unchanged and, for a
+// "~" path, cleanPath too: no empty, "." or ".." element and no trailing
+// slash. It saves the common case a copy.
+func isClean(p string) bool {
+	if p == "" || p == "/" {
+		return p == "/"
+	}
+	start := 0
+	if p[0] == '/' {
+		start = 1
+	}
+	for i := start; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		switch p[start:i] {
+		case "", ".", "..":
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }

@@ -106,8 +106,16 @@ var partedWriters = map[string]bool{
 	"name": true, "type": true, "toggle": true,
 }
 
-// refineParted: parted DEVICE COMMAND… changes the disk when a command
-// writes; with a device and no command it reads commands from its input.
+// partedReaders are parted commands that change nothing, with how many
+// words of arguments each takes (unit UNIT, align-check TYPE N).
+var partedReaders = map[string]int{"print": 0, "unit": 1, "help": 0, "version": 0, "quit": 0, "align-check": 2}
+
+// refineParted: parted DEVICE COMMAND… changes the disk unless every command
+// only reads; with a device and no command it reads commands from its
+// input. parted takes any unique prefix of a command name ("mkl" is
+// mklabel), so a word is a reader only when it abbreviates a reader and no
+// writer; anything else (a writer, an ambiguous or unknown word) counts as
+// a change, which fails closed.
 func refineParted(inv *Invocation) {
 	if inv.Effects.Has(DryRun) || len(inv.Operands) == 0 {
 		return
@@ -116,15 +124,41 @@ func refineParted(inv *Invocation) {
 		inv.Effects |= Format
 		return
 	}
-	for _, op := range inv.Operands[1:] {
-		if partedWriters[strings.ToLower(op.Value)] {
+	ops := inv.Operands[1:]
+	for i := 0; i < len(ops); i++ {
+		n, ok := partedReader(strings.ToLower(ops[i].Value))
+		if !ok {
 			inv.Effects |= Format
 			return
 		}
+		i += n
 	}
-	for i := range inv.Operands[1:] {
-		inv.Operands[i+1].Effects &^= Target
+	for i := range ops {
+		ops[i].Effects &^= Target
 	}
+}
+
+// partedReader reports whether parted reads w as a command that changes
+// nothing, and how many argument words that command takes.
+func partedReader(w string) (int, bool) {
+	if w == "" {
+		return 0, false
+	}
+	for name := range partedWriters {
+		if strings.HasPrefix(name, w) {
+			return 0, false
+		}
+	}
+	found, args := "", 0
+	for name, n := range partedReaders {
+		if strings.HasPrefix(name, w) {
+			if found != "" {
+				return 0, false // ambiguous
+			}
+			found, args = name, n
+		}
+	}
+	return args, found != ""
 }
 
 // diskutilErase are diskutil verbs that erase or repartition (any case).

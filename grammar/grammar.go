@@ -109,6 +109,10 @@ const (
 	// Chdir: the value is the directory the command runs in (env -C,
 	// sudo -D, unshare -w): relative names resolve there.
 	Chdir
+	// Signal: the invocation signals the processes its targets name (kill
+	// PID…): which ones, and whether that is every process, depends on the
+	// targets' values.
+	Signal
 )
 
 // Has reports whether e holds every effect in f.

@@ -56,6 +56,9 @@ func refineKill(inv *Invocation) {
 		}
 	}
 	s := strings.ToUpper(strings.TrimPrefix(strings.ToUpper(sig), "SIG"))
+	if len(pids) > 0 && s != "0" {
+		inv.Effects |= Signal
+	}
 	for _, p := range pids {
 		inv.Operands = append(inv.Operands, Operand{Value: p, Effects: Target})
 		if p == "-1" && s != "0" {

@@ -34,7 +34,14 @@ func (w *walker) call(s *syntax.Stmt, ce *syntax.CallExpr, redirs []Redir, c ctx
 	if len(ce.Assigns) > 0 {
 		env = make([]Assign, 0, len(ce.Assigns))
 		for _, a := range ce.Assigns {
-			env = append(env, w.assign(a, c))
+			as := w.assign(a, c)
+			if len(ce.Args) == 0 {
+				// A standalone assignment sets the shell's variable, in
+				// order ("a=/ b=$a"); before a command it is only that
+				// command's environment.
+				w.bindAssign(a, as)
+			}
+			env = append(env, as)
 		}
 	}
 	if len(ce.Args) == 0 {
@@ -76,6 +83,7 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 		}
 		pw := cs.words[i]
 		if !pw.Literal {
+			w.stopTracking() // it may be eval or source
 			w.addOpaque(OpaqueDynamicProgram, "", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
 			w.emit(cs, i, c)
 			return ""
@@ -86,6 +94,7 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			continue
 		}
 		name := baseName(pw.Value)
+		w.commandVars(name, cs.words[i+1:])
 		next, ok := w.peel(name, cs, i, c)
 		if next < 0 {
 			return "" // the wrapper handled the rest (payload, find -exec)
@@ -169,7 +178,7 @@ func (w *walker) payloadAt(program, text string, at Span, cs *cmdState, c ctx) {
 	if continuedComment(text) {
 		w.addOpaque(OpaqueDivergence, program, w.stmtText(cs.stmt), *sp)
 	}
-	sub := &walker{src: text, script: w.script, maxDepth: w.maxDepth, outer: sp, funcs: w.funcs, cr: cr}
+	sub := &walker{src: text, script: w.script, maxDepth: w.maxDepth, outer: sp, funcs: w.funcs, cr: cr, file: f, codeChars: hasCodeChar(text)}
 	if sub.funcs == nil {
 		w.funcs = new([]funcDef)
 		sub.funcs = w.funcs

@@ -70,6 +70,9 @@ func (w *walker) divergent(n syntax.Node) {
 // of sw: consecutive literal parts after quote removal, as bash would hand
 // them to arithmetic evaluation.
 func (w *walker) scanLiterals(sw *syntax.Word) {
+	if !w.codeChars {
+		return // no "$", backquote or backslash anywhere in the source
+	}
 	if w.script.div.code {
 		if nulInDollarQuote(sw) {
 			w.divergent(sw)

@@ -170,6 +170,18 @@
 // word values, so commands split exactly where bash splits them (input that
 // also holds every usable control byte is refused with ErrUnsupported).
 //
+// # Variables
+//
+// Values assigned in the script (x=v, export, local, declare, typeset,
+// readonly, for-loop items) are substituted where $x or ${x} is expanded, in
+// the order bash runs the script; a value that cannot be known there leaves
+// the expansion's text in the word and sets Word.Unknown (vars.go says which
+// constructs forget or stop the tracking).
+//
+// Plain one-line commands and pipelines of them are given the tree mvdan.cc/sh
+// would build without running its parser (simple.go); anything else is
+// parsed by mvdan.cc/sh.
+//
 // Known approximations: aliases are not expanded at their use (bash does
 // not expand them in a non-interactive shell; their values are parsed where
 // they are defined); remote commands (ssh HOST CMD) and programs

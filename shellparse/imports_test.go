@@ -17,7 +17,7 @@ import (
 func TestPureImports(t *testing.T) {
 	t.Parallel()
 	allowed := map[string]bool{
-		"errors": true, "fmt": true, "strconv": true, "strings": true, "sync": true,
+		"errors": true, "fmt": true, "maps": true, "strconv": true, "strings": true, "sync": true,
 		"unicode/utf8": true, "mvdan.cc/sh/v3/syntax": true,
 		"github.com/tether-dev/tether/grammar": true,
 	}

@@ -3,6 +3,7 @@ package shellparse
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 
@@ -37,6 +38,9 @@ type pooledParser struct {
 // both read as a word character; cr returns that byte (0 if src had none)
 // so that word values can be mapped back.
 func parseBash(src string) (f *syntax.File, cr byte, err error) {
+	if f, ok := parseSimple(src); ok {
+		return f, 0, nil
+	}
 	if strings.IndexByte(src, '\r') >= 0 {
 		cr = unusedControl(src)
 		if cr == 0 {
@@ -102,7 +106,7 @@ func Parse(src string, opts Options) (*Script, error) {
 		maxDepth = DefaultMaxDepth
 	}
 	s := &Script{Source: src}
-	w := &walker{src: src, script: s, maxDepth: maxDepth, cr: cr}
+	w := &walker{src: src, script: s, maxDepth: maxDepth, cr: cr, file: f, codeChars: hasCodeChar(src)}
 	w.stmts(f.Stmts, ctx{})
 	w.finishFunctions()
 	if continuedComment(src) {
@@ -120,6 +124,9 @@ var ErrTooDeep = errors.New("shellparse: command nests too deeply")
 // over-estimate of syntactic nesting. Backquotes are not counted: they nest
 // only by escaping, which doubles the backslashes at every level.
 func checkNesting(src string) error {
+	if len(src) <= maxParseNesting {
+		return nil // each level takes a byte
+	}
 	depth, max := 0, 0
 	for i := 0; i < len(src); i++ {
 		switch src[i] {
@@ -187,6 +194,20 @@ type walker struct {
 	// funcs are the function definitions found so far, with the command
 	// index range of their bodies.
 	funcs *[]funcDef
+	// file is the parsed source; funcNames the functions it defines
+	// (computed when first needed).
+	file      *syntax.File
+	funcNames map[string]bool
+	// vars are the variables whose values are known at this point of the
+	// walk (nil when none); probe, when set, records the names assigned
+	// while a loop is probed, probeDepth how many probes are open (vars.go).
+	// codeChars reports whether src holds "$", a backquote or a backslash
+	// at all: without one no literal can spell a substitution opener.
+	codeChars  bool
+	vars       map[string]Word
+	probe      *probeSet
+	probeDepth int
+	loopDepth  int
 }
 
 type funcDef struct {
@@ -245,6 +266,9 @@ func (w *walker) stmt(s *syntax.Stmt, c ctx) string {
 	}
 	if s.Background || s.Coprocess || s.Disown {
 		c.Background = true
+		// A background command runs in a subshell: its assignments stay
+		// there.
+		defer w.restoreVars(w.saveVars())
 	}
 	var redirs []Redir
 	if len(s.Redirs) > 0 {
@@ -275,59 +299,86 @@ func (w *walker) compound(cmd syntax.Command, c ctx) string {
 		// chain costs no nesting depth.
 		var buf [8]*syntax.Stmt
 		var r string
-		for _, st := range flatten(cmd, buf[:0], false) {
+		var first map[string]Word
+		for i, st := range flatten(cmd, buf[:0], false) {
 			if x := w.stmt(st, c); r == "" {
 				r = x
 			}
+			if i == 0 {
+				first = w.saveVars()
+			}
 		}
+		// Only the first command of a chain surely ran.
+		w.vars = joinVars(first, w.vars)
 		return r
 	case *syntax.Subshell:
 		c.Subshell = true
+		defer w.restoreVars(w.saveVars())
 		return w.stmtsStdin(cmd.Stmts, c)
 	case *syntax.Block:
 		return w.stmtsStdin(cmd.Stmts, c)
 	case *syntax.IfClause:
 		var r string
+		var outs []map[string]Word
 		for cl := cmd; cl != nil; cl = cl.Else {
 			if x := w.stmtsStdin(cl.Cond, c); r == "" {
 				r = x
 			}
+			afterCond := w.saveVars()
 			if x := w.stmtsStdin(cl.Then, c); r == "" {
 				r = x
 			}
+			outs = append(outs, w.vars)
+			w.vars = afterCond
+			if cl.Else == nil && len(cl.Cond) > 0 {
+				outs = append(outs, afterCond) // no branch taken
+			}
 		}
+		w.vars = joinAll(outs)
 		return r
 	case *syntax.WhileClause:
 		c.Loop = true
-		r := w.stmtsStdin(cmd.Cond, c)
-		if x := w.stmtsStdin(cmd.Do, c); r == "" {
-			r = x
-		}
+		var r string
+		w.loop("", nil, false, func() {
+			if x := w.stmtsStdin(cmd.Cond, c); r == "" {
+				r = x
+			}
+			if x := w.stmtsStdin(cmd.Do, c); r == "" {
+				r = x
+			}
+		})
 		return r
 	case *syntax.ForClause:
 		c.Loop = true
-		switch l := cmd.Loop.(type) {
-		case *syntax.WordIter:
-			for _, it := range l.Items {
-				w.walkWord(it, c)
-			}
-		case *syntax.CStyleLoop:
-			w.arithm(l.Init, c)
-			w.arithm(l.Cond, c)
-			w.arithm(l.Post, c)
-		}
-		return w.stmtsStdin(cmd.Do, c)
+		return w.forClause(cmd, c)
 	case *syntax.CaseClause:
 		w.walkWord(cmd.Word, c)
 		var r string
-		for _, it := range cmd.Items {
+		entry := w.saveVars()
+		outs := []map[string]Word{entry} // no pattern matched
+		prev := entry
+		for i, it := range cmd.Items {
 			for _, p := range it.Patterns {
 				w.walkWord(p, c)
 			}
-			if x := w.stmtsStdin(it.Stmts, c); r == "" {
-				r = x
+			// An item is entered on a match, and from the item before it
+			// when that one ends in ;& or ;;&: its body is walked from each.
+			starts := []map[string]Word{entry}
+			if i > 0 && cmd.Items[i-1].Op != syntax.Break {
+				starts = append(starts, prev)
 			}
+			var ends []map[string]Word
+			for _, st := range starts {
+				w.vars = maps.Clone(st)
+				if x := w.stmtsStdin(it.Stmts, c); r == "" {
+					r = x
+				}
+				ends = append(ends, w.vars)
+			}
+			prev = joinAll(ends)
+			outs = append(outs, prev)
 		}
+		w.vars = joinAll(outs)
 		return r
 	case *syntax.FuncDecl:
 		w.funcDecl(cmd, c)
@@ -352,8 +403,10 @@ func (w *walker) compound(cmd syntax.Command, c ctx) string {
 	case *syntax.CoprocClause:
 		if cmd.Name != nil {
 			w.walkWord(cmd.Name, c)
+			w.forgetAll() // the coprocess's name is an array bash assigns
 		}
 		c.Background = true
+		defer w.restoreVars(w.saveVars())
 		return w.stmt(cmd.Stmt, c)
 	case *syntax.TestDecl:
 		if cmd.Description != nil {
@@ -381,10 +434,18 @@ func (w *walker) pipeline(b *syntax.BinaryCmd, c ctx) string {
 	var stagesBuf [8]*syntax.Stmt
 	stages := flatten(b, stagesBuf[:0], true)
 	first := ""
+	// Each stage runs in a subshell (the last one in the shell itself with
+	// lastpipe): after the pipeline, only values the last stage left
+	// unchanged are known.
+	entry := w.saveVars()
 	for i, st := range stages {
 		sc := c
 		sc.Pipeline, sc.PipelineLen = i+1, len(stages)
+		w.vars = maps.Clone(entry)
 		r := w.stmt(st, sc)
+		if i == len(stages)-1 {
+			w.vars = joinVars(entry, w.vars)
+		}
 		if i == 0 {
 			first = r
 		} else if r != "" {
@@ -437,7 +498,12 @@ func (w *walker) funcDecl(fd *syntax.FuncDecl, c ctx) {
 	// A function body runs when the function is called, not where it is
 	// defined: nothing of the definition site's pipeline applies.
 	c.Pipeline, c.PipelineLen, c.Background = 0, 0, false
+	// The body runs when called, with the values of that moment: it starts
+	// with nothing known.
+	saved := w.saveVars()
+	w.vars = nil
 	w.stmt(fd.Body, c)
+	w.vars = saved
 	def.end = len(w.script.Commands)
 	*w.funcs = append(*w.funcs, def)
 }
@@ -655,14 +721,18 @@ func (w *walker) walkPart(p syntax.WordPart, c ctx) {
 		if w.tooDeep(p, sc) {
 			return
 		}
+		saved := w.saveVars() // a substitution is a subshell
 		w.stmts(p.Stmts, sc)
+		w.vars = saved
 	case *syntax.ProcSubst:
 		sc := c.substitution()
 		sc.nest++
 		if w.tooDeep(p, sc) {
 			return
 		}
+		saved := w.saveVars()
 		w.stmts(p.Stmts, sc)
+		w.vars = saved
 	case *syntax.ArithmExp:
 		w.arithm(p.X, c)
 	case *syntax.ParamExp:
@@ -686,6 +756,9 @@ func (w *walker) walkPart(p syntax.WordPart, c ctx) {
 		}
 		if p.Exp != nil {
 			w.walkWord(p.Exp.Word, c)
+			if (p.Exp.Op == syntax.AssignUnset || p.Exp.Op == syntax.AssignUnsetOrNull) && p.Param != nil {
+				w.forget(p.Param.Value) // ${x:=v} assigns x
+			}
 		}
 	case *syntax.BraceExp:
 		for _, e := range p.Elems {
@@ -706,11 +779,22 @@ func (w *walker) arithm(x syntax.ArithmExpr, c ctx) {
 	switch x := x.(type) {
 	case *syntax.Word:
 		w.walkWord(x, c)
+		w.arithOperand(x)
 	case *syntax.BinaryArithm:
-		w.arithm(x.X, c)
+		if wd, ok := x.X.(*syntax.Word); ok && x.Op == syntax.Assgn {
+			w.walkWord(wd, c) // a plain assignment does not read its target
+		} else {
+			w.arithm(x.X, c)
+		}
 		w.arithm(x.Y, c)
+		if x.Op >= syntax.Assgn && x.Op <= syntax.PowAssgn {
+			w.arithAssigns(x.X)
+		}
 	case *syntax.UnaryArithm:
 		w.arithm(x.X, c)
+		if x.Op == syntax.Inc || x.Op == syntax.Dec {
+			w.arithAssigns(x.X)
+		}
 	case *syntax.ParenArithm:
 		w.arithm(x.X, c)
 	case *syntax.FlagsArithm:
@@ -724,6 +808,7 @@ func (w *walker) test(x syntax.TestExpr, c ctx) {
 	}
 	if testEvaluatesArith(x) {
 		w.markArith()
+		w.forgetAll() // its operands' values are evaluated, and may assign (vars.go)
 	}
 	c.nest++
 	if w.tooDeep(x, c) {
@@ -774,8 +859,12 @@ func (w *walker) assign(a *syntax.Assign, c ctx) Assign {
 // arguments are its assignments as written, after walking their values.
 func (w *walker) decl(d *syntax.DeclClause, c ctx) {
 	args := make([]Word, 0, len(d.Args))
+	if d.Variant.Value == "nameref" {
+		w.stopTracking()
+	}
 	for _, a := range d.Args {
 		as := w.assign(a, c)
+		w.declBind(d.Variant.Value, a, as)
 		s, e := offsets(a, len(w.src))
 		raw := w.src[s:e]
 		switch {
@@ -822,6 +911,7 @@ func (w *walker) let(l *syntax.LetClause, c ctx) {
 func (w *walker) addCommand(cmd Command) {
 	if commandEvaluatesArith(&cmd) {
 		w.markArith()
+		w.forgetAll()
 	}
 	if cmd.Text == "" {
 		cmd.Text = w.src

@@ -41,6 +41,9 @@ type Script struct {
 	Functions []Function `json:"functions,omitempty"`
 
 	div divergence // the arithmetic half of the divergence check
+	// untracked is set once the script did something after which no
+	// variable's value is known (eval, source, a nameref …; see vars.go).
+	untracked bool
 }
 
 // Command is one simple command reachable in the script, after wrappers have
@@ -96,6 +99,12 @@ type Word struct {
 	// expansion characters (*, ?, [, extended globs, {a,b}, {1..3}); such a
 	// word is not Literal, and Value keeps the pattern as written.
 	Glob bool `json:"glob,omitempty"`
+	// Unknown reports whether the value holds an expansion whose result is
+	// not known statically: a parameter the script did not assign a known
+	// value before (see vars.go; $HOME and ~ are the user's home, not
+	// unknown), a command, process or arithmetic substitution. Value keeps
+	// the expansion's source text.
+	Unknown bool `json:"unknown,omitempty"`
 }
 
 // Assign is an environment assignment NAME=VALUE.

@@ -29,6 +29,7 @@ type wordState struct {
 	b       strings.Builder
 	literal bool
 	glob    bool
+	unknown bool // an expansion's value is not known
 	// brace tracks a possible unquoted brace expansion: 1 after "{", 2 after
 	// a following "," or "..".
 	brace int
@@ -60,7 +61,7 @@ func (w *walker) convWord(sw *syntax.Word) Word {
 	if w.cr != 0 {
 		v = strings.ReplaceAll(v, string(rune(w.cr)), "\r")
 	}
-	return Word{Value: v, Literal: st.literal, Raw: raw, Glob: st.glob}
+	return Word{Value: v, Literal: st.literal, Raw: raw, Glob: st.glob, Unknown: st.unknown}
 }
 
 // assignTilde reports whether an unquoted literal that looks like an
@@ -145,25 +146,46 @@ func (w *walker) convPart(st *wordState, p syntax.WordPart, first bool) {
 				dqUnescape(&st.b, l.Value)
 				continue
 			}
-			st.literal = false
-			s, e := offsets(q, len(w.src))
-			st.b.WriteString(w.src[s:e])
+			w.expansion(st, q, true)
 		}
 	default:
-		// Parameter, command, arithmetic and process substitutions, extended
-		// globs: the value is only known at run time.
-		st.literal = false
-		if _, ok := p.(*syntax.ExtGlob); ok {
-			st.glob = true
-		}
-		s, e := offsets(p, len(w.src))
-		st.b.WriteString(w.src[s:e])
+		w.expansion(st, p, false)
 	}
+}
+
+// expansion writes a part that bash expands: a known variable's value (see
+// vars.go), else the source text, the word then being Unknown unless the
+// part is $HOME. Extended globs are globs.
+func (w *walker) expansion(st *wordState, p syntax.WordPart, quoted bool) {
+	if pe, ok := p.(*syntax.ParamExp); ok {
+		if v, ok := w.knownParam(pe); ok && (quoted || oneField(v.Value)) {
+			st.b.WriteString(v.Value)
+			st.literal = st.literal && v.Literal
+			if !quoted && strings.ContainsAny(v.Value, "*?[") {
+				st.glob, st.literal = true, false
+			}
+			return
+		}
+		if !homeParam(pe) {
+			st.unknown = true
+		}
+	} else if _, ok := p.(*syntax.ExtGlob); ok {
+		st.glob = true
+	} else {
+		st.unknown = true
+	}
+	st.literal = false
+	s, e := offsets(p, len(w.src))
+	st.b.WriteString(w.src[s:e])
 }
 
 // dqUnescape writes a double-quoted literal with bash's escapes removed:
 // inside double quotes a backslash only escapes $ ` " \ and newline.
 func dqUnescape(b *strings.Builder, v string) {
+	if strings.IndexByte(v, '\\') < 0 {
+		b.WriteString(v)
+		return
+	}
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		if c == '\\' && i+1 < len(v) {

@@ -341,7 +341,7 @@ var diskTools = map[string]diskTool{
 	"fdisk": {safe: append([]string{"-l", "--list", "-x", "--list-details"}, helpArgs...), stdin: true, spec: &fdiskSpec},
 	"sfdisk": {safe: append([]string{"-l", "--list", "-d", "--dump", "-J", "--json", "-s", "--show-size", "-V", "--verify",
 		"-g", "--show-geometry", "-F", "--list-free", "--list-types", "-T"}, helpArgs...), stdin: true},
-	"parted":     {safe: append([]string{"-l", "--list", "print", "p", "unit", "help", "version", "quit", "q"}, helpArgs...), stdin: true, spec: &partedSpec},
+	"parted":     {safe: append(append([]string{"-l", "--list"}, partedReadPrefixes()...), helpArgs...), stdin: true, spec: &partedSpec},
 	"badblocks":  {needs: []string{"-w", "-n"}, safe: helpArgs},
 	"hdparm":     {needs: []string{"--security-erase", "--security-erase-enhanced", "--trim-sector-ranges", "--write-sector", "--make-bad-sector", "--fwdownload"}},
 	"nvme":       {needs: []string{"format", "sanitize", "write-zeroes", "write-uncor", "delete-ns", "ns-delete"}, safe: helpArgs},
@@ -588,4 +588,18 @@ func dbus(o *Observation, c Call) {
 			return
 		}
 	}
+}
+
+// partedReadPrefixes are the words parted reads as a command that changes
+// nothing: every prefix of print, unit, help, version, quit and align-check
+// (parted takes unique abbreviations, and none of these prefixes starts a
+// command that writes).
+func partedReadPrefixes() []string {
+	var out []string
+	for _, name := range []string{"print", "unit", "help", "version", "quit", "align-check"} {
+		for i := 1; i <= len(name); i++ {
+			out = append(out, name[:i])
+		}
+	}
+	return out
 }

@@ -211,6 +211,7 @@ func corpora(t *testing.T) []Corpus {
 	add("approval/testdata/corpus.tsv", filepath.Join(repoRoot, "approval", "testdata", "corpus.tsv"), 2)
 	add("approval/testdata/benign.tsv", filepath.Join(repoRoot, "approval", "testdata", "benign.tsv"), 0)
 	add("approval/testdata/oracle-found.tsv", filepath.Join(repoRoot, "approval", "testdata", "oracle-found.tsv"), 1)
+	add("approval/testdata/variables.tsv", filepath.Join(repoRoot, "approval", "testdata", "variables.tsv"), 2)
 	add("approval/testdata/peer-disagreements.tsv", filepath.Join(repoRoot, "approval", "testdata", "peer-disagreements.tsv"), 2)
 	add("internal/oracle/testdata/redteam.tsv", filepath.Join("testdata", "redteam.tsv"), 0)
 	add("shellparse/testdata/divergence.tsv", filepath.Join(repoRoot, "shellparse", "testdata", "divergence.tsv"), 0)
@@ -373,4 +374,26 @@ func FuzzOracle(f *testing.F) {
 // command: an opaque segment (a parser divergence included) or no parse.
 func opaque(an *approval.Analysis) bool {
 	return an.Script == nil || an.ParseErr != "" || len(an.Script.Opaque) > 0
+}
+
+// TestOracleVariables runs approval/testdata/variables.tsv under bash: each
+// command must do what its observed column says (the analyzer's side is
+// approval's TestVariables).
+func TestOracleVariables(t *testing.T) {
+	o := newOracle(t)
+	rows, err := ReadTSV(filepath.Join(repoRoot, "approval", "testdata", "variables.tsv"), 0)
+	require.NoError(t, err)
+	cmds, err := ReadTSV(filepath.Join(repoRoot, "approval", "testdata", "variables.tsv"), 2)
+	require.NoError(t, err)
+	require.Len(t, cmds, len(rows))
+	require.NotEmpty(t, cmds)
+	obs, lost, err := o.Run(t.Context(), cmds)
+	require.NoError(t, err)
+	require.Zero(t, lost)
+	for i, c := range cmds {
+		assert.Equal(t, rows[i], obs[i].Tier.String(), "%q: evidence %v stderr %q", c, obs[i].Evidence, obs[i].Stderr)
+		an, err := Analyze(c)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, an.Verdict, obs[i].Tier, "%q: under-rated", c)
+	}
 }

@@ -1,0 +1,511 @@
+package shellparse
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Shell variables. The walker follows the values bash gives variables in
+// the script itself, so that "x=~; rm -rf "$x"" and "d=/; rm -rf $d" are
+// read as the commands bash runs. A variable is known from an assignment of
+// a value with no unknown expansion in it (x=~, d=/, "export D=/", "local
+// d=/", "declare d=~"), in the order bash runs the script:
+//
+//   - assignments in a subshell, a command or process substitution, a
+//     pipeline stage or a background command do not outlive it;
+//   - after an if, a case, an && / || chain or a loop, only the values every
+//     way through agree on stay known;
+//   - in a loop, a variable the loop assigns anywhere is unknown throughout
+//     it (the next pass sees the last pass's value); "for d in / ~" walks
+//     its body once per item with d bound to it;
+//   - a function body starts with nothing known, and a call of a function
+//     forgets everything;
+//   - read, mapfile, getopts, printf -v, unset, ${x:=v} and arithmetic forget
+//     what they may assign; eval, source, trap, a computed program name,
+//     namerefs, declare's value-changing attributes (-i, -l, -u …) and IFS
+//     assignments stop the tracking for the rest of the script.
+//
+// A use of a known variable is replaced by its value: quoted, or unquoted
+// when the value is one field (no blank, not empty); an unquoted value with
+// glob characters makes the word a glob. Any other expansion keeps its source
+// text and marks the word Unknown, so that the analysis can refuse to let a
+// destructive use of it through.
+
+// maxLoopItems bounds the for-loop items walked one by one.
+const maxLoopItems = 8
+
+// maxProbeDepth bounds nested loops walked pass by pass (see loop and
+// touchedIn); deeper ones are walked once with nothing known.
+const maxProbeDepth = 2
+
+// probeSet records the variables a probed region assigns.
+type probeSet struct {
+	names map[string]bool
+	all   bool
+	jumps bool // a break or continue was seen
+}
+
+// shellManaged are variables bash itself sets while the script runs; their
+// values are never taken from an assignment.
+var shellManaged = map[string]bool{
+	"PWD": true, "OLDPWD": true, "REPLY": true, "OPTARG": true, "OPTIND": true, "RANDOM": true, "SRANDOM": true,
+	"SECONDS": true, "LINENO": true, "BASHPID": true, "FUNCNAME": true, "PIPESTATUS": true, "HISTCMD": true,
+	"EPOCHSECONDS": true, "EPOCHREALTIME": true, "MAPFILE": true, "COPROC": true, "_": true, "COLUMNS": true, "LINES": true,
+	"GROUPS": true, "DIRSTACK": true, "UID": true, "EUID": true, "PPID": true, "SHLVL": true,
+}
+
+func (w *walker) tracking() bool { return !w.script.untracked }
+
+// stopTracking forgets every value and ignores assignments for the rest of
+// the script.
+func (w *walker) stopTracking() {
+	w.script.untracked = true
+	w.forgetAll()
+}
+
+// setVar records that name now holds v (forgotten when v is not known).
+func (w *walker) setVar(name string, v Word) {
+	if name == "IFS" {
+		w.stopTracking() // field splitting changes for every later use
+		return
+	}
+	if !w.tracking() || v.Unknown || shellManaged[name] || strings.HasPrefix(name, "BASH") {
+		w.forget(name)
+		return
+	}
+	w.touch(name)
+	if w.vars == nil {
+		w.vars = make(map[string]Word)
+	}
+	w.vars[name] = Word{Value: v.Value, Literal: v.Literal}
+}
+
+func (w *walker) forget(name string) {
+	w.touch(name)
+	delete(w.vars, name)
+}
+
+func (w *walker) forgetAll() {
+	if w.probe != nil {
+		w.probe.all = true
+	}
+	w.vars = nil
+}
+
+func (w *walker) touch(name string) {
+	if w.probe != nil {
+		if w.probe.names == nil {
+			w.probe.names = make(map[string]bool)
+		}
+		w.probe.names[name] = true
+	}
+}
+
+// saveVars returns a copy of the known values, for restoreVars.
+func (w *walker) saveVars() map[string]Word { return maps.Clone(w.vars) }
+
+func (w *walker) restoreVars(m map[string]Word) { w.vars = m }
+
+// joinVars keeps the values a and b agree on: what is known after either of
+// two ways through.
+func joinVars(a, b map[string]Word) map[string]Word {
+	var out map[string]Word
+	for k, v := range a {
+		if bv, ok := b[k]; ok && bv == v {
+			if out == nil {
+				out = make(map[string]Word)
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// assignValue is the value an assignment word gives its variable: globs and
+// braces are not expanded in an assignment, so only a tilde (or a known
+// non-literal value) keeps it from being literal.
+func assignValue(v Word, tilde bool) Word {
+	if v.Unknown {
+		return v
+	}
+	v.Literal = v.Literal || (v.Glob && !tilde)
+	v.Glob = false
+	return v
+}
+
+// bindAssign applies a standalone assignment (x=v, a+=v, a[i]=v, a=(…)) to
+// the known values.
+func (w *walker) bindAssign(a *syntax.Assign, out Assign) {
+	if a.Name == nil {
+		return
+	}
+	if a.Append || a.Index != nil || a.Array != nil || a.Value == nil {
+		w.forget(a.Name.Value)
+		return
+	}
+	w.setVar(a.Name.Value, assignValue(out.Value, wordHasTilde(a.Value)))
+}
+
+// wordHasTilde reports whether an assignment's value word has a tilde bash
+// expands (at its start or after a ":").
+func wordHasTilde(sw *syntax.Word) bool {
+	if len(sw.Parts) == 0 {
+		return false
+	}
+	l, ok := sw.Parts[0].(*syntax.Lit)
+	return ok && (strings.HasPrefix(l.Value, "~") || strings.Contains(l.Value, ":~"))
+}
+
+// declFlagsKeepValues reports whether a declare/local/export option word
+// leaves assigned values as written: -x, -r, -g, -p, -t, -f and their
+// removal with "+". Others (-i, -l, -u, -n, -a, -A, -c …) transform values
+// or make names aliases.
+func declFlagsKeepValues(opt string) bool {
+	if len(opt) < 2 || (opt[0] != '-' && opt[0] != '+') {
+		return false
+	}
+	for i := 1; i < len(opt); i++ {
+		if !strings.ContainsRune("xrgptf", rune(opt[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// commandVars applies what running the program name with args does to the
+// known values, before the command is resolved further.
+func (w *walker) commandVars(name string, args []Word) {
+	if w.probe != nil && (name == "break" || name == "continue") {
+		w.probe.jumps = true
+	}
+	switch name {
+	case "eval", "source", ".", "trap", "enable", "shopt":
+		// They run text as script or change how later assignments
+		// behave: no value is known after them.
+		w.stopTracking()
+	case "read", "mapfile", "readarray", "getopts", "printf", "unset", "wait":
+		// They assign the variables their arguments name.
+		for _, a := range args {
+			if !a.Literal || strings.HasPrefix(a.Value, "-") {
+				w.forgetAll() // an option may name the variable (-v x, -ax)
+				return
+			}
+			if syntax.ValidName(a.Value) {
+				w.forget(a.Value)
+			}
+		}
+	default:
+		if len(w.vars) > 0 && w.isFunction(name) {
+			w.forgetAll()
+		}
+	}
+}
+
+// isFunction reports whether the source defines a function called name
+// (anywhere: a loop may call a definition that comes later in its body).
+func (w *walker) isFunction(name string) bool {
+	if w.funcNames == nil {
+		w.funcNames = map[string]bool{}
+		if w.file != nil {
+			syntax.Walk(w.file, func(n syntax.Node) bool {
+				if fd, ok := n.(*syntax.FuncDecl); ok && fd.Name != nil {
+					w.funcNames[fd.Name.Value] = true
+				}
+				return true
+			})
+		}
+	}
+	return w.funcNames[name]
+}
+
+// touchedIn walks region in probe mode (nothing is recorded in the script)
+// and returns the variables it assigns; all reports that it may assign any,
+// jumps that it holds a break or continue.
+func (w *walker) touchedIn(region func()) (names map[string]bool, all, jumps bool) {
+	if w.probeDepth >= maxProbeDepth {
+		return nil, true, true
+	}
+	script, funcs, vars, probe := w.script, w.funcs, w.saveVars(), w.probe
+	w.script = &Script{Source: script.Source, div: script.div, untracked: script.untracked}
+	w.funcs = new([]funcDef)
+	w.probe = &probeSet{}
+	w.probeDepth++
+	region()
+	w.probeDepth--
+	p, stopped := w.probe, w.script.untracked
+	w.script, w.funcs, w.vars, w.probe = script, funcs, vars, probe
+	if stopped {
+		w.stopTracking()
+	}
+	if probe != nil {
+		// An enclosing probe sees what this region assigns too.
+		probe.all = probe.all || p.all
+		probe.jumps = probe.jumps || p.jumps
+		for n := range p.names {
+			w.touch(n)
+		}
+	}
+	return p.names, p.all, p.jumps
+}
+
+func (w *walker) dropTouched(names map[string]bool, all bool) map[string]Word {
+	if all {
+		w.forgetAll()
+	}
+	for n := range names {
+		delete(w.vars, n)
+	}
+	return w.saveVars()
+}
+
+// knownParam returns the value of a simple parameter expansion ($x, ${x})
+// of a known variable.
+func (w *walker) knownParam(p *syntax.ParamExp) (Word, bool) {
+	if w.vars == nil || !simpleParam(p) {
+		return Word{}, false
+	}
+	v, ok := w.vars[p.Param.Value]
+	return v, ok
+}
+
+// simpleParam reports whether p only names a variable: $x or ${x}.
+func simpleParam(p *syntax.ParamExp) bool {
+	return p.Param != nil && !p.Excl && !p.Length && !p.Width && p.Index == nil && p.Slice == nil &&
+		p.Repl == nil && p.Names == 0 && p.Exp == nil && p.NestedParam == nil && p.Flags == nil
+}
+
+// homeParam reports whether p is $HOME or ${HOME}, which the analysis reads
+// as the user's home directory.
+func homeParam(p *syntax.ParamExp) bool {
+	return simpleParam(p) && p.Param.Value == "HOME"
+}
+
+// oneField reports whether an unquoted expansion of v is one field under
+// the default IFS.
+func oneField(v string) bool {
+	return v != "" && !strings.ContainsAny(v, " \t\n")
+}
+
+// joinAll joins the values known at the ends of several ways through.
+func joinAll(outs []map[string]Word) map[string]Word {
+	if len(outs) == 0 {
+		return nil
+	}
+	j := outs[0]
+	for _, o := range outs[1:] {
+		j = joinVars(j, o)
+	}
+	return j
+}
+
+// declBind applies one argument of declare/local/export/readonly/typeset to
+// the known values: an option that transforms values stops the tracking, a
+// name=value sets the name, a bare name of local, declare or typeset makes
+// it a new (unknown) variable.
+func (w *walker) declBind(variant string, a *syntax.Assign, as Assign) {
+	switch {
+	case a.Naked && a.Name == nil && a.Value != nil:
+		if !as.Value.Literal || !declFlagsKeepValues(as.Value.Value) {
+			w.stopTracking()
+		}
+	case a.Naked:
+		if variant != "export" && variant != "readonly" && a.Name != nil {
+			w.forget(a.Name.Value)
+		}
+	default:
+		w.bindAssign(a, as)
+	}
+}
+
+// loop walks a loop whose condition and body are walked by body (one
+// pass). Over literal items (for d in / ~: at most maxLoopItems, none a glob
+// or unknown, and no break or continue in the body) each pass is walked in
+// order with the loop variable bound to its item, which is what bash runs.
+// Otherwise three passes are walked: the first from the values known before
+// the loop, the second from those the first left, and one from the values
+// no pass assigns (every variable the loop assigns unknown), which stands for
+// every later pass. After the loop only values that every way agrees on stay
+// known.
+func (w *walker) loop(name string, items []Word, bindable bool, body func()) {
+	if w.loopDepth >= maxProbeDepth {
+		w.forgetAll()
+		body()
+		w.forgetAll()
+		return
+	}
+	w.loopDepth++
+	defer func() { w.loopDepth-- }()
+	names, all, jumps := w.touchedIn(func() {
+		if name != "" {
+			w.forget(name)
+		}
+		body()
+	})
+	bind := bindable && !jumps && w.tracking()
+	if !bind && len(names) == 0 && !all {
+		// The loop assigns nothing: every pass sees the same values.
+		if name != "" {
+			w.forget(name)
+		}
+		body()
+		return
+	}
+	defer w.dedupeFrom(len(w.script.Commands), w.funcCount())
+	entry := w.saveVars()
+	if bind {
+		for _, it := range items {
+			w.setVar(name, it)
+			body()
+		}
+		return
+	}
+	if name != "" {
+		w.forget(name)
+	}
+	body()
+	body()
+	w.vars = maps.Clone(entry)
+	general := w.dropTouched(names, all)
+	if name != "" {
+		w.forget(name)
+	}
+	body()
+	w.vars = joinVars(general, w.vars)
+}
+
+func (w *walker) funcCount() int {
+	if w.funcs == nil {
+		return 0
+	}
+	return len(*w.funcs)
+}
+
+// dedupeFrom drops the commands recorded since index start that repeat an
+// earlier one of them word for word: a loop walked pass by pass records its
+// commands once per pass, and only the passes that differ say something.
+// Function bodies are located by command index, so nothing is dropped when
+// a function was defined meanwhile.
+func (w *walker) dedupeFrom(start, funcs int) {
+	if w.funcCount() != funcs {
+		return
+	}
+	cmds := w.script.Commands
+	seen := make(map[string]bool)
+	out := cmds[:start]
+	for _, c := range cmds[start:] {
+		k := commandKey(&c)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, c)
+	}
+	w.script.Commands = out
+}
+
+// commandKey identifies a command by where it is and the values it runs
+// with.
+func commandKey(c *Command) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d:%d:%s:%v", c.Span.Start, c.Span.End, c.Spelling, c.Context)
+	for _, a := range c.Args {
+		fmt.Fprintf(&b, "\x00%q%t%t%t", a.Value, a.Literal, a.Unknown, a.Glob)
+	}
+	for _, r := range c.Redirs {
+		fmt.Fprintf(&b, "\x01%s%s%q%t", r.Fd, r.Mode, r.Target.Value, r.Target.Unknown)
+	}
+	for _, e := range c.Env {
+		fmt.Fprintf(&b, "\x02%s=%q%t", e.Name, e.Value.Value, e.Value.Unknown)
+	}
+	return b.String()
+}
+
+// forClause walks a for or select loop (see loop).
+func (w *walker) forClause(fc *syntax.ForClause, c ctx) string {
+	var name string
+	var items []Word
+	bindable := false
+	switch l := fc.Loop.(type) {
+	case *syntax.WordIter:
+		name = l.Name.Value
+		bindable = !fc.Select && len(l.Items) > 0 && len(l.Items) <= maxLoopItems
+		for _, it := range l.Items {
+			w.walkWord(it, c)
+			v := w.convWord(it)
+			if v.Unknown || v.Glob || !oneField(v.Value) {
+				bindable = false
+			}
+			items = append(items, v)
+		}
+	case *syntax.CStyleLoop:
+		w.arithm(l.Init, c)
+		w.arithm(l.Cond, c)
+		w.arithm(l.Post, c)
+	}
+	var r string
+	w.loop(name, items, bindable, func() {
+		if x := w.stmtsStdin(fc.Do, c); r == "" {
+			r = x
+		}
+	})
+	return r
+}
+
+// Arithmetic assigns numbers: to the names it assigns (x=1, x+=2, x++), and
+// to whatever a variable's value assigns when bash evaluates that value as
+// an expression (y='x=5'; (( y ))). So an operand that is a known number
+// leaves the values alone; any other variable, or any other word, may
+// assign anything and nothing stays known.
+
+// arithOperand applies a word operand of arithmetic to the known values.
+func (w *walker) arithOperand(x *syntax.Word) {
+	if len(w.vars) == 0 {
+		return
+	}
+	if len(x.Parts) == 1 {
+		var name string
+		switch p := x.Parts[0].(type) {
+		case *syntax.Lit:
+			if isNumberLit(p.Value) {
+				return
+			}
+			name = p.Value
+		case *syntax.ParamExp:
+			if simpleParam(p) {
+				name = p.Param.Value
+			}
+		}
+		if v, ok := w.vars[name]; ok && isNumberLit(v.Value) {
+			return
+		}
+	}
+	w.forgetAll()
+}
+
+// arithAssigns forgets the variable an arithmetic assignment assigns.
+func (w *walker) arithAssigns(x syntax.ArithmExpr) {
+	if wd, ok := x.(*syntax.Word); ok && len(wd.Parts) == 1 {
+		if l, ok := wd.Parts[0].(*syntax.Lit); ok && syntax.ValidName(l.Value) {
+			w.forget(l.Value)
+			return
+		}
+	}
+	w.forgetAll()
+}
+
+// isNumberLit reports whether s is a decimal number, as arithmetic reads
+// one without evaluating anything else.
+func isNumberLit(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,108 @@
+package shellparse
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestVariablesFollowed checks the value of the last rm command's last
+// argument after the script's assignments, as bash would expand it, and
+// whether it is known.
+func TestVariablesFollowed(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		src     string
+		value   string
+		literal bool
+		unknown bool
+	}{
+		{`x=~; rm -rf "$x"`, "~", false, false},
+		{`x='~'; rm -rf "$x"`, "~", true, false},
+		{`d=/; rm -rf $d`, "/", true, false},
+		{`export D=/srv; rm -rf "$D"`, "/srv", true, false},
+		{`local d=/srv; rm $d`, "/srv", true, false},
+		{`a=/home b=$a/alice; rm "$b"`, "/home/alice", true, false},
+		{`x='*'; rm /$x`, "/*", false, false},
+		{`x='*'; rm "/$x"`, "/*", true, false},
+		{`x=/a; x=/b; rm $x`, "/b", true, false},
+		{`x=/a && rm $x`, "/a", true, false},
+		{`x=/a; rm "$HOME"`, "$HOME", false, false},
+		// unknown
+		{`rm "$x"`, "$x", false, true},
+		{`x=$(cat f); rm "$x"`, "$x", false, true},
+		{`x=/a; read x; rm "$x"`, "$x", false, true},
+		{`x=/a; unset x; rm "$x"`, "$x", false, true},
+		{`x=/a; printf -v x %s /b; rm "$x"`, "$x", false, true},
+		{`x=/a; eval true; rm "$x"`, "$x", false, true},
+		{`x=/a; source f; rm "$x"`, "$x", false, true},
+		{`x=/a; $cmd; rm "$x"`, "$x", false, true},
+		{`declare -n r=x; x=/a; rm "$x"`, "$x", false, true},
+		{`x=/a; declare -l x=/B; rm "$x"`, "$x", false, true},
+		{`IFS=/; x=/a; rm "$x"`, "$x", false, true},
+		{`(x=/a); rm "$x"`, "$x", false, true},
+		{`x=/a | true; rm "$x"`, "$x", false, true},
+		{`x=/a & rm "$x"`, "$x", false, true},
+		{`echo $(x=/a); rm "$x"`, "$x", false, true},
+		{`true || x=/a; rm "$x"`, "$x", false, true},
+		{`if c; then x=/a; fi; rm "$x"`, "$x", false, true},
+		{`if c; then x=/a; else x=/a; fi; rm "$x"`, "/a", true, false},
+		{`x=/a; f() { x=/b; }; f; rm "$x"`, "$x", false, true},
+		{`f() { rm "$x"; }; x=/a; f`, "$x", false, true},
+		{`x=/a; : ${x:=/b}; rm "$x"`, "$x", false, true},
+		{`x=/a; (( y = 1 )); rm "$x"`, "/a", true, false},
+		{`x=/a; (( n )); rm "$x"`, "$x", false, true},
+		{`x=/a; y='x=5'; (( y )); rm "$x"`, "$x", false, true},
+		{`x=/a; trap 'x=/b' DEBUG; rm "$x"`, "$x", false, true},
+		{`x="/a /b"; rm $x`, "$x", false, true},
+		{`x=; rm $x`, "$x", false, true},
+		{`x=/a; x+=/b; rm "$x"`, "$x", false, true},
+		{`x=/a rm "$x"`, "$x", false, true},
+		{`PWD=/a; cd /b; rm "$PWD"`, "$PWD", false, true},
+		{`x=/a; for i in 1 2; do read x; done; rm "$x"`, "$x", false, true},
+	}
+	for _, c := range cases {
+		s, err := Parse(c.src, Options{})
+		require.NoError(t, err, c.src)
+		var last Command
+		for _, cmd := range s.Commands {
+			if cmd.Program == "rm" {
+				last = cmd
+			}
+		}
+		require.NotEmpty(t, last.Args, c.src)
+		a := last.Args[len(last.Args)-1]
+		assert.Equal(t, c.value, a.Value, c.src)
+		assert.Equal(t, c.literal, a.Literal, "%s: literal", c.src)
+		assert.Equal(t, c.unknown, a.Unknown, "%s: unknown", c.src)
+	}
+}
+
+// TestVariablesLoops checks that a loop's passes are walked with the values
+// each pass sees: one per literal item, and the next pass after an
+// assignment in the body.
+func TestVariablesLoops(t *testing.T) {
+	t.Parallel()
+	targets := func(src string) []string {
+		s, err := Parse(src, Options{})
+		require.NoError(t, err, src)
+		var out []string
+		for _, c := range s.Commands {
+			if c.Program == "rm" {
+				out = append(out, c.Args[len(c.Args)-1].Value)
+			}
+		}
+		return out
+	}
+	assert.Equal(t, []string{"/", "~"}, targets(`for d in / ~; do rm -rf "$d"; done`))
+	assert.Contains(t, targets(`for i in 1 2; do rm -rf "$x"; x=~; done`), "~")
+	assert.Contains(t, targets(`x=/a; while c; do rm -rf "$x"; x=/b; done`), "/b")
+	assert.Contains(t, targets(`x=/a; while c; do rm -rf "$x"; x=/b; done`), "/a")
+	// break/continue: items are not bound; the first two passes and the
+	// general one (x unknown) are walked
+	assert.Equal(t, []string{"/a", "/b", "$x"}, targets(`x=/a; for i in 1 2; do rm "$x"; x=/b; continue; done`))
+	// no assignment in the loop: one walk, no duplicates
+	assert.Equal(t, []string{"/a"}, targets(`x=/a; while c; do rm "$x"; done`))
+	assert.Equal(t, []string{"$f"}, targets(`for f in *.o; do rm "$f"; done`))
+}
