@@ -102,9 +102,20 @@ const (
 // llRule is one rule: a path inside the sandbox and its rights, dir when
 // the path is a directory when the sandbox starts, file otherwise (the
 // trampoline looks: the rules are applied inside the sandbox).
+//
+// mount, when set, is the part of path the trampoline resolves as usual:
+// a mount point tether made (the workspace, a bind) or "/". Beneath it no
+// component may be a symlink: the sandbox, or an earlier command, can
+// plant one in a tree it may write, and a rule must grant what the person
+// approved, not what a link points to. A rule whose path holds a symlink
+// there is refused (left out and said), never followed. Unset (the
+// system tree, the scratch space, the workspace's own listing rule),
+// symlinks are followed: those paths are tether's layout, and /lib is a
+// link to usr/lib on a merged-/usr system.
 type llRule struct {
 	path      string
 	dir, file uint64
+	mount     string
 }
 
 // tree is a rule granting access beneath p (or to p, a file).
@@ -195,23 +206,34 @@ func landlockRules(cfg Config, system []string) ([]llRule, error) {
 		// does not govern.
 		rules = append(rules, tree(filepath.Clean(cfg.workspaceMount()), llReadDir))
 	}
+	// The mandate's rules are resolved without symlinks beneath the
+	// deepest of tether's mounts that holds them (llRule.mount).
+	mandate := func(r llRule) error {
+		r.mount = "/"
+		for _, o := range own {
+			if o = filepath.Clean(o); within(filepath.Clean(r.path), o) && len(o) > len(r.mount) {
+				r.mount = o
+			}
+		}
+		return add(r, false)
+	}
 	for _, p := range cfg.Landlock.Trees {
-		if err := add(tree(p, llMandate), false); err != nil {
+		if err := mandate(tree(p, llMandate)); err != nil {
 			return nil, err
 		}
 	}
 	for _, p := range cfg.Landlock.Files {
-		if err := add(llRule{path: p, dir: llReadDir, file: llFileRights}, false); err != nil {
+		if err := mandate(llRule{path: p, dir: llReadDir, file: llFileRights}); err != nil {
 			return nil, err
 		}
 	}
 	for _, p := range cfg.Landlock.ReadTrees {
-		if err := add(tree(p, llRead), false); err != nil {
+		if err := mandate(tree(p, llRead)); err != nil {
 			return nil, err
 		}
 	}
 	for _, p := range cfg.Landlock.ReadFiles {
-		if err := add(llRule{path: p, dir: llReadDir, file: llRead & llFileRights}, false); err != nil {
+		if err := mandate(llRule{path: p, dir: llReadDir, file: llRead & llFileRights}); err != nil {
 			return nil, err
 		}
 	}
@@ -229,7 +251,9 @@ func within(p, dir string) bool {
 // a ruleset (seccompexec.h, "The Landlock section"): native-endian
 // handled fs rights, handled net rights, scopes, padding, the attr size,
 // restrict_self's flags, the rule count, then each rule's rights on a
-// directory and on a file, path length and path.
+// directory and on a file, path length, the length of the prefix
+// resolved following symlinks (llRule.mount; the whole path when unset)
+// and path.
 func encodeLandlock(abi llABI, rules []llRule) []byte {
 	b := make([]byte, 0, 48+len(rules)*64)
 	b = binary.NativeEndian.AppendUint64(b, abi.fs)
@@ -244,6 +268,11 @@ func encodeLandlock(abi llABI, rules []llRule) []byte {
 		b = binary.NativeEndian.AppendUint64(b, r.dir&abi.fs)
 		b = binary.NativeEndian.AppendUint64(b, r.file&abi.fs&llFileRights)
 		b = binary.NativeEndian.AppendUint32(b, uint32(len(r.path)))
+		follow := len(r.path)
+		if r.mount != "" {
+			follow = len(r.mount)
+		}
+		b = binary.NativeEndian.AppendUint32(b, uint32(follow))
 		b = append(b, r.path...)
 	}
 	return b

@@ -24,7 +24,7 @@ func TestLandlockABI(t *testing.T) {
 
 func TestLandlockRules(t *testing.T) {
 	cfg := Config{Workspace: "/work/proj", Binds: []Bind{{Source: "/data", Destination: "/mnt/data"}},
-		Landlock: &Landlock{Trees: []string{"/work/proj/src"}, Files: []string{"/work/proj/Makefile"}}}
+		Landlock: &Landlock{Trees: []string{"/work/proj/src", "/mnt/data/in", "/var/cache/x"}, Files: []string{"/work/proj/Makefile"}}}
 	rules, err := landlockRules(cfg, []string{"/usr", "/etc"})
 	require.NoError(t, err)
 	byPath := map[string]llRule{}
@@ -33,8 +33,15 @@ func TestLandlockRules(t *testing.T) {
 	}
 	assert.Equal(t, tree("/usr", llSystem), byPath["/usr"])
 	assert.Equal(t, tree("/tmp", llScratch), byPath["/tmp"])
-	assert.Equal(t, tree("/work/proj/src", llMandate), byPath["/work/proj/src"])
-	assert.Equal(t, llRule{path: "/work/proj/Makefile", dir: llReadDir, file: llFileRights}, byPath["/work/proj/Makefile"])
+	// The mandate's paths are resolved without symlinks beneath the
+	// deepest mount of tether's that holds them, "/" outside them all.
+	src := tree("/work/proj/src", llMandate)
+	src.mount = "/work/proj"
+	assert.Equal(t, src, byPath["/work/proj/src"])
+	assert.Equal(t, "/mnt/data", byPath["/mnt/data/in"].mount)
+	assert.Equal(t, "/", byPath["/var/cache/x"].mount)
+	assert.Equal(t, llRule{path: "/work/proj/Makefile", dir: llReadDir, file: llFileRights, mount: "/work/proj"}, byPath["/work/proj/Makefile"])
+	assert.Empty(t, byPath["/usr"].mount, "the system tree is followed as laid out")
 	assert.Equal(t, tree("/work/proj", llReadDir), byPath["/work/proj"], "the workspace is listed, not read")
 	assert.NotContains(t, byPath, "/mnt/data", "a bind gets only what the policy names")
 	for _, r := range rules {
@@ -59,7 +66,7 @@ func TestLandlockRules(t *testing.T) {
 func TestEncodeLandlock(t *testing.T) {
 	abi := landlockABI(3)
 	b := encodeLandlock(abi, []llRule{tree("/usr", llSystem|llIoctlDev)})
-	require.Len(t, b, 48+20+4)
+	require.Len(t, b, 48+24+4)
 	ne := binary.NativeEndian
 	assert.Equal(t, abi.fs, ne.Uint64(b))
 	assert.Equal(t, abi.attrSize, ne.Uint32(b[32:]))
@@ -67,5 +74,9 @@ func TestEncodeLandlock(t *testing.T) {
 	assert.Equal(t, uint64(llSystem), ne.Uint64(b[48:]), "rights the kernel does not handle are dropped")
 	assert.Equal(t, uint64(llSystem&llFileRights), ne.Uint64(b[56:]))
 	assert.Equal(t, uint32(4), ne.Uint32(b[64:]))
-	assert.Equal(t, "/usr", string(b[68:]))
+	assert.Equal(t, uint32(4), ne.Uint32(b[68:]), "a system rule is resolved following links")
+	assert.Equal(t, "/usr", string(b[72:]))
+
+	b = encodeLandlock(abi, []llRule{{path: "/work/proj/src", dir: llReadDir, mount: "/work/proj"}})
+	assert.Equal(t, uint32(len("/work/proj")), ne.Uint32(b[68:]), "a mandate rule follows links only up to its mount")
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,7 +17,7 @@ import (
 // allows only ok/ makes secret/key world-readable and writable on the
 // host, back-dates it and tags it.
 func TestLandlockMetadataOutsideThePolicy(t *testing.T) {
-	t.Skip("known break: Landlock does not govern chmod/utimensat/setxattr; an enforced sandbox changes the mode, times and xattrs of files outside its mandate (owner w16)")
+	t.Skip("known break (issue 16, docs/landlock.md Limits): Landlock has no right for chmod/chown/utimensat/setxattr and a seccomp filter cannot check their path without a race; the fix is a read-only workspace bind with writable binds of the mandate's write trees (EROFS), not done yet")
 	r := newTestRunner(t)
 	ws, secret := llWorkspace(t)
 	require.NoError(t, os.Chmod(secret, 0o600))
@@ -45,14 +46,49 @@ chmod 0777 secret; echo chmod-dir=$?`, policy)
 // an observe-mode run, or by anyone before approval) must not grant that
 // directory: the person approved "data/**", not "secret/**".
 func TestLandlockRuleThroughSymlink(t *testing.T) {
-	t.Skip("known break: the trampoline opens each Landlock rule's path following symlinks (open(O_PATH) in seccompexec.c), so a mandated data/ that is a link to secret/ grants secret/; open with O_NOFOLLOW or refuse (owner w16)")
-	r := newTestRunner(t)
+	for _, c := range []struct{ name, link, rule, via string }{
+		// The mandated tree itself is the link.
+		{"last", "data", "data", "data"},
+		// A parent of the mandated tree is the link: pub/ -> secret/
+		// makes a mandated pub/sub grant secret/sub.
+		{"parent", "pub", "pub/sub", "pub/sub"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newTestRunner(t)
+			ws, secret := llWorkspace(t)
+			sdir := filepath.Dir(secret)
+			require.NoError(t, os.Mkdir(filepath.Join(sdir, "sub"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(sdir, "sub", "key"), []byte(llSecret+"\n"), 0o644))
+			require.NoError(t, os.Symlink("secret", filepath.Join(ws, c.link)))
+			policy := &Landlock{Trees: []string{filepath.Join(ws, c.rule)}}
+			res, out := llRun(t, r, ws, "cat "+c.via+"/key; cat secret/key; cat secret/sub/key; echo x > "+c.via+"/new; echo after", policy)
+			t.Log(out)
+			assert.NotContains(t, out, llSecret, "the secret was read through the mandated link")
+			assert.Contains(t, out, "after")
+			assert.Contains(t, out, "left out: a symbolic link is on its path", "the refused rule is said")
+			assert.NotEmpty(t, res.PathsRefused)
+			assert.NoFileExists(t, filepath.Join(sdir, "new"))
+			assert.NoFileExists(t, filepath.Join(sdir, "sub", "new"))
+		})
+	}
+}
+
+// TestLandlockSessionRuleThroughSymlink: a session's supervisor applies
+// the same ruleset and must refuse the same link.
+func TestLandlockSessionRuleThroughSymlink(t *testing.T) {
+	m := newTestSessions(t)
 	ws, secret := llWorkspace(t)
 	require.NoError(t, os.Symlink("secret", filepath.Join(ws, "data")))
-	policy := &Landlock{Trees: []string{filepath.Join(ws, "data")}}
-	res, out := llRun(t, r, ws, "cat data/key; cat secret/key; echo x > secret/new; echo after", policy)
-	assert.NotContains(t, out, llSecret, "the secret was read through the mandated link")
-	assert.Contains(t, out, "after")
-	assert.NotEmpty(t, res.PathsRefused)
+	spec := SessionSpec{Config: Config{Workspace: ws, Landlock: &Landlock{Trees: []string{filepath.Join(ws, "data")}}}}
+	s, err := m.Open(t.Context(), "default", "ll-link", spec)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	res, err := s.Exec(t.Context(), Command{Shell: "cat data/key; echo x > data/new; echo after", Stdout: &out, Stderr: &out}, ExecOptions{})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	t.Log(out.String())
+	assert.NotContains(t, out.String(), llSecret, "the secret was read through the mandated link")
+	assert.Contains(t, out.String(), "after")
+	assert.True(t, refusedAt(res, secret, "fs.read_file"), "%+v", res.PathsRefused)
 	assert.NoFileExists(t, filepath.Join(filepath.Dir(secret), "new"))
 }

@@ -170,6 +170,68 @@ struct ll_path_beneath_attr {
 
 #define LL_RULE_PATH_BENEATH 1
 
+// open_rule_path opens a Landlock rule's path (O_PATH): its first follow
+// bytes as usual (tether's own mount point, "/", or the whole path), the
+// rest one component at a time with O_NOFOLLOW from the previous
+// component's descriptor, so that no component there is a symbolic link
+// (a link is opened as itself and refused). Not openat2
+// RESOLVE_NO_SYMLINKS: the sandbox's seccomp profile may make openat2
+// fail with ENOSYS (seccomp_files_on.go), and a session's supervisor runs
+// under it. Each step holds the directory it came from, so a link swapped
+// in meanwhile is seen, not followed. Returns the descriptor or -errno;
+// -ELOOP when a link is on the path.
+static int open_rule_path(char *path, uint32_t follow)
+{
+	size_t plen = strlen(path);
+	if (follow >= plen) {
+		int fd = open(path, O_PATH | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
+	// The mount's own path ends at a component boundary (landlock.go):
+	// "/" alone, or a prefix followed by '/'.
+	if (follow > 1 && path[follow] != '/')
+		return -EINVAL;
+	char saved = path[follow];
+	path[follow] = '\0';
+	int cur = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	path[follow] = saved;
+	if (cur < 0)
+		return -errno;
+	char comp[256];
+	const char *p = path + follow;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			return cur;
+		size_t n = strcspn(p, "/");
+		// The path is clean (filepath.Clean): "." or ".." is hostile.
+		if (n >= sizeof comp || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) {
+			close(cur);
+			return -EINVAL;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		p += n;
+		int next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		close(cur);
+		if (next < 0)
+			return -e;
+		struct stat st;
+		if (fstat(next, &st) < 0) {
+			e = errno;
+			close(next);
+			return -e;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			close(next);
+			return -ELOOP;
+		}
+		cur = next;
+	}
+}
+
 int seccompexec_apply_landlock(const char *sec, size_t len, char *why, size_t size)
 {
 	if (len < SECCOMPEXEC_LANDLOCK_HEADER) {
@@ -203,8 +265,8 @@ int seccompexec_apply_landlock(const char *sec, size_t len, char *why, size_t si
 	char path[4096];
 	for (uint32_t i = 0; i < count; i++) {
 		uint64_t dir_access, file_access;
-		uint32_t plen;
-		if (len - off < 20) {
+		uint32_t plen, follow;
+		if (len - off < 24) {
 			snprintf(why, size, "reading the Landlock ruleset: rule %u is cut short", i);
 			close(rs);
 			return EINVAL;
@@ -212,8 +274,9 @@ int seccompexec_apply_landlock(const char *sec, size_t len, char *why, size_t si
 		memcpy(&dir_access, sec + off, 8);
 		memcpy(&file_access, sec + off + 8, 8);
 		memcpy(&plen, sec + off + 16, 4);
-		off += 20;
-		if (plen == 0 || plen >= sizeof path || len - off < plen) {
+		memcpy(&follow, sec + off + 20, 4);
+		off += 24;
+		if (plen == 0 || plen >= sizeof path || len - off < plen || follow == 0 || follow > plen) {
 			snprintf(why, size, "reading the Landlock ruleset: rule %u is cut short", i);
 			close(rs);
 			return EINVAL;
@@ -221,14 +284,20 @@ int seccompexec_apply_landlock(const char *sec, size_t len, char *why, size_t si
 		memcpy(path, sec + off, plen);
 		path[plen] = '\0';
 		off += plen;
-		int fd = open(path, O_PATH | O_CLOEXEC);
+		int fd = open_rule_path(path, follow);
+		if (fd == -ELOOP) {
+			// A symlink where the rule's path must have none: refused,
+			// never followed; the kernel then refuses what it would
+			// have granted, and the command is told why (its stderr).
+			dprintf(2, "tether: Landlock rule for %.3900s left out: a symbolic link is on its path\n", path);
+			continue;
+		}
 		if (fd < 0) {
-			if (errno == ENOENT || errno == ENOTDIR)
+			if (fd == -ENOENT || fd == -ENOTDIR)
 				continue; // nothing to allow: the kernel refuses it
 			snprintf(why, size, "opening %.3900s for its Landlock rule", path);
-			int e = errno;
 			close(rs);
-			return e;
+			return -fd;
 		}
 		struct stat st;
 		if (fstat(fd, &st) < 0) {
@@ -237,6 +306,11 @@ int seccompexec_apply_landlock(const char *sec, size_t len, char *why, size_t si
 			close(fd);
 			close(rs);
 			return e;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			dprintf(2, "tether: Landlock rule for %.3900s left out: a symbolic link is on its path\n", path);
+			close(fd);
+			continue;
 		}
 		// The rights follow what the path is now, inside the sandbox.
 		uint64_t access = S_ISDIR(st.st_mode) ? dir_access : file_access;

@@ -52,8 +52,12 @@
 // each), the size of struct landlock_ruleset_attr to pass,
 // landlock_restrict_self's flags, the rule count (uint32 each), padding
 // (uint32), then each rule: its rights when the path is a directory and
-// when it is not (uint64 each), the length of its path (uint32) and the
-// path (no NUL). A path
+// when it is not (uint64 each), the length of its path, the length of
+// the prefix resolved following symbolic links (uint32 each; a mount
+// point of tether's, "/", or the whole path) and the path (no NUL).
+// Beneath that prefix the path is opened one component at a time with
+// O_PATH|O_NOFOLLOW: a rule with a symbolic link there is left out and
+// said on stderr, never followed. A path
 // that does not exist is left out; any other failure ends the process
 // without running the program.
 #define SECCOMPEXEC_LANDLOCK_HEADER 48
