@@ -243,6 +243,15 @@ func (a *analyzer) catastrophicWord(c *shellparse.Command, op grammar.Operand) b
 		if w.Literal && w.Value == op.Value && (strings.HasPrefix(w.Value, "~") || strings.HasPrefix(w.Value, "$")) {
 			return false
 		}
+		if w.Glob && strings.IndexByte(op.Value, '{') >= 0 {
+			// Brace expansion: bash runs the command with every
+			// alternative ("~/{*,.*}" is "~/*" and "~/.*").
+			for _, alt := range braceExpand(op.Value) {
+				if isCatastrophicTarget(a.fold(alt)) {
+					return true
+				}
+			}
+		}
 	}
 	return isCatastrophicTarget(a.fold(op.Value))
 }

@@ -313,3 +313,62 @@ func isClean(p string) bool {
 	}
 	return true
 }
+
+// maxBraceWords bounds the words a brace expansion is expanded to; the rest
+// are not checked (the word is already a glob that needs approval).
+const maxBraceWords = 64
+
+// braceExpand returns the words bash's brace expansion makes of v: each
+// "{a,b,…}" alternative list, outermost first, with nesting. A "{x..y}"
+// sequence and a brace without a comma are left as written.
+func braceExpand(v string) []string {
+	out := []string{}
+	var walk func(s string)
+	walk = func(s string) {
+		if len(out) >= maxBraceWords {
+			return
+		}
+		open, alts, end := braceGroup(s)
+		if open < 0 {
+			out = append(out, s)
+			return
+		}
+		for _, a := range alts {
+			walk(s[:open] + a + s[end+1:])
+		}
+	}
+	walk(v)
+	return out
+}
+
+// braceGroup finds the first brace group in s with a top-level comma and
+// returns its opening index, its alternatives and its closing index, or -1.
+func braceGroup(s string) (int, []string, int) {
+	for open := 0; open < len(s); open++ {
+		if s[open] != '{' {
+			continue
+		}
+		depth, start := 0, open+1
+		var alts []string
+		for i := open; i < len(s); i++ {
+			switch s[i] {
+			case '{':
+				depth++
+			case ',':
+				if depth == 1 {
+					alts = append(alts, s[start:i])
+					start = i + 1
+				}
+			case '}':
+				depth--
+				if depth == 0 {
+					if alts != nil {
+						return open, append(alts, s[start:i]), i
+					}
+					i = len(s) // no comma: a literal brace; try the next "{"
+				}
+			}
+		}
+	}
+	return -1, nil, -1
+}

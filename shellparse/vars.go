@@ -261,14 +261,69 @@ func (w *walker) dropTouched(names map[string]bool, all bool) map[string]Word {
 	return w.saveVars()
 }
 
-// knownParam returns the value of a simple parameter expansion ($x, ${x})
-// of a known variable.
-func (w *walker) knownParam(p *syntax.ParamExp) (Word, bool) {
-	if w.vars == nil || !simpleParam(p) {
+// paramValue returns the value of a parameter expansion whose result is
+// known: a known variable or $HOME (the home, which is set), bare or under
+// an operator that yields the value itself when it is set and not empty
+// (${x:?}, ${x:-w}, ${x=w} …), the alternative of ${x:+w}, or a trim by a
+// literal pattern (${x%/}, ${x#pre}). Bash then runs the command with that
+// value, so "rm -rf "${HOME:?}"/*" deletes the home's entries.
+func (w *walker) paramValue(p *syntax.ParamExp) (Word, bool) {
+	if p.Param == nil {
+		return Word{}, false
+	}
+	bare := *p
+	bare.Exp = nil
+	if !simpleParam(&bare) {
 		return Word{}, false
 	}
 	v, ok := w.vars[p.Param.Value]
-	return v, ok
+	if !ok {
+		if p.Param.Value != "HOME" || p.Exp == nil {
+			return Word{}, false // a bare $HOME keeps its spelling (see expansion)
+		}
+		v = Word{Value: "$HOME"} // the analysis reads "$HOME" as the home
+	}
+	if p.Exp == nil {
+		return v, true
+	}
+	if v.Value == "" {
+		return Word{}, false // set but empty: the operators tell unset and null apart
+	}
+	switch p.Exp.Op {
+	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.ErrorUnset, syntax.ErrorUnsetOrNull,
+		syntax.AssignUnset, syntax.AssignUnsetOrNull:
+		return v, true
+	case syntax.AlternateUnset, syntax.AlternateUnsetOrNull:
+		if p.Exp.Word == nil {
+			return Word{}, false
+		}
+		alt := w.convWord(p.Exp.Word)
+		if alt.Unknown || alt.Glob {
+			return Word{}, false
+		}
+		return alt, true
+	case syntax.RemSmallSuffix, syntax.RemLargeSuffix, syntax.RemSmallPrefix, syntax.RemLargePrefix:
+		if p.Exp.Word == nil {
+			return v, true
+		}
+		pat := w.convWord(p.Exp.Word)
+		if !pat.Literal {
+			return Word{}, false // a glob pattern: which part goes is not modelled
+		}
+		suffix := p.Exp.Op == syntax.RemSmallSuffix || p.Exp.Op == syntax.RemLargeSuffix
+		if !v.Literal {
+			// The home has no trailing slash: ${HOME%/} is the home.
+			if v.Value == "$HOME" && suffix && pat.Value != "" && strings.Trim(pat.Value, "/") == "" {
+				return v, true
+			}
+			return Word{}, false
+		}
+		if suffix {
+			return Word{Value: strings.TrimSuffix(v.Value, pat.Value), Literal: true}, true
+		}
+		return Word{Value: strings.TrimPrefix(v.Value, pat.Value), Literal: true}, true
+	}
+	return Word{}, false
 }
 
 // simpleParam reports whether p only names a variable: $x or ${x}.
