@@ -1,5 +1,7 @@
 package grammar
 
+import "strings"
+
 // The rm family and the other coreutils/util-linux programs that delete,
 // copy, write or change files.
 func coreutils() []*Spec {
@@ -166,11 +168,16 @@ func refineFind(inv *Invocation) {
 		}
 		switch o.Name {
 		case "-exec", "-execdir", "-ok", "-okdir":
+			end := len(inv.Args)
 			for j := o.Arg + 1; j < len(inv.Args); j++ {
 				mark(j)
 				if inv.Args[j] == ";" || inv.Args[j] == "+" {
+					end = j
 					break
 				}
+			}
+			if execDeletesFound(inv.Args[o.Arg+1 : end]) {
+				inv.Effects |= Delete
 			}
 		case "-fprintf":
 			if o.ValueArg >= 0 {
@@ -235,6 +242,36 @@ func refineFind(inv *Invocation) {
 	if inv.Effects.Has(Delete) && (!filtered || broken) {
 		inv.Effects |= Recursive
 	}
+}
+
+// parseInner is Parse, bound in init: the specs hold refineFind, so a direct
+// call would make their initialisation depend on itself.
+var parseInner func(program string, args []string) *Invocation
+
+func init() { parseInner = Parse }
+
+// execDeletesFound reports whether the command of a find -exec (its words,
+// without the closing ";" or "+") deletes the files find hands it: a
+// deleting program ("rm -rf", "unlink", "shred -u" …, by the grammar) with
+// "{}" among its targets. find then deletes what it visits, as -delete does.
+func execDeletesFound(words []string) bool {
+	if len(words) == 0 {
+		return false
+	}
+	prog := words[0]
+	if i := strings.LastIndexByte(prog, '/'); i >= 0 {
+		prog = prog[i+1:] // /bin/rm is rm
+	}
+	sub := parseInner(prog, words[1:])
+	if sub.Spec == nil || !sub.Effects.Has(Delete) {
+		return false
+	}
+	for _, op := range sub.Operands {
+		if op.Effects.Has(Target) && strings.Contains(op.Value, "{}") {
+			return true
+		}
+	}
+	return false
 }
 
 // refineSed: without -e or -f the first operand is the script; the others
