@@ -20,6 +20,10 @@ type cmdState struct {
 	// replace is the string a wrapper replaces with run-time data in the
 	// command's words (xargs -I, find -exec's {}), "" if none.
 	replace string
+	// stdin is the command's known standard input, nil when not known;
+	// feed the arguments xargs builds from it (see feed.go).
+	stdin *feed
+	feed  []Word
 	// lastWrap is the word index of the innermost peeled wrapper, -1 if none.
 	lastWrap int
 	// ctx is the context the command was found in.
@@ -63,6 +67,10 @@ func (w *walker) call(s *syntax.Stmt, ce *syntax.CallExpr, redirs []Redir, c ctx
 		wrappers: c.wrap,
 		lastWrap: -1,
 		ctx:      c,
+		stdin:    c.stdin,
+	}
+	if f, replaced := ownFeed(s, redirs); replaced {
+		cs.stdin = f
 	}
 	return w.resolve(cs, 0, c)
 }
@@ -145,7 +153,33 @@ func (w *walker) emit(cs *cmdState, i int, c ctx) {
 		cmd.Args = cs.words[i+1:]
 	}
 	cmd.Context.ExtraArgs = cmd.Context.ExtraArgs || cs.extra
-	w.addCommand(cmd)
+	if cs.feed == nil {
+		w.addCommand(cmd)
+		return
+	}
+	// xargs given a known input runs the command with its items: each in
+	// place of the -I string, or appended.
+	if cs.replace == "" {
+		cmd.Args = append(cmd.Args[:len(cmd.Args):len(cmd.Args)], cs.feed...)
+		w.addCommand(cmd)
+		return
+	}
+	args := cmd.Args
+	for k, it := range cs.feed {
+		if k == maxLoopItems {
+			break
+		}
+		c2 := cmd
+		c2.Args = make([]Word, len(args))
+		for j, a := range args {
+			c2.Args[j] = a
+			if strings.Contains(a.Value, cs.replace) {
+				c2.Args[j] = Word{Value: strings.ReplaceAll(a.Value, cs.replace, it.Value), Raw: a.Raw,
+					Literal: a.Literal && it.Literal, Glob: a.Glob || it.Glob, Unknown: a.Unknown}
+			}
+		}
+		w.addCommand(c2)
+	}
 }
 
 // payload parses text, the literal script given to a shell (bash -c, su -c,

@@ -167,6 +167,9 @@ type ctx struct {
 	nest int
 	// funcNest counts enclosing function definitions.
 	funcNest int
+	// stdin is the known standard input of the commands inside (see
+	// feed.go), nil when not known.
+	stdin *feed
 }
 
 // substitution returns the context of a command or process substitution
@@ -177,6 +180,7 @@ func (c ctx) substitution() ctx {
 	c.Pipeline, c.PipelineLen = 0, 0
 	c.wrap, c.redirs = nil, nil
 	c.env, c.envFlags = nil, nil
+	c.stdin = nil
 	c.ExtraArgs = false
 	return c
 }
@@ -281,6 +285,9 @@ func (w *walker) stmt(s *syntax.Stmt, c ctx) string {
 	case *syntax.CallExpr:
 		return w.call(s, cmd, redirs, c)
 	default:
+		if f, replaced := ownFeed(s, redirs); replaced {
+			c.stdin = f
+		}
 		if len(redirs) > 0 {
 			c.redirs = append(c.redirs[:len(c.redirs):len(c.redirs)], redirs...)
 		}
@@ -442,6 +449,9 @@ func (w *walker) pipeline(b *syntax.BinaryCmd, c ctx) string {
 		sc := c
 		sc.Pipeline, sc.PipelineLen = i+1, len(stages)
 		w.vars = maps.Clone(entry)
+		if i > 0 {
+			sc.stdin = w.producerFeed(stages[i-1])
+		}
 		r := w.stmt(st, sc)
 		if i == len(stages)-1 {
 			w.vars = joinVars(entry, w.vars)

@@ -256,6 +256,16 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 	if replace != "" {
 		cs.replace = replace
 	}
+	if name == "xargs" && cs.stdin != nil {
+		opts := make(map[string]string, len(inv.Options))
+		for _, o := range inv.Options {
+			opts[o.Name] = o.Value
+		}
+		if items, ok := xargsItems(cs.stdin, opts); ok {
+			cs.feed = feedWords(cs.stdin, items)
+		}
+		cs.stdin = nil // xargs reads it: the command it runs gets none
+	}
 	if shellMode && next < len(cs.words) {
 		// sudo -s/-i CMD…: the user's shell runs the words with -c.
 		w.shellString(name, cs, next, len(cs.words), c)

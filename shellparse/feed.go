@@ -1,0 +1,212 @@
+package shellparse
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Known standard input of xargs. When what xargs reads is known statically
+// — the output of an echo, printf or "ls -d" of known words in the pipeline
+// stage before it, or a here-string or literal here-document — its
+// arguments are those words, and the command it runs is recorded with them
+// ("echo ~ | xargs rm -rf" is "rm -rf ~"). Any other input stays run-time
+// data (Context.ExtraArgs).
+
+// maxFeedItems bounds the items of a known input that are read.
+const maxFeedItems = 64
+
+// feed is text known to arrive on a command's standard input. lit reports
+// whether every word that made it was literal (no tilde, glob or variable
+// expansion); glob whether one was a glob bash expanded before writing it.
+type feed struct {
+	text      string
+	lit, glob bool
+}
+
+// producerFeed returns what the pipeline stage st writes to its standard
+// output when that is known: echo, printf '%s<sep>' or "ls -d" of words
+// with no unknown expansion.
+func (w *walker) producerFeed(st *syntax.Stmt) *feed {
+	ce, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Negated || st.Background || len(st.Redirs) > 0 || len(ce.Assigns) > 0 || len(ce.Args) < 2 {
+		return nil
+	}
+	words := make([]Word, len(ce.Args))
+	for i, a := range ce.Args {
+		words[i] = w.convWord(a)
+		if words[i].Unknown {
+			return nil
+		}
+	}
+	if !words[0].Literal {
+		return nil
+	}
+	f := &feed{lit: true}
+	args := words[1:]
+	sep := " "
+	switch words[0].Value {
+	case "echo":
+		if len(args) > 0 && args[0].Literal && strings.HasPrefix(args[0].Value, "-") {
+			return nil // -e, -n …: escapes and newlines change the output
+		}
+	case "printf":
+		if !args[0].Literal {
+			return nil
+		}
+		switch args[0].Value {
+		case `%s\n`, `%s\0`, `%s `, `%s\t`, `%s\000`:
+			sep = ansiC(args[0].Value[2:])
+		default:
+			return nil
+		}
+		args = args[1:]
+	case "ls":
+		if len(args) == 0 || !args[0].Literal || (args[0].Value != "-d" && args[0].Value != "-1d" && args[0].Value != "-d1") {
+			return nil
+		}
+		args, sep = args[1:], "\n"
+	default:
+		return nil
+	}
+	var b strings.Builder
+	for i, a := range args {
+		if i > 0 && words[0].Value == "echo" {
+			b.WriteString(sep)
+		}
+		b.WriteString(a.Value)
+		if words[0].Value != "echo" {
+			b.WriteString(sep)
+		}
+		f.lit = f.lit && a.Literal
+		f.glob = f.glob || a.Glob
+	}
+	if words[0].Value == "echo" {
+		b.WriteByte('\n')
+	}
+	f.text = b.String()
+	return f
+}
+
+// ownFeed returns what the command's own redirections s.Redirs (converted
+// as redirs) put on its standard input: the text of the last here-string or
+// here-document when known. replaced reports that they set the input at
+// all, known or not (a file, a heredoc with expansions).
+func ownFeed(s *syntax.Stmt, redirs []Redir) (f *feed, replaced bool) {
+	for k, r := range s.Redirs {
+		if k >= len(redirs) {
+			return nil, true
+		}
+		if r.N != nil && r.N.Value != "0" {
+			continue
+		}
+		rd := redirs[k]
+		switch r.Op {
+		case syntax.WordHdoc:
+			// A here-string is expanded (tilde included): keep the
+			// word's reading.
+			f, replaced = nil, true
+			if !rd.Target.Unknown {
+				f = &feed{text: rd.Body + "\n", lit: rd.Target.Literal, glob: false}
+			}
+		case syntax.Hdoc, syntax.DashHdoc:
+			f, replaced = nil, true
+			if body, ok := literalHeredoc(r, rd); ok {
+				f = &feed{text: body, lit: true}
+			}
+		case syntax.RdrIn, syntax.DplIn, syntax.RdrInOut:
+			f, replaced = nil, true
+		}
+	}
+	return f, replaced
+}
+
+// xargsItems splits input as xargs reads it: by NUL with --null, by the
+// --delimiter character, by lines with -I/--replace, and otherwise at
+// blanks with xargs' own quotes and backslashes. It reports false for input
+// or options it does not model (an end-of-file string, an argument file).
+func xargsItems(in *feed, opts map[string]string) ([]string, bool) {
+	if _, ok := opts["-E"]; ok {
+		return nil, false
+	}
+	for _, k := range [...]string{"--eof", "--arg-file"} {
+		if _, ok := opts[k]; ok {
+			return nil, false
+		}
+	}
+	_, null := opts["--null"]
+	d, delim := opts["--delimiter"]
+	_, lines := opts["-I"]
+	if _, ok := opts["--replace"]; ok {
+		lines = true
+	}
+	var items []string
+	switch {
+	case null || delim:
+		sep := "\x00"
+		if delim {
+			if sep = ansiC(d); len(sep) != 1 {
+				return nil, false
+			}
+		}
+		items = strings.Split(in.text, sep)
+		if n := len(items); n > 0 && items[n-1] == "" {
+			items = items[:n-1]
+		}
+	default:
+		var cur strings.Builder
+		has := false
+		var q byte
+		for i := 0; i < len(in.text); i++ {
+			c := in.text[i]
+			switch {
+			case q != 0:
+				if c == q {
+					q = 0
+				} else if c == '\n' {
+					return nil, false // xargs: unmatched quote
+				} else {
+					cur.WriteByte(c)
+				}
+			case c == '\'' || c == '"':
+				q, has = c, true
+			case c == '\\' && i+1 < len(in.text):
+				i++
+				cur.WriteByte(in.text[i])
+				has = true
+			case c == '\n' || (!lines && (c == ' ' || c == '\t')):
+				if has {
+					items = append(items, cur.String())
+				}
+				cur.Reset()
+				has = false
+			case (c == ' ' || c == '\t') && !has:
+				// -I: leading blanks of a line are dropped
+			default:
+				cur.WriteByte(c)
+				has = true
+			}
+		}
+		if q != 0 {
+			return nil, false
+		}
+		if has {
+			items = append(items, cur.String())
+		}
+	}
+	if len(items) > maxFeedItems {
+		return nil, false
+	}
+	return items, true
+}
+
+// feedWords makes the words xargs passes from the items of a known input.
+// An item keeps a tilde or glob reading only when some input word had one
+// (bash expanded it before xargs read the text).
+func feedWords(in *feed, items []string) []Word {
+	out := make([]Word, len(items))
+	for i, it := range items {
+		out[i] = Word{Value: it, Raw: it, Literal: in.lit, Glob: in.glob && strings.ContainsAny(it, "*?[")}
+	}
+	return out
+}
