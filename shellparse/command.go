@@ -112,6 +112,9 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 				return stdin
 			}
 			w.emit(cs, i, c)
+			if fd := w.defs[name]; fd != nil && i == 0 {
+				w.callFunction(fd, cs.words[1:], c)
+			}
 			return w.stdinReader(cs, i)
 		}
 		cs.lastWrap = i

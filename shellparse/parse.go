@@ -212,6 +212,11 @@ type walker struct {
 	probe      *probeSet
 	probeDepth int
 	loopDepth  int
+	// defs are the functions defined so far in this source, by name, and
+	// calls the call walks made (see callFunction).
+	defs   map[string]*syntax.FuncDecl
+	calls  int
+	inCall bool
 }
 
 type funcDef struct {
@@ -515,6 +520,12 @@ func (w *walker) funcDecl(fd *syntax.FuncDecl, c ctx) {
 	w.stmt(fd.Body, c)
 	w.vars = saved
 	def.end = len(w.script.Commands)
+	if name != "" {
+		if w.defs == nil {
+			w.defs = map[string]*syntax.FuncDecl{}
+		}
+		w.defs[name] = fd
+	}
 	*w.funcs = append(*w.funcs, def)
 }
 

@@ -3,6 +3,7 @@ package shellparse
 import (
 	"fmt"
 	"maps"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -186,6 +187,9 @@ func (w *walker) commandVars(name string, args []Word) {
 		// They run text as script or change how later assignments
 		// behave: no value is known after them.
 		w.stopTracking()
+	case "shift", "set":
+		// They change the positional parameters a call walk knows.
+		w.forgetAll()
 	case "read", "mapfile", "readarray", "getopts", "printf", "unset", "wait":
 		// They assign the variables their arguments name.
 		for _, a := range args {
@@ -429,6 +433,36 @@ func (w *walker) loop(name string, items []Word, bindable bool, body func()) {
 	}
 	body()
 	w.vars = joinVars(general, w.vars)
+}
+
+// maxCallWalks bounds the function calls walked with their arguments.
+const maxCallWalks = 8
+
+// callFunction walks the body of the function fd again for a call with
+// known arguments, its positional parameters ($1 … $9) bound to them, so
+// that "f() { rm -rf "$1"; }; f ~" is read as the "rm -rf ~" bash runs.
+// Calls inside a call walk, and calls past maxCallWalks, are not walked:
+// the body's commands were recorded at its definition with nothing known.
+func (w *walker) callFunction(fd *syntax.FuncDecl, args []Word, c ctx) {
+	if w.inCall || w.calls >= maxCallWalks || len(args) == 0 || len(args) > 9 || !w.tracking() {
+		return
+	}
+	for _, a := range args {
+		if a.Unknown {
+			return
+		}
+	}
+	w.calls++
+	saved := w.saveVars()
+	w.vars = make(map[string]Word, len(args))
+	for i, a := range args {
+		w.vars[strconv.Itoa(i+1)] = a
+	}
+	c.Function = fd.Name.Value
+	w.inCall = true
+	w.stmt(fd.Body, c)
+	w.inCall = false
+	w.vars = saved
 }
 
 func (w *walker) funcCount() int {
