@@ -269,6 +269,10 @@ func (a *analyzer) code(c *shellparse.Command, inv *grammar.Invocation, text str
 		if !grammar.AwkRunsCommands(text) {
 			return
 		}
+		// A literal command string is a shell payload, as bash -c's is.
+		for _, cmd := range grammar.AwkCommandStrings(text) {
+			a.keepHardline(c, cmd)
+		}
 	case "sed":
 		a.sedScript(c, text)
 		return

@@ -125,6 +125,67 @@ func AwkRunsCommands(prog string) bool {
 	return strings.Contains(p, "getline") && strings.Contains(prog, "\"")
 }
 
+// AwkCommandStrings returns the shell commands an awk program runs that are
+// spelled as one string literal: the argument of system("…"), the command
+// of print … | "…" (or |&) and of "…" | getline. awk hands each to sh -c.
+// Commands built at run time (concatenations, variables) are not returned;
+// AwkRunsCommands still reports them.
+func AwkCommandStrings(prog string) []string {
+	p := stripAwkStrings(prog) // same length; strings keep their quotes
+	var out []string
+	for i := 0; i < len(p); i++ {
+		if p[i] != '"' {
+			continue
+		}
+		end := strings.IndexByte(p[i+1:], '"')
+		if end < 0 {
+			break
+		}
+		end += i + 1
+		before := strings.TrimRight(p[:i], " \t\n\\")
+		after := strings.TrimLeft(p[end+1:], " \t\n\\")
+		runs := strings.HasSuffix(before, "|") || strings.HasSuffix(before, "|&")
+		if rest, ok := strings.CutPrefix(after, "|"); ok {
+			rest = strings.TrimLeft(strings.TrimPrefix(rest, "&"), " \t\n\\")
+			runs = runs || strings.HasPrefix(rest, "getline") // "cmd" | getline
+		}
+		if strings.HasSuffix(before, "(") && (strings.HasPrefix(after, ")") || strings.HasPrefix(after, ",")) {
+			fn := strings.TrimRight(before[:len(before)-1], " \t\n\\")
+			runs = runs || strings.HasSuffix(fn, "system")
+		}
+		if runs {
+			out = append(out, awkUnescape(prog[i+1:end]))
+		}
+		i = end
+	}
+	return out
+}
+
+// awkUnescape decodes the escapes of an awk string literal's body.
+func awkUnescape(v string) string {
+	if strings.IndexByte(v, '\\') < 0 {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c != '\\' || i+1 == len(v) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch v[i] {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		default:
+			b.WriteByte(v[i]) // \" \\ \/ and the rest stand for themselves
+		}
+	}
+	return b.String()
+}
+
 // stripAwkStrings blanks string literals and comments, keeping their
 // quotes, so that "|" or "system" inside a string does not count; a
 // string's content is shown as x.
