@@ -39,6 +39,7 @@ func (w *walker) call(s *syntax.Stmt, ce *syntax.CallExpr, redirs []Redir, c ctx
 		env = make([]Assign, 0, len(ce.Assigns))
 		for _, a := range ce.Assigns {
 			as := w.assign(a, c)
+			w.startupFeed(s, a, c)
 			if len(ce.Args) == 0 {
 				// A standalone assignment sets the shell's variable, in
 				// order ("a=/ b=$a"); before a command it is only that

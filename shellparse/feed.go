@@ -54,6 +54,10 @@ func (w *walker) producerFeed(st *syntax.Stmt) *feed {
 		if !args[0].Literal {
 			return nil
 		}
+		if len(args) == 1 && !strings.Contains(args[0].Value, "%") {
+			// A format alone: its text, escapes decoded.
+			return &feed{text: ansiC(args[0].Value), lit: true}
+		}
 		switch args[0].Value {
 		case `%s\n`, `%s\0`, `%s `, `%s\t`, `%s\000`:
 			sep = ansiC(args[0].Value[2:])
@@ -209,4 +213,23 @@ func feedWords(in *feed, items []string) []Word {
 		out[i] = Word{Value: it, Raw: it, Literal: in.lit, Glob: in.glob && strings.ContainsAny(it, "*?[")}
 	}
 	return out
+}
+
+// startupFeed walks the start-up file a shell reads when the assignment a
+// sets BASH_ENV or ENV to a process substitution that only prints known
+// text ("BASH_ENV=<(echo 'rm -rf ~') bash -c true"): the text is a script
+// the started shell runs, a payload like bash -c's.
+func (w *walker) startupFeed(s *syntax.Stmt, a *syntax.Assign, c ctx) {
+	if a.Name == nil || (a.Name.Value != "BASH_ENV" && a.Name.Value != "ENV") || a.Value == nil || len(a.Value.Parts) != 1 {
+		return
+	}
+	ps, ok := a.Value.Parts[0].(*syntax.ProcSubst)
+	if !ok || ps.Op != syntax.CmdIn || len(ps.Stmts) != 1 {
+		return
+	}
+	f := w.producerFeed(ps.Stmts[0])
+	if f == nil {
+		return
+	}
+	w.payload(a.Name.Value, f.text, a.Value, a.Value, &cmdState{stmt: s, wrappers: c.wrap, redirs: c.redirs, env: c.env, envFlags: c.envFlags}, c)
 }
