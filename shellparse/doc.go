@@ -176,7 +176,19 @@
 // readonly, for-loop items) are substituted where $x or ${x} is expanded, in
 // the order bash runs the script; a value that cannot be known there leaves
 // the expansion's text in the word and sets Word.Unknown (vars.go says which
-// constructs forget or stop the tracking).
+// constructs forget or stop the tracking). An operator that yields the value
+// itself when it is set and not empty (${x:?}, ${x:-w}, ${x=w}), ${x:+w}
+// and a trim by a literal pattern (${x%/}, ${x#pre}) have known values too;
+// $HOME is taken as set, and ${HOME%/} as the home. A function called with
+// known arguments is walked again with $1 … $9 bound to them (once per call,
+// at most 8 calls, not inside another such walk).
+//
+// Known standard input (feed.go): xargs whose input is an echo, printf
+// '%s<sep>' or "ls -d" of known words in the pipeline stage before it, or a
+// here-string or literal heredoc, runs its command with the items split as
+// xargs splits them (-0, -d, -I lines, quotes); the items are appended, or
+// put in place of the -I string (one command per item, at most 8). BASH_ENV
+// or ENV set to <(…) of such a printer is a payload the started shell runs.
 //
 // Plain one-line commands and pipelines of them are given the tree mvdan.cc/sh
 // would build without running its parser (simple.go); anything else is
