@@ -32,6 +32,14 @@ func (w *walker) producerFeed(st *syntax.Stmt) *feed {
 	if !ok || st.Negated || st.Background || len(st.Redirs) > 0 || len(ce.Assigns) > 0 || len(ce.Args) < 2 {
 		return nil
 	}
+	// Most stages print something else: look at the program before
+	// converting any word, so that they cost nothing.
+	if len(ce.Args[0].Parts) != 1 {
+		return nil
+	}
+	if l, ok := ce.Args[0].Parts[0].(*syntax.Lit); !ok || (l.Value != "echo" && l.Value != "printf" && l.Value != "ls") {
+		return nil
+	}
 	words := make([]Word, len(ce.Args))
 	for i, a := range ce.Args {
 		words[i] = w.convWord(a)
