@@ -114,8 +114,11 @@ func TestSessionSoakDefaultLimits(t *testing.T) {
 		pids, err := s.HostPIDs()
 		require.NoError(t, err)
 		for _, pid := range pids {
+			// The supervisor is its pid namespace's init; the creation
+			// gate's helper, forked from it before its runtime starts,
+			// shares its command line.
 			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-			if !strings.Contains(string(cmdline), sandbox.SupervisorArg) {
+			if !strings.Contains(string(cmdline), sandbox.SupervisorArg) || !isNamespaceInit(pid) {
 				continue
 			}
 			pss, cg := hostMemory(t, pid)
@@ -171,4 +174,20 @@ func TestBackgroundStartFailureIsFailure(t *testing.T) {
 	t.Logf("refused start: %s", last.Message)
 	assert.False(t, last.Ran, "%s", last.Message)
 	assert.Contains(t, last.Message, "nothing ran")
+}
+
+// isNamespaceInit reports whether pid is pid 1 of its own pid namespace
+// (the last NSpid field of /proc/PID/status).
+func isNamespaceInit(pid int) bool {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			return len(f) > 1 && f[len(f)-1] == "1"
+		}
+	}
+	return false
 }
