@@ -169,10 +169,7 @@ func (w *walker) emit(cs *cmdState, i int, c ctx) {
 		return
 	}
 	args := cmd.Args
-	for k, it := range cs.feed {
-		if k == maxLoopItems {
-			break
-		}
+	for _, it := range cs.feed { // at most maxFeedItems: every item is checked
 		c2 := cmd
 		c2.Args = make([]Word, len(args))
 		for j, a := range args {

@@ -187,8 +187,9 @@
 // '%s<sep>' or "ls -d" of known words in the pipeline stage before it, or a
 // here-string or literal heredoc, runs its command with the items split as
 // xargs splits them (-0, -d, -I lines, quotes); the items are appended, or
-// put in place of the -I string (one command per item, at most 8). BASH_ENV
-// or ENV set to <(…) of such a printer is a payload the started shell runs.
+// put in place of the -I string (one command per item); an input of more
+// than 64 items stays run-time data. BASH_ENV or ENV set to <(…) of such a
+// printer is a payload the started shell runs.
 //
 // Plain one-line commands and pipelines of them are given the tree mvdan.cc/sh
 // would build without running its parser (simple.go); anything else is
