@@ -20,7 +20,9 @@ func coreutils() []*Spec {
 			flags("-i -I --no-preserve-root --one-file-system --dir -d --verbose -v"))},
 		{Name: "rmdir", Effects: Delete, Operands: allTargets, Options: gnu(flags("--ignore-fail-on-non-empty --parents -p --verbose -v"))},
 		{Name: "unlink", Effects: Delete, Operands: allTargets, Options: gnuHelp()},
-		{Name: "shred", Effects: DeviceWrite, Operands: allTargets, Options: gnu(
+		// shred destroys its targets' data whether or not -u removes them after:
+		// for the catalog it deletes them (and writes any device among them).
+		{Name: "shred", Effects: DeviceWrite | Delete, Operands: allTargets, Options: gnu(
 			args("--iterations -n --size -s --random-source"),
 			ops(opt("--remove -u", 0), flag("--force -f", Force)),
 			flags("--exact -x --verbose -v --zero -z"))},
