@@ -208,11 +208,16 @@ func (ps *Pools) Close() error {
 	return nil
 }
 
+// lookup returns the profile's pool, nil when it has none.
+func (ps *Pools) lookup(profile string) *pool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.pools[profile]
+}
+
 // Ready is how many sandboxes the profile's pool holds ready.
 func (ps *Pools) Ready(profile string) int {
-	ps.mu.Lock()
-	pl := ps.pools[profile]
-	ps.mu.Unlock()
+	pl := ps.lookup(profile)
 	if pl == nil {
 		return 0
 	}
@@ -414,9 +419,7 @@ func (ps *Pools) held(profile string) int64 {
 	if ps == nil {
 		return 0
 	}
-	ps.mu.Lock()
-	pl := ps.pools[profile]
-	ps.mu.Unlock()
+	pl := ps.lookup(profile)
 	if pl == nil {
 		return 0
 	}
@@ -442,9 +445,7 @@ func (ps *Pools) release(profile string, need int64) int64 {
 	if ps == nil {
 		return 0
 	}
-	ps.mu.Lock()
-	pl := ps.pools[profile]
-	ps.mu.Unlock()
+	pl := ps.lookup(profile)
 	if pl == nil {
 		return 0
 	}
