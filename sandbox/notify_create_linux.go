@@ -268,6 +268,12 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 		}
 		var got int
 		got, err = ioctlRet(fd, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add))
+		if err == unix.ESRCH {
+			// The caller was interrupted (or died) with the descriptor
+			// queued but not installed: the kernel drops it with ESRCH,
+			// and the restarted call must find the effect as ENOENT does.
+			err = unix.ENOENT
+		}
 		switch {
 		case err == nil:
 			resp := seccompNotifResp{id: n.id, val: int64(got)}
