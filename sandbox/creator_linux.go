@@ -522,17 +522,38 @@ func (c *creator) call(msg []byte, rights []int, open bool, g *execGateRun, list
 	return val, got, nil
 }
 
-// createReplay is a call the helper performed whose caller was interrupted
-// (a signal, on a kernel or filter without WAIT_KILLABLE_RECV) before it
-// had the answer: the kernel restarts the call with the same arguments,
-// which must get the first result, not a second effect (a second mkdir
-// fails with EEXIST, a second open(O_EXCL) too). Kept for the next call of
-// the same thread, for a second at most.
+// createReplay is a call the helper performed, kept for a restart of it.
+// On a filter without WAIT_KILLABLE_RECV (a session's: libcontainer
+// loads it) a signal can interrupt the caller after the effect and before
+// it has the answer, and the kernel restarts the call with the same
+// arguments: that must get the first result, not a second effect (a
+// second mkdir fails with EEXIST, a second open(O_EXCL) too). The answer
+// can be lost even when SECCOMP_IOCTL_NOTIF_SEND succeeds: a caller woken
+// by the signal just before the answer arrives still takes its
+// "interrupted" path. So every performed call is kept, not only those
+// whose answer tether saw fail, and a thread's next identical call within
+// createReplayWindow gets it back; any other call of that thread drops
+// it. The price (docs/workspace.md): a thread that repeats an identical
+// creating call at once, with no other creating call between, gets the
+// first success again instead of EEXIST.
 type createReplay struct {
 	key   createKey
 	val   int64
 	fd    *os.File // an open's descriptor, owned
 	until time.Time
+}
+
+// createReplayWindow bounds how long a performed call waits for its
+// restart; maxReplays how many threads' calls are kept at once.
+const (
+	createReplayWindow = time.Second
+	maxReplays         = 64
+)
+
+func (r *createReplay) close() {
+	if r.fd != nil {
+		_ = r.fd.Close()
+	}
 }
 
 // createKey is what makes a call the same call: the thread, the system
@@ -544,23 +565,43 @@ type createKey struct {
 	strings string
 }
 
-// takeReplay returns the replay for key, if it is the one kept; any other
-// is dropped.
+// takeReplay returns the thread's kept call if key is that call and its
+// window is open; whatever the thread had kept is dropped.
 func (g *execGateRun) takeReplay(key createKey) *createReplay {
-	r := g.replay
-	switch {
-	case r == nil:
+	r := g.replays[key.tid]
+	if r == nil {
 		return nil
-	case time.Now().After(r.until):
-	case r.key.tid != key.tid:
-		return nil // another thread's: kept
-	case r.key == key:
-		g.replay = nil
+	}
+	delete(g.replays, key.tid)
+	if r.key == key && time.Now().Before(r.until) {
 		return r
 	}
-	g.replay = nil
-	if r.fd != nil {
-		_ = r.fd.Close()
-	}
+	r.close()
 	return nil
+}
+
+// keepReplay keeps a performed call (owning fd) for its thread, dropping
+// what has expired, and the oldest past maxReplays.
+func (g *execGateRun) keepReplay(key createKey, val int64, fd *os.File) {
+	now := time.Now()
+	if g.replays == nil {
+		g.replays = make(map[uint32]*createReplay)
+	}
+	if old := g.replays[key.tid]; old != nil {
+		old.close()
+	}
+	var oldest *createReplay
+	for tid, r := range g.replays {
+		if now.After(r.until) {
+			r.close()
+			delete(g.replays, tid)
+		} else if oldest == nil || r.until.Before(oldest.until) {
+			oldest = r
+		}
+	}
+	if len(g.replays) >= maxReplays && oldest != nil {
+		oldest.close()
+		delete(g.replays, oldest.key.tid)
+	}
+	g.replays[key.tid] = &createReplay{key: key, val: val, fd: fd, until: now.Add(createReplayWindow)}
 }

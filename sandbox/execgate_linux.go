@@ -87,9 +87,9 @@ type execGateRun struct {
 	// pending are notifications received while the helper was performing
 	// a call (serve's goroutine only): answered next.
 	pending []seccompNotif
-	// replay is the last call the helper performed whose caller was
-	// interrupted before it had the answer (serve's goroutine only).
-	replay *createReplay
+	// replays are the last call the helper performed for each thread,
+	// for a restart of it (serve's goroutine only; see createReplay).
+	replays map[uint32]*createReplay
 	// createChild is the supervisor's end of the creation gate's socket
 	// (a supervised sandbox's), until the supervisor has it.
 	createChild *os.File
@@ -247,8 +247,8 @@ func (g *execGateRun) shut() {
 	_, _ = unix.Write(g.stop, one[:])
 	g.serving.Wait()
 	_ = unix.Close(g.stop)
-	if g.replay != nil && g.replay.fd != nil {
-		_ = g.replay.fd.Close()
+	for _, r := range g.replays {
+		r.close()
 	}
 }
 

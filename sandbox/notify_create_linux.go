@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -250,10 +249,8 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	if errno != 0 {
 		return answer(seccompNotifResp{id: n.id, error: -int32(errno)})
 	}
-	var err error
 	if newfd == nil {
-		resp := seccompNotifResp{id: n.id, val: val}
-		err = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+		answer(seccompNotifResp{id: n.id, val: val})
 	} else {
 		// Installed first, answered next. Not in one step (ADDFD_FLAG_SEND):
 		// that ioctl waits for the caller, and when a signal (the Go
@@ -266,19 +263,14 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 		if req.flags&unix.O_CLOEXEC != 0 {
 			add.newfdFlags = unix.O_CLOEXEC
 		}
-		var got int
-		got, err = ioctlRet(fd, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add))
-		if err == unix.ESRCH {
-			// The caller was interrupted (or died) with the descriptor
-			// queued but not installed: the kernel drops it with ESRCH,
-			// and the restarted call must find the effect as ENOENT does.
-			err = unix.ENOENT
-		}
-		switch {
-		case err == nil:
-			resp := seccompNotifResp{id: n.id, val: int64(got)}
-			err = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
-		case err != unix.ENOENT:
+		got, err := ioctlRet(fd, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add))
+		switch err {
+		case nil:
+			answer(seccompNotifResp{id: n.id, val: int64(got)})
+		case unix.ENOENT, unix.ESRCH:
+			// The caller is gone, or was interrupted with the descriptor
+			// queued but not installed (ESRCH): a restart finds the replay.
+		default:
 			// Not installed (EMFILE past the caller's limit).
 			e, _ := err.(unix.Errno)
 			if e == 0 {
@@ -288,17 +280,9 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 			return answer(seccompNotifResp{id: n.id, error: -int32(e)})
 		}
 	}
-	if err == unix.ENOENT {
-		// Interrupted (or gone) after the effect: a restart must find it.
-		if g.replay != nil && g.replay.fd != nil {
-			g.replay.fd.Close()
-		}
-		g.replay = &createReplay{key: key, val: val, fd: newfd, until: time.Now().Add(time.Second)}
-		return true
-	}
-	if newfd != nil {
-		newfd.Close()
-	}
+	// Answered, interrupted or gone after the effect: a restart must find
+	// it (createReplay says why even an answer that was sent may be lost).
+	g.keepReplay(key, val, newfd)
 	return true
 }
 
