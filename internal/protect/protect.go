@@ -1,9 +1,11 @@
 // Package protect holds the one list of paths inside a workspace that the
 // host later executes or trusts: git's control surface, shell startup
 // files, direnv's .envrc, ssh's per-user files, tether's own config and
-// state. A sandboxed command must not be able to create or change any of
-// them, or the next host-side `git status`, login shell or `cd` runs what
-// the command planted, with the host user's authority.
+// state, and what a home directory's PATH, Python, editors, pager, desktop,
+// systemd, package managers and gpg run or trust. A sandboxed command must
+// not be able to create or change any of them, or the next host-side `git
+// status`, login shell or `cd` runs what the command planted, with the
+// host user's authority.
 //
 // Two consumers read the list: the sandbox, which makes the entries at the
 // workspace root immutable inside every sandbox (sandbox/protect_linux.go),
