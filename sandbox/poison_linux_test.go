@@ -238,7 +238,7 @@ echo 'gitdir: /tmp/evilgit' > .git.new && mv .git.new .git
 // points to are untouched.
 func TestPoisonGitSymlinkRefused(t *testing.T) {
 	r := newTestRunner(t)
-	for _, link := range []string{".git", ".ssh", ".bashrc"} {
+	for _, link := range []string{".git", ".ssh", ".bashrc", ".local", ".emacs.d", ".vimrc"} {
 		t.Run(link, func(t *testing.T) {
 			ws, markers := poisonWorkspace(t, false)
 			target := t.TempDir()
