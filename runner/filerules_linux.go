@@ -3,10 +3,8 @@ package runner
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -149,18 +147,10 @@ func ruledLinks(ws *wsFS, f config.Files, hidden map[fileID]bool) (map[fileID]ru
 			complete = false
 			return
 		}
-		dup, err := unix.Dup(dirfd)
-		if err != nil {
-			complete = false
-			return
-		}
-		d := os.NewFile(uintptr(dup), rel)
-		names, err := d.Readdirnames(-1)
-		d.Close()
+		names, err := dirNames(dirfd, rel, maxRuleWalk-seen, func() bool { return true })
 		if err != nil {
 			complete = false
 		}
-		slices.Sort(names)
 		for _, name := range names {
 			if seen++; seen > maxRuleWalk {
 				complete = false

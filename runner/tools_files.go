@@ -43,6 +43,12 @@ const (
 	maxSearchPiece = 64 << 10
 	// maxSearchDepth bounds directory nesting (one descriptor per level).
 	maxSearchDepth = 128
+	// maxDirEntries bounds the names listed of one directory (their
+	// memory, and the sort); a larger directory stops the search.
+	maxDirEntries = 100000
+	// dirBatch is how many names are read from a directory at once:
+	// between batches the search's budgets are checked.
+	dirBatch = 1024
 	// fileToolTimeout is the deadline of read_file, write_file and patch.
 	fileToolTimeout = 30 * time.Second
 	// searchTimeout and searchCPU bound a search in wall-clock and CPU
@@ -415,6 +421,7 @@ type search struct {
 	files   int
 	matches []match
 	stopped string // why the search ended early; "" when it did not
+	dirMax  int    // names listed of one directory at most (maxDirEntries)
 
 	// The path rules: a file they cover (by name, or as another hard link
 	// of a covered file) is not read; it is counted in skipped.
@@ -461,7 +468,11 @@ func threadCPU() time.Duration {
 // between two readings the search matches at most that much.
 func (s *search) more() bool {
 	s.calls++
-	clocks := s.calls%64 == 0 || s.bytes-s.checked >= maxSearchPiece
+	return s.check(s.calls%64 == 0 || s.bytes-s.checked >= maxSearchPiece)
+}
+
+// check is more's decision; clocks says whether to read the clocks.
+func (s *search) check(clocks bool) bool {
 	if clocks {
 		s.checked = s.bytes
 	}
@@ -487,14 +498,10 @@ func (s *search) walk(dirfd int, rel string, depth int) {
 	if depth > maxSearchDepth {
 		return
 	}
-	dup, err := unix.Dup(dirfd)
-	if err != nil {
-		return
+	names, err := dirNames(dirfd, rel, s.dirMax, func() bool { return s.check(true) })
+	if errors.Is(err, errDirTooLarge) {
+		s.stopped = fmt.Sprintf("directory entries (%s has more than %d)", rel, s.dirMax)
 	}
-	d := os.NewFile(uintptr(dup), rel)
-	names, _ := d.Readdirnames(-1)
-	d.Close()
-	slices.Sort(names)
 	for _, name := range names {
 		if !s.more() {
 			return
@@ -535,6 +542,42 @@ func (s *search) walk(dirfd int, rel string, depth int) {
 		}
 		// FIFOs, sockets, devices and symlinks are not searched.
 	}
+}
+
+// errDirTooLarge is dirNames' error for a directory of more names than
+// its bound.
+var errDirTooLarge = errors.New("too many directory entries")
+
+// dirNames lists the directory dirfd (at rel, for errors) in batches of
+// dirBatch names, sorted; more is asked before each batch. It stops with
+// what it has when more says no, and with errDirTooLarge (and no names)
+// past max names: a huge directory neither fills memory nor holds the
+// call past its budgets while it is listed. Other errors come with the
+// names read so far.
+func dirNames(dirfd int, rel string, max int, more func() bool) ([]string, error) {
+	dup, err := unix.Dup(dirfd)
+	if err != nil {
+		return nil, err
+	}
+	d := os.NewFile(uintptr(dup), rel)
+	defer d.Close()
+	var names []string
+	for more() {
+		batch, err := d.Readdirnames(dirBatch)
+		names = append(names, batch...)
+		if len(names) > max {
+			return nil, fmt.Errorf("%s: %w (more than %d)", rel, errDirTooLarge, max)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			slices.Sort(names)
+			return names, err
+		}
+	}
+	slices.Sort(names)
+	return names, nil
 }
 
 // file searches the regular file name of dirfd, opened O_PATH first (no
@@ -630,7 +673,7 @@ func searchFiles(ctx context.Context, env *Env, c *Call) Result {
 	defer runtime.UnlockOSThread()
 	hidden := hiddenIDs(env.Runner.protected())
 	s := &search{ctx: ctx, re: re, glob: glob, max: max, hidden: hidden, cpuEnd: threadCPU() + searchCPU,
-		rules: env.Profile.Files}
+		rules: env.Profile.Files, dirMax: maxDirEntries}
 	s.links = sync.OnceValues(func() (map[fileID]ruledLink, bool) { return ruledLinks(ws, s.rules, hidden) })
 	if isDir {
 		s.walk(fd, rel, 0)

@@ -3,8 +3,10 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 
@@ -123,6 +125,53 @@ func TestFileToolsRefuseEscapesAndProtected(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	rc, _ := os.ReadFile(filepath.Join(ws, ".bashrc"))
 	assert.Equal(t, "# rc\n", string(rc))
+}
+
+// TestFileToolsRefuseHomeTools: write_file and patch refuse what a home's
+// PATH, Python, editors, pager, desktop, systemd --user, cargo, npm and
+// gpg run or trust later (internal/protect's list), existing or not, and
+// leave the existing ones as they were; reading them is allowed.
+func TestFileToolsRefuseHomeTools(t *testing.T) {
+	t.Parallel()
+	cfg, ws := testConfig(t, "")
+	existing := map[string]string{".vimrc": "set nocp\n", ".cargo/config.toml": "[build]\n", ".gnupg/gpg-agent.conf": "default-cache-ttl 60\n"}
+	for p, content := range existing {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, filepath.Dir(p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(ws, p), []byte(content), 0o644))
+	}
+	missing := []string{
+		".local/bin/ls", ".local/lib/python3.11/site-packages/evil.pth", ".local/lib/python3.11/site-packages/usercustomize.py",
+		".bash_aliases", ".config/nvim/init.lua", ".emacs.d/init.el", ".lesskey", ".config/systemd/user/x.service",
+		".config/autostart/x.desktop", ".npmrc", ".config/pip/pip.conf", ".gnupg/gpg.conf", ".pam_environment",
+		".xsessionrc", ".config/environment.d/10.conf", "sub/.local/bin/ls",
+	}
+	r := &Runner{Config: cfg}
+	for _, p := range append(slices.Sorted(maps.Keys(existing)), missing...) {
+		out := r.Execute(t.Context(), Batch{Calls: []RawCall{
+			rawCall("1", "write_file", args("path", p, "content", "evil\n")),
+			rawCall("2", "patch", args("path", p, "old_string", "[build]", "new_string", "[build]\nrustc-wrapper = \"/tmp/evil\"")),
+		}}, nil)
+		for _, res := range out.Results {
+			assert.Equal(t, ClassBlocked, res.Class, "%s: %s", p, res.Message)
+			assert.Equal(t, "path.protected", res.Rule, "%s: %s", p, res.Message)
+			assert.Equal(t, EffectNone, res.Effect, p)
+		}
+	}
+	for p, content := range existing {
+		data, err := os.ReadFile(filepath.Join(ws, p))
+		require.NoError(t, err)
+		assert.Equal(t, content, string(data), p)
+	}
+	for _, p := range missing {
+		_, err := os.Lstat(filepath.Join(ws, p))
+		assert.ErrorIs(t, err, os.ErrNotExist, p)
+	}
+	for _, d := range []string{".local", ".config", ".emacs.d", "sub"} {
+		_, err := os.Lstat(filepath.Join(ws, d))
+		assert.ErrorIs(t, err, os.ErrNotExist, "%s: nothing on the way was created", d)
+	}
+	out := r.Execute(t.Context(), Batch{Calls: []RawCall{rawCall("1", "read_file", args("path", ".cargo/config.toml"))}}, nil)
+	assert.Equal(t, ClassSucceeded, out.Results[0].Class, out.Results[0].Message)
 }
 
 // TestWriteNeverWritesThroughHardLinks: a name in the workspace that is

@@ -238,7 +238,7 @@ echo 'gitdir: /tmp/evilgit' > .git.new && mv .git.new .git
 // points to are untouched.
 func TestPoisonGitSymlinkRefused(t *testing.T) {
 	r := newTestRunner(t)
-	for _, link := range []string{".git", ".ssh", ".bashrc"} {
+	for _, link := range []string{".git", ".ssh", ".bashrc", ".local", ".emacs.d", ".vimrc"} {
 		t.Run(link, func(t *testing.T) {
 			ws, markers := poisonWorkspace(t, false)
 			target := t.TempDir()
@@ -1264,4 +1264,162 @@ func TestReservationsOfAnotherTether(t *testing.T) {
 	assert.Equal(t, commondirPlaceholder, string(b))
 	require.NoError(t, os.Remove(commondir))
 	assertHostClean(t, ws, markers, true)
+}
+
+// homeToolFiles are entries of the home tools' part of the protected list
+// (docs/workspace.md) that homeToolsScript attacks: present maps those
+// planted on the host before the sandbox starts to their content, the
+// rest do not exist when it starts.
+var homeToolFiles = struct {
+	present map[string]string
+	missing []string
+}{
+	present: map[string]string{
+		".vimrc":                  "set nocompatible\n",
+		".cargo/config.toml":      "[build]\njobs = 2\n",
+		".gnupg/gpg-agent.conf":   "default-cache-ttl 60\n",
+		".local/bin/.keep":        "",
+		".config/autostart/.keep": "",
+	},
+	missing: []string{
+		".local/bin/ls", ".local/lib", ".npmrc", ".bash_aliases", ".lesskey", ".pam_environment", ".xsessionrc",
+		".emacs.d", ".config/systemd", ".config/environment.d", ".config/autostart/evil.desktop",
+		".cargo/env", ".cargo/bin", ".gnupg/gpg.conf", ".local/share/applications",
+	},
+}
+
+// homeToolsScript tries, by ordinary means (redirection, mkdir -p, append,
+// rm and recreate, renaming the parent and remaking it), to plant code in
+// what a home's PATH, Python, editors, pager, desktop, systemd, cargo, npm
+// and gpg run later, each writing a marker under markers when run.
+func homeToolsScript(markers string) string {
+	return fmt.Sprintf(`m=%[1]s
+mkdir -p .local/bin; printf '#!/bin/sh\ntouch %[1]s/path-ls\n' > .local/bin/ls; chmod 755 .local/bin/ls
+sp=.local/lib/python3.11/site-packages; mkdir -p $sp
+echo "import os; os.close(os.open('$m/pth', os.O_CREAT|os.O_WRONLY))" > $sp/evil.pth
+echo "open('$m/usercustomize','w')" > $sp/usercustomize.py
+echo "!touch $m/vimrc" > .vimrc; rm -f .vimrc; echo "!touch $m/vimrc" > .vimrc
+echo "[build]
+rustc-wrapper = \"$m/../evil\"" > .cargo/config.toml
+mv .cargo .cargo-orig; mkdir .cargo; echo "[build]" > .cargo/config.toml
+echo 'pinentry-program /tmp/evil' >> .gnupg/gpg-agent.conf; echo 'exec' > .gnupg/gpg.conf
+mkdir -p .config/systemd/user; echo "[Service]
+ExecStart=/bin/touch $m/systemd" > .config/systemd/user/evil.service
+mkdir -p .config/autostart; echo "Exec=touch $m/autostart" > .config/autostart/evil.desktop
+mkdir -p .config/environment.d; echo "LD_PRELOAD=/tmp/evil.so" > .config/environment.d/10-evil.conf
+mkdir -p .emacs.d; echo "(shell-command \"touch $m/emacs\")" > .emacs.d/early-init.el
+mkdir -p .local/share/applications; echo "Exec=touch $m/desktop" > .local/share/applications/firefox.desktop
+echo "script-shell=$m/../evil" > .npmrc
+echo "touch $m/aliases" > .bash_aliases
+echo "#env
+LESSOPEN=|touch $m/less" > .lesskey
+echo "LD_PRELOAD DEFAULT=/tmp/evil.so" > .pam_environment
+echo "touch $m/xsession" > .xsessionrc
+echo ". $m/../evil" > .cargo/env; mkdir -p .cargo/bin
+mv .local .local-orig && mkdir .local && echo made-local
+echo done
+`, markers)
+}
+
+// assertHomeToolsUntouched checks, from the host, that every entry
+// homeToolsScript attacked is absent or as it was, that nothing was
+// renamed away, and that the host's Python, started with the workspace as
+// its home, runs nothing planted.
+func assertHomeToolsUntouched(t *testing.T, ws, markers string) {
+	t.Helper()
+	for p, want := range homeToolFiles.present {
+		got, err := os.ReadFile(filepath.Join(ws, p))
+		if assert.NoError(t, err, p) {
+			assert.Equal(t, want, string(got), "%s changed on the host", p)
+		}
+	}
+	for _, p := range homeToolFiles.missing {
+		_, err := os.Lstat(filepath.Join(ws, p))
+		assert.ErrorIs(t, err, fs.ErrNotExist, "%s exists on the host after the sandbox", p)
+	}
+	for _, p := range []string{".cargo-orig", ".local-orig"} {
+		_, err := os.Lstat(filepath.Join(ws, p))
+		assert.ErrorIs(t, err, fs.ErrNotExist, "%s: a protected parent was renamed away", p)
+	}
+	if py, err := exec.LookPath("python3"); err == nil {
+		cmd := exec.Command(py, "-c", "import site, sys; print(site.ENABLE_USER_SITE, site.getusersitepackages())")
+		cmd.Env = []string{"HOME=" + ws, "PATH=/usr/bin:/bin"}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		t.Logf("host python3 with HOME=%s: %s", ws, out)
+	}
+	assertHostClean(t, ws, markers, false)
+}
+
+// homeToolsWorkspace is a home workspace (HOME is set to it) holding
+// homeToolFiles.present, owned by wsOwner.
+func homeToolsWorkspace(t *testing.T) (ws, markers string) {
+	t.Helper()
+	ws, markers = poisonWorkspace(t, false)
+	t.Setenv("HOME", ws)
+	for p, content := range homeToolFiles.present {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, filepath.Dir(p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(ws, p), []byte(content), 0o644))
+	}
+	require.NoError(t, filepath.WalkDir(ws, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, wsOwner, wsOwner)
+	}))
+	return ws, markers
+}
+
+// TestPoisonHomeTools: in a home workspace, a sandboxed command, one-shot
+// or in a session (mid-session and from the background), cannot plant
+// code in ~/.local/bin, Python's user site-packages (.pth,
+// usercustomize.py), editor, pager, desktop, systemd --user, cargo, npm,
+// pam or gpg files, whether they exist when the sandbox starts or not;
+// checked from the host after the sandbox is gone, including by starting
+// the host's Python with the workspace as its home.
+func TestPoisonHomeTools(t *testing.T) {
+	t.Run("one-shot", func(t *testing.T) {
+		r := newTestRunner(t)
+		ws, markers := homeToolsWorkspace(t)
+		_, out := sandboxRun(t, r, ws, homeToolsScript(markers))
+		t.Log(out)
+		assert.Contains(t, out, "done", "the script ran to its end")
+		assert.NotContains(t, out, "made-local", ".local cannot be renamed and remade")
+		assertHomeToolsUntouched(t, ws, markers)
+	})
+	t.Run("session", func(t *testing.T) {
+		m := newTestSessions(t)
+		ws, markers := homeToolsWorkspace(t)
+		spec := testSpec()
+		spec.Config.Workspace = ws
+		s, err := m.Open(t.Context(), "default", "poison-home", spec)
+		require.NoError(t, err)
+		// Mid-session, after an ordinary command, then from the background.
+		var out, errb bytes.Buffer
+		_, err = s.Run(t.Context(), Command{Shell: "true", Stdout: &out, Stderr: &errb})
+		require.NoError(t, err)
+		_, err = s.Run(t.Context(), Command{Shell: homeToolsScript(markers), Stdout: &out, Stderr: &errb})
+		require.NoError(t, err)
+		t.Log(out.String(), errb.String())
+		assert.Contains(t, out.String(), "done", "the script ran to its end")
+		assert.NotContains(t, out.String(), "made-local", ".local cannot be renamed and remade")
+		bg, err := s.Start(Command{Shell: "sleep 0.2; " + homeToolsScript(markers)})
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		_, err = bg.Wait(ctx)
+		require.NoError(t, err)
+		bout, berr, _ := bg.Output()
+		t.Log(string(bout), string(berr))
+		assert.Contains(t, string(bout), "done", "the background script ran to its end")
+		assert.NotContains(t, string(bout), "made-local", ".local cannot be renamed and remade")
+		// While the session lives, the host sees nothing planted: a
+		// reservation is a dangling link, which opens as ENOENT.
+		for _, p := range []string{".npmrc", ".local/bin/ls", ".local/lib/python3.11/site-packages/evil.pth", ".config/systemd/user/evil.service"} {
+			_, err := os.Stat(filepath.Join(ws, p))
+			assert.ErrorIs(t, err, fs.ErrNotExist, "%s exists on the host while the session lives", p)
+		}
+		require.NoError(t, m.CloseSession("default", "poison-home"))
+		assertHomeToolsUntouched(t, ws, markers)
+	})
 }

@@ -1,9 +1,11 @@
 // Package protect holds the one list of paths inside a workspace that the
 // host later executes or trusts: git's control surface, shell startup
 // files, direnv's .envrc, ssh's per-user files, tether's own config and
-// state. A sandboxed command must not be able to create or change any of
-// them, or the next host-side `git status`, login shell or `cd` runs what
-// the command planted, with the host user's authority.
+// state, and what a home directory's PATH, Python, editors, pager, desktop,
+// systemd, package managers and gpg run or trust. A sandboxed command must
+// not be able to create or change any of them, or the next host-side `git
+// status`, login shell or `cd` runs what the command planted, with the
+// host user's authority.
 //
 // Two consumers read the list: the sandbox, which makes the entries at the
 // workspace root immutable inside every sandbox (sandbox/protect_linux.go),
@@ -122,6 +124,50 @@ var workspace = []Entry{
 	{".ssh/config", File, "ssh reads it (ProxyCommand and LocalCommand run programs)", true},
 	{".ssh/rc", File, "sshd runs it at login", true},
 	{".ssh/environment", File, "sshd sets the environment from it", true},
+	// What a login shell, the desktop or the user's tools later run from
+	// the home directory besides the shells' own files.
+	{".bash_aliases", File, "Debian's .bashrc runs it", true},
+	{".local/bin", Dir, "Debian's .profile puts it on PATH: its programs shadow the system's", true},
+	// The whole tree, not python3*/site-packages/*.pth alone: the user
+	// site-packages precedes the system's on sys.path, so any module in it
+	// shadows one that host tools import, and a python3.N made now is read
+	// once the host's Python becomes 3.N (a directory that does not exist
+	// yet can only be reserved by its literal name).
+	{".local/lib", Dir, "Python imports the user site-packages in it before the system's, and runs its .pth files and usercustomize.py at every start", true},
+	{".local/share/systemd", Dir, "systemd --user starts the units in it", true},
+	{".local/share/applications", Dir, "the desktop runs the Exec line of the .desktop files in it, which shadow the system's", true},
+	{".config/systemd", Dir, "systemd --user starts the units in it and reads its manager configuration", true},
+	{".config/autostart", Dir, "the desktop starts the programs it names at login", true},
+	{".config/environment.d", Dir, "systemd --user sets the session's environment (PATH, LD_PRELOAD) from it", true},
+	{".pam_environment", File, "pam_env sets the login environment from it", true},
+	{".xprofile", File, "display managers run it at graphical login", true},
+	{".xinitrc", File, "startx runs it", true},
+	{".xsession", File, "Xsession runs it at graphical login", true},
+	{".xsessionrc", File, "Debian's Xsession runs it at graphical login", true},
+	{".vimrc", File, "vim runs it at start", true},
+	{".gvimrc", File, "gvim runs it at start", true},
+	{".exrc", File, "vi runs it at start", true},
+	{".vim", Dir, "vim runs its vimrc, plugins and autoload scripts", true},
+	{".config/nvim", Dir, "neovim runs its init.lua, init.vim and plugins", true},
+	{".emacs", File, "emacs runs it at start", true},
+	{".emacs.el", File, "emacs runs it at start", true},
+	// The whole directory, not init.el alone: early-init.el runs too, and
+	// package.el loads the autoloads of every package in elpa/ first.
+	{".emacs.d", Dir, "emacs runs init.el, early-init.el and its packages' autoloads from it", true},
+	{".nanorc", File, "nano reads it (speller and linter run programs)", true},
+	{".config/nano", Dir, "nano reads its nanorc (speller and linter run programs)", true},
+	{".lesskey", File, "less reads it (LESSOPEN in it runs a program on every file)", true},
+	{".less", File, "less reads it as compiled lesskey (LESSOPEN in it runs a program on every file)", true},
+	{".config/lesskey", File, "less reads it (LESSOPEN in it runs a program on every file)", true},
+	{".config/less", File, "less reads it as compiled lesskey (LESSOPEN in it runs a program on every file)", true},
+	{".cargo/config", File, "cargo reads it (build.rustc-wrapper, target runners and aliases run programs)", true},
+	{".cargo/config.toml", File, "cargo reads it (build.rustc-wrapper, target runners and aliases run programs)", true},
+	{".cargo/env", File, "the .profile and .bashrc rustup writes run it", true},
+	{".cargo/bin", Dir, "rustup's .cargo/env puts it on PATH: its programs shadow the system's", true},
+	{".npmrc", File, "npm reads it (script-shell, node-options and git run programs)", true},
+	{".config/pip", Dir, "pip reads its configuration (index-url, find-links: what pip installs)", true},
+	{".pip", Dir, "pip reads its legacy configuration (index-url, find-links: what pip installs)", true},
+	{".gnupg", Dir, "gpg trusts its keys and trustdb and gpg-agent runs the pinentry-program its configuration names", true},
 }
 
 // Workspace returns the entries relative to the workspace root, .git first.
