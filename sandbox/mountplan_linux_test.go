@@ -1,0 +1,135 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The mount plan's tests (Landlock.ReadOnlyWorkspace) attack it from
+// inside the sandbox and check from the host afterwards, like the
+// Landlock tests (landlock_linux_test.go).
+
+func planPolicy(trees ...string) *Landlock {
+	return &Landlock{Trees: trees, ReadOnlyWorkspace: true}
+}
+
+// A mandated write tree that does not exist yet is created when the
+// sandbox starts (0755, owned like its parent) and is writable inside;
+// its parent, which no rule names, stays read-only.
+func TestLandlockMountPlanCreatesWriteTree(t *testing.T) {
+	r := newTestRunner(t)
+	ws, _ := llWorkspace(t)
+	out := filepath.Join(ws, "build", "out")
+	res, got := llRun(t, r, ws, "echo made > build/out/f && chmod 0600 build/out/f && cat build/out/f; echo x > build/other; echo other=$?; chmod 0700 build; echo chmod=$?", planPolicy(out))
+	assert.Contains(t, got, "made\n", "the created tree is writable")
+	assert.Contains(t, got, "other=2")
+	assert.Contains(t, got, "chmod=1")
+	assert.Empty(t, res.NotEnforced)
+	// From the host, after the sandbox is gone.
+	parent, err := os.Stat(ws)
+	require.NoError(t, err)
+	for _, dir := range []string{filepath.Dir(out), out} {
+		fi, err := os.Stat(dir)
+		require.NoError(t, err, "the write tree was not created")
+		assert.True(t, fi.IsDir())
+		assert.Equal(t, os.FileMode(0o755), fi.Mode().Perm(), dir)
+		assert.Equal(t, parent.Sys().(*syscall.Stat_t).Uid, fi.Sys().(*syscall.Stat_t).Uid, dir)
+		assert.Equal(t, parent.Sys().(*syscall.Stat_t).Gid, fi.Sys().(*syscall.Stat_t).Gid, dir)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "f"))
+	require.NoError(t, err)
+	assert.Equal(t, "made\n", string(data))
+	assert.NoFileExists(t, filepath.Join(ws, "build", "other"))
+}
+
+// The plan composes with the protected paths: a repository inside a write
+// tree keeps its control surface read-only (its config cannot be
+// appended to, chmodded or given a hook), and the pinned git directory of
+// the workspace's own repository, outside every write tree, is sealed
+// read-only like the rest (a pin is a mount of its own).
+func TestLandlockMountPlanProtectedPaths(t *testing.T) {
+	r := newTestRunner(t)
+	ws, _ := llWorkspace(t)
+	proj := filepath.Join(ws, "ok", "proj")
+	require.NoError(t, os.MkdirAll(proj, 0o755))
+	for _, dir := range []string{ws, proj} {
+		out, err := exec.Command("git", "init", "-q", dir).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	config := filepath.Join(proj, ".git", "config")
+	cfgBefore, err := os.ReadFile(config)
+	require.NoError(t, err)
+	cfgStat, err := os.Stat(config)
+	require.NoError(t, err)
+	desc := filepath.Join(ws, ".git", "description")
+	descStat, err := os.Stat(desc)
+	require.NoError(t, err)
+	script := `echo '[core] fsmonitor = evil' >> ok/proj/.git/config; echo append=$?
+chmod 0666 ok/proj/.git/config; echo chmod-config=$?
+printf '#!/bin/sh\necho pwned\n' > ok/proj/.git/hooks/pre-commit; echo hook=$?
+chmod 0600 .git/description; echo chmod-pin=$?
+echo fine > ok/proj/src.txt && echo write-ok`
+	res, out := llRun(t, r, ws, script, planPolicy(filepath.Join(ws, "ok")))
+	t.Log(out)
+	for _, want := range []string{"append=2", "chmod-config=1", "hook=2", "chmod-pin=1", "write-ok"} {
+		assert.Contains(t, out, want) // dash exits 2 when a redirection fails
+	}
+	assert.Empty(t, res.NotEnforced)
+	// From the host, after the sandbox is gone.
+	cfgAfter, err := os.ReadFile(config)
+	require.NoError(t, err)
+	assert.Equal(t, string(cfgBefore), string(cfgAfter), "the nested repository's config changed")
+	fi, err := os.Stat(config)
+	require.NoError(t, err)
+	assert.Equal(t, cfgStat.Mode(), fi.Mode())
+	assert.NoFileExists(t, filepath.Join(proj, ".git", "hooks", "pre-commit"))
+	fi, err = os.Stat(desc)
+	require.NoError(t, err)
+	assert.Equal(t, descStat.Mode(), fi.Mode(), "the sealed pin's file was chmodded")
+	data, err := os.ReadFile(filepath.Join(proj, "src.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "fine\n", string(data))
+}
+
+// A write rule with a symbolic link on its path in the workspace (the
+// mandated data/ itself, or a parent such as pub/ in pub/sub) is not
+// bound and not followed: what the link points to, outside the mandate,
+// stays read-only (content and metadata), and no missing tree is created
+// through the link.
+func TestLandlockMountPlanSymlinkRule(t *testing.T) {
+	for _, c := range []struct{ name, link, rule string }{
+		{"last", "data", "data"},
+		{"parent", "pub", "pub/sub"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newTestRunner(t)
+			ws, secret := llWorkspace(t)
+			sdir := filepath.Dir(secret)
+			require.NoError(t, os.Symlink("secret", filepath.Join(ws, c.link)))
+			before, err := os.Stat(secret)
+			require.NoError(t, err)
+			script := "echo x > " + c.link + "/new; echo create=$?; chmod 0777 " + c.link + "/key; echo chmod=$?; touch -d 2001-01-01 " + c.link + "/key; echo touch=$?"
+			_, out := llRun(t, r, ws, script, planPolicy(filepath.Join(ws, c.rule)))
+			t.Log(out)
+			for _, want := range []string{"create=2", "chmod=1", "touch=1"} {
+				assert.Contains(t, out, want) // dash exits 2 when a redirection fails
+			}
+			// From the host, after the sandbox is gone.
+			after, err := os.Stat(secret)
+			require.NoError(t, err)
+			assert.Equal(t, before.Mode(), after.Mode(), "chmod through the mandated link")
+			assert.Equal(t, before.ModTime(), after.ModTime(), "touch through the mandated link")
+			assert.NoFileExists(t, filepath.Join(sdir, "new"))
+			assert.NoDirExists(t, filepath.Join(sdir, "sub"), "a write tree was created through the link")
+			fi, err := os.Lstat(filepath.Join(ws, c.link))
+			require.NoError(t, err)
+			assert.Equal(t, os.ModeSymlink, fi.Mode().Type(), "the link was replaced")
+		})
+	}
+}
