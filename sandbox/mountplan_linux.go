@@ -135,3 +135,78 @@ func (t joinTree) seal(ws int) error {
 	}
 	return unix.MountSetattr(ws, "", unix.AT_EMPTY_PATH, ro)
 }
+
+// sealedAt reports whether p (absolute, inside the sandbox) lies where
+// cfg's mount plan keeps the workspace read-only: inside the workspace
+// and outside each write rule. A write rule the plan left unbound (a
+// symbolic link on its path) counts as a write rule here: refusals
+// beneath it are not reported.
+func (c Config) sealedAt(p string) bool {
+	p = filepath.Clean(p)
+	if c.Landlock == nil || !within(p, c.workspaceMount()) {
+		return false
+	}
+	for _, w := range append(slices.Clip(c.Landlock.Trees), c.Landlock.Files...) {
+		if within(p, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// refuseSealed records that the creating call n (the creation gate's:
+// open with O_CREAT, mkdir, mknod, symlink, link, rename), whose names
+// were read as names, failed with EROFS where the mount plan keeps the
+// workspace read-only: each name that lies there is reported in
+// Result.PathsRefused with the blocker "mount.read_only", as a Landlock
+// refusal is. The names are resolved as observation resolves them (the
+// caller's working directory or directory descriptor, through /proc):
+// the report names what the caller asked for, which the caller controls;
+// the refusal itself is the kernel's.
+func (g *execGateRun) refuseSealed(fd int, n *seccompNotif, call createCall, names []string) {
+	var refused []PathRefused
+	for i, s := range names {
+		dirfd := int32(unix.AT_FDCWD)
+		if d := call.dirfds[i]; d >= 0 {
+			dirfd = int32(n.args[d])
+		}
+		raw, err := resolveName(int(n.pid), dirfd, s)
+		if err != nil {
+			continue
+		}
+		if p := filepath.Clean(raw); g.sealed(p) {
+			refused = append(refused, PathRefused{Path: p, Blockers: []string{"mount.read_only"}})
+		}
+	}
+	if len(refused) == 0 || !idValid(fd, n.id) {
+		return // or the names were another process's
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, r := range refused {
+		if k := len(g.sealedRefused); k > 0 && g.sealedRefused[k-1].Path == r.Path {
+			continue // the same call retried
+		}
+		if len(g.sealedRefused) == 2*maxPathsRefused {
+			g.sealedRefused = append(g.sealedRefused[:0], g.sealedRefused[maxPathsRefused:]...)
+			g.sealedBase += maxPathsRefused
+		}
+		g.sealedRefused = append(g.sealedRefused, r)
+	}
+}
+
+// sealedSince returns the refusals refuseSealed recorded after m, one per
+// path, at most maxPathsRefused.
+func (g *execGateRun) sealedSince(m gateMark) []PathRefused {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []PathRefused
+	seen := map[string]bool{}
+	for _, r := range g.sealedRefused[min(max(m.sealed-g.sealedBase, 0), len(g.sealedRefused)):] {
+		if !seen[r.Path] && len(out) < maxPathsRefused {
+			seen[r.Path] = true
+			out = append(out, PathRefused{Path: r.Path, Blockers: slices.Clone(r.Blockers)})
+		}
+	}
+	return out
+}

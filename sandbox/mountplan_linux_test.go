@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,6 +131,59 @@ func TestLandlockMountPlanSymlinkRule(t *testing.T) {
 			fi, err := os.Lstat(filepath.Join(ws, c.link))
 			require.NoError(t, err)
 			assert.Equal(t, os.ModeSymlink, fi.Mode().Type(), "the link was replaced")
+		})
+	}
+}
+
+// What the read-only workspace refuses where the creation gate sees it (a
+// file created or overwritten through O_CREAT, a copy, a directory, a
+// symlink) is reported in PathsRefused with "mount.read_only", the
+// path named as the sandbox sees it, in a one-shot sandbox and in a
+// session; a creation inside the write tree is not. A rename out of the
+// write tree crosses a mount: EXDEV, nothing moved, nothing to report.
+func TestLandlockMountPlanReportsRefusals(t *testing.T) {
+	script := `echo gone > secret/key; echo x > secret/new; mkdir secret/d; ln -s key secret/l; cp ok/file secret/f
+python3 -c 'import os; os.rename("ok/file", "secret/r")' 2>&1 | grep -o 'Errno 18'; echo in > ok/new; echo done`
+	for _, session := range []bool{false, true} {
+		name := "one-shot"
+		if session {
+			name = "session"
+		}
+		t.Run(name, func(t *testing.T) {
+			ws, secret := llWorkspace(t)
+			cfg := Config{Workspace: ws, Landlock: planPolicy(filepath.Join(ws, "ok"))}
+			var out bytes.Buffer
+			cmd := Command{Shell: script, Stdout: &out, Stderr: &out}
+			var res *Result
+			var err error
+			if session {
+				s, err := newTestSessions(t).Open(t.Context(), "default", "ll-plan-report", SessionSpec{Config: cfg})
+				require.NoError(t, err)
+				res, err = s.Exec(t.Context(), cmd, ExecOptions{})
+				require.NoError(t, err)
+				require.NoError(t, s.Close())
+			} else {
+				res, err = newTestRunner(t).Run(t.Context(), cfg, cmd)
+				require.NoError(t, err)
+			}
+			t.Log(out.String())
+			assert.Contains(t, out.String(), "Errno 18", "the rename out of the write tree fails with EXDEV")
+			assert.Contains(t, out.String(), "done")
+			for _, rel := range []string{"secret/key", "secret/new", "secret/d", "secret/l", "secret/f"} {
+				assert.True(t, refusedAt(res, filepath.Join(ws, rel), "mount.read_only"), "want %s refused by the mount; got %+v", rel, res.PathsRefused)
+			}
+			for _, p := range res.PathsRefused {
+				assert.NotContains(t, p.Path, filepath.Join(ws, "ok"), "a path in the write tree was reported")
+			}
+			// From the host, after the sandbox is gone.
+			got, err := os.ReadFile(secret)
+			require.NoError(t, err)
+			assert.Equal(t, llSecret+"\n", string(got))
+			for _, rel := range []string{"new", "d", "l", "f", "r"} {
+				assert.NoFileExists(t, filepath.Join(ws, "secret", rel))
+			}
+			assert.FileExists(t, filepath.Join(ws, "ok", "file"), "the moved file is still in the write tree")
+			assert.FileExists(t, filepath.Join(ws, "ok", "new"))
 		})
 	}
 }
