@@ -75,7 +75,7 @@ type execGateRun struct {
 	// sealed reports whether a path inside the sandbox is where the mount
 	// plan keeps the workspace read-only (Config.sealedAt); nil without
 	// the plan.
-	sealed func(string) bool
+	sealed  func(string) bool
 	stop    int // an eventfd: written to end serve
 	serving sync.WaitGroup
 	closed  sync.Once
@@ -116,7 +116,7 @@ type execGateRun struct {
 	// those dropped from the front.
 	sealedRefused []PathRefused
 	sealedBase    int
-	err        error
+	err           error
 	// busy is the time spent answering notifications, handled how many
 	// (for BenchmarkExecGate: the gate's own share of an exec's cost);
 	// observed counts the notifications of observed calls among them
