@@ -152,7 +152,9 @@ func TestLandlockEnforcedMandate(t *testing.T) {
 			assert.True(t, strings.HasPrefix(w.Added[0].Value, "paths: "+mandate.ReadOnlyPrefix), "a refused read widens to a read-only rule: %v", w.Added)
 
 			// A write to a file the mandate allows reading is refused by
-			// the kernel, and its drift says write.
+			// the kernel (the read-only workspace of the mount plan:
+			// the shell's >> opens with O_CREAT, which the creation gate
+			// performs and reports), and its drift says write.
 			require.NoError(t, os.Remove(filepath.Join(ws, "src", "extra")))
 			require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "extra-write"), []byte("src/data.txt\n"), 0o644))
 			defer os.Remove(filepath.Join(ws, "src", "extra-write"))
@@ -166,7 +168,7 @@ func TestLandlockEnforcedMandate(t *testing.T) {
 			refused, _ = wr.Output["paths_refused"].([]map[string]any)
 			require.NotEmpty(t, refused, "%v", wr.Output)
 			assert.Equal(t, data, refused[0]["path"])
-			assert.Contains(t, refused[0]["blockers"], "fs.write_file")
+			assert.Contains(t, refused[0]["blockers"], "mount.read_only")
 			id, _ = refused[0]["drift_id"].(string)
 			recs, err = store.Drift(ctx, "nightly")
 			require.NoError(t, err)
