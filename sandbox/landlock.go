@@ -30,7 +30,8 @@ import (
 //
 // Paths are absolute paths inside the sandbox. One that does not exist
 // when the sandbox starts is left out (the kernel attaches rules to
-// existing files): creating it is refused.
+// existing files): creating it is refused, but for a tree inside the
+// workspace under the mount plan (ReadOnlyWorkspace), which is created.
 type Landlock struct {
 	// Trees are directories under which everything is allowed.
 	Trees []string `json:"trees,omitempty"`
