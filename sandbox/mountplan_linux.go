@@ -138,16 +138,21 @@ func (t joinTree) seal(ws int) error {
 
 // sealedAt reports whether p (absolute, inside the sandbox) lies where
 // cfg's mount plan keeps the workspace read-only: inside the workspace
-// and outside each write rule. A write rule the plan left unbound (a
-// symbolic link on its path) counts as a write rule here: refusals
-// beneath it are not reported.
+// and outside each write rule (beneath a tree, or the file itself). A
+// write rule the plan left unbound (a symbolic link on its path) counts
+// as a write rule here: refusals beneath it are not reported.
 func (c Config) sealedAt(p string) bool {
 	p = filepath.Clean(p)
 	if c.Landlock == nil || !within(p, c.workspaceMount()) {
 		return false
 	}
-	for _, w := range append(slices.Clip(c.Landlock.Trees), c.Landlock.Files...) {
+	for _, w := range c.Landlock.Trees {
 		if within(p, w) {
+			return false
+		}
+	}
+	for _, f := range c.Landlock.Files { // the file itself only
+		if p == filepath.Clean(f) {
 			return false
 		}
 	}

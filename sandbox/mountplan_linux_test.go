@@ -187,3 +187,18 @@ python3 -c 'import os; os.rename("ok/file", "secret/r")' 2>&1 | grep -o 'Errno 1
 		})
 	}
 }
+
+// sealedAt is where the mount plan keeps the workspace read-only: inside
+// the workspace, outside each tree, and not an exact rule's own file (a
+// file in a directory named by an exact rule is sealed).
+func TestSealedAt(t *testing.T) {
+	cfg := Config{Workspace: "/host/ws", WorkspaceMount: "/ws", Landlock: &Landlock{
+		Trees: []string{"/ws/ok", "/ws/b/c"}, Files: []string{"/ws/Makefile", "/ws/docs"}, ReadOnlyWorkspace: true}}
+	for p, want := range map[string]bool{
+		"/ws/secret/key": true, "/ws": true, "/ws/b": true, "/ws/b/x": true, "/ws/docs/new": true, "/ws/okay": true,
+		"/ws/ok": false, "/ws/ok/x/y": false, "/ws/b/c/d": false, "/ws/Makefile": false, "/ws/docs": false,
+		"/tmp/x": false, "/wsx": false, "/ws/ok/../secret": true,
+	} {
+		assert.Equal(t, want, cfg.sealedAt(p), p)
+	}
+}
