@@ -14,14 +14,17 @@ import (
 // KernelPolicy is the Landlock ruleset of a call's sandbox under its job's
 // enforced mandate (mp, from the decision: approval.Decision.MandatePaths),
 // for the workspace root: the paths family's rules, resolved against the
-// workspace as the sandbox mounts it. Nil without an enforced mandate: no
-// ruleset. Every entry point that runs a job's call in a sandbox uses it.
+// workspace as the sandbox mounts it, with the mount plan (the workspace
+// read-only but for the write rules: chmod, chown, utimensat and xattrs,
+// which Landlock does not govern, are refused outside them). Nil without
+// an enforced mandate: no ruleset. Every entry point that runs a job's
+// call in a sandbox uses it.
 func KernelPolicy(mp *approval.MandatePaths, root string) *sandbox.Landlock {
 	if mp == nil {
 		return nil
 	}
 	k := mandate.KernelPaths(mp.Rules, root)
-	return &sandbox.Landlock{Trees: k.Trees, Files: k.Files, ReadTrees: k.ReadTrees, ReadFiles: k.ReadFiles}
+	return &sandbox.Landlock{Trees: k.Trees, Files: k.Files, ReadTrees: k.ReadTrees, ReadFiles: k.ReadFiles, ReadOnlyWorkspace: true}
 }
 
 // pathsRefused records the accesses the kernel refused during a command

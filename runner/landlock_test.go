@@ -20,9 +20,10 @@ const landlockSecret = "TOKEN-7f3a9c-NEVER-SHOWN"
 // landlockRunner is gateRunner's set-up with the workspace outside /tmp
 // (whose sandbox rule would cover it) holding a small project and a
 // secret: src/check.sh, run by make test, reads src/data.txt, reads the
-// file named in src/extra when there is one, and appends to the file named
-// in src/extra-write when there is one: what a poisoned dependency would
-// do, invisible in the command text "make test".
+// file named in src/extra when there is one, appends to the file named
+// in src/extra-write when there is one, and makes the file named in
+// src/extra-meta world-writable and back-dates it: what a poisoned
+// dependency would do, invisible in the command text "make test".
 func landlockRunner(t *testing.T) (*Runner, *mandate.Store, string) {
 	t.Helper()
 	sb := testSandbox(t)
@@ -37,7 +38,8 @@ func landlockRunner(t *testing.T) (*Runner, *mandate.Store, string) {
 	files := map[string]string{
 		"Makefile": "test:\n\tsh src/check.sh\n",
 		"src/check.sh": "cat src/data.txt\nif [ -f src/extra ]; then f=$(cat src/extra); cat \"$f\"; fi\n" +
-			"if [ -f src/extra-write ]; then f=$(cat src/extra-write); echo tampered >> \"$f\"; fi\necho check-done\n",
+			"if [ -f src/extra-write ]; then f=$(cat src/extra-write); echo tampered >> \"$f\"; fi\n" +
+			"if [ -f src/extra-meta ]; then f=$(cat src/extra-meta); chmod 0666 \"$f\"; touch -d 2001-01-01 \"$f\"; fi\necho check-done\n",
 		"src/data.txt": "data-ok\n",
 		"secret/token": landlockSecret + "\n",
 	}
@@ -93,6 +95,19 @@ func TestLandlockEnforcedMandate(t *testing.T) {
 	assert.Equal(t, "data-ok\ntampered\n", string(got), "without a ruleset the write works")
 	require.NoError(t, os.WriteFile(data, []byte("data-ok\n"), 0o644))
 	require.NoError(t, os.Remove(filepath.Join(ws, "src", "extra-write")))
+	// And it changes the metadata of a file outside everything the job
+	// touched, which Landlock does not govern.
+	token := filepath.Join(ws, "secret", "token")
+	tokenBefore, err := os.Stat(token)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "extra-meta"), []byte("secret/token\n"), 0o644))
+	r.Execute(ctx, Batch{Platform: approval.PlatformCron, Job: "unapproved", Session: "ctl", Calls: []RawCall{terminalCall("1", "make -s test")}}, nil)
+	fi, err := os.Stat(token)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o666), fi.Mode().Perm(), "without a ruleset the chmod works")
+	require.NoError(t, os.Chmod(token, tokenBefore.Mode().Perm()))
+	require.NoError(t, os.Chtimes(token, tokenBefore.ModTime(), tokenBefore.ModTime()))
+	require.NoError(t, os.Remove(filepath.Join(ws, "src", "extra-meta")))
 
 	v, err := store.Compile(ctx, "nightly")
 	require.NoError(t, err)
@@ -152,7 +167,9 @@ func TestLandlockEnforcedMandate(t *testing.T) {
 			assert.True(t, strings.HasPrefix(w.Added[0].Value, "paths: "+mandate.ReadOnlyPrefix), "a refused read widens to a read-only rule: %v", w.Added)
 
 			// A write to a file the mandate allows reading is refused by
-			// the kernel, and its drift says write.
+			// the kernel (the read-only workspace of the mount plan:
+			// the shell's >> opens with O_CREAT, which the creation gate
+			// performs and reports), and its drift says write.
 			require.NoError(t, os.Remove(filepath.Join(ws, "src", "extra")))
 			require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "extra-write"), []byte("src/data.txt\n"), 0o644))
 			defer os.Remove(filepath.Join(ws, "src", "extra-write"))
@@ -166,7 +183,7 @@ func TestLandlockEnforcedMandate(t *testing.T) {
 			refused, _ = wr.Output["paths_refused"].([]map[string]any)
 			require.NotEmpty(t, refused, "%v", wr.Output)
 			assert.Equal(t, data, refused[0]["path"])
-			assert.Contains(t, refused[0]["blockers"], "fs.write_file")
+			assert.Contains(t, refused[0]["blockers"], "mount.read_only")
 			id, _ = refused[0]["drift_id"].(string)
 			recs, err = store.Drift(ctx, "nightly")
 			require.NoError(t, err)
@@ -182,6 +199,17 @@ func TestLandlockEnforcedMandate(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, w.Added, 1)
 			assert.Equal(t, "paths: src/data.txt", w.Added[0].Value, "a refused write widens to a read-write rule")
+
+			// The metadata of a file outside the mandate is refused by the
+			// read-only workspace (the mount plan), seen from the host.
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "extra-meta"), []byte("secret/token\n"), 0o644))
+			defer os.Remove(filepath.Join(ws, "src", "extra-meta"))
+			mr := run("make -s test")
+			assert.Contains(t, mr.Output["stderr"], "Read-only file system", "%v", mr.Output)
+			fi, err := os.Stat(token)
+			require.NoError(t, err)
+			assert.Equal(t, tokenBefore.Mode(), fi.Mode(), "from the host: the mode of a file outside the mandate changed")
+			assert.Equal(t, tokenBefore.ModTime(), fi.ModTime(), "from the host: the times of a file outside the mandate changed")
 		})
 	}
 }

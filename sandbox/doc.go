@@ -104,7 +104,11 @@
 // records (ABI 7; read as root from the audit multicast group, turning
 // audit on if it is off) name each refused path in Result.PathsRefused.
 // Without Landlock in the kernel Result.NotEnforced lists "landlock";
-// without the records, "landlock_audit".
+// without the records, "landlock_audit". With Landlock.ReadOnlyWorkspace
+// (the mount plan, mountplan_linux.go) the workspace is also mounted
+// read-only but for the policy's write rules, bound writable on top, so
+// the metadata calls Landlock does not govern fail with EROFS outside
+// them.
 //
 // Runtime observation (Config.Observe, for a job whose mandate observes):
 // the gate's filter also notifies open, openat, creat and connect, which

@@ -72,6 +72,10 @@ type execGateRun struct {
 	// recorded (the workspace's mount point and the binds').
 	observe bool
 	shared  []string
+	// sealed reports whether a path inside the sandbox is where the mount
+	// plan keeps the workspace read-only (Config.sealedAt); nil without
+	// the plan.
+	sealed  func(string) bool
 	stop    int // an eventfd: written to end serve
 	serving sync.WaitGroup
 	closed  sync.Once
@@ -107,7 +111,12 @@ type execGateRun struct {
 	// createBase counts those dropped from the front.
 	creates    []CreateBlock
 	createBase int
-	err        error
+	// sealedRefused are the newest creations the mount plan's read-only
+	// workspace refused (EROFS, mountplan_linux.go); sealedBase counts
+	// those dropped from the front.
+	sealedRefused []PathRefused
+	sealedBase    int
+	err           error
 	// busy is the time spent answering notifications, handled how many
 	// (for BenchmarkExecGate: the gate's own share of an exec's cost);
 	// observed counts the notifications of observed calls among them
@@ -143,6 +152,9 @@ func newExecGate(profile string, check ExecGate, cfg Config) (*execGateRun, erro
 	g := &execGateRun{check: check, profile: profile, stop: efd}
 	if cfg.Observe {
 		g.observe, g.shared = true, cfg.sharedDirs()
+	}
+	if cfg.Landlock != nil && cfg.Landlock.ReadOnlyWorkspace && cfg.Workspace != "" {
+		g.sealed = cfg.sealedAt
 	}
 	return g, nil
 }
@@ -279,7 +291,7 @@ func (g *execGateRun) report() (blocks []ExecBlock, execs []ExecEvent, dropped i
 
 // gateMark is a point in a gate's record (a session's, which outlives
 // its commands): the totals so far.
-type gateMark struct{ blocks, execs, accs, lost, observed, creates int }
+type gateMark struct{ blocks, execs, accs, lost, observed, creates, sealed int }
 
 // mark returns the current end of the record; accesses recorded from now
 // on are not folded into earlier ones.
@@ -289,7 +301,7 @@ func (g *execGateRun) mark() gateMark {
 	g.accFloor = g.accBase + len(g.accs)
 	clear(g.allowed)
 	g.allowedBytes = 0
-	return gateMark{g.blockBase + len(g.blocks), g.execBase + len(g.execs), g.accFloor, g.accLost, g.observed, g.createBase + len(g.creates)}
+	return gateMark{g.blockBase + len(g.blocks), g.execBase + len(g.execs), g.accFloor, g.accLost, g.observed, g.createBase + len(g.creates), g.sealedBase + len(g.sealedRefused)}
 }
 
 // since returns what was recorded after m, and how many execs after m are

@@ -30,7 +30,8 @@ import (
 //
 // Paths are absolute paths inside the sandbox. One that does not exist
 // when the sandbox starts is left out (the kernel attaches rules to
-// existing files): creating it is refused.
+// existing files): creating it is refused, but for a tree inside the
+// workspace under the mount plan (ReadOnlyWorkspace), which is created.
 type Landlock struct {
 	// Trees are directories under which everything is allowed.
 	Trees []string `json:"trees,omitempty"`
@@ -43,6 +44,15 @@ type Landlock struct {
 	// ReadFiles are paths that may be read (and executed; listed, for a
 	// directory) themselves.
 	ReadFiles []string `json:"read_files,omitempty"`
+	// ReadOnlyWorkspace is the mount plan (docs/landlock.md): the
+	// workspace is mounted read-only and each of Trees and Files inside
+	// it (a directory, or a regular file) is bound writable on top, so
+	// that what Landlock does not govern (chmod, chown, utimensat, the
+	// xattr calls) is refused outside them with EROFS. A Trees entry
+	// inside the workspace that does not exist yet is created first
+	// (0755, owned like its parent). An entry with a symbolic link on its
+	// path inside the workspace is not bound (it stays read-only).
+	ReadOnlyWorkspace bool `json:"read_only_workspace,omitempty"`
 }
 
 // ErrLandlockLayout: the sandbox's layout cannot be expressed as a

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -85,5 +86,70 @@ func BenchmarkLandlockAuditBarrier(b *testing.B) {
 		if _, err := a.take(-1); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkLandlockMountPlan runs a one-shot sandbox under a Landlock
+// ruleset with and without the mount plan (ReadOnlyWorkspace: the binds
+// of two write trees and the seal, made at start), alternately, and
+// reports both medians and their difference; then the same for a command
+// in two warm sessions, where the plan costs nothing per command:
+//
+//	go test -tags seccomp -run XXX -bench LandlockMountPlan -benchtime 20x ./sandbox/
+func BenchmarkLandlockMountPlan(b *testing.B) {
+	r := newTestRunner(b)
+	m := newTestSessions(b)
+	ws, err := os.MkdirTemp("/var/tmp", "tether-llp-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(ws) })
+	for _, d := range []string{"src", "build"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, "src", "f"), []byte("x\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ll := Landlock{Trees: []string{filepath.Join(ws, "src"), filepath.Join(ws, "build")}}
+	plan := ll
+	plan.ReadOnlyWorkspace = true
+	cfgs := []Config{{Workspace: ws, Landlock: &ll}, {Workspace: ws, Landlock: &plan}}
+	cmd := Command{Args: []string{"/bin/cat", filepath.Join(ws, "src", "f")}}
+	var sessions []*Session
+	for i, cfg := range cfgs {
+		s, err := m.Open(b.Context(), "default", fmt.Sprint("plan", i), SessionSpec{Config: cfg})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sessions = append(sessions, s)
+	}
+	times := make([][]time.Duration, 4) // one-shot without, with; session without, with
+	for b.Loop() {
+		for i, cfg := range cfgs {
+			t0 := time.Now()
+			res, err := r.Run(b.Context(), cfg, cmd)
+			if err != nil || res.ExitCode != 0 {
+				b.Fatal(err, res)
+			}
+			times[i] = append(times[i], time.Since(t0))
+		}
+		for i, s := range sessions {
+			for range 5 {
+				t0 := time.Now()
+				res, err := s.Run(b.Context(), cmd)
+				if err != nil || res.ExitCode != 0 {
+					b.Fatal(err, res)
+				}
+				times[2+i] = append(times[2+i], time.Since(t0))
+			}
+		}
+	}
+	for i, name := range []string{"run", "session"} {
+		wo, w := median(times[2*i]), median(times[2*i+1])
+		b.ReportMetric(float64(wo.Microseconds()), name+"-µs")
+		b.ReportMetric(float64(w.Microseconds()), name+"-plan-µs")
+		b.ReportMetric(float64((w - wo).Microseconds()), name+"-diff-µs")
 	}
 }

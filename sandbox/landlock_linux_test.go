@@ -143,13 +143,26 @@ git status --porcelain; git log --oneline | wc -l
 tmp=$(mktemp) && echo scratch > "$tmp" && cat "$tmp" && rm "$tmp"
 echo ok > /dev/null; head -c 4 /dev/urandom | wc -c
 echo all-done`
-	res, out := llRun(t, r, ws, script, &Landlock{Trees: []string{filepath.Join(ws, "ok")}})
-	assert.Equal(t, 0, res.ExitCode, out)
-	assert.Contains(t, out, "all-done")
-	assert.Contains(t, out, "scratch")
-	assert.Empty(t, res.PathsRefused, out)
-	assert.FileExists(t, filepath.Join(proj, "out", "calc.py"), "make's output landed")
-	assert.DirExists(t, filepath.Join(proj, ".git"))
+	// With the mount plan too (an enforced mandate's): the nested
+	// repository's pinned .git is inside the write tree, so it stays
+	// writable, and git commits.
+	for _, plan := range []bool{false, true} {
+		t.Run(fmt.Sprint("plan=", plan), func(t *testing.T) {
+			require.NoError(t, os.RemoveAll(filepath.Join(proj, "out")))
+			// Something new for each round's commit.
+			require.NoError(t, os.WriteFile(filepath.Join(proj, "round"), []byte(fmt.Sprint(plan)), 0o644))
+			res, out := llRun(t, r, ws, script, &Landlock{Trees: []string{filepath.Join(ws, "ok")}, ReadOnlyWorkspace: plan})
+			assert.Equal(t, 0, res.ExitCode, out)
+			assert.Contains(t, out, "all-done")
+			assert.Contains(t, out, "scratch")
+			assert.Empty(t, res.PathsRefused, out)
+			assert.FileExists(t, filepath.Join(proj, "out", "calc.py"), "make's output landed")
+			assert.DirExists(t, filepath.Join(proj, ".git"))
+			log, err := exec.Command("git", "-C", proj, "log", "--oneline").CombinedOutput()
+			require.NoError(t, err, "%s", log)
+			assert.NotEmpty(t, log, "the commit landed")
+		})
+	}
 }
 
 // A Files entry allows the file itself, or lists a directory without

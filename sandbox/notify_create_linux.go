@@ -173,11 +173,13 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 		}
 		return i
 	}
+	var names []string // as read, for a refusal by the mount plan
 	for i, a := range call.names {
 		s := read(a)
 		if errno != 0 {
 			break
 		}
+		names = append(names, s)
 		req.names[slot(i)] = s
 		name := refusedName(s)
 		if name == "HEAD" {
@@ -245,6 +247,9 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	}
 	if why != "" {
 		g.refuseCreate(CreateBlock{Op: call.op, Pid: int(n.pid), Path: req.names[slot(0)], Reason: why})
+	}
+	if errno == unix.EROFS && g.sealed != nil {
+		g.refuseSealed(fd, n, call, names) // before the caller has its answer: its cwd is still the call's
 	}
 	if errno != 0 {
 		return answer(seccompNotifResp{id: n.id, error: -int32(errno)})

@@ -122,6 +122,10 @@ const (
 	// ProtectHideFile mounts an empty read-only file onto a file of
 	// tether's own.
 	ProtectHideFile ProtectMode = "hide-file"
+	// ProtectWrite binds a write rule of the mount plan (a directory or
+	// a regular file) read-write onto itself, in a workspace mounted
+	// read-only (Landlock.ReadOnlyWorkspace).
+	ProtectWrite ProtectMode = "write"
 )
 
 // protectMounts returns nothing: protected paths are mounted by tether
@@ -156,6 +160,10 @@ type protection struct {
 	// binds are the plans of the sandbox's writable directory binds, each
 	// a tree of its own (protectFor); only the workspace's plan has them.
 	binds []*protection
+	// readOnly: the tree is mounted read-only once its mounts are made,
+	// and so are its pins outside every ProtectWrite mount (the mount
+	// plan, mountplan_linux.go).
+	readOnly bool
 	// hold is <key>.hold (reservationDir), flocked shared for the sandbox's life:
 	// the kernel drops the lock when its holder dies, so whoever takes it
 	// exclusively knows no sandbox holds the reservations any more.
@@ -195,6 +203,9 @@ func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]stri
 		}
 		ws.rootless, ws.binds = rootless, pr.binds
 		pr, planned = ws, true
+		if err := pr.planWritable(cfg); err != nil {
+			return nil, err
+		}
 	}
 	for _, b := range cfg.Binds {
 		if b.ReadOnly || b.Scratch {
@@ -602,7 +613,7 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 	// gate runs while the sandbox is built), and a placeholder would stand
 	// in its way. First, so that the entries below find their parents.
 	for _, rel := range hide {
-		if err := mkdirBeneath(root, rel); err != nil {
+		if err := mkdirBeneath(root, rel, 0o700); err != nil {
 			return nil, err
 		}
 	}
@@ -754,10 +765,10 @@ func readBeneath(dir int, rel string) ([]byte, error) {
 }
 
 // mkdirBeneath creates the missing directories of rel under the directory
-// root (mode 0700, and as root owned like their parent), each inside its
+// root (with mode, and as root owned like their parent), each inside its
 // opened parent and never through a symlink. What exists is left as it
 // is: the plan checks it.
-func mkdirBeneath(root int, rel string) error {
+func mkdirBeneath(root int, rel string, mode uint32) error {
 	parts := strings.Split(rel, "/")
 	for i := range parts {
 		prefix := strings.Join(parts[:i+1], "/")
@@ -779,7 +790,7 @@ func mkdirBeneath(root int, rel string) error {
 				return unsafePath(prefix, err)
 			}
 		}
-		err = unix.Mkdirat(pfd, parts[i], 0o700)
+		err = unix.Mkdirat(pfd, parts[i], mode)
 		if err == nil && os.Geteuid() == 0 {
 			var st unix.Stat_t
 			if err = unix.Fstat(pfd, &st); err == nil {
@@ -1153,6 +1164,9 @@ func (pr *protection) apply(pid int) error {
 	n := 0
 	for _, t := range pr.trees() {
 		n += len(t.mounts)
+		if t.readOnly {
+			n++
+		}
 	}
 	if n == 0 {
 		return nil
@@ -1193,14 +1207,16 @@ type joinTree struct {
 	Mounts  []ProtectMount `json:"mounts"`
 	// Target is where the tree's reservation links point.
 	Target string `json:"target"`
+	// ReadOnly: protection.readOnly.
+	ReadOnly bool `json:"read_only,omitempty"`
 }
 
 // plan returns the mounts of every tree of pr.
 func (pr *protection) plan() []joinTree {
 	var plan []joinTree
 	for _, t := range pr.trees() {
-		if len(t.mounts) > 0 {
-			plan = append(plan, joinTree{WsMount: t.wsMount, Mounts: t.mounts, Target: t.target})
+		if len(t.mounts) > 0 || t.readOnly {
+			plan = append(plan, joinTree{WsMount: t.wsMount, Mounts: t.mounts, Target: t.target, ReadOnly: t.readOnly})
 		}
 	}
 	return plan
@@ -1290,6 +1306,11 @@ func (t joinTree) mount() error {
 	for _, m := range t.Mounts {
 		if err := mountOne(ws, m, empty, t.Target); err != nil {
 			return fmt.Errorf("protecting %s: %w", path.Join(t.WsMount, m.Path), err)
+		}
+	}
+	if t.ReadOnly {
+		if err := t.seal(ws); err != nil {
+			return fmt.Errorf("mounting %s read-only: %w", t.WsMount, err)
 		}
 	}
 	return nil
@@ -1434,8 +1455,9 @@ func mountOne(ws int, m ProtectMount, empty *emptyTree, target string) error {
 		if tree, err = empty.clone(name); err != nil {
 			return err
 		}
-	case ProtectPin, ProtectReadOnly:
-		if mode == unix.S_IFLNK || (m.Mode == ProtectPin && mode != unix.S_IFDIR) {
+	case ProtectPin, ProtectReadOnly, ProtectWrite:
+		if mode == unix.S_IFLNK || (m.Mode == ProtectPin && mode != unix.S_IFDIR) ||
+			(m.Mode == ProtectWrite && mode != unix.S_IFDIR && mode != unix.S_IFREG) {
 			return errors.New("it changed since the sandbox was planned")
 		}
 		if tree, err = unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH); err != nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,32 +15,73 @@ import (
 
 // TestLandlockMetadataOutsideThePolicy: an enforced mandate confines what
 // a command may change, not only what it may read. Landlock governs no
-// metadata call (chmod, utimensat, setxattr): a command whose mandate
-// allows only ok/ makes secret/key world-readable and writable on the
-// host, back-dates it and tags it.
+// metadata call (chmod, chown, utimensat, setxattr): without the mount
+// plan a command whose mandate allows only ok/ made secret/key
+// world-readable and writable on the host, back-dated it and tagged it.
+// With the plan (Landlock.ReadOnlyWorkspace) the workspace is read-only
+// outside ok/, so each of these fails with EROFS, in a one-shot sandbox
+// and in a session, while the same calls inside ok/ work; the host finds
+// everything outside ok/ as it was.
 func TestLandlockMetadataOutsideThePolicy(t *testing.T) {
-	t.Skip("known break (issue 16, docs/landlock.md Limits): Landlock has no right for chmod/chown/utimensat/setxattr and a seccomp filter cannot check their path without a race; the fix is a read-only workspace bind with writable binds of the mandate's write trees (EROFS), not done yet")
-	r := newTestRunner(t)
-	ws, secret := llWorkspace(t)
-	require.NoError(t, os.Chmod(secret, 0o600))
-	before, err := os.Stat(secret)
-	require.NoError(t, err)
-	policy := &Landlock{Trees: []string{filepath.Join(ws, "ok")}}
-	_, out := llRun(t, r, ws, `chmod 0666 secret/key; echo chmod=$?
+	const outside = `chmod 0666 secret/key; echo chmod=$?
+chown 0:0 secret/key; echo chown=$?
 touch -d 2001-01-01 secret/key; echo touch=$?
 python3 -c 'import os; os.setxattr("secret/key", "user.planted", b"x")'; echo setxattr=$?
-chmod 0777 secret; echo chmod-dir=$?`, policy)
-	t.Log(out)
-	// From the host, after the sandbox is gone.
-	after, err := os.Stat(secret)
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), after.Mode().Perm(), "the mode of a file outside the mandate changed")
-	assert.Equal(t, before.ModTime(), after.ModTime(), "the times of a file outside the mandate changed")
-	_, err = unix.Getxattr(secret, "user.planted", nil)
-	assert.ErrorIs(t, err, unix.ENODATA, "an xattr was set on a file outside the mandate")
-	dir, err := os.Stat(filepath.Dir(secret))
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o755), dir.Mode().Perm(), "the mode of a directory outside the mandate changed")
+mv secret/key secret/moved; echo rename=$?
+chmod 0777 secret; echo chmod-dir=$?
+`
+	const inside = `chmod 0600 ok/file && touch -d 2001-01-01 ok/file && echo more >> ok/file &&
+python3 -c 'import os; os.setxattr("ok/file", "user.ok", b"y")' && mkdir ok/made && mv ok/made ok/moved && echo inside-ok`
+	for _, session := range []bool{false, true} {
+		name := "one-shot"
+		if session {
+			name = "session"
+		}
+		t.Run(name, func(t *testing.T) {
+			ws, secret := llWorkspace(t)
+			require.NoError(t, os.Chmod(secret, 0o600))
+			before, err := os.Stat(secret)
+			require.NoError(t, err)
+			cfg := Config{Workspace: ws, Landlock: &Landlock{Trees: []string{filepath.Join(ws, "ok")}, ReadOnlyWorkspace: true}}
+			var out bytes.Buffer
+			cmd := Command{Shell: outside + inside, Stdout: &out, Stderr: &out}
+			if session {
+				s, err := newTestSessions(t).Open(t.Context(), "default", "ll-meta", SessionSpec{Config: cfg})
+				require.NoError(t, err)
+				_, err = s.Exec(t.Context(), cmd, ExecOptions{})
+				require.NoError(t, err)
+				require.NoError(t, s.Close())
+			} else {
+				_, err := newTestRunner(t).Run(t.Context(), cfg, cmd)
+				require.NoError(t, err)
+			}
+			t.Log(out.String())
+			for _, call := range []string{"chmod", "chown", "touch", "setxattr", "rename", "chmod-dir"} {
+				assert.NotContains(t, "\n"+out.String(), "\n"+call+"=0\n", "%s outside the mandate succeeded", call)
+			}
+			assert.GreaterOrEqual(t, strings.Count(out.String(), "Read-only file system"), 5, "the read-only mount refused them")
+			assert.Contains(t, out.String(), "inside-ok", "the same calls inside the write tree work")
+			// From the host, after the sandbox is gone.
+			after, err := os.Stat(secret)
+			require.NoError(t, err, "the file outside the mandate was moved")
+			assert.Equal(t, os.FileMode(0o600), after.Mode().Perm(), "the mode of a file outside the mandate changed")
+			assert.Equal(t, before.ModTime(), after.ModTime(), "the times of a file outside the mandate changed")
+			// chown within the sandbox's ID mapping (its root only) changes
+			// no owner, but does change the file's ctime, as every other
+			// call here would.
+			assert.Equal(t, before.Sys().(*syscall.Stat_t).Ctim, after.Sys().(*syscall.Stat_t).Ctim, "the metadata of a file outside the mandate changed")
+			_, err = unix.Getxattr(secret, "user.planted", nil)
+			assert.ErrorIs(t, err, unix.ENODATA, "an xattr was set on a file outside the mandate")
+			assert.NoFileExists(t, filepath.Join(ws, "secret", "moved"))
+			dir, err := os.Stat(filepath.Dir(secret))
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o755), dir.Mode().Perm(), "the mode of a directory outside the mandate changed")
+			ok, err := os.Stat(filepath.Join(ws, "ok", "file"))
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o600), ok.Mode().Perm(), "the write tree's chmod landed")
+			assert.DirExists(t, filepath.Join(ws, "ok", "moved"))
+		})
+	}
 }
 
 // TestLandlockRuleThroughSymlink: a mandated tree that is, when the

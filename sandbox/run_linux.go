@@ -87,7 +87,12 @@ type Result struct {
 	// PathsRefused lists what the Config.Landlock ruleset refused (the
 	// first 128 distinct paths), from the kernel's audit records; where
 	// those cannot be read NotEnforced lists "landlock_audit" (the kernel
-	// refused them all the same).
+	// refused them all the same). Under the mount plan
+	// (Landlock.ReadOnlyWorkspace) it also lists the creations, renames
+	// and links the read-only workspace refused (EROFS), as the creation
+	// gate saw them, with the blocker "mount.read_only"; the plan's other
+	// refusals (chmod, chown, utimensat, xattrs, unlink, truncate, a
+	// write open of an existing file) are not listed.
 	PathsRefused []PathRefused `json:"paths_refused,omitempty"`
 	// Accesses, in an observed sandbox (Config.Observe), are the files its
 	// processes opened or executed in the workspace and the binds, and the
@@ -421,6 +426,9 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 			}
 			audit.forget(pid)
 		}
+	}
+	if execGate != nil {
+		res.PathsRefused = append(res.PathsRefused, execGate.sealedSince(gateMark{})...)
 	}
 	if tramp != nil {
 		if err := tramp.execError(); err != nil {

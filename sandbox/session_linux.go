@@ -732,6 +732,9 @@ func (s *Session) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Res
 			res.NotEnforced = append(slices.Clip(res.NotEnforced), "landlock_audit")
 		}
 	}
+	if res != nil && s.gate != nil {
+		res.PathsRefused = append(res.PathsRefused, s.gate.sealedSince(mark)...)
+	}
 	return res, err
 }
 

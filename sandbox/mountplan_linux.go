@@ -1,0 +1,217 @@
+package sandbox
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The mount plan of an enforced mandate (Landlock.ReadOnlyWorkspace,
+// docs/landlock.md "The mount plan"). Landlock has no right for chmod,
+// chown, utimensat or the xattr calls, and a seccomp filter cannot check
+// the path they name without a race; a read-only mount refuses them
+// (EROFS) whatever the path and however it was computed. So the workspace
+// is mounted read-only and each write rule inside it is bound read-write
+// onto itself, from a descriptor opened without following symlinks, like
+// a protected path (mountOne, ProtectWrite). The protected paths are
+// mounted after the write rules above them, so they stay read-only inside
+// a write tree.
+
+// planWritable adds the mount plan to pr, the workspace's protection,
+// when cfg asks for it: a ProtectWrite mount for each of the Landlock
+// policy's Trees (created first when missing) and regular Files inside
+// the workspace, and readOnly. A rule with a symbolic link on its path,
+// one that is not a directory or regular file, and one inside a hidden
+// path is not bound: it stays read-only (the Landlock rule is refused by
+// the trampoline too). A tree that is the workspace itself leaves the
+// workspace writable: there is nothing to seal.
+func (pr *protection) planWritable(cfg Config) error {
+	if cfg.Landlock == nil || !cfg.Landlock.ReadOnlyWorkspace {
+		return nil
+	}
+	wsMount := filepath.Clean(pr.wsMount)
+	inside := func(p string) (string, bool) {
+		p = filepath.Clean(p)
+		if p == wsMount {
+			return ".", true
+		}
+		rel, ok := strings.CutPrefix(p, wsMount+"/")
+		return rel, ok
+	}
+	hidden := func(rel string) bool {
+		for _, m := range pr.mounts {
+			if (m.Mode == ProtectHideDir || m.Mode == ProtectHideFile) && within(rel, m.Path) {
+				return true
+			}
+		}
+		return false
+	}
+	type rule struct {
+		rel  string
+		tree bool
+	}
+	var rules []rule
+	for _, p := range cfg.Landlock.Trees {
+		if rel, ok := inside(p); ok {
+			if rel == "." {
+				return nil
+			}
+			rules = append(rules, rule{rel, true})
+		}
+	}
+	for _, p := range cfg.Landlock.Files {
+		if rel, ok := inside(p); ok && rel != "." {
+			rules = append(rules, rule{rel, false})
+		}
+	}
+	root, err := unix.Open(pr.ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("opening workspace %s: %w", pr.ws, err)
+	}
+	defer unix.Close(root)
+	var writes []ProtectMount
+	for _, r := range rules {
+		if hidden(r.rel) || slices.ContainsFunc(writes, func(m ProtectMount) bool { return m.Path == r.rel }) {
+			continue
+		}
+		if r.tree {
+			// The bind needs a target; Landlock a file to attach the
+			// rule to. A symlink on the way stops it (the check below).
+			if err := mkdirBeneath(root, r.rel, 0o755); err != nil {
+				return fmt.Errorf("creating the mandate's write tree %s: %w", r.rel, err)
+			}
+		}
+		fd, err := openBeneath(root, r.rel)
+		if err != nil {
+			continue // missing, or a symlink on the way (ELOOP): not bound
+		}
+		m, err := fdMode(fd)
+		unix.Close(fd)
+		if err == nil && (m == unix.S_IFREG || (r.tree && m == unix.S_IFDIR)) {
+			writes = append(writes, ProtectMount{Path: r.rel, Mode: ProtectWrite})
+		}
+	}
+	// Shallower first, and a write rule before a protected path at the
+	// same depth: each mount is cloned from what is beneath it, so a
+	// protected path inside a write tree is mounted onto the tree's bind,
+	// and a write tree inside a read-only protected path is cloned from
+	// it read-only.
+	pr.mounts = append(writes, pr.mounts...)
+	slices.SortStableFunc(pr.mounts, func(a, b ProtectMount) int {
+		return strings.Count(a.Path, "/") - strings.Count(b.Path, "/")
+	})
+	pr.readOnly = true
+	return nil
+}
+
+// seal makes the tree whose root is ws read-only, after its mounts: the
+// tree's own mount and each pin outside every write rule (a pin is a bind
+// of its own, read-write, which the tree's flag does not reach). The
+// write rules' binds and what is mounted in them keep their own flags.
+func (t joinTree) seal(ws int) error {
+	var writes []string
+	for _, m := range t.Mounts {
+		if m.Mode == ProtectWrite {
+			writes = append(writes, m.Path)
+		}
+	}
+	ro := &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	for _, m := range t.Mounts {
+		if m.Mode != ProtectPin || slices.ContainsFunc(writes, func(w string) bool { return within(m.Path, w) }) {
+			continue
+		}
+		fd, err := openBeneath(ws, m.Path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.Path, err)
+		}
+		err = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, ro)
+		unix.Close(fd)
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.Path, err)
+		}
+	}
+	return unix.MountSetattr(ws, "", unix.AT_EMPTY_PATH, ro)
+}
+
+// sealedAt reports whether p (absolute, inside the sandbox) lies where
+// cfg's mount plan keeps the workspace read-only: inside the workspace
+// and outside each write rule (beneath a tree, or the file itself). A
+// write rule the plan left unbound (a symbolic link on its path) counts
+// as a write rule here: refusals beneath it are not reported.
+func (c Config) sealedAt(p string) bool {
+	p = filepath.Clean(p)
+	if c.Landlock == nil || !within(p, c.workspaceMount()) {
+		return false
+	}
+	for _, w := range c.Landlock.Trees {
+		if within(p, w) {
+			return false
+		}
+	}
+	for _, f := range c.Landlock.Files { // the file itself only
+		if p == filepath.Clean(f) {
+			return false
+		}
+	}
+	return true
+}
+
+// refuseSealed records that the creating call n (the creation gate's:
+// open with O_CREAT, mkdir, mknod, symlink, link, rename), whose names
+// were read as names, failed with EROFS where the mount plan keeps the
+// workspace read-only: each name that lies there is reported in
+// Result.PathsRefused with the blocker "mount.read_only", as a Landlock
+// refusal is. The names are resolved as observation resolves them (the
+// caller's working directory or directory descriptor, through /proc):
+// the report names what the caller asked for, which the caller controls;
+// the refusal itself is the kernel's.
+func (g *execGateRun) refuseSealed(fd int, n *seccompNotif, call createCall, names []string) {
+	var refused []PathRefused
+	for i, s := range names {
+		dirfd := int32(unix.AT_FDCWD)
+		if d := call.dirfds[i]; d >= 0 {
+			dirfd = int32(n.args[d])
+		}
+		raw, err := resolveName(int(n.pid), dirfd, s)
+		if err != nil {
+			continue
+		}
+		if p := filepath.Clean(raw); g.sealed(p) {
+			refused = append(refused, PathRefused{Path: p, Blockers: []string{"mount.read_only"}})
+		}
+	}
+	if len(refused) == 0 || !idValid(fd, n.id) {
+		return // or the names were another process's
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, r := range refused {
+		if k := len(g.sealedRefused); k > 0 && g.sealedRefused[k-1].Path == r.Path {
+			continue // the same call retried
+		}
+		if len(g.sealedRefused) == 2*maxPathsRefused {
+			g.sealedRefused = append(g.sealedRefused[:0], g.sealedRefused[maxPathsRefused:]...)
+			g.sealedBase += maxPathsRefused
+		}
+		g.sealedRefused = append(g.sealedRefused, r)
+	}
+}
+
+// sealedSince returns the refusals refuseSealed recorded after m, one per
+// path, at most maxPathsRefused.
+func (g *execGateRun) sealedSince(m gateMark) []PathRefused {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []PathRefused
+	seen := map[string]bool{}
+	for _, r := range g.sealedRefused[min(max(m.sealed-g.sealedBase, 0), len(g.sealedRefused)):] {
+		if !seen[r.Path] && len(out) < maxPathsRefused {
+			seen[r.Path] = true
+			out = append(out, PathRefused{Path: r.Path, Blockers: slices.Clone(r.Blockers)})
+		}
+	}
+	return out
+}

@@ -1,0 +1,204 @@
+package sandbox
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The mount plan's tests (Landlock.ReadOnlyWorkspace) attack it from
+// inside the sandbox and check from the host afterwards, like the
+// Landlock tests (landlock_linux_test.go).
+
+func planPolicy(trees ...string) *Landlock {
+	return &Landlock{Trees: trees, ReadOnlyWorkspace: true}
+}
+
+// A mandated write tree that does not exist yet is created when the
+// sandbox starts (0755, owned like its parent) and is writable inside;
+// its parent, which no rule names, stays read-only.
+func TestLandlockMountPlanCreatesWriteTree(t *testing.T) {
+	r := newTestRunner(t)
+	ws, _ := llWorkspace(t)
+	out := filepath.Join(ws, "build", "out")
+	res, got := llRun(t, r, ws, "echo made > build/out/f && chmod 0600 build/out/f && cat build/out/f; echo x > build/other; echo other=$?; chmod 0700 build; echo chmod=$?", planPolicy(out))
+	assert.Contains(t, got, "made\n", "the created tree is writable")
+	assert.Contains(t, got, "other=2")
+	assert.Contains(t, got, "chmod=1")
+	assert.Empty(t, res.NotEnforced)
+	// From the host, after the sandbox is gone.
+	parent, err := os.Stat(ws)
+	require.NoError(t, err)
+	for _, dir := range []string{filepath.Dir(out), out} {
+		fi, err := os.Stat(dir)
+		require.NoError(t, err, "the write tree was not created")
+		assert.True(t, fi.IsDir())
+		assert.Equal(t, os.FileMode(0o755), fi.Mode().Perm(), dir)
+		assert.Equal(t, parent.Sys().(*syscall.Stat_t).Uid, fi.Sys().(*syscall.Stat_t).Uid, dir)
+		assert.Equal(t, parent.Sys().(*syscall.Stat_t).Gid, fi.Sys().(*syscall.Stat_t).Gid, dir)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "f"))
+	require.NoError(t, err)
+	assert.Equal(t, "made\n", string(data))
+	assert.NoFileExists(t, filepath.Join(ws, "build", "other"))
+}
+
+// The plan composes with the protected paths: a repository inside a write
+// tree keeps its control surface read-only (its config cannot be
+// appended to, chmodded or given a hook), and the pinned git directory of
+// the workspace's own repository, outside every write tree, is sealed
+// read-only like the rest (a pin is a mount of its own).
+func TestLandlockMountPlanProtectedPaths(t *testing.T) {
+	r := newTestRunner(t)
+	ws, _ := llWorkspace(t)
+	proj := filepath.Join(ws, "ok", "proj")
+	require.NoError(t, os.MkdirAll(proj, 0o755))
+	for _, dir := range []string{ws, proj} {
+		out, err := exec.Command("git", "init", "-q", dir).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+	config := filepath.Join(proj, ".git", "config")
+	cfgBefore, err := os.ReadFile(config)
+	require.NoError(t, err)
+	cfgStat, err := os.Stat(config)
+	require.NoError(t, err)
+	desc := filepath.Join(ws, ".git", "description")
+	descStat, err := os.Stat(desc)
+	require.NoError(t, err)
+	script := `echo '[core] fsmonitor = evil' >> ok/proj/.git/config; echo append=$?
+chmod 0666 ok/proj/.git/config; echo chmod-config=$?
+printf '#!/bin/sh\necho pwned\n' > ok/proj/.git/hooks/pre-commit; echo hook=$?
+chmod 0600 .git/description; echo chmod-pin=$?
+echo fine > ok/proj/src.txt && echo write-ok`
+	res, out := llRun(t, r, ws, script, planPolicy(filepath.Join(ws, "ok")))
+	t.Log(out)
+	for _, want := range []string{"append=2", "chmod-config=1", "hook=2", "chmod-pin=1", "write-ok"} {
+		assert.Contains(t, out, want) // dash exits 2 when a redirection fails
+	}
+	assert.Empty(t, res.NotEnforced)
+	// From the host, after the sandbox is gone.
+	cfgAfter, err := os.ReadFile(config)
+	require.NoError(t, err)
+	assert.Equal(t, string(cfgBefore), string(cfgAfter), "the nested repository's config changed")
+	fi, err := os.Stat(config)
+	require.NoError(t, err)
+	assert.Equal(t, cfgStat.Mode(), fi.Mode())
+	assert.NoFileExists(t, filepath.Join(proj, ".git", "hooks", "pre-commit"))
+	fi, err = os.Stat(desc)
+	require.NoError(t, err)
+	assert.Equal(t, descStat.Mode(), fi.Mode(), "the sealed pin's file was chmodded")
+	data, err := os.ReadFile(filepath.Join(proj, "src.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "fine\n", string(data))
+}
+
+// A write rule with a symbolic link on its path in the workspace (the
+// mandated data/ itself, or a parent such as pub/ in pub/sub) is not
+// bound and not followed: what the link points to, outside the mandate,
+// stays read-only (content and metadata), and no missing tree is created
+// through the link.
+func TestLandlockMountPlanSymlinkRule(t *testing.T) {
+	for _, c := range []struct{ name, link, rule string }{
+		{"last", "data", "data"},
+		{"parent", "pub", "pub/sub"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newTestRunner(t)
+			ws, secret := llWorkspace(t)
+			sdir := filepath.Dir(secret)
+			require.NoError(t, os.Symlink("secret", filepath.Join(ws, c.link)))
+			before, err := os.Stat(secret)
+			require.NoError(t, err)
+			script := "echo x > " + c.link + "/new; echo create=$?; chmod 0777 " + c.link + "/key; echo chmod=$?; touch -d 2001-01-01 " + c.link + "/key; echo touch=$?"
+			_, out := llRun(t, r, ws, script, planPolicy(filepath.Join(ws, c.rule)))
+			t.Log(out)
+			for _, want := range []string{"create=2", "chmod=1", "touch=1"} {
+				assert.Contains(t, out, want) // dash exits 2 when a redirection fails
+			}
+			// From the host, after the sandbox is gone.
+			after, err := os.Stat(secret)
+			require.NoError(t, err)
+			assert.Equal(t, before.Mode(), after.Mode(), "chmod through the mandated link")
+			assert.Equal(t, before.ModTime(), after.ModTime(), "touch through the mandated link")
+			assert.NoFileExists(t, filepath.Join(sdir, "new"))
+			assert.NoDirExists(t, filepath.Join(sdir, "sub"), "a write tree was created through the link")
+			fi, err := os.Lstat(filepath.Join(ws, c.link))
+			require.NoError(t, err)
+			assert.Equal(t, os.ModeSymlink, fi.Mode().Type(), "the link was replaced")
+		})
+	}
+}
+
+// What the read-only workspace refuses where the creation gate sees it (a
+// file created or overwritten through O_CREAT, a copy, a directory, a
+// symlink) is reported in PathsRefused with "mount.read_only", the
+// path named as the sandbox sees it, in a one-shot sandbox and in a
+// session; a creation inside the write tree is not. A rename out of the
+// write tree crosses a mount: EXDEV, nothing moved, nothing to report.
+func TestLandlockMountPlanReportsRefusals(t *testing.T) {
+	script := `echo gone > secret/key; echo x > secret/new; mkdir secret/d; ln -s key secret/l; cp ok/file secret/f
+python3 -c 'import os; os.rename("ok/file", "secret/r")' 2>&1 | grep -o 'Errno 18'; echo in > ok/new; echo done`
+	for _, session := range []bool{false, true} {
+		name := "one-shot"
+		if session {
+			name = "session"
+		}
+		t.Run(name, func(t *testing.T) {
+			ws, secret := llWorkspace(t)
+			cfg := Config{Workspace: ws, Landlock: planPolicy(filepath.Join(ws, "ok"))}
+			var out bytes.Buffer
+			cmd := Command{Shell: script, Stdout: &out, Stderr: &out}
+			var res *Result
+			var err error
+			if session {
+				s, err := newTestSessions(t).Open(t.Context(), "default", "ll-plan-report", SessionSpec{Config: cfg})
+				require.NoError(t, err)
+				res, err = s.Exec(t.Context(), cmd, ExecOptions{})
+				require.NoError(t, err)
+				require.NoError(t, s.Close())
+			} else {
+				res, err = newTestRunner(t).Run(t.Context(), cfg, cmd)
+				require.NoError(t, err)
+			}
+			t.Log(out.String())
+			assert.Contains(t, out.String(), "Errno 18", "the rename out of the write tree fails with EXDEV")
+			assert.Contains(t, out.String(), "done")
+			for _, rel := range []string{"secret/key", "secret/new", "secret/d", "secret/l", "secret/f"} {
+				assert.True(t, refusedAt(res, filepath.Join(ws, rel), "mount.read_only"), "want %s refused by the mount; got %+v", rel, res.PathsRefused)
+			}
+			for _, p := range res.PathsRefused {
+				assert.NotContains(t, p.Path, filepath.Join(ws, "ok"), "a path in the write tree was reported")
+			}
+			// From the host, after the sandbox is gone.
+			got, err := os.ReadFile(secret)
+			require.NoError(t, err)
+			assert.Equal(t, llSecret+"\n", string(got))
+			for _, rel := range []string{"new", "d", "l", "f", "r"} {
+				assert.NoFileExists(t, filepath.Join(ws, "secret", rel))
+			}
+			assert.FileExists(t, filepath.Join(ws, "ok", "file"), "the moved file is still in the write tree")
+			assert.FileExists(t, filepath.Join(ws, "ok", "new"))
+		})
+	}
+}
+
+// sealedAt is where the mount plan keeps the workspace read-only: inside
+// the workspace, outside each tree, and not an exact rule's own file (a
+// file in a directory named by an exact rule is sealed).
+func TestSealedAt(t *testing.T) {
+	cfg := Config{Workspace: "/host/ws", WorkspaceMount: "/ws", Landlock: &Landlock{
+		Trees: []string{"/ws/ok", "/ws/b/c"}, Files: []string{"/ws/Makefile", "/ws/docs"}, ReadOnlyWorkspace: true}}
+	for p, want := range map[string]bool{
+		"/ws/secret/key": true, "/ws": true, "/ws/b": true, "/ws/b/x": true, "/ws/docs/new": true, "/ws/okay": true,
+		"/ws/ok": false, "/ws/ok/x/y": false, "/ws/b/c/d": false, "/ws/Makefile": false, "/ws/docs": false,
+		"/tmp/x": false, "/wsx": false, "/ws/ok/../secret": true,
+	} {
+		assert.Equal(t, want, cfg.sealedAt(p), p)
+	}
+}
