@@ -60,6 +60,7 @@ func (a *analyzer) invocation(c *shellparse.Command, inv *grammar.Invocation) {
 		}
 		if e.Has(grammar.Delete) {
 			a.deletes(c, inv)
+			a.deletesFound(c, inv)
 		}
 		if e.Any(grammar.Format | grammar.DeviceWrite | grammar.Truncate) {
 			a.deviceTargets(c, inv)
@@ -119,6 +120,37 @@ func (a *analyzer) value(c *shellparse.Command, inv *grammar.Invocation, v strin
 	}
 	if e.Has(grammar.Write) && !dry {
 		a.writeTarget(c, v, false)
+	}
+}
+
+// deletesFound: a deleting command run by find -exec on "{}" deletes what
+// find visits, however it got the "{}" ("find ~ -exec sh -c 'rm -rf "$1"' _
+// {} \;" binds it to the script's $1). It is read as find reads the direct
+// form, "find … -exec PROG ARGS… ;", whose delete rules then apply.
+func (a *analyzer) deletesFound(c *shellparse.Command, inv *grammar.Invocation) {
+	var fw *shellparse.Wrapper
+	for i := range c.Wrappers {
+		if c.Wrappers[i].Program == "find" {
+			fw = &c.Wrappers[i]
+		}
+	}
+	if fw == nil || c.Program == "find" || len(c.Wrappers) == 0 || c.Wrappers[len(c.Wrappers)-1].Program == "find" {
+		return // none, or find ran it directly: find's own reading has it
+	}
+	found := false
+	for _, op := range inv.Operands {
+		found = found || (op.Effects.Has(grammar.Target) && strings.Contains(op.Value, "{}"))
+	}
+	if !found {
+		return
+	}
+	args := make([]string, 0, len(fw.Args)+len(c.Args)+3)
+	args = append(append(args, fw.Args...), "-exec", c.Program)
+	for _, w := range c.Args {
+		args = append(args, w.Value)
+	}
+	if fi := grammar.Parse("find", append(args, ";")); fi.Effects.Has(grammar.Delete) {
+		a.deletes(c, fi)
 	}
 }
 

@@ -141,6 +141,11 @@ const (
 	Prefix LongRule = iota
 	// Exact accepts only whole names (Go flag, cobra, most non-GNU tools).
 	Exact
+	// LongOnly is getopt_long_only's rule (psmisc killall): Prefix, and a
+	// single-dash word is a long option too ("-us" is "--user") unless it
+	// is one short letter or names no long option, when it is a short
+	// cluster ("-ualice" is -u alice).
+	LongOnly
 )
 
 // Option is one option of a program. Names lists its spellings with their
@@ -369,7 +374,7 @@ func (s *Spec) option(spelling string) *Option {
 	if o := s.longOption(spelling); o != nil {
 		return o
 	}
-	if s.Long != Prefix || !strings.HasPrefix(spelling, "--") || len(spelling) < 3 {
+	if s.Long == Exact || !strings.HasPrefix(spelling, "--") || len(spelling) < 3 {
 		return nil
 	}
 	var found *Option

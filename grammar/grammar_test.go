@@ -80,6 +80,27 @@ func TestEffects(t *testing.T) {
 		{"pkill python", Kill, KillAll},
 		{"pkill -v python", KillAll, 0},
 		{"killall -u bob", KillAll, 0},
+		// psmisc killall reads getopt_long_only: "-us" is --user; procps
+		// pkill's -s is --session; a selection alone kills all it selects.
+		{"killall -us bob", KillAll, 0},
+		{"killall --us bob", KillAll, 0},
+		{"killall -g -u bob", KillAll, 0},
+		{"killall -ualice", KillAll, 0},
+		{"killall -9 -u bob", KillAll, 0},
+		{"killall -u bob nginx", Kill, KillAll},
+		{"killall -l", DryRun, Kill},
+		{"pkill -s 0", KillAll, 0},
+		{"pkill -KILL -n", Kill, KillAll},
+		// shutdown: the last action wins (systemd), -k only warns, --help
+		// by any unique prefix exits first, -t takes a value.
+		{"shutdown -c -r now", Power, 0},
+		{"shutdown -cr now", Power, 0},
+		{"shutdown --sh --reb now", Power, 0},
+		{"shutdown -r -c", 0, Power},
+		{"shutdown -k -r now", 0, Power},
+		{"shutdown -t -c now", Power, 0},
+		{"shutdown --he /home/alice/ -hP", DryRun, 0},
+		{"shutdown --h now", Power, DryRun}, // ambiguous (--help, --halt): never lowers
 		{"pgrep .", DryRun, Kill},
 		{"wipefs -a /dev/sda", Format, 0},
 		{"wipefs /dev/sda", 0, Format},

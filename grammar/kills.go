@@ -7,19 +7,28 @@ import (
 
 // The kill family: kill's pid -1 signals every process (signal 0 only
 // checks); pkill and killall kill by name, and everything when the pattern
-// matches every name or only a user is given.
+// matches every name or only a user is given. procps (pkill, pgrep,
+// pidwait, skill, snice) and psmisc (killall) spell their options
+// differently (procps -s is --session, psmisc -g a flag), and psmisc reads
+// them with getopt_long_only ("killall -us alice" is --user alice): each
+// has its own table, as the program declares it.
 func kills() []*Spec {
-	match := join(ops(arg("--signal -s", 0), arg("--uid -u", 0), arg("--euid -U", 0), arg("--group -G", 0), arg("--pgroup -g", 0),
-		arg("--parent -P", 0), arg("--session", 0), arg("--terminal -t", 0), arg("--ns", 0), arg("--nslist", 0), arg("--cgroup", 0),
-		arg("--pidfile -F", 0), arg("--older -o", 0), arg("--younger -y", 0), arg("--context -Z", 0), arg("--delimiter -d", 0),
-		flag("--full -f", 0), flag("--ignore-case -i", 0), flag("--exact -x", 0), flag("--inverse -v", 0), flag("--newest -n", 0),
-		flag("--oldest", 0), flag("--echo -e", 0), flag("--count -c", 0), flag("--list-name -l", 0), flag("--list-full -a", 0),
-		flag("--wait -w", 0), flag("--regexp -r", 0), flag("--interactive -I", 0), flag("--quiet -q", 0), flag("--verbose", 0),
-		flag("--process-group", 0)), gnuHelp())
+	procps := join(ops(arg("--signal", 0), arg("--euid -u", 0), arg("--uid -U", 0), arg("--group -G", 0), arg("--pgroup -g", 0),
+		arg("--parent -P", 0), arg("--session -s", 0), arg("--terminal -t", 0), arg("--ns", 0), arg("--nslist", 0), arg("--cgroup", 0),
+		arg("--pidfile -F", 0), arg("--older -O", 0), arg("--delimiter -d", 0), arg("--runstates -r", 0), arg("--queue -q", 0),
+		arg("--env", 0), flag("--full -f", 0), flag("--ignore-case -i", 0), flag("--exact -x", 0), flag("--inverse -v", 0),
+		flag("--newest -n", 0), flag("--oldest -o", 0), flag("--echo -e", 0), flag("--count -c", 0), flag("--list-name -l", 0),
+		flag("--list-full -a", 0), flag("--lightweight -w", 0), flag("--logpidfile -L", 0), flag("--ignore-ancestors -A", 0),
+		flag("--require-handler -H", 0), flag("--help -h", DryRun), flag("--version -V", DryRun)))
+	psmisc := ops(flag("--exact -e", 0), flag("--ignore-case -I", 0), flag("--process-group -g", 0), arg("--younger-than -y", 0),
+		arg("--older-than -o", 0), flag("--interactive -i", 0), flag("--list-signals -l", DryRun), flag("--quiet -q", 0),
+		flag("--regexp -r", 0), arg("--signal -s", 0), arg("--user -u", 0), flag("--verbose -v", 0), flag("--wait -w", 0),
+		arg("--ns -n", 0), arg("--context -Z", 0), flag("--version -V", DryRun))
 	return []*Spec{
 		{Name: "kill", Refine: refineKill},
 		{Name: "killall5", Effects: KillAll},
-		{Name: "pkill", Aliases: []string{"killall", "pgrep", "pidwait", "skill", "snice"}, Options: match, Refine: refinePkill},
+		{Name: "pkill", Aliases: []string{"pgrep", "pidwait", "skill", "snice"}, Options: procps, Refine: refinePkill},
+		{Name: "killall", Long: LongOnly, Options: psmisc, Refine: refinePkill},
 	}
 }
 
@@ -76,36 +85,64 @@ var sampleNames = []string{"init", "systemd", "bash", "sshd", "kworker/0:1", "py
 
 // refinePkill: pgrep and pidwait only list or wait; pkill, killall, skill
 // and snice signal what matches, every process when the pattern matches every
-// name (or there is none and a user, group or session selects them), or
-// with --inverse.
+// name, with --inverse, or when there is no pattern and an option selects
+// processes instead (a user, group, session, namespace, cgroup, age, run
+// state: the program refuses to run with neither).
 func refinePkill(inv *Invocation) {
 	switch inv.Program {
 	case "pgrep", "pidwait":
 		inv.Effects |= DryRun
 		return
 	}
-	if inv.Has("--list-name") && inv.Program == "killall" {
-		inv.Effects |= DryRun
-		return
+	if inv.Effects.Has(DryRun) {
+		return // --help, --version, killall --list-signals
 	}
 	inv.Effects |= Kill
-	if inv.Has("--inverse") && inv.Program == "pkill" {
+	if inv.Has("--inverse") && inv.Program != "killall" {
 		inv.Effects |= KillAll
 		return
 	}
 	if len(inv.Operands) == 0 {
-		if inv.Has("--uid") || inv.Has("--euid") || inv.Has("--group") || inv.Has("--session") || inv.Has("--pgroup") || inv.Has("--parent") || inv.Has("--terminal") {
-			inv.Effects |= KillAll
+		for _, o := range inv.Options {
+			if !pkillModifiers[o.Name] && !signalWord(inv, o.Arg) {
+				inv.Effects |= KillAll
+			}
 		}
 		return
 	}
-	regex := inv.Program == "pkill" || inv.Has("--regexp")
+	regex := inv.Program != "killall" || inv.Has("--regexp")
 	for _, op := range inv.Operands {
 		if matchesAll(op.Value, regex, inv.Has("--ignore-case")) {
 			inv.Effects |= KillAll
 			return
 		}
 	}
+}
+
+// signalWord reports whether argument i of inv is a signal given as an
+// option: "-9" anywhere; "-KILL", "-SIGHUP" first (procps reads only its
+// first argument so; later, "-HUP" is -H and -U P) or anywhere for killall.
+func signalWord(inv *Invocation, i int) bool {
+	a := inv.Args[i]
+	if len(a) < 2 || a[0] != '-' {
+		return false
+	}
+	digits, upper := true, true
+	for _, c := range a[1:] {
+		digits = digits && c >= '0' && c <= '9'
+		upper = upper && c >= 'A' && c <= 'Z'
+	}
+	return digits || (upper && len(a) > 2 && (i == 0 || inv.Program == "killall"))
+}
+
+// pkillModifiers are the options of pkill and killall that change how
+// processes are signalled or matched but select none by themselves;
+// --newest and --oldest select one.
+var pkillModifiers = map[string]bool{
+	"--signal": true, "--full": true, "--ignore-case": true, "--exact": true, "--newest": true, "--oldest": true,
+	"--echo": true, "--count": true, "--delimiter": true, "--list-name": true, "--list-full": true, "--lightweight": true,
+	"--logpidfile": true, "--require-handler": true, "--queue": true, "--quiet": true, "--interactive": true,
+	"--regexp": true, "--verbose": true, "--wait": true, "--process-group": true,
 }
 
 // matchesAll reports whether pattern selects every process name.

@@ -139,12 +139,19 @@ func (inv *Invocation) generic() {
 // a value, that word's index (else -1).
 func (inv *Invocation) option(s *Spec, args []string, i int) (int, int) {
 	a := args[i]
-	if a[1] == '-' || (len(a) > 2 && s.wholeWord(a)) {
+	long := ""
+	if a[1] != '-' && len(a) > 2 && s.Long == LongOnly {
+		long = s.longOnly(a)
+	}
+	if a[1] == '-' || long != "" || (len(a) > 2 && s.wholeWord(a)) {
 		name, val, hasVal := a, "", false
 		if eq := strings.IndexByte(a, '='); eq > 0 {
 			name, val, hasVal = a[:eq], a[eq+1:], true
 		}
 		o := s.Option(name)
+		if long != "" {
+			o = s.Option(long)
+		}
 		opt := Opt{Name: name, Spelled: name, Value: val, HasValue: hasVal, Arg: i, ValueArg: -1}
 		if hasVal {
 			opt.ValueArg = i
@@ -240,6 +247,22 @@ func (s *Spec) wholeWord(a string) bool {
 		}
 	}
 	return false
+}
+
+// longOnly returns the long spelling ("--user") of a single-dash word that
+// getopt_long_only reads as a long option of s ("-us", "-user=alice"), or
+// "" when it reads the word as a short cluster: it names no long option, or
+// is ambiguous (the program then refuses it; the cluster reading never
+// finds less than nothing).
+func (s *Spec) longOnly(a string) string {
+	name := a
+	if eq := strings.IndexByte(a, '='); eq > 0 {
+		name = a[:eq]
+	}
+	if s.Option("-"+name) == nil {
+		return ""
+	}
+	return "-" + name
 }
 
 // shortOption returns the short option c of s or of a persistent ancestor.

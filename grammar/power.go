@@ -13,14 +13,10 @@ func power() []*Spec {
 				inv.Effects &^= Power
 			}
 		}},
-		{Name: "shutdown", Effects: Power, Options: gnu(
-			ops(flag("-c", 0), flag("-k", 0), flag("--show", DryRun)),
-			flags("-H --halt -P --poweroff -r --reboot -h --no-wall -f -F -n -t")),
-			Refine: func(inv *Invocation) {
-				if inv.Has("-c") || inv.Has("-k") {
-					inv.Effects &^= Power
-				}
-			}},
+		{Name: "shutdown", Effects: Power, Options: ops(flag("--help", DryRun), flag("--version", DryRun),
+			flag("--halt -H", 0), flag("--poweroff -P", 0), flag("--reboot -r", 0), flag("--kexec -K", 0), flag("-h", 0),
+			flag("-c", 0), flag("--show", 0), flag("-k", 0), flag("--no-wall", 0), arg("-t", 0),
+			flag("-a", 0), flag("-f", 0), flag("-F", 0), flag("-n", 0)), Refine: refineShutdown},
 		{Name: "init", Aliases: []string{"telinit", "runit-init"}, Options: gnu(args("-t -e")),
 			Operands: []OperandRule{{Index: 0, Values: values(Power, "0 6 1 s S single emergency rescue halt poweroff reboot")}}},
 		{Name: "openrc-shutdown", Effects: Power, Options: gnu(ops(flag("--write-only -w", 0), flag("--dry-run -D", 0), flag("--cancel -c", 0)), flags("-H --halt -k --kexec -p --poweroff -r --reboot -s --single")),
@@ -46,6 +42,28 @@ func power() []*Spec {
 				sub("poweroff reboot halt", Power),
 			}},
 		{Name: "busctl", Aliases: []string{"dbus-send", "gdbus", "qdbus", "dbus"}, Refine: refineDBus},
+	}
+}
+
+// refineShutdown reads shutdown's action as systemd's shutdown does: each
+// of -H, -P, -r, -K, -h, -c and --show sets the action and the last one
+// wins ("shutdown -c -r now" reboots, "shutdown -r -c" cancels); -k only
+// warns wherever it is. sysvinit's shutdown cancels on -c wherever it is,
+// so the last action is the worse of the two readings. --help (any unique
+// prefix: "--he") prints and exits before anything is done.
+func refineShutdown(inv *Invocation) {
+	last := ""
+	for _, o := range inv.Options {
+		switch o.Name {
+		case "-k":
+			inv.Effects &^= Power
+			return
+		case "--halt", "--poweroff", "--reboot", "--kexec", "-h", "-c", "--show":
+			last = o.Name
+		}
+	}
+	if last == "-c" || last == "--show" {
+		inv.Effects &^= Power
 	}
 }
 

@@ -1,6 +1,7 @@
 package shellparse
 
 import (
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -24,6 +25,9 @@ type cmdState struct {
 	// feed the arguments xargs builds from it (see feed.go).
 	stdin *feed
 	feed  []Word
+	// positional are the words a shell -c script gets as $0, $1 … ("sh -c
+	// 'rm -rf "$1"' _ ~"), nil when none or one is not known.
+	positional []Word
 	// lastWrap is the word index of the innermost peeled wrapper, -1 if none.
 	lastWrap int
 	// ctx is the context the command was found in.
@@ -53,15 +57,42 @@ func (w *walker) call(s *syntax.Stmt, ce *syntax.CallExpr, redirs []Redir, c ctx
 		w.addBare(s, env, redirs, c)
 		return ""
 	}
-	words := make([]Word, len(ce.Args))
-	for i, a := range ce.Args {
+	for _, a := range ce.Args {
 		w.walkWord(a, c)
-		words[i] = w.convWord(a)
+	}
+	if names := w.choiceNames(ce.Args); len(names) > 0 {
+		return w.paramChoices(names, func() string { return w.callWords(s, ce, env, redirs, c) })
+	}
+	return w.callWords(s, ce, env, redirs, c)
+}
+
+// callWords converts a simple command's words as bash expands them now and
+// walks the command. An unquoted word that expands to nothing is no word at
+// all ("$empty rm -rf /" runs rm).
+func (w *walker) callWords(s *syntax.Stmt, ce *syntax.CallExpr, env []Assign, redirs []Redir, c ctx) string {
+	words := make([]Word, 0, len(ce.Args))
+	nodes := ce.Args
+	for i, a := range ce.Args {
+		wd := w.convWord(a)
+		if vanishes(a, wd) {
+			if len(nodes) == len(ce.Args) {
+				nodes = append([]*syntax.Word(nil), ce.Args[:i]...)
+			}
+			continue
+		}
+		if len(nodes) != len(ce.Args) {
+			nodes = append(nodes, a)
+		}
+		words = append(words, wd)
+	}
+	if len(words) == 0 {
+		w.addBare(s, env, redirs, c)
+		return ""
 	}
 	cs := &cmdState{
 		stmt:     s,
 		words:    words,
-		nodes:    ce.Args,
+		nodes:    nodes,
 		env:      joinEnv(c.env, env),
 		envFlags: c.envFlags,
 		redirs:   joinRedirs(c.redirs, redirs),
@@ -214,6 +245,16 @@ func (w *walker) payloadAt(program, text string, at Span, cs *cmdState, c ctx) {
 		w.addOpaque(OpaqueDivergence, program, w.stmtText(cs.stmt), *sp)
 	}
 	sub := &walker{src: text, script: w.script, maxDepth: w.maxDepth, outer: sp, funcs: w.funcs, cr: cr, file: f, codeChars: hasCodeChar(text)}
+	if cs.positional != nil {
+		sub.vars = make(map[string]Word, len(cs.positional)+2)
+		for i, a := range cs.positional {
+			sub.vars[strconv.Itoa(i)] = a
+		}
+		if len(cs.positional) == 2 {
+			// One argument: "$@" and "$*" are that word.
+			sub.vars["@"], sub.vars["*"] = cs.positional[1], cs.positional[1]
+		}
+	}
 	if sub.funcs == nil {
 		w.funcs = new([]funcDef)
 		sub.funcs = w.funcs

@@ -204,7 +204,12 @@ func (w *walker) shell(name string, cs *cmdState, i int, c ctx) (bool, string) {
 		if j+1 < len(cs.words) {
 			// bash -c SCRIPT NAME ARG…: the words after the script are
 			// its $0, $1 …, run-time arguments of the script's commands.
+			// Known ones are bound (under find -exec, "{}" stays "{}":
+			// the found paths).
 			cs.extra = true
+			if args := cs.words[j+1:]; len(args) <= 10 && allKnown(args) {
+				cs.positional = args
+			}
 		}
 		if cs.replace != "" && strings.Contains(pw.Value, cs.replace) {
 			// xargs -I{} sh -c 'x {}': run-time data is spliced into the
@@ -220,6 +225,16 @@ func (w *walker) shell(name string, cs *cmdState, i int, c ctx) (bool, string) {
 	}
 	w.scriptOperand(name, cs, j)
 	return true, ""
+}
+
+// allKnown reports whether no word holds an unknown expansion.
+func allKnown(ws []Word) bool {
+	for _, wd := range ws {
+		if wd.Unknown {
+			return false
+		}
+	}
+	return true
 }
 
 // scanShellOpts reads a shell's options from word j on, as bash reads

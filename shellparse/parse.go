@@ -217,6 +217,10 @@ type walker struct {
 	defs   map[string]*syntax.FuncDecl
 	calls  int
 	inCall bool
+	// choice binds, while a command is walked once per way bash may
+	// expand it, each unknown variable under ${X:-w}, ${X:+w} … to one
+	// state (see paramChoices); nil otherwise.
+	choice map[string]paramState
 }
 
 type funcDef struct {

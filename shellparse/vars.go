@@ -282,6 +282,9 @@ func (w *walker) paramValue(p *syntax.ParamExp) (Word, bool) {
 	}
 	v, ok := w.vars[p.Param.Value]
 	if !ok {
+		if st, bound := w.choice[p.Param.Value]; bound {
+			return w.choiceValue(p, st)
+		}
 		if p.Param.Value != "HOME" || p.Exp == nil {
 			return Word{}, false // a bare $HOME keeps its spelling (see expansion)
 		}
@@ -328,6 +331,174 @@ func (w *walker) paramValue(p *syntax.ParamExp) (Word, bool) {
 		return Word{Value: strings.TrimPrefix(v.Value, pat.Value), Literal: true}, true
 	}
 	return Word{}, false
+}
+
+// paramState is one way an unknown variable may be when bash expands it.
+type paramState uint8
+
+const (
+	paramSet   paramState = iota // set to a value that is not known (and not empty)
+	paramUnset                   // not set
+	paramEmpty                   // set to ""
+	paramStates
+)
+
+// maxChoiceParams bounds the variables of one command walked in every
+// state (3^n walks); further ones stay unknown.
+const maxChoiceParams = 3
+
+// choiceOp reports whether op yields a word of the script's own for some
+// state of the variable: ${X-w} ${X:-w} ${X=w} ${X:=w} ${X+w} ${X:+w}.
+func choiceOp(op syntax.ParExpOperator) bool {
+	switch op {
+	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AssignUnset, syntax.AssignUnsetOrNull,
+		syntax.AlternateUnset, syntax.AlternateUnsetOrNull:
+		return true
+	}
+	return false
+}
+
+// choiceNames returns the variables, not known and not already bound, that
+// a command's words expand under a choice operator (nested ones included:
+// ${A:-${B:-/}}), at most maxChoiceParams. $HOME is the home and set.
+func (w *walker) choiceNames(args []*syntax.Word) []string {
+	var names []string
+	var scan func(parts []syntax.WordPart)
+	scan = func(parts []syntax.WordPart) {
+		for _, part := range parts {
+			switch p := part.(type) {
+			case *syntax.DblQuoted:
+				scan(p.Parts)
+			case *syntax.ParamExp:
+				if p.Exp == nil || p.Param == nil {
+					continue
+				}
+				if p.Exp.Word != nil {
+					scan(p.Exp.Word.Parts)
+				}
+				bare := *p
+				bare.Exp = nil
+				name := p.Param.Value
+				if !choiceOp(p.Exp.Op) || !simpleParam(&bare) || name == "HOME" || len(names) >= maxChoiceParams {
+					continue
+				}
+				if _, known := w.vars[name]; known {
+					continue
+				}
+				if _, bound := w.choice[name]; !bound && !contains(names, name) {
+					names = append(names, name)
+				}
+			}
+		}
+	}
+	for _, a := range args {
+		scan(a.Parts)
+	}
+	return names
+}
+
+// paramChoices walks a command (walk) once for each state of each variable
+// in names: set to an unknown value, unset, empty. Bash's choice operators
+// pick the script's own word in some of them, so each walk records the
+// command bash would run then and the verdict is the worst: "rm -rf
+// ${D:-/}" is rm -rf / when D is unset or empty, "${X:+sh} -c reboot" runs
+// sh when X is set. Identical walks are recorded once.
+func (w *walker) paramChoices(names []string, walk func() string) string {
+	start, funcs := len(w.script.Commands), w.funcCount()
+	outer, entry := w.choice, w.vars
+	w.choice = maps.Clone(outer)
+	if w.choice == nil {
+		w.choice = make(map[string]paramState, len(names))
+	}
+	n := 1
+	for range names {
+		n *= int(paramStates)
+	}
+	ret := ""
+	outs := make([]map[string]Word, 0, n)
+	for k := range n {
+		for i, k := 0, k; i < len(names); i, k = i+1, k/int(paramStates) {
+			w.choice[names[i]] = paramState(k % int(paramStates))
+		}
+		w.vars = maps.Clone(entry)
+		if r := walk(); r != "" {
+			ret = r
+		}
+		outs = append(outs, w.vars)
+	}
+	w.choice = outer
+	w.vars = joinAll(outs)
+	w.dedupeFrom(start, funcs)
+	return ret
+}
+
+// choiceValue is what a parameter expansion of a variable bound to state
+// st yields, or false when that is not known (a set variable's own value,
+// an unknown or glob word, ${X:?} which stops the command).
+func (w *walker) choiceValue(p *syntax.ParamExp, st paramState) (Word, bool) {
+	empty := Word{Literal: true}
+	word := func() (Word, bool) {
+		if p.Exp.Word == nil {
+			return empty, true
+		}
+		v := w.convWord(p.Exp.Word)
+		if v.Unknown || v.Glob {
+			return Word{}, false
+		}
+		return v, true
+	}
+	if p.Exp == nil {
+		if st == paramSet {
+			return Word{}, false
+		}
+		return empty, true
+	}
+	switch p.Exp.Op {
+	case syntax.DefaultUnset, syntax.AssignUnset: // ${X-w}: w only when unset
+		switch st {
+		case paramUnset:
+			return word()
+		case paramEmpty:
+			return empty, true
+		}
+	case syntax.DefaultUnsetOrNull, syntax.AssignUnsetOrNull: // ${X:-w}: w when unset or empty
+		if st != paramSet {
+			return word()
+		}
+	case syntax.AlternateUnset: // ${X+w}: w when set, even to ""
+		if st == paramUnset {
+			return empty, true
+		}
+		return word()
+	case syntax.AlternateUnsetOrNull: // ${X:+w}: w when set and not empty
+		if st == paramSet {
+			return word()
+		}
+		return empty, true
+	case syntax.ErrorUnset:
+		if st == paramEmpty {
+			return empty, true
+		}
+	case syntax.RemSmallSuffix, syntax.RemLargeSuffix, syntax.RemSmallPrefix, syntax.RemLargePrefix:
+		if st != paramSet {
+			return empty, true
+		}
+	}
+	return Word{}, false
+}
+
+// vanishes reports whether bash drops word sw, converted to v: every part
+// an unquoted parameter expansion, and the result known and empty.
+func vanishes(sw *syntax.Word, v Word) bool {
+	if v.Value != "" || v.Unknown {
+		return false
+	}
+	for _, p := range sw.Parts {
+		if _, ok := p.(*syntax.ParamExp); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // simpleParam reports whether p only names a variable: $x or ${x}.

@@ -106,3 +106,73 @@ func TestVariablesLoops(t *testing.T) {
 	assert.Equal(t, []string{"/a"}, targets(`x=/a; while c; do rm "$x"; done`))
 	assert.Equal(t, []string{"$f"}, targets(`for f in *.o; do rm "$f"; done`))
 }
+
+// TestParamChoices: a choice operator (${X:-w}, ${X:=w}, ${X:+w} and the
+// forms without ":") on a variable whose value is not known is walked in
+// each state of the variable (set, unset, empty), so that every command bash
+// may run is recorded, with the words bash gives it.
+func TestParamChoices(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		src  string
+		want []string // "program arg…" of each command recorded, in order
+	}{
+		// set: the unknown value; unset and empty: the default.
+		{`rm -rf ${D:-/tmp/x}`, []string{"rm -rf ${D:-/tmp/x}", "rm -rf /tmp/x"}},
+		{`rm -rf "${D:=/srv}"`, []string{"rm -rf ${D:=/srv}", "rm -rf /srv"}},
+		// without ":", empty is a value: rm gets nothing (the word vanishes
+		// unquoted) or "" (quoted).
+		{`rm -rf ${D-/srv}`, []string{"rm -rf ${D-/srv}", "rm -rf /srv", "rm -rf"}},
+		{`rm -rf "${D-/srv}"`, []string{"rm -rf ${D-/srv}", "rm -rf /srv", "rm -rf "}},
+		{`rm -rf ~/${SUB-}`, []string{"rm -rf ~/${SUB-}", "rm -rf ~/"}},
+		// :+ yields the word only when set and not empty; + when set.
+		// (sh -c's payload is recorded as the command it runs.)
+		{`${X:+sh} -c reboot`, []string{"reboot", "-c reboot"}},
+		{`${X+sh} -c reboot`, []string{"reboot", "-c reboot"}},
+		{`rm -rf /${X:+tmp}`, []string{"rm -rf /tmp", "rm -rf /"}},
+		// two variables: every combination.
+		{`${A:+rm} -rf ${B:-/srv}`, []string{"rm -rf ${B:-/srv}", "-rf ${B:-/srv}", "rm -rf /srv", "-rf /srv"}},
+		// nested: the inner default is walked too.
+		{`rm -rf ${A:-${B:-/srv}}`, []string{"rm -rf ${A:-${B:-/srv}}", "rm -rf /srv"}},
+		// a known variable is not a choice; $HOME is set.
+		{`d=/srv; rm -rf ${d:-/x}`, []string{"", "rm -rf /srv"}},
+		{`rm -rf ${HOME:-/x}`, []string{"rm -rf $HOME"}},
+	}
+	for _, tc := range cases {
+		s, err := Parse(tc.src, Options{})
+		require.NoError(t, err, tc.src)
+		var got []string
+		for _, c := range s.Commands {
+			line := c.Program
+			for _, a := range c.Args {
+				line += " " + a.Value
+			}
+			got = append(got, line)
+		}
+		assert.Equal(t, tc.want, got, tc.src)
+	}
+}
+
+// TestShellPositional: a shell -c script's $0, $1 … and (with one
+// argument) "$@" are the known words after the script.
+func TestShellPositional(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ src, want string }{
+		{`sh -c 'rm -rf "$1"' _ /srv`, "rm -rf /srv"},
+		{`bash -c 'rm -rf $1 "$0"' /a /b`, "rm -rf /b /a"},
+		{`sh -c 'rm -rf "$@"' _ /srv`, "rm -rf /srv"},
+		{`sh -c 'rm -rf "$@"' _ /a /b`, "rm -rf $@"}, // several words: not one value
+		{`sh -c 'rm -rf "$1"' _ "$x"`, "rm -rf $1"},  // not known
+		{`find . -exec sh -c 'rm "$1"' _ {} \;`, "rm {}"},
+	}
+	for _, tc := range cases {
+		s, err := Parse(tc.src, Options{})
+		require.NoError(t, err, tc.src)
+		c := s.Commands[len(s.Commands)-1]
+		line := c.Program
+		for _, a := range c.Args {
+			line += " " + a.Value
+		}
+		assert.Equal(t, tc.want, line, tc.src)
+	}
+}

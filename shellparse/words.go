@@ -158,7 +158,8 @@ func (w *walker) convPart(st *wordState, p syntax.WordPart, first bool) {
 // part is $HOME. Extended globs are globs.
 func (w *walker) expansion(st *wordState, p syntax.WordPart, quoted bool) {
 	if pe, ok := p.(*syntax.ParamExp); ok {
-		if v, ok := w.paramValue(pe); ok && (quoted || oneField(v.Value)) {
+		// An unquoted value that is empty adds nothing to the word.
+		if v, ok := w.paramValue(pe); ok && (quoted || oneField(v.Value) || v.Value == "") {
 			st.b.WriteString(v.Value)
 			st.literal = st.literal && v.Literal
 			if !quoted && strings.ContainsAny(v.Value, "*?[") {

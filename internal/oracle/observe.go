@@ -481,28 +481,64 @@ func isPower(name string) bool {
 	return false
 }
 
+// systemd's shutdown and halt/reboot/poweroff option tables (systemd 252:
+// systemctl-compat-shutdown.c, systemctl-compat-halt.c). Read with them,
+// "--he" is --help, "--h" is refused as ambiguous (--help, --halt), and
+// "-hP" is two options.
+var (
+	shutdownSpec = optSpec{short: "HPrhkKat:fFc", long: map[string]int{"help": noArg, "halt": noArg, "poweroff": noArg,
+		"reboot": noArg, "kexec": noArg, "no-wall": noArg, "show": noArg}}
+	haltSpec = optSpec{short: "pfwdnih", long: map[string]int{"help": noArg, "halt": noArg, "poweroff": noArg, "reboot": noArg,
+		"force": noArg, "wtmp-only": noArg, "no-wtmp": noArg, "no-sync": noArg, "no-wall": noArg}}
+)
+
 func power(o *Observation, c Call) {
-	words := splitShortClusters(c.Args)
-	if slices.ContainsFunc(words, func(a string) bool { return a == "--help" || a == "--version" }) {
-		return
-	}
 	switch c.Program {
-	case "reboot", "halt", "poweroff":
-		if slices.ContainsFunc(words, func(a string) bool { return a == "-w" || a == "--wtmp-only" }) {
+	case "reboot", "halt", "poweroff", "shutdown":
+		// As systemd parses them: a refused option stops the program, and
+		// --help prints and exits wherever it is (permutation included).
+		spec := haltSpec
+		if c.Program == "shutdown" {
+			spec = shutdownSpec
+		}
+		opts, _, err := spec.parse(c.Args)
+		if err != nil || has(opts, "help") {
 			return
 		}
-	case "shutdown":
-		// systemd's shutdown: -c cancels, -k only warns, --show prints
-		// what is scheduled.
-		if slices.ContainsFunc(words, func(a string) bool { return a == "-c" || a == "-k" || a == "--show" }) {
+		if c.Program != "shutdown" {
+			if has(opts, "w", "wtmp-only") {
+				return // only writes the wtmp record
+			}
+			break
+		}
+		// shutdown: -k only warns; otherwise the last of the action
+		// options wins, and -c (cancel) or --show as the last does nothing.
+		if has(opts, "k") {
+			return
+		}
+		last := ""
+		for _, p := range opts {
+			switch p.name {
+			case "H", "halt", "P", "poweroff", "r", "reboot", "K", "kexec", "h", "c", "show":
+				last = p.name
+			}
+		}
+		if last == "c" || last == "show" {
 			return
 		}
 	case "init", "telinit":
+		if slices.ContainsFunc(splitShortClusters(c.Args), func(a string) bool { return a == "--help" || a == "--version" }) {
+			return
+		}
 		i := slices.IndexFunc(c.Args, func(a string) bool { return !strings.HasPrefix(a, "-") })
 		if i < 0 || (c.Args[i] != "0" && c.Args[i] != "6") {
 			return
 		}
 	case "kexec":
+		words := splitShortClusters(c.Args)
+		if slices.ContainsFunc(words, func(a string) bool { return a == "--help" || a == "--version" }) {
+			return
+		}
 		if !slices.ContainsFunc(words, func(a string) bool { return a == "-e" || a == "--exec" }) {
 			return
 		}

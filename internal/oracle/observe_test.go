@@ -78,6 +78,20 @@ func TestClassifyCalls(t *testing.T) {
 		{"systemctl", []string{"isolate", "poweroff"}, []string{"", ""}, approval.TierHardline},
 		{"systemctl", []string{"--dry-run", "reboot"}, []string{"", ""}, approval.TierAllow},
 		{"shutdown", []string{"-c"}, []string{""}, approval.TierAllow},
+		// systemd's shutdown: the last action wins, -k only warns, --help
+		// (any unique prefix) exits first, "--h" is ambiguous (refused).
+		{"shutdown", []string{"-c", "-r", "now"}, []string{"", "", ""}, approval.TierHardline},
+		{"shutdown", []string{"-cr", "now"}, []string{"", ""}, approval.TierHardline},
+		{"shutdown", []string{"--sh", "-P"}, []string{"", ""}, approval.TierHardline},
+		{"shutdown", []string{"-r", "-c"}, []string{"", ""}, approval.TierAllow},
+		{"shutdown", []string{"-r", "-k", "now"}, []string{"", "", ""}, approval.TierAllow},
+		{"shutdown", []string{"--he", "/home/alice/", "-hP"}, []string{"", "/home/alice", ""}, approval.TierAllow},
+		{"shutdown", []string{"-hP", "now", "--hel"}, []string{"", "", ""}, approval.TierAllow},
+		{"shutdown", []string{"--h", "now"}, []string{"", ""}, approval.TierAllow},
+		{"shutdown", []string{"-t", "-c", "now"}, []string{"", "", ""}, approval.TierHardline}, // -t takes -c as its value
+		{"reboot", []string{"--he"}, []string{""}, approval.TierAllow},
+		{"reboot", []string{"--f"}, []string{""}, approval.TierHardline},
+		{"poweroff", []string{"-fw"}, []string{""}, approval.TierAllow},
 		{"init", []string{"6"}, []string{""}, approval.TierHardline},
 		{"init", []string{"3"}, []string{""}, approval.TierAllow},
 		{"busctl", []string{"call", "org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager", "Reboot", "b", "true"},

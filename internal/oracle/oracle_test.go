@@ -37,6 +37,7 @@ var (
 	flagCorpus = flag.Int("oracle.corpus", 150, "corpus commands to run, a seeded sample; 0 runs them all")
 	flagRecord = flag.Bool("oracle.record", false, "append the under-rated commands to approval/testdata/oracle-found.tsv")
 	flagBatch  = flag.Int("oracle.batch", 150, "commands per sandbox")
+	flagTiers  = flag.String("oracle.tiers", "", "a file of commands, one a line: TestOracleTiers prints each one's observed and static tier")
 )
 
 // repoRoot is the module root, two levels up from this package.
@@ -306,6 +307,33 @@ func TestOracleAgrees(t *testing.T) {
 			require.NoError(t, err)
 		}
 		require.NoError(t, f.Close())
+	}
+}
+
+// TestOracleTiers runs the commands of -oracle.tiers under bash and logs
+// "observed<TAB>static<TAB>command" for each: how a new corpus case gets its
+// bash-observed tier. It fails on an under-rated command as
+// TestOracleAgrees does.
+func TestOracleTiers(t *testing.T) {
+	if *flagTiers == "" {
+		t.Skip("no -oracle.tiers file")
+	}
+	data, err := os.ReadFile(*flagTiers)
+	require.NoError(t, err)
+	var cmds []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if runnable(l) {
+			cmds = append(cmds, Unescape(l))
+		}
+	}
+	o := newOracle(t)
+	obs, lost, err := o.Run(t.Context(), cmds)
+	require.NoError(t, err)
+	assert.Zero(t, lost, "results lost")
+	for _, ob := range obs {
+		an, _ := Analyze(ob.Command)
+		t.Logf("%s\t%s\t%s", ob.Tier, an.Verdict, Escape(ob.Command))
+		assert.NotEqual(t, underRated, judge(ob), "under-rated: %q, evidence %v", ob.Command, ob.Evidence)
 	}
 }
 
