@@ -36,7 +36,8 @@ const (
 	rootlessScriptEnv = "TETHER_SANDBOX_TEST_SCRIPT"
 	// rootlessGateEnv names a program the exec gate refuses.
 	rootlessGateEnv = "TETHER_SANDBOX_TEST_GATE"
-	// rootlessLandlockEnv confines the sandbox to the workspace's ok/.
+	// rootlessLandlockEnv confines the sandbox to the workspace's ok/;
+	// "plan" adds the mount plan (Landlock.ReadOnlyWorkspace).
 	rootlessLandlockEnv = "TETHER_SANDBOX_TEST_LANDLOCK"
 	// rootlessSessionEnv runs the script in a session instead, then the
 	// value of rootlessSessionEnv in the background of the same session;
@@ -101,7 +102,7 @@ func rootlessMain(spec string) int {
 	var out bytes.Buffer
 	cfg := Config{Workspace: ws, Limits: Limits{MemoryBytes: 64 << 20, Pids: 50, Timeout: 30 * time.Second}}
 	if os.Getenv(rootlessLandlockEnv) != "" {
-		cfg.Landlock = &Landlock{Trees: []string{ws + "/ok"}}
+		cfg.Landlock = &Landlock{Trees: []string{ws + "/ok"}, ReadOnlyWorkspace: os.Getenv(rootlessLandlockEnv) == "plan"}
 	}
 	if b := os.Getenv(rootlessBindEnv); b != "" {
 		cfg.Binds = append(cfg.Binds, Bind{Source: b})

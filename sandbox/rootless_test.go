@@ -187,6 +187,24 @@ func TestRootless(t *testing.T) {
 	assert.NotContains(t, d.Result.NotEnforced, "landlock")
 	assert.Empty(t, d.Result.PathsRefused)
 
+	// The mount plan too (the joining process makes its binds and seals
+	// the workspace): a chmod outside ok/ fails, and a creation there is
+	// reported by the creation gate, which needs no audit records.
+	input := filepath.Join(base, "ws", "input.txt")
+	before, err := os.Stat(input)
+	require.NoError(t, err)
+	d = runAs("echo hi > ok/f; cat ok/f; chmod 0666 input.txt; echo chmod=$?; echo x > planted; echo planted=$?", rootlessLandlockEnv+"=plan")
+	require.NotNil(t, d.Result, d.Error)
+	assert.Contains(t, d.Output, "hi\n")
+	assert.Contains(t, d.Output, "chmod=1")
+	assert.Contains(t, d.Output, "planted=2")
+	assert.Contains(t, d.Output, "Read-only file system")
+	assert.True(t, refusedAt(d.Result, filepath.Join(base, "ws", "planted"), "mount.read_only"), "%+v", d.Result.PathsRefused)
+	after, err := os.Stat(input)
+	require.NoError(t, err)
+	assert.Equal(t, before.Mode(), after.Mode(), "from the host: the chmod outside the write tree landed")
+	assert.NoFileExists(t, filepath.Join(base, "ws", "planted"))
+
 	// Nothing is left in the user's state root.
 	for _, sub := range []string{containersDir, rootsDir, locksDir} {
 		entries, _ := os.ReadDir(filepath.Join(base, "state", sub))
