@@ -143,7 +143,7 @@ func GC(opts GCOptions) (*GCReport, error) {
 		}
 	}
 	rep.StateDirs = append(rep.StateDirs, removeDeadTempLocks(stateRoot, fail)...)
-	rep.Cgroups = append(rep.Cgroups, removeOrphanCgroups(stateRoot, prefix, fail)...)
+	rep.Cgroups = append(rep.Cgroups, removeOrphanCgroups(prefix)...)
 	// Reservations of protected paths whose sandboxes are all gone.
 	for _, err := range gcReservations(stateRoot, opts.Caches && rep.Live == 0) {
 		fail(err)
@@ -177,38 +177,16 @@ func GC(opts GCOptions) (*GCReport, error) {
 }
 
 // removeOrphanCgroups removes container cgroups (prefix/<profile>/<id>)
-// that hold no process and whose id no live tether has locked: what is left
-// when a crashed tether's state root is gone too. Cgroups with processes
-// are left alone; they may belong to a tether this one cannot see.
-func removeOrphanCgroups(stateRoot, prefix string, fail func(error)) []string {
-	dirs, err := cgroupDirs(prefix)
-	if err != nil {
-		return nil
-	}
-	var removed []string
-	for _, d := range dirs {
-		rel := strings.TrimPrefix(d, d[:strings.Index(d, prefix)])
-		if strings.Count(rel, "/") != strings.Count(prefix, "/")+2 {
-			continue // not prefix/<profile>/<id>
-		}
-		id := filepath.Base(d)
-		lock, err := tryLock(filepath.Join(stateRoot, locksDir, id+".lock"))
-		if err != nil {
-			continue // live
-		}
-		b, err := os.ReadFile(filepath.Join(d, "cgroup.procs"))
-		if err != nil || strings.TrimSpace(string(b)) != "" {
-			lock.Close()
-			continue
-		}
-		if err := unix.Rmdir(d); err == nil {
-			removed = append(removed, d)
-		} else if !errors.Is(err, unix.ENOENT) {
-			fail(fmt.Errorf("removing cgroup %s: %w", d, err))
-		}
-		lock.Close()
-	}
-	return removed
+// that hold no process: what is left when a crashed tether's state root
+// is gone too. Only while no sandbox of any tether on the host lives under
+// prefix (removeIdleProfile's exclusive prefix lock): a live sandbox of
+// another state root sharing the prefix has a container cgroup that is
+// empty between its creation and the container's start, and its lock is
+// in a state root this tether cannot see (that removal failed a sandbox
+// start: "cpuset.cpus: no such file or directory"). While one lives, its
+// teardown's removeIdleProfile removes the orphans at the end.
+func removeOrphanCgroups(prefix string) []string {
+	return removeIdleCgroups(prefix, false)
 }
 
 // killCgroup SIGKILLs every process left in a dead container's cgroup
@@ -225,8 +203,9 @@ func killCgroup(dir string) {
 	}
 }
 
-// removeIdleProfile removes, in every hierarchy, the profile cgroups under
-// prefix that hold no container, then prefix itself, and, once prefix is
+// removeIdleProfile removes, in every hierarchy, the container cgroups
+// under prefix that hold no process (orphans: every sandbox has ended),
+// the profile cgroups then empty, then prefix itself, and, once prefix is
 // gone everywhere, its lock file. It does nothing while a sandbox of any
 // tether on the host lives under prefix (it holds prefixLock shared):
 // every sandbox calls this as the last step of its teardown, after its own
@@ -236,6 +215,13 @@ func killCgroup(dir string) {
 // after our hold was dropped, whose scan sees our cgroups gone. It returns
 // the directories removed.
 func removeIdleProfile(prefix string) []string {
+	return removeIdleCgroups(prefix, true)
+}
+
+// removeIdleCgroups is removeOrphanCgroups (profiles false) and
+// removeIdleProfile (true): under prefix's exclusive lock, the empty
+// container cgroups, and with profiles the profile cgroups and prefix.
+func removeIdleCgroups(prefix string, profiles bool) []string {
 	if os.Geteuid() != 0 {
 		return nil // rootless sandboxes have no cgroups
 	}
@@ -260,10 +246,21 @@ func removeIdleProfile(prefix string) []string {
 			if !e.IsDir() {
 				continue
 			}
-			// A single attempt: EBUSY means the profile still has containers.
-			if d := filepath.Join(top, e.Name()); unix.Rmdir(d) == nil {
-				removed = append(removed, d)
+			profile := filepath.Join(top, e.Name())
+			containers, _ := os.ReadDir(profile)
+			for _, c := range containers {
+				// A single attempt: EBUSY means it still holds a process
+				// (of a tether this one cannot see: it is left alone).
+				if d := filepath.Join(profile, c.Name()); c.IsDir() && unix.Rmdir(d) == nil {
+					removed = append(removed, d)
+				}
 			}
+			if profiles && unix.Rmdir(profile) == nil {
+				removed = append(removed, profile)
+			}
+		}
+		if !profiles {
+			continue
 		}
 		if err := unix.Rmdir(top); err == nil {
 			removed = append(removed, top)
@@ -271,7 +268,7 @@ func removeIdleProfile(prefix string) []string {
 			gone = false
 		}
 	}
-	if gone {
+	if profiles && gone {
 		// Still held: lockFile's waiters see the file gone and start over.
 		os.Remove(lock.Name())
 	}

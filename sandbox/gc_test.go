@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // startHelper starts a stand-in tether (this test binary in helper mode)
@@ -179,6 +180,35 @@ func TestGCRemovesOrphanCgroups(t *testing.T) {
 	_, err = GC(GCOptions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix})
 	require.NoError(t, err)
 	assert.NoDirExists(t, busy, "removed once empty")
+}
+
+// TestGCKeepsOtherStateRootsCgroups: a container cgroup is empty between
+// its creation and its container's start, and a sandbox of another state
+// root sharing the prefix has its lock where this GC cannot see it; while
+// any sandbox holds the prefix (its shared lock), GC removes no container
+// cgroup under it, and the last one out does (a GC at a run's start used
+// to remove such a cgroup: "cpuset.cpus: no such file or directory").
+func TestGCKeepsOtherStateRootsCgroups(t *testing.T) {
+	r := newTestRunner(t)
+	mounts, err := cgroupMounts()
+	require.NoError(t, err)
+	prefix := "/" + r.CgroupPrefix
+	held, err := prefixLock(prefix, unix.LOCK_SH) // the other state root's sandbox
+	require.NoError(t, err)
+	for _, m := range mounts {
+		require.NoError(t, os.MkdirAll(filepath.Join(m, prefix, "default", "starting-1"), 0o755))
+	}
+	_, err = GC(GCOptions{StateRoot: r.StateRoot, CgroupPrefix: r.CgroupPrefix})
+	require.NoError(t, err)
+	for _, m := range mounts {
+		assert.DirExists(t, filepath.Join(m, prefix, "default", "starting-1"), "a live sandbox's cgroup is kept")
+	}
+	// Its sandbox ends: the last one out removes the prefix's idle cgroups.
+	require.NoError(t, held.Close())
+	removeIdleProfile(prefix)
+	for _, m := range mounts {
+		assert.NoDirExists(t, filepath.Join(m, prefix), "the last one out removes what is idle")
+	}
 }
 
 // TestGCRemovesDeadTempLocks: a tether killed between creating and
