@@ -536,10 +536,18 @@ func (c *creator) call(msg []byte, rights []int, open bool, g *execGateRun, list
 // it. The price (docs/workspace.md): a thread that repeats an identical
 // creating call at once, with no other creating call between, gets the
 // first success again instead of EEXIST.
+//
+// An open's descriptor is kept as it is only when tether saw its answer
+// fail (the restart comes at once); after an answer that was sent it is
+// kept as an O_PATH descriptor and opened again for a restart, since a
+// descriptor open for writing would make the caller's exec of the file it
+// just wrote fail with ETXTBSY (cc -o hello; ./hello).
 type createReplay struct {
 	key   createKey
 	val   int64
 	fd    *os.File // an open's descriptor, owned
+	path  *os.File // or its file's O_PATH descriptor, owned
+	flags uint64   // the open's flags
 	until time.Time
 }
 
@@ -551,10 +559,16 @@ const (
 )
 
 func (r *createReplay) close() {
-	if r.fd != nil {
-		_ = r.fd.Close()
+	for _, f := range []*os.File{r.fd, r.path} {
+		if f != nil {
+			_ = f.Close()
+		}
 	}
 }
+
+// reopenFlags are an open's flags without those that made its effect:
+// opened again, the file is neither created nor truncated a second time.
+const reopenFlags = ^uint64(unix.O_CREAT | unix.O_EXCL | unix.O_TRUNC | unix.O_TMPFILE | unix.O_NOCTTY)
 
 // createKey is what makes a call the same call: the thread, the system
 // call, its arguments and the strings read from them.
@@ -573,17 +587,44 @@ func (g *execGateRun) takeReplay(key createKey) *createReplay {
 		return nil
 	}
 	delete(g.replays, key.tid)
-	if r.key == key && time.Now().Before(r.until) {
-		return r
+	if r.key != key || time.Now().After(r.until) {
+		r.close()
+		return nil
 	}
-	r.close()
-	return nil
+	if r.path != nil {
+		f, err := os.OpenFile("/proc/self/fd/"+strconv.Itoa(int(r.path.Fd())), int(r.flags&reopenFlags)|unix.O_CLOEXEC, 0)
+		r.path.Close()
+		r.path = nil
+		if err != nil {
+			return nil // gone meanwhile: the call is performed again
+		}
+		r.fd = f
+	}
+	return r
 }
 
-// keepReplay keeps a performed call (owning fd) for its thread, dropping
+// keepReplay keeps a performed call (owning fd, an open's descriptor, of
+// flags; sent: its answer reached the kernel) for its thread, dropping
 // what has expired, and the oldest past maxReplays.
-func (g *execGateRun) keepReplay(key createKey, val int64, fd *os.File) {
+func (g *execGateRun) keepReplay(key createKey, val int64, fd *os.File, flags uint64, sent bool) {
 	now := time.Now()
+	var path *os.File
+	if fd != nil && sent {
+		// Only a regular file is opened again (a FIFO's open could block
+		// the listener); performing any other open again is harmless.
+		var st unix.Stat_t
+		p, err := unix.Open("/proc/self/fd/"+strconv.Itoa(int(fd.Fd())), unix.O_PATH|unix.O_CLOEXEC, 0)
+		fd.Close()
+		fd = nil
+		if err != nil {
+			return
+		}
+		if unix.Fstat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			unix.Close(p)
+			return
+		}
+		path = os.NewFile(uintptr(p), "replay")
+	}
 	if g.replays == nil {
 		g.replays = make(map[uint32]*createReplay)
 	}
@@ -603,5 +644,5 @@ func (g *execGateRun) keepReplay(key createKey, val int64, fd *os.File) {
 		oldest.close()
 		delete(g.replays, oldest.key.tid)
 	}
-	g.replays[key.tid] = &createReplay{key: key, val: val, fd: fd, until: now.Add(createReplayWindow)}
+	g.replays[key.tid] = &createReplay{key: key, val: val, fd: fd, path: path, flags: flags, until: now.Add(createReplayWindow)}
 }

@@ -241,7 +241,7 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	var newfd *os.File
 	var why string
 	if rp := g.takeReplay(key); rp != nil {
-		val, newfd = rp.val, rp.fd
+		val, newfd, req.flags = rp.val, rp.fd, rp.flags
 	} else {
 		val, newfd, errno, why = g.perform(fd, n, call, &req)
 	}
@@ -254,8 +254,10 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	if errno != 0 {
 		return answer(seccompNotifResp{id: n.id, error: -int32(errno)})
 	}
+	sent := false // the answer reached the kernel (which may still drop it)
 	if newfd == nil {
-		answer(seccompNotifResp{id: n.id, val: val})
+		resp := seccompNotifResp{id: n.id, val: val}
+		sent = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp)) == nil
 	} else {
 		// Installed first, answered next. Not in one step (ADDFD_FLAG_SEND):
 		// that ioctl waits for the caller, and when a signal (the Go
@@ -271,7 +273,8 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 		got, err := ioctlRet(fd, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add))
 		switch err {
 		case nil:
-			answer(seccompNotifResp{id: n.id, val: int64(got)})
+			resp := seccompNotifResp{id: n.id, val: int64(got)}
+			sent = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp)) == nil
 		case unix.ENOENT, unix.ESRCH:
 			// The caller is gone, or was interrupted with the descriptor
 			// queued but not installed (ESRCH): a restart finds the replay.
@@ -287,7 +290,7 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	}
 	// Answered, interrupted or gone after the effect: a restart must find
 	// it (createReplay says why even an answer that was sent may be lost).
-	g.keepReplay(key, val, newfd)
+	g.keepReplay(key, val, newfd, req.flags, sent)
 	return true
 }
 
