@@ -71,6 +71,13 @@ const (
 	NoExec = C.SECCOMPEXEC_NOEXEC
 )
 
+// Sealed, in the flags word, asks the gate's filter to notify the calls
+// the mount plan's read-only workspace refuses unreported (chmod, chown,
+// utimes, the path forms of setxattr and removexattr, unlink, rmdir,
+// truncate, and open and openat for writing without O_CREAT:
+// sandbox/notify_sealed_linux.go); the trampoline clears it.
+const Sealed = C.SECCOMPEXEC_SEALED
+
 // The creation helper's requests (seccompexec.h): the operations, the
 // size of struct seccompexec_create_req, the most groups a request
 // carries, and the variable that asks a session's supervisor for the

@@ -38,11 +38,16 @@
 // with SECCOMP_USER_NOTIF_FLAG_CONTINUE); CREATE every system call that can
 // name a directory entry (mkdir, mknod, symlink, link, rename in all their
 // forms, creat, and open and openat with O_CREAT: the creation gate);
-// NOEXEC leaves execve and execveat out (a gate for creations alone).
+// NOEXEC leaves execve and execveat out (a gate for creations alone);
+// SEALED the calls the mount plan's read-only workspace refuses unreported
+// (chmod, chown, utimes, the path forms of setxattr and removexattr,
+// unlink, rmdir, truncate, and open and openat for writing:
+// sandbox/notify_sealed_linux.go).
 #define SECCOMPEXEC_HEADER 16
 #define SECCOMPEXEC_OBSERVE 0x80000000u
 #define SECCOMPEXEC_CREATE 0x20000000u
 #define SECCOMPEXEC_NOEXEC 0x10000000u
+#define SECCOMPEXEC_SEALED 0x40000000u
 #define SECCOMPEXEC_MAX_DATA (16 << 20)
 
 // The Landlock section (sandbox/landlock.go writes it) describes a
