@@ -232,7 +232,7 @@ func TestLandlockMountPlanReportsMetadataRefusals(t *testing.T) {
 		mode, uid    uint32
 		mtime, ctime int64
 		data         string
-		xattrs    string
+		xattrs       string
 	}
 	stat := func(t *testing.T, p string) state {
 		var st syscall.Stat_t
