@@ -774,6 +774,20 @@ int seccompexec_create_syscalls(int *nrs, int *flags_arg, int max)
 	return n;
 }
 
+int seccompexec_sealed_syscalls(int *nrs, int *flags_arg, int max)
+{
+	int n = 0;
+	for (size_t i = 0; i < sizeof sealed_nrs / sizeof sealed_nrs[0] && n < max; i++, n++) {
+		nrs[n] = sealed_nrs[i];
+		flags_arg[n] = -1;
+	}
+	for (size_t i = 0; i < sizeof create_open_nrs / sizeof create_open_nrs[0] && n < max; i++, n++) {
+		nrs[n] = create_open_nrs[i][0];
+		flags_arg[n] = create_open_nrs[i][1];
+	}
+	return n;
+}
+
 // load_gate installs the gate's filter and sends its listener to the gate
 // socket sock, which it closes (with create, after forking the creation
 // helper that keeps it, whose pidfd goes with the listener). Of the native ABI, these wait for tether's verdict: execve and

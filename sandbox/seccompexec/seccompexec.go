@@ -113,6 +113,19 @@ func CreateSyscalls() []CreateSyscall {
 	return out
 }
 
+// SealedSyscalls returns the system calls the filter notifies with Sealed
+// (FlagsArg >= 0: an open, when that argument's access mode is not
+// O_RDONLY or it has O_TRUNC), from the filter's own table.
+func SealedSyscalls() []CreateSyscall {
+	var nrs, args [64]C.int
+	n := int(C.seccompexec_sealed_syscalls(&nrs[0], &args[0], 64))
+	out := make([]CreateSyscall, n)
+	for i := range out {
+		out[i] = CreateSyscall{int(nrs[i]), int(args[i])}
+	}
+	return out
+}
+
 // Argv is the container process's argv that runs args under the filter.
 func Argv(args []string) []string {
 	return append([]string{"/proc/self/fd/" + strconv.Itoa(ExeFD), Arg}, args...)

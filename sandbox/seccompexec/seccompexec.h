@@ -119,6 +119,11 @@ struct seccompexec_create_req {
 // many.
 int seccompexec_create_syscalls(int *nrs, int *flags_arg, int max);
 
+// seccompexec_sealed_syscalls is seccompexec_create_syscalls for the calls
+// the filter notifies with SECCOMPEXEC_SEALED (flags_arg: the flags whose
+// access mode or O_TRUNC makes it notify an open).
+int seccompexec_sealed_syscalls(int *nrs, int *flags_arg, int max);
+
 // A session's supervisor (argv[1] SECCOMPEXEC_SUPERVISOR_ARG) starts the
 // creation helper before its Go runtime starts, when the environment
 // variable SECCOMPEXEC_CREATE_ENV names the helper's socket, and sends the
