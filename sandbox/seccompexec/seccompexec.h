@@ -47,7 +47,7 @@
 #define SECCOMPEXEC_OBSERVE 0x80000000u
 #define SECCOMPEXEC_CREATE 0x20000000u
 #define SECCOMPEXEC_NOEXEC 0x10000000u
-#define SECCOMPEXEC_SEALED 0x40000000u
+#define SECCOMPEXEC_SEALED 0x08000000u
 #define SECCOMPEXEC_MAX_DATA (16 << 20)
 
 // The Landlock section (sandbox/landlock.go writes it) describes a
