@@ -22,7 +22,8 @@ const landlockSecret = "TOKEN-7f3a9c-NEVER-SHOWN"
 // secret: src/check.sh, run by make test, reads src/data.txt, reads the
 // file named in src/extra when there is one, appends to the file named
 // in src/extra-write when there is one, and makes the file named in
-// src/extra-meta world-writable and back-dates it: what a poisoned
+// src/extra-meta world-writable and back-dates it, and removes the file
+// named in src/extra-rm: what a poisoned
 // dependency would do, invisible in the command text "make test".
 func landlockRunner(t *testing.T) (*Runner, *mandate.Store, string) {
 	t.Helper()
@@ -39,7 +40,8 @@ func landlockRunner(t *testing.T) (*Runner, *mandate.Store, string) {
 		"Makefile": "test:\n\tsh src/check.sh\n",
 		"src/check.sh": "cat src/data.txt\nif [ -f src/extra ]; then f=$(cat src/extra); cat \"$f\"; fi\n" +
 			"if [ -f src/extra-write ]; then f=$(cat src/extra-write); echo tampered >> \"$f\"; fi\n" +
-			"if [ -f src/extra-meta ]; then f=$(cat src/extra-meta); chmod 0666 \"$f\"; touch -d 2001-01-01 \"$f\"; fi\necho check-done\n",
+			"if [ -f src/extra-meta ]; then f=$(cat src/extra-meta); chmod 0666 \"$f\"; touch -d 2001-01-01 \"$f\"; fi\n" +
+			"if [ -f src/extra-rm ]; then rm -f \"$(cat src/extra-rm)\"; fi\necho check-done\n",
 		"src/data.txt": "data-ok\n",
 		"secret/token": landlockSecret + "\n",
 	}
@@ -108,6 +110,15 @@ func TestLandlockEnforcedMandate(t *testing.T) {
 	require.NoError(t, os.Chmod(token, tokenBefore.Mode().Perm()))
 	require.NoError(t, os.Chtimes(token, tokenBefore.ModTime(), tokenBefore.ModTime()))
 	require.NoError(t, os.Remove(filepath.Join(ws, "src", "extra-meta")))
+	// And it removes it.
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "extra-rm"), []byte("secret/token\n"), 0o644))
+	r.Execute(ctx, Batch{Platform: approval.PlatformCron, Job: "unapproved", Session: "ctl", Calls: []RawCall{terminalCall("1", "make -s test")}}, nil)
+	assert.NoFileExists(t, token, "without a ruleset the rm works")
+	require.NoError(t, os.WriteFile(token, []byte(landlockSecret+"\n"), tokenBefore.Mode().Perm()))
+	require.NoError(t, os.Chtimes(token, tokenBefore.ModTime(), tokenBefore.ModTime()))
+	require.NoError(t, os.Remove(filepath.Join(ws, "src", "extra-rm")))
+	tokenBefore, err = os.Stat(token)
+	require.NoError(t, err)
 
 	v, err := store.Compile(ctx, "nightly")
 	require.NoError(t, err)
@@ -210,6 +221,36 @@ func TestLandlockEnforcedMandate(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tokenBefore.Mode(), fi.Mode(), "from the host: the mode of a file outside the mandate changed")
 			assert.Equal(t, tokenBefore.ModTime(), fi.ModTime(), "from the host: the times of a file outside the mandate changed")
+
+			// Its removal is refused by the read-only workspace before
+			// Landlock looks; the gate reports it, and it is drift.
+			require.NoError(t, os.Remove(filepath.Join(ws, "src", "extra-meta")))
+			require.NoError(t, os.Remove(filepath.Join(ws, "src", "extra-write")))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "extra-rm"), []byte("secret/token\n"), 0o644))
+			defer os.Remove(filepath.Join(ws, "src", "extra-rm"))
+			rm := run("make -s test")
+			require.Equal(t, ClassBlocked, rm.Class, "%s %v", rm.Message, rm.Output)
+			assert.Contains(t, rm.Output["stderr"], "Read-only file system", "%v", rm.Output)
+			got, err = os.ReadFile(token)
+			require.NoError(t, err, "from the host: the file outside the mandate was removed")
+			assert.Equal(t, landlockSecret+"\n", string(got))
+			refused, _ = rm.Output["paths_refused"].([]map[string]any)
+			require.NotEmpty(t, refused, "%v", rm.Output)
+			assert.Equal(t, token, refused[0]["path"])
+			assert.Contains(t, refused[0]["blockers"], "mount.read_only")
+			id, _ = refused[0]["drift_id"].(string)
+			require.NotEmpty(t, id, "the refused rm is drift")
+			recs, err = store.Drift(ctx, "nightly")
+			require.NoError(t, err)
+			rec = nil
+			for i := range recs {
+				if recs[i].ID == id {
+					rec = &recs[i]
+				}
+			}
+			require.NotNil(t, rec)
+			assert.Equal(t, []string{mandate.FamilyPaths}, rec.Families)
+			assert.Contains(t, rec.Reason, "secret/token")
 		})
 	}
 }

@@ -108,7 +108,7 @@
 // (the mount plan, mountplan_linux.go) the workspace is also mounted
 // read-only but for the policy's write rules, bound writable on top, so
 // the metadata calls Landlock does not govern fail with EROFS outside
-// them.
+// them; the gate reports those refusals too (notify_sealed_linux.go).
 //
 // Runtime observation (Config.Observe, for a job whose mandate observes):
 // the gate's filter also notifies open, openat, creat and connect, which

@@ -153,7 +153,7 @@ func newExecGate(profile string, check ExecGate, cfg Config) (*execGateRun, erro
 	if cfg.Observe {
 		g.observe, g.shared = true, cfg.sharedDirs()
 	}
-	if cfg.Landlock != nil && cfg.Landlock.ReadOnlyWorkspace && cfg.Workspace != "" {
+	if cfg.mountPlanned() {
 		g.sealed = cfg.sealedAt
 	}
 	return g, nil
@@ -447,8 +447,10 @@ func (g *execGateRun) answer(fd int, n *seccompNotif) {
 	// must get none (its filter has no rule for them; one would be
 	// refused below, as an unexpected system call).
 	observed := observedCall(n.nr)
-	if observed && !g.observe && g.create != nil && creating(n) {
-		observed = false // the creation gate's open(O_CREAT), not observation's
+	sealed, isSealed := sealedFor(n)
+	isSealed = isSealed && g.sealed != nil && !creating(n) // a creation is the creation gate's
+	if observed && !g.observe && (g.create != nil && creating(n) || isSealed) {
+		observed = false // the creation gate's open(O_CREAT) or the mount plan's open for writing, not observation's
 	}
 	if observed {
 		// Before the answer: the caller's command may end and report
@@ -466,6 +468,14 @@ func (g *execGateRun) answer(fd int, n *seccompNotif) {
 	if call, ok := createCallFor(n.nr); ok && g.create != nil && creating(n) {
 		// Refused, answered; else an observed open goes on to be recorded.
 		if g.answerCreate(fd, n, call, observed && g.observe) {
+			return
+		}
+	}
+	if isSealed {
+		// Recorded, and let go on to the kernel's EROFS; an observed
+		// open is answered below, once observation has recorded it too.
+		g.answerSealed(fd, n, sealed, !(observed && g.observe))
+		if !(observed && g.observe) {
 			return
 		}
 	}

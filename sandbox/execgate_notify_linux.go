@@ -25,13 +25,14 @@ import (
 // withNotify returns a copy of cfg that notifies a listener at
 // listenerPath of execve and execveat (exec), of the calls observation
 // records (observe; observedSyscalls) and of every system call that can
-// name a directory entry (create; createNotifies): each rule of theirs
+// name a directory entry (create; createNotifies), and of the calls the
+// mount plan refuses unreported (sealed; sealedCalls): each rule of theirs
 // that allows becomes the same rule (conditions included) that notifies,
 // so what the sandbox's filter refuses stays refused (a mkdir or an
 // open(O_CREAT) with a setuid mode still fails, fileRules), and an open
-// without O_CREAT waits only when observed. cfg (shared between sandboxes)
-// is not changed.
-func withNotify(cfg *configs.Seccomp, listenerPath string, exec, observe, create bool) *configs.Seccomp {
+// without O_CREAT waits only when observed or, with sealed, when it
+// writes (sealedOpenRules). cfg (shared between sandboxes) is not changed.
+func withNotify(cfg *configs.Seccomp, listenerPath string, exec, observe, create, sealed bool) *configs.Seccomp {
 	c := *cfg
 	c.ListenerPath = listenerPath
 	c.Syscalls = make([]*configs.Syscall, 0, len(cfg.Syscalls)+2)
@@ -39,7 +40,13 @@ func withNotify(cfg *configs.Seccomp, listenerPath string, exec, observe, create
 		if exec && (s.Name == "execve" || s.Name == "execveat") {
 			continue
 		}
-		if s.Action == configs.Allow && (observe && slices.Contains(observedSyscalls, s.Name) || create && createNotifies(s)) {
+		if sealed && !observe && s.Action == configs.Allow {
+			if rules := sealedOpenRules(s); rules != nil {
+				c.Syscalls = append(c.Syscalls, rules...)
+				continue
+			}
+		}
+		if s.Action == configs.Allow && (observe && slices.Contains(observedSyscalls, s.Name) || create && createNotifies(s) || sealed && sealedNotifies(s)) {
 			n := *s
 			n.Action = configs.Notify
 			s = &n
@@ -72,6 +79,45 @@ func createNotifies(s *configs.Syscall) bool {
 		}
 	}
 	return false
+}
+
+// sealedNotifies reports whether the allow rule s is one the mount plan's
+// report turns into a notification: every rule of a call of sealedCalls
+// but open and openat (sealedOpenRules).
+func sealedNotifies(s *configs.Syscall) bool {
+	for _, c := range sealedCalls {
+		if c.name == s.Name {
+			return c.op != "open-write"
+		}
+	}
+	return false
+}
+
+// sealedOpenRules splits the allow rule s of open or openat that cannot
+// create (fileRules' "noCreate") into the rule that reads, which still
+// allows, and those that write (an access mode but O_RDONLY, or O_TRUNC),
+// which notify; nil for any other rule.
+func sealedOpenRules(s *configs.Syscall) []*configs.Syscall {
+	c, ok := createCallNamed(s.Name)
+	if !ok || c.creating < 0 || len(s.Args) != 1 {
+		return nil
+	}
+	a := s.Args[0]
+	if a.Index != uint(c.creating) || a.Op != configs.MaskEqualTo || a.Value != createFlags || a.ValueTwo != 0 {
+		return nil
+	}
+	var rules []*configs.Syscall
+	for _, acc := range []uint64{unix.O_RDONLY, unix.O_WRONLY, unix.O_RDWR, unix.O_ACCMODE} {
+		for _, trunc := range []uint64{0, unix.O_TRUNC} {
+			r := *s
+			r.Args = []*configs.Arg{{Index: a.Index, Op: configs.MaskEqualTo, Value: createFlags | sealedOpenWrites, ValueTwo: acc | trunc}}
+			if acc|trunc != 0 {
+				r.Action = configs.Notify
+			}
+			rules = append(rules, &r)
+		}
+	}
+	return rules
 }
 
 // gateListener is the socket libcontainer sends one sandbox's listener to.
@@ -193,7 +239,7 @@ func startExecGate(profile string, check ExecGate, cfg Config, create *createGat
 		g.create, g.performs = create, create != nil
 		sock := tramp.gateHost
 		tramp.gateHost = nil
-		tramp.observe, tramp.create, tramp.noExec = cfg.Observe, create != nil, check == nil
+		tramp.observe, tramp.create, tramp.noExec, tramp.sealed = cfg.Observe, create != nil, check == nil, cfg.mountPlanned()
 		g.serveFrom(sock)
 		return g, nil
 	}
@@ -223,7 +269,7 @@ func startExecGate(profile string, check ExecGate, cfg Config, create *createGat
 	if err != nil {
 		return nil, err
 	}
-	lc.Seccomp = withNotify(lc.Seccomp, l.path, check != nil, cfg.Observe, create != nil)
+	lc.Seccomp = withNotify(lc.Seccomp, l.path, check != nil, cfg.Observe, create != nil, cfg.mountPlanned())
 	g.serveFromListener(l)
 	return g, nil
 }

@@ -25,7 +25,12 @@ import (
 // kernel resolves it: symlinks followed, /proc/self/fd links to their
 // file) and the rights it lacked ("fs.read_file", "fs.write_file", ...).
 type PathRefused struct {
-	Path     string   `json:"path"`
+	Path string `json:"path"`
+	// Op is what the call did, for a refusal of the mount plan's
+	// read-only workspace (blocker "mount.read_only"): open, mkdir, mknod,
+	// symlink, link, rename (creations), chmod, chown, utimes, setxattr,
+	// unlink, rmdir, truncate, open-write. Empty for Landlock's.
+	Op       string   `json:"op,omitempty"`
 	Blockers []string `json:"blockers"`
 }
 

@@ -136,6 +136,12 @@ func (t joinTree) seal(ws int) error {
 	return unix.MountSetattr(ws, "", unix.AT_EMPTY_PATH, ro)
 }
 
+// mountPlanned reports whether c's sandbox gets the mount plan's sealed
+// workspace, whose refusals its gate reports.
+func (c Config) mountPlanned() bool {
+	return c.Landlock != nil && c.Landlock.ReadOnlyWorkspace && c.Workspace != ""
+}
+
 // sealedAt reports whether p (absolute, inside the sandbox) lies where
 // cfg's mount plan keeps the workspace read-only: inside the workspace
 // and outside each write rule (beneath a tree, or the file itself). A
@@ -180,16 +186,23 @@ func (g *execGateRun) refuseSealed(fd int, n *seccompNotif, call createCall, nam
 			continue
 		}
 		if p := filepath.Clean(raw); g.sealed(p) {
-			refused = append(refused, PathRefused{Path: p, Blockers: []string{"mount.read_only"}})
+			refused = append(refused, PathRefused{Path: p, Op: call.op, Blockers: []string{"mount.read_only"}})
 		}
 	}
+	g.keepSealed(fd, n, refused)
+}
+
+// keepSealed records refused, the mount plan's refusals of the call n,
+// unless n is no longer waiting (the names read were then perhaps another
+// process's).
+func (g *execGateRun) keepSealed(fd int, n *seccompNotif, refused []PathRefused) {
 	if len(refused) == 0 || !idValid(fd, n.id) {
-		return // or the names were another process's
+		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, r := range refused {
-		if k := len(g.sealedRefused); k > 0 && g.sealedRefused[k-1].Path == r.Path {
+		if k := len(g.sealedRefused); k > 0 && g.sealedRefused[k-1].Path == r.Path && g.sealedRefused[k-1].Op == r.Op {
 			continue // the same call retried
 		}
 		if len(g.sealedRefused) == 2*maxPathsRefused {
@@ -200,17 +213,18 @@ func (g *execGateRun) refuseSealed(fd int, n *seccompNotif, call createCall, nam
 	}
 }
 
-// sealedSince returns the refusals refuseSealed recorded after m, one per
-// path, at most maxPathsRefused.
+// sealedSince returns the refusals keepSealed recorded after m, one per
+// path and operation, at most maxPathsRefused.
 func (g *execGateRun) sealedSince(m gateMark) []PathRefused {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var out []PathRefused
-	seen := map[string]bool{}
+	type key struct{ path, op string }
+	seen := map[key]bool{}
 	for _, r := range g.sealedRefused[min(max(m.sealed-g.sealedBase, 0), len(g.sealedRefused)):] {
-		if !seen[r.Path] && len(out) < maxPathsRefused {
-			seen[r.Path] = true
-			out = append(out, PathRefused{Path: r.Path, Blockers: slices.Clone(r.Blockers)})
+		if k := (key{r.Path, r.Op}); !seen[k] && len(out) < maxPathsRefused {
+			seen[k] = true
+			out = append(out, PathRefused{Path: r.Path, Op: r.Op, Blockers: slices.Clone(r.Blockers)})
 		}
 	}
 	return out

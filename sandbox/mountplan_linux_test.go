@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 
@@ -201,4 +202,121 @@ func TestSealedAt(t *testing.T) {
 	} {
 		assert.Equal(t, want, cfg.sealedAt(p), p)
 	}
+}
+
+// The calls the read-only workspace refuses before Landlock looks (no
+// audit record: a metadata change, a removal, a truncation, an open for
+// writing without O_CREAT) are reported by the gate with the operation,
+// one-shot and session: outside the write tree each fails, is reported
+// mount.read_only, and the host finds the file as it was; inside, the same
+// calls succeed and nothing is reported.
+func TestLandlockMountPlanReportsMetadataRefusals(t *testing.T) {
+	ops := []struct{ name, file, op, cmd string }{
+		{"rm", "rm", "unlink", `rm -f "$D/rm"`},
+		{"rmdir", "dir", "rmdir", `rmdir "$D/dir"`},
+		{"chmod", "chmod", "chmod", `chmod 600 "$D/chmod"`},
+		{"chown", "chown", "chown", `chown "$(id -u):$(id -g)" "$D/chown"`},
+		{"touch", "touch", "utimes", `touch -d 2001-01-01 "$D/touch"`},
+		{"setxattr", "xattr", "setxattr", `python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.t", b"1")' "$D/xattr"`},
+		{"rmxattr", "rmxattr", "setxattr", `python3 -c 'import os, sys; os.removexattr(sys.argv[1], "user.keep")' "$D/rmxattr"`},
+		{"truncate", "trunc", "open-write", `truncate -c -s 0 "$D/trunc"`},
+		{"truncate2", "ptrunc", "truncate", `python3 -c 'import os, sys; os.truncate(sys.argv[1], 0)' "$D/ptrunc"`},
+		{"r+", "rplus", "open-write", `python3 -c 'import sys; open(sys.argv[1], "r+").write("X")' "$D/rplus"`},
+	}
+	var script string
+	for _, o := range ops {
+		script += o.cmd + " 2>/dev/null; echo \"$D." + o.name + "=$?\"\n"
+	}
+	script = "for D in secret ok; do\n" + script + "done; echo done"
+	type state struct {
+		mode, uid    uint32
+		mtime, ctime int64
+		data         string
+		xattrs       string
+	}
+	stat := func(t *testing.T, p string) state {
+		var st syscall.Stat_t
+		require.NoError(t, syscall.Lstat(p, &st), p)
+		var s state
+		s.mode, s.uid, s.mtime, s.ctime = st.Mode, st.Uid, st.Mtim.Nano(), st.Ctim.Nano()
+		if st.Mode&syscall.S_IFMT == syscall.S_IFREG {
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			s.data = string(b)
+		}
+		buf := make([]byte, 256)
+		n, err := syscall.Listxattr(p, buf)
+		require.NoError(t, err)
+		s.xattrs = string(buf[:n])
+		return s
+	}
+	for _, session := range []bool{false, true} {
+		name := "one-shot"
+		if session {
+			name = "session"
+		}
+		t.Run(name, func(t *testing.T) {
+			ws, _ := llWorkspace(t)
+			before := map[string]state{}
+			for _, d := range []string{"secret", "ok"} {
+				for _, o := range ops {
+					p := filepath.Join(ws, d, o.file)
+					if o.file == "dir" {
+						require.NoError(t, os.Mkdir(p, 0o755))
+					} else {
+						require.NoError(t, os.WriteFile(p, []byte("keep\n"), 0o644))
+					}
+					require.NoError(t, syscall.Setxattr(p, "user.keep", []byte("1"), 0))
+					before[p] = stat(t, p)
+				}
+			}
+			cfg := Config{Workspace: ws, Landlock: planPolicy(filepath.Join(ws, "ok"))}
+			var out bytes.Buffer
+			cmd := Command{Shell: script, Stdout: &out, Stderr: &out}
+			var res *Result
+			var err error
+			if session {
+				s, err := newTestSessions(t).Open(t.Context(), "default", "ll-plan-meta", SessionSpec{Config: cfg})
+				require.NoError(t, err)
+				res, err = s.Exec(t.Context(), cmd, ExecOptions{})
+				require.NoError(t, err)
+				require.NoError(t, s.Close())
+			} else {
+				res, err = newTestRunner(t).Run(t.Context(), cfg, cmd)
+				require.NoError(t, err)
+			}
+			got := out.String()
+			t.Log(got)
+			require.Contains(t, got, "done")
+			for _, o := range ops {
+				assert.NotContains(t, got, "secret."+o.name+"=0\n", "%s outside the write tree worked", o.name)
+				assert.Contains(t, got, "ok."+o.name+"=0\n", "%s inside the write tree failed", o.name)
+				p := filepath.Join(ws, "secret", o.file)
+				assert.True(t, refusedOp(res, p, o.op), "want %s of %s reported mount.read_only; got %+v", o.op, p, res.PathsRefused)
+				// From the host, after the sandbox is gone.
+				assert.Equal(t, before[p], stat(t, p), "%s changed %s", o.name, p)
+				assert.NotEqual(t, before[filepath.Join(ws, "ok", o.file)], func() state {
+					q := filepath.Join(ws, "ok", o.file)
+					if _, err := os.Lstat(q); err != nil {
+						return state{} // removed
+					}
+					return stat(t, q)
+				}(), "%s in the write tree changed nothing", o.name)
+			}
+			for _, p := range res.PathsRefused {
+				assert.NotContains(t, p.Path, filepath.Join(ws, "ok"), "a path in the write tree was reported")
+			}
+		})
+	}
+}
+
+// refusedOp reports whether res names path as refused by the mount plan
+// (mount.read_only) for op.
+func refusedOp(res *Result, path, op string) bool {
+	for _, p := range res.PathsRefused {
+		if p.Path == path && p.Op == op && slices.Contains(p.Blockers, "mount.read_only") {
+			return true
+		}
+	}
+	return false
 }

@@ -21,3 +21,17 @@ var legacyCreateCalls = map[int32]createCall{
 	// creat(path, mode) is open(path, O_CREAT|O_WRONLY|O_TRUNC, mode).
 	unix.SYS_CREAT: {name: "creat", op: "open", kind: seccompexec.CreateOpen, names: []int{0}, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, fixedFlags: unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC, mode: 1, dev: -1, creating: -1},
 }
+
+// legacySealedCalls are the entries of sealedCalls for the system calls
+// x86_64 keeps beside their *at forms.
+var legacySealedCalls = map[int32]sealedCall{
+	unix.SYS_CHMOD:     {name: "chmod", op: "chmod", path: 0, dirfd: -1, flags: -1},
+	unix.SYS_CHOWN:     {name: "chown", op: "chown", path: 0, dirfd: -1, flags: -1},
+	unix.SYS_LCHOWN:    {name: "lchown", op: "chown", path: 0, dirfd: -1, flags: -1},
+	unix.SYS_UTIMES:    {name: "utimes", op: "utimes", path: 0, dirfd: -1, flags: -1},
+	unix.SYS_UTIME:     {name: "utime", op: "utimes", path: 0, dirfd: -1, flags: -1},
+	unix.SYS_FUTIMESAT: {name: "futimesat", op: "utimes", path: 1, dirfd: 0, flags: -1},
+	unix.SYS_UNLINK:    {name: "unlink", op: "unlink", path: 0, dirfd: -1, flags: -1},
+	unix.SYS_RMDIR:     {name: "rmdir", op: "rmdir", path: 0, dirfd: -1, flags: -1},
+	unix.SYS_OPEN:      {name: "open", op: "open-write", path: 0, dirfd: -1, flags: 1},
+}

@@ -200,12 +200,12 @@ func TestWithExecNotifyObserve(t *testing.T) {
 		}
 		return out
 	}
-	plain := actions(withNotify(base, "@x", true, false, false))
+	plain := actions(withNotify(base, "@x", true, false, false, false))
 	assert.Equal(t, []configs.Action{configs.Allow}, plain["openat"])
 	assert.Equal(t, []configs.Action{configs.Allow}, plain["connect"])
 	assert.Equal(t, []configs.Action{configs.Notify}, plain["execve"])
 
-	obs := withNotify(base, "@x", true, true, false)
+	obs := withNotify(base, "@x", true, true, false, false)
 	a := actions(obs)
 	assert.Equal(t, []configs.Action{configs.Notify}, a["openat"])
 	assert.Equal(t, []configs.Action{configs.Notify}, a["connect"])

@@ -88,11 +88,12 @@ type Result struct {
 	// first 128 distinct paths), from the kernel's audit records; where
 	// those cannot be read NotEnforced lists "landlock_audit" (the kernel
 	// refused them all the same). Under the mount plan
-	// (Landlock.ReadOnlyWorkspace) it also lists the creations, renames
-	// and links the read-only workspace refused (EROFS), as the creation
-	// gate saw them, with the blocker "mount.read_only"; the plan's other
-	// refusals (chmod, chown, utimensat, xattrs, unlink, truncate, a
-	// write open of an existing file) are not listed.
+	// (Landlock.ReadOnlyWorkspace) it also lists what the read-only
+	// workspace refused (EROFS) as the gate saw it, with the blocker
+	// "mount.read_only" and the operation (PathRefused.Op): creations,
+	// renames and links (the creation gate's), chmod, chown, utimes,
+	// xattrs, unlink, rmdir, truncate and write opens
+	// (notify_sealed_linux.go); the descriptor forms are not listed.
 	PathsRefused []PathRefused `json:"paths_refused,omitempty"`
 	// Accesses, in an observed sandbox (Config.Observe), are the files its
 	// processes opened or executed in the workspace and the binds, and the

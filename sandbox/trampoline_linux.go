@@ -37,8 +37,9 @@ type trampoline struct {
 	gateHost, gateChild *os.File
 	// observe asks the gate's filter to notify the observed calls too
 	// (seccompexec.Observe), create the creating ones (seccompexec.Create),
-	// noExec not execs (seccompexec.NoExec); set by startExecGate.
-	observe, create, noExec bool
+	// noExec not execs (seccompexec.NoExec), sealed the calls the mount
+	// plan refuses unreported (seccompexec.Sealed); set by startExecGate.
+	observe, create, noExec, sealed bool
 }
 
 // sockFilterSize is the size of one instruction, struct sock_filter.
@@ -153,6 +154,9 @@ func (t *trampoline) files(env []string) ([]*os.File, error) {
 	}
 	if t.noExec {
 		flags |= seccompexec.NoExec
+	}
+	if t.sealed {
+		flags |= seccompexec.Sealed
 	}
 	binary.NativeEndian.PutUint32(data, flags)
 	binary.NativeEndian.PutUint32(data[4:], uint32(len(t.prog)/sockFilterSize)) // 0: gate only

@@ -54,9 +54,9 @@ static const char *errtext(int err, char *buf, size_t size)
 // (native byte order, written by sandbox/trampoline_linux.go).
 struct spec {
 	uint32_t flags;
-	// SECCOMPEXEC_OBSERVE, _CREATE and _NOEXEC were set (and are cleared
-	// from flags).
-	int observe, create, noexec;
+	// SECCOMPEXEC_OBSERVE, _CREATE, _NOEXEC and _SEALED were set (and are
+	// cleared from flags).
+	int observe, create, noexec, sealed;
 	struct sock_fprog prog;
 	const char *landlock; // the Landlock section, or NULL
 	size_t landlock_len;
@@ -100,7 +100,8 @@ static int read_spec(struct spec *sp, char *why, size_t size)
 	sp->observe = (sp->flags & SECCOMPEXEC_OBSERVE) != 0;
 	sp->create = (sp->flags & SECCOMPEXEC_CREATE) != 0;
 	sp->noexec = (sp->flags & SECCOMPEXEC_NOEXEC) != 0;
-	sp->flags &= ~(SECCOMPEXEC_OBSERVE | SECCOMPEXEC_CREATE | SECCOMPEXEC_NOEXEC);
+	sp->sealed = (sp->flags & SECCOMPEXEC_SEALED) != 0;
+	sp->flags &= ~(SECCOMPEXEC_OBSERVE | SECCOMPEXEC_CREATE | SECCOMPEXEC_NOEXEC | SECCOMPEXEC_SEALED);
 	size_t insns = (size_t)count * sizeof(struct sock_filter);
 	if (count > BPF_MAXINSNS || insns > total - SECCOMPEXEC_HEADER || ll > total - SECCOMPEXEC_HEADER - insns) {
 		snprintf(why, size, "reading the filter: %zu bytes is not a program", total);
@@ -671,7 +672,7 @@ static int start_creator(int sock)
 
 // Room for the gate's filter: 7 instructions of frame, 2 per notified
 // system call, 5 per open-like one.
-#define GATE_MAX_INSNS 80
+#define GATE_MAX_INSNS 128
 
 struct gate_prog {
 	struct sock_filter insns[GATE_MAX_INSNS];
@@ -704,6 +705,36 @@ static void notify_creating(struct gate_prog *g, unsigned int nr, int arg)
 	emit(g, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
 	emit(g, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 }
+
+// notify_writing makes system call nr wait for tether's answer when its
+// flags argument (argument number arg) opens for writing (an access mode
+// but O_RDONLY, or O_TRUNC), and goes on to the next rule otherwise, with
+// the number in the accumulator again.
+static void notify_writing(struct gate_prog *g, unsigned int nr, int arg)
+{
+	emit(g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 4));
+	emit(g, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args) + 8 * arg));
+	emit(g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_ACCMODE | O_TRUNC, 0, 1));
+	emit(g, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
+	emit(g, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+}
+
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452 // Linux 6.6; the same number on every architecture
+#endif
+
+// sealed_nrs are the system calls the mount plan's report notifies
+// whatever their arguments, and create_open_nrs (below) those it notifies
+// when they open for writing: what the read-only workspace refuses with
+// EROFS before Landlock looks. sandbox/notify_sealed_linux.go has the same
+// table (sealedCalls).
+static const int sealed_nrs[] = {
+	__NR_fchmodat, __NR_fchmodat2, __NR_fchownat, __NR_utimensat, __NR_setxattr, __NR_lsetxattr,
+	__NR_removexattr, __NR_lremovexattr, __NR_unlinkat, __NR_truncate,
+#ifdef __NR_chmod
+	__NR_chmod, __NR_chown, __NR_lchown, __NR_utimes, __NR_utime, __NR_futimesat, __NR_unlink, __NR_rmdir,
+#endif
+};
 
 // create_nrs are the system calls the creation gate's filter notifies
 // whatever their arguments, create_open_nrs those (with the argument
@@ -743,10 +774,26 @@ int seccompexec_create_syscalls(int *nrs, int *flags_arg, int max)
 	return n;
 }
 
+int seccompexec_sealed_syscalls(int *nrs, int *flags_arg, int max)
+{
+	int n = 0;
+	for (size_t i = 0; i < sizeof sealed_nrs / sizeof sealed_nrs[0] && n < max; i++, n++) {
+		nrs[n] = sealed_nrs[i];
+		flags_arg[n] = -1;
+	}
+	for (size_t i = 0; i < sizeof create_open_nrs / sizeof create_open_nrs[0] && n < max; i++, n++) {
+		nrs[n] = create_open_nrs[i][0];
+		flags_arg[n] = create_open_nrs[i][1];
+	}
+	return n;
+}
+
 // load_gate installs the gate's filter and sends its listener to the gate
 // socket sock, which it closes (with create, after forking the creation
 // helper that keeps it, whose pidfd goes with the listener). Of the native ABI, these wait for tether's verdict: execve and
-// execveat (unless noexec); with observe, open, openat, creat and connect
+// execveat (unless noexec); with sealed, the calls of sealed_nrs, and open
+// and openat for writing (tether records those the mount plan refuses and
+// lets the kernel refuse them); with observe, open, openat, creat and connect
 // (which tether only records); with create, every system call that can
 // name a directory entry (mkdir, mknod, symlink, link, rename in all their
 // forms, creat, and open and openat with O_CREAT: the creation gate,
@@ -763,7 +810,7 @@ int seccompexec_create_syscalls(int *nrs, int *flags_arg, int max)
 // The listener makes a caller wait, once tether has received its call,
 // through every signal but a fatal one (WAIT_KILLABLE_RECV): tether may be
 // performing it. Returns 0 or an errno.
-static int load_gate(int sock, int noexec, int observe, int create, char *why, size_t size)
+static int load_gate(int sock, int noexec, int observe, int create, int sealed, char *why, size_t size)
 {
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the gate's filter reads the low word of an argument at its lower address"
@@ -781,6 +828,13 @@ static int load_gate(int sock, int noexec, int observe, int create, char *why, s
 	if (!noexec) {
 		notify_nr(&g, __NR_execve);
 		notify_nr(&g, __NR_execveat);
+	}
+	if (sealed) {
+		for (size_t i = 0; i < sizeof sealed_nrs / sizeof sealed_nrs[0]; i++)
+			notify_nr(&g, (unsigned int)sealed_nrs[i]);
+		if (!observe) // else notified whatever their flags
+			for (size_t i = 0; i < sizeof create_open_nrs / sizeof create_open_nrs[0]; i++)
+				notify_writing(&g, (unsigned int)create_open_nrs[i][0], create_open_nrs[i][1]);
 	}
 	if (observe) {
 		notify_nr(&g, __NR_openat);
@@ -953,7 +1007,7 @@ static void seccompexec_main(int argc, char **argv)
 	if (e == 0)
 		e = load_filter(&sp, why, sizeof why);
 	if (e == 0 && gate)
-		e = load_gate(SECCOMPEXEC_GATE_FD, sp.noexec, sp.observe, sp.create, why, sizeof why);
+		e = load_gate(SECCOMPEXEC_GATE_FD, sp.noexec, sp.observe, sp.create, sp.sealed, why, sizeof why);
 	if (e != 0) {
 		snprintf(msg, sizeof msg, "loading the seccomp filter: %s: %s", why, errtext(e, err, sizeof err));
 		report(126, msg);

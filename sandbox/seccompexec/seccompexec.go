@@ -71,6 +71,13 @@ const (
 	NoExec = C.SECCOMPEXEC_NOEXEC
 )
 
+// Sealed, in the flags word, asks the gate's filter to notify the calls
+// the mount plan's read-only workspace refuses unreported (chmod, chown,
+// utimes, the path forms of setxattr and removexattr, unlink, rmdir,
+// truncate, and open and openat for writing without O_CREAT:
+// sandbox/notify_sealed_linux.go); the trampoline clears it.
+const Sealed = C.SECCOMPEXEC_SEALED
+
 // The creation helper's requests (seccompexec.h): the operations, the
 // size of struct seccompexec_create_req, the most groups a request
 // carries, and the variable that asks a session's supervisor for the
@@ -99,6 +106,19 @@ type CreateSyscall struct {
 func CreateSyscalls() []CreateSyscall {
 	var nrs, args [64]C.int
 	n := int(C.seccompexec_create_syscalls(&nrs[0], &args[0], 64))
+	out := make([]CreateSyscall, n)
+	for i := range out {
+		out[i] = CreateSyscall{int(nrs[i]), int(args[i])}
+	}
+	return out
+}
+
+// SealedSyscalls returns the system calls the filter notifies with Sealed
+// (FlagsArg >= 0: an open, when that argument's access mode is not
+// O_RDONLY or it has O_TRUNC), from the filter's own table.
+func SealedSyscalls() []CreateSyscall {
+	var nrs, args [64]C.int
+	n := int(C.seccompexec_sealed_syscalls(&nrs[0], &args[0], 64))
 	out := make([]CreateSyscall, n)
 	for i := range out {
 		out[i] = CreateSyscall{int(nrs[i]), int(args[i])}

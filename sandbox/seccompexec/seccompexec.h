@@ -38,11 +38,16 @@
 // with SECCOMP_USER_NOTIF_FLAG_CONTINUE); CREATE every system call that can
 // name a directory entry (mkdir, mknod, symlink, link, rename in all their
 // forms, creat, and open and openat with O_CREAT: the creation gate);
-// NOEXEC leaves execve and execveat out (a gate for creations alone).
+// NOEXEC leaves execve and execveat out (a gate for creations alone);
+// SEALED the calls the mount plan's read-only workspace refuses unreported
+// (chmod, chown, utimes, the path forms of setxattr and removexattr,
+// unlink, rmdir, truncate, and open and openat for writing:
+// sandbox/notify_sealed_linux.go).
 #define SECCOMPEXEC_HEADER 16
 #define SECCOMPEXEC_OBSERVE 0x80000000u
 #define SECCOMPEXEC_CREATE 0x20000000u
 #define SECCOMPEXEC_NOEXEC 0x10000000u
+#define SECCOMPEXEC_SEALED 0x08000000u
 #define SECCOMPEXEC_MAX_DATA (16 << 20)
 
 // The Landlock section (sandbox/landlock.go writes it) describes a
@@ -113,6 +118,11 @@ struct seccompexec_create_req {
 // of the flags whose O_CREAT makes it notify one (-1: always); returns how
 // many.
 int seccompexec_create_syscalls(int *nrs, int *flags_arg, int max);
+
+// seccompexec_sealed_syscalls is seccompexec_create_syscalls for the calls
+// the filter notifies with SECCOMPEXEC_SEALED (flags_arg: the flags whose
+// access mode or O_TRUNC makes it notify an open).
+int seccompexec_sealed_syscalls(int *nrs, int *flags_arg, int max);
 
 // A session's supervisor (argv[1] SECCOMPEXEC_SUPERVISOR_ARG) starts the
 // creation helper before its Go runtime starts, when the environment
