@@ -971,7 +971,7 @@ func (a *analyzer) writeTarget(c *shellparse.Command, v string, redirect bool) {
 		a.hit(RulePower, c.Text, c.Span) // "echo b >" reboots, "echo o >" powers off, at once
 		return
 	}
-	if !redirect && isBlockDevice(p) {
+	if !redirect && a.blockDevice(c, v) {
 		// A write to a disk device is hardline wherever it comes from:
 		// cp, tee, sort -o, curl -o, tar -f all overwrite the disk.
 		a.hit(RuleDeviceWrite, c.Text, c.Span)

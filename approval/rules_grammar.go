@@ -154,6 +154,35 @@ func (a *analyzer) deletesFound(c *shellparse.Command, inv *grammar.Invocation) 
 	}
 }
 
+// blockDevice reports whether word value v names a disk device: the path
+// itself, or "{}" in a command find -exec runs whose start points reach
+// /dev ("find /dev -name 'sd*' -exec mkfs.ext4 {} \;" formats the disks it
+// finds).
+func (a *analyzer) blockDevice(c *shellparse.Command, v string) bool {
+	if isBlockDevice(a.fold(v)) {
+		return true
+	}
+	if !strings.Contains(v, "{}") {
+		return false
+	}
+	for _, w := range c.Wrappers {
+		if w.Program != "find" {
+			continue
+		}
+		starts, _, _, _ := findActions(w.Args)
+		if len(starts) == 0 {
+			starts = []string{"."}
+		}
+		for _, s := range starts {
+			p := a.fold(s)
+			if p == "/" || p == "/dev" || strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/proc") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // deletes applies the delete rules: a recursive delete of a catastrophic
 // target is hardline; otherwise the program's own approval rule.
 func (a *analyzer) deletes(c *shellparse.Command, inv *grammar.Invocation) {
@@ -173,7 +202,7 @@ func (a *analyzer) deletes(c *shellparse.Command, inv *grammar.Invocation) {
 			continue
 		}
 		p := a.fold(op.Value)
-		if isBlockDevice(p) {
+		if a.blockDevice(c, op.Value) {
 			a.hitCmd(RuleDeviceWrite, c)
 		}
 		a.checkWrite(c, op.Value, p)
@@ -205,7 +234,7 @@ func (a *analyzer) deviceTargets(c *shellparse.Command, inv *grammar.Invocation)
 	e := inv.Effects
 	block := e.Has(grammar.Device)
 	for _, op := range inv.Operands {
-		if op.Effects.Has(grammar.Target) && isBlockDevice(a.fold(op.Value)) {
+		if op.Effects.Has(grammar.Target) && a.blockDevice(c, op.Value) {
 			block = true
 		}
 	}
@@ -214,7 +243,7 @@ func (a *analyzer) deviceTargets(c *shellparse.Command, inv *grammar.Invocation)
 		// (mkfs variants disagree on which options take one: -F is a
 		// flag of mke2fs and a value of mkfs.vfat) formats it: an option
 		// table that misreads a word never lowers a disk format.
-		if o.HasValue && (o.ValueEffects.Has(grammar.Target) || e.Has(grammar.Format)) && isBlockDevice(a.fold(o.Value)) {
+		if o.HasValue && (o.ValueEffects.Has(grammar.Target) || e.Has(grammar.Format)) && a.blockDevice(c, o.Value) {
 			block = true
 		}
 	}

@@ -22,7 +22,8 @@
 //     (Value: Exec for a command line that runs, Code for inline
 //     interpreter code, Write for a file written, Config …).
 //   - Long: the long-option rule the program really uses: Prefix
-//     (getopt_long: any unique prefix, "--recur", "--no-pres") or Exact.
+//     (getopt_long: any unique prefix, "--recur", "--no-pres"), Exact, or
+//     LongOnly (getopt_long_only: psmisc killall's "-us" is --user).
 //   - StopAtOperand: POSIX option order (wrappers, ssh, interpreters);
 //     otherwise GNU permutation (options may follow operands).
 //   - Subs: subcommands, found after global options that may take values

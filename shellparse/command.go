@@ -71,16 +71,16 @@ func (w *walker) call(s *syntax.Stmt, ce *syntax.CallExpr, redirs []Redir, c ctx
 // all ("$empty rm -rf /" runs rm).
 func (w *walker) callWords(s *syntax.Stmt, ce *syntax.CallExpr, env []Assign, redirs []Redir, c ctx) string {
 	words := make([]Word, 0, len(ce.Args))
-	nodes := ce.Args
+	nodes, dropped := ce.Args, false // nodes stays aligned with words
 	for i, a := range ce.Args {
 		wd := w.convWord(a)
 		if vanishes(a, wd) {
-			if len(nodes) == len(ce.Args) {
-				nodes = append([]*syntax.Word(nil), ce.Args[:i]...)
+			if !dropped {
+				nodes, dropped = append([]*syntax.Word(nil), ce.Args[:i]...), true
 			}
 			continue
 		}
-		if len(nodes) != len(ce.Args) {
+		if dropped {
 			nodes = append(nodes, a)
 		}
 		words = append(words, wd)

@@ -179,9 +179,18 @@
 // constructs forget or stop the tracking). An operator that yields the value
 // itself when it is set and not empty (${x:?}, ${x:-w}, ${x=w}), ${x:+w}
 // and a trim by a literal pattern (${x%/}, ${x#pre}) have known values too;
-// $HOME is taken as set, and ${HOME%/} as the home. A function called with
-// known arguments is walked again with $1 … $9 bound to them (once per call,
-// at most 8 calls, not inside another such walk).
+// $HOME is taken as set, and ${HOME%/} as the home. A choice operator
+// (${x:-w}, ${x-w}, ${x:=w}, ${x=w}, ${x:+w}, ${x+w}) on a variable whose
+// value is not known makes the command be walked once per state of the
+// variable — set to an unknown value, unset, empty — for up to three such
+// variables (27 walks), each recording the command bash would run then:
+// "rm -rf ${D:-~}" is also rm -rf ~. An unquoted expansion known to be empty
+// adds nothing to its word, and a word of nothing but such expansions is
+// dropped ("${X:+sh} -c reboot" with X unset runs "-c"). A function called
+// with known arguments is walked again with $1 … $9 bound to them (once per
+// call, at most 8 calls, not inside another such walk); a shell -c script
+// has $0, $1 … (and with one argument "$@") bound to the known words after
+// it, "{}" under find -exec included.
 //
 // Known standard input (feed.go): xargs whose input is an echo, printf
 // '%s<sep>' or "ls -d" of known words in the pipeline stage before it, or a
@@ -189,7 +198,8 @@
 // xargs splits them (-0, -d, -I lines, quotes); the items are appended, or
 // put in place of the -I string (one command per item); an input of more
 // than 64 items stays run-time data. BASH_ENV or ENV set to <(…) of such a
-// printer is a payload the started shell runs.
+// printer is a payload the started shell runs, given as the command's
+// assignment or as a NAME=<(…) word to env or sudo.
 //
 // Plain one-line commands and pipelines of them are given the tree mvdan.cc/sh
 // would build without running its parser (simple.go); anything else is

@@ -228,10 +228,20 @@ func feedWords(in *feed, items []string) []Word {
 // text ("BASH_ENV=<(echo 'rm -rf ~') bash -c true"): the text is a script
 // the started shell runs, a payload like bash -c's.
 func (w *walker) startupFeed(s *syntax.Stmt, a *syntax.Assign, c ctx) {
-	if a.Name == nil || (a.Name.Value != "BASH_ENV" && a.Name.Value != "ENV") || a.Value == nil || len(a.Value.Parts) != 1 {
+	if a.Name == nil || a.Value == nil || len(a.Value.Parts) != 1 {
 		return
 	}
-	ps, ok := a.Value.Parts[0].(*syntax.ProcSubst)
+	w.startupText(&cmdState{stmt: s, wrappers: c.wrap, redirs: c.redirs, env: c.env, envFlags: c.envFlags},
+		a.Name.Value, a.Value.Parts[0], a.Value, c)
+}
+
+// startupText walks the known text that process substitution part prints
+// as the start-up file variable name names, for the shell cs runs.
+func (w *walker) startupText(cs *cmdState, name string, part syntax.WordPart, at syntax.Node, c ctx) {
+	if name != "BASH_ENV" && name != "ENV" {
+		return
+	}
+	ps, ok := part.(*syntax.ProcSubst)
 	if !ok || ps.Op != syntax.CmdIn || len(ps.Stmts) != 1 {
 		return
 	}
@@ -239,5 +249,20 @@ func (w *walker) startupFeed(s *syntax.Stmt, a *syntax.Assign, c ctx) {
 	if f == nil {
 		return
 	}
-	w.payload(a.Name.Value, f.text, a.Value, a.Value, &cmdState{stmt: s, wrappers: c.wrap, redirs: c.redirs, env: c.env, envFlags: c.envFlags}, c)
+	w.payload(name, f.text, at, at, cs, c)
+}
+
+// procAssign returns the name and the process substitution of a word
+// "NAME=<(…)" (given to env or sudo: bash expands it to one word,
+// NAME=/dev/fd/N), or nil.
+func procAssign(sw *syntax.Word) (string, *syntax.ProcSubst) {
+	if sw == nil || len(sw.Parts) != 2 {
+		return "", nil
+	}
+	l, ok := sw.Parts[0].(*syntax.Lit)
+	ps, ok2 := sw.Parts[1].(*syntax.ProcSubst)
+	if !ok || !ok2 || ps.Op != syntax.CmdIn || !strings.HasSuffix(l.Value, "=") || !syntax.ValidName(strings.TrimSuffix(l.Value, "=")) {
+		return "", nil
+	}
+	return strings.TrimSuffix(l.Value, "="), ps
 }

@@ -264,9 +264,7 @@ func (w *walker) tooDeep(n syntax.Node, c ctx) bool {
 }
 
 func (w *walker) stmts(list []*syntax.Stmt, c ctx) {
-	for _, s := range list {
-		w.stmt(s, c)
-	}
+	w.stmtsStdin(list, c)
 }
 
 // stmt walks one statement. It returns the name of a shell or interpreter
@@ -436,12 +434,50 @@ func (w *walker) compound(cmd syntax.Command, c ctx) string {
 // stmtsStdin walks a list and returns the first interpreter-from-stdin found.
 func (w *walker) stmtsStdin(list []*syntax.Stmt, c ctx) string {
 	var r string
-	for _, s := range list {
+	for k, s := range list {
+		if names := w.assignChoices(s); len(names) > 0 {
+			// "D=${D:-~}; rm -rf "$D"": the variable holds a different
+			// value in each state of D, so the rest of the list is walked
+			// once per state (see paramChoices).
+			x := w.paramChoices(names, func() string { return w.stmtsStdin(list[k:], c) })
+			if r == "" {
+				r = x
+			}
+			return r
+		}
 		if x := w.stmt(s, c); r == "" {
 			r = x
 		}
 	}
 	return r
+}
+
+// assignChoices returns the variables, not known, that a standalone
+// assignment (x=…, export/local/declare x=…) expands under a choice
+// operator: their states decide the value the script goes on with.
+func (w *walker) assignChoices(s *syntax.Stmt) []string {
+	var values []*syntax.Word
+	switch cmd := s.Cmd.(type) {
+	case *syntax.CallExpr:
+		if len(cmd.Args) > 0 {
+			return nil
+		}
+		for _, a := range cmd.Assigns {
+			if a.Value != nil {
+				values = append(values, a.Value)
+			}
+		}
+	case *syntax.DeclClause:
+		for _, a := range cmd.Args {
+			if a.Value != nil {
+				values = append(values, a.Value)
+			}
+		}
+	}
+	if len(values) == 0 {
+		return nil
+	}
+	return w.choiceNames(values)
 }
 
 // pipeline walks a|b|c with each stage's position, and records data piped

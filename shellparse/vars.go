@@ -360,7 +360,8 @@ func choiceOp(op syntax.ParExpOperator) bool {
 
 // choiceNames returns the variables, not known and not already bound, that
 // a command's words expand under a choice operator (nested ones included:
-// ${A:-${B:-/}}), at most maxChoiceParams. $HOME is the home and set.
+// ${A:-${B:-/}}), so that at most maxChoiceParams are bound at once. $HOME
+// is the home and set.
 func (w *walker) choiceNames(args []*syntax.Word) []string {
 	var names []string
 	var scan func(parts []syntax.WordPart)
@@ -379,7 +380,7 @@ func (w *walker) choiceNames(args []*syntax.Word) []string {
 				bare := *p
 				bare.Exp = nil
 				name := p.Param.Value
-				if !choiceOp(p.Exp.Op) || !simpleParam(&bare) || name == "HOME" || len(names) >= maxChoiceParams {
+				if !choiceOp(p.Exp.Op) || !simpleParam(&bare) || name == "HOME" || len(names)+len(w.choice) >= maxChoiceParams {
 					continue
 				}
 				if _, known := w.vars[name]; known {

@@ -134,6 +134,9 @@ func TestParamChoices(t *testing.T) {
 		{`${A:+rm} -rf ${B:-/srv}`, []string{"rm -rf ${B:-/srv}", "-rf ${B:-/srv}", "rm -rf /srv", "-rf /srv"}},
 		// nested: the inner default is walked too.
 		{`rm -rf ${A:-${B:-/srv}}`, []string{"rm -rf ${A:-${B:-/srv}}", "rm -rf /srv"}},
+		// a standalone assignment: the rest of the list is walked per state.
+		{`x=${D:-/srv}; rm -rf $x`, []string{"", "rm -rf $x", "", "rm -rf /srv"}},
+		{`export D=${D:-/srv}; rm -rf "$D"`, []string{"export D=${D:-/srv}", "rm -rf $D", "export D=/srv", "rm -rf /srv"}},
 		// a known variable is not a choice; $HOME is set.
 		{`d=/srv; rm -rf ${d:-/x}`, []string{"", "rm -rf /srv"}},
 		{`rm -rf ${HOME:-/x}`, []string{"rm -rf $HOME"}},

@@ -140,7 +140,7 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 		}
 		return 0, false
 	}
-	inv, end := readWrapper(name, cs.words, i)
+	inv, end := readWrapper(name, cs.words, cs.nodes, i)
 	if inv == nil {
 		return 0, false
 	}
@@ -170,7 +170,7 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 		// "env -" is "env -i"; GNU env reads on after it.
 		for next >= 0 && next < len(cs.words) && cs.words[next].Literal && cs.words[next].Value == "-" {
 			cs.envFlags = append(cs.envFlags[:len(cs.envFlags):len(cs.envFlags)], "-i")
-			more, e2 := readWrapper(name, cs.words, next)
+			more, e2 := readWrapper(name, cs.words, cs.nodes, next)
 			switch {
 			case more.Effects.Has(grammar.NoCommand):
 				return 0, false
@@ -246,6 +246,13 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 	cs.pushWrapper(name, i, next)
 	if len(env) > 0 {
 		cs.env = append(cs.env[:len(cs.env):len(cs.env)], env...)
+		for k := i + 1; k < next && k < len(cs.nodes); k++ {
+			if n, ps := procAssign(cs.nodes[k]); ps != nil {
+				// env BASH_ENV=<(echo reboot) bash -c true: the shell
+				// runs the text as its start-up file.
+				w.startupText(cs, n, ps, cs.nodes[k], c)
+			}
+		}
 	}
 	if len(envFlags) > 0 {
 		cs.envFlags = append(cs.envFlags[:len(cs.envFlags):len(cs.envFlags)], envFlags...)
@@ -313,19 +320,23 @@ func isAssignWord(inv *grammar.Invocation, v string) bool {
 	return false
 }
 
+// procAssignWord reports whether sw is a "NAME=<(…)" word (see procAssign).
+func procAssignWord(sw *syntax.Word) bool { _, ps := procAssign(sw); return ps != nil }
+
 // readWrapper reads the words after the wrapper at word i with the
 // program's grammar (package grammar, the table every reader shares). It
 // returns nil when name is not a wrapper there. Reading stops at the first
 // word that is not literal, unless it is the value of the option before it:
 // end is the index of that word (len(ws) when all are literal), where an
 // unknowable command then starts.
-func readWrapper(name string, ws []Word, i int) (*grammar.Invocation, int) {
+func readWrapper(name string, ws []Word, nodes []*syntax.Word, i int) (*grammar.Invocation, int) {
 	if !grammar.Lookup(name).Wraps() {
 		return nil, len(ws)
 	}
 	end := i + 1
 	for {
-		for end < len(ws) && ws[end].Literal {
+		// A "NAME=<(…)" word is one word NAME=/dev/fd/N: an assignment.
+		for end < len(ws) && (ws[end].Literal || (end < len(nodes) && nodes[end] != nil && procAssignWord(nodes[end]))) {
 			end++
 		}
 		inv := grammar.Parse(name, values(ws[i+1:end]))
@@ -519,7 +530,7 @@ func (w *walker) tmuxCommand(cs *cmdState, i, j, end int, c ctx) bool {
 // "screen CMD…" run a command; both are parsed. It reports whether it
 // handled the command; otherwise screen is read as a wrapper.
 func (w *walker) peelScreen(cs *cmdState, i int, c ctx) (int, bool, bool) {
-	inv, _ := readWrapper("screen", cs.words, i)
+	inv, _ := readWrapper("screen", cs.words, cs.nodes, i)
 	if inv == nil || !inv.Has("-X") {
 		return 0, false, false
 	}
