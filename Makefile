@@ -18,7 +18,7 @@ FUZZTIME ?= 10s
 # test's small default budget).
 ORACLE_N ?= 3000
 
-.PHONY: all provision provision-demo build test unit fuzz-short smoke bench lint vet fmt demo clean oracle oracle-fuzz \
+.PHONY: all provision provision-demo build test unit fuzz-short smoke bench lint vet fmt staticcheck demo clean oracle oracle-fuzz \
 	test-cgroup2 test-cgroup2-ci test-systemd
 
 all: build
@@ -84,7 +84,14 @@ oracle-fuzz:
 bench: provision
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -benchmem ./...
 
-lint: vet fmt
+lint: vet fmt staticcheck
+
+# staticcheck (a pinned release, fetched from the Go module proxy) checks
+# both builds as vet does: it catches shadowed errors and dead values.
+STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
+staticcheck:
+	$(GO) run $(STATICCHECK) -tags '$(TAGS)' ./...
+	$(GO) run $(STATICCHECK) ./...
 
 # vet checks both builds: with the tags tether is built with, and without
 # them (a plain `go vet ./...`, a build without seccomp).

@@ -481,8 +481,11 @@ func sedEffects(s string) (runs bool, writes []string) {
 			}
 			d := s[i+1]
 			i += 2
-			if !skipDelim(d) || !skipDelim(d) {
-				return true, writes
+			// The pattern, then the replacement (or y's second set).
+			for range 2 {
+				if !skipDelim(d) {
+					return true, writes
+				}
 			}
 			if ch == 'y' {
 				continue

@@ -91,8 +91,7 @@ func (w *walker) scanLiterals(sw *syntax.Word) {
 		}
 		run.Reset()
 	}
-	var lits func(parts []syntax.WordPart)
-	lits = func(parts []syntax.WordPart) {
+	lits := func(parts []syntax.WordPart) {
 		for _, p := range parts {
 			switch p := p.(type) {
 			case *syntax.Lit:

@@ -1010,11 +1010,10 @@ func (w *walker) stmtSpan(s *syntax.Stmt) Span {
 }
 
 func (w *walker) stmtRange(s *syntax.Stmt) (int, int) {
-	start, end := offsets(s, len(w.src))
+	start, _ := offsets(s, len(w.src))
+	end := start
 	if s.Cmd != nil {
 		_, end = offsets(s.Cmd, len(w.src))
-	} else {
-		end = start
 	}
 	for _, r := range s.Redirs {
 		if r.Word != nil {
