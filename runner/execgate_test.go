@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -165,6 +166,12 @@ func TestExecGateBenignWorkloads(t *testing.T) {
 		"i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done; echo $i",
 	}
 	want := []string{"tests passed\n", "go version go", "1\n", "200\n"}
+	if _, err := os.Stat("/usr/local/go/bin/go"); err != nil {
+		// A host without the Go toolchain there (the cgroup v2 guest
+		// gets test binaries, not Go): the other workloads still run.
+		t.Logf("no /usr/local/go/bin/go here: the go workload is left out")
+		commands, want = slices.Delete(commands, 1, 2), slices.Delete(want, 1, 2)
+	}
 	for _, session := range []string{"", "s1"} {
 		var calls []RawCall
 		for i, c := range commands {
