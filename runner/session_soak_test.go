@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/internal/testenv"
 	"github.com/tether-dev/tether/mandate"
 	"github.com/tether-dev/tether/sandbox"
 )
@@ -167,10 +168,13 @@ func TestBackgroundStartFailureIsFailure(t *testing.T) {
 	fill := call(rawCall("fill", "terminal", args("command", `i=0; while [ $i -lt 50 ]; do sleep 1000 & i=$((i+1)); done; sleep 1000`, "background", true)))
 	require.Equal(t, ClassSucceeded, fill.Class, "%s", fill.Message)
 	var last Result
+	// Each start that gets a pid keeps it (sleep 1000): at most the
+	// sandbox's 16 succeed however slowly the calls come (a sleep 5 freed
+	// its pid as fast as the calls came under -race and load, CI).
 	require.Eventually(t, func() bool {
-		last = call(rawCall("more", "terminal", args("command", "sleep 5", "background", true)))
+		last = call(rawCall("more", "terminal", args("command", "sleep 1000", "background", true)))
 		return last.Class != ClassSucceeded
-	}, 20*time.Second, 50*time.Millisecond, "a start with no pids left was reported as started")
+	}, testenv.Scaled(60*time.Second), 50*time.Millisecond, "a start with no pids left was reported as started")
 	t.Logf("refused start: %s", last.Message)
 	assert.False(t, last.Ran, "%s", last.Message)
 	assert.Contains(t, last.Message, "nothing ran")
