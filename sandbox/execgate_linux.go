@@ -622,11 +622,18 @@ func (g *execGateRun) keepExec(ev ExecEvent) {
 	ev.Runs = nil // the argv is the record; the aliases were for the check
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(g.execs) == 2*maxExecEvents {
-		g.execs = append(g.execs[:0], g.execs[maxExecEvents:]...)
-		g.execBase += maxExecEvents
+	g.execs = appendBounded(g.execs, &g.execBase, maxExecEvents, ev)
+}
+
+// appendBounded appends v to a gate record that keeps at most the newest
+// 2*limit entries: when full, the oldest limit are dropped and *base (how
+// many were dropped from the front, for marks) grows by limit.
+func appendBounded[T any](s []T, base *int, limit int, v T) []T {
+	if len(s) == 2*limit {
+		s = append(s[:0], s[limit:]...)
+		*base += limit
 	}
-	g.execs = append(g.execs, ev)
+	return append(s, v)
 }
 
 // missingFile: the exec's file does not exist (a $PATH search trying each

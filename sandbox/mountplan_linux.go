@@ -205,11 +205,7 @@ func (g *execGateRun) keepSealed(fd int, n *seccompNotif, refused []PathRefused)
 		if k := len(g.sealedRefused); k > 0 && g.sealedRefused[k-1].Path == r.Path && g.sealedRefused[k-1].Op == r.Op {
 			continue // the same call retried
 		}
-		if len(g.sealedRefused) == 2*maxPathsRefused {
-			g.sealedRefused = append(g.sealedRefused[:0], g.sealedRefused[maxPathsRefused:]...)
-			g.sealedBase += maxPathsRefused
-		}
-		g.sealedRefused = append(g.sealedRefused, r)
+		g.sealedRefused = appendBounded(g.sealedRefused, &g.sealedBase, maxPathsRefused, r)
 	}
 }
 

@@ -390,11 +390,7 @@ func (g *execGateRun) refuseCreate(b CreateBlock) {
 	if n := len(g.creates); n > 0 && g.creates[n-1] == b {
 		return // the same process retrying (mkdir -p, a $PATH-like search)
 	}
-	if len(g.creates) == 2*maxExecBlocks {
-		g.creates = append(g.creates[:0], g.creates[maxExecBlocks:]...)
-		g.createBase += maxExecBlocks
-	}
-	g.creates = append(g.creates, b)
+	g.creates = appendBounded(g.creates, &g.createBase, maxExecBlocks, b)
 }
 
 // createsSince returns the refused creations recorded after m.
