@@ -155,18 +155,7 @@ python3 -c 'import os; os.rename("ok/file", "secret/r")' 2>&1 | grep -o 'Errno 1
 			cfg := Config{Workspace: ws, Landlock: planPolicy(filepath.Join(ws, "ok"))}
 			var out bytes.Buffer
 			cmd := Command{Shell: script, Stdout: &out, Stderr: &out}
-			var res *Result
-			var err error
-			if session {
-				s, err := newTestSessions(t).Open(t.Context(), "default", "ll-plan-report", SessionSpec{Config: cfg})
-				require.NoError(t, err)
-				res, err = s.Exec(t.Context(), cmd, ExecOptions{})
-				require.NoError(t, err)
-				require.NoError(t, s.Close())
-			} else {
-				res, err = newTestRunner(t).Run(t.Context(), cfg, cmd)
-				require.NoError(t, err)
-			}
+			res := runPlanned(t, session, "ll-plan-report", cfg, cmd)
 			t.Log(out.String())
 			assert.Contains(t, out.String(), "Errno 18", "the rename out of the write tree fails with EXDEV")
 			assert.Contains(t, out.String(), "done")
@@ -273,18 +262,7 @@ func TestLandlockMountPlanReportsMetadataRefusals(t *testing.T) {
 			cfg := Config{Workspace: ws, Landlock: planPolicy(filepath.Join(ws, "ok"))}
 			var out bytes.Buffer
 			cmd := Command{Shell: script, Stdout: &out, Stderr: &out}
-			var res *Result
-			var err error
-			if session {
-				s, err := newTestSessions(t).Open(t.Context(), "default", "ll-plan-meta", SessionSpec{Config: cfg})
-				require.NoError(t, err)
-				res, err = s.Exec(t.Context(), cmd, ExecOptions{})
-				require.NoError(t, err)
-				require.NoError(t, s.Close())
-			} else {
-				res, err = newTestRunner(t).Run(t.Context(), cfg, cmd)
-				require.NoError(t, err)
-			}
+			res := runPlanned(t, session, "ll-plan-meta", cfg, cmd)
 			got := out.String()
 			t.Log(got)
 			require.Contains(t, got, "done")
@@ -319,4 +297,20 @@ func refusedOp(res *Result, path, op string) bool {
 		}
 	}
 	return false
+}
+
+// runPlanned runs cmd once under cfg, in a session named name or one-shot.
+func runPlanned(t *testing.T, session bool, name string, cfg Config, cmd Command) *Result {
+	t.Helper()
+	if !session {
+		res, err := newTestRunner(t).Run(t.Context(), cfg, cmd)
+		require.NoError(t, err)
+		return res
+	}
+	s, err := newTestSessions(t).Open(t.Context(), "default", name, SessionSpec{Config: cfg})
+	require.NoError(t, err)
+	res, err := s.Exec(t.Context(), cmd, ExecOptions{})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	return res
 }
