@@ -185,8 +185,8 @@ func (v *validator) checkProfile(p *Profile, path []string, baseDir string) {
 	}
 	if l.SandboxPids == 0 {
 		l.SandboxPids = min(DefaultSandboxPids, l.Pids)
-	} else if l.SandboxPids > 0 && l.SandboxPids < 8 {
-		v.errorf(at("terminal", "limits", "sandbox_pids"), "limits.sandbox_pids %d is too small (at least 8: a session's supervisor counts)", l.SandboxPids)
+	} else if l.SandboxPids > 0 && l.SandboxPids < 16 {
+		v.errorf(at("terminal", "limits", "sandbox_pids"), "limits.sandbox_pids %d is too small (at least 16: a session's supervisor and its threads count)", l.SandboxPids)
 	}
 	if l.SandboxMemory > l.Memory && l.Memory > 0 {
 		v.errorf(at("terminal", "limits", "sandbox_memory"), "limits.sandbox_memory (%d bytes) must not exceed limits.memory (%d bytes), the whole profile's", l.SandboxMemory, l.Memory)

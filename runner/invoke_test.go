@@ -146,13 +146,13 @@ func TestNewPipelineNeedsConfig(t *testing.T) {
 // TestInvokeRefusesAForeignPlacement: a placement made for another profile
 // is not run under this call's decision.
 func TestInvokeRefusesAForeignPlacement(t *testing.T) {
-	cfg, ws := testConfig(t, "  other:\n    terminal:\n      limits: {sandbox_pids: 8}\n")
+	cfg, ws := testConfig(t, "  other:\n    terminal:\n      limits: {sandbox_pids: 16}\n")
 	p, err := NewPipeline(PipelineOptions{Config: cfg, Mandates: MandatesNone})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, p.Close()) })
 	pl, err := p.Runner.Place(t.Context(), "other", ws, nil)
 	require.NoError(t, err)
-	assert.Equal(t, int64(8), pl.Config.Limits.Pids)
+	assert.Equal(t, int64(16), pl.Config.Limits.Pids)
 	_, err = p.Runner.Invoke(t.Context(), Invocation{Profile: "default", Text: "true", Command: sandbox.Command{Shell: "true"}, Placement: pl})
 	require.ErrorIs(t, err, ErrTerminalPolicyUnavailable)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/tether-dev/tether/internal/testenv"
 )
@@ -198,4 +200,69 @@ func TestSupervisorOverheadCounted(t *testing.T) {
 	}
 	assert.LessOrEqual(t, threads, 12)
 	assert.Positive(t, cg, "the supervisor's memory is charged to the session")
+}
+
+// TestSupervisorSurvivesFullSession drives a session to its pids limit
+// again and again, the way a hostile or runaway command would (a fork
+// loop, background starts until one is refused, a program starting
+// threads), and checks from the host that the supervisor (pid 1, a Go
+// program whose threads count in the same limit) never needed a thread
+// it could not get: it is the same process with the same threads, and the
+// session answers once the processes are gone. A Go runtime that cannot
+// create a thread aborts, which broke the session ("read supervisor:
+// connection reset by peer").
+func TestSupervisorSurvivesFullSession(t *testing.T) {
+	m := newTestSessions(t)
+	spec := budgetSpec(24, 8192)
+	s, err := m.Open(t.Context(), "default", "full", spec)
+	require.NoError(t, err)
+	st, err := s.container.State()
+	require.NoError(t, err)
+	threads, _, _ := supervisorOverhead(t, s)
+	_, hasPython := exec.LookPath("/usr/bin/python3")
+	for round := range 5 {
+		var bgs []*Background
+		start := func(script string) error {
+			b, err := s.Start(Command{Shell: script})
+			if err == nil {
+				bgs = append(bgs, b)
+			}
+			return err
+		}
+		require.NoError(t, start(`while :; do sleep 1000 & done`), "round %d: the fork loop", round)
+		if hasPython == nil {
+			// Threads, not processes: each takes a pid of the session.
+			_ = start(`exec /usr/bin/python3 -c 'import threading,time
+while True:
+    try: threading.Thread(target=time.sleep, args=(1000,), daemon=True).start()
+    except RuntimeError: time.sleep(0.01)'`)
+		}
+		// Starts until one is refused: the session is full.
+		var refused error
+		require.Eventually(t, func() bool {
+			refused = start("sleep 1000")
+			return refused != nil
+		}, testenv.Scaled(30*time.Second), 10*time.Millisecond, "round %d: a start in a full session", round)
+		assert.NotErrorIs(t, refused, ErrSessionBroken, "round %d: a refused start is the command's failure, not the session's", round)
+		for _, b := range bgs {
+			_ = b.Signal(unix.SIGKILL)
+		}
+		for _, b := range bgs {
+			_, err := b.Wait(t.Context())
+			require.NoError(t, err, "round %d", round)
+		}
+		out, res := sh(t, s, "echo alive")
+		assert.Equal(t, "alive\n", out, "round %d", round)
+		assert.Zero(t, res.ExitCode)
+	}
+	now, err := s.container.State()
+	require.NoError(t, err)
+	assert.Equal(t, st.InitProcessPid, now.InitProcessPid, "the supervisor is the one the session started with")
+	after, _, _ := supervisorOverhead(t, s)
+	assert.Equal(t, threads, after, "the supervisor created no thread after it was ready")
+	select {
+	case <-s.Done():
+		t.Fatalf("the session ended: %v", s.doneErr)
+	default:
+	}
 }

@@ -112,6 +112,7 @@ func runSupervisor() int {
 	// budget: one P, and the channel read through the poller rather than
 	// by a thread blocked in read(2), keep them few.
 	runtime.GOMAXPROCS(1)
+	startThreads(supervisorIdleThreads)
 	_ = unix.SetNonblock(3, true)
 	// The session's commands run as the supervisor's own uid in its user
 	// namespace: without this they could ptrace it or read its
@@ -158,6 +159,40 @@ func runSupervisor() int {
 		}
 		s.handle(&req)
 	}
+}
+
+// supervisorIdleThreads is how many threads the supervisor starts before
+// anything else, enough that the Go runtime never needs another
+// (TestSupervisorSurvivesFullSession): one runs the supervisor's single P,
+// the others wait for it to hand that P off while a goroutine is in a
+// blocking system call (the signal loop, the fork of a command, the read
+// of its exec status). Its threads count in the session's pids limit, and
+// a runtime that cannot create a thread aborts ("failed to create new OS
+// thread"): started once, before the first command, the supervisor's
+// count is fixed and a session full of processes cannot take it down.
+const supervisorIdleThreads = 6
+
+// startThreads makes the Go runtime create n threads now: n goroutines
+// each locked to its own thread, all parked at once, then unlocked. The
+// runtime keeps an unlocked idle thread for reuse and never ends it.
+func startThreads(n int) {
+	var locked sync.WaitGroup
+	release := make(chan struct{})
+	var done sync.WaitGroup
+	for range n {
+		locked.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			runtime.LockOSThread()
+			locked.Done()
+			<-release
+			runtime.UnlockOSThread()
+		}()
+	}
+	locked.Wait()
+	close(release)
+	done.Wait()
 }
 
 func (s *supervisor) send(r *reply) {
