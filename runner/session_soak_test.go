@@ -168,11 +168,15 @@ func TestBackgroundStartFailureIsFailure(t *testing.T) {
 	fill := call(rawCall("fill", "terminal", args("command", `i=0; while [ $i -lt 50 ]; do sleep 1000 & i=$((i+1)); done; sleep 1000`, "background", true)))
 	require.Equal(t, ClassSucceeded, fill.Class, "%s", fill.Message)
 	var last Result
-	// Each start that gets a pid keeps it (sleep 1000): at most the
+	// Each start that gets a pid keeps it (exec sleep 1000): at most the
 	// sandbox's 16 succeed however slowly the calls come (a sleep 5 freed
-	// its pid as fast as the calls came under -race and load, CI).
+	// its pid as fast as the calls came under -race and load, CI). Without
+	// the exec the shell, started with the last pid, could not fork its
+	// sleep and exited, freeing the pid for the next start: the loop
+	// ended only when a start happened to meet a full session (seen up to
+	// 18 s and 700 starts).
 	require.Eventually(t, func() bool {
-		last = call(rawCall("more", "terminal", args("command", "sleep 1000", "background", true)))
+		last = call(rawCall("more", "terminal", args("command", "exec sleep 1000", "background", true)))
 		return last.Class != ClassSucceeded
 	}, testenv.Scaled(60*time.Second), 50*time.Millisecond, "a start with no pids left was reported as started")
 	t.Logf("refused start: %s", last.Message)

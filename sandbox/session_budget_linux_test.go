@@ -240,7 +240,7 @@ while True:
 		// Starts until one is refused: the session is full.
 		var refused error
 		require.Eventually(t, func() bool {
-			refused = start("sleep 1000")
+			refused = start("exec sleep 1000")
 			return refused != nil
 		}, testenv.Scaled(30*time.Second), 10*time.Millisecond, "round %d: a start in a full session", round)
 		assert.NotErrorIs(t, refused, ErrSessionBroken, "round %d: a refused start is the command's failure, not the session's", round)
