@@ -167,8 +167,9 @@ func (c Config) sealedAt(p string) bool {
 
 // refuseSealed records that the creating call n (the creation gate's:
 // open with O_CREAT, mkdir, mknod, symlink, link, rename), whose names
-// were read as names, failed with EROFS where the mount plan keeps the
-// workspace read-only: each name that lies there is reported in
+// were read as names, failed with EROFS (or, a rename or link out of or
+// into a write tree, EXDEV) where the mount plan keeps the workspace
+// read-only: each name that lies there is reported in
 // Result.PathsRefused with the blocker "mount.read_only", as a Landlock
 // refusal is. The names are resolved as observation resolves them (the
 // caller's working directory or directory descriptor, through /proc):

@@ -142,11 +142,13 @@ func TestLandlockMountPlanSymlinkRule(t *testing.T) {
 // file created or overwritten through O_CREAT, a copy, a directory, a
 // symlink) is reported in PathsRefused with "mount.read_only", the
 // path named as the sandbox sees it, in a one-shot sandbox and in a
-// session; a creation inside the write tree is not. A rename out of the
-// write tree crosses a mount: EXDEV, nothing moved, nothing to report.
+// session; a creation inside the write tree is not. A rename or link
+// across the write tree's boundary crosses a mount: EXDEV, nothing
+// moved, and the name in the sealed part is reported (op rename, link).
 func TestLandlockMountPlanReportsRefusals(t *testing.T) {
 	script := `echo gone > secret/key; echo x > secret/new; mkdir secret/d; ln -s key secret/l; cp ok/file secret/f
-python3 -c 'import os; os.rename("ok/file", "secret/r")' 2>&1 | grep -o 'Errno 18'; echo in > ok/new; echo done`
+python3 -c 'import os; os.rename("ok/file", "secret/r")' 2>&1 | grep -o 'Errno 18'; echo in > ok/new
+python3 -c 'import os; os.rename("secret/key", "ok/stolen")' 2>&1 | grep -o 'Errno 18'; ln ok/file secret/h; echo link=$?; echo done`
 	for _, session := range []bool{false, true} {
 		name := "one-shot"
 		if session {
@@ -160,10 +162,16 @@ python3 -c 'import os; os.rename("ok/file", "secret/r")' 2>&1 | grep -o 'Errno 1
 			res := runPlanned(t, session, "ll-plan-report", cfg, cmd)
 			t.Log(out.String())
 			assert.Contains(t, out.String(), "Errno 18", "the rename out of the write tree fails with EXDEV")
+			assert.Equal(t, 2, strings.Count(out.String(), "Errno 18"), "each rename across the write tree's boundary fails with EXDEV")
+			assert.Contains(t, out.String(), "link=1\n")
 			assert.Contains(t, out.String(), "done")
 			for _, rel := range []string{"secret/key", "secret/new", "secret/d", "secret/l", "secret/f"} {
 				assert.True(t, refusedAt(res, filepath.Join(ws, rel), "mount.read_only"), "want %s refused by the mount; got %+v", rel, res.PathsRefused)
 			}
+			// The EXDEV of a rename or link names the side in the sealed part.
+			assert.True(t, refusedOp(res, filepath.Join(ws, "secret/r"), "rename"), "%+v", res.PathsRefused)
+			assert.True(t, refusedOp(res, filepath.Join(ws, "secret/key"), "rename"), "%+v", res.PathsRefused)
+			assert.True(t, refusedOp(res, filepath.Join(ws, "secret/h"), "link"), "%+v", res.PathsRefused)
 			for _, p := range res.PathsRefused {
 				assert.NotContains(t, p.Path, filepath.Join(ws, "ok"), "a path in the write tree was reported")
 			}
@@ -171,9 +179,10 @@ python3 -c 'import os; os.rename("ok/file", "secret/r")' 2>&1 | grep -o 'Errno 1
 			got, err := os.ReadFile(secret)
 			require.NoError(t, err)
 			assert.Equal(t, llSecret+"\n", string(got))
-			for _, rel := range []string{"new", "d", "l", "f", "r"} {
+			for _, rel := range []string{"new", "d", "l", "f", "r", "h"} {
 				assert.NoFileExists(t, filepath.Join(ws, "secret", rel))
 			}
+			assert.NoFileExists(t, filepath.Join(ws, "ok", "stolen"))
 			assert.FileExists(t, filepath.Join(ws, "ok", "file"), "the moved file is still in the write tree")
 			assert.FileExists(t, filepath.Join(ws, "ok", "new"))
 		})
