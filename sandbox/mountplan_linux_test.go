@@ -52,6 +52,38 @@ func TestLandlockMountPlanCreatesWriteTree(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(ws, "build", "other"))
 }
 
+// The directories the plan created for missing write trees are removed
+// when the sandbox ends if they are still empty, one-shot and session,
+// checked from the host: a tree the command left empty goes with the
+// parents the plan made for it; a tree the command filled stays, with
+// its parents; a directory that existed before stays even when empty.
+func TestLandlockMountPlanRemovesEmptyCreatedTrees(t *testing.T) {
+	for _, session := range []bool{false, true} {
+		name := "one-shot"
+		if session {
+			name = "session"
+		}
+		t.Run(name, func(t *testing.T) {
+			ws, _ := llWorkspace(t)
+			require.NoError(t, os.Mkdir(filepath.Join(ws, "pre"), 0o755))
+			cfg := Config{Workspace: ws, Landlock: planPolicy(filepath.Join(ws, "gen", "empty"),
+				filepath.Join(ws, "gen", "filled"), filepath.Join(ws, "out", "x"), filepath.Join(ws, "pre", "t"), filepath.Join(ws, "ok"))}
+			var out bytes.Buffer
+			cmd := Command{Shell: "test -d gen/empty && test -d out/x && echo made > gen/filled/f && echo done", Stdout: &out, Stderr: &out}
+			runPlanned(t, session, "ll-plan-rm", cfg, cmd)
+			require.Contains(t, out.String(), "done", "the trees were not created")
+			// From the host, after the sandbox is gone.
+			for _, rel := range []string{"gen/empty", "out/x", "out", "pre/t"} {
+				assert.NoDirExists(t, filepath.Join(ws, rel), "an empty directory the plan made stayed")
+			}
+			for _, rel := range []string{"gen", "gen/filled", "pre", "ok"} {
+				assert.DirExists(t, filepath.Join(ws, rel))
+			}
+			assert.FileExists(t, filepath.Join(ws, "gen", "filled", "f"))
+		})
+	}
+}
+
 // The plan composes with the protected paths: a repository inside a write
 // tree keeps its control surface read-only (its config cannot be
 // appended to, chmodded or given a hook), and the pinned git directory of
