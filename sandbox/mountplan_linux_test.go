@@ -84,6 +84,44 @@ func TestLandlockMountPlanRemovesEmptyCreatedTrees(t *testing.T) {
 	}
 }
 
+// A writable Config.Binds directory outside the workspace is not under
+// the mount plan (docs/landlock.md, "Limits of the plan"): Landlock alone
+// governs it, so a creation, an append and a removal outside the
+// mandate's rules are refused (EACCES, reported with Landlock's
+// blockers), while its metadata stays ungoverned: a chmod there works.
+// Checked from the host after the sandbox.
+func TestLandlockMountPlanWritableBind(t *testing.T) {
+	ws, _ := llWorkspace(t)
+	bind, err := os.MkdirTemp("/var/tmp", "tether-llb-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(bind) })
+	require.NoError(t, os.Chmod(bind, 0o755))
+	f := filepath.Join(bind, "f")
+	require.NoError(t, os.WriteFile(f, []byte("keep\n"), 0o644))
+	cfg := Config{Workspace: ws, Binds: []Bind{{Source: bind}}, Landlock: planPolicy(filepath.Join(ws, "ok"))}
+	var out bytes.Buffer
+	script := `B=` + bind + `; echo x > $B/new; echo new=$?; echo y >> $B/f; echo append=$?; rm -f $B/f; echo rm=$?; chmod 600 $B/f; echo chmod=$?`
+	res, err := newTestRunner(t).Run(t.Context(), cfg, Command{Shell: script, Stdout: &out, Stderr: &out})
+	require.NoError(t, err)
+	got := out.String()
+	t.Log(got)
+	for _, s := range []string{"new=2\n", "append=2\n", "rm=1\n", "chmod=0\n"} { // the shell's failed redirection is 2
+		assert.Contains(t, got, s)
+	}
+	// Landlock names the directory it refused the creation in.
+	assert.True(t, refusedAt(res, bind, "fs.make_reg"), "%+v", res.PathsRefused)
+	assert.True(t, refusedAt(res, f, "fs.write_file"), "%+v", res.PathsRefused)
+	assert.True(t, refusedAt(res, bind, "fs.remove_file"), "%+v", res.PathsRefused)
+	// From the host, after the sandbox is gone.
+	assert.NoFileExists(t, filepath.Join(bind, "new"))
+	data, err := os.ReadFile(f)
+	require.NoError(t, err, "the removal outside the mandate worked")
+	assert.Equal(t, "keep\n", string(data))
+	fi, err := os.Stat(f)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "the documented limit: metadata in a writable bind is not governed")
+}
+
 // The plan composes with the protected paths: a repository inside a write
 // tree keeps its control surface read-only (its config cannot be
 // appended to, chmodded or given a hook), and the pinned git directory of
