@@ -166,7 +166,11 @@ const StageLandlock Stage = "landlock"
 // PathRefusal is one access the kernel refused, as the sandbox reported
 // it.
 type PathRefusal struct {
-	Path     string
+	Path string
+	// Op is what the refused call did, for a refusal of the mount plan
+	// (sandbox.PathRefused.Op: unlink, chmod, rename, ...); empty for
+	// Landlock's, which its blockers describe.
+	Op       string
 	Blockers []string
 }
 
@@ -174,7 +178,7 @@ type PathRefusal struct {
 // refusals under a job's enforced mandate as drift (package mandate's
 // Hook does).
 type PathRecorder interface {
-	RecordPathRefused(ctx context.Context, call MandateCall, path, blockers string) (driftID string, err error)
+	RecordPathRefused(ctx context.Context, call MandateCall, path, op, blockers string) (driftID string, err error)
 }
 
 // RecordPathRefusals audits each access the kernel refused during call
@@ -189,10 +193,14 @@ func (e *Engine) RecordPathRefusals(ctx context.Context, call ExecCall, refused 
 			Rules: []string{RuleMandate}, Reason: "outside the job's mandate: the kernel refused " + blockers}
 		d.Command = e.redact(d.Profile, call.Command)
 		d.Paths = []string{e.redact(d.Profile, p.Path)}
-		d.Message = "refused by the kernel: " + d.Paths[0] + " is outside the job's mandate (" + blockers + ")"
+		what := d.Paths[0]
+		if p.Op != "" {
+			what = p.Op + " of " + what
+		}
+		d.Message = "refused by the kernel: " + what + " is outside the job's mandate (" + blockers + ")"
 		if rec, ok := e.opts.Mandate.(PathRecorder); ok && call.Job != "" {
 			id, err := rec.RecordPathRefused(ctx, MandateCall{Profile: d.Profile, Session: call.Session, Job: call.Job,
-				Platform: call.Platform, Command: d.Command}, d.Paths[0], blockers)
+				Platform: call.Platform, Command: d.Command}, d.Paths[0], p.Op, blockers)
 			if err != nil {
 				e.log.Error("recording a kernel refusal as drift", "job", call.Job, "err", err)
 			}

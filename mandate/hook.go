@@ -125,7 +125,7 @@ func (h *Hook) CheckCall(ctx context.Context, call approval.MandateCall) (v appr
 // RecordPathRefused implements approval.PathRecorder: an access the
 // kernel refused in a call of a job becomes drift in the paths family.
 // Calls without a job record nothing.
-func (h *Hook) RecordPathRefused(ctx context.Context, call approval.MandateCall, path, blockers string) (string, error) {
+func (h *Hook) RecordPathRefused(ctx context.Context, call approval.MandateCall, path, op, blockers string) (string, error) {
 	if call.Job == "" {
 		return "", nil
 	}
@@ -141,7 +141,7 @@ func (h *Hook) RecordPathRefused(ctx context.Context, call approval.MandateCall,
 	if h.Workspace != nil {
 		c.Workspace = h.Workspace(call.Profile)
 	}
-	return h.Store.RecordPathRefused(ctx, run, c, path, blockers)
+	return h.Store.RecordPathRefused(ctx, run, c, path, op, blockers)
 }
 
 var _ approval.PathRecorder = (*Hook)(nil)

@@ -101,23 +101,41 @@ func refusedValue(path, blockers string) string {
 // workspace it becomes relative, as paths rules are), blockers the rights
 // it lacked. Widening it covers that exact path: read-only when it lacked
 // only read rights, else read-write (a write refused under a read-only
-// rule is a write).
-func (s *Store) RecordPathRefused(ctx context.Context, run Run, c Call, path, blockers string) (string, error) {
+// rule is a write). op is what the refused call did when the mount plan
+// refused it (unlink, chmod, rename, ...: sandbox.PathRefused.Op), empty
+// for a Landlock refusal, whose access word (read, write) its blockers
+// give; the drift's failure and reason carry it.
+func (s *Store) RecordPathRefused(ctx context.Context, run Run, c Call, path, op, blockers string) (string, error) {
 	var id string
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		if err := s.ensureJob(ctx, tx, run.Job); err != nil {
 			return err
 		}
 		value := refusedValue(normPath(path, c.Workspace), blockers)
-		// One record a refused path: records fold by call text, and two
-		// paths the same command was refused are two rules to widen.
-		c.Command += "  # refused by the kernel: " + value
+		// One record a refused path (and operation): records fold by
+		// call text, and two paths the same command was refused are two
+		// rules to widen; a chmod and an rm of one path are two records
+		// that say so.
+		c.Command += "  # refused by the kernel: "
+		if op != "" {
+			c.Command += op + " "
+		}
+		c.Command += value
 		callID, err := s.insertCall(ctx, tx, run, c, Facts{Tool: c.Tool, Paths: []string{value}}, "blocked")
 		if err != nil {
 			return err
 		}
-		id, err = s.insertDrift(ctx, tx, run, callID, c, []Failure{{Family: FamilyPaths, Value: value}},
-			"refused by the kernel: "+accessWord(value)+" "+redact(path)+" (Landlock: "+blockers+")", Block, "open")
+		word, by := accessWord(value), "Landlock"
+		switch op {
+		case "", "open", "open-write": // an open refused under the plan is a write: the word stays
+		default:
+			word = op
+		}
+		if op != "" {
+			by = "mount"
+		}
+		id, err = s.insertDrift(ctx, tx, run, callID, c, []Failure{{Family: FamilyPaths, Value: value, Op: op}},
+			"refused by the kernel: "+word+" "+redact(path)+" ("+by+": "+blockers+")", Block, "open")
 		return err
 	})
 	if err != nil {

@@ -20,6 +20,11 @@ type Failure struct {
 	// Exec marks an exec the sandbox's exec gate refused (RecordExec):
 	// Value is its argv, and no rule can widen it.
 	Exec bool `json:"exec,omitempty"`
+	// Op is, for a path the kernel refused under the mount plan
+	// (RecordPathRefused), what the call did: unlink, rmdir, chmod,
+	// chown, utimes, setxattr, truncate, open-write, rename, link, or a
+	// creation (open, mkdir, mknod, symlink). Empty otherwise.
+	Op string `json:"op,omitempty"`
 }
 
 // Matcher answers whether calls fall inside one mandate. Build it once with

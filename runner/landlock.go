@@ -37,6 +37,9 @@ func pathsRefused(ctx context.Context, env *Env, command string, refused []sandb
 	list := make([]map[string]any, len(ds))
 	for i, d := range ds {
 		list[i] = map[string]any{"path": refused[i].Path, "blockers": refused[i].Blockers, "drift_id": d.DriftID}
+		if op := refused[i].Op; op != "" {
+			list[i]["op"] = op
+		}
 	}
 	out := ran.Output
 	if out == nil {
@@ -67,7 +70,7 @@ func pathsRefused(ctx context.Context, env *Env, command string, refused []sandb
 func recordPathRefusals(ctx context.Context, env *Env, command string, refused []sandbox.PathRefused) []approval.Decision {
 	in := make([]approval.PathRefusal, len(refused))
 	for i, p := range refused {
-		in[i] = approval.PathRefusal{Path: WorkspaceRelative(p.Path, env.Root), Blockers: p.Blockers}
+		in[i] = approval.PathRefusal{Path: WorkspaceRelative(p.Path, env.Root), Op: p.Op, Blockers: p.Blockers}
 	}
 	return env.Runner.Engine.RecordPathRefusals(ctx, approval.ExecCall{Profile: env.Profile.Name, Session: env.Session,
 		Platform: env.Platform, Job: env.Job, Command: command}, in)

@@ -218,6 +218,7 @@ func TestLandlockEnforcedMandate(t *testing.T) {
 			}
 			require.NotNil(t, rec)
 			assert.Contains(t, rec.Reason, "write src/data.txt")
+			assert.Equal(t, "open", refused[0]["op"], "the write is the shell's open(O_CREAT)")
 			w, err = store.WidenDryRun(ctx, "nightly", id, false)
 			require.NoError(t, err)
 			require.Len(t, w.Added, 1)
@@ -233,6 +234,17 @@ func TestLandlockEnforcedMandate(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tokenBefore.Mode(), fi.Mode(), "from the host: the mode of a file outside the mandate changed")
 			assert.Equal(t, tokenBefore.ModTime(), fi.ModTime(), "from the host: the times of a file outside the mandate changed")
+			// The chmod is drift that says chmod (not write).
+			refused, _ = mr.Output["paths_refused"].([]map[string]any)
+			id = ""
+			for _, p := range refused {
+				if p["path"] == token && p["op"] == "chmod" {
+					id, _ = p["drift_id"].(string)
+				}
+			}
+			require.NotEmpty(t, id, "the refused chmod is drift: %v", refused)
+			rec = driftRecord(t, store, id)
+			assert.Contains(t, rec.Reason, "chmod secret/token")
 
 			// Its removal is refused by the read-only workspace before
 			// Landlock looks; the gate reports it, and it is drift.
@@ -262,7 +274,22 @@ func TestLandlockEnforcedMandate(t *testing.T) {
 			}
 			require.NotNil(t, rec)
 			assert.Equal(t, []string{mandate.FamilyPaths}, rec.Families)
-			assert.Contains(t, rec.Reason, "secret/token")
+			assert.Contains(t, rec.Reason, "unlink secret/token", "the drift of an rm says unlink, not write")
+			assert.Equal(t, "unlink", refused[0]["op"])
 		})
 	}
+}
+
+// driftRecord returns the drift record id of job nightly.
+func driftRecord(t *testing.T, store *mandate.Store, id string) *mandate.DriftRecord {
+	t.Helper()
+	recs, err := store.Drift(t.Context(), "nightly")
+	require.NoError(t, err)
+	for i := range recs {
+		if recs[i].ID == id {
+			return &recs[i]
+		}
+	}
+	require.FailNow(t, "no drift record "+id)
+	return nil
 }

@@ -80,7 +80,17 @@ func (pr *protection) planWritable(cfg Config) error {
 		if r.tree {
 			// The bind needs a target; Landlock a file to attach the
 			// rule to. A symlink on the way stops it (the check below).
-			if err := mkdirBeneath(root, r.rel, 0o755); err != nil {
+			made, err := mkdirBeneath(root, r.rel, 0o755)
+			for _, rel := range made {
+				if fd, err := openBeneath(root, rel); err == nil {
+					var st unix.Stat_t
+					if unix.Fstat(fd, &st) == nil {
+						pr.planMade = append(pr.planMade, madeDir{rel, fileID{st.Dev, st.Ino}})
+					}
+					unix.Close(fd)
+				}
+			}
+			if err != nil {
 				return fmt.Errorf("creating the mandate's write tree %s: %w", r.rel, err)
 			}
 		}
@@ -105,6 +115,53 @@ func (pr *protection) planWritable(cfg Config) error {
 	})
 	pr.readOnly = true
 	return nil
+}
+
+// madeDir is a directory the mount plan created: where, and which.
+type madeDir struct {
+	rel string // workspace-relative
+	id  fileID
+}
+
+// removePlanMade removes, deepest first, the directories the mount plan
+// created (planMade) that are still empty, once the last sandbox holding
+// the workspace's plan is gone: a write tree the command filled stays,
+// and so do its parents. Each is removed from its parent opened without
+// following symlinks (openBeneath), and only when the entry there is
+// still the directory the plan made (its identity), never anything
+// else. Best-effort: a directory that cannot be removed stays, as it
+// always did.
+func (pr *protection) removePlanMade() {
+	if len(pr.planMade) == 0 {
+		return
+	}
+	root, err := unix.Open(pr.ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(root)
+	for i := len(pr.planMade) - 1; i >= 0; i-- {
+		d := pr.planMade[i]
+		parent, name := root, d.rel
+		if k := strings.LastIndexByte(d.rel, '/'); k >= 0 {
+			fd, err := openBeneath(root, d.rel[:k])
+			if err != nil {
+				continue
+			}
+			parent, name = fd, d.rel[k+1:]
+		}
+		var st unix.Stat_t
+		// Gone or replaced: not the plan's. Not empty (ENOTEMPTY): it
+		// stays, and so do its parents (their rmdir fails likewise).
+		if unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR &&
+			(fileID{st.Dev, st.Ino}) == d.id {
+			_ = unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
+		}
+		if parent != root {
+			unix.Close(parent)
+		}
+	}
+	pr.planMade = nil
 }
 
 // seal makes the tree whose root is ws read-only, after its mounts: the
@@ -167,8 +224,9 @@ func (c Config) sealedAt(p string) bool {
 
 // refuseSealed records that the creating call n (the creation gate's:
 // open with O_CREAT, mkdir, mknod, symlink, link, rename), whose names
-// were read as names, failed with EROFS where the mount plan keeps the
-// workspace read-only: each name that lies there is reported in
+// were read as names, failed with EROFS (or, a rename or link out of or
+// into a write tree, EXDEV) where the mount plan keeps the workspace
+// read-only: each name that lies there is reported in
 // Result.PathsRefused with the blocker "mount.read_only", as a Landlock
 // refusal is. The names are resolved as observation resolves them (the
 // caller's working directory or directory descriptor, through /proc):

@@ -2,10 +2,12 @@ package sandbox
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -48,6 +50,76 @@ func TestLandlockMountPlanCreatesWriteTree(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "made\n", string(data))
 	assert.NoFileExists(t, filepath.Join(ws, "build", "other"))
+}
+
+// The directories the plan created for missing write trees are removed
+// when the sandbox ends if they are still empty, one-shot and session,
+// checked from the host: a tree the command left empty goes with the
+// parents the plan made for it; a tree the command filled stays, with
+// its parents; a directory that existed before stays even when empty.
+func TestLandlockMountPlanRemovesEmptyCreatedTrees(t *testing.T) {
+	for _, session := range []bool{false, true} {
+		name := "one-shot"
+		if session {
+			name = "session"
+		}
+		t.Run(name, func(t *testing.T) {
+			ws, _ := llWorkspace(t)
+			require.NoError(t, os.Mkdir(filepath.Join(ws, "pre"), 0o755))
+			cfg := Config{Workspace: ws, Landlock: planPolicy(filepath.Join(ws, "gen", "empty"),
+				filepath.Join(ws, "gen", "filled"), filepath.Join(ws, "out", "x"), filepath.Join(ws, "pre", "t"), filepath.Join(ws, "ok"))}
+			var out bytes.Buffer
+			cmd := Command{Shell: "test -d gen/empty && test -d out/x && echo made > gen/filled/f && echo done", Stdout: &out, Stderr: &out}
+			runPlanned(t, session, "ll-plan-rm", cfg, cmd)
+			require.Contains(t, out.String(), "done", "the trees were not created")
+			// From the host, after the sandbox is gone.
+			for _, rel := range []string{"gen/empty", "out/x", "out", "pre/t"} {
+				assert.NoDirExists(t, filepath.Join(ws, rel), "an empty directory the plan made stayed")
+			}
+			for _, rel := range []string{"gen", "gen/filled", "pre", "ok"} {
+				assert.DirExists(t, filepath.Join(ws, rel))
+			}
+			assert.FileExists(t, filepath.Join(ws, "gen", "filled", "f"))
+		})
+	}
+}
+
+// A writable Config.Binds directory outside the workspace is not under
+// the mount plan (docs/landlock.md, "Limits of the plan"): Landlock alone
+// governs it, so a creation, an append and a removal outside the
+// mandate's rules are refused (EACCES, reported with Landlock's
+// blockers), while its metadata stays ungoverned: a chmod there works.
+// Checked from the host after the sandbox.
+func TestLandlockMountPlanWritableBind(t *testing.T) {
+	ws, _ := llWorkspace(t)
+	bind, err := os.MkdirTemp("/var/tmp", "tether-llb-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(bind) })
+	require.NoError(t, os.Chmod(bind, 0o755))
+	f := filepath.Join(bind, "f")
+	require.NoError(t, os.WriteFile(f, []byte("keep\n"), 0o644))
+	cfg := Config{Workspace: ws, Binds: []Bind{{Source: bind}}, Landlock: planPolicy(filepath.Join(ws, "ok"))}
+	var out bytes.Buffer
+	script := `B=` + bind + `; echo x > $B/new; echo new=$?; echo y >> $B/f; echo append=$?; rm -f $B/f; echo rm=$?; chmod 600 $B/f; echo chmod=$?`
+	res, err := newTestRunner(t).Run(t.Context(), cfg, Command{Shell: script, Stdout: &out, Stderr: &out})
+	require.NoError(t, err)
+	got := out.String()
+	t.Log(got)
+	for _, s := range []string{"new=2\n", "append=2\n", "rm=1\n", "chmod=0\n"} { // the shell's failed redirection is 2
+		assert.Contains(t, got, s)
+	}
+	// Landlock names the directory it refused the creation in.
+	assert.True(t, refusedAt(res, bind, "fs.make_reg"), "%+v", res.PathsRefused)
+	assert.True(t, refusedAt(res, f, "fs.write_file"), "%+v", res.PathsRefused)
+	assert.True(t, refusedAt(res, bind, "fs.remove_file"), "%+v", res.PathsRefused)
+	// From the host, after the sandbox is gone.
+	assert.NoFileExists(t, filepath.Join(bind, "new"))
+	data, err := os.ReadFile(f)
+	require.NoError(t, err, "the removal outside the mandate worked")
+	assert.Equal(t, "keep\n", string(data))
+	fi, err := os.Stat(f)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "the documented limit: metadata in a writable bind is not governed")
 }
 
 // The plan composes with the protected paths: a repository inside a write
@@ -140,11 +212,13 @@ func TestLandlockMountPlanSymlinkRule(t *testing.T) {
 // file created or overwritten through O_CREAT, a copy, a directory, a
 // symlink) is reported in PathsRefused with "mount.read_only", the
 // path named as the sandbox sees it, in a one-shot sandbox and in a
-// session; a creation inside the write tree is not. A rename out of the
-// write tree crosses a mount: EXDEV, nothing moved, nothing to report.
+// session; a creation inside the write tree is not. A rename or link
+// across the write tree's boundary crosses a mount: EXDEV, nothing
+// moved, and the name in the sealed part is reported (op rename, link).
 func TestLandlockMountPlanReportsRefusals(t *testing.T) {
 	script := `echo gone > secret/key; echo x > secret/new; mkdir secret/d; ln -s key secret/l; cp ok/file secret/f
-python3 -c 'import os; os.rename("ok/file", "secret/r")' 2>&1 | grep -o 'Errno 18'; echo in > ok/new; echo done`
+python3 -c 'import os; os.rename("ok/file", "secret/r")' 2>&1 | grep -o 'Errno 18'; echo in > ok/new
+python3 -c 'import os; os.rename("secret/key", "ok/stolen")' 2>&1 | grep -o 'Errno 18'; ln ok/file secret/h; echo link=$?; echo done`
 	for _, session := range []bool{false, true} {
 		name := "one-shot"
 		if session {
@@ -158,10 +232,16 @@ python3 -c 'import os; os.rename("ok/file", "secret/r")' 2>&1 | grep -o 'Errno 1
 			res := runPlanned(t, session, "ll-plan-report", cfg, cmd)
 			t.Log(out.String())
 			assert.Contains(t, out.String(), "Errno 18", "the rename out of the write tree fails with EXDEV")
+			assert.Equal(t, 2, strings.Count(out.String(), "Errno 18"), "each rename across the write tree's boundary fails with EXDEV")
+			assert.Contains(t, out.String(), "link=1\n")
 			assert.Contains(t, out.String(), "done")
 			for _, rel := range []string{"secret/key", "secret/new", "secret/d", "secret/l", "secret/f"} {
 				assert.True(t, refusedAt(res, filepath.Join(ws, rel), "mount.read_only"), "want %s refused by the mount; got %+v", rel, res.PathsRefused)
 			}
+			// The EXDEV of a rename or link names the side in the sealed part.
+			assert.True(t, refusedOp(res, filepath.Join(ws, "secret/r"), "rename"), "%+v", res.PathsRefused)
+			assert.True(t, refusedOp(res, filepath.Join(ws, "secret/key"), "rename"), "%+v", res.PathsRefused)
+			assert.True(t, refusedOp(res, filepath.Join(ws, "secret/h"), "link"), "%+v", res.PathsRefused)
 			for _, p := range res.PathsRefused {
 				assert.NotContains(t, p.Path, filepath.Join(ws, "ok"), "a path in the write tree was reported")
 			}
@@ -169,9 +249,10 @@ python3 -c 'import os; os.rename("ok/file", "secret/r")' 2>&1 | grep -o 'Errno 1
 			got, err := os.ReadFile(secret)
 			require.NoError(t, err)
 			assert.Equal(t, llSecret+"\n", string(got))
-			for _, rel := range []string{"new", "d", "l", "f", "r"} {
+			for _, rel := range []string{"new", "d", "l", "f", "r", "h"} {
 				assert.NoFileExists(t, filepath.Join(ws, "secret", rel))
 			}
+			assert.NoFileExists(t, filepath.Join(ws, "ok", "stolen"))
 			assert.FileExists(t, filepath.Join(ws, "ok", "file"), "the moved file is still in the write tree")
 			assert.FileExists(t, filepath.Join(ws, "ok", "new"))
 		})
@@ -217,28 +298,6 @@ func TestLandlockMountPlanReportsMetadataRefusals(t *testing.T) {
 		script += o.cmd + " 2>/dev/null; echo \"$D." + o.name + "=$?\"\n"
 	}
 	script = "for D in secret ok; do\n" + script + "done; echo done"
-	type state struct {
-		mode, uid    uint32
-		mtime, ctime int64
-		data         string
-		xattrs       string
-	}
-	stat := func(t *testing.T, p string) state {
-		var st syscall.Stat_t
-		require.NoError(t, syscall.Lstat(p, &st), p)
-		var s state
-		s.mode, s.uid, s.mtime, s.ctime = st.Mode, st.Uid, st.Mtim.Nano(), st.Ctim.Nano()
-		if st.Mode&syscall.S_IFMT == syscall.S_IFREG {
-			b, err := os.ReadFile(p)
-			require.NoError(t, err)
-			s.data = string(b)
-		}
-		buf := make([]byte, 256)
-		n, err := syscall.Listxattr(p, buf)
-		require.NoError(t, err)
-		s.xattrs = string(buf[:n])
-		return s
-	}
 	for _, session := range []bool{false, true} {
 		name := "one-shot"
 		if session {
@@ -246,7 +305,7 @@ func TestLandlockMountPlanReportsMetadataRefusals(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			ws, _ := llWorkspace(t)
-			before := map[string]state{}
+			before := map[string]fileState{}
 			for _, d := range []string{"secret", "ok"} {
 				for _, o := range ops {
 					p := filepath.Join(ws, d, o.file)
@@ -256,7 +315,7 @@ func TestLandlockMountPlanReportsMetadataRefusals(t *testing.T) {
 						require.NoError(t, os.WriteFile(p, []byte("keep\n"), 0o644))
 					}
 					require.NoError(t, syscall.Setxattr(p, "user.keep", []byte("1"), 0))
-					before[p] = stat(t, p)
+					before[p] = statFile(t, p)
 				}
 			}
 			cfg := Config{Workspace: ws, Landlock: planPolicy(filepath.Join(ws, "ok"))}
@@ -272,13 +331,13 @@ func TestLandlockMountPlanReportsMetadataRefusals(t *testing.T) {
 				p := filepath.Join(ws, "secret", o.file)
 				assert.True(t, refusedOp(res, p, o.op), "want %s of %s reported mount.read_only; got %+v", o.op, p, res.PathsRefused)
 				// From the host, after the sandbox is gone.
-				assert.Equal(t, before[p], stat(t, p), "%s changed %s", o.name, p)
-				assert.NotEqual(t, before[filepath.Join(ws, "ok", o.file)], func() state {
+				assert.Equal(t, before[p], statFile(t, p), "%s changed %s", o.name, p)
+				assert.NotEqual(t, before[filepath.Join(ws, "ok", o.file)], func() fileState {
 					q := filepath.Join(ws, "ok", o.file)
 					if _, err := os.Lstat(q); err != nil {
-						return state{} // removed
+						return fileState{} // removed
 					}
-					return stat(t, q)
+					return statFile(t, q)
 				}(), "%s in the write tree changed nothing", o.name)
 			}
 			for _, p := range res.PathsRefused {
@@ -286,6 +345,132 @@ func TestLandlockMountPlanReportsMetadataRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The descriptor forms of those calls (fchmod, fchown, fsetxattr,
+// fremovexattr, futimens) and their AT_EMPTY_PATH forms (fchownat,
+// fchmodat2, utimensat, setxattrat, removexattrat, on an O_PATH
+// descriptor, which needs no right to read) are refused by the mount and
+// reported with the file the descriptor names, one-shot and session; in
+// the write tree they succeed unreported.
+func TestLandlockMountPlanReportsDescriptorRefusals(t *testing.T) {
+	ops := []struct{ name, op string }{
+		{"fchmod", "chmod"}, {"fchown", "chown"}, {"fsetxattr", "setxattr"}, {"fremovexattr", "setxattr"},
+		{"futimens", "utimes"}, {"fchownat", "chown"}, {"fchmodat2", "chmod"}, {"utimensat", "utimes"},
+		{"setxattrat", "setxattr"}, {"removexattrat", "setxattr"},
+	}
+	// Each operation on the file of its name in directory argv[1], with a
+	// descriptor opened to read or (the AT_EMPTY_PATH forms) O_PATH.
+	const script = `import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+E = 0x1000  # AT_EMPTY_PATH
+class XattrArgs(ctypes.Structure):
+    _fields_ = [("value", ctypes.c_uint64), ("size", ctypes.c_uint32), ("flags", ctypes.c_uint32)]
+val = ctypes.create_string_buffer(b"1")
+xa = XattrArgs(ctypes.addressof(val), 1, 0)
+def sys_(*a):
+    if libc.syscall(*a) != 0:
+        raise OSError(ctypes.get_errno(), "syscall")
+ops = {
+    "fchmod": lambda fd: os.fchmod(fd, 0o600),
+    "fchown": lambda fd: os.fchown(fd, os.getuid(), os.getgid()),
+    "fsetxattr": lambda fd: os.setxattr(fd, "user.t", b"1"),
+    "fremovexattr": lambda fd: os.removexattr(fd, "user.keep"),
+    "futimens": lambda fd: os.utime(fd, (1, 1)),
+    "fchownat": lambda fd: sys_(260, fd, b"", os.getuid(), os.getgid(), E),
+    "fchmodat2": lambda fd: sys_(452, fd, b"", 0o600, E),
+    "utimensat": lambda fd: sys_(280, fd, b"", None, E),
+    "setxattrat": lambda fd: sys_(463, fd, b"", E, b"user.t", ctypes.byref(xa), ctypes.sizeof(xa)),
+    "removexattrat": lambda fd: sys_(466, fd, b"", E, b"user.keep"),
+}
+for name, f in ops.items():
+    flags = os.O_PATH if name.endswith("at") or name == "fchmodat2" else os.O_RDONLY
+    try:
+        fd = os.open(os.path.join(sys.argv[1], name), flags)
+        f(fd)
+        rc = 0
+    except OSError as e:
+        rc = e.errno
+    print("%s.%s=%d" % (sys.argv[1], name, rc))
+print(sys.argv[1] + ".done")
+`
+	for _, session := range []bool{false, true} {
+		name := "one-shot"
+		if session {
+			name = "session"
+		}
+		t.Run(name, func(t *testing.T) {
+			ws, _ := llWorkspace(t)
+			before := map[string]fileState{}
+			for _, d := range []string{"secret", "ok"} {
+				for _, o := range ops {
+					p := filepath.Join(ws, d, o.name)
+					require.NoError(t, os.WriteFile(p, []byte("keep\n"), 0o644))
+					require.NoError(t, syscall.Setxattr(p, "user.keep", []byte("1"), 0))
+					before[p] = statFile(t, p)
+				}
+			}
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "ok", "t.py"), []byte(script), 0o644))
+			cfg := Config{Workspace: ws, Landlock: &Landlock{Trees: []string{filepath.Join(ws, "ok")},
+				ReadTrees: []string{filepath.Join(ws, "secret")}, ReadOnlyWorkspace: true}}
+			var out bytes.Buffer
+			cmd := Command{Shell: "python3 ok/t.py secret; python3 ok/t.py ok", Stdout: &out, Stderr: &out}
+			res := runPlanned(t, session, "ll-plan-fd", cfg, cmd)
+			got := out.String()
+			t.Log(got)
+			require.Contains(t, got, "secret.done")
+			require.Contains(t, got, "ok.done")
+			for _, o := range ops {
+				p := filepath.Join(ws, "secret", o.name)
+				if strings.Contains(got, fmt.Sprintf("ok.%s=%d\n", o.name, syscall.ENOSYS)) {
+					// setxattrat and removexattrat (Linux 6.13) under a
+					// libseccomp that does not know them (before 2.6):
+					// the sandbox's filter refuses them everywhere.
+					t.Logf("%s: ENOSYS from the sandbox's filter", o.name)
+					assert.Contains(t, got, fmt.Sprintf("secret.%s=%d\n", o.name, syscall.ENOSYS))
+					assert.Equal(t, before[p], statFile(t, p), "%s changed %s", o.name, p)
+					continue
+				}
+				assert.Contains(t, got, fmt.Sprintf("secret.%s=%d\n", o.name, syscall.EROFS), "%s outside the write tree", o.name)
+				assert.Contains(t, got, "ok."+o.name+"=0\n", "%s inside the write tree failed", o.name)
+				assert.True(t, refusedOp(res, p, o.op), "want %s of %s reported mount.read_only; got %+v", o.op, p, res.PathsRefused)
+				// From the host, after the sandbox is gone.
+				assert.Equal(t, before[p], statFile(t, p), "%s changed %s", o.name, p)
+				q := filepath.Join(ws, "ok", o.name)
+				assert.NotEqual(t, before[q], statFile(t, q), "%s in the write tree changed nothing", o.name)
+			}
+			for _, p := range res.PathsRefused {
+				assert.NotContains(t, p.Path, filepath.Join(ws, "ok"), "a path in the write tree was reported")
+			}
+		})
+	}
+}
+
+// fileState is what a refused call could have changed in a file.
+type fileState struct {
+	mode, uid    uint32
+	mtime, ctime int64
+	data         string
+	xattrs       string
+}
+
+// statFile returns p's fileState, not following a symlink.
+func statFile(t *testing.T, p string) fileState {
+	t.Helper()
+	var st syscall.Stat_t
+	require.NoError(t, syscall.Lstat(p, &st), p)
+	var s fileState
+	s.mode, s.uid, s.mtime, s.ctime = st.Mode, st.Uid, st.Mtim.Nano(), st.Ctim.Nano()
+	if st.Mode&syscall.S_IFMT == syscall.S_IFREG {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		s.data = string(b)
+	}
+	buf := make([]byte, 256)
+	n, err := syscall.Listxattr(p, buf)
+	require.NoError(t, err)
+	s.xattrs = string(buf[:n])
+	return s
 }
 
 // refusedOp reports whether res names path as refused by the mount plan

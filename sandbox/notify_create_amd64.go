@@ -25,13 +25,13 @@ var legacyCreateCalls = map[int32]createCall{
 // legacySealedCalls are the entries of sealedCalls for the system calls
 // x86_64 keeps beside their *at forms.
 var legacySealedCalls = map[int32]sealedCall{
-	unix.SYS_CHMOD:     {name: "chmod", op: "chmod", path: 0, dirfd: -1, flags: -1},
-	unix.SYS_CHOWN:     {name: "chown", op: "chown", path: 0, dirfd: -1, flags: -1},
-	unix.SYS_LCHOWN:    {name: "lchown", op: "chown", path: 0, dirfd: -1, flags: -1},
-	unix.SYS_UTIMES:    {name: "utimes", op: "utimes", path: 0, dirfd: -1, flags: -1},
-	unix.SYS_UTIME:     {name: "utime", op: "utimes", path: 0, dirfd: -1, flags: -1},
-	unix.SYS_FUTIMESAT: {name: "futimesat", op: "utimes", path: 1, dirfd: 0, flags: -1},
-	unix.SYS_UNLINK:    {name: "unlink", op: "unlink", path: 0, dirfd: -1, flags: -1},
-	unix.SYS_RMDIR:     {name: "rmdir", op: "rmdir", path: 0, dirfd: -1, flags: -1},
-	unix.SYS_OPEN:      {name: "open", op: "open-write", path: 0, dirfd: -1, flags: 1},
+	unix.SYS_CHMOD:     {name: "chmod", op: "chmod", path: 0, dirfd: -1, flags: -1, emptyPath: -1},
+	unix.SYS_CHOWN:     {name: "chown", op: "chown", path: 0, dirfd: -1, flags: -1, emptyPath: -1},
+	unix.SYS_LCHOWN:    {name: "lchown", op: "chown", path: 0, dirfd: -1, flags: -1, emptyPath: -1},
+	unix.SYS_UTIMES:    {name: "utimes", op: "utimes", path: 0, dirfd: -1, flags: -1, emptyPath: -1},
+	unix.SYS_UTIME:     {name: "utime", op: "utimes", path: 0, dirfd: -1, flags: -1, emptyPath: -1},
+	unix.SYS_FUTIMESAT: {name: "futimesat", op: "utimes", path: 1, dirfd: 0, flags: -1, emptyPath: -1},
+	unix.SYS_UNLINK:    {name: "unlink", op: "unlink", path: 0, dirfd: -1, flags: -1, emptyPath: -1},
+	unix.SYS_RMDIR:     {name: "rmdir", op: "rmdir", path: 0, dirfd: -1, flags: -1, emptyPath: -1},
+	unix.SYS_OPEN:      {name: "open", op: "open-write", path: 0, dirfd: -1, flags: 1, emptyPath: -1},
 }

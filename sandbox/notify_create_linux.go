@@ -248,7 +248,9 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	if why != "" {
 		g.refuseCreate(CreateBlock{Op: call.op, Pid: int(n.pid), Path: req.names[slot(0)], Reason: why})
 	}
-	if errno == unix.EROFS && g.sealed != nil {
+	if (errno == unix.EROFS || errno == unix.EXDEV) && g.sealed != nil {
+		// EXDEV: a rename or link across a write tree's boundary (another
+		// mount), refused before the read-only mount is looked at.
 		g.refuseSealed(fd, n, call, names) // before the caller has its answer: its cwd is still the call's
 	}
 	if errno != 0 {

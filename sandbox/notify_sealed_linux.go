@@ -19,22 +19,32 @@ import (
 // on: the kernel refuses it itself. The path is read from the caller's
 // memory and resolved through /proc, so the record is what the caller
 // asked for (best-effort, attacker-controlled); the refusal is the
-// kernel's. Descriptor forms (fchmod, fchown, ftruncate, fsetxattr) are
-// not notified: their file was opened before, read-only (a write open in
-// the sealed part fails and is reported here); futimens is
-// utimensat(fd, NULL), whose descriptor is resolved.
+// kernel's. The descriptor forms (fchmod, fchown, fsetxattr,
+// fremovexattr; utimensat with a NULL path, which is futimens; the
+// AT_EMPTY_PATH forms of fchownat, fchmodat2, utimensat, setxattrat and
+// removexattrat) name the descriptor's own file: it is resolved through
+// /proc/PID/fd/N, read while the call waits (keepSealed re-validates the
+// notification afterwards). ftruncate is not notified: it needs a
+// descriptor open for writing, which the sealed part never gives (the
+// open fails, and is reported, first). Renames and links out of a write
+// tree cross a mount and fail with EXDEV; the creation gate reports them
+// (refuseSealed does not: they are not EROFS).
 
 // sealedCall is one entry of sealedCalls. Argument numbers are -1 for
 // none.
 type sealedCall struct {
 	name string // as libcontainer's filter names it
 	op   string // as PathRefused.Op reports it
-	// path is the argument number of the path, dirfd that of the
-	// directory it is relative to (-1: the working directory).
+	// path is the argument number of the path (-1: a descriptor form,
+	// which names dirfd's own file), dirfd that of the directory it is
+	// relative to (-1: the working directory).
 	path, dirfd int
 	// flags is the argument number of open's flags (notified only for
 	// writing, sealedOpenWrites) or of unlinkat's (AT_REMOVEDIR: rmdir).
 	flags int
+	// emptyPath is the argument number of the AT_ flags whose
+	// AT_EMPTY_PATH makes an empty path name dirfd's own file.
+	emptyPath int
 }
 
 // sealedCalls are the system calls the mount plan refuses unreported,
@@ -43,17 +53,23 @@ type sealedCall struct {
 // gate that answers them (answerSealed) read it.
 var sealedCalls = func() map[int32]sealedCall {
 	m := map[int32]sealedCall{
-		unix.SYS_FCHMODAT:     {name: "fchmodat", op: "chmod", path: 1, dirfd: 0, flags: -1},
-		unix.SYS_FCHMODAT2:    {name: "fchmodat2", op: "chmod", path: 1, dirfd: 0, flags: -1},
-		unix.SYS_FCHOWNAT:     {name: "fchownat", op: "chown", path: 1, dirfd: 0, flags: -1},
-		unix.SYS_UTIMENSAT:    {name: "utimensat", op: "utimes", path: 1, dirfd: 0, flags: -1},
-		unix.SYS_SETXATTR:     {name: "setxattr", op: "setxattr", path: 0, dirfd: -1, flags: -1},
-		unix.SYS_LSETXATTR:    {name: "lsetxattr", op: "setxattr", path: 0, dirfd: -1, flags: -1},
-		unix.SYS_REMOVEXATTR:  {name: "removexattr", op: "setxattr", path: 0, dirfd: -1, flags: -1},
-		unix.SYS_LREMOVEXATTR: {name: "lremovexattr", op: "setxattr", path: 0, dirfd: -1, flags: -1},
-		unix.SYS_UNLINKAT:     {name: "unlinkat", op: "unlink", path: 1, dirfd: 0, flags: 2},
-		unix.SYS_TRUNCATE:     {name: "truncate", op: "truncate", path: 0, dirfd: -1, flags: -1},
-		unix.SYS_OPENAT:       {name: "openat", op: "open-write", path: 1, dirfd: 0, flags: 2},
+		unix.SYS_FCHMODAT:      {name: "fchmodat", op: "chmod", path: 1, dirfd: 0, flags: -1, emptyPath: -1},
+		unix.SYS_FCHMODAT2:     {name: "fchmodat2", op: "chmod", path: 1, dirfd: 0, flags: -1, emptyPath: 3},
+		unix.SYS_FCHOWNAT:      {name: "fchownat", op: "chown", path: 1, dirfd: 0, flags: -1, emptyPath: 4},
+		unix.SYS_UTIMENSAT:     {name: "utimensat", op: "utimes", path: 1, dirfd: 0, flags: -1, emptyPath: 3},
+		unix.SYS_SETXATTRAT:    {name: "setxattrat", op: "setxattr", path: 1, dirfd: 0, flags: -1, emptyPath: 2},
+		unix.SYS_REMOVEXATTRAT: {name: "removexattrat", op: "setxattr", path: 1, dirfd: 0, flags: -1, emptyPath: 2},
+		unix.SYS_FCHMOD:        {name: "fchmod", op: "chmod", path: -1, dirfd: 0, flags: -1, emptyPath: -1},
+		unix.SYS_FCHOWN:        {name: "fchown", op: "chown", path: -1, dirfd: 0, flags: -1, emptyPath: -1},
+		unix.SYS_FSETXATTR:     {name: "fsetxattr", op: "setxattr", path: -1, dirfd: 0, flags: -1, emptyPath: -1},
+		unix.SYS_FREMOVEXATTR:  {name: "fremovexattr", op: "setxattr", path: -1, dirfd: 0, flags: -1, emptyPath: -1},
+		unix.SYS_SETXATTR:      {name: "setxattr", op: "setxattr", path: 0, dirfd: -1, flags: -1, emptyPath: -1},
+		unix.SYS_LSETXATTR:     {name: "lsetxattr", op: "setxattr", path: 0, dirfd: -1, flags: -1, emptyPath: -1},
+		unix.SYS_REMOVEXATTR:   {name: "removexattr", op: "setxattr", path: 0, dirfd: -1, flags: -1, emptyPath: -1},
+		unix.SYS_LREMOVEXATTR:  {name: "lremovexattr", op: "setxattr", path: 0, dirfd: -1, flags: -1, emptyPath: -1},
+		unix.SYS_UNLINKAT:      {name: "unlinkat", op: "unlink", path: 1, dirfd: 0, flags: 2, emptyPath: -1},
+		unix.SYS_TRUNCATE:      {name: "truncate", op: "truncate", path: 0, dirfd: -1, flags: -1, emptyPath: -1},
+		unix.SYS_OPENAT:        {name: "openat", op: "open-write", path: 1, dirfd: 0, flags: 2, emptyPath: -1},
 	}
 	for nr, c := range legacySealedCalls {
 		m[nr] = c
@@ -96,19 +112,32 @@ func (g *execGateRun) recordSealed(fd int, n *seccompNotif, call sealedCall) {
 	if call.dirfd >= 0 {
 		dirfd = int32(n.args[call.dirfd])
 	}
+	// name "." is dirfd's own file: a descriptor form (fchmod, futimens,
+	// an empty path with AT_EMPTY_PATH).
 	name := "."
-	if ptr := n.args[call.path]; ptr != 0 || call.op != "utimes" || call.dirfd < 0 {
-		r := memReader{pid: int(n.pid)}
-		s, err := r.cstring(ptr, unix.PathMax)
-		if err != nil || s == "" {
-			return // the kernel fails it (EFAULT, ENOENT) without touching anything
+	switch {
+	case call.path < 0:
+		if dirfd < 0 {
+			return // fchmod(-1): EBADF
 		}
-		name = s
-	} else if dirfd == unix.AT_FDCWD {
-		return // utimensat(AT_FDCWD, NULL): EFAULT
+	case n.args[call.path] == 0 && call.op == "utimes" && call.dirfd >= 0:
+		// utimensat(fd, NULL, …) (futimens) or futimesat(fd, NULL, …).
+		if dirfd == unix.AT_FDCWD {
+			return // EFAULT
+		}
+	default:
+		r := memReader{pid: int(n.pid)}
+		s, err := r.cstring(n.args[call.path], unix.PathMax)
+		if err != nil {
+			return // the kernel fails it (EFAULT) without touching anything
+		}
+		if s == "" && (call.emptyPath < 0 || n.args[call.emptyPath]&unix.AT_EMPTY_PATH == 0) {
+			return // ENOENT
+		}
+		if s != "" {
+			name = s
+		}
 	}
-	// else utimensat(fd, NULL, …) (futimens) or futimesat: the
-	// descriptor's own file.
 	op := call.op
 	if n.nr == unix.SYS_UNLINKAT && n.args[call.flags]&unix.AT_REMOVEDIR != 0 {
 		op = "rmdir"

@@ -118,10 +118,14 @@ func poolKey(spec SessionSpec) SessionSpec {
 // Poolable reports whether a sandbox of cfg may come from a pool: not one
 // with a disk limit (a pooled sandbox would hold the workspace's quota
 // while it waits), behind the egress proxy (its network is joined per
-// command) or observed (a job's run in observe mode: its calls would
-// replace the profile's pool with observed sandboxes and back).
+// command), observed (a job's run in observe mode: its calls would
+// replace the profile's pool with observed sandboxes and back) or under
+// an enforced mandate's Landlock ruleset and mount plan (likewise: each
+// job and mandate version is a spec of its own, and the plan creates the
+// mandate's missing write trees when it is set up, which a sandbox built
+// ahead would do before any call of the job asked for it).
 func Poolable(cfg Config) bool {
-	return cfg.Limits.DiskBytes == 0 && cfg.Network != NetworkProxy && !cfg.Observe
+	return cfg.Limits.DiskBytes == 0 && cfg.Network != NetworkProxy && !cfg.Observe && cfg.Landlock == nil
 }
 
 // Prepare makes sure the profile's pool holds sandboxes of ps, building
@@ -180,7 +184,7 @@ func (ps *Pools) Run(ctx context.Context, p PoolSpec, cmd Command, opts ExecOpti
 // runs one command in it and ends it.
 func (ps *Pools) take(ctx context.Context, p PoolSpec) (*Session, error) {
 	if !Poolable(p.Spec.Config) {
-		return nil, fmt.Errorf("%w: the sandbox has a disk limit, a proxied network or observation", ErrPoolEmpty)
+		return nil, fmt.Errorf("%w: the sandbox has a disk limit, a proxied network, observation or a Landlock ruleset", ErrPoolEmpty)
 	}
 	pl := ps.pool(p)
 	if pl == nil {

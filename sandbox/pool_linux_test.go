@@ -245,6 +245,37 @@ func TestPoolDrainedOnSpecChange(t *testing.T) {
 	assert.Equal(t, 0, ps.Ready("reload"))
 }
 
+// A call under an enforced mandate (a Landlock ruleset with the mount
+// plan) never takes a pooled sandbox, which was built without its plan,
+// nor replaces the profile's pool with sandboxes of its own: nothing runs
+// (ErrPoolEmpty, the caller builds its own sandbox with the plan), and
+// the profile's ready sandboxes stay as they were.
+func TestPoolRefusesEnforcedMandate(t *testing.T) {
+	ps := newTestPools(t)
+	plain := PoolSpec{Profile: "mandated", Size: 1, Spec: SessionSpec{Config: Config{Limits: Limits{Pids: 100}}}}
+	ps.Prepare(plain)
+	waitReady(t, ps, "mandated", 1)
+	ps.mu.Lock()
+	before := ps.pools["mandated"]
+	ready := append([]*Session(nil), before.ready...)
+	ps.mu.Unlock()
+
+	ws := t.TempDir()
+	enforced := plain
+	enforced.Spec.Config.Workspace = ws
+	enforced.Spec.Config.Landlock = planPolicy(filepath.Join(ws, "build"))
+	assert.False(t, Poolable(enforced.Spec.Config))
+	var out bytes.Buffer
+	_, err := ps.Run(t.Context(), enforced, Command{Shell: "echo ran", Stdout: &out, Stderr: &out}, ExecOptions{})
+	require.ErrorIs(t, err, ErrPoolEmpty)
+	assert.Empty(t, out.String(), "a command ran")
+	assert.NoDirExists(t, filepath.Join(ws, "build"), "a plan was set up for the pool")
+	ps.mu.Lock()
+	assert.Same(t, before, ps.pools["mandated"], "the profile's pool was replaced")
+	assert.Equal(t, ready, ps.pools["mandated"].ready)
+	ps.mu.Unlock()
+}
+
 // A reload (Reconfigure) drains the pools of changed profiles and keeps
 // the others, and afterwards nothing placed under the old configuration
 // is pooled: a call of it neither takes a sandbox nor builds a pool, and

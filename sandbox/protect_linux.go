@@ -164,6 +164,10 @@ type protection struct {
 	// and so are its pins outside every ProtectWrite mount (the mount
 	// plan, mountplan_linux.go).
 	readOnly bool
+	// planMade are the directories the mount plan created for missing
+	// write trees (workspace-relative, shallowest first) and their
+	// identities: removePlanMade removes those still empty.
+	planMade []madeDir
 	// hold is <key>.hold (reservationDir), flocked shared for the sandbox's life:
 	// the kernel drops the lock when its holder dies, so whoever takes it
 	// exclusively knows no sandbox holds the reservations any more.
@@ -613,7 +617,7 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 	// gate runs while the sandbox is built), and a placeholder would stand
 	// in its way. First, so that the entries below find their parents.
 	for _, rel := range hide {
-		if err := mkdirBeneath(root, rel, 0o700); err != nil {
+		if _, err := mkdirBeneath(root, rel, 0o700); err != nil {
 			return nil, err
 		}
 	}
@@ -768,7 +772,7 @@ func readBeneath(dir int, rel string) ([]byte, error) {
 // root (with mode, and as root owned like their parent), each inside its
 // opened parent and never through a symlink. What exists is left as it
 // is: the plan checks it.
-func mkdirBeneath(root int, rel string, mode uint32) error {
+func mkdirBeneath(root int, rel string, mode uint32) (made []string, err error) {
 	parts := strings.Split(rel, "/")
 	for i := range parts {
 		prefix := strings.Join(parts[:i+1], "/")
@@ -777,20 +781,23 @@ func mkdirBeneath(root int, rel string, mode uint32) error {
 			m, _ := fdMode(fd)
 			unix.Close(fd)
 			if m != unix.S_IFDIR {
-				return nil // a file, a symlink or a reservation: the plan decides
+				return made, nil // a file, a symlink or a reservation: the plan decides
 			}
 			continue
 		}
 		if !errors.Is(err, unix.ENOENT) {
-			return unsafePath(prefix, err)
+			return made, unsafePath(prefix, err)
 		}
 		pfd := root
 		if i > 0 {
 			if pfd, err = openBeneath(root, strings.Join(parts[:i], "/")); err != nil {
-				return unsafePath(prefix, err)
+				return made, unsafePath(prefix, err)
 			}
 		}
 		err = unix.Mkdirat(pfd, parts[i], mode)
+		if err == nil {
+			made = append(made, prefix)
+		}
 		if err == nil && os.Geteuid() == 0 {
 			var st unix.Stat_t
 			if err = unix.Fstat(pfd, &st); err == nil {
@@ -801,10 +808,10 @@ func mkdirBeneath(root int, rel string, mode uint32) error {
 			unix.Close(pfd)
 		}
 		if err != nil && err != unix.EEXIST {
-			return fmt.Errorf("creating %s: %w", prefix, err)
+			return made, fmt.Errorf("creating %s: %w", prefix, err)
 		}
 	}
-	return nil
+	return made, nil
 }
 
 // lockFile opens (creating) p and flocks it with how. GC with Caches
@@ -960,6 +967,7 @@ func (pr *protection) releaseLocked() error {
 		return err
 	}
 	removeRecords(pr.records, pr.key)
+	pr.removePlanMade()
 	return nil
 }
 

@@ -722,6 +722,12 @@ static void notify_writing(struct gate_prog *g, unsigned int nr, int arg)
 #ifndef __NR_fchmodat2
 #define __NR_fchmodat2 452 // Linux 6.6; the same number on every architecture
 #endif
+#ifndef __NR_setxattrat
+#define __NR_setxattrat 463 // Linux 6.13; likewise
+#endif
+#ifndef __NR_removexattrat
+#define __NR_removexattrat 466
+#endif
 
 // sealed_nrs are the system calls the mount plan's report notifies
 // whatever their arguments, and create_open_nrs (below) those it notifies
@@ -730,7 +736,8 @@ static void notify_writing(struct gate_prog *g, unsigned int nr, int arg)
 // table (sealedCalls).
 static const int sealed_nrs[] = {
 	__NR_fchmodat, __NR_fchmodat2, __NR_fchownat, __NR_utimensat, __NR_setxattr, __NR_lsetxattr,
-	__NR_removexattr, __NR_lremovexattr, __NR_unlinkat, __NR_truncate,
+	__NR_removexattr, __NR_lremovexattr, __NR_unlinkat, __NR_truncate, __NR_setxattrat, __NR_removexattrat,
+	__NR_fchmod, __NR_fchown, __NR_fsetxattr, __NR_fremovexattr,
 #ifdef __NR_chmod
 	__NR_chmod, __NR_chown, __NR_lchown, __NR_utimes, __NR_utime, __NR_futimesat, __NR_unlink, __NR_rmdir,
 #endif
