@@ -31,8 +31,8 @@
 #
 # Options: -n N timed runs per row (default 200); -j prints JSON instead.
 # Env: TETHER=path uses that tether binary instead of building one;
-# TETHER_BASELINE=path adds the tether rows again for that binary (suffix
-# "(baseline)"), for an A/B comparison of two builds in one run.
+# TETHER_BASELINE=path adds the tether rows (the pooled one with its own
+# daemon) again for that binary (suffix "(baseline)"), for an A/B comparison of two builds in one run.
 # Needs: Go, root for runc and tether run (other rows run unprivileged), the
 # packages bubblewrap, runc, util-linux, busybox-static (scripts/provision.sh).
 # Everything it creates (a temp dir, runc containers and their cgroups) is
@@ -68,14 +68,15 @@ prefix="tether-bench-$$"
 runc_root="$work/runc-state"
 
 session_pid=""
-pool_pid=""
+pool_pids=()
 cleanup() {
 	set +e
-	# The pooled row's daemon destroys its pools on SIGTERM.
-	if [ -n "$pool_pid" ]; then
-		kill -TERM "$pool_pid" 2>/dev/null
-		wait "$pool_pid" 2>/dev/null
-	fi
+	# The pooled rows' daemons destroy their pools on SIGTERM.
+	local pid
+	for pid in "${pool_pids[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
 	# The warm session's server closes its session on SIGTERM; wait for it,
 	# so its cgroups and state are gone before ours are checked.
 	if [ -n "$session_pid" ]; then
@@ -241,9 +242,11 @@ tether_row() {
 }
 tether_row "$tether" ""
 
-# tether run next to a daemon for its state root: a pooled sandbox.
+# pooled_row BINARY SUFFIX: tether run next to a daemon (of the same
+# binary) for its state root: a pooled sandbox.
 pooled_row() {
-	local row="tether run (pooled)"
+	local tether=$1 suffix=$2
+	local row="tether run (pooled)$suffix"
 	if [ -z "$tether" ]; then
 		unavailable "$row" "$tether_reason"
 		return
@@ -256,17 +259,18 @@ pooled_row() {
 		unavailable "$row" "this tether has no tether serve --state-root"
 		return
 	fi
-	local state="$work/pool-state" pprefix="$prefix-pool"
-	"$tether" serve --state-root "$state" --cgroup-prefix "$pprefix" --socket "$work/pool-daemon.sock" \
-		>"$work/pool-serve.log" 2>&1 &
-	pool_pid=$!
+	local tag=${#pool_pids[@]}
+	local state="$work/pool-state$tag" pprefix="$prefix-pool$tag" log="$work/pool-serve$tag.log"
+	"$tether" serve --state-root "$state" --cgroup-prefix "$pprefix" --socket "$work/pool-daemon$tag.sock" \
+		>"$log" 2>&1 &
+	pool_pids+=($!)
 	local i
 	for i in $(seq 100); do
 		[ -S "$state/pool.sock" ] && break
 		sleep 0.1
 	done
 	if [ ! -S "$state/pool.sock" ]; then
-		unavailable "$row" "tether serve has no pool socket: $(grep -m1 . "$work/pool-serve.log" || true)"
+		unavailable "$row" "tether serve has no pool socket: $(grep -m1 . "$log" || true)"
 		return
 	fi
 	# The first run finds no pool of its placement and starts it.
@@ -277,9 +281,10 @@ pooled_row() {
 	fi
 	add_row "$row" "$tether" run --state-root "$state" --cgroup-prefix "$pprefix" -- /bin/true
 }
-pooled_row
+pooled_row "$tether" ""
 if [ -n "${TETHER_BASELINE:-}" ]; then
 	tether_row "$TETHER_BASELINE" " (baseline)"
+	pooled_row "$TETHER_BASELINE" " (baseline)"
 fi
 
 # A warm session (DESIGN.md §5: "commands in a warm session should cost
