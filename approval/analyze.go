@@ -3,6 +3,7 @@ package approval
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tether-dev/tether/shellparse"
 )
@@ -33,15 +34,18 @@ type AnalyzeOptions struct {
 // is set only when the verdict is allow and every command is in the safe
 // class. Analyze is safe for concurrent use.
 func Analyze(command string, opts AnalyzeOptions) (*Analysis, error) {
-	return analyze(command, opts, 0)
+	return analyze(command, opts, 0, false)
 }
 
-func analyze(command string, opts AnalyzeOptions, depth int) (an *Analysis, err error) {
+// analyze analyses command; posix is set for a text whose commands run
+// where POSIXLY_CORRECT may be in the environment (see posixMaySet).
+func analyze(command string, opts AnalyzeOptions, depth int, posix bool) (an *Analysis, err error) {
 	s, perr := parseCommand(command)
 	if perr != nil && errors.Is(perr, shellparse.ErrTooLarge) {
 		return nil, fmt.Errorf("analyzing command: %w", perr)
 	}
 	a := &analyzer{src: command, opts: opts, depth: depth}
+	a.posix = posix || posixMaySet(command, s)
 	if opts.Home != "" {
 		a.home = cleanPath(opts.Home)
 	}
@@ -123,4 +127,40 @@ func allSafe(s *shellparse.Script) bool {
 		}
 	}
 	return true
+}
+
+// posixVar makes glibc's getopt stop reading options at the first operand.
+const posixVar = "POSIXLY_CORRECT"
+
+// posixMaySet reports whether POSIXLY_CORRECT may be in the environment of
+// the script's commands: the text names it, a command is given it, or a
+// builtin that assigns or exports a variable is handed a name the analyzer
+// cannot read ("export "$v"=1", "declare $(echo N)=1"). It errs towards
+// yes: reading a script as if the variable were set only makes a dry-run
+// option after an operand count for less (grammar.ParsePosix).
+func posixMaySet(src string, s *shellparse.Script) bool {
+	if strings.Contains(src, posixVar) {
+		return true
+	}
+	if s == nil {
+		return false
+	}
+	for i := range s.Commands {
+		c := &s.Commands[i]
+		for _, e := range c.Env {
+			if e.Name == posixVar {
+				return true
+			}
+		}
+		switch c.Program {
+		case "export", "declare", "typeset", "readonly", "local", "read", "mapfile", "readarray", "printf", "getopts":
+			for _, w := range c.Args {
+				name, _, _ := strings.Cut(w.Value, "=")
+				if strings.HasPrefix(name, posixVar) || (!w.Literal && strings.ContainsAny(name, "$`")) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -25,6 +25,10 @@ type analyzer struct {
 	script   *shellparse.Script
 	findings []Finding
 	dry      bool // the current command is a --dry-run/--help form
+	// posix is set when POSIXLY_CORRECT may be in the environment of the
+	// script's commands: GNU programs then stop reading options at their
+	// first operand (grammar.ParsePosix).
+	posix bool
 	// envTemplate is set while checking the destination of a copy whose
 	// sources are all templates (.env.example): instantiating a committed
 	// template is how projects are set up, not a secret being planted.
@@ -63,7 +67,7 @@ func (a *analyzer) sub(text string) *Analysis {
 	if a.depth >= maxSubDepth || text == "" {
 		return nil
 	}
-	an, err := analyze(text, a.opts, a.depth+1)
+	an, err := analyze(text, a.opts, a.depth+1, a.posix)
 	if err != nil {
 		return nil
 	}
@@ -247,7 +251,11 @@ func (a *analyzer) command(c *shellparse.Command) {
 	}
 	var inv *grammar.Invocation
 	if g := grammarName(c.Program); c.Program != "" && grammar.Lookup(g) != nil {
-		inv = grammar.Parse(g, args)
+		if a.posix {
+			inv = grammar.ParsePosix(g, args)
+		} else {
+			inv = grammar.Parse(g, args)
+		}
 	}
 	if inv != nil && inv.Spec != nil {
 		a.dry = inv.Effects.Has(grammar.DryRun)

@@ -27,6 +27,23 @@ var shortNames = func() (t [128]string) {
 // still found ("kubectl --frob X delete pod"). Either way an unknown option
 // cannot hide a subcommand.
 func Parse(program string, args []string) *Invocation {
+	return parseArgs(program, args, false)
+}
+
+// ParsePosix reads args as Parse does for a program that may run with
+// POSIXLY_CORRECT in its environment. glibc's getopt then stops at the
+// first operand, so an option word after it is an operand: "shred
+// /dev/sda --help" shreds the disk and a file named --help. Which reading
+// applies is not always known, so this is the worse of the two: an option
+// that makes the invocation a dry run (help, version, --dry-run) counts
+// only before the first operand, every other option wherever it is.
+// Programs with their own parsers (the Exact long rule: Go, cobra) are
+// read as Parse reads them.
+func ParsePosix(program string, args []string) *Invocation {
+	return parseArgs(program, args, true)
+}
+
+func parseArgs(program string, args []string, posix bool) *Invocation {
 	// One allocation holds the invocation and room for the options,
 	// operands and subcommand words of a typical command.
 	b := &invocationBuf{}
@@ -53,6 +70,16 @@ func Parse(program string, args []string) *Invocation {
 			continue
 		}
 		if !endOpts && len(a) > 1 && a[0] == '-' {
+			if posix && nOps > 0 && cur.Long != Exact {
+				next, unknown, ok := inv.optionUnlessDry(cur, args, i)
+				if !ok {
+					inv.Operands = append(inv.Operands, Operand{Value: a, Arg: i})
+					nOps++
+					continue
+				}
+				i, lastUnknown = next, unknown
+				continue
+			}
 			i, lastUnknown = inv.option(cur, args, i)
 			continue
 		}
@@ -132,6 +159,21 @@ func (inv *Invocation) generic() {
 			inv.Operands = append(inv.Operands, Operand{Value: a, Arg: i})
 		}
 	}
+}
+
+// optionUnlessDry reads the option word args[i] as option does, unless it
+// holds an option that makes the invocation a dry run: then it takes
+// nothing back from inv and reports false.
+func (inv *Invocation) optionUnlessDry(s *Spec, args []string, i int) (int, int, bool) {
+	n, effects, unknown := len(inv.Options), inv.Effects, inv.Unknown
+	next, last := inv.option(s, args, i)
+	for _, o := range inv.Options[n:] {
+		if o.Effects.Has(DryRun) {
+			inv.Options, inv.Effects, inv.Unknown = inv.Options[:n], effects, unknown
+			return i, -1, false
+		}
+	}
+	return next, last, true
 }
 
 // option reads the option word args[i] in spec s. It returns the index of

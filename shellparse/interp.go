@@ -205,10 +205,16 @@ func (w *walker) shell(name string, cs *cmdState, i int, c ctx) (bool, string) {
 			// bash -c SCRIPT NAME ARG…: the words after the script are
 			// its $0, $1 …, run-time arguments of the script's commands.
 			// Known ones are bound (under find -exec, "{}" stays "{}":
-			// the found paths).
-			cs.extra = true
-			if args := cs.words[j+1:]; len(args) <= 10 && allKnown(args) {
+			// the found paths). They are known values, not run-time
+			// data, when the script can see them only as bound words:
+			// $0 and one argument ("$@" and "$*" are that word), none
+			// of them a wrapper's placeholder.
+			args := cs.words[j+1:]
+			if len(args) <= 10 && allKnown(args) {
 				cs.positional = args
+			}
+			if cs.positional == nil || len(args) > 2 || holds(args, cs.replace) {
+				cs.extra = true
 			}
 		}
 		if cs.replace != "" && strings.Contains(pw.Value, cs.replace) {
@@ -225,6 +231,16 @@ func (w *walker) shell(name string, cs *cmdState, i int, c ctx) (bool, string) {
 	}
 	w.scriptOperand(name, cs, j)
 	return true, ""
+}
+
+// holds reports whether a word's value contains the placeholder ph.
+func holds(ws []Word, ph string) bool {
+	for _, wd := range ws {
+		if ph != "" && strings.Contains(wd.Value, ph) {
+			return true
+		}
+	}
+	return false
 }
 
 // allKnown reports whether no word holds an unknown expansion.

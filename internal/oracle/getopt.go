@@ -35,8 +35,9 @@ var errUsage = errors.New("getopt: invalid option")
 // parse returns the options and operands of args the way the program's
 // getopt_long would, or errUsage when the program would refuse them (an
 // unknown or ambiguous option, a missing value): such a program stops
-// before doing anything.
-func (s optSpec) parse(args []string) (opts []opt, operands []string, err error) {
+// before doing anything. posix is POSIXLY_CORRECT in the environment: no
+// permutation, the first operand ends the options.
+func (s optSpec) parse(args []string, posix bool) (opts []opt, operands []string, err error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -88,6 +89,8 @@ func (s optSpec) parse(args []string) (opts []opt, operands []string, err error)
 				opts = append(opts, opt{name: string(c), val: val})
 				break
 			}
+		case posix:
+			return opts, append(operands, args[i:]...), nil
 		default:
 			operands = append(operands, a)
 		}

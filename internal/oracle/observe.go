@@ -43,12 +43,16 @@ type Call struct {
 	Program string
 	Cwd     string
 	Stdin   string // what fd 0 was: "/dev/null", "pipe:[…]", a file
-	Args    []string
-	Paths   []string
+	// Posix reports POSIXLY_CORRECT in the environment: glibc's getopt
+	// then stops reading options at the first operand.
+	Posix bool
+	Args  []string
+	Paths []string
 }
 
 // parseCalls reads the records the stand-ins wrote: fields separated by
-// NUL (program, cwd, stdin, then argument and path pairs), records by 0x1e.
+// NUL (program, cwd, stdin, "posix" or "", then argument and path pairs),
+// records by 0x1e.
 func parseCalls(data string) []Call {
 	var calls []Call
 	for _, rec := range strings.Split(data, "\x1e") {
@@ -56,11 +60,11 @@ func parseCalls(data string) []Call {
 		if len(f) > 0 && f[len(f)-1] == "" {
 			f = f[:len(f)-1]
 		}
-		if len(f) < 3 {
+		if len(f) < 4 {
 			continue
 		}
-		c := Call{Program: f[0], Cwd: f[1], Stdin: f[2]}
-		for i := 3; i+1 < len(f); i += 2 {
+		c := Call{Program: f[0], Cwd: f[1], Stdin: f[2], Posix: f[3] == "posix"}
+		for i := 4; i+1 < len(f); i += 2 {
 			c.Args = append(c.Args, f[i])
 			c.Paths = append(c.Paths, f[i+1])
 		}
@@ -194,7 +198,7 @@ var systemDirs = []string{"/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib",
 	"/var/lib", "/var/log", "/var/spool", "/var/cache"}
 
 func (w world) rm(o *Observation, c Call) {
-	opts, _, err := rmSpec.parse(c.Args)
+	opts, _, err := rmSpec.parse(c.Args, c.Posix)
 	if err != nil || has(opts, "help", "version") {
 		return
 	}
@@ -371,10 +375,20 @@ func (w world) disk(o *Observation, c Call, d diskTool) {
 	}
 	words := splitShortClusters(c.Args)
 	if d.spec == nil {
-		words = append(words, helpAbbreviations(c.Args)...)
+		// Without the tool's option table, under POSIXLY_CORRECT only the
+		// words before the first that is not an option can be options.
+		args := c.Args
+		if c.Posix {
+			if i := slices.IndexFunc(args, func(a string) bool { return a == "--" || !strings.HasPrefix(a, "-") }); i >= 0 {
+				args = args[:i]
+			}
+			words = splitShortClusters(args)
+		}
+		words = append(words, helpAbbreviations(args)...)
 	}
+	safeWords := words
 	if d.spec != nil {
-		opts, operands, err := d.spec.parse(c.Args)
+		opts, operands, err := d.spec.parse(c.Args, c.Posix)
 		if err != nil {
 			return // the tool refuses its arguments
 		}
@@ -397,8 +411,11 @@ func (w world) disk(o *Observation, c Call, d diskTool) {
 				words = append(words, "--"+o.name)
 			}
 		}
+		// Only options make a run safe: under POSIXLY_CORRECT "--help"
+		// after the device is an operand.
+		safeWords = words[len(operands):]
 	}
-	for _, a := range words {
+	for _, a := range safeWords {
 		if slices.Contains(d.safe, a) {
 			return
 		}
@@ -409,7 +426,7 @@ func (w world) disk(o *Observation, c Call, d diskTool) {
 	if c.Program == "parted" {
 		// parted [options] DEVICE [COMMAND…]: the device is the first
 		// operand (getopt permutes), whatever the commands name.
-		_, operands, err := d.spec.parse(c.Args)
+		_, operands, err := d.spec.parse(c.Args, c.Posix)
 		if err != nil || len(operands) == 0 {
 			return
 		}
@@ -501,7 +518,7 @@ func power(o *Observation, c Call) {
 		if c.Program == "shutdown" {
 			spec = shutdownSpec
 		}
-		opts, _, err := spec.parse(c.Args)
+		opts, _, err := spec.parse(c.Args, c.Posix)
 		if err != nil || has(opts, "help") {
 			return
 		}
@@ -572,7 +589,7 @@ var powerUnits = []string{"reboot.target", "poweroff.target", "halt.target", "ke
 	"systemd-soft-reboot.service"}
 
 func systemctl(o *Observation, c Call) {
-	opts, operands, err := systemctlSpec.parse(c.Args)
+	opts, operands, err := systemctlSpec.parse(c.Args, c.Posix)
 	if err != nil || has(opts, "h", "help", "version", "dry-run") || len(operands) == 0 {
 		return
 	}

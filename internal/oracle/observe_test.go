@@ -11,21 +11,38 @@ import (
 
 func TestGetoptReadsAsGlibc(t *testing.T) {
 	t.Parallel()
-	opts, ops, err := rmSpec.parse([]string{"--recur", "x", "-fv", "--", "-r"})
+	opts, ops, err := rmSpec.parse([]string{"--recur", "x", "-fv", "--", "-r"}, false)
 	require.NoError(t, err)
 	assert.Equal(t, []opt{{name: "recursive"}, {name: "f"}, {name: "v"}}, opts)
 	assert.Equal(t, []string{"x", "-r"}, ops, "options and operands interleave; -- ends options")
-	_, _, err = rmSpec.parse([]string{"--ver", "x"})
+	_, _, err = rmSpec.parse([]string{"--ver", "x"}, false)
 	assert.ErrorIs(t, err, errUsage, "--ver is ambiguous (verbose, version)")
-	_, _, err = rmSpec.parse([]string{"-rq", "x"})
+	_, _, err = rmSpec.parse([]string{"-rq", "x"}, false)
 	assert.ErrorIs(t, err, errUsage, "unknown short option")
-	opts, ops, err = systemctlSpec.parse([]string{"-H", "host", "--no-bl", "reboot"})
+	opts, ops, err = systemctlSpec.parse([]string{"-H", "host", "--no-bl", "reboot"}, false)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"reboot"}, ops, "a value-taking option before the verb")
 	assert.Equal(t, "host", opts[0].val)
-	opts, _, err = wipefsSpec.parse([]string{"-fo0x1fe", "/dev/sda"})
+	opts, _, err = wipefsSpec.parse([]string{"-fo0x1fe", "/dev/sda"}, false)
 	require.NoError(t, err)
 	assert.Equal(t, []opt{{name: "f"}, {name: "o", val: "0x1fe"}}, opts, "an attached value ends the cluster")
+	opts, ops, err = wipefsSpec.parse([]string{"-f", "/dev/sda", "--no-act", "-a"}, true)
+	require.NoError(t, err)
+	assert.Equal(t, []opt{{name: "f"}}, opts, "POSIXLY_CORRECT: the first operand ends the options")
+	assert.Equal(t, []string{"/dev/sda", "--no-act", "-a"}, ops)
+}
+
+func TestClassifyPosixlyCorrect(t *testing.T) {
+	t.Parallel()
+	w := world{home: "/home/alice", devices: []string{"/dev/sda"}}
+	for _, posix := range []bool{false, true} {
+		c := Call{Program: "shred", Cwd: "/work", Stdin: "/dev/null", Posix: posix, Args: []string{"/dev/sda", "--help"}, Paths: []string{"/dev/sda", ""}}
+		want := approval.TierAllow // --help prints and exits wherever it is
+		if posix {
+			want = approval.TierHardline // --help after the device is a file operand
+		}
+		assert.Equal(t, want, w.classify("x", nil, []Call{c}, "").Tier, "POSIXLY_CORRECT %v", posix)
+	}
 }
 
 func TestClassifyCalls(t *testing.T) {
