@@ -345,7 +345,7 @@ var diskTools = map[string]diskTool{
 	"fdisk": {safe: append([]string{"-l", "--list", "-x", "--list-details"}, helpArgs...), stdin: true, spec: &fdiskSpec},
 	"sfdisk": {safe: append([]string{"-l", "--list", "-d", "--dump", "-J", "--json", "-s", "--show-size", "-V", "--verify",
 		"-g", "--show-geometry", "-F", "--list-free", "--list-types", "-T"}, helpArgs...), stdin: true},
-	"parted":     {safe: append(append([]string{"-l", "--list"}, partedReadPrefixes()...), helpArgs...), stdin: true, spec: &partedSpec},
+	"parted":     {safe: append([]string{"-l", "--list"}, helpArgs...), stdin: true, spec: &partedSpec},
 	"badblocks":  {needs: []string{"-w", "-n"}, safe: helpArgs},
 	"hdparm":     {needs: []string{"--security-erase", "--security-erase-enhanced", "--trim-sector-ranges", "--write-sector", "--make-bad-sector", "--fwdownload"}},
 	"nvme":       {needs: []string{"format", "sanitize", "write-zeroes", "write-uncor", "delete-ns", "ns-delete"}, safe: helpArgs},
@@ -425,19 +425,20 @@ func (w world) disk(o *Observation, c Call, d diskTool) {
 	}
 	if c.Program == "parted" {
 		// parted [options] DEVICE [COMMAND…]: the device is the first
-		// operand (getopt permutes), whatever the commands name.
+		// operand (getopt permutes), whatever the commands name; parted
+		// runs the commands in turn, so the disk survives only when each
+		// one reads. With no command it reads them from its standard
+		// input, empty here.
 		_, operands, err := d.spec.parse(c.Args, c.Posix)
-		if err != nil || len(operands) == 0 {
+		if err != nil || len(operands) < 2 {
 			return
 		}
 		if i := slices.Index(c.Args, operands[0]); i < 0 || !w.isDevice(c.Paths[i]) {
 			return
 		}
-	}
-	if c.Program == "parted" && !slices.ContainsFunc(c.Args, func(a string) bool {
-		return !strings.HasPrefix(a, "-") && !w.isDevice(a) && !strings.HasPrefix(a, "/dev/")
-	}) {
-		return // no commands: interactive parted on an empty standard input does nothing
+		if partedOnlyReads(operands[1:]) {
+			return
+		}
 	}
 	if d.stdin && c.Program != "parted" && (c.Stdin == "" || c.Stdin == "/dev/null") {
 		return // its commands come on standard input, and there were none
@@ -643,16 +644,36 @@ func dbus(o *Observation, c Call) {
 	}
 }
 
-// partedReadPrefixes are the words parted reads as a command that changes
-// nothing: every prefix of print, unit, help, version, quit and align-check
-// (parted takes unique abbreviations, and none of these prefixes starts a
-// command that writes).
-func partedReadPrefixes() []string {
-	var out []string
-	for _, name := range []string{"print", "unit", "help", "version", "quit", "align-check"} {
-		for i := 1; i <= len(name); i++ {
-			out = append(out, name[:i])
+// partedOnlyReads reports whether parted, given these command words, runs
+// only commands that change nothing: print, help, version, quit, unit UNIT
+// and align-check TYPE N. parted takes any unique prefix of a command name
+// (case-insensitive); an ambiguous prefix, an unknown word or any other
+// command (select included: the next commands act on another disk) counts
+// as a write.
+func partedOnlyReads(words []string) bool {
+	readers := map[string]int{"print": 0, "unit": 1, "help": 0, "version": 0, "quit": 0, "align-check": 2}
+	commands := []string{"align-check", "disk_set", "disk_toggle", "help", "mklabel", "mktable", "mkpart", "mkpartfs",
+		"move", "name", "print", "quit", "rescue", "resize", "resizepart", "rm", "select", "set", "toggle", "type", "unit", "version", "cp", "mkfs"}
+	for i := 0; i < len(words); i++ {
+		w := strings.ToLower(words[i])
+		var match []string
+		for _, name := range commands {
+			if name == w {
+				match = []string{name}
+				break
+			}
+			if w != "" && strings.HasPrefix(name, w) {
+				match = append(match, name)
+			}
 		}
+		if len(match) != 1 {
+			return false
+		}
+		n, ok := readers[match[0]]
+		if !ok {
+			return false
+		}
+		i += n
 	}
-	return out
+	return true
 }

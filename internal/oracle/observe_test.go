@@ -81,6 +81,11 @@ func TestClassifyCalls(t *testing.T) {
 		// parted's device is its first operand; shutdown --show only prints
 		{"parted", []string{"--fix", "notes.txt", "-f", "/dev/./sda", "notes.txt"}, []string{"", "/work/notes.txt", "", "/dev/sda", "/work/notes.txt"}, approval.TierAllow},
 		{"parted", []string{"-s", "/dev/sda", "mklabel", "gpt"}, []string{"", "/dev/sda", "", ""}, approval.TierHardline},
+		{"parted", []string{"/dev/sda", "print"}, []string{"/dev/sda", ""}, approval.TierAllow},
+		{"parted", []string{"/dev/sda", "unit", "s", "p"}, []string{"/dev/sda", "", "", ""}, approval.TierAllow},
+		{"parted", []string{"/dev/sda", "print", "mkl", "gpt"}, []string{"/dev/sda", "", "", ""}, approval.TierHardline},
+		{"parted", []string{"/dev/sda", "unit", "s", "r", "1"}, []string{"/dev/sda", "", "", "", ""}, approval.TierHardline}, // r is ambiguous: fail closed
+		{"parted", []string{"/dev/sda"}, []string{"/dev/sda"}, approval.TierAllow},                                           // interactive, empty input
 		{"shutdown", []string{"--show", "/home/alice"}, []string{"", "/home/alice"}, approval.TierAllow},
 		{"shutdown", []string{"now"}, []string{""}, approval.TierHardline},
 		{"mdadm", []string{"-E", "/dev/sda", "--create"}, []string{"", "/dev/sda", ""}, approval.TierAllow}, // two modes: refused
