@@ -27,9 +27,11 @@ const (
 )
 
 // DriftRecord is a blocked or escalated call. Identical calls (the same
-// failing families, the same redacted call, the same verdict) fold into
-// one record while it is open or escalated: Count says how often the call
-// was seen, LastSeen and LastRun when it was seen last.
+// failures, the same redacted call, the same verdict) fold into one record
+// while it is open or escalated: Count says how often the call was seen,
+// LastSeen and LastRun when it was seen last. The failures are part of the
+// key because redaction can make different calls read the same ("… token
+// [REDACTED]" hides a host or a path): each way of failing keeps a record.
 type DriftRecord struct {
 	ID       string    `json:"id"`   // "d-<n>", numbered per job
 	Time     time.Time `json:"time"` // first seen
@@ -60,7 +62,7 @@ const driftColumns = `n, time, run, families, failures, call_text, reason, verdi
 	count, last_seen, last_run, closed_by, closed_reason`
 
 // insertDrift records a blocked or escalated call, folding it into an open
-// record of the same families, redacted call and verdict when there is one.
+// record of the same failures, redacted call and verdict when there is one.
 //
 // Preconditions: tx is the caller's transaction.
 func (s *Store) insertDrift(ctx context.Context, tx *sql.Tx, run Run, callID int64, c Call, fs []Failure, reason string, v Verdict, status string) (string, error) {
@@ -72,12 +74,12 @@ func (s *Store) insertDrift(ctx context.Context, tx *sql.Tx, run Run, callID int
 	text := redact(callText(c))
 	now := s.stamp()
 	var n int
-	err = tx.QueryRowContext(ctx, `SELECT n FROM drift WHERE job = ? AND families = ? AND call_text = ? AND verdict = ?
-		AND status IN ('open','escalated') ORDER BY n LIMIT 1`, run.Job, string(famj), text, string(v)).Scan(&n)
+	err = tx.QueryRowContext(ctx, `SELECT n FROM drift WHERE job = ? AND failures = ? AND call_text = ? AND verdict = ?
+		AND status IN ('open','escalated') ORDER BY n LIMIT 1`, run.Job, string(fj), text, string(v)).Scan(&n)
 	switch {
 	case err == nil:
-		if _, err := tx.ExecContext(ctx, `UPDATE drift SET count = count + 1, last_seen = ?, last_run = ?, failures = ?, reason = ?
-			WHERE job = ? AND n = ?`, now, run.ID, string(fj), reason, run.Job, n); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE drift SET count = count + 1, last_seen = ?, last_run = ?, reason = ?
+			WHERE job = ? AND n = ?`, now, run.ID, reason, run.Job, n); err != nil {
 			return "", fmt.Errorf("folding drift into d-%d: %w", n, err)
 		}
 		return "d-" + strconv.Itoa(n), nil

@@ -441,3 +441,30 @@ func TestStarRuleNamesRiskyOptionsCanonically(t *testing.T) {
 		assert.Equal(t, want, got, in)
 	}
 }
+
+// TestDriftFoldsOnlyIdenticalFailures: redaction hides a secret-looking
+// word of the call text ("token x"), so two calls that differ only there
+// read the same; they fold only when they failed the same way, and a
+// different failure keeps its own record instead of overwriting the first.
+func TestDriftFoldsOnlyIdenticalFailures(t *testing.T) {
+	s, ctx := enforced(t)
+	a := s.Check(ctx, cron, term("curl --oauth2-bearer token https://a.example/"))
+	b := s.Check(ctx, cron, term("curl --oauth2-bearer token https://b.example/"))
+	again := s.Check(ctx, cron, term("curl --oauth2-bearer token https://a.example/"))
+	require.NotEmpty(t, a.DriftID)
+	assert.NotEqual(t, a.DriftID, b.DriftID, "another host is another record")
+	assert.Equal(t, a.DriftID, again.DriftID, "the same call folds")
+	ds, err := s.Drift(ctx, "j")
+	require.NoError(t, err)
+	require.Len(t, ds, 2)
+	assert.Equal(t, ds[0].Call, ds[1].Call, "the redacted texts are the same")
+	hosts := map[string]int{}
+	for _, d := range ds {
+		for _, f := range d.failures {
+			if f.Family == "hosts" {
+				hosts[f.Value] = d.Count
+			}
+		}
+	}
+	assert.Equal(t, map[string]int{"a.example": 2, "b.example": 1}, hosts)
+}
