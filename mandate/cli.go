@@ -8,7 +8,9 @@ type cliSpec struct {
 	// word ("git remote add", "npm run build").
 	deeper map[string]bool
 	// valueFlags are options that take their value as the next argument and
-	// may come before the subcommand ("git -C DIR status").
+	// may come before the subcommand ("gh -R OWNER/REPO pr list"), for a
+	// program the command grammar does not know; where it knows the
+	// program, the grammar says which words are values (TestCLITableLeavesValuesToTheGrammar).
 	valueFlags []string
 	// allTargets makes every positional word a subcommand word (make
 	// targets are actions, not operands). Words holding "=" (make variable
@@ -73,22 +75,19 @@ var cliTable = sync.OnceValue(func() map[string]*cliSpec {
 		deeper: set("compose", "container", "image", "network", "volume", "system", "buildx",
 			"context", "builder", "plugin", "secret", "service", "stack", "swarm", "node", "config",
 			"trust", "manifest"),
-		valueFlags: []string{"-H", "--host", "--context", "-c", "--config", "-l", "--log-level",
-			"-f", "--file", "-p", "--project-name", "--project-directory", "--env-file", "--profile"},
 	}
 	return map[string]*cliSpec{
 		"git": {
 			deeper: set("remote", "stash", "submodule", "worktree", "bisect", "notes", "lfs",
 				"sparse-checkout", "reflog", "maintenance"),
-			valueFlags: []string{"-C", "-c", "--git-dir", "--work-tree", "--namespace"},
 		},
-		"go":    {deeper: set("mod", "work", "tool"), valueFlags: []string{"-C"}},
-		"npm":   {deeper: set("run", "run-script"), valueFlags: []string{"--prefix", "-w", "--workspace"}},
-		"pnpm":  {deeper: set("run"), valueFlags: []string{"-C", "--dir", "--filter", "-F"}},
-		"yarn":  {deeper: set("run", "workspace"), valueFlags: []string{"--cwd"}},
+		"go":    {deeper: set("mod", "work", "tool")},
+		"npm":   {deeper: set("run", "run-script")},
+		"pnpm":  {deeper: set("run")},
+		"yarn":  {deeper: set("run", "workspace")},
 		"npx":   {},
 		"bun":   {deeper: set("run", "x")},
-		"cargo": {valueFlags: []string{"--manifest-path", "-Z", "--config"}},
+		"cargo": {},
 		"rustup": {
 			deeper: set("toolchain", "target", "component", "override", "self"),
 		},
@@ -104,16 +103,13 @@ var cliTable = sync.OnceValue(func() map[string]*cliSpec {
 		"brew":           {deeper: set("services")},
 		"docker":         dockerSpec,
 		"podman":         dockerSpec,
-		"docker-compose": {valueFlags: []string{"-f", "--file", "-p", "--project-name", "--env-file", "--profile"}},
+		"docker-compose": {},
 		"kubectl": {
 			deeper: set("get", "describe", "delete", "create", "rollout", "config", "top", "explain",
 				"edit", "label", "annotate", "scale", "expose", "autoscale", "set", "auth", "certificate"),
-			valueFlags: []string{"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user",
-				"-l", "--selector", "-o", "--output", "-f", "--filename", "-c", "--container"},
 		},
 		"helm": {
-			deeper:     set("repo", "plugin", "dependency", "get", "show", "registry"),
-			valueFlags: []string{"-n", "--namespace", "--kube-context", "--kubeconfig"},
+			deeper: set("repo", "plugin", "dependency", "get", "show", "registry"),
 		},
 		"gh": {
 			deeper: set("pr", "issue", "repo", "release", "run", "workflow", "gist", "auth", "label",
@@ -125,8 +121,8 @@ var cliTable = sync.OnceValue(func() map[string]*cliSpec {
 			deeper: set("start", "stop", "restart", "reload", "enable", "disable", "mask", "unmask",
 				"kill", "status", "is-active", "is-enabled"),
 		},
-		"make":  {allTargets: true, valueFlags: []string{"-C", "--directory", "-f", "--file", "--makefile", "-I", "-o", "-W"}},
-		"gmake": {allTargets: true, valueFlags: []string{"-C", "--directory", "-f", "--file", "--makefile", "-I", "-o", "-W"}},
+		"make":  {allTargets: true},
+		"gmake": {allTargets: true},
 	}
 })
 

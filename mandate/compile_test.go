@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tether-dev/tether/grammar"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -180,6 +181,11 @@ func TestExtractFacts(t *testing.T) {
 		{cmd: "docker compose up -d", rules: []string{"docker compose up -d"}},
 		{cmd: "kubectl get pods", rules: []string{"kubectl get pods"}},
 		{cmd: "make -j 4 build test", rules: []string{"make build test --jobs"}},
+		// Value-taking options before the subcommand, read by the grammar.
+		{cmd: "make -C sub -f Build.mk test", rules: []string{"make test --directory --file"}},
+		{cmd: "kubectl -n prod --context stage get pods", rules: []string{"kubectl get pods --context -n"}},
+		{cmd: "helm --namespace x uninstall app", rules: []string{"helm uninstall --namespace"}},
+		{cmd: "gh -R o/r pr list", rules: []string{"gh pr list -R"}},
 		{cmd: "X=1 env Y=2 make test", rules: []string{"env X,Y: make test"}},
 		{cmd: "python3 script.py --flag", rules: []string{"python3"}},
 		{cmd: "./rm -rf x", rules: []string{"./rm -rf"}},
@@ -225,4 +231,15 @@ func TestExtractOpaque(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{`echo "unterminated`}, f.Opaque)
 	assert.Empty(t, f.Commands)
+}
+
+// TestCLITableLeavesValuesToTheGrammar: the table lists value-taking
+// options only for programs the command grammar does not know; for the
+// others the grammar is the one place that says which words are values.
+func TestCLITableLeavesValuesToTheGrammar(t *testing.T) {
+	for name, spec := range cliTable() {
+		if len(spec.valueFlags) > 0 {
+			assert.Nil(t, grammar.Lookup(name), "%s: the grammar knows it; its value options belong there", name)
+		}
+	}
 }
