@@ -11,6 +11,7 @@ import (
 
 	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
+	"github.com/tether-dev/tether/internal/dirlist"
 )
 
 // The profile's file path rules (files.deny, files.ask, files.secret_files)
@@ -147,11 +148,12 @@ func ruledLinks(ws *wsFS, f config.Files, hidden map[fileID]bool) (map[fileID]ru
 			complete = false
 			return
 		}
-		names, err := dirNames(dirfd, rel, maxRuleWalk-seen, func() bool { return true })
+		entries, err := dirlist.Read(dirfd, rel, maxRuleWalk-seen, dirlist.Always)
 		if err != nil {
 			complete = false
 		}
-		for _, name := range names {
+		for _, e := range entries {
+			name := e.Name()
 			if seen++; seen > maxRuleWalk {
 				complete = false
 				return

@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-dev/tether/config"
+	"github.com/tether-dev/tether/internal/dirlist"
 )
 
 // Limits of the file tools. Every call has a deadline; search_files has
@@ -43,12 +43,6 @@ const (
 	maxSearchPiece = 64 << 10
 	// maxSearchDepth bounds directory nesting (one descriptor per level).
 	maxSearchDepth = 128
-	// maxDirEntries bounds the names listed of one directory (their
-	// memory, and the sort); a larger directory stops the search.
-	maxDirEntries = 100000
-	// dirBatch is how many names are read from a directory at once:
-	// between batches the search's budgets are checked.
-	dirBatch = 1024
 	// fileToolTimeout is the deadline of read_file, write_file and patch.
 	fileToolTimeout = 30 * time.Second
 	// searchTimeout and searchCPU bound a search in wall-clock and CPU
@@ -421,7 +415,7 @@ type search struct {
 	files   int
 	matches []match
 	stopped string // why the search ended early; "" when it did not
-	dirMax  int    // names listed of one directory at most (maxDirEntries)
+	dirMax  int    // names listed of one directory at most (dirlist.MaxEntries)
 
 	// The path rules: a file they cover (by name, or as another hard link
 	// of a covered file) is not read; it is counted in skipped.
@@ -498,11 +492,14 @@ func (s *search) walk(dirfd int, rel string, depth int) {
 	if depth > maxSearchDepth {
 		return
 	}
-	names, err := dirNames(dirfd, rel, s.dirMax, func() bool { return s.check(true) })
-	if errors.Is(err, errDirTooLarge) {
+	// Listed dirlist.Batch names at a time, the budgets checked between
+	// batches; a directory past dirMax names stops the search.
+	entries, err := dirlist.Read(dirfd, rel, s.dirMax, func() bool { return s.check(true) })
+	if errors.Is(err, dirlist.ErrTooLarge) {
 		s.stopped = fmt.Sprintf("directory entries (%s has more than %d)", rel, s.dirMax)
 	}
-	for _, name := range names {
+	for _, e := range entries {
+		name := e.Name()
 		if !s.more() {
 			return
 		}
@@ -542,42 +539,6 @@ func (s *search) walk(dirfd int, rel string, depth int) {
 		}
 		// FIFOs, sockets, devices and symlinks are not searched.
 	}
-}
-
-// errDirTooLarge is dirNames' error for a directory of more names than
-// its bound.
-var errDirTooLarge = errors.New("too many directory entries")
-
-// dirNames lists the directory dirfd (at rel, for errors) in batches of
-// dirBatch names, sorted; more is asked before each batch. It stops with
-// what it has when more says no, and with errDirTooLarge (and no names)
-// past max names: a huge directory neither fills memory nor holds the
-// call past its budgets while it is listed. Other errors come with the
-// names read so far.
-func dirNames(dirfd int, rel string, max int, more func() bool) ([]string, error) {
-	dup, err := unix.Dup(dirfd)
-	if err != nil {
-		return nil, err
-	}
-	d := os.NewFile(uintptr(dup), rel)
-	defer d.Close()
-	var names []string
-	for more() {
-		batch, err := d.Readdirnames(dirBatch)
-		names = append(names, batch...)
-		if len(names) > max {
-			return nil, fmt.Errorf("%s: %w (more than %d)", rel, errDirTooLarge, max)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			slices.Sort(names)
-			return names, err
-		}
-	}
-	slices.Sort(names)
-	return names, nil
 }
 
 // file searches the regular file name of dirfd, opened O_PATH first (no
@@ -673,7 +634,7 @@ func searchFiles(ctx context.Context, env *Env, c *Call) Result {
 	defer runtime.UnlockOSThread()
 	hidden := hiddenIDs(env.Runner.protected())
 	s := &search{ctx: ctx, re: re, glob: glob, max: max, hidden: hidden, cpuEnd: threadCPU() + searchCPU,
-		rules: env.Profile.Files, dirMax: maxDirEntries}
+		rules: env.Profile.Files, dirMax: dirlist.MaxEntries}
 	s.links = sync.OnceValues(func() (map[fileID]ruledLink, bool) { return ruledLinks(ws, s.rules, hidden) })
 	if isDir {
 		s.walk(fd, rel, 0)

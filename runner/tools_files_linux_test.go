@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/internal/dirlist"
 )
 
 // exchangeLoop swaps the names a and b (renameat2 RENAME_EXCHANGE) until
@@ -479,30 +481,6 @@ func openDir(t *testing.T, p string) int {
 	return fd
 }
 
-// TestDirNamesBatched: a directory is listed dirBatch names at a time,
-// asking before each batch; past the bound nothing is returned but
-// errDirTooLarge.
-func TestDirNamesBatched(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	want := hugeDir(t, dir, "d", 2*dirBatch+452)
-	asks := 0
-	names, err := dirNames(openDir(t, filepath.Join(dir, "d")), "d", 10000, func() bool { asks++; return true })
-	require.NoError(t, err)
-	assert.Equal(t, want, names, "every name, sorted")
-	assert.Equal(t, 4, asks, "asked before each of three batches and before the end")
-
-	names, err = dirNames(openDir(t, filepath.Join(dir, "d")), "d", 2*dirBatch, func() bool { return true })
-	assert.ErrorIs(t, err, errDirTooLarge)
-	assert.Contains(t, err.Error(), "d: ")
-	assert.Empty(t, names)
-
-	asks = 0
-	names, err = dirNames(openDir(t, filepath.Join(dir, "d")), "d", 10000, func() bool { asks++; return asks == 1 })
-	require.NoError(t, err)
-	assert.Len(t, names, dirBatch, "it stops when told, with the batch it has")
-}
-
 // TestSearchFilesHugeDirectory: a search that meets a directory of more
 // entries than its bound stops there with a clear reason, keeping what it
 // found before.
@@ -510,17 +488,17 @@ func TestSearchFilesHugeDirectory(t *testing.T) {
 	t.Parallel()
 	_, ws := testConfig(t, "")
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "a.txt"), []byte("needle\n"), 0o644))
-	hugeDir(t, ws, "huge", 2*dirBatch+1)
+	hugeDir(t, ws, "huge", 2*dirlist.Batch+1)
 	re, err := compileSearch("needle")
 	require.NoError(t, err)
-	s := &search{ctx: t.Context(), re: re, max: 10, hidden: map[fileID]bool{}, cpuEnd: threadCPU() + time.Hour, dirMax: 2 * dirBatch}
+	s := &search{ctx: t.Context(), re: re, max: 10, hidden: map[fileID]bool{}, cpuEnd: threadCPU() + time.Hour, dirMax: 2 * dirlist.Batch}
 	s.walk(openDir(t, ws), ".", 0)
 	assert.Len(t, s.matches, 1, "a.txt, listed before huge, was searched")
-	assert.Equal(t, fmt.Sprintf("directory entries (huge has more than %d)", 2*dirBatch), s.stopped)
+	assert.Equal(t, fmt.Sprintf("directory entries (huge has more than %d)", 2*dirlist.Batch), s.stopped)
 	assert.Equal(t, 1, s.files, "a.txt alone: nothing in huge was searched")
 
-	s = &search{ctx: t.Context(), re: re, max: 10, hidden: map[fileID]bool{}, cpuEnd: threadCPU() + time.Hour, dirMax: 4 * dirBatch}
+	s = &search{ctx: t.Context(), re: re, max: 10, hidden: map[fileID]bool{}, cpuEnd: threadCPU() + time.Hour, dirMax: 4 * dirlist.Batch}
 	s.walk(openDir(t, ws), ".", 0)
 	assert.Empty(t, s.stopped, "under the bound the whole directory is listed")
-	assert.Equal(t, 2*dirBatch+2, s.files)
+	assert.Equal(t, 2*dirlist.Batch+2, s.files)
 }

@@ -159,7 +159,7 @@ func TestDiskMarkTree(t *testing.T) {
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	require.NoError(t, unix.Fstat(fd, &st))
-	require.NoError(t, markTree(fd, st.Dev, 4242, 0))
+	require.NoError(t, markTree(fd, st.Dev, 4242))
 	projectOf := func(p string, dir bool) fsxattr {
 		t.Helper()
 		flags := unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC

@@ -19,6 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/internal/dirlist"
 )
 
 // The poisoning suite: each test runs what a hostile command would in the
@@ -135,12 +137,10 @@ func sandboxRun(t *testing.T, r *Runner, ws, script string) (*Result, string) {
 	return run(t, r, Config{Workspace: ws, Limits: Limits{Pids: 128, Timeout: 60 * time.Second}}, script)
 }
 
-// TestPoisonPrivilegeArtefacts: setuid and setgid files by every syscall
-// that sets a mode, file capabilities, device nodes and chowns, in a
-// workspace of an unprivileged owner and in a root-owned one.
-func TestPoisonPrivilegeArtefacts(t *testing.T) {
-	r := newTestRunner(t)
-	script := `
+// privilegeScript makes setuid and setgid files by every system call
+// that sets a mode, file capabilities, device nodes and chowns, printing
+// "NAME refused" for each one the sandbox refused.
+const privilegeScript = `
 cp /bin/sh sh; chmod 4755 sh; chmod u+s sh; chmod g+s sh; chmod 6755 sh
 install -m 4755 /bin/true inst; install -m 2755 /bin/true inst2
 cp -p /usr/bin/passwd passwd; cp --preserve=mode /usr/bin/passwd passwd2
@@ -172,16 +172,28 @@ for name, fn in [
 EOF
 ls -ln
 `
+
+// assertPrivilegeRefused checks privilegeScript's output.
+func assertPrivilegeRefused(t *testing.T, out string) {
+	t.Helper()
+	for _, refused := range []string{"open refused", "open-sgid refused", "tmpfile refused", "chmod refused", "fchmod refused",
+		"mkdir refused", "mknod-reg-suid refused", "mknod-chr refused", "xattr-v2 refused", "xattr-v3 refused", "chown-other refused", "chown-nobody refused"} {
+		assert.Contains(t, out, refused)
+	}
+}
+
+// TestPoisonPrivilegeArtefacts: setuid and setgid files by every syscall
+// that sets a mode, file capabilities, device nodes and chowns, in a
+// workspace of an unprivileged owner and in a root-owned one.
+func TestPoisonPrivilegeArtefacts(t *testing.T) {
+	r := newTestRunner(t)
 	for _, owner := range []int{wsOwner, 0} {
 		t.Run(fmt.Sprintf("owner %d", owner), func(t *testing.T) {
 			ws, markers := poisonWorkspace(t, false)
 			require.NoError(t, os.Chown(ws, owner, owner))
-			_, out := sandboxRun(t, r, ws, script)
+			_, out := sandboxRun(t, r, ws, privilegeScript)
 			t.Log(out)
-			for _, refused := range []string{"open refused", "open-sgid refused", "tmpfile refused", "chmod refused", "fchmod refused",
-				"mkdir refused", "mknod-reg-suid refused", "mknod-chr refused", "xattr-v2 refused", "xattr-v3 refused", "chown-other refused", "chown-nobody refused"} {
-				assert.Contains(t, out, refused)
-			}
+			assertPrivilegeRefused(t, out)
 			assertHostClean(t, ws, markers, false)
 			// What was made belongs to the workspace's owner.
 			var st unix.Stat_t
@@ -776,12 +788,11 @@ func assertEmptyDir(t *testing.T, dir string) {
 	assert.Empty(t, entries, "planted code ran on the host")
 }
 
-// TestPoisonRepoCreation: a repository made mid-session, by every system
-// call that names an entry, in one-shot runs and sessions, is refused
-// with EPERM and reported; nothing the host's git would enter is left.
-func TestPoisonRepoCreation(t *testing.T) {
-	script := func(markers string) string {
-		return fmt.Sprintf(`
+// repoCreationScript makes repositories in sub/ by every system call
+// that names an entry; checkRepoCreation checks its output, the refusals
+// reported, and the workspace from the host.
+func repoCreationScript(markers string) string {
+	return fmt.Sprintf(`
 cd sub
 mkdir -p evil/objects evil/refs; printf '[core]\n\tfsmonitor = "touch %[1]s/evil; false"\n\tpager = "touch %[1]s/pager; cat"\n' > evil/config
 echo 'ref: refs/heads/master' > evil/HEAD; echo bare-head=$?
@@ -812,42 +823,48 @@ print("symlinkat", r, os.strerror(ctypes.get_errno()))'
 touch m; python3 -c 'import os; os.rename("m", "m/../.git")' 2>&1 | tail -1
 ls -la . a e f g h i j l
 `, markers)
+}
+
+func checkRepoCreation(t *testing.T, ws, markers, out string, blocks []CreateBlock) {
+	t.Helper()
+	t.Log(out)
+	for _, op := range []string{"bare-head", "mkdir", "init", "init-bare", "clone", "mv", "mv-file", "symlink", "gitfile", "link", "mkfifo", "upper", "dangling", "dangling-head"} {
+		assert.NotContains(t, out, op+"=0\n", "%s made a repository", op)
 	}
-	check := func(t *testing.T, ws, markers, out string, blocks []CreateBlock) {
-		t.Helper()
-		t.Log(out)
-		for _, op := range []string{"bare-head", "mkdir", "init", "init-bare", "clone", "mv", "mv-file", "symlink", "gitfile", "link", "mkfifo", "upper", "dangling", "dangling-head"} {
-			assert.NotContains(t, out, op+"=0\n", "%s made a repository", op)
-		}
-		assert.Contains(t, out, "exchange -1 Operation not permitted")
-		assert.Contains(t, out, "noreplace -1 Operation not permitted")
-		assert.Contains(t, out, "mkdirat -1 Operation not permitted")
-		assert.Contains(t, out, "symlinkat -1 Operation not permitted")
-		ops := map[string]bool{}
-		for _, b := range blocks {
-			ops[b.Op] = true
-			assert.NotEmpty(t, b.Reason)
-		}
-		for _, op := range []string{"mkdir", "rename", "symlink", "link", "mknod", "open"} {
-			assert.True(t, ops[op], "a refused %s is reported (%v)", op, blocks)
-		}
-		assertNoNewRepo(t, ws, ".git")
-		assertHostClean(t, ws, markers, true)
-		for _, d := range []string{"sub", "sub/evil", "sub/a", "sub/e", "sub/e2", "sub/f", "sub/g", "sub/h", "sub/i", "sub/j", "sub/l"} {
-			if _, err := os.Stat(filepath.Join(ws, d)); err == nil {
-				hostGit(t, filepath.Join(ws, d), "status")
-				hostGit(t, filepath.Join(ws, d), "log", "--oneline")
-			}
-		}
-		assertEmptyDir(t, markers)
+	assert.Contains(t, out, "exchange -1 Operation not permitted")
+	assert.Contains(t, out, "noreplace -1 Operation not permitted")
+	assert.Contains(t, out, "mkdirat -1 Operation not permitted")
+	assert.Contains(t, out, "symlinkat -1 Operation not permitted")
+	ops := map[string]bool{}
+	for _, b := range blocks {
+		ops[b.Op] = true
+		assert.NotEmpty(t, b.Reason)
 	}
+	for _, op := range []string{"mkdir", "rename", "symlink", "link", "mknod", "open"} {
+		assert.True(t, ops[op], "a refused %s is reported (%v)", op, blocks)
+	}
+	assertNoNewRepo(t, ws, ".git")
+	assertHostClean(t, ws, markers, true)
+	for _, d := range []string{"sub", "sub/evil", "sub/a", "sub/e", "sub/e2", "sub/f", "sub/g", "sub/h", "sub/i", "sub/j", "sub/l"} {
+		if _, err := os.Stat(filepath.Join(ws, d)); err == nil {
+			hostGit(t, filepath.Join(ws, d), "status")
+			hostGit(t, filepath.Join(ws, d), "log", "--oneline")
+		}
+	}
+	assertEmptyDir(t, markers)
+}
+
+// TestPoisonRepoCreation: a repository made mid-session, by every system
+// call that names an entry, in one-shot runs and sessions, is refused
+// with EPERM and reported; nothing the host's git would enter is left.
+func TestPoisonRepoCreation(t *testing.T) {
 	t.Run("one-shot", func(t *testing.T) {
 		r := newTestRunner(t)
 		ws, markers := poisonWorkspace(t, true)
 		require.NoError(t, os.Mkdir(filepath.Join(ws, "sub"), 0o755))
 		chownWorkspace(t, ws)
-		res, out := sandboxRun(t, r, ws, script(markers))
-		check(t, ws, markers, out, res.CreateBlocked)
+		res, out := sandboxRun(t, r, ws, repoCreationScript(markers))
+		checkRepoCreation(t, ws, markers, out, res.CreateBlocked)
 	})
 	t.Run("session", func(t *testing.T) {
 		m := newTestSessions(t)
@@ -859,12 +876,12 @@ ls -la . a e f g h i j l
 		s, err := m.Open(t.Context(), "default", "create", spec)
 		require.NoError(t, err)
 		var out bytes.Buffer
-		res, err := s.Run(t.Context(), Command{Shell: script(markers), Stdout: &out, Stderr: &out})
+		res, err := s.Run(t.Context(), Command{Shell: repoCreationScript(markers), Stdout: &out, Stderr: &out})
 		require.NoError(t, err)
 		// While the session lives, the host sees no repository either.
 		assertNoNewRepo(t, ws, ".git")
 		require.NoError(t, m.CloseSession("default", "create"))
-		check(t, ws, markers, out.String(), res.CreateBlocked)
+		checkRepoCreation(t, ws, markers, out.String(), res.CreateBlocked)
 	})
 }
 
@@ -912,15 +929,9 @@ func TestStateRootUnreachable(t *testing.T) {
 	assert.Contains(t, err.Error(), "cannot traverse")
 }
 
-// TestPoisonPrivilegeVariants: the privilege artefacts through the system
-// calls libc wrappers hide (fchmodat2 with and without
-// AT_SYMLINK_NOFOLLOW, fsetxattr and lsetxattr of file capabilities), an
-// ACL giving another user rights, trusted xattrs and io_uring. The
-// ordinary user.* namespace is allowed: nothing on the host acts on it.
-func TestPoisonPrivilegeVariants(t *testing.T) {
-	r := newTestRunner(t)
-	ws, markers := poisonWorkspace(t, false)
-	_, out := sandboxRun(t, r, ws, `cp /bin/true f; ln -s f lnk
+// privilegeVariantsScript is TestPoisonPrivilegeVariants' attack;
+// assertPrivilegeVariantsRefused checks its output.
+const privilegeVariantsScript = `cp /bin/true f; ln -s f lnk
 /usr/bin/python3 - <<'EOF'
 import ctypes, os, struct
 libc = ctypes.CDLL(None, use_errno=True)
@@ -949,13 +960,28 @@ for name, fn in [
         print(name, "refused:", e.strerror)
 sys("io_uring_setup", 425, 8, ctypes.create_string_buffer(120))
 EOF
-`)
-	t.Log(out)
+`
+
+func assertPrivilegeVariantsRefused(t *testing.T, out string) {
+	t.Helper()
 	for _, refused := range []string{"fchmodat2 refused", "fchmodat2-nofollow refused", "fsetxattr-cap refused", "lsetxattr-cap refused",
 		"setxattr-cap-via-link refused", "acl-other-user refused", "trusted refused", "io_uring_setup refused"} {
 		assert.Contains(t, out, refused)
 	}
 	assert.Contains(t, out, "user ok", "user.* xattrs are ordinary data")
+}
+
+// TestPoisonPrivilegeVariants: the privilege artefacts through the system
+// calls libc wrappers hide (fchmodat2 with and without
+// AT_SYMLINK_NOFOLLOW, fsetxattr and lsetxattr of file capabilities), an
+// ACL giving another user rights, trusted xattrs and io_uring. The
+// ordinary user.* namespace is allowed: nothing on the host acts on it.
+func TestPoisonPrivilegeVariants(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	_, out := sandboxRun(t, r, ws, privilegeVariantsScript)
+	t.Log(out)
+	assertPrivilegeVariantsRefused(t, out)
 	_, err := unix.Lgetxattr(filepath.Join(ws, "f"), "system.posix_acl_access", nil)
 	assert.ErrorIs(t, err, unix.ENODATA, "no ACL on the host file")
 	assertHostClean(t, ws, markers, false)
@@ -1035,6 +1061,91 @@ func TestPoisonRootless(t *testing.T) {
 		require.NoError(t, err)
 		assert.Empty(t, entries, "the nested repository's git ran planted code")
 		assertNoRecords(t)
+	})
+	t.Run("privilege artefacts", func(t *testing.T) {
+		ws, markers := newWS("ws-priv", false)
+		d := ru.run("", ws, privilegeScript+"\n"+privilegeVariantsScript)
+		require.Empty(t, d.Error)
+		assertPrivilegeRefused(t, d.Output)
+		assertPrivilegeVariantsRefused(t, d.Output)
+		assertHostClean(t, ws, markers, false)
+		var st unix.Stat_t
+		require.NoError(t, unix.Lstat(filepath.Join(ws, "sh"), &st))
+		assert.Equal(t, uint32(ru.uid), st.Uid, "files belong to the user")
+		assert.Equal(t, uint32(0o755), st.Mode&0o7777, "the shell was copied, without its privileges")
+	})
+	t.Run("nested, bare and gitdir repositories", func(t *testing.T) {
+		ws, markers := newWS("ws-nested", true)
+		lib := filepath.Join(ws, "vendor/lib")
+		require.NoError(t, os.MkdirAll(lib, 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, "mods"), 0o755))
+		hostGit(t, lib, "init", "-q", "--separate-git-dir", filepath.Join(ws, "mods/lib"))
+		hostGit(t, lib, "commit", "-q", "--allow-empty", "-m", "lib-one")
+		hostGit(t, ws, "init", "-q", "--bare", filepath.Join(ws, "bare.git"))
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, "docs"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(ws, "docs/HEAD"), []byte("the head of the documentation\n"), 0o644))
+		ru.chown(ws)
+		d := ru.run("", ws, fmt.Sprintf(`git -c user.name=s -c user.email=s@s -C vendor/lib commit -q --allow-empty -m lib-two && echo lib-commit-ok
+%s
+%s
+mv mods/lib mods/lib2; mv vendor/lib/.git vendor/lib/g2
+echo 'ref: refs/heads/master' > docs/HEAD; echo docs-head=$?
+mkdir -p docs/objects docs/refs; printf '[core]\n\tfsmonitor = "touch %s/docs; false"\n' > docs/config`,
+			plant("mods/lib", markers), plant("bare.git", markers), markers))
+		require.Empty(t, d.Error)
+		assert.Contains(t, d.Output, "lib-commit-ok", "git work in a nested repository goes on")
+		assert.NotContains(t, d.Output, "docs-head=0", "a HEAD outside a git directory is read-only")
+		assert.NotContains(t, d.Result.NotEnforced, "nested-repos")
+		assertHostClean(t, ws, markers, true)
+		for _, dir := range []string{"vendor/lib", "docs"} {
+			hostGit(t, filepath.Join(ws, dir), "status")
+		}
+		for _, dir := range []string{"vendor/lib", "bare.git", "docs"} {
+			hostGit(t, filepath.Join(ws, dir), "log", "--oneline", "--all")
+		}
+		assertEmptyDir(t, markers)
+		assertNoRecords(t)
+	})
+	t.Run("repository creation", func(t *testing.T) {
+		ws, markers := newWS("ws-create", false)
+		hostGit(t, ws, "init", "-q")
+		hostGit(t, ws, "commit", "-q", "--allow-empty", "-m", "one")
+		require.NoError(t, os.Mkdir(filepath.Join(ws, "sub"), 0o755))
+		ru.chown(ws)
+		d := ru.run("", ws, repoCreationScript(markers))
+		require.Empty(t, d.Error)
+		checkRepoCreation(t, ws, markers, d.Output, d.Result.CreateBlocked)
+		assertNoRecords(t)
+	})
+	t.Run("files the configuration names", func(t *testing.T) {
+		ws, markers := newWS("ws-config", false)
+		hostGit(t, ws, "init", "-q")
+		hostGit(t, ws, "commit", "-q", "--allow-empty", "-m", "one")
+		configNamedWorkspace(t, ws)
+		ru.chown(ws)
+		d := ru.run("", ws, configNamedScript(markers))
+		require.Empty(t, d.Error)
+		checkConfigNamed(t, ws, markers, d.Output)
+		assertNoRecords(t)
+	})
+	t.Run("whiteout", func(t *testing.T) {
+		ws, _ := newWS("ws-whiteout", false)
+		d := ru.run("", ws, whiteoutScript)
+		require.Empty(t, d.Error)
+		assert.Contains(t, d.Output, "whiteout -1 Operation not permitted")
+		assert.Contains(t, d.Output, "plain 0 ok")
+		assertNoPrivilege(t, ws)
+	})
+	t.Run("huge directory", func(t *testing.T) {
+		ws, markers := newWS("ws-huge", true)
+		d := ru.run("", ws, fillScript("huge", dirlist.MaxEntries+1))
+		require.Empty(t, d.Error)
+		d = ru.run("", ws, plant("sub/.git", markers))
+		require.Empty(t, d.Error)
+		assert.Contains(t, d.Result.NotEnforced, "nested-repos")
+		assertHostClean(t, ws, markers, true)
+		hostGit(t, filepath.Join(ws, "sub"), "status")
+		assertEmptyDir(t, markers)
 	})
 	t.Run("reservations, one-shot", func(t *testing.T) {
 		ws, markers := newWS("ws-home", false)

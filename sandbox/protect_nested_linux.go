@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-dev/tether/internal/dirlist"
 	"github.com/tether-dev/tether/internal/protect"
 )
 
@@ -31,22 +32,31 @@ import (
 // New names are the creation gate's (notify_create_linux.go): no process of
 // the sandbox can make a .git, or a HEAD outside a .git directory.
 //
-// The walk is bounded (maxNestedDirs): past the bound it stops, the
-// repositories found so far stay frozen, and the sandbox reports
-// "nested-repos" in NotEnforced. It does not descend into git directories
-// (they are frozen as a whole, modules/ and worktrees/ included), into
-// tether's own hidden directories, or through symlinks.
+// The walk is bounded: it reads at most maxNestedDirs directories and
+// maxNestedEntries names, and lists no directory of more than
+// dirlist.MaxEntries names (a sandbox can make one of millions; it is
+// listed dirlist.Batch names at a time, and given up on past the bound).
+// A walk that could not read everything is truncated: the repositories
+// found stay frozen, and the sandbox reports "nested-repos" in
+// NotEnforced, never a clean workspace. It does not descend into git
+// directories (they are frozen as a whole, modules/ and worktrees/
+// included), into tether's own hidden directories, or through symlinks.
 
-// maxNestedDirs bounds the directories the walk reads: about 25 ms on a
-// warm cache per 10,000 directories. A checkout of Linux has 5,000;
-// node_modules trees of large projects reach 50,000.
-const maxNestedDirs = 50_000
+const (
+	// maxNestedDirs bounds the directories the walk reads: about 25 ms on
+	// a warm cache per 10,000 directories. A checkout of Linux has 5,000;
+	// node_modules trees of large projects reach 50,000.
+	maxNestedDirs = 50_000
+	// maxNestedEntries bounds the names the walk reads in all: a checkout
+	// of Linux has 90,000.
+	maxNestedEntries = 1_000_000
+)
 
 // nestedScan is what the walk found.
 type nestedScan struct {
 	repos     []string // workspace-relative git directories or .git entries
 	heads     []string // HEAD files that are not a repository's
-	truncated bool     // the walk stopped at maxNestedDirs
+	truncated bool     // the walk did not read every directory
 }
 
 // scanNested walks the workspace under root (an O_PATH descriptor) for
@@ -55,17 +65,27 @@ type nestedScan struct {
 func scanNested(root int, skip []string) (nestedScan, error) {
 	var sc nestedScan
 	queue := []string{"."}
+	read := 0 // names read so far
 	for dirs := 0; len(queue) > 0; dirs++ {
-		if dirs == maxNestedDirs {
+		if dirs == maxNestedDirs || read >= maxNestedEntries {
 			sc.truncated = true
 			break
 		}
 		dir := queue[0]
 		queue = queue[1:]
-		entries, err := readDirBeneath(root, dir)
+		max := min(dirlist.MaxEntries, maxNestedEntries-read)
+		entries, err := readDirBeneath(root, dir, max)
+		read += len(entries)
 		if err != nil {
-			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			switch {
+			case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
 				continue // gone meanwhile (a host process): nothing to freeze
+			case errors.Is(err, dirlist.ErrTooLarge):
+				// Not read: what it holds is not known to be clean. The
+				// rest of the workspace is still walked.
+				sc.truncated = true
+				read += max
+				continue
 			}
 			return sc, err
 		}
@@ -107,8 +127,8 @@ func scanNested(root int, skip []string) (nestedScan, error) {
 }
 
 // readDirBeneath lists the directory rel under root without following
-// symlinks.
-func readDirBeneath(root int, rel string) ([]os.DirEntry, error) {
+// symlinks, failing with dirlist.ErrTooLarge past max names.
+func readDirBeneath(root int, rel string, max int) ([]os.DirEntry, error) {
 	fd, err := unix.Openat2(root, rel, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
@@ -116,9 +136,8 @@ func readDirBeneath(root int, rel string) ([]os.DirEntry, error) {
 	if err != nil {
 		return nil, unsafePath(rel, err)
 	}
-	f := os.NewFile(uintptr(fd), rel)
-	defer f.Close()
-	entries, err := f.ReadDir(-1)
+	defer unix.Close(fd)
+	entries, err := dirlist.Read(fd, rel, max, dirlist.Always)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}

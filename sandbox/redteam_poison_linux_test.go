@@ -23,6 +23,17 @@ import (
 func TestPoisonGitConfigNamedFiles(t *testing.T) {
 	r := newTestRunner(t)
 	ws, markers := poisonWorkspace(t, true)
+	configNamedWorkspace(t, ws)
+	chownWorkspace(t, ws)
+	_, out := sandboxRun(t, r, ws, configNamedScript(markers))
+	checkConfigNamed(t, ws, markers, out)
+}
+
+// configNamedWorkspace gives the repository at ws configuration that
+// names work-tree files, and a nested repository sub/ whose hooksPath
+// does not exist yet.
+func configNamedWorkspace(t *testing.T, ws string) {
+	t.Helper()
 	write := func(rel, text string, mode os.FileMode) {
 		p := filepath.Join(ws, rel)
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -48,9 +59,12 @@ func TestPoisonGitConfigNamedFiles(t *testing.T) {
 	hostGit(t, sub, "init", "-q")
 	hostGit(t, sub, "config", "core.hooksPath", ".githooks")
 	hostGit(t, sub, "commit", "-q", "--allow-empty", "-m", "sub-one")
-	chownWorkspace(t, ws)
+}
 
-	_, out := sandboxRun(t, r, ws, fmt.Sprintf(`m=%s
+// configNamedScript writes, creates and renames what the configuration
+// of configNamedWorkspace names.
+func configNamedScript(markers string) string {
+	return fmt.Sprintf(`m=%s
 git -c user.name=s -c user.email=s@s commit -q --allow-empty -m sandbox && echo commit-ok
 echo ok > code/x && echo ok > clean/y && echo dirs-writable
 hook() { mkdir -p "$(dirname "$1")"; printf '#!/bin/sh\ntouch %%s/%%s\n' $m "$2" > "$1"; chmod 755 "$1"; }
@@ -62,8 +76,15 @@ mv .husky .husky-orig; mv tools tools-orig
 mkdir -p .husky/_ tools; hook .husky/_/pre-commit husky-renamed
 printf '[core]\n\tfsmonitor = "touch %%s/include-renamed; false"\n' $m > tools/shared.gitconfig
 ls -la . .husky tools sub
-`, markers))
+`, markers)
+}
+
+// checkConfigNamed checks configNamedScript's output and, from the host,
+// that git runs nothing it planted.
+func checkConfigNamed(t *testing.T, ws, markers, out string) {
+	t.Helper()
 	t.Log(out)
+	sub := filepath.Join(ws, "sub")
 	assert.Contains(t, out, "commit-ok", "git work goes on")
 	assert.Contains(t, out, "dirs-writable", "what a configured command's plain words name stays writable")
 	assertHostClean(t, ws, markers, true)
@@ -130,12 +151,9 @@ echo done`, markers))
 	assertNoPrivilege(t, ws)
 }
 
-// TestPoisonWhiteout: renameat2(RENAME_WHITEOUT) leaves a 0:0 character
-// device at the old name, a device node made without mknod. It is refused
-// in one-shot runs and sessions; renameat2's other flags keep working; the
-// host finds no device node afterwards.
-func TestPoisonWhiteout(t *testing.T) {
-	script := `python3 - <<'EOF'
+// whiteoutScript tries renameat2 with each of its flags, printing the
+// result of each.
+const whiteoutScript = `python3 - <<'EOF'
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
 open("a", "w").close(); open("x", "w").close(); open("y", "w").close()
@@ -143,6 +161,13 @@ for name, old, new, flags in [("whiteout", b"a", b"b", 4), ("noreplace", b"x", b
     r = libc.syscall(316, -100, old, -100, new, flags)  # renameat2
     print(name, r, os.strerror(ctypes.get_errno()) if r else "ok", flush=True)
 EOF`
+
+// TestPoisonWhiteout: renameat2(RENAME_WHITEOUT) leaves a 0:0 character
+// device at the old name, a device node made without mknod. It is refused
+// in one-shot runs and sessions; renameat2's other flags keep working; the
+// host finds no device node afterwards.
+func TestPoisonWhiteout(t *testing.T) {
+	script := whiteoutScript
 	check := func(t *testing.T, ws, out string) {
 		t.Helper()
 		t.Log(out)

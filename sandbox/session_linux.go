@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/opencontainers/runc/libcontainer"
 	"github.com/opencontainers/runc/libcontainer/configs"
@@ -277,11 +279,17 @@ type Session struct {
 	container *libcontainer.Container
 	conn      *os.File
 	initDone  chan struct{} // closed when the supervisor process has exited
-	cleanup   cleanup       // the sandbox's teardown (setUp's undo)
-	grace     time.Duration
-	cgPaths   map[string]string // the container's cgroup directories when a memory limit is set (oomKills)
-	gate      *execGateRun      // nil without Sessions.ExecGate and a workspace
-	disk      *diskLimit        // the workspace's disk limit, when set and enforced
+	// supStderr keeps the start and the end of what the supervisor wrote
+	// to its stderr (a Go runtime's panic or fatal error), for the
+	// session's error;
+	// supStderrDone is closed when every writer has closed it.
+	supStderr     *headTail
+	supStderrDone chan struct{}
+	cleanup       cleanup // the sandbox's teardown (setUp's undo)
+	grace         time.Duration
+	cgPaths       map[string]string // the container's cgroup directories when a memory limit is set (oomKills)
+	gate          *execGateRun      // nil without Sessions.ExecGate and a workspace
+	disk          *diskLimit        // the workspace's disk limit, when set and enforced
 	// notEnforced lists protections this environment cannot apply.
 	notEnforced []string
 	// audit reads the paths the session's Landlock ruleset refused, made
@@ -409,6 +417,22 @@ func (s *Session) create(ctx context.Context) (err error) {
 		process.ExtraFiles = append(process.ExtraFiles, sb.gate.createChild)
 		process.Env = append(process.Env, fmt.Sprintf("%s=%d", seccompexec.CreateEnv, 3+len(process.ExtraFiles)-1))
 	}
+	// Read by the host without pause into a bounded buffer, so that the
+	// supervisor never blocks on its stderr and the host keeps only
+	// supervisorStderrSize bytes of it. Commands get descriptors of their
+	// own: only the supervisor (and the creation helper it forks before
+	// its runtime starts) writes here.
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("creating supervisor stderr: %w", err)
+	}
+	process.Stderr = stderrW
+	s.supStderr, s.supStderrDone = newHeadTail(supervisorStderrSize), make(chan struct{})
+	go func() {
+		defer close(s.supStderrDone)
+		_, _ = io.Copy(s.supStderr, stderrR)
+		stderrR.Close()
+	}()
 	s.initDone = make(chan struct{})
 	started := make(chan error, 1)
 	// The container's init carries a parent-death signal, which the
@@ -428,6 +452,7 @@ func (s *Session) create(ctx context.Context) (err error) {
 	}()
 	err = <-started
 	childEnd.Close()
+	stderrW.Close()
 	if sb.gate != nil {
 		sb.gate.closeCreateChild()
 	}
@@ -482,11 +507,11 @@ func (s *Session) create(ctx context.Context) (err error) {
 		_ = container.Signal(unix.SIGKILL)
 		if errors.Is(err, io.EOF) && spec.Config.Rootfs.Kind == rootfs.KindDir && !selfIsStatic() {
 			// supervisorRunsIn found the loader; what else the binary
-			// links is not checked, and the loader's complaint went
-			// nowhere.
-			return fmt.Errorf("waiting for session supervisor: %w (it exited before it was ready: this tether is dynamically linked, and %s may lack a library it links; build tether statically with `make build`)", err, spec.Config.Rootfs.Dir)
+			// links is not checked (the loader's complaint is on the
+			// supervisor's stderr).
+			return s.withSupervisorStderr(fmt.Errorf("waiting for session supervisor: %w (it exited before it was ready: this tether is dynamically linked, and %s may lack a library it links; build tether statically with `make build`)", err, spec.Config.Rootfs.Dir))
 		}
-		return fmt.Errorf("waiting for session supervisor: %w", err)
+		return s.withSupervisorStderr(fmt.Errorf("waiting for session supervisor: %w", err))
 	}
 
 	now := time.Now()
@@ -511,9 +536,97 @@ func (s *Session) create(ctx context.Context) (err error) {
 	go s.readLoop()
 	go func() {
 		<-s.initDone
-		s.end(fmt.Errorf("%w: supervisor exited", ErrSessionBroken))
+		s.end(s.withSupervisorStderr(fmt.Errorf("%w: supervisor exited", ErrSessionBroken)))
 	}()
 	return nil
+}
+
+const (
+	// supervisorStderrSize bounds what is kept of the supervisor's
+	// stderr: its first half and its last half. A Go runtime's panic
+	// says what failed in its first lines (panic: …, fatal error: …,
+	// SIGABRT: abort, then the failing goroutine); a message of tether's
+	// own is a last line.
+	supervisorStderrSize = 4 << 10
+	// supervisorStderrGrace is how long a broken session waits for the
+	// supervisor's stderr to be read to its end: its last words are
+	// written before it dies, and read a moment later.
+	supervisorStderrGrace = time.Second
+)
+
+// withSupervisorStderr returns err with what the supervisor wrote to its
+// stderr, when it wrote anything and the session is not already ending (a
+// teardown closes the channel, which the read loop sees).
+func (s *Session) withSupervisorStderr(err error) error {
+	s.mu.Lock()
+	done := s.done
+	s.mu.Unlock()
+	if done {
+		return err
+	}
+	select {
+	case <-s.supStderrDone:
+	case <-time.After(supervisorStderrGrace):
+	}
+	text := s.supStderr.text()
+	if text == "" {
+		return err
+	}
+	return fmt.Errorf("%w (the supervisor's stderr: %s)", err, text)
+}
+
+// headTail keeps the first and the last size/2 bytes written to it. Safe
+// for concurrent use; the zero value is not usable (newHeadTail).
+type headTail struct {
+	mu   sync.Mutex
+	head []byte
+	tail *ring
+}
+
+func newHeadTail(size int) *headTail {
+	return &headTail{head: make([]byte, 0, size/2), tail: newRing(size / 2)}
+}
+
+func (h *headTail) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := len(p)
+	k := min(len(p), cap(h.head)-len(h.head))
+	h.head = append(h.head, p[:k]...)
+	if k < n {
+		_, _ = h.tail.Write(p[k:])
+	}
+	return n, nil
+}
+
+// text returns what was kept as printable UTF-8 text. The text is tether's
+// own program's, but written inside the sandbox: other control
+// characters than newline and tab are replaced, and a gap where bytes
+// were dropped is marked, the line it cut removed.
+func (h *headTail) text() string {
+	h.mu.Lock()
+	b := append([]byte(nil), h.head...)
+	h.mu.Unlock()
+	tail, dropped := h.tail.snapshot()
+	if dropped {
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			b = b[:i]
+		}
+		if i := bytes.IndexByte(tail, '\n'); i >= 0 {
+			tail = tail[i+1:]
+		}
+		return strings.TrimSpace(printable(b) + "\n…\n" + printable(tail))
+	}
+	return strings.TrimSpace(printable(append(b, tail...)))
+}
+
+func printable(b []byte) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || unicode.IsPrint(r) {
+			return r
+		}
+		return '\uFFFD'
+	}, strings.ToValidUTF8(string(b), "\uFFFD"))
 }
 
 // supervisorPath is where this binary is bound read-only in a session
@@ -598,7 +711,7 @@ func (s *Session) readLoop() {
 			err = s.dispatch(&rep)
 		}
 		if err != nil {
-			s.end(fmt.Errorf("%w: %w", ErrSessionBroken, err))
+			s.end(s.withSupervisorStderr(fmt.Errorf("%w: %w", ErrSessionBroken, err)))
 			return
 		}
 	}

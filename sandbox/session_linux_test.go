@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 var sessTestN atomic.Int64
@@ -560,4 +561,56 @@ print("pid1", attach(1))
 		assert.NotEqual(t, 0, res.ExitCode, "%s: %s", f, o.String())
 		assert.NotContains(t, o.String(), supervisorEnv, f)
 	}
+}
+
+// TestSessionSupervisorStderr: when the supervisor dies (here a Go
+// runtime's fatal signal, whose trace goes to its stderr), the session's
+// error says what it last wrote, not only that the channel broke; the
+// command it was running fails with that error.
+func TestSessionSupervisorStderr(t *testing.T) {
+	m := newTestSessions(t)
+	s, err := m.Open(t.Context(), "default", "abort", testSpec())
+	require.NoError(t, err)
+	st, err := s.container.State()
+	require.NoError(t, err)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.Run(t.Context(), Command{Shell: "sleep 100"})
+		errc <- err
+	}()
+	sh(t, s, "true") // the supervisor is serving
+	require.NoError(t, unix.Kill(st.InitProcessPid, unix.SIGABRT))
+	select {
+	case err = <-errc:
+	case <-time.After(testenv.Scaled(30 * time.Second)):
+		t.Fatal("the command did not end with its session")
+	}
+	require.ErrorIs(t, err, ErrSessionBroken)
+	assert.Contains(t, err.Error(), "the supervisor's stderr: ")
+	assert.Contains(t, err.Error(), "SIGABRT: abort", "the Go runtime's first words")
+	assert.Contains(t, err.Error(), "goroutine ", "and its trace")
+	assert.LessOrEqual(t, len(err.Error()), supervisorStderrSize+512, "bounded")
+	<-s.Done()
+	_, err = s.Run(t.Context(), Command{Shell: "true"})
+	assert.ErrorContains(t, err, "SIGABRT: abort", "later calls see the same error")
+}
+
+// TestHeadTail: the supervisor's stderr keeps its first and last bytes,
+// marks the gap between them, and is printable text whatever was written.
+func TestHeadTail(t *testing.T) {
+	t.Parallel()
+	h := newHeadTail(64)
+	_, _ = h.Write([]byte("  panic: x\n\tat y\n"))
+	assert.Equal(t, "panic: x\n\tat y", h.text(), "under the bound: all of it")
+
+	h = newHeadTail(16)
+	_, _ = h.Write([]byte("a\x00b\x1b[31mc\xff"))
+	assert.Equal(t, "a\uFFFDb\uFFFD[31mc\uFFFD", h.text(), "control characters and bad UTF-8 replaced")
+
+	h = newHeadTail(32)
+	for _, line := range []string{"panic: boom\n", "frame one\n", "frame two\n", "regs end\n"} {
+		_, _ = h.Write([]byte(line))
+	}
+	assert.Equal(t, "panic: boom\n…\nregs end", h.text(), "the head and the tail, the lines the gap cut dropped")
+	assert.Empty(t, newHeadTail(16).text())
 }

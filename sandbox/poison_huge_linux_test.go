@@ -1,0 +1,98 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/internal/dirlist"
+	"github.com/tether-dev/tether/internal/testenv"
+)
+
+// fillScript is what a sandboxed command runs to make dir hold n empty
+// files: a directory no host-side walker may read in one call.
+func fillScript(dir string, n int) string {
+	return fmt.Sprintf("mkdir -p %[1]s && cd %[1]s && seq -f f%%07g 1 %[2]d | xargs touch && ls -f | wc -l", dir, n)
+}
+
+// TestPoisonHugeDirectory: a sandbox fills a directory with more names
+// than the start-up walk lists of one directory. The next sandbox's walk
+// does not read it whole (no stall, no memory for every name), reports
+// nested-repos as not enforced rather than a clean workspace, and still
+// freezes the nested repository it can see elsewhere: planted config and
+// hooks reach the host's git in neither the root nor sub/.
+func TestPoisonHugeDirectory(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, true)
+	sub := filepath.Join(ws, "zz/sub")
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+	hostGit(t, sub, "init", "-q")
+	hostGit(t, sub, "commit", "-q", "--allow-empty", "-m", "sub-one")
+	chownWorkspace(t, ws)
+
+	res, out := sandboxRun(t, r, ws, fillScript("huge", dirlist.MaxEntries+1))
+	require.Equal(t, 0, res.ExitCode, out)
+	require.Contains(t, out, fmt.Sprint(dirlist.MaxEntries+3), "the directory was filled (with . and ..)")
+
+	res, out = sandboxRun(t, r, ws, plant(".git", markers)+"\n"+plant("zz/sub/.git", markers))
+	t.Log(out)
+	assert.Contains(t, res.NotEnforced, "nested-repos", "a walk that could not read huge/ does not report a clean workspace")
+	assertHostClean(t, ws, markers, true)
+	hostGit(t, sub, "status")
+	hostGit(t, sub, "commit", "-q", "--allow-empty", "-m", "host")
+	assertEmptyDir(t, markers)
+}
+
+// TestDiskMarkHugeDirectory: a sandbox without a disk limit fills a
+// directory of a workspace on XFS (project ids need no quota there) with
+// more names than one directory may list. Marking the tree for a later
+// limit does not read it whole, and fails wrapping errDiskUnsupported (the
+// limit is then listed in not_enforced) instead of leaving those files
+// uncharged; the root, marked last, stays unmarked, so the next limit
+// walks again.
+func TestDiskMarkHugeDirectory(t *testing.T) {
+	r := newTestRunner(t)
+	for _, tool := range []string{"mkfs.xfs", "mount", "umount"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			testenv.SkipOrFail(t, "needs "+tool)
+		}
+	}
+	dir := t.TempDir()
+	img, mnt := filepath.Join(dir, "disk.img"), filepath.Join(dir, "mnt")
+	require.NoError(t, os.Mkdir(mnt, 0o755))
+	require.NoError(t, os.WriteFile(img, nil, 0o600))
+	require.NoError(t, os.Truncate(img, 320<<20)) // sparse; XFS's minimum is 300 MB
+	if out, err := exec.Command("mkfs.xfs", "-q", "-f", img).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.xfs: %v: %s", err, out)
+	}
+	if out, err := exec.Command("mount", "-o", "loop", img, mnt).CombinedOutput(); err != nil {
+		t.Fatalf("mounting the image: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Errorf("unmounting %s: %v: %s", mnt, err, out)
+		}
+	})
+	ws := filepath.Join(mnt, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	res, out := sandboxRun(t, r, ws, fillScript(ws+"/huge", dirlist.MaxEntries+1))
+	require.Equal(t, 0, res.ExitCode, out)
+
+	fd, err := unix.Open(ws, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	require.NoError(t, unix.Fstat(fd, &st))
+	err = markTree(fd, st.Dev, 4242)
+	require.ErrorIs(t, err, errDiskUnsupported)
+	assert.ErrorContains(t, err, "huge: too many directory entries")
+	var a fsxattr
+	require.NoError(t, ioctlFsxattr(fd, fsIocFsgetxattr, &a))
+	assert.Zero(t, a.Projid, "the root is not marked: the walk is not complete")
+}
