@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/internal/testenv"
 	"github.com/tether-dev/tether/mandate"
 	"github.com/tether-dev/tether/sandbox"
@@ -31,7 +32,11 @@ import (
 //	REQUIRE_SANDBOX=1 go test -tags seccomp -run TestSessionSoakDefaultLimits -v ./runner/
 func TestSessionSoakDefaultLimits(t *testing.T) {
 	sb := testSandbox(t)
-	cfg, _ := testConfig(t, "")
+	// The default lifetime, stretched by the time scale: under TCG the
+	// first sessions, done with their commands, sat idle longer than 300 s
+	// while the others ran, and were closed before their memory was read.
+	lifetime := testenv.Scaled(config.DefaultLifetimeSeconds * time.Second)
+	cfg, _ := testConfig(t, fmt.Sprintf("      lifetime_seconds: %d\n", int(lifetime.Seconds())))
 	prof, _ := cfg.Profile("")
 	require.Equal(t, 64, prof.Terminal.Limits.SandboxPids, "the default limits")
 	store := testStore(t, cfg)
@@ -48,7 +53,7 @@ func TestSessionSoakDefaultLimits(t *testing.T) {
 		// them would not fit in the profile's default 1 GiB.
 		n = 30
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(10*time.Minute))
 	defer cancel()
 	call := func(session string, calls ...RawCall) []Result {
 		return r.Execute(ctx, Batch{Platform: approval.PlatformAPI, Session: session, Calls: calls}, nil).Results
@@ -111,7 +116,7 @@ func TestSessionSoakDefaultLimits(t *testing.T) {
 	var measured int64
 	for i := range n {
 		s, found := sessions.Lookup(prof.Name, fmt.Sprintf("soak%d", i))
-		require.True(t, found)
+		require.True(t, found, "session soak%d is gone (idle past its lifetime of %s?)", i, lifetime)
 		pids, err := s.HostPIDs()
 		require.NoError(t, err)
 		for _, pid := range pids {
@@ -127,11 +132,12 @@ func TestSessionSoakDefaultLimits(t *testing.T) {
 		}
 	}
 	require.EqualValues(t, n, measured)
+	assert.Positive(t, cgSum, "the sessions' memory cgroups were read")
 	t.Logf("per session: supervisor PSS %d KiB, memory cgroup %d KiB (averages over %d sessions)", pssSum/measured, cgSum/measured>>10, measured)
 }
 
 // hostMemory returns a process's PSS in KiB (smaps_rollup) and the usage
-// in bytes of its v1 memory cgroup.
+// in bytes of its memory cgroup.
 func hostMemory(t *testing.T, pid int) (pssKiB, cgroupBytes int64) {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
@@ -143,13 +149,24 @@ func hostMemory(t *testing.T, pid int) (pssKiB, cgroupBytes int64) {
 	}
 	b, err = os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
 	require.NoError(t, err)
+	// v1's memory hierarchy where there is one; on a v2-only host the
+	// unified hierarchy ("0::"), mounted at /sys/fs/cgroup (a hybrid
+	// host's unified tree has no memory controller).
+	usage := ""
 	for _, line := range strings.Split(string(b), "\n") {
 		parts := strings.SplitN(line, ":", 3)
-		if len(parts) == 3 && parts[1] == "memory" {
-			v, _ := os.ReadFile(filepath.Join("/sys/fs/cgroup/memory", parts[2], "memory.usage_in_bytes"))
-			cgroupBytes, _ = strconv.ParseInt(strings.TrimSpace(string(v)), 10, 64)
+		switch {
+		case len(parts) < 3:
+		case parts[1] == "memory":
+			usage = filepath.Join("/sys/fs/cgroup/memory", parts[2], "memory.usage_in_bytes")
+		case parts[0] == "0" && parts[1] == "" && usage == "":
+			usage = filepath.Join("/sys/fs/cgroup", parts[2], "memory.current")
 		}
 	}
+	v, err := os.ReadFile(usage)
+	require.NoError(t, err, "the memory usage of pid %d's cgroup", pid)
+	cgroupBytes, err = strconv.ParseInt(strings.TrimSpace(string(v)), 10, 64)
+	require.NoError(t, err, "%s", usage)
 	return pssKiB, cgroupBytes
 }
 

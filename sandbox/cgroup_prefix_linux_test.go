@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,8 @@ import (
 	"github.com/containerd/cgroups/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tether-dev/tether/internal/testenv"
 )
 
 // sharedPrefix returns a cgroup prefix of its own for a test whose
@@ -47,7 +50,15 @@ func assertPrefixGone(t *testing.T, prefix string) {
 // them dies at the first fork refused) and prints how many processes it
 // then sees in its pid namespace, counted without forking (the glob is
 // the shell's own).
-const forkToTheLimit = `(for i in $(seq 60); do sleep 3 & done) 2>/dev/null; set -- /proc/[0-9]*; echo "procs $#"`
+//
+// Each process sleeps 3 s stretched by the time scale: the count sees only
+// those still alive, and under TCG, with 18 sandboxes forking on one vCPU,
+// the first sleeps had ended before the loop did (30 seen of a limit of
+// 64), which looked like a limit that bit too early.
+func forkToTheLimit() string {
+	return fmt.Sprintf(`(for i in $(seq 60); do sleep %d & done) 2>/dev/null; set -- /proc/[0-9]*; echo "procs $#"`,
+		int(math.Ceil(testenv.Scaled(3*time.Second).Seconds())))
+}
 
 // procsSeen parses forkToTheLimit's output.
 func procsSeen(t *testing.T, out string) int {
@@ -199,7 +210,7 @@ func TestProfileCgroupNotRemovedWhileFilled(t *testing.T) {
 		defer close(ended)
 		ctx, cancel := context.WithTimeout(context.Background(), slowGuestTimeout)
 		defer cancel()
-		_, err = filled.Run(ctx, cfg, Command{Shell: forkToTheLimit, Stdout: &out, Stderr: &out})
+		_, err = filled.Run(ctx, cfg, Command{Shell: forkToTheLimit(), Stdout: &out, Stderr: &out})
 	}()
 	resumeOnce := sync.OnceFunc(func() { close(resume) })
 	t.Cleanup(func() {
@@ -267,7 +278,7 @@ func TestConcurrentSandboxesSharePrefix(t *testing.T) {
 				var out bytes.Buffer
 				ctx, cancel := context.WithTimeout(context.Background(), slowGuestTimeout)
 				defer cancel()
-				_, err := r.Run(ctx, Config{Seccomp: SeccompOptional}, Command{Shell: forkToTheLimit, Stdout: &out, Stderr: &out})
+				_, err := r.Run(ctx, Config{Seccomp: SeccompOptional}, Command{Shell: forkToTheLimit(), Stdout: &out, Stderr: &out})
 				record(outcome{what: r.Profile, out: out.String(), err: err, limit: profilePids})
 			}()
 		}
@@ -287,7 +298,7 @@ func TestConcurrentSandboxesSharePrefix(t *testing.T) {
 					return
 				}
 				var out bytes.Buffer
-				_, err = s.Run(context.Background(), Command{Shell: forkToTheLimit, Stdout: &out, Stderr: &out})
+				_, err = s.Run(context.Background(), Command{Shell: forkToTheLimit(), Stdout: &out, Stderr: &out})
 				if cerr := s.Close(); err == nil {
 					err = cerr
 				}
