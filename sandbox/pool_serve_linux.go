@@ -274,6 +274,11 @@ func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, approve f
 		}
 		verdict <- approve()
 	}()
+	if req.Stdin && isDevNull(stdin) {
+		// The sandbox's own /dev/null reads the same, without stdin
+		// frames.
+		req.Stdin = false
+	}
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", PoolSocket(stateRoot))
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode"
 
@@ -812,6 +813,12 @@ func (s *Session) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Res
 	if cmd.Shell == "" && (len(cmd.Args) == 0 || cmd.Args[0] == "") {
 		return nil, ErrNoCommand
 	}
+	if isDevNull(cmd.Stdin) {
+		// The supervisor gives a command without input its own
+		// /dev/null: the same empty stdin, without a pipe, a pump and
+		// its frames on the command's way.
+		cmd.Stdin = nil
+	}
 	limits := s.spec.Config.Limits
 	if opts.Timeout > 0 {
 		limits.Timeout = opts.Timeout
@@ -930,6 +937,23 @@ func (s *Session) stopCall(c *call) {
 		s.end(fmt.Errorf("%w: command %d did not stop", ErrSessionBroken, c.id))
 		<-c.done
 	}
+}
+
+// isDevNull reports whether r is a file open on the null device (a
+// command's stdin redirected from /dev/null, as for `tether run`
+// under a scheduler): reading it gives end of file at once.
+func isDevNull(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok || f == nil {
+		return false
+	}
+	// Stat, not Fd: Fd would switch a pollable file to blocking mode.
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && unix.Major(st.Rdev) == 1 && unix.Minor(st.Rdev) == 3
 }
 
 // pumpStdin streams r to the command's stdin in chunks.

@@ -1,0 +1,76 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestIsDevNull(t *testing.T) {
+	open := func(path string) *os.File {
+		f, err := os.Open(path)
+		require.NoError(t, err)
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close(); w.Close() })
+	plain := filepath.Join(t.TempDir(), "input")
+	require.NoError(t, os.WriteFile(plain, []byte("data"), 0o600))
+
+	assert.True(t, isDevNull(open(os.DevNull)))
+	for name, in := range map[string]io.Reader{
+		"nil": nil, "nil file": (*os.File)(nil), "a pipe": r, "a regular file": open(plain),
+		"/dev/zero": open("/dev/zero"), "a reader": bytes.NewReader(nil),
+	} {
+		assert.False(t, isDevNull(in), name)
+	}
+}
+
+// A pooled command whose stdin is /dev/null is asked for without stdin
+// (the sandbox's own /dev/null reads the same), so no stdin frames follow;
+// other input is still forwarded.
+func TestRunPooledNullStdin(t *testing.T) {
+	root := t.TempDir()
+	l, err := ListenPool(root)
+	require.NoError(t, err)
+	defer l.Close()
+	asked := make(chan *PoolRequest, 1)
+	go func() {
+		for {
+			c, err := l.AcceptUnix()
+			if err != nil {
+				return
+			}
+			var f poolFrame
+			if _, err := readFrame(c, nil, &f); err == nil && f.Request != nil {
+				asked <- f.Request
+			}
+			_ = writeFrame(c, &poolFrame{Op: poolNoMatch, Reason: "test"})
+			c.Close()
+		}
+	}()
+	null, err := os.Open(os.DevNull)
+	require.NoError(t, err)
+	defer null.Close()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	for _, tc := range []struct {
+		name  string
+		stdin io.Reader
+		want  bool
+	}{{"/dev/null", null, false}, {"a pipe", r, true}} {
+		_, err := RunPooled(t.Context(), root, PoolRequest{Args: []string{"true"}, Stdin: true}, nil, tc.stdin, nil, nil)
+		require.True(t, errors.Is(err, ErrPoolEmpty), "%s: %v", tc.name, err)
+		assert.Equal(t, tc.want, (<-asked).Stdin, tc.name)
+	}
+}
