@@ -197,3 +197,72 @@ func TestPoisonWhiteout(t *testing.T) {
 		check(t, ws, out.String())
 	})
 }
+
+// TestPoisonLinkedControlSurface: what the frozen entries reach by a link.
+// A hook that is a symlink into the work tree (relative, absolute, dangling)
+// has its target frozen with it: the sandbox can neither rewrite it nor
+// rename its directory away and plant a new one. A protected file with
+// another name in the workspace (a hard link made on the host before the
+// sandbox: `ln .bashrc dotfiles/bashrc`, `ln scripts/x .git/hooks/x`) would
+// be rewritten through that name, so the sandbox is refused.
+func TestPoisonLinkedControlSurface(t *testing.T) {
+	r := newTestRunner(t)
+	t.Run("symlinked hooks", func(t *testing.T) {
+		ws, markers := poisonWorkspace(t, true)
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, "scripts"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(ws, "scripts/pre-commit"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
+		require.NoError(t, os.Symlink("../../scripts/pre-commit", filepath.Join(ws, ".git/hooks/pre-commit")))
+		require.NoError(t, os.Symlink(filepath.Join(ws, "scripts/post-commit"), filepath.Join(ws, ".git/hooks/post-commit")))
+		require.NoError(t, os.Symlink("/bin/true", filepath.Join(ws, ".git/hooks/pre-push")))
+		chownWorkspace(t, ws)
+		res, out := sandboxRun(t, r, ws, fmt.Sprintf(`m=%[1]s
+hook() { printf '#!/bin/sh\ntouch %[1]s/%%s\n' "$2" > "$1"; echo "$2=$?"; chmod 755 "$1"; }
+hook scripts/pre-commit rewrite
+hook scripts/post-commit create
+mv scripts scripts2; echo mv=$?
+mkdir -p scripts; hook scripts/pre-commit renamed
+git -c user.name=s -c user.email=s@s commit -q --allow-empty -m two && echo commit-ok
+`, markers))
+		t.Log(out)
+		require.Equal(t, 0, res.ExitCode, out)
+		for _, op := range []string{"rewrite", "create", "mv"} {
+			assert.NotContains(t, out, op+"=0", "%s: the hook's target is frozen", op)
+		}
+		assert.Contains(t, out, "commit-ok", "git work goes on, running the hook")
+		assertHostClean(t, ws, markers, true)
+		assertEmptyDir(t, markers)
+	})
+	t.Run("hard links", func(t *testing.T) {
+		for name, link := range map[string][2]string{
+			"rc file":  {".bashrc", "dotfiles/bashrc"},
+			"config":   {".git/config", "gitcfg"},
+			"hook":     {".git/hooks/pre-commit", "scripts/pre-commit"},
+			"git file": {"lib/.git", "lib/gitfile"},
+		} {
+			t.Run(name, func(t *testing.T) {
+				ws, markers := poisonWorkspace(t, true)
+				t.Setenv("HOME", ws) // a home workspace: .bashrc is frozen
+				for _, p := range link {
+					require.NoError(t, os.MkdirAll(filepath.Join(ws, filepath.Dir(p)), 0o755))
+				}
+				if _, err := os.Lstat(filepath.Join(ws, link[0])); err != nil {
+					text := "#!/bin/sh\nexit 0\n"
+					if name == "git file" {
+						text = "gitdir: ../.git\n"
+					}
+					require.NoError(t, os.WriteFile(filepath.Join(ws, link[0]), []byte(text), 0o755))
+				}
+				require.NoError(t, os.Link(filepath.Join(ws, link[0]), filepath.Join(ws, link[1])))
+				chownWorkspace(t, ws)
+				var out bytes.Buffer
+				res, err := r.Run(t.Context(), Config{Workspace: ws}, Command{Shell: fmt.Sprintf(
+					`echo ran; printf '[core]\n\tfsmonitor = "touch %s/fsmonitor; false"\n' >> %s`, markers, link[1]), Stdout: &out, Stderr: &out})
+				require.ErrorIs(t, err, ErrUnsafeWorkspace)
+				assert.ErrorContains(t, err, link[0]+" has 2 names")
+				assert.Nil(t, res)
+				assert.NotContains(t, out.String(), "ran", "nothing ran")
+				assertHostClean(t, ws, markers, true)
+			})
+		}
+	})
+}
