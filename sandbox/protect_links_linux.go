@@ -4,12 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-dev/tether/internal/dirlist"
+	"github.com/tether-dev/tether/internal/protect"
 )
 
 // Links out of frozen entries (docs/workspace.md). A read-only bind
@@ -124,7 +123,7 @@ func (c *linkCheck) linksIn(rel string, skipObjects bool, depth int) ([]string, 
 			if err != nil {
 				return nil, fmt.Errorf("reading %s: %w", child, err)
 			}
-			target, inside := c.resolve(rel, string(buf[:n]))
+			target, inside := protect.LinkTarget(c.ws, rel, string(buf[:n]))
 			switch {
 			case !inside:
 			case target == ".":
@@ -135,26 +134,4 @@ func (c *linkCheck) linksIn(rel string, skipObjects bool, depth int) ([]string, 
 		}
 	}
 	return targets, nil
-}
-
-// resolve returns the workspace-relative path a symlink in dir with
-// target names, cleaned lexically as the kernel resolves it when no
-// directory on the way is a link (the freeze refuses those), and whether
-// it lies in the workspace.
-func (c *linkCheck) resolve(dir, target string) (string, bool) {
-	var p string
-	if path.IsAbs(target) {
-		p = path.Clean(target)
-		ws := path.Clean(c.ws)
-		if p == ws {
-			return ".", true
-		}
-		rel, ok := strings.CutPrefix(p, ws+"/")
-		return rel, ok
-	}
-	p = path.Clean(dir + "/" + target)
-	if p == ".." || strings.HasPrefix(p, "../") {
-		return "", false
-	}
-	return p, true
 }
