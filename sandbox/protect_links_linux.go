@@ -38,9 +38,6 @@ const (
 	maxFrozenDepth = 32
 )
 
-// errFrozenTooLarge: linksIn stopped at maxFrozenEntries.
-var errFrozenTooLarge = errors.New("frozen directories too large to check for links")
-
 // linkCheck is one sandbox's check of its frozen entries. Not safe for
 // concurrent use.
 type linkCheck struct {

@@ -337,3 +337,28 @@ EOF
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o755), fi.Mode().Perm()|fi.Mode()&(os.ModeSetuid|os.ModeSetgid), "no mode bit beyond 0755")
 }
+
+// TestPoisonLinkCheckBounded: frozen directories of more names than the
+// link check reads (a home's .local/lib) do not stall the start: the
+// sandbox runs, and reports protected-links as not enforced rather than
+// a checked workspace.
+func TestPoisonLinkCheckBounded(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	t.Setenv("HOME", ws) // a home workspace: .local/lib is frozen
+	lib := filepath.Join(ws, ".local/lib")
+	require.NoError(t, os.MkdirAll(lib, 0o755))
+	for i := range maxFrozenEntries + 1 {
+		f, err := os.Create(filepath.Join(lib, fmt.Sprintf("m%06d.py", i)))
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	chownWorkspace(t, ws)
+	res, out := sandboxRun(t, r, ws, "echo ran; echo evil > .local/lib/m000000.py")
+	assert.Contains(t, out, "ran")
+	assert.Contains(t, res.NotEnforced, "protected-links")
+	data, err := os.ReadFile(filepath.Join(lib, "m000000.py"))
+	require.NoError(t, err)
+	assert.Empty(t, data, "the frozen directory itself stays read-only")
+	assertHostClean(t, ws, markers, false)
+}
