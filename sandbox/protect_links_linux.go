@@ -53,14 +53,14 @@ func singleName(fd int, rel string) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("reading %s: %w", rel, err)
 	}
-	return oneName(&st, rel)
-}
-
-func oneName(st *unix.Stat_t, rel string) error {
 	if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1 {
-		return fmt.Errorf("%w: %s has %d names (hard links): a command could rewrite it through another one; replace the link with a copy", ErrUnsafeWorkspace, rel, st.Nlink)
+		return hardLinked(rel, uint64(st.Nlink))
 	}
 	return nil
+}
+
+func hardLinked(rel string, n uint64) error {
+	return fmt.Errorf("%w: %s has %d names (hard links): a command could rewrite it through another one; replace the link with a copy", ErrUnsafeWorkspace, rel, n)
 }
 
 // linksIn walks the frozen directory rel: it refuses a regular file with
@@ -95,21 +95,20 @@ func (c *linkCheck) linksIn(rel string, skipObjects bool, depth int) ([]string, 
 	}
 	var targets []string
 	for _, e := range entries {
-		child := rel + "/" + e.Name()
 		switch {
 		case e.Type().IsRegular():
 			var st unix.Stat_t
 			if err := unix.Fstatat(fd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-				return nil, fmt.Errorf("reading %s: %w", child, err)
+				return nil, fmt.Errorf("reading %s/%s: %w", rel, e.Name(), err)
 			}
-			if err := oneName(&st, child); err != nil {
-				return nil, err
+			if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink > 1 {
+				return nil, hardLinked(rel+"/"+e.Name(), uint64(st.Nlink))
 			}
 		case e.IsDir():
 			if skipObjects && e.Name() == "objects" {
 				continue
 			}
-			more, err := c.linksIn(child, skipObjects, depth+1)
+			more, err := c.linksIn(rel+"/"+e.Name(), skipObjects, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -118,13 +117,13 @@ func (c *linkCheck) linksIn(rel string, skipObjects bool, depth int) ([]string, 
 			buf := make([]byte, unix.PathMax)
 			n, err := unix.Readlinkat(fd, e.Name(), buf)
 			if err != nil {
-				return nil, fmt.Errorf("reading %s: %w", child, err)
+				return nil, fmt.Errorf("reading %s/%s: %w", rel, e.Name(), err)
 			}
 			target, inside := protect.LinkTarget(c.ws, rel, string(buf[:n]))
 			switch {
 			case !inside:
 			case target == ".":
-				return nil, fmt.Errorf("%w: %s links to the workspace itself", ErrUnsafeWorkspace, child)
+				return nil, fmt.Errorf("%w: %s links to the workspace itself", ErrUnsafeWorkspace, rel+"/"+e.Name())
 			default:
 				targets = append(targets, target)
 			}
