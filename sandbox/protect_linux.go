@@ -157,6 +157,9 @@ type protection struct {
 	// nestedTruncated: the walk for nested repositories stopped at its
 	// bound (protect_nested_linux.go).
 	nestedTruncated bool
+	// linksTruncated: the check of frozen directories for links stopped
+	// at its bound (protect_links_linux.go).
+	linksTruncated bool
 	// binds are the plans of the sandbox's writable directory binds, each
 	// a tree of its own (protectFor); only the workspace's plan has them.
 	binds []*protection
@@ -235,6 +238,12 @@ func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]stri
 	for _, t := range pr.trees() {
 		if t.nestedTruncated {
 			*notEnforced = append(*notEnforced, "nested-repos")
+			break
+		}
+	}
+	for _, t := range pr.trees() {
+		if t.linksTruncated {
+			*notEnforced = append(*notEnforced, "protected-links")
 			break
 		}
 	}
@@ -537,6 +546,30 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 	// protectEntry freezes rel (of kind k): pins the directories on the
 	// way, then binds, reserves or refuses rel itself.
 	var protectEntry func(rel string, k protect.Kind, mayReserve bool) error
+	// freezeLinks freezes what the frozen entry rel (fd, of mode m) reaches
+	// by a link (protect_links_linux.go).
+	links := &linkCheck{root: root, ws: ws, left: maxFrozenEntries}
+	walked := map[string]bool{}
+	freezeLinks := func(rel string, fd int, m uint32) error {
+		switch {
+		case m == unix.S_IFREG:
+			return singleName(fd, rel)
+		case m != unix.S_IFDIR || walked[rel]:
+			return nil
+		}
+		walked[rel] = true
+		base := path.Base(rel)
+		targets, err := links.linksIn(rel, base == "modules" || base == "worktrees", 0)
+		if err != nil {
+			return err
+		}
+		for _, t := range targets {
+			if err := protectEntry(t, protect.File, true); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	protectEntry = func(rel string, k protect.Kind, mayReserve bool) error {
 		if done, err := pinDirs(rel, false, mayReserve); done || err != nil {
 			return err
@@ -565,7 +598,7 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 		}
 		if k != protect.Repo {
 			add(rel, ProtectReadOnly)
-			return nil
+			return freezeLinks(rel, fd, m)
 		}
 		// A git directory: pin it, freeze its control surface.
 		gitDir := rel
@@ -573,6 +606,9 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 			add(rel, ProtectReadOnly)
 			if m != unix.S_IFREG {
 				return nil
+			}
+			if err := singleName(fd, rel); err != nil {
+				return err
 			}
 			data, err := readBeneath(root, rel)
 			if err != nil {
@@ -723,6 +759,7 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 	slices.SortStableFunc(pr.mounts, func(a, b ProtectMount) int {
 		return strings.Count(a.Path, "/") - strings.Count(b.Path, "/")
 	})
+	pr.linksTruncated = links.truncated
 	if err := recordReservations(filepath.Join(dir, pr.key+".res"), pr.reserved); err != nil {
 		return nil, err
 	}

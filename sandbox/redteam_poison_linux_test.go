@@ -197,3 +197,168 @@ func TestPoisonWhiteout(t *testing.T) {
 		check(t, ws, out.String())
 	})
 }
+
+// TestPoisonLinkedControlSurface: what the frozen entries reach by a link.
+// A hook that is a symlink into the work tree (relative, absolute, dangling)
+// has its target frozen with it: the sandbox can neither rewrite it nor
+// rename its directory away and plant a new one. A protected file with
+// another name in the workspace (a hard link made on the host before the
+// sandbox: `ln .bashrc dotfiles/bashrc`, `ln scripts/x .git/hooks/x`) would
+// be rewritten through that name, so the sandbox is refused.
+func TestPoisonLinkedControlSurface(t *testing.T) {
+	r := newTestRunner(t)
+	t.Run("symlinked hooks", func(t *testing.T) {
+		ws, markers := poisonWorkspace(t, true)
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, "scripts"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(ws, "scripts/pre-commit"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
+		require.NoError(t, os.Symlink("../../scripts/pre-commit", filepath.Join(ws, ".git/hooks/pre-commit")))
+		require.NoError(t, os.Symlink(filepath.Join(ws, "scripts/post-commit"), filepath.Join(ws, ".git/hooks/post-commit")))
+		require.NoError(t, os.Symlink("/bin/true", filepath.Join(ws, ".git/hooks/pre-push")))
+		chownWorkspace(t, ws)
+		res, out := sandboxRun(t, r, ws, fmt.Sprintf(`m=%[1]s
+hook() { printf '#!/bin/sh\ntouch %[1]s/%%s\n' "$2" > "$1"; echo "$2=$?"; chmod 755 "$1"; }
+hook scripts/pre-commit rewrite
+hook scripts/post-commit create
+mv scripts scripts2; echo mv=$?
+mkdir -p scripts; hook scripts/pre-commit renamed
+git -c user.name=s -c user.email=s@s commit -q --allow-empty -m two && echo commit-ok
+`, markers))
+		t.Log(out)
+		require.Equal(t, 0, res.ExitCode, out)
+		for _, op := range []string{"rewrite", "create", "mv"} {
+			assert.NotContains(t, out, op+"=0", "%s: the hook's target is frozen", op)
+		}
+		assert.Contains(t, out, "commit-ok", "git work goes on, running the hook")
+		assertHostClean(t, ws, markers, true)
+		assertEmptyDir(t, markers)
+	})
+	t.Run("hard links", func(t *testing.T) {
+		for name, link := range map[string][2]string{
+			"rc file":  {".bashrc", "dotfiles/bashrc"},
+			"config":   {".git/config", "gitcfg"},
+			"hook":     {".git/hooks/pre-commit", "scripts/pre-commit"},
+			"git file": {"lib/.git", "lib/gitfile"},
+		} {
+			t.Run(name, func(t *testing.T) {
+				ws, markers := poisonWorkspace(t, true)
+				t.Setenv("HOME", ws) // a home workspace: .bashrc is frozen
+				for _, p := range link {
+					require.NoError(t, os.MkdirAll(filepath.Join(ws, filepath.Dir(p)), 0o755))
+				}
+				if _, err := os.Lstat(filepath.Join(ws, link[0])); err != nil {
+					text := "#!/bin/sh\nexit 0\n"
+					if name == "git file" {
+						text = "gitdir: ../.git\n"
+					}
+					require.NoError(t, os.WriteFile(filepath.Join(ws, link[0]), []byte(text), 0o755))
+				}
+				require.NoError(t, os.Link(filepath.Join(ws, link[0]), filepath.Join(ws, link[1])))
+				chownWorkspace(t, ws)
+				var out bytes.Buffer
+				res, err := r.Run(t.Context(), Config{Workspace: ws}, Command{Shell: fmt.Sprintf(
+					`echo ran; printf '[core]\n\tfsmonitor = "touch %s/fsmonitor; false"\n' >> %s`, markers, link[1]), Stdout: &out, Stderr: &out})
+				require.ErrorIs(t, err, ErrUnsafeWorkspace)
+				assert.ErrorContains(t, err, link[0]+" has 2 names")
+				assert.Nil(t, res)
+				assert.NotContains(t, out.String(), "ran", "nothing ran")
+				assertHostClean(t, ws, markers, true)
+			})
+		}
+	})
+}
+
+// TestPoisonSyscallForms: the privilege artefacts and repositories by the
+// system-call forms libc and coreutils do not use: an O_TMPFILE linked in
+// as .git or HEAD (linkat with AT_EMPTY_PATH or through /proc/self/fd, link),
+// raw mknod and mknodat of devices, whiteouts, setuid regular files, .git
+// and a HEAD FIFO, setxattrat (6.13) of a file capability, chmod's five
+// entry points including fchmodat2 with AT_EMPTY_PATH on an O_PATH
+// descriptor and a /proc/self/fd path, and the new mount API. Each is
+// refused; from the host afterwards nothing can raise a privilege and no
+// repository was made.
+func TestPoisonSyscallForms(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, true)
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "sub"), 0o755))
+	chownWorkspace(t, ws)
+	_, out := sandboxRun(t, r, ws, `cp /bin/true f
+/usr/bin/python3 - <<'EOF'
+import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+def sc(name, nr, *args):
+    r = libc.syscall(nr, *args)
+    print(name, "ok" if r >= 0 else "refused: " + os.strerror(ctypes.get_errno()), flush=True)
+    return r
+AT_FDCWD=-100
+O_TMPFILE = 0o20200000
+fd = os.open("sub", O_TMPFILE | os.O_WRONLY, 0o644)
+os.write(fd, b"gitdir: ../.git\n")
+sc("linkat-empty-git", 265, fd, b"", AT_FDCWD, b"sub/.git", 0x1000)
+sc("linkat-proc-git", 265, AT_FDCWD, ("/proc/self/fd/%d" % fd).encode(), AT_FDCWD, b"sub/.git", 0x400)
+sc("linkat-empty-head", 265, fd, b"", AT_FDCWD, b"sub/HEAD", 0x1000)
+sc("link-proc-head", 86, ("/proc/self/fd/%d" % fd).encode(), b"sub/HEAD")
+sc("fchmod-tmpfile-suid", 91, fd, 0o4755)
+sc("mknod-chr", 133, b"c1", 0o20644, os.makedev(1, 3))
+sc("mknod-blk", 133, b"b1", 0o60644, os.makedev(8, 0))
+sc("mknodat-chr", 259, AT_FDCWD, b"c2", 0o20644, os.makedev(1, 3))
+sc("mknodat-whiteout", 259, AT_FDCWD, b"c3", 0o20000, 0)
+sc("mknod-suid-reg", 133, b"r1", 0o104755, 0)
+sc("mknod-sgid-reg", 259, AT_FDCWD, b"r2", 0o102755, 0)
+sc("mknod-git", 133, b"sub/.git", 0o100644, 0)
+sc("mknod-fifo-head", 259, AT_FDCWD, b"sub/HEAD", 0o10644, 0)
+cap = bytes([0, 0, 0, 2, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+buf = ctypes.create_string_buffer(cap, len(cap))
+args = struct.pack("<QII", ctypes.addressof(buf), len(cap), 0)
+argbuf = ctypes.create_string_buffer(args, len(args))
+sc("setxattrat-cap", 463, AT_FDCWD, b"f", 0, b"security.capability", argbuf, len(args))
+sc("setxattrat-trusted", 463, AT_FDCWD, b"f", 0, b"trusted.x", argbuf, len(args))
+ubuf = ctypes.create_string_buffer(struct.pack("<QII", ctypes.addressof(buf), 1, 0), 16)
+sc("setxattrat-user", 463, AT_FDCWD, b"f", 0, b"user.x", ubuf, 16)
+sc("chmod", 90, b"f", 0o4755)
+sc("fchmodat", 268, AT_FDCWD, b"f", 0o2755)
+sc("fchmodat2", 452, AT_FDCWD, b"f", 0o6755, 0)
+fd2 = os.open("f", os.O_RDONLY)
+sc("fchmod", 91, fd2, 0o4755)
+sc("fchmodat2-empty", 452, fd2, b"", 0o4755, 0x1000)
+opath = os.open("f", os.O_PATH)
+sc("fchmodat2-opath-empty", 452, opath, b"", 0o4755, 0x1000)
+sc("fchmodat-proc", 268, AT_FDCWD, ("/proc/self/fd/%d" % opath).encode(), 0o4755)
+sc("open_tree", 428, AT_FDCWD, b".git", 1)
+sc("fsopen", 430, b"tmpfs", 0)
+EOF
+`)
+	t.Log(out)
+	for _, name := range []string{"linkat-empty-git", "linkat-proc-git", "linkat-empty-head", "link-proc-head", "fchmod-tmpfile-suid", "mknod-chr", "mknod-blk", "mknodat-chr", "mknodat-whiteout", "mknod-suid-reg", "mknod-sgid-reg", "mknod-git", "mknod-fifo-head", "setxattrat-cap", "setxattrat-trusted", "setxattrat-user", "chmod", "fchmodat", "fchmodat2", "fchmod", "fchmodat2-empty", "fchmodat2-opath-empty", "fchmodat-proc", "open_tree", "fsopen"} {
+		assert.Contains(t, out, name+" refused: ", "%s", name)
+	}
+	assertHostClean(t, ws, markers, true)
+	assertNoNewRepo(t, ws, ".git")
+	fi, err := os.Stat(filepath.Join(ws, "f"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o755), fi.Mode().Perm()|fi.Mode()&(os.ModeSetuid|os.ModeSetgid), "no mode bit beyond 0755")
+}
+
+// TestPoisonLinkCheckBounded: frozen directories of more names than the
+// link check reads (a home's .local/lib) do not stall the start: the
+// sandbox runs, and reports protected-links as not enforced rather than
+// a checked workspace.
+func TestPoisonLinkCheckBounded(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	t.Setenv("HOME", ws) // a home workspace: .local/lib is frozen
+	lib := filepath.Join(ws, ".local/lib")
+	require.NoError(t, os.MkdirAll(lib, 0o755))
+	for i := range maxFrozenEntries + 1 {
+		f, err := os.Create(filepath.Join(lib, fmt.Sprintf("m%06d.py", i)))
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	chownWorkspace(t, ws)
+	res, out := sandboxRun(t, r, ws, "echo ran; echo evil > .local/lib/m000000.py")
+	assert.Contains(t, out, "ran")
+	assert.Contains(t, res.NotEnforced, "protected-links")
+	data, err := os.ReadFile(filepath.Join(lib, "m000000.py"))
+	require.NoError(t, err)
+	assert.Empty(t, data, "the frozen directory itself stays read-only")
+	assertHostClean(t, ws, markers, false)
+}

@@ -68,8 +68,9 @@ type Result struct {
 	// filter to carry it, "nested-repos" when the creation gate has none,
 	// or no helper to perform the calls it checks (so a second thread can
 	// swap a checked name), or the workspace was too large to walk for
-	// nested repositories;
-	// "disk" without project quotas; "landlock" when
+	// nested repositories; "protected-links" when the frozen directories
+	// were too large to check for links;
+	// "disk" without project quotas (or a workspace too large to mark); "landlock" when
 	// Config.Landlock was asked for and the kernel has no Landlock;
 	// "landlock_audit" when the paths it refused cannot be learnt).
 	NotEnforced []string `json:"not_enforced,omitempty"`

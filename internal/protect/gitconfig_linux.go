@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/internal/dirlist"
 )
 
 // GitRepo is a git directory and the top of its work tree (the git directory
@@ -89,8 +91,71 @@ func ConfigNamed(root int, ws string, repos []GitRepo) ([]Named, error) {
 				return nil, err
 			}
 		}
+		links, err := hookLinks(root, ws, r.Dir)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, links...)
 	}
 	return out, nil
+}
+
+// hookLinks returns the workspace paths that the symlinks in the hooks
+// directory of the git directory dir point to (`hooks/pre-commit ->
+// ../../scripts/pre-commit`): git runs the target, so it is named as a
+// hook, frozen even when missing.
+func hookLinks(root int, ws, dir string) ([]Named, error) {
+	hooks := path.Join(dir, "hooks")
+	fd, err := unix.Openat2(root, hooks, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return nil, nil // no hooks directory (or not a plain one, which the freeze refuses)
+	}
+	defer unix.Close(fd)
+	entries, err := dirlist.Read(fd, hooks, dirlist.MaxEntries, dirlist.Always)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", hooks, err)
+	}
+	var out []Named
+	buf := make([]byte, unix.PathMax)
+	for _, e := range entries {
+		if e.Type()&os.ModeSymlink == 0 {
+			continue
+		}
+		n, err := unix.Readlinkat(fd, e.Name(), buf)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if rel, ok := LinkTarget(ws, hooks, string(buf[:n])); ok && rel != "." {
+			out = append(out, Named{Rel: rel, Kind: File, Reserve: true, Key: "hooks/" + e.Name() + " links to it"})
+		}
+	}
+	return out, nil
+}
+
+// LinkTarget returns the workspace-relative path that a symlink in the
+// workspace directory dir with target names, cleaned lexically as the
+// kernel resolves it when no directory on the way is a link (the freeze
+// refuses those), and whether it lies in the workspace, whose host path is
+// ws ("." for the workspace itself).
+func LinkTarget(ws, dir, target string) (string, bool) {
+	if path.IsAbs(target) {
+		p, ws := path.Clean(target), path.Clean(ws)
+		if p == ws {
+			return ".", true
+		}
+		if rel, ok := strings.CutPrefix(p, ws+"/"); ok {
+			return rel, true
+		}
+		return "", false
+	}
+	p := path.Clean(dir + "/" + target)
+	if p == ".." || strings.HasPrefix(p, "../") {
+		return "", false
+	}
+	return p, true
 }
 
 // Frozen reports whether ref's workspace path rel (under the workspace

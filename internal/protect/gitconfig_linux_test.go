@@ -138,3 +138,25 @@ func BenchmarkNamedReason(b *testing.B) {
 		}
 	}
 }
+
+func TestLinkTarget(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		dir, target, want string
+		inside            bool
+	}{
+		{".git/hooks", "../../scripts/pre-commit", "scripts/pre-commit", true},
+		{".git/hooks", "/ws/scripts/x", "scripts/x", true},
+		{".git/hooks", "/ws", ".", true},
+		{".git/hooks", "/ws/../etc/x", "", false},
+		{".git/hooks", "/wsx/y", "", false},
+		{".git/hooks", "../../../outside", "", false},
+		{".git/hooks", "/bin/true", "", false},
+		{".git/hooks", "real", ".git/hooks/real", true},
+		{".git/hooks", "../..", ".", true},
+	} {
+		got, inside := LinkTarget("/ws", c.dir, c.target)
+		assert.Equal(t, c.inside, inside, "%s -> %s", c.dir, c.target)
+		assert.Equal(t, c.want, got, "%s -> %s", c.dir, c.target)
+	}
+}
