@@ -25,8 +25,9 @@
 #
 # Prints one table: name, median ms, p95 ms and the ratio of each median to the
 # plain exec median. Runs are interleaved (run i of every row, then run i+1,
-# each round's order rotated by one), so load elsewhere on the machine falls on
-# every row alike. A row that cannot
+# each round in an order of its own), so load elsewhere on the machine, and
+# what a launch leaves behind (a container's teardown, the pool's refill),
+# falls on every row alike. A row that cannot
 # run here says "not available (reason)" and gets no number.
 #
 # Options: -n N timed runs per row (default 200); -j prints JSON instead.
