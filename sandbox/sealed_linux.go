@@ -29,8 +29,9 @@ var sealedFrom struct {
 // no process can write or resize (CVE-2019-5736). libcontainer starts
 // every container's init from such a copy of the running binary, and
 // makes one per container unless the process already runs from one: an
-// overlay mount, or where the kernel refuses that (as on this project's
-// 6.18 test machines: ELOOP), a copy of the whole binary into a memfd,
+// overlay mount over the binary (~2 ms with its unmount), or where
+// overlayfs refuses that (ELOOP when the binary's directory holds the
+// container's state directory) a copy of the whole binary into a memfd,
 // ~28 MB and 20-40 ms per sandbox. A process that starts sandboxes all
 // the time (tether serve: its pools refill after every one-shot command,
 // its sessions come and go) makes the copy once, here. The sandboxes'
