@@ -60,6 +60,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(rootlessEnv); spec != "" {
 		os.Exit(rootlessMain(spec))
 	}
+	if os.Getenv(sealedTestEnv) != "" {
+		os.Exit(sealedMain())
+	}
 	code := m.Run()
 	// The binary's cgroup prefix is its own: whatever a test (or a
 	// sandbox torn down beside another) left of it, empty directories in

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,5 +73,32 @@ func TestRunPooledNullStdin(t *testing.T) {
 		_, err := RunPooled(t.Context(), root, PoolRequest{Args: []string{"true"}, Stdin: true}, nil, tc.stdin, nil, nil)
 		require.True(t, errors.Is(err, ErrPoolEmpty), "%s: %v", tc.name, err)
 		assert.Equal(t, tc.want, (<-asked).Stdin, tc.name)
+	}
+}
+
+// A session command whose stdin is /dev/null reads the sandbox's own
+// /dev/null (a character device, not a pipe from the host), and still
+// reads end of file; other input still comes through its pipe.
+func TestSessionNullStdin(t *testing.T) {
+	m := newTestSessions(t)
+	s, err := m.Open(t.Context(), "default", "null-stdin", testSpec())
+	require.NoError(t, err)
+	null, err := os.Open(os.DevNull)
+	require.NoError(t, err)
+	defer null.Close()
+	script := `if [ -p /dev/stdin ]; then echo pipe; else echo not a pipe; fi; cat; echo end`
+	for _, tc := range []struct {
+		name  string
+		stdin io.Reader
+		want  string
+	}{
+		{"/dev/null", null, "not a pipe\nend\n"},
+		{"a reader", strings.NewReader("typed\n"), "pipe\ntyped\nend\n"},
+	} {
+		var out bytes.Buffer
+		res, err := s.Run(t.Context(), Command{Shell: script, Stdin: tc.stdin, Stdout: &out})
+		require.NoError(t, err, tc.name)
+		assert.Equal(t, 0, res.ExitCode, tc.name)
+		assert.Equal(t, tc.want, out.String(), tc.name)
 	}
 }

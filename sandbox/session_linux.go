@@ -662,17 +662,27 @@ func supervisorRunsIn(l rootfs.Layout) error {
 }
 
 // hostExecutable returns the path of the running binary when it still
-// names the file being executed (not deleted or replaced).
+// names the file being executed (not deleted or replaced), or, in a
+// process RunSealed re-executed from a sealed copy, the file it was
+// copied from.
 func hostExecutable() (string, bool) {
-	exe, err := os.Executable()
-	if err != nil {
+	exe, dev, ino := sealedFrom.path, sealedFrom.dev, sealedFrom.ino
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return "", false
+		}
+		var b unix.Stat_t
+		if unix.Stat("/proc/self/exe", &b) != nil {
+			return "", false
+		}
+		dev, ino = b.Dev, b.Ino
+	}
+	var a unix.Stat_t
+	if unix.Stat(exe, &a) != nil {
 		return "", false
 	}
-	var a, b unix.Stat_t
-	if unix.Stat(exe, &a) != nil || unix.Stat("/proc/self/exe", &b) != nil {
-		return "", false
-	}
-	return exe, a.Dev == b.Dev && a.Ino == b.Ino
+	return exe, a.Dev == dev && a.Ino == ino
 }
 
 // idleCheck closes the session if nothing ran for the idle timeout.

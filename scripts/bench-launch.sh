@@ -25,8 +25,9 @@
 #
 # Prints one table: name, median ms, p95 ms and the ratio of each median to the
 # plain exec median. Runs are interleaved (run i of every row, then run i+1,
-# each round's order rotated by one), so load elsewhere on the machine falls on
-# every row alike. A row that cannot
+# each round in an order of its own), so load elsewhere on the machine, and
+# what a launch leaves behind (a container's teardown, the pool's refill),
+# falls on every row alike. A row that cannot
 # run here says "not available (reason)" and gets no number.
 #
 # Options: -n N timed runs per row (default 200); -j prints JSON instead.
@@ -103,14 +104,29 @@ trap 'exit 130' INT TERM
 echo "bench-launch: building the timing helper" >&2
 go build -o "$work/benchlaunch" ./scripts/benchlaunch
 
-# tether: the given binary, or one built from this checkout.
-tether=${TETHER:-}
+# tether: the given binary, or one built from this checkout, in $work/bin:
+# beside the state roots, not above them, as an installed one is.
+# libcontainer seals the binary for each sandbox's init with an overlay of
+# the binary's directory and the sandbox's state directory, which overlayfs
+# refuses when one holds the other (ELOOP), and then copies the whole
+# binary per sandbox.
+mkdir "$work/bin"
+tether=""
+if [ -n "${TETHER:-}" ]; then
+	cp "$TETHER" "$work/bin/tether"
+	tether="$work/bin/tether"
+fi
+baseline=""
+if [ -n "${TETHER_BASELINE:-}" ]; then
+	cp "$TETHER_BASELINE" "$work/bin/tether-baseline"
+	baseline="$work/bin/tether-baseline"
+fi
 tether_reason=""
 if [ -z "$tether" ]; then
 	echo "bench-launch: building tether" >&2
 	# Built as users build it.
-	if make -s build BIN="$work/tether" >"$work/tether-build.log" 2>&1; then
-		tether="$work/tether"
+	if make -s build BIN="$work/bin/tether" >"$work/tether-build.log" 2>&1; then
+		tether="$work/bin/tether"
 	else
 		tether_reason="go build ./cmd/tether failed: $(grep -m1 . "$work/tether-build.log" || true)"
 	fi
@@ -282,9 +298,9 @@ pooled_row() {
 	add_row "$row" "$tether" run --state-root "$state" --cgroup-prefix "$pprefix" -- /bin/true
 }
 pooled_row "$tether" ""
-if [ -n "${TETHER_BASELINE:-}" ]; then
-	tether_row "$TETHER_BASELINE" " (baseline)"
-	pooled_row "$TETHER_BASELINE" " (baseline)"
+if [ -n "$baseline" ]; then
+	tether_row "$baseline" " (baseline)"
+	pooled_row "$baseline" " (baseline)"
 fi
 
 # A warm session (DESIGN.md §5: "commands in a warm session should cost

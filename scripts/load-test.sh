@@ -36,10 +36,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The binary lives beside the state, not above it, as an installed one does:
+# libcontainer seals the binary for each sandbox's init with an overlay
+# whose lower layers are the binary's directory and the sandbox's state
+# directory, which overlayfs refuses when one holds the other (ELOOP), and
+# then copies the whole binary into memory instead, per sandbox.
+mkdir "$tmp/bin"
 if [ -n "${TETHER:-}" ]; then
-	cp "$TETHER" "$tmp/tether"
+	cp "$TETHER" "$tmp/bin/tether"
 else
-	go build -tags seccomp -o "$tmp/tether" ./cmd/tether
+	go build -tags seccomp -o "$tmp/bin/tether" ./cmd/tether
 fi
 go build -o "$tmp/loadtest" ./scripts/loadtest
 
@@ -59,7 +65,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 sock="$tmp/tether.sock"
-"$tmp/tether" serve --config "$tmp/config.yaml" --socket "$sock" \
+"$tmp/bin/tether" serve --config "$tmp/config.yaml" --socket "$sock" \
 	--state-root "$tmp/sbx" --cgroup-prefix "tether-load-$$" 2>"$tmp/serve.log" &
 daemon=$!
 for _ in $(seq 100); do

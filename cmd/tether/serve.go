@@ -13,6 +13,7 @@ import (
 
 	"github.com/tether-dev/tether/config"
 	"github.com/tether-dev/tether/runner"
+	"github.com/tether-dev/tether/sandbox"
 )
 
 func init() { addCommand("serve", newServeCmd) }
@@ -82,6 +83,10 @@ use, bad configuration), 2 for bad usage.`,
 }
 
 func runServe(cmd *cobra.Command, f *serveFlags) error {
+	// The daemon starts sandboxes all the time (pool refills, sessions):
+	// from a sealed copy of its binary, made once, libcontainer needs no
+	// copy per sandbox. This re-executes the process (once).
+	sealErr := sandbox.RunSealed()
 	if f.listen != "" && f.tokenFile == "" {
 		return &exitError{Code: 2, Err: fmt.Errorf("%w", runner.ErrTCPWithoutTokens)}
 	}
@@ -106,6 +111,9 @@ func runServe(cmd *cobra.Command, f *serveFlags) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	if sealErr != nil {
+		log.Warn("running from the binary itself: each sandbox's start copies it", "err", sealErr)
+	}
 	sb := runnerFor(f.stateRoot, f.cgroupPrefix, "", 0)
 	d, err := runner.NewDaemon(runner.DaemonOptions{Config: cfg, Socket: sock, Listen: f.listen, Tokens: tokens,
 		Sandbox: *sb, Workers: f.workers, Version: version, Logger: log, ShutdownGrace: 10 * time.Second, Limits: f.limits})

@@ -11,8 +11,9 @@
 // commands that need a unique name per run (runc container ids).
 //
 // Runs are interleaved — run i of every row, then run i+1, each round in an
-// order rotated by one — so that load from elsewhere on the machine, and the
-// teardown one launch leaves behind, fall on all rows alike. The first row is the
+// order of its own (a fixed pseudo-random permutation) — so that load from
+// elsewhere on the machine, and the work one launch leaves behind (a
+// container's teardown, a pool's refill), fall on all rows alike. The first row is the
 // baseline that ratios are computed against. A row whose command fails is
 // reported with the failure and no numbers.
 package main
@@ -23,6 +24,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"slices"
@@ -30,6 +32,16 @@ import (
 	"strings"
 	"time"
 )
+
+// roundOrder is the order of one round's rows: a permutation of its own,
+// so that every row follows every other row about equally often and the
+// work a launch leaves to the next command (a few ms of cgroup and mount
+// cleanup in the kernel after a container, tens of ms of a pooled
+// sandbox's refill) does not fall on one row. A rotation of one order
+// would not do: the row after a given row stays the same in every round.
+func roundOrder(r *rand.Rand, n int) []int {
+	return r.Perm(n)
+}
 
 // row is one command being measured.
 type row struct {
@@ -55,13 +67,10 @@ func main() {
 		os.Exit(2)
 	}
 
+	order := rand.New(rand.NewPCG(1, 2))
 	for i := -*warmup; i < *n; i++ {
-		// Each round starts one row later, so every row follows every other
-		// row equally often: the teardown a container launch leaves to the
-		// next command (a few ms of cgroup and mount cleanup in the kernel)
-		// does not always fall on the same row.
-		for k := range rows {
-			r := rows[((k+i)%len(rows)+len(rows))%len(rows)]
+		for _, k := range roundOrder(order, len(rows)) {
+			r := rows[k]
 			if r.Unavailable != "" || r.Failed != "" {
 				continue
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,4 +48,29 @@ func TestRunOnce(t *testing.T) {
 	_, err = runOnce([]string{"/bin/sh", "-c", "echo first >&2; echo why-{i} >&2; exit 3"}, 7)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "exit status 3: why-1000007", "the error carries the last stderr line with {i} substituted")
+}
+
+// Over the rounds every row follows every other row, about equally often:
+// the work a launch leaves behind (a pool's refill) falls on all rows.
+func TestRoundOrder(t *testing.T) {
+	const n, rounds = 6, 300
+	r := rand.New(rand.NewPCG(1, 2))
+	follows := map[[2]int]int{}
+	for range rounds {
+		order := roundOrder(r, n)
+		require.ElementsMatch(t, []int{0, 1, 2, 3, 4, 5}, order)
+		for k := 1; k < n; k++ {
+			follows[[2]int{order[k-1], order[k]}]++
+		}
+	}
+	mean := float64(rounds*(n-1)) / float64(n*(n-1))
+	for a := range n {
+		for b := range n {
+			if a == b {
+				continue
+			}
+			got := float64(follows[[2]int{a, b}])
+			assert.InDelta(t, mean, got, mean/2, "row %d after row %d", b, a)
+		}
+	}
 }
