@@ -24,9 +24,10 @@ import (
 // TestCrashSuite SIGKILLs `tether run` (this test binary run as tether) at
 // random points of its set-up, its command and its teardown, 100 times (20
 // with -short), with commands that ignore the termination signals and
-// leave background processes. One second after each kill it checks from
-// the host that nothing of the command is alive (no process with the run's
-// marker in its command line, no process in the run's cgroups); after the
+// leave background processes. One second after each kill (and the kills'
+// spread, both stretched by the time scale) it checks from the host that
+// nothing of the command is alive (no process with the run's marker in its
+// command line, no process in the run's cgroups); after the
 // last kill, that the next tether run leaves nothing of its predecessors
 // (no container state, lock, root, mount or cgroup).
 //
@@ -51,6 +52,9 @@ func TestCrashSuite(t *testing.T) {
 		"TETHER_CONFIG="+filepath.Join(dir, "config.yaml"), "NO_COLOR=1")
 	t.Cleanup(func() { removeCgroupTree(t, prefix) })
 
+	// How long after its tether's SIGKILL a run's command may still be
+	// alive: its keeper's teardown, stretched under TCG.
+	reaped := testenv.Scaled(time.Second)
 	base := 600000 + rand.IntN(300000)
 	// Commands of three lengths, so that kills land in the set-up, the
 	// command and the teardown; each ignores SIGTERM/SIGHUP/SIGINT and
@@ -74,12 +78,12 @@ func TestCrashSuite(t *testing.T) {
 				cmd.Stdout, cmd.Stderr = &out, &out
 				require.NoError(t, cmd.Start())
 				// A run reaches its command after 50-500 ms (more on a loaded
-				// machine): spread the kills over that and beyond; every
-				// fourth run is killed just after its command finished,
-				// in the teardown.
-				delay := time.Duration(rand.IntN(1000)) * time.Millisecond
+				// machine, ten times that under TCG): spread the kills over
+				// that and beyond; every fourth run is killed just after its
+				// command finished, in the teardown.
+				delay := time.Duration(rand.Int64N(int64(testenv.Scaled(time.Second))))
 				if i%4 == 3 {
-					deadline := time.Now().Add(20 * time.Second)
+					deadline := time.Now().Add(testenv.Scaled(20 * time.Second))
 					for !fileExists(filepath.Join(dir, "done."+marker)) && time.Now().Before(deadline) {
 						time.Sleep(time.Millisecond)
 					}
@@ -100,7 +104,7 @@ func TestCrashSuite(t *testing.T) {
 				case fileExists(filepath.Join(dir, "started."+marker)):
 					phase = "command"
 				}
-				time.Sleep(time.Until(killed.Add(time.Second)))
+				time.Sleep(time.Until(killed.Add(reaped)))
 				left := procsWith("sleep\x001"+marker, "sleep\x002"+marker)
 				mu.Lock()
 				phases[phase]++
@@ -127,10 +131,10 @@ func TestCrashSuite(t *testing.T) {
 	close(work)
 	wg.Wait()
 	assert.GreaterOrEqual(t, total(phases)-phases["after exit"], kills)
-	t.Logf("%d runs, SIGKILLs by phase %v; survivors 1 s after their tether's SIGKILL: %d", total(phases), phases, len(survivors))
+	t.Logf("%d runs, SIGKILLs by phase %v; survivors %s after their tether's SIGKILL: %d", total(phases), phases, reaped, len(survivors))
 	assert.Positive(t, phases["set-up"], "some kills land in the set-up")
 	assert.Positive(t, phases["command"], "some kills land in the command")
-	assert.Empty(t, survivors, "commands alive 1 s after their tether was killed")
+	assert.Empty(t, survivors, "commands alive %s after their tether was killed", reaped)
 	assert.Empty(t, cgroupProcs(prefix), "processes in the runs' cgroups")
 
 	// Leftovers before the next start (the keepers normally reaped all),
