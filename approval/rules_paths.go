@@ -255,7 +255,16 @@ func isBlockDevice(p string) bool {
 		return false
 	}
 	n := p[len("/dev/"):]
-	if n == "root" || n == "*" || n == "?*" || strings.HasPrefix(n, "[") {
+	switch n {
+	case "root", "*", "?*":
+		return true
+	case "mem", "kmem", "port", "nvram":
+		// Raw hardware: physical and kernel memory, I/O ports (zeros
+		// across /dev/port hit the reset and keyboard controller ports),
+		// the NVRAM. Written, they are as final as a disk.
+		return true
+	}
+	if strings.HasPrefix(n, "[") {
 		return true
 	}
 	if i := strings.IndexByte(n, '/'); i >= 0 {

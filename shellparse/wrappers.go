@@ -609,7 +609,9 @@ func (w *walker) peelRunOpt(name string, cs *cmdState, i int, c ctx) (int, bool)
 	if idx < 0 {
 		return 0, false
 	}
-	cs.pushWrapper(name, i, idx)
+	// The wrapper keeps all its words: script's typescript operand after
+	// -c CMD is a file it writes ("script -c true /dev/sda").
+	cs.pushWrapper(name, i, len(cs.words))
 	if !cs.words[idx].Literal {
 		w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
 		return -1, false
