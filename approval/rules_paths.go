@@ -200,6 +200,18 @@ func isCatastrophicTarget(p string) bool {
 	if systemDirs()[p] {
 		return true
 	}
+	if base := path.Base(p); strings.ContainsAny(base, "*?[") && strings.HasPrefix(p, "/") {
+		// A glob whose matches include a system directory deletes it:
+		// "/[a-z]*" and "/b*" take /bin (and /boot …), as "/*" does.
+		parent := path.Dir(p)
+		for d := range systemDirs() {
+			if d != "/" && path.Dir(d) == parent {
+				if ok, _ := path.Match(base, path.Base(d)); ok {
+					return true
+				}
+			}
+		}
+	}
 	if rel, ok := homeRel(p); ok && rel == "" {
 		return true
 	}
