@@ -153,7 +153,7 @@ func TestDynamicProgram(t *testing.T) {
 		{`r${IFS}m`, nil, nil},
 		{`{rm,-rf,/}`, nil, []string{"rm"}},
 		{`{reboot,}`, nil, []string{"reboot"}},
-		{`/bin/r? -rf /`, nil, []string{"rg", "rm"}},
+		{`/bin/r? -rf /`, nil, []string{"rc", "rg", "rm"}},
 		{`/s*/reboot`, nil, []string{"reboot"}},
 		{`sudo $CMD -rf /`, nil, nil},
 	}
@@ -788,7 +788,7 @@ func TestMorePayloadHosts(t *testing.T) {
 		{`sudo -s rm -rf /`, []string{"rm"}, nil},
 		{`sudo -i 'rm -rf /; reboot'`, []string{"rm", "reboot"}, nil},
 		{`parallel ::: 'rm x' 'reboot'`, []string{"rm", "reboot"}, nil},
-		{`echo 'rm -rf /' | at now`, []string{"echo", "at"}, []OpaqueKind{OpaquePipedShell}},
+		{`echo 'rm -rf /' | at now`, []string{"echo", "at", "rm"}, []OpaqueKind{OpaquePipedShell}},
 		{`at -f job.sh now`, []string{"at"}, nil},
 		{`echo '* * * * * rm' | crontab -`, []string{"echo", "crontab"}, []OpaqueKind{OpaquePipedShell}},
 		{`crontab -l | cat`, []string{"crontab", "cat"}, nil},
