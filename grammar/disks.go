@@ -16,12 +16,22 @@ func disks() []*Spec {
 	// The mkfs family shares one option table.
 	mkfsOpts := gnu(args("-t --type -L -U -b -C -c -d -E -F -g -G -i -I -J -l -m -M -N -o -O -r -T -e -p -s -n"),
 		flags("-f -q -v -V -K -S -D -j"))
+	// mke2fs -n and -V, and mkfs.xfs -N, only print what would be done or
+	// the version (-n is a label in mkfs.vfat, so only these have it).
+	extOpts := join(mkfsOpts, ops(flag("-n", DryRun), flag("-V", DryRun)))
+	xfsOpts := join(mkfsOpts, ops(flag("-N", DryRun), flag("-V", DryRun)))
 	var out []*Spec
 	for _, n := range mkfs {
-		out = append(out, &Spec{Name: n, Effects: Format, Operands: allTargets, Options: mkfsOpts})
+		o := mkfsOpts
+		switch n {
+		case "mke2fs", "mkfs.ext2", "mkfs.ext3", "mkfs.ext4":
+			o = extOpts
+		case "mkfs.xfs":
+			o = xfsOpts
+		}
+		out = append(out, &Spec{Name: n, Effects: Format, Operands: allTargets, Options: o})
 	}
-	// mkfs -t TYPE: -t takes a value in every mkfs; -n is a dry run in
-	// mke2fs only, so it is not DryRun here (mkfs.vfat -n is a label).
+	// mkfs -t TYPE: -t takes a value in every mkfs.
 	return append(out,
 		&Spec{Name: "wipefs", Operands: allTargets, Options: gnu(
 			ops(flag("--all -a", Format), argE("--offset -o", 0, Format), flag("--no-act -n", DryRun),

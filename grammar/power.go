@@ -104,6 +104,26 @@ var powerUnits = func() map[string]Effect {
 	return m
 }()
 
+// sleepUnits are the sleep targets: started, they suspend or hibernate the
+// machine as systemctl suspend and hibernate do.
+var sleepUnits = func() map[string]Effect {
+	m := map[string]Effect{}
+	for _, u := range strings.Fields("suspend hibernate hybrid-sleep suspend-then-hibernate sleep systemd-suspend systemd-hibernate systemd-hybrid-sleep systemd-suspend-then-hibernate") {
+		m[u+".target"] = ServiceStop
+		m[u+".service"] = ServiceStop
+	}
+	return m
+}()
+
+// valuesOf gives every key of m the effect e.
+func valuesOf(m map[string]Effect, e Effect) map[string]Effect {
+	out := make(map[string]Effect, len(m))
+	for k := range m {
+		out[k] = e
+	}
+	return out
+}
+
 // systemctl's verbs follow global options that may take values; the power
 // verbs halt the machine, and starting a power unit or isolating a rescue
 // target does too.
@@ -121,8 +141,10 @@ func systemctl() *Spec {
 		Subs: []*Spec{
 			sub("reboot poweroff halt kexec soft-reboot emergency rescue exit", Power),
 			{Name: "start", Aliases: []string{"restart-or-start", "try-start", "reload-or-restart", "restart", "try-restart", "condrestart", "enqueue", "isolate"},
-				Operands: []OperandRule{{All: true, Effects: Target, Values: powerUnits}}},
+				Operands: []OperandRule{{All: true, Effects: Target, Values: powerUnits}, {All: true, Values: sleepUnits}}},
 			sub("stop disable mask kill terminate force-reload freeze clean suspend hibernate hybrid-sleep suspend-then-hibernate sleep", stop),
+			// A power target as the default target halts every boot.
+			{Name: "set-default", Operands: []OperandRule{{All: true, Effects: Target, Values: valuesOf(powerUnits, stop)}}},
 		},
 		Refine: func(inv *Invocation) {
 			if len(inv.Sub) == 0 {

@@ -33,6 +33,11 @@ func storage() []*Spec {
 		{Name: "wipe", Effects: DeviceWrite | Delete, Operands: allTargets, Options: join(
 			ops(flag("-r -R", Recursive), flag("-f", Force)), args("-Q -l -x -p -b -S -M"),
 			flags("-i -s -v -V -k -c -D -e -z -Z -q -a -h -F -o -T -C"))},
+		// secure-delete's srm overwrites and unlinks (-r: whole trees).
+		{Name: "srm", Effects: DeviceWrite | Delete, Operands: allTargets, Options: join(
+			ops(flag("-r -R", Recursive), flag("-f", Force)), flags("-d -l -l -s -m -z -v -x -i -V"))},
+		// fsfreeze -f stops every write to the filesystem until -u.
+		{Name: "fsfreeze", Operands: allTargets, Options: gnu(ops(flag("--freeze -f", Mount), flag("--unfreeze -u", 0)))},
 		// mtools: mformat -i IMAGE formats the image or device given to -i.
 		{Name: "mformat", Effects: Format, Operands: allTargets, Options: join(
 			ops(argE("-i", Target, 0)), args("-t -h -s -T -l -c -d -r -L -N -H -M -a -m -S -B -k -C -I -f -X -F -v -1 -2 -0 -A -R"))},
