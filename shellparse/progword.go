@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/tether-dev/tether/grammar"
-	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -86,22 +85,29 @@ func (w *walker) staticProgram(cs *cmdState, i int, c ctx) {
 	}
 }
 
+// maxBraceWords bounds the words a brace expansion of a program word makes.
+const maxBraceWords = 64
+
 // braceWords returns the source text of the words bash's brace expansion
-// makes of sw, or nil when sw has no brace expansion.
+// makes of sw, or nil when sw has no brace expansion or one this does not
+// expand (a {x..y} sequence, more than maxBraceWords words). mvdan's
+// expand package has brace expansion too, but it imports os/exec, which
+// the analysis packages must not.
 func braceWords(sw *syntax.Word) []string {
 	cp := *sw
 	cp.Parts = slices.Clone(sw.Parts)
 	if !syntax.SplitBraces(&cp) {
 		return nil
 	}
+	alts, ok := expandParts(cp.Parts)
+	if !ok {
+		return nil
+	}
 	var out []string
 	pr := syntax.NewPrinter()
-	for ew, err := range expand.BracesSeq(nil, &cp) {
-		if err != nil || len(out) >= 64 {
-			return nil
-		}
+	for _, parts := range alts {
 		var b strings.Builder
-		if pr.Print(&b, ew) != nil {
+		if pr.Print(&b, &syntax.Word{Parts: parts}) != nil {
 			return nil
 		}
 		if b.Len() > 0 { // an empty alternative vanishes: "{reboot,}" is reboot
@@ -109,4 +115,40 @@ func braceWords(sw *syntax.Word) []string {
 		}
 	}
 	return out
+}
+
+// expandParts expands the first brace expression of parts, alternatives
+// (themselves expanded) in order, then the rest.
+func expandParts(parts []syntax.WordPart) ([][]syntax.WordPart, bool) {
+	for i, p := range parts {
+		be, ok := p.(*syntax.BraceExp)
+		if !ok {
+			continue
+		}
+		if be.Sequence {
+			return nil, false
+		}
+		rest, ok := expandParts(parts[i+1:])
+		if !ok {
+			return nil, false
+		}
+		var out [][]syntax.WordPart
+		for _, e := range be.Elems {
+			inner, ok := expandParts(e.Parts)
+			if !ok {
+				return nil, false
+			}
+			for _, in := range inner {
+				for _, r := range rest {
+					if len(out) >= maxBraceWords {
+						return nil, false
+					}
+					w := append(append(slices.Clone(parts[:i]), in...), r...)
+					out = append(out, w)
+				}
+			}
+		}
+		return out, true
+	}
+	return [][]syntax.WordPart{parts}, true
 }
