@@ -309,7 +309,7 @@ var catalog = []Rule{
 		NoMatch:     []string{"ssh host", "ssh -V", "docker ps"}},
 	{ID: RuleKill, Tier: TierApproval,
 		Description: "forced or name-based process kill",
-		Match:       []string{"kill -9 1234", "kill -KILL 12", "pkill python", "killall -s KILL firefox", "kill -s 9 1"},
+		Match:       []string{"kill -9 1234", "kill -KILL 12", "pkill python", "killall -s KILL firefox", "kill -s 9 12"},
 		NoMatch:     []string{"kill 12345", "kill -l", "kill -TERM 12"}},
 	{ID: RuleServiceStop, Tier: TierApproval,
 		Description: "stop, restart or disable a system service",
