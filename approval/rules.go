@@ -266,6 +266,7 @@ func (a *analyzer) command(c *shellparse.Command) {
 	if inv != nil && inv.Spec != nil {
 		a.invocation(c, inv)
 	}
+	a.deviceUse(c, inv, args)
 	a.program(c, prog, args, inv)
 	a.interpreter(c, args, inv)
 	a.secretRead(c, args)
@@ -760,12 +761,18 @@ func (a *analyzer) wrapper(c *shellparse.Command, w *shellparse.Wrapper) {
 	if isShell(w.Program) && shellHasC(w.Args) && !plainShellC(w, c) {
 		a.hit(RuleShellPayload, c.Text, c.Span)
 	}
-	// A wrapper's own options may write files (time -o, strace -o).
+	// A wrapper's own options and operands may write files (time -o,
+	// strace -o, script's typescript).
 	if grammar.Lookup(w.Program) != nil {
 		inv := grammar.Parse(w.Program, w.Args)
 		for _, o := range inv.Options {
 			if o.HasValue && o.ValueEffects.Has(grammar.Write) {
 				a.writeTarget(c, o.Value, false)
+			}
+		}
+		for _, op := range inv.Operands {
+			if op.Effects.Has(grammar.Write) {
+				a.writeTarget(c, op.Value, false)
 			}
 		}
 	}
@@ -975,8 +982,8 @@ func (a *analyzer) scriptWrite(c *shellparse.Command, args []string) {
 // writeTarget checks one write destination given as word value v.
 func (a *analyzer) writeTarget(c *shellparse.Command, v string, redirect bool) {
 	p := a.fold(v)
-	if p == "/proc/sysrq-trigger" {
-		a.hit(RulePower, c.Text, c.Span) // "echo b >" reboots, "echo o >" powers off, at once
+	if id := sysNodeRule(p); id != "" {
+		a.hit(id, c.Text, c.Span)
 		return
 	}
 	if !redirect && a.blockDevice(c, v) {

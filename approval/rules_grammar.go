@@ -39,6 +39,7 @@ var effectRules = []struct {
 	{grammar.Schedule, RuleCrontab},
 	{grammar.Remote, RuleRemoteExec},
 	{grammar.Listen, RuleReverseShell},
+	{grammar.DiskChange, RuleDiskChange},
 }
 
 // invocation applies the grammar-driven rules to c, read as inv.

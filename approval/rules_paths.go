@@ -200,6 +200,18 @@ func isCatastrophicTarget(p string) bool {
 	if systemDirs()[p] {
 		return true
 	}
+	if base := path.Base(p); strings.ContainsAny(base, "*?[") && strings.HasPrefix(p, "/") {
+		// A glob whose matches include a system directory deletes it:
+		// "/[a-z]*" and "/b*" take /bin (and /boot …), as "/*" does.
+		parent := path.Dir(p)
+		for d := range systemDirs() {
+			if d != "/" && path.Dir(d) == parent {
+				if ok, _ := path.Match(base, path.Base(d)); ok {
+					return true
+				}
+			}
+		}
+	}
 	if rel, ok := homeRel(p); ok && rel == "" {
 		return true
 	}
@@ -255,7 +267,16 @@ func isBlockDevice(p string) bool {
 		return false
 	}
 	n := p[len("/dev/"):]
-	if n == "root" || n == "*" || n == "?*" || strings.HasPrefix(n, "[") {
+	switch n {
+	case "root", "*", "?*":
+		return true
+	case "mem", "kmem", "port", "nvram":
+		// Raw hardware: physical and kernel memory, I/O ports (zeros
+		// across /dev/port hit the reset and keyboard controller ports),
+		// the NVRAM. Written, they are as final as a disk.
+		return true
+	}
+	if strings.HasPrefix(n, "[") {
 		return true
 	}
 	if i := strings.IndexByte(n, '/'); i >= 0 {

@@ -152,7 +152,7 @@ func TestSmartRoute(t *testing.T) {
 	// DENY is a deny; max_denials DENYs open the session's breaker.
 	set("DENY")
 	for range 2 {
-		d, err = e.Decide(t.Context(), Request{Command: "kill -9 1", Session: "bad", Platform: PlatformGateway})
+		d, err = e.Decide(t.Context(), Request{Command: "kill -9 41", Session: "bad", Platform: PlatformGateway})
 		require.ErrorIs(t, err, ErrDenied)
 		assert.Equal(t, "smart", d.Route)
 		assert.Contains(t, d.Message, "Do not retry")

@@ -77,7 +77,10 @@ func coreutils() []*Spec {
 			ops(arg("--filter", Exec)), args("--suffix-length -a --additional-suffix --bytes -b --line-bytes -C --lines -l --number -n --separator -t --prefix -f --digits"),
 			flags("-d -x --elide-empty-files -e --unbuffered -u --verbose --keep-files -k --quiet -s -z"))},
 		{Name: "dd", Options: gnuHelp(), Refine: refineDD},
-		{Name: "tar", Aliases: []string{"gtar", "bsdtar"}, Options: gnu(
+		// tar --remove-files deletes what it archived, directories and
+		// all; the traditional form "tar cf ARCHIVE" is read too.
+		{Name: "tar", Aliases: []string{"gtar", "bsdtar"}, Traditional: true, Operands: allTargets, Options: gnu(
+			ops(flag("--remove-files", Delete|Recursive)),
 			ops(argE("--file -f", Write|Read, 0), arg("--to-command", Exec), arg("--use-compress-program -I", Exec),
 				arg("--checkpoint-action", Exec), arg("--info-script --new-volume-script -F", Exec),
 				arg("--rsh-command", Exec), arg("--rmt-command", Exec), arg("--directory -C", 0),
@@ -90,7 +93,7 @@ func coreutils() []*Spec {
 				flag("--list -t", DryRun)),
 			flags("-A --catenate --concatenate -c --create -d --diff --compare --delete -r --append -u --update -x --extract --get "+
 				"-z --gzip -j --bzip2 -J --xz --zstd --lzma -Z --compress -a --auto-compress -v --verbose -p --preserve-permissions "+
-				"-k --keep-old-files --overwrite --remove-files -P --absolute-names -h --dereference -S --sparse -O --to-stdout "+
+				"-k --keep-old-files --overwrite -P --absolute-names -h --dereference -S --sparse -O --to-stdout "+
 				"-m --touch -o -w --interactive -W --verify -l -B -M --multi-volume -G -i --ignore-zeros --numeric-owner "+
 				"--no-same-owner --same-owner --wildcards --no-wildcards --anchored --recursion --no-recursion --totals --utc -U --unlink-first "+
 				"--keep-newer-files --one-file-system --show-transformed-names --null -s --same-order --preserve-order --exclude-vcs"))},
@@ -105,17 +108,24 @@ func coreutils() []*Spec {
 	}
 }
 
-// refineDD reads dd's key=value operands: of= is written, if= read.
+// refineDD reads dd's key=value operands: of= is written, if= read. The
+// dd clones (dcfldd, dc3dd) read the same operands and add their own
+// outputs: of= again for dc3dd's "ofs=", the hash-verifying "hof=" and
+// "hofs=", and dc3dd's "wipe=" and "hwipe=" (fill the device with zeros).
 func refineDD(inv *Invocation) {
 	for i := range inv.Operands {
 		op := &inv.Operands[i]
-		switch {
-		case len(op.Value) > 3 && op.Value[:3] == "of=":
-			op.Value = op.Value[3:]
+		k, v, ok := strings.Cut(op.Value, "=")
+		if !ok || v == "" {
+			continue
+		}
+		switch k {
+		case "of", "ofs", "hof", "hofs", "wipe", "hwipe":
+			op.Value = v
 			op.Effects |= Write | Target
 			inv.Effects |= DeviceWrite
-		case len(op.Value) > 3 && op.Value[:3] == "if=":
-			op.Value = op.Value[3:]
+		case "if", "ifs", "vf":
+			op.Value = v
 			op.Effects |= Read
 		}
 	}

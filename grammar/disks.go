@@ -16,12 +16,22 @@ func disks() []*Spec {
 	// The mkfs family shares one option table.
 	mkfsOpts := gnu(args("-t --type -L -U -b -C -c -d -E -F -g -G -i -I -J -l -m -M -N -o -O -r -T -e -p -s -n"),
 		flags("-f -q -v -V -K -S -D -j"))
+	// mke2fs -n and -V, and mkfs.xfs -N, only print what would be done or
+	// the version (-n is a label in mkfs.vfat, so only these have it).
+	extOpts := join(mkfsOpts, ops(flag("-n", DryRun), flag("-V", DryRun)))
+	xfsOpts := join(mkfsOpts, ops(flag("-N", DryRun), flag("-V", DryRun)))
 	var out []*Spec
 	for _, n := range mkfs {
-		out = append(out, &Spec{Name: n, Effects: Format, Operands: allTargets, Options: mkfsOpts})
+		o := mkfsOpts
+		switch n {
+		case "mke2fs", "mkfs.ext2", "mkfs.ext3", "mkfs.ext4":
+			o = extOpts
+		case "mkfs.xfs":
+			o = xfsOpts
+		}
+		out = append(out, &Spec{Name: n, Effects: Format, Operands: allTargets, Options: o})
 	}
-	// mkfs -t TYPE: -t takes a value in every mkfs; -n is a dry run in
-	// mke2fs only, so it is not DryRun here (mkfs.vfat -n is a label).
+	// mkfs -t TYPE: -t takes a value in every mkfs.
 	return append(out,
 		&Spec{Name: "wipefs", Operands: allTargets, Options: gnu(
 			ops(flag("--all -a", Format), argE("--offset -o", 0, Format), flag("--no-act -n", DryRun),
@@ -65,8 +75,9 @@ func disks() []*Spec {
 		&Spec{Name: "nvme", Options: gnuHelp(), Subs: []*Spec{
 			{Name: "format", Effects: Format | Device, Operands: allTargets, Options: args("--namespace-id -n --lbaf -l --ses -s --pi -i --pil -p --ms -m --timeout -t")},
 			{Name: "sanitize", Effects: Format | Device, Operands: allTargets, Options: args("--sanact -a --ovrpat -p --owpass -n")},
-			{Name: "write-zeroes", Aliases: []string{"write-uncor", "dsm", "write", "ns-delete", "delete-ns", "detach-ns", "fw-download", "fw-commit", "security-send"},
-				Effects: Format | Device, Operands: allTargets},
+			{Name: "write-zeroes", Aliases: []string{"write-uncor", "dsm", "write", "ns-delete", "delete-ns", "detach-ns", "fw-download", "fw-commit", "security-send",
+				"admin-passthru", "io-passthru"}, Effects: Format | Device, Operands: allTargets},
+			{Name: "zns", Subs: []*Spec{{Name: "reset-zone", Aliases: []string{"finish-zone", "offline-zone", "zone-append", "zrwa-flush-zone"}, Effects: Format | Device, Operands: allTargets}}},
 		}},
 		&Spec{Name: "cryptsetup", Persistent: true, Options: gnu(
 			args("--type -M --cipher -c --hash -h --key-file -d --key-size -s --key-slot -S --iter-time -i --pbkdf "+
@@ -74,6 +85,9 @@ func disks() []*Spec {
 			flags("--batch-mode -q --verbose -v --debug --readonly -r --allow-discards --use-random --use-urandom --force-password")),
 			Subs: []*Spec{
 				{Name: "luksFormat", Aliases: []string{"erase", "luksErase", "luksKillSlot", "reencrypt", "tcryptFormat"}, Effects: Format, Operands: []OperandRule{{Index: 0, Effects: Target}}},
+				// Restoring a header backup, removing a key and repairing
+				// can each make the volume key unrecoverable.
+				{Name: "luksHeaderRestore", Aliases: []string{"luksRemoveKey", "repair", "luksChangeKey", "luksConvertKey", "convert"}, Effects: DiskChange, Operands: []OperandRule{{Index: 0, Effects: Target}}},
 				{Name: "open", Aliases: []string{"luksOpen", "close", "luksClose", "status", "luksDump", "isLuks", "luksUUID", "benchmark", "resize"}},
 			}},
 		&Spec{Name: "hdparm", Long: Exact, Operands: allTargets, Options: join(
@@ -93,7 +107,10 @@ func disks() []*Spec {
 			ops(flag("-w", Format), flag("-n", 0)), args("-b -c -d -e -i -o -p -t"), flags("-f -s -v -B -X"))},
 		&Spec{Name: "lvremove", Aliases: []string{"vgremove", "pvremove", "lvreduce"}, Effects: Format | Device, Operands: allTargets,
 			Options: gnu(flags("--force -f --yes -y --verbose -v --test -t"))},
-		&Spec{Name: "zpool", Subs: []*Spec{{Name: "destroy", Aliases: []string{"labelclear"}, Effects: Format | Device, Operands: allTargets}}},
+		// ZFS pool members are overwritten by create, add, attach and
+		// replace; they are named as disks ("sda") as often as as paths.
+		&Spec{Name: "zpool", Subs: []*Spec{{Name: "destroy", Aliases: []string{"labelclear", "create", "add", "attach", "replace", "split", "initialize", "trim"},
+			Effects: Format | Device, Operands: allTargets, Options: join(args("-o -O -m -R -t"), flags("-f -n -d -s -w -c -u -P -g -L"))}}},
 		&Spec{Name: "zfs", Subs: []*Spec{{Name: "destroy", Effects: Format | Device, Operands: allTargets}}},
 		&Spec{Name: "diskutil", Refine: refineDiskutil},
 	)

@@ -14,7 +14,11 @@
 // family: coreutils.go for the rm family and file writers, disks.go,
 // power.go, kills.go, git.go, packages.go, clusters.go for kubectl, helm
 // and container engines, interpreters.go, editors.go, network.go,
-// builds.go, wrappers.go, system.go). For each program:
+// builds.go, wrappers.go, system.go, storage.go for LVM, ZFS, btrfs, wipers
+// and flash, images.go for imagers, cloners and archivers that write a
+// named output, devread.go for the tools that only read devices). Programs
+// that dispatch on a name prefix (mkfs.TYPE, fsck.TYPE, partclone.FS) are
+// found by it. For each program:
 //
 //   - Options: spellings (canonical first), whether each takes a value
 //     (NoArg, Required, Optional attached-only), what giving it does

@@ -42,7 +42,10 @@ func editors() []*Spec {
 			arg("--path-separator", 0), arg("--ignore-file", Read), arg("--engine", 0), arg("--encoding -E", 0), arg("--replace -r", 0),
 			arg("--context-separator", 0), arg("--max-filesize", 0), arg("--pre-glob", 0), arg("--dfa-size-limit --regex-size-limit", 0),
 			flag("--version -V", DryRun), flag("--help -h", DryRun)))},
-		{Name: "zip", Options: ops(arg("--unzip-command -TT", Exec), arg("-b", 0), arg("-t -tt", 0), arg("-x --exclude", 0), arg("-i --include", 0), arg("-P --password", 0), arg("-O --output-file", Write))},
+		// zip -m moves the files into the archive: it deletes them after.
+		{Name: "zip", Operands: []OperandRule{{Index: 0, Effects: Write}, {All: true, From: 1, Effects: Target}},
+			Options: ops(arg("--unzip-command -TT", Exec), arg("-b", 0), arg("-t -tt", 0), arg("-x --exclude", 0), arg("-i --include", 0), arg("-P --password", 0), arg("-O --output-file", Write),
+				flag("--move -m", Delete), flag("--recurse-paths -r", Recursive), flag("--recurse-patterns -R", Recursive))},
 	}
 }
 

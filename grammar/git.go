@@ -51,8 +51,13 @@ func gitSubs(remote, diffOut []Option) []*Spec {
 			flag("--prune", BranchDelete), flag("--dry-run -n", DryRun), flag("--all", 0), flag("--tags", 0),
 			flag("--set-upstream -u", 0), flag("--atomic", 0), flag("--no-verify", 0), flag("--follow-tags", 0),
 			flag("--porcelain", 0), flag("--quiet -q", 0), flag("--verbose -v", 0), flag("--progress", 0), flag("-4", 0), flag("-6", 0)))),
-		withURLs(s("fetch pull clone ls-remote archive remote-ext submodule", 0, remote,
+		withURLs(s("fetch pull ls-remote archive remote-ext submodule", 0, remote,
 			flags("--all --prune -p --tags -t --quiet -q --verbose -v --rebase -r --ff-only --no-ff --bare --mirror --no-checkout -n --single-branch --progress"))),
+		// clone's -u is --upload-pack (fetch's -u is --update-head-ok).
+		withURLs(s("clone", 0, remote, ops(arg("-u", Exec)),
+			flags("--quiet -q --verbose -v --bare --mirror --no-checkout -n --single-branch --progress --local -l --shared -s --no-hardlinks"))),
+		// send-email runs these commands through the shell.
+		s("send-email", 0, argsV("--sendmail-cmd --to-cmd --cc-cmd --header-cmd", Exec), argsV("--smtp-server-option", 0)),
 		s("clean", Delete, ops(flag("--force -f", Force), flag("--dry-run -n", DryRun), flag("-d", Recursive), flag("-x", 0),
 			flag("-X", 0), arg("--exclude -e", 0), flag("--interactive -i", 0), flag("--quiet -q", 0))),
 		{Name: "checkout", Options: join(ops(flag("--force -f", Discard), arg("-b", 0), arg("-B", 0), arg("--orphan", 0),

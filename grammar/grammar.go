@@ -113,6 +113,12 @@ const (
 	// PID…): which ones, and whether that is every process, depends on the
 	// targets' values.
 	Signal
+	// DiskChange: the invocation rewrites a disk's metadata, encryption
+	// header or device mapping, or the firmware flash, in a way that can
+	// lose data (debugfs -w, xfs_repair -L, fsck repairs, cryptsetup
+	// luksHeaderRestore, dmsetup remove_all, flashrom -w): routine repair
+	// or maintenance, not a wipe, so approval rather than hardline.
+	DiskChange
 )
 
 // Has reports whether e holds every effect in f.
@@ -219,6 +225,9 @@ type Spec struct {
 	// (POSIX getopt, "+" in GNU getopt: wrappers, ssh); otherwise GNU
 	// permutation applies and options may follow operands.
 	StopAtOperand bool
+	// Traditional reports that a first word without a dash is a cluster
+	// of short options whose values follow it in order ("tar cf A .").
+	Traditional bool
 	// Options are the options of the program (or subcommand).
 	Options []Option
 	// Persistent reports that the options of this spec stay valid after a
@@ -324,9 +333,15 @@ type Invocation struct {
 }
 
 // Lookup returns the grammar of program (a base name such as "rm"), or nil.
+// Programs that dispatch on a name prefix are found by it: mkfs(8) runs
+// mkfs.TYPE for any TYPE, fsck(8) fsck.TYPE, and partclone ships one
+// partclone.FS per filesystem, so "mkfs.bcachefs" is read as mkfs.
 func Lookup(program string) *Spec {
 	e := index()[program]
 	if e == nil {
+		if p, _, ok := strings.Cut(program, "."); ok && prefixFamilies[p] {
+			return Lookup(p)
+		}
 		return nil
 	}
 	if s := e.spec.Load(); s != nil {
@@ -336,6 +351,10 @@ func Lookup(program string) *Spec {
 	e.spec.Store(s)
 	return s
 }
+
+// prefixFamilies are the programs whose "NAME.SUFFIX" variants share their
+// grammar (see Lookup).
+var prefixFamilies = map[string]bool{"mkfs": true, "fsck": true, "partclone": true}
 
 // Wraps reports whether the program, or one of its subcommands, runs
 // another command named on its command line (it has a Wrap).
@@ -465,7 +484,8 @@ func buildFamily(decl func() []*Spec) map[string]*Spec {
 var families = []family{
 	newFamily(coreutils), newFamily(disks), newFamily(power), newFamily(kills), newFamily(gitFamily),
 	newFamily(packages), newFamily(clusters), newFamily(interpreters), newFamily(editors), newFamily(network),
-	newFamily(builds), newFamily(wrappers), newFamily(system),
+	newFamily(builds), newFamily(wrappers), newFamily(system), newFamily(storage), newFamily(images),
+	newFamily(deviceReaders),
 }
 
 // entry is one program name in the index: its family, and its spec once

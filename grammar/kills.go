@@ -29,6 +29,9 @@ func kills() []*Spec {
 		{Name: "killall5", Effects: KillAll},
 		{Name: "pkill", Aliases: []string{"pgrep", "pidwait", "skill", "snice"}, Options: procps, Refine: refinePkill},
 		{Name: "killall", Long: LongOnly, Options: psmisc, Refine: refinePkill},
+		{Name: "fuser", Operands: allTargets, Refine: refineFuser, Options: join(ops(flag("--kill -k", Kill), flag("--mount -m", 0), flag("--ismountpoint -M", 0),
+			flag("--list-signals -l", DryRun), flag("--version -V", DryRun), arg("--namespace -n", 0)),
+			flags("--all -a --interactive -i --inode -I --silent -s --user -u --verbose -v -w -4 --ipv4 -6 --ipv6"))},
 	}
 }
 
@@ -70,13 +73,83 @@ func refineKill(inv *Invocation) {
 	}
 	for _, p := range pids {
 		inv.Operands = append(inv.Operands, Operand{Value: p, Effects: Target})
-		if p == "-1" && s != "0" {
+		if s == "0" {
+			continue
+		}
+		// kill reads a pid as a number (strtol, bash's legal_number):
+		// "-0001" is -1 and "01" is 1.
+		switch n, ok := pidNumber(p); {
+		case ok && n == -1:
 			inv.Effects |= KillAll
+		case ok && n == 1:
+			// Every init halts, reboots or powers off on some signal
+			// to pid 1: systemd on SIGINT (ctrl-alt-del.target) and
+			// SIGRTMIN+3…+16, busybox init on SIGTERM, SIGUSR1 and
+			// SIGUSR2, sysvinit on SIGINT and SIGPWR. SIGHUP only
+			// reloads (systemd daemon-reexec, inittab re-read), but it
+			// applies whatever was staged for the reload (a changed
+			// inittab or default target), and signal numbers differ
+			// between architectures: any signal but 0 counts, one rule
+			// rather than a list of names to keep in step with every
+			// init.
+			inv.Effects |= Power
 		}
 	}
 	if s == "9" || s == "KILL" {
 		inv.Effects |= Kill
 	}
+}
+
+// refineFuser: fuser -k signals every process using its targets; with -m
+// (or -M) a target names the whole filesystem it is on, so "fuser -km /"
+// and "fuser -km /home" kill every process with a file open, a cwd or a
+// mapping there. Only removable-media mounts (/mnt, /media, /run/media)
+// are taken to be filesystems of their own. A "-SIGNAL" word is a signal
+// (psmisc reads it before getopt): "-0" would only check, but fuser has
+// no check mode, so it still kills with -k.
+func refineFuser(inv *Invocation) {
+	if !inv.Has("--kill") || inv.Effects.Has(DryRun) {
+		inv.Effects &^= Kill
+		return
+	}
+	if !inv.Has("--mount") && !inv.Has("--ismountpoint") {
+		return
+	}
+	for _, op := range inv.Operands {
+		p := op.Value
+		if !(strings.HasPrefix(p, "/mnt/") || strings.HasPrefix(p, "/media/") || strings.HasPrefix(p, "/run/media/")) {
+			inv.Effects |= KillAll
+		}
+	}
+}
+
+// pidNumber reads a kill operand as kill does: an optional sign and
+// decimal digits ("%1" job specs and names are not pids).
+func pidNumber(p string) (int, bool) {
+	neg := false
+	switch {
+	case strings.HasPrefix(p, "-"):
+		neg, p = true, p[1:]
+	case strings.HasPrefix(p, "+"):
+		p = p[1:]
+	}
+	if p == "" {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if n < 1<<20 {
+			n = n*10 + int(c-'0')
+		}
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 // sampleNames are process names a pattern matching all of them is taken to

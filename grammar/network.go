@@ -50,6 +50,16 @@ func network() []*Spec {
 				if !inv.Effects.Has(Delete) {
 					return
 				}
+				if inv.Has("--remove-source-files") {
+					// The sources are deleted once sent: every file of
+					// a tree with -r or -a.
+					for i := range inv.Operands[:max(len(inv.Operands)-1, 0)] {
+						inv.Operands[i].Effects |= Target
+					}
+					if inv.Has("-r") || inv.Has("-a") {
+						inv.Effects |= Recursive
+					}
+				}
 				for i := range inv.Operands {
 					if inv.Operands[i].Effects.Has(Write) {
 						inv.Operands[i].Effects |= Target

@@ -44,6 +44,66 @@ func ParsePosix(program string, args []string) *Invocation {
 }
 
 func parseArgs(program string, args []string, posix bool) *Invocation {
+	if root := Lookup(program); root != nil && root.Traditional {
+		if words, origin := traditional(root, args); words != nil {
+			inv := parseWords(program, words, posix)
+			inv.Args = args
+			inv.remap(origin)
+			return inv
+		}
+	}
+	return parseWords(program, args, posix)
+}
+
+// traditional rewrites the traditional option form of tar ("tar cvf
+// ARCHIVE FILE…"): a first word without a dash is a cluster of option
+// letters, and each letter that takes a value takes the next word, in
+// order ("cfb A 20" is -c -f A -b 20). It returns nil when args do not
+// start so, or the cluster has a letter s does not know (then the word is
+// an operand, as the program reads it too when it is not an option).
+// origin maps each new word to the argument it came from.
+func traditional(s *Spec, args []string) (words []string, origin []int) {
+	if len(args) == 0 || args[0] == "" || args[0][0] == '-' || strings.IndexByte(args[0], '=') >= 0 {
+		return nil, nil
+	}
+	first := args[0]
+	next := 1
+	for k := 0; k < len(first); k++ {
+		c := first[k]
+		if c >= 128 || s.short[c] == 0 {
+			return nil, nil
+		}
+		words, origin = append(words, shortNames[c]), append(origin, 0)
+		if s.Options[s.short[c]-1].Arg == Required && next < len(args) {
+			words, origin = append(words, args[next]), append(origin, next)
+			next++
+		}
+	}
+	for ; next < len(args); next++ {
+		words, origin = append(words, args[next]), append(origin, next)
+	}
+	return words, origin
+}
+
+// remap turns the word indexes of an invocation read from rewritten words
+// back into indexes of the arguments they came from.
+func (inv *Invocation) remap(origin []int) {
+	at := func(i int) int {
+		if i < 0 || i >= len(origin) {
+			return i
+		}
+		return origin[i]
+	}
+	for i := range inv.Options {
+		inv.Options[i].Arg, inv.Options[i].ValueArg = at(inv.Options[i].Arg), at(inv.Options[i].ValueArg)
+	}
+	for i := range inv.Operands {
+		inv.Operands[i].Arg = at(inv.Operands[i].Arg)
+	}
+	inv.Command, inv.DashDash = at(inv.Command), at(inv.DashDash)
+}
+
+func parseWords(program string, args []string, posix bool) *Invocation {
 	// One allocation holds the invocation and room for the options,
 	// operands and subcommand words of a typical command.
 	b := &invocationBuf{}

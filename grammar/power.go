@@ -41,6 +41,30 @@ func power() []*Spec {
 				sub("kill-session kill-user terminate-session terminate-user terminate-seat", Kill),
 				sub("poweroff reboot halt", Power),
 			}},
+		// rtcwake -m off|disk powers off (off calls shutdown, disk
+		// hibernates); the suspend modes (standby, the default, mem,
+		// freeze) stop the machine until the alarm, as systemctl suspend.
+		{Name: "rtcwake", Options: gnu(ops(arg("--mode -m", 0), flag("--dry-run -n", DryRun), flag("--list-modes", DryRun)),
+			args("--seconds -s --time -t --date --device -d"), flags("--auto -a --local -l --utc -u --verbose -v --adjfile -A")),
+			Refine: func(inv *Invocation) {
+				mode, ok := inv.Value("--mode")
+				switch {
+				case !ok:
+					mode = "standby"
+				case mode == "no" || mode == "on" || mode == "disable" || mode == "show":
+					return
+				}
+				if mode == "off" || mode == "disk" {
+					inv.Effects |= Power
+				} else {
+					inv.Effects |= ServiceStop
+				}
+			}},
+		// ipmitool talks to the local BMC (or -H's): chassis power
+		// off/reset/cycle/soft (also "power …" alone) and "mc reset" halt
+		// or reset the machine at once.
+		{Name: "ipmitool", Options: join(args("-I -H -U -P -f -k -y -L -p -t -b -T -B -l -m -o -O -R -N -C -c -e -S -K -D -Y"), flags("-v -V -h -E -A -a -x -z -4 -6")),
+			Refine: refineIpmitool},
 		{Name: "busctl", Aliases: []string{"dbus-send", "gdbus", "qdbus", "dbus"}, Refine: refineDBus},
 	}
 }
@@ -80,6 +104,26 @@ var powerUnits = func() map[string]Effect {
 	return m
 }()
 
+// sleepUnits are the sleep targets: started, they suspend or hibernate the
+// machine as systemctl suspend and hibernate do.
+var sleepUnits = func() map[string]Effect {
+	m := map[string]Effect{}
+	for _, u := range strings.Fields("suspend hibernate hybrid-sleep suspend-then-hibernate sleep systemd-suspend systemd-hibernate systemd-hybrid-sleep systemd-suspend-then-hibernate") {
+		m[u+".target"] = ServiceStop
+		m[u+".service"] = ServiceStop
+	}
+	return m
+}()
+
+// valuesOf gives every key of m the effect e.
+func valuesOf(m map[string]Effect, e Effect) map[string]Effect {
+	out := make(map[string]Effect, len(m))
+	for k := range m {
+		out[k] = e
+	}
+	return out
+}
+
 // systemctl's verbs follow global options that may take values; the power
 // verbs halt the machine, and starting a power unit or isolating a rescue
 // target does too.
@@ -97,8 +141,10 @@ func systemctl() *Spec {
 		Subs: []*Spec{
 			sub("reboot poweroff halt kexec soft-reboot emergency rescue exit", Power),
 			{Name: "start", Aliases: []string{"restart-or-start", "try-start", "reload-or-restart", "restart", "try-restart", "condrestart", "enqueue", "isolate"},
-				Operands: []OperandRule{{All: true, Effects: Target, Values: powerUnits}}},
+				Operands: []OperandRule{{All: true, Effects: Target, Values: powerUnits}, {All: true, Values: sleepUnits}}},
 			sub("stop disable mask kill terminate force-reload freeze clean suspend hibernate hybrid-sleep suspend-then-hibernate sleep", stop),
+			// A power target as the default target halts every boot.
+			{Name: "set-default", Operands: []OperandRule{{All: true, Effects: Target, Values: valuesOf(powerUnits, stop)}}},
 		},
 		Refine: func(inv *Invocation) {
 			if len(inv.Sub) == 0 {
@@ -166,6 +212,21 @@ func refineDBus(inv *Invocation) {
 			if powerUnits[strings.Trim(v, `"'`)] != 0 {
 				inv.Effects |= Power
 			}
+		}
+	}
+}
+
+// refineIpmitool finds "power off|reset|cycle|soft|down" (after "chassis"
+// or alone) and "mc reset" among the operands.
+func refineIpmitool(inv *Invocation) {
+	ops := inv.Operands
+	for i := 0; i+1 < len(ops); i++ {
+		a, b := strings.ToLower(ops[i].Value), strings.ToLower(ops[i+1].Value)
+		switch {
+		case a == "power" && (b == "off" || b == "reset" || b == "cycle" || b == "soft" || b == "down" || b == "diag"):
+			inv.Effects |= Power
+		case a == "mc" && b == "reset":
+			inv.Effects |= Power
 		}
 	}
 }

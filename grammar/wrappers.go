@@ -22,6 +22,25 @@ func wrappers() []*Spec {
 			flag("--version -V", nc|DryRun), flag("--help", nc|DryRun), flag("--askpass -A", 0), flag("--background -b", 0), flag("--bell -B", 0),
 			opt("--preserve-env -E", 0), flag("--set-home -H", 0), flag("--login -i", Interactive), flag("--reset-timestamp -k", 0),
 			flag("--non-interactive -n", 0), flag("--preserve-groups -P", 0), flag("--stdin -S", 0), flag("--shell -s", Interactive)), &Wrap{Assigns: true}, "sudo-rs"),
+		// run0 (systemd ≥ 256) runs the command as root in a transient
+		// service, as sudo does.
+		w("run0", ops(arg("--user -u", 0), arg("--group -g", 0), arg("--nice", 0), arg("--chdir -D", Chdir), arg("--setenv", Env),
+			arg("--unit", 0), arg("--property", 0), arg("--description", 0), arg("--slice", 0), arg("--machine", 0), arg("--background", 0),
+			arg("--shell-prompt-prefix", 0), flag("--slice-inherit", 0), flag("--no-ask-password", 0), flag("--pty", 0), flag("--pipe", 0),
+			flag("--via-shell", 0), flag("-i", 0), flag("--help -h", nc|DryRun), flag("--version -V", nc|DryRun)), nil),
+		// dtach -n/-c/-A/-N SOCKET CMD… starts CMD in a session; -a and -p
+		// attach to or feed an existing one.
+		w("dtach", ops(arg("-n", 0), arg("-c", 0), arg("-A", 0), arg("-N", 0), argE("-a", 0, nc), argE("-p", 0, nc), arg("-e", 0), arg("-r", 0),
+			flag("-E", 0), flag("-z", 0), flag("--help -h", nc|DryRun)), nil),
+		// entr runs its utility once at start and on every change; with -s
+		// the utility is a shell script (shellparse reads it so).
+		w("entr", ops(flag("-s", 0), flag("-a", 0), flag("-c", 0), flag("-d", 0), flag("-n", 0), flag("-p", 0), flag("-r", 0), flag("-x", 0), flag("-z", 0)), nil),
+		// The daemontools, runit and s6 chain-loaders exec the rest of
+		// their arguments after their own operands.
+		w("softlimit", ops(arg("-m", 0), arg("-a", 0), arg("-d", 0), arg("-s", 0), arg("-l", 0), arg("-f", 0), arg("-c", 0), arg("-o", 0), arg("-p", 0), arg("-t", 0), arg("-r", 0)), nil, "s6-softlimit"),
+		w("envdir", nil, &Wrap{Operands: 1}, "setuidgid", "envuidgid", "s6-envdir", "s6-setuidgid", "s6-envuidgid"),
+		w("setlock", ops(flag("-n", 0), flag("-N", 0), flag("-x", 0), flag("-X", 0)), &Wrap{Operands: 1}, "s6-setlock"),
+		w("pgrphack", nil, nil, "fghack", "argv0", "s6-setsid"),
 		w("doas", ops(arg("-u", 0), arg("-C", nc), flag("-L", nc), flag("-n", 0), flag("-s", Interactive)), nil),
 		w("pkexec", ops(arg("--user", 0), flag("--disable-internal-agent", 0), flag("--keep-cwd", 0), flag("--version", nc), flag("--help", nc)), nil),
 		w("nice", gnu(args("--adjustment -n")), nil),
@@ -97,6 +116,10 @@ func wrappers() []*Spec {
 		w("flatpak-spawn", ops(arg("--env", Env), arg("--directory", 0), flag("--host", 0), flag("--clear-env", 0)), nil),
 		w("run-one", nil, nil, "run-this-one", "keep-one-running"),
 		w("chpst", ops(arg("-u", 0), arg("-U", 0), arg("-e", 0), arg("-/", 0), arg("-n", 0), arg("-l", 0), arg("-L", 0), arg("-m", 0), arg("-d", 0), arg("-o", 0), arg("-p", 0), arg("-f", 0), arg("-c", 0), arg("-r", 0), arg("-t", 0), flag("-P", 0), flag("-v", 0)), nil),
+		// machinectl shell [USER@]MACHINE CMD…: ".host" is this machine.
+		{Name: "machinectl", Persistent: true, Options: gnu(args("--host -H --machine -M --property -p --signal -s --kill-whom --uid --setenv -E --output -o --lines -n --format --verify"),
+			flags("--all -a --value -l --full --no-pager --no-legend --no-ask-password --quiet -q --read-only --mkdir --force")),
+			Subs: []*Spec{{Name: "shell", StopAtOperand: true, Wrap: &Wrap{Operands: 1}}}},
 		{Name: "ip", Subs: []*Spec{{Name: "netns", Subs: []*Spec{{Name: "exec", StopAtOperand: true, Wrap: &Wrap{Operands: 1}}}},
 			{Name: "vrf", Subs: []*Spec{{Name: "exec", StopAtOperand: true, Wrap: &Wrap{Operands: 1}}}}}},
 	}

@@ -126,6 +126,7 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			w.stopTracking() // it may be eval or source
 			w.addOpaque(OpaqueDynamicProgram, "", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
 			w.emit(cs, i, c)
+			w.staticProgram(cs, i, c)
 			return ""
 		}
 		if i == 0 && pw.Value == "--" && i+1 < len(cs.words) && len(cs.wrappers) > 0 && cs.wrappers[len(cs.wrappers)-1].Program == "time" {

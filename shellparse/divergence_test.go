@@ -43,6 +43,9 @@ var convergentCases = []string{
 	"echo $'a\\tb'",
 	"awk '{c[$(NF)]++}' f",
 	"declare -a xs=(1 2)",
+	"x=hi; echo ${x@P}",
+	"echo ${!BASH*} ${!arr[@]}",
+	"x=HOME; echo ${!x}",
 }
 
 func TestParserDivergenceFailsClosed(t *testing.T) {

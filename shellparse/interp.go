@@ -17,6 +17,8 @@ var shells = sync.OnceValue(func() map[string]bool {
 		"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "ash": true,
 		"mksh": true, "yash": true, "posh": true, "rbash": true, "fish": true,
 		"csh": true, "tcsh": true, "ksh93": true, "oksh": true, "loksh": true,
+		// Their -c runs a command line too; simple commands read alike.
+		"hush": true, "elvish": true, "nu": true, "xonsh": true, "rc": true, "es": true,
 	}
 })
 
@@ -54,6 +56,7 @@ var interpreters = sync.OnceValue(func() map[string]*interpSpec {
 		"elixir":     {inline: "e", inlineLong: []string{"eval"}},
 		"guile":      {inline: "c", argOpts: "lLx"},
 		"tclsh":      {},
+		"expect":     {inline: "c", argOpts: "fD"}, // Tcl: spawn and exec run programs
 		"pwsh":       {inlineLong: []string{"c", "command", "encodedcommand", "ec", "e"}},
 		"powershell": {inlineLong: []string{"c", "command", "encodedcommand", "ec", "e"}},
 	}
@@ -478,6 +481,14 @@ func (w *walker) stdinFed(program string, cs *cmdState) string {
 			w.addOpaque(OpaquePipedShell, program, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
 			return ""
 		}
+	}
+	if f := cs.stdin; f != nil && readsShell(program) {
+		// "echo reboot | at now": the text the stage before prints is
+		// known, and is the script; the caller still records the pipe.
+		fed := *cs
+		fed.wrappers = append(cs.wrappers[:len(cs.wrappers):len(cs.wrappers)], Wrapper{Program: program})
+		fed.stdin = nil
+		w.payloadAt(program, f.text, w.stmtSpan(cs.stmt), &fed, cs.ctx)
 	}
 	return program
 }

@@ -804,6 +804,22 @@ func (w *walker) walkPart(p syntax.WordPart, c ctx) {
 		if p.NestedParam != nil {
 			w.walkPart(p.NestedParam, c)
 		}
+		if p.Excl && p.Index == nil && p.Names == 0 {
+			// ${!x}: bash expands the variable x names, and a name such
+			// as 'a[$(reboot)]' has its subscript evaluated as
+			// arithmetic: an arithmetic context (see divergence.go).
+			w.markArith()
+		}
+		if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && p.Exp.Word.Lit() == "P" {
+			// ${x@P} expands the value as a prompt string, and
+			// promptvars runs its command substitutions: unless the value
+			// is known to hold none, the analysis cannot see what runs.
+			bare := *p
+			bare.Exp = nil
+			if v, ok := w.paramValue(&bare); !ok || !v.Literal || strings.ContainsAny(v.Value, "$`\\") {
+				w.divergent(p)
+			}
+		}
 		if p.Index != nil {
 			w.arithm(p.Index, c)
 		}

@@ -141,18 +141,21 @@ func TestProgramNormalisation(t *testing.T) {
 func TestDynamicProgram(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		src  string
-		subs []string // programs found inside the substitutions
+		src    string
+		subs   []string // programs found inside the substitutions
+		static []string // programs of the static expansions (progword.go)
 	}{
-		{`$(echo rm) -rf /`, []string{"echo"}},
-		{"`echo rm` -rf /", []string{"echo"}},
-		{`"$CMD" -rf /`, nil},
-		{`$CMD -rf /`, nil},
-		{`${X}rm -rf /`, nil},
-		{`r${IFS}m`, nil},
-		{`{rm,-rf,/}`, nil},
-		{`/bin/r? -rf /`, nil},
-		{`sudo $CMD -rf /`, nil},
+		{`$(echo rm) -rf /`, []string{"echo"}, nil},
+		{"`echo rm` -rf /", []string{"echo"}, nil},
+		{`"$CMD" -rf /`, nil, nil},
+		{`$CMD -rf /`, nil, nil},
+		{`${X}rm -rf /`, nil, nil},
+		{`r${IFS}m`, nil, nil},
+		{`{rm,-rf,/}`, nil, []string{"rm"}},
+		{`{reboot,}`, nil, []string{"reboot"}},
+		{`/bin/r? -rf /`, nil, []string{"rc", "rg", "rm"}},
+		{`/s*/reboot`, nil, []string{"reboot"}},
+		{`sudo $CMD -rf /`, nil, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.src, func(t *testing.T) {
@@ -162,7 +165,7 @@ func TestDynamicProgram(t *testing.T) {
 			assert.Equal(t, OpaqueDynamicProgram, s.Opaque[0].Kind)
 			assert.Equal(t, tc.src, s.Opaque[0].Text)
 			assert.Equal(t, Span{0, len(tc.src)}, s.Opaque[0].Span)
-			want := append(append([]string{}, tc.subs...), "")
+			want := append(append(append([]string{}, tc.subs...), ""), tc.static...)
 			assert.Equal(t, want, programs(s))
 		})
 	}
@@ -785,7 +788,7 @@ func TestMorePayloadHosts(t *testing.T) {
 		{`sudo -s rm -rf /`, []string{"rm"}, nil},
 		{`sudo -i 'rm -rf /; reboot'`, []string{"rm", "reboot"}, nil},
 		{`parallel ::: 'rm x' 'reboot'`, []string{"rm", "reboot"}, nil},
-		{`echo 'rm -rf /' | at now`, []string{"echo", "at"}, []OpaqueKind{OpaquePipedShell}},
+		{`echo 'rm -rf /' | at now`, []string{"echo", "at", "rm"}, []OpaqueKind{OpaquePipedShell}},
 		{`at -f job.sh now`, []string{"at"}, nil},
 		{`echo '* * * * * rm' | crontab -`, []string{"echo", "crontab"}, []OpaqueKind{OpaquePipedShell}},
 		{`crontab -l | cat`, []string{"crontab", "cat"}, nil},

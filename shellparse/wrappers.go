@@ -127,6 +127,15 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 		return w.peelStartStop(cs, i, c)
 	case "script", "nix-shell":
 		return w.peelRunOpt(name, cs, i, c)
+	case "capsh":
+		return w.peelCapsh(cs, i, c)
+	case "entr":
+		// entr -s runs its first operand as a shell script.
+		if inv, next := readOpts("entr", cs.words, i, len(cs.words)); inv.Has("-s") && next < len(cs.words) {
+			cs.pushWrapper("entr", i, next)
+			w.shellString("entr", cs, next, next+1, c)
+			return -1, false
+		}
 	case "sg":
 		// sg GROUP [-c] COMMAND: the command is a shell string.
 		if i+2 < len(cs.words) {
@@ -609,13 +618,47 @@ func (w *walker) peelRunOpt(name string, cs *cmdState, i int, c ctx) (int, bool)
 	if idx < 0 {
 		return 0, false
 	}
-	cs.pushWrapper(name, i, idx)
+	// The wrapper keeps all its words: script's typescript operand after
+	// -c CMD is a file it writes ("script -c true /dev/sda").
+	cs.pushWrapper(name, i, len(cs.words))
 	if !cs.words[idx].Literal {
 		w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
 		return -1, false
 	}
 	w.payload(name, arg, cs.nodes[idx], cs.nodes[idx], cs, c)
 	return -1, false
+}
+
+// peelCapsh handles capsh: the words after "--" are the arguments of
+// /bin/bash (or of --shell=PROG), so "capsh --caps=… -- -c CMD" runs CMD.
+// Without "--" capsh runs nothing of ours.
+func (w *walker) peelCapsh(cs *cmdState, i int, c ctx) (int, bool) {
+	shell := "/bin/bash"
+	for k := i + 1; k < len(cs.words); k++ {
+		wd := cs.words[k]
+		if !wd.Literal {
+			cs.pushWrapper("capsh", i, k)
+			w.addOpaque(OpaquePayload, "capsh", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return -1, false
+		}
+		if v, ok := strings.CutPrefix(wd.Value, "--shell="); ok {
+			shell = v
+		}
+		if wd.Value != "--" {
+			continue
+		}
+		if k+1 >= len(cs.words) {
+			return 0, false
+		}
+		cs.pushWrapper("capsh", i, k+1)
+		text := shellQuote(shell)
+		for _, a := range cs.words[k+1:] {
+			text += " " + shellQuote(a.Value)
+		}
+		w.payload("capsh", text, cs.nodes[k+1], cs.nodes[len(cs.nodes)-1], cs, c)
+		return -1, false
+	}
+	return 0, false
 }
 
 // peelWatch handles watch: without -x it joins its arguments into a string
@@ -700,12 +743,18 @@ func (w *walker) peelParallel(cs *cmdState, i int, c ctx) (int, bool) {
 	}
 	for k, n := end+1, 0; k < len(cs.words) && !strings.HasPrefix(cs.words[k].Value, ":::") && n < 16; k, n = k+1, n+1 {
 		in := cs.words[k]
-		if !in.Literal {
+		if !in.Literal && !tildeWord(in) {
 			continue
 		}
-		line := cmd + " " + shellQuote(in.Value)
+		arg := shellQuote(in.Value)
+		if tildeWord(in) {
+			// bash expanded the "~" before parallel saw it, and parallel
+			// expands "~" arguments itself too: it is the home.
+			arg = in.Value
+		}
+		line := cmd + " " + arg
 		if strings.Contains(cmd, "{}") {
-			line = strings.ReplaceAll(cmd, "{}", shellQuote(in.Value))
+			line = strings.ReplaceAll(cmd, "{}", arg)
 		}
 		w.payload("parallel", line, cs.nodes[next], cs.nodes[k], cs, c)
 	}
@@ -761,4 +810,14 @@ func values(ws []Word) []string {
 		out[i] = wd.Value
 	}
 	return out
+}
+
+// tildeWord reports whether wd is an unquoted "~" or "~/path" of plain
+// characters, which bash replaces by the home.
+func tildeWord(wd Word) bool {
+	if wd.Raw != wd.Value || !(wd.Value == "~" || strings.HasPrefix(wd.Value, "~/")) {
+		return false
+	}
+	rest := wd.Value[1:]
+	return rest == "" || shellQuote(rest) == rest
 }
