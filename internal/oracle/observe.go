@@ -13,6 +13,8 @@ import (
 // the tier that effect deserves.
 type Observation struct {
 	Command string
+	// Env are the variables the command was run with (Case.Env).
+	Env []string
 	// Tier is the observed tier: hardline for an effect DESIGN.md puts on
 	// the hardline floor (a recursive delete of /, a system directory or a
 	// home; a write to a block device; power off or reboot; every process
