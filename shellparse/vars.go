@@ -283,7 +283,11 @@ func (w *walker) paramValue(p *syntax.ParamExp) (Word, bool) {
 	v, ok := w.vars[p.Param.Value]
 	if !ok {
 		if st, bound := w.choice[p.Param.Value]; bound {
-			return w.choiceValue(p, st)
+			v, ok := w.choiceValue(p, st)
+			if assignsDefault(p.Exp, st) {
+				w.assignDefault(p.Param.Value, v, ok)
+			}
+			return v, ok
 		}
 		if p.Param.Value != "HOME" || p.Exp == nil {
 			return Word{}, false // a bare $HOME keeps its spelling (see expansion)
@@ -417,16 +421,23 @@ func (w *walker) paramChoices(names []string, walk func() string) string {
 	}
 	ret := ""
 	outs := make([]map[string]Word, 0, n)
+	// Each walk is another run of the script: one that stopped tracking
+	// values (a program named at run time in it) stops it for the rest of
+	// that walk only, and for what follows all of them.
+	untracked, stopped := w.script.untracked, false
 	for k := range n {
 		for i, k := 0, k; i < len(names); i, k = i+1, k/int(paramStates) {
 			w.choice[names[i]] = paramState(k % int(paramStates))
 		}
 		w.vars = maps.Clone(entry)
+		w.script.untracked = untracked
 		if r := walk(); r != "" {
 			ret = r
 		}
+		stopped = stopped || w.script.untracked
 		outs = append(outs, w.vars)
 	}
+	w.script.untracked = stopped
 	w.choice = outer
 	w.vars = joinAll(outs)
 	w.dedupeFrom(start, funcs)
@@ -486,6 +497,36 @@ func (w *walker) choiceValue(p *syntax.ParamExp, st paramState) (Word, bool) {
 		}
 	}
 	return Word{}, false
+}
+
+// assignsDefault reports whether bash assigns the word of ${X:=w} or
+// ${X=w} to X when X is in state st: ${X=w} when X is unset, ${X:=w} when
+// it is unset or empty.
+func assignsDefault(e *syntax.Expansion, st paramState) bool {
+	if e == nil {
+		return false
+	}
+	switch e.Op {
+	case syntax.AssignUnset:
+		return st == paramUnset
+	case syntax.AssignUnsetOrNull:
+		return st != paramSet
+	}
+	return false
+}
+
+// assignDefault records the assignment ${X:=w} makes while a walk binds X
+// to a state: X then holds w's value (": ${D:=~}; rm -rf $D" deletes the
+// home), or a value not known when w's is not (X leaves its state, so
+// later words do not read it as still unset).
+func (w *walker) assignDefault(name string, v Word, known bool) {
+	if !known {
+		v = Word{Unknown: true}
+	}
+	w.setVar(name, v)
+	if !known {
+		delete(w.choice, name)
+	}
 }
 
 // vanishes reports whether bash drops word sw, converted to v: every part
@@ -657,6 +698,14 @@ func (w *walker) dedupeFrom(start, funcs int) {
 	seen := make(map[string]bool)
 	out := cmds[:start]
 	for _, c := range cmds[start:] {
+		if changesDir(&c) {
+			// The commands after a cd resolve relative names against
+			// it: one walk's "echo x > sda" after "cd /dev" is not
+			// another's after "cd x".
+			clear(seen)
+			out = append(out, c)
+			continue
+		}
 		k := commandKey(&c)
 		if seen[k] {
 			continue
@@ -665,6 +714,15 @@ func (w *walker) dedupeFrom(start, funcs int) {
 		out = append(out, c)
 	}
 	w.script.Commands = out
+}
+
+// changesDir reports whether c changes the shell's working directory.
+func changesDir(c *Command) bool {
+	switch c.Program {
+	case "cd", "pushd", "popd":
+		return true
+	}
+	return false
 }
 
 // commandKey identifies a command by where it is and the values it runs

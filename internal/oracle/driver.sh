@@ -232,6 +232,9 @@ while IFS= read -r -d '' nenv; do
 	wait "$cmdpid"
 	status=$?
 	cd /
+	# A command that deletes everything it can (find / -delete, busybox
+	# rm -rf /) takes the log with it: its own result still gets written.
+	mkdir -p "$dir" $L/calls 2>/dev/null
 	{
 		printf 'exit\t%s\n' "$status"
 		procs

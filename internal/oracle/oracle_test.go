@@ -176,6 +176,19 @@ func TestOracleObserves(t *testing.T) {
 	}
 }
 
+// TestOracleSeesWipeOfItsLog: a command that deletes all it can write
+// takes the driver's log too; its own result is still written, so it is
+// not lost (a lost result reads as allow).
+func TestOracleSeesWipeOfItsLog(t *testing.T) {
+	o := newOracle(t)
+	for _, c := range []string{"find / -delete", "find /oracle/log /home -delete"} {
+		obs, lost, err := o.Run(t.Context(), []string{c})
+		require.NoError(t, err)
+		require.Zero(t, lost, c)
+		assert.Equal(t, "hardline", obs[0].Tier.String(), "%q: evidence %v stderr %q", c, obs[0].Evidence, obs[0].Stderr)
+	}
+}
+
 // TestOracleSetVariants attacks the set side of choice expansions: a
 // variable exported to a case reaches the command (a nested shell's too),
 // and each state picks what bash picks.
@@ -484,9 +497,9 @@ func opaque(an *approval.Analysis) bool {
 	return an.Script == nil || an.ParseErr != "" || len(an.Script.Opaque) > 0
 }
 
-// TestOracleVariables runs approval/testdata/variables.tsv under bash: each
-// command must do what its observed column says (the analyzer's side is
-// approval's TestVariables).
+// TestOracleVariables runs approval/testdata/variables.tsv under bash, each
+// command with its set variants: the worst must be what its observed column
+// says (the analyzer's side is approval's TestVariables).
 func TestOracleVariables(t *testing.T) {
 	o := newOracle(t)
 	rows, err := ReadTSV(filepath.Join(repoRoot, "approval", "testdata", "variables.tsv"), 0)
@@ -495,14 +508,22 @@ func TestOracleVariables(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, cmds, len(rows))
 	require.NotEmpty(t, cmds)
-	obs, lost, err := o.Run(t.Context(), cmds)
+	obs, lost, err := o.RunCases(t.Context(), withSetVariants(cmds))
 	require.NoError(t, err)
 	require.Zero(t, lost)
+	// The observed tier of a command is its worst over its set variants.
+	worst := map[string]Observation{}
+	for _, ob := range obs {
+		if w, ok := worst[ob.Command]; !ok || ob.Tier > w.Tier {
+			worst[ob.Command] = ob
+		}
+	}
 	for i, c := range cmds {
-		assert.Equal(t, rows[i], obs[i].Tier.String(), "%q: evidence %v stderr %q", c, obs[i].Evidence, obs[i].Stderr)
+		ob := worst[c]
+		assert.Equal(t, rows[i], ob.Tier.String(), "%q (set: %q): evidence %v stderr %q", c, ob.Env, ob.Evidence, ob.Stderr)
 		an, err := Analyze(c)
 		require.NoError(t, err)
-		assert.GreaterOrEqual(t, an.Verdict, obs[i].Tier, "%q: under-rated", c)
+		assert.GreaterOrEqual(t, an.Verdict, ob.Tier, "%q: under-rated", c)
 	}
 }
 
