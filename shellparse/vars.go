@@ -189,8 +189,14 @@ func (w *walker) commandVars(name string, args []Word) {
 		w.stopTracking()
 	case "shift", "set":
 		// They change the positional parameters a call walk knows.
+		if name == "set" && w.setPositional(args) {
+			return
+		}
 		w.forgetAll()
 	case "read", "mapfile", "readarray", "getopts", "printf", "unset", "wait":
+		if name == "printf" && w.printfAssign(args) {
+			return
+		}
 		// They assign the variables their arguments name.
 		for _, a := range args {
 			if !a.Literal || strings.HasPrefix(a.Value, "-") {
@@ -206,6 +212,44 @@ func (w *walker) commandVars(name string, args []Word) {
 			w.forgetAll()
 		}
 	}
+}
+
+// setPositional applies "set -- WORD…" with known words (at most nine, no
+// glob): $1 … are those words ("set -- ~; rm -rf "$1"" deletes the home),
+// and "$@" the word when there is one. It reports whether args had that
+// form.
+func (w *walker) setPositional(args []Word) bool {
+	if len(args) == 0 || !args[0].Literal || args[0].Value != "--" || len(args) > 10 {
+		return false
+	}
+	words := args[1:]
+	for _, a := range words {
+		if a.Unknown || a.Glob {
+			return false
+		}
+	}
+	for _, n := range [...]string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "@", "*", "#"} {
+		w.forget(n)
+	}
+	for i, a := range words {
+		w.setVar(strconv.Itoa(i+1), a)
+	}
+	if len(words) == 1 {
+		w.setVar("@", words[0])
+		w.setVar("*", words[0])
+	}
+	return true
+}
+
+// printfAssign applies "printf -v NAME %s WORD" with a known word (no
+// glob): NAME holds it. It reports whether args had that form.
+func (w *walker) printfAssign(args []Word) bool {
+	if len(args) != 4 || !args[0].Literal || args[0].Value != "-v" || !args[1].Literal || !syntax.ValidName(args[1].Value) ||
+		!args[2].Literal || args[2].Value != "%s" || args[3].Unknown || args[3].Glob {
+		return false
+	}
+	w.setVar(args[1].Value, args[3])
+	return true
 }
 
 // isFunction reports whether the source defines a function called name
@@ -446,7 +490,8 @@ func (w *walker) paramChoices(names []string, walk func() string) string {
 
 // choiceValue is what a parameter expansion of a variable bound to state
 // st yields, or false when that is not known (a set variable's own value,
-// an unknown or glob word, ${X:?} which stops the command).
+// an unknown word, ${X:?} which stops the command). A glob word is the
+// pattern bash expands when the result is unquoted ("rm -rf ${X:+~/*}").
 func (w *walker) choiceValue(p *syntax.ParamExp, st paramState) (Word, bool) {
 	empty := Word{Literal: true}
 	word := func() (Word, bool) {
@@ -454,7 +499,7 @@ func (w *walker) choiceValue(p *syntax.ParamExp, st paramState) (Word, bool) {
 			return empty, true
 		}
 		v := w.convWord(p.Exp.Word)
-		if v.Unknown || v.Glob {
+		if v.Unknown {
 			return Word{}, false
 		}
 		return v, true
