@@ -73,6 +73,15 @@ func TestClassifyCalls(t *testing.T) {
 		{"fdisk", []string{"/dev/sda"}, []string{"/dev/sda"}, approval.TierAllow},
 		{"mkfs.minix", []string{"-n", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow}, // -n takes the device as its value
 		{"blkdiscard", []string{"-p", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},
+		// badblocks DEVICE [LAST [FIRST]], exactly one of -w and -n.
+		{"badblocks", []string{"-w", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierHardline},
+		{"badblocks", []string{"-nsv", "/dev/sda", "0x100", "8"}, []string{"", "/dev/sda", "", ""}, approval.TierHardline},
+		{"badblocks", []string{"/dev/sda"}, []string{"/dev/sda"}, approval.TierAllow},
+		{"badblocks", []string{"-wwoext4", "-n", "/root/admin", "/dev/sda"}, []string{"", "", "/root/admin", "/dev/sda"}, approval.TierAllow},
+		{"badblocks", []string{"-w", "-n", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierAllow},
+		{"badblocks", []string{"-w", "README.md", "/dev/sda"}, []string{"", "/work/README.md", "/dev/sda"}, approval.TierAllow},
+		{"badblocks", []string{"-w", "/dev/sda", "/dev/sda"}, []string{"", "/dev/sda", "/dev/sda"}, approval.TierAllow},
+		{"badblocks", []string{"-h", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},
 		// --h abbreviates --help (or is ambiguous): nothing is written.
 		{"mkfs.btrfs", []string{"--h", "-f", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierAllow},
 		{"vgremove", []string{"--he", "--", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierAllow},
