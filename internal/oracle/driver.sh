@@ -234,7 +234,8 @@ while IFS= read -r -d '' nenv; do
 	cd /
 	# A command that deletes everything it can (find / -delete, busybox
 	# rm -rf /) takes the log with it: its own result still gets written.
-	mkdir -p "$dir" $L/calls 2>/dev/null
+	# Only then a fork: a fork bomb may still fill the pids limit here.
+	[[ -d $dir && -d $L/calls ]] || mkdir -p "$dir" $L/calls 2>/dev/null
 	{
 		printf 'exit\t%s\n' "$status"
 		procs
