@@ -33,6 +33,9 @@ type analyzer struct {
 	// sources are all templates (.env.example): instantiating a committed
 	// template is how projects are set up, not a secret being planted.
 	envTemplate bool
+	// devLinks are the canonical names of links the script made to disk
+	// devices (followLink).
+	devLinks map[string]bool
 }
 
 // maxSubDepth bounds the analyses nested inside one Analyze call.
@@ -110,8 +113,68 @@ func (a *analyzer) run() {
 		if a.followCd(c) {
 			cwds[key] = a.cwd
 		}
+		a.followLink(c)
 	}
 	a.cwd = cwd
+}
+
+// followLink tracks "ln [-s] DEVICE NAME": a later write to NAME writes the
+// disk ("ln -sf /dev/sda out; echo x > out"), so the names a link to a
+// block device (or to such a name) creates are devices for the commands
+// after it (isDevice). A name given as a directory ("ln -s /dev/sda d/",
+// -t d, one operand) gets the device's base name in it; a last operand
+// that may be a directory counts both ways.
+func (a *analyzer) followLink(c *shellparse.Command) {
+	if c.Program != "ln" {
+		return
+	}
+	args := make([]string, len(c.Args))
+	for i, w := range c.Args {
+		if w.Unknown {
+			return
+		}
+		args[i] = w.Value
+	}
+	inv := grammar.Parse("ln", args)
+	targets := make([]string, 0, len(inv.Operands))
+	for _, op := range inv.Operands {
+		targets = append(targets, op.Value)
+	}
+	var dirs, names []string
+	if d, ok := inv.Value("--target-directory"); ok {
+		dirs = append(dirs, d)
+	} else if len(targets) == 1 {
+		dirs = append(dirs, ".")
+	} else if len(targets) > 1 {
+		last := targets[len(targets)-1]
+		targets = targets[:len(targets)-1]
+		dirs = append(dirs, last)
+		if len(targets) == 1 && !inv.Has("--no-target-directory") {
+			names = append(names, last)
+		} else if len(targets) == 1 {
+			dirs, names = nil, []string{last}
+		}
+	}
+	for _, t := range targets {
+		if !a.isDevice(a.fold(t)) {
+			continue
+		}
+		for _, d := range dirs {
+			names = append(names, strings.TrimSuffix(d, "/")+"/"+path.Base(t))
+		}
+		for _, n := range names {
+			if a.devLinks == nil {
+				a.devLinks = map[string]bool{}
+			}
+			a.devLinks[a.fold(n)] = true
+		}
+	}
+}
+
+// isDevice reports whether canonical path p names a disk device: by its
+// name (isBlockDevice), or as a link the script made to one (followLink).
+func (a *analyzer) isDevice(p string) bool {
+	return isBlockDevice(p) || a.devLinks[p]
 }
 
 // wrapperKey names the chain of wrappers a command ran under.
@@ -927,7 +990,7 @@ func (a *analyzer) redirs(c *shellparse.Command, args []string) {
 			a.hit(RuleUnknownTarget, c.Text, c.Span)
 		}
 		p := a.fold(v)
-		if isBlockDevice(p) {
+		if a.isDevice(p) {
 			a.hit(RuleDiskWrite, c.Text, c.Span)
 			continue
 		}

@@ -160,7 +160,7 @@ func (a *analyzer) deletesFound(c *shellparse.Command, inv *grammar.Invocation) 
 // /dev ("find /dev -name 'sd*' -exec mkfs.ext4 {} \;" formats the disks it
 // finds).
 func (a *analyzer) blockDevice(c *shellparse.Command, v string) bool {
-	if isBlockDevice(a.fold(v)) {
+	if a.isDevice(a.fold(v)) {
 		return true
 	}
 	if !strings.Contains(v, "{}") {

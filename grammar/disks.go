@@ -104,7 +104,10 @@ func disks() []*Spec {
 				flag("--examine -E", DryRun), flag("--detail -D", DryRun), flag("--query -Q", DryRun)),
 			args("--level -l --raid-devices -n --chunk -c --metadata -e --name -N --homehost --config --spare-devices -x --layout -p --bitmap -b"))},
 		&Spec{Name: "badblocks", Operands: []OperandRule{{Index: 0, Effects: Target}}, Options: join(
-			ops(flag("-w", Format), flag("-n", 0)), args("-b -c -d -e -i -o -p -t"), flags("-f -s -v -B -X"))},
+			// -n is "non-destructive": it still rewrites every block
+			// (restoring its data after), a write to the whole disk. -o
+			// writes the list of bad blocks; -h names a host device.
+			ops(flag("-w", Format), flag("-n", Format), argE("-o", Write, 0)), args("-b -c -d -e -i -p -t -h"), flags("-f -s -v -B -X"))},
 		&Spec{Name: "lvremove", Aliases: []string{"vgremove", "pvremove", "lvreduce"}, Effects: Format | Device, Operands: allTargets,
 			Options: gnu(flags("--force -f --yes -y --verbose -v --test -t"))},
 		// ZFS pool members are overwritten by create, add, attach and

@@ -435,10 +435,13 @@ func (w *walker) compound(cmd syntax.Command, c ctx) string {
 func (w *walker) stmtsStdin(list []*syntax.Stmt, c ctx) string {
 	var r string
 	for k, s := range list {
-		if names := w.assignChoices(s); len(names) > 0 {
-			// "D=${D:-~}; rm -rf "$D"": the variable holds a different
-			// value in each state of D, so the rest of the list is walked
-			// once per state (see paramChoices).
+		if names := w.stmtChoices(s); len(names) > 0 {
+			// "D=${D:-~}; rm -rf "$D"", "cd ${X:+/dev} && echo x > sda":
+			// what the statement leaves (a variable's value, the working
+			// directory) differs in each state of the variables it
+			// expands, and is the same state in the commands after it, so
+			// the rest of the list is walked once per state (see
+			// paramChoices).
 			x := w.paramChoices(names, func() string { return w.stmtsStdin(list[k:], c) })
 			if r == "" {
 				r = x
@@ -452,32 +455,22 @@ func (w *walker) stmtsStdin(list []*syntax.Stmt, c ctx) string {
 	return r
 }
 
-// assignChoices returns the variables, not known, that a standalone
-// assignment (x=…, export/local/declare x=…) expands under a choice
-// operator: their states decide the value the script goes on with.
-func (w *walker) assignChoices(s *syntax.Stmt) []string {
-	var values []*syntax.Word
-	switch cmd := s.Cmd.(type) {
-	case *syntax.CallExpr:
-		if len(cmd.Args) > 0 {
-			return nil
-		}
-		for _, a := range cmd.Assigns {
-			if a.Value != nil {
-				values = append(values, a.Value)
-			}
-		}
-	case *syntax.DeclClause:
-		for _, a := range cmd.Args {
-			if a.Value != nil {
-				values = append(values, a.Value)
-			}
-		}
-	}
-	if len(values) == 0 {
+// stmtChoices returns the variables, not known and not bound, that
+// statement s expands under a choice operator anywhere in its words
+// (arguments, assignments, redirection targets, nested lists; see
+// choiceNames). Only a statement whose text holds "${" is searched.
+func (w *walker) stmtChoices(s *syntax.Stmt) []string {
+	if !strings.Contains(w.text(s), "${") {
 		return nil
 	}
-	return w.choiceNames(values)
+	var words []*syntax.Word
+	syntax.Walk(s, func(n syntax.Node) bool {
+		if wd, ok := n.(*syntax.Word); ok {
+			words = append(words, wd)
+		}
+		return true
+	})
+	return w.choiceNames(words)
 }
 
 // pipeline walks a|b|c with each stage's position, and records data piped

@@ -189,8 +189,14 @@ func (w *walker) commandVars(name string, args []Word) {
 		w.stopTracking()
 	case "shift", "set":
 		// They change the positional parameters a call walk knows.
+		if name == "set" && w.setPositional(args) {
+			return
+		}
 		w.forgetAll()
 	case "read", "mapfile", "readarray", "getopts", "printf", "unset", "wait":
+		if name == "printf" && w.printfAssign(args) {
+			return
+		}
 		// They assign the variables their arguments name.
 		for _, a := range args {
 			if !a.Literal || strings.HasPrefix(a.Value, "-") {
@@ -206,6 +212,44 @@ func (w *walker) commandVars(name string, args []Word) {
 			w.forgetAll()
 		}
 	}
+}
+
+// setPositional applies "set -- WORD…" with known words (at most nine, no
+// glob): $1 … are those words ("set -- ~; rm -rf "$1"" deletes the home),
+// and "$@" the word when there is one. It reports whether args had that
+// form.
+func (w *walker) setPositional(args []Word) bool {
+	if len(args) == 0 || !args[0].Literal || args[0].Value != "--" || len(args) > 10 {
+		return false
+	}
+	words := args[1:]
+	for _, a := range words {
+		if a.Unknown || a.Glob {
+			return false
+		}
+	}
+	for _, n := range [...]string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "@", "*", "#"} {
+		w.forget(n)
+	}
+	for i, a := range words {
+		w.setVar(strconv.Itoa(i+1), a)
+	}
+	if len(words) == 1 {
+		w.setVar("@", words[0])
+		w.setVar("*", words[0])
+	}
+	return true
+}
+
+// printfAssign applies "printf -v NAME %s WORD" with a known word (no
+// glob): NAME holds it. It reports whether args had that form.
+func (w *walker) printfAssign(args []Word) bool {
+	if len(args) != 4 || !args[0].Literal || args[0].Value != "-v" || !args[1].Literal || !syntax.ValidName(args[1].Value) ||
+		!args[2].Literal || args[2].Value != "%s" || args[3].Unknown || args[3].Glob {
+		return false
+	}
+	w.setVar(args[1].Value, args[3])
+	return true
 }
 
 // isFunction reports whether the source defines a function called name
@@ -283,7 +327,11 @@ func (w *walker) paramValue(p *syntax.ParamExp) (Word, bool) {
 	v, ok := w.vars[p.Param.Value]
 	if !ok {
 		if st, bound := w.choice[p.Param.Value]; bound {
-			return w.choiceValue(p, st)
+			v, ok := w.choiceValue(p, st)
+			if assignsDefault(p.Exp, st) {
+				w.assignDefault(p.Param.Value, v, ok)
+			}
+			return v, ok
 		}
 		if p.Param.Value != "HOME" || p.Exp == nil {
 			return Word{}, false // a bare $HOME keeps its spelling (see expansion)
@@ -417,16 +465,23 @@ func (w *walker) paramChoices(names []string, walk func() string) string {
 	}
 	ret := ""
 	outs := make([]map[string]Word, 0, n)
+	// Each walk is another run of the script: one that stopped tracking
+	// values (a program named at run time in it) stops it for the rest of
+	// that walk only, and for what follows all of them.
+	untracked, stopped := w.script.untracked, false
 	for k := range n {
 		for i, k := 0, k; i < len(names); i, k = i+1, k/int(paramStates) {
 			w.choice[names[i]] = paramState(k % int(paramStates))
 		}
 		w.vars = maps.Clone(entry)
+		w.script.untracked = untracked
 		if r := walk(); r != "" {
 			ret = r
 		}
+		stopped = stopped || w.script.untracked
 		outs = append(outs, w.vars)
 	}
+	w.script.untracked = stopped
 	w.choice = outer
 	w.vars = joinAll(outs)
 	w.dedupeFrom(start, funcs)
@@ -435,7 +490,8 @@ func (w *walker) paramChoices(names []string, walk func() string) string {
 
 // choiceValue is what a parameter expansion of a variable bound to state
 // st yields, or false when that is not known (a set variable's own value,
-// an unknown or glob word, ${X:?} which stops the command).
+// an unknown word, ${X:?} which stops the command). A glob word is the
+// pattern bash expands when the result is unquoted ("rm -rf ${X:+~/*}").
 func (w *walker) choiceValue(p *syntax.ParamExp, st paramState) (Word, bool) {
 	empty := Word{Literal: true}
 	word := func() (Word, bool) {
@@ -443,7 +499,7 @@ func (w *walker) choiceValue(p *syntax.ParamExp, st paramState) (Word, bool) {
 			return empty, true
 		}
 		v := w.convWord(p.Exp.Word)
-		if v.Unknown || v.Glob {
+		if v.Unknown {
 			return Word{}, false
 		}
 		return v, true
@@ -486,6 +542,36 @@ func (w *walker) choiceValue(p *syntax.ParamExp, st paramState) (Word, bool) {
 		}
 	}
 	return Word{}, false
+}
+
+// assignsDefault reports whether bash assigns the word of ${X:=w} or
+// ${X=w} to X when X is in state st: ${X=w} when X is unset, ${X:=w} when
+// it is unset or empty.
+func assignsDefault(e *syntax.Expansion, st paramState) bool {
+	if e == nil {
+		return false
+	}
+	switch e.Op {
+	case syntax.AssignUnset:
+		return st == paramUnset
+	case syntax.AssignUnsetOrNull:
+		return st != paramSet
+	}
+	return false
+}
+
+// assignDefault records the assignment ${X:=w} makes while a walk binds X
+// to a state: X then holds w's value (": ${D:=~}; rm -rf $D" deletes the
+// home), or a value not known when w's is not (X leaves its state, so
+// later words do not read it as still unset).
+func (w *walker) assignDefault(name string, v Word, known bool) {
+	if !known {
+		v = Word{Unknown: true}
+	}
+	w.setVar(name, v)
+	if !known {
+		delete(w.choice, name)
+	}
 }
 
 // vanishes reports whether bash drops word sw, converted to v: every part
@@ -657,6 +743,14 @@ func (w *walker) dedupeFrom(start, funcs int) {
 	seen := make(map[string]bool)
 	out := cmds[:start]
 	for _, c := range cmds[start:] {
+		if changesDir(&c) {
+			// The commands after a cd resolve relative names against
+			// it: one walk's "echo x > sda" after "cd /dev" is not
+			// another's after "cd x".
+			clear(seen)
+			out = append(out, c)
+			continue
+		}
 		k := commandKey(&c)
 		if seen[k] {
 			continue
@@ -665,6 +759,15 @@ func (w *walker) dedupeFrom(start, funcs int) {
 		out = append(out, c)
 	}
 	w.script.Commands = out
+}
+
+// changesDir reports whether c changes the shell's working directory.
+func changesDir(c *Command) bool {
+	switch c.Program {
+	case "cd", "pushd", "popd":
+		return true
+	}
+	return false
 }
 
 // commandKey identifies a command by where it is and the values it runs

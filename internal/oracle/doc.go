@@ -3,10 +3,12 @@
 // really did, so tests can check that no static verdict of the approval
 // package is weaker than the observed effect.
 //
-// One sandbox (package sandbox, as root) runs a batch of commands. Its
-// driver, pid 1, restores before each command whatever the previous one
-// changed, runs it with `timeout` under /bin/bash in /work with
-// HOME=/home/alice, and records afterwards:
+// One sandbox (package sandbox, as root) runs a batch of cases: a command
+// and the variables exported to it (Case). Its driver, pid 1, restores
+// before each command whatever the previous one changed, runs it with
+// `timeout` under /bin/bash in /work with HOME=/home/alice and every other
+// variable unset but the case's, and records afterwards (its log too, when
+// the command deleted it):
 //
 //   - stand-in block devices: regular files at /dev/sda, /dev/nvme0n1,
 //     /dev/mapper/x, /dev/vg0/lv0, /dev/disk/by-id/…, /dev/block/8:0,
@@ -46,6 +48,12 @@
 // the vocabulary only: what each command did is the oracle's observation,
 // so a grammar entry that misreads a program is found, not assumed.
 // FuzzOracle feeds fuzzing bytes to the same generator as its choices.
+// A command whose choice expansions (${X:+w}, ${X:-w}, ${X=w} …) name
+// variables is also run with each of them set to a benign value and set
+// empty (SetVariants): unset alone, "${X:+sh} -c reboot" does nothing. The
+// generator writes such expansions around program words, targets and
+// options, and puts POSIXLY_CORRECT in a command's environment (given,
+// through env, exported, set -a) with dry-run options after operands.
 // A stand-in device renamed or removed is approval (its data is kept); a
 // file moved over one is seen by inode. The tests (oracle_test.go) attack the oracle's own
 // observations, show that bash runs every parser-divergence case of

@@ -1,8 +1,8 @@
 #!/bin/bash
 # The oracle's driver: pid 1 of the sandbox (so kill -1 from a command
-# spares it). For each NUL-terminated command in /oracle/in/cmds it restores
-# whatever the previous command changed, runs the command under real bash,
-# and writes what happened to /oracle/log/N/. Between commands it uses bash
+# spares it). For each case in /oracle/in/cmds (a command and variables to
+# export to it) it restores whatever the previous command changed, runs the
+# command under real bash, and writes what happened to /oracle/log/N/. Between commands it uses bash
 # builtins only (forks are slow here, and impossible under a fork bomb),
 # except to restore what changed; it never runs a stand-in.
 set -u
@@ -202,15 +202,26 @@ observe() {
 	for c in "${down[@]}"; do printf 'canary-down\t%s\n' "$c"; done
 }
 
+# Each case in /oracle/in/cmds is NUL-terminated fields: the number of
+# variables to export, each NAME=VALUE, the command.
 n=0
-while IFS= read -r -d '' cmd; do
+while IFS= read -r -d '' nenv; do
+	vars=()
+	for ((k = 0; k < nenv; k++)); do
+		IFS= read -r -d '' v
+		vars+=("$v")
+	done
+	IFS= read -r -d '' cmd || break
 	dir=$L/$n
 	mkdir -p "$dir"
 	restore
 	cd /work
 	# timeout bounds the command, and the driver bounds timeout: kill -STOP
 	# -1 stops timeout too.
-	HOME=/home/alice timeout -s KILL "$TIMEOUT" /bin/bash -c "$cmd" </dev/null >"$dir/out" 2>"$dir/err" &
+	(
+		[ ${#vars[@]} -gt 0 ] && export "${vars[@]}"
+		HOME=/home/alice exec timeout -s KILL "$TIMEOUT" /bin/bash -c "$cmd"
+	) </dev/null >"$dir/out" 2>"$dir/err" &
 	cmdpid=$!
 	for ((i = 0; i < 100 * (TIMEOUT + 1); i++)); do
 		pstat "$cmdpid"
@@ -221,6 +232,10 @@ while IFS= read -r -d '' cmd; do
 	wait "$cmdpid"
 	status=$?
 	cd /
+	# A command that deletes everything it can (find / -delete, busybox
+	# rm -rf /) takes the log with it: its own result still gets written.
+	# Only then a fork: a fork bomb may still fill the pids limit here.
+	[[ -d $dir && -d $L/calls ]] || mkdir -p "$dir" $L/calls 2>/dev/null
 	{
 		printf 'exit\t%s\n' "$status"
 		procs

@@ -129,8 +129,29 @@ func quote(r chooser, w string) string {
 		return fmt.Sprintf(`$'\x%02x'`, w[0]) + w[1:]
 	case 7:
 		return `"${x:-` + w + `}"`
+	case 8:
+		if r.IntN(3) == 0 {
+			return choice(r, w)
+		}
 	}
 	return w
+}
+
+// choiceNames are the variables of the choice expansions the generator
+// writes; the oracle runs each command with them unset, set and empty
+// (SetVariants).
+var choiceNames = []string{"X", "OPT", "TARGET"}
+
+// choice writes w as a parameter expansion that yields it in some state of
+// a variable: only when it is set (${X:+w}, ${X+w}), only when it is unset
+// or empty (${X:-w}, ${X:=w}), only when unset (${X-w}, ${X=w}).
+func choice(r chooser, w string) string {
+	n := pick(r, choiceNames)
+	op := pick(r, []string{":+", "+", ":-", "-", ":=", "="})
+	if r.IntN(3) == 0 {
+		return `"${` + n + op + w + `}"`
+	}
+	return "${" + n + op + w + "}"
 }
 
 func pick(r chooser, xs []string) string { return xs[r.IntN(len(xs))] }
@@ -171,8 +192,16 @@ func templateCommand(r chooser) string {
 		} else {
 			prog = quote(r, prog)
 		}
-		dev := pick(r, devs)
-		repl := strings.NewReplacer("PROG", prog, "RMOPT", pick(r, rmOpts), "HOMEDIR", pick(r, homes), "SYS", pick(r, sysDirs),
+		dev, home, sys := pick(r, devs), pick(r, homes), pick(r, sysDirs)
+		switch r.IntN(12) {
+		case 0:
+			dev = choice(r, dev)
+		case 1:
+			home = choice(r, home)
+		case 2:
+			sys = choice(r, sys)
+		}
+		repl := strings.NewReplacer("PROG", prog, "RMOPT", pick(r, rmOpts), "HOMEDIR", home, "SYS", sys,
 			"DEVREL", pick(r, devRel), "DEV", dev, "SYSOPT", pick(r, sysOpts), "VERB", pick(r, verbs), "KILLSIG", pick(r, killSigs))
 		cmd := strings.TrimSpace(strings.Join(strings.Fields(repl.Replace(a)), " "))
 		if strings.Contains(a, "\\n") || strings.Contains(a, "'") {

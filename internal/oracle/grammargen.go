@@ -105,6 +105,10 @@ type gen struct {
 	r     chooser
 	inDev bool
 	depth int
+	// posix is set when the command runs with POSIXLY_CORRECT in its
+	// environment (posixForms): options after operands are then written
+	// more often, a dry-run one above all, which getopt reads as operands.
+	posix bool
 }
 
 func (g *gen) pick(xs []string) string { return xs[g.r.IntN(len(xs))] }
@@ -122,19 +126,27 @@ var codePayloads = []string{`system("reboot")`, `system "reboot"`, `BEGIN{system
 
 // target names something an effect can act on: a block device (any of its
 // names), a home, a system directory, or a harmless file.
+// Now and then it is written as a choice expansion (choice), which only
+// yields it in some state of a variable.
 func (g *gen) target() string {
-	if g.inDev {
-		return g.pick(devRel)
+	t := g.pick([]string{"./build", "notes.txt", "README.md", "app.log", "/tmp/x"})
+	switch {
+	case g.inDev:
+		t = g.pick(devRel)
+	default:
+		switch g.r.IntN(6) {
+		case 0, 1, 2:
+			t = g.pick(devs)
+		case 3:
+			t = g.pick(homes)
+		case 4:
+			t = g.pick(sysDirs)
+		}
 	}
-	switch g.r.IntN(6) {
-	case 0, 1, 2:
-		return g.pick(devs)
-	case 3:
-		return g.pick(homes)
-	case 4:
-		return g.pick(sysDirs)
+	if g.coin(20) {
+		return choice(g.r, t)
 	}
-	return g.pick([]string{"./build", "notes.txt", "README.md", "app.log", "/tmp/x"})
+	return t
 }
 
 // value is a value for an option or operand that is v.
@@ -290,6 +302,11 @@ func (g *gen) invocation(s *grammar.Spec) string {
 	var cluster []string // short flags to cluster, without their dash
 	add := func(o *grammar.Option, val string) {
 		w := g.spell(cur, o, val)
+		if len(w) == 1 && g.coin(25) {
+			// "rm ${OPT:+-rf} ~": an option only some states give.
+			opts = append(opts, []string{choice(g.r, w[0])})
+			return
+		}
 		if len(w) == 1 && o.Arg == grammar.NoArg && len(w[0]) == 2 && w[0][0] == '-' && g.coin(2) {
 			cluster = append(cluster, w[0][1:])
 			return
@@ -335,9 +352,18 @@ func (g *gen) invocation(s *grammar.Spec) string {
 	}
 	g.shuffle(opts)
 	operands := g.operands(cur)
-	// GNU tools permute: an option may follow the operands.
+	// GNU tools permute: an option may follow the operands. Under
+	// POSIXLY_CORRECT glibc's getopt does not: "shred /dev/sda --help"
+	// shreds.
 	var after []string
-	if !cur.StopAtOperand && len(opts) > 1 && len(operands) > 0 && g.coin(6) {
+	switch {
+	case g.posix && len(operands) > 0 && g.coin(2):
+		if o := g.optionWith(cur, grammar.DryRun|grammar.NoCommand); o != nil {
+			after = g.spell(cur, o, g.value(o.Value))
+		} else if len(opts) > 0 {
+			after, opts = opts[len(opts)-1], opts[:len(opts)-1]
+		}
+	case !cur.StopAtOperand && len(opts) > 1 && len(operands) > 0 && g.coin(6):
 		after, opts = opts[len(opts)-1], opts[:len(opts)-1]
 	}
 	for _, o := range opts {
@@ -519,12 +545,20 @@ func grammarCommand(r chooser) string {
 	g := &gen{r: r}
 	cd := g.coin(8)
 	g.inDev = cd
+	posix := ""
+	if g.coin(10) {
+		posix = g.pick(posixForms)
+		g.posix = true
+	}
 	cmd := g.invocation(g.pickProgram())
 	for range g.r.IntN(3) {
 		if g.coin(2) {
 			cmd = g.wrap(cmd)
 		}
 	}
+	// Outside the wrappers: most do not take an assignment before their
+	// command.
+	cmd = posix + cmd
 	if cd {
 		cmd = "cd /dev && " + cmd
 	}
@@ -537,6 +571,14 @@ func grammarCommand(r chooser) string {
 	}
 	return strings.ReplaceAll(g.pick(corners), "CMD", cmd)
 }
+
+// posixForms put POSIXLY_CORRECT in the environment of the command after
+// them (the analyzer reads such commands with grammar.ParsePosix): given,
+// through env, exported with or without a value of its own, under a name
+// spelled with quotes, or with every assignment exported.
+var posixForms = []string{"POSIXLY_CORRECT=1 ", "POSIXLY_CORRECT= ", "env POSIXLY_CORRECT=1 ", "env $'POSIXLY_CORRECT=y' ",
+	"export POSIXLY_CORRECT=1; ", "POSIXLY_CORRECT=; export POSIXLY_CORRECT; ", "export POSIX''LY_CORRECT=y && ",
+	"declare -x POSIXLY_CORRECT=1; ", "set -a; POSIXLY_CORRECT=1; ", "sudo POSIXLY_CORRECT=1 ", "env -u X POSIXLY_CORRECT=1 "}
 
 // shellWrappers run a command through a shell (bash, su -c, eval …); the
 // grammar leaves shells to package shellparse, so they are spelled here.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tether-dev/tether/approval"
@@ -13,6 +14,8 @@ import (
 // the tier that effect deserves.
 type Observation struct {
 	Command string
+	// Env are the variables the command was run with (Case.Env).
+	Env []string
 	// Tier is the observed tier: hardline for an effect DESIGN.md puts on
 	// the hardline floor (a recursive delete of /, a system directory or a
 	// home; a write to a block device; power off or reboot; every process
@@ -303,7 +306,9 @@ var (
 		"label": requiredArg, "swapversion": requiredArg, "uuid": requiredArg, "endianness": requiredArg, "offset": requiredArg,
 		"size": requiredArg, "file": noArg, "verbose": noArg, "lock": optionalArg, "version": noArg, "help": noArg}}
 	mke2fsSpec = optSpec{short: "b:cd:e:E:fFg:G:i:I:jJ:l:L:m:M:nN:o:O:qr:s:St:T:U:vVz:DC:"}
-	minixSpec  = optSpec{short: "1vn:i:cl:3V", long: map[string]int{"namelength": requiredArg, "inodes": requiredArg, "check": noArg,
+	// badblocks has no long options: its -h names a host device.
+	badblocksSpec = optSpec{short: "b:d:e:fi:o:svwnc:p:h:t:BX"}
+	minixSpec     = optSpec{short: "1vn:i:cl:3V", long: map[string]int{"namelength": requiredArg, "inodes": requiredArg, "check": noArg,
 		"badblocks": requiredArg, "lock": optionalArg, "version": noArg, "help": noArg}}
 	fdiskSpec = optSpec{short: "b:Bc::C:hH:lL::n:o:sS:t:u::vVw:W:x", long: map[string]int{"sector-size": requiredArg, "protect-boot": noArg,
 		"compatibility": optionalArg, "color": optionalArg, "list": noArg, "list-details": noArg, "lock": optionalArg, "noauto-pt": noArg,
@@ -346,7 +351,7 @@ var diskTools = map[string]diskTool{
 	"sfdisk": {safe: append([]string{"-l", "--list", "-d", "--dump", "-J", "--json", "-s", "--show-size", "-V", "--verify",
 		"-g", "--show-geometry", "-F", "--list-free", "--list-types", "-T"}, helpArgs...), stdin: true},
 	"parted":     {safe: append([]string{"-l", "--list"}, helpArgs...), stdin: true, spec: &partedSpec},
-	"badblocks":  {needs: []string{"-w", "-n"}, safe: helpArgs},
+	"badblocks":  {needs: []string{"-w", "-n"}, spec: &badblocksSpec},
 	"hdparm":     {needs: []string{"--security-erase", "--security-erase-enhanced", "--trim-sector-ranges", "--write-sector", "--make-bad-sector", "--fwdownload"}},
 	"nvme":       {needs: []string{"format", "sanitize", "write-zeroes", "write-uncor", "delete-ns", "ns-delete"}, safe: helpArgs},
 	"cryptsetup": {needs: []string{"luksFormat", "erase", "luksErase", "reencrypt"}, safe: helpArgs},
@@ -440,10 +445,45 @@ func (w world) disk(o *Observation, c Call, d diskTool) {
 			return
 		}
 	}
+	if c.Program == "badblocks" && !badblocksWrites(w, c, d.spec) {
+		return
+	}
 	if d.stdin && c.Program != "parted" && (c.Stdin == "" || c.Stdin == "/dev/null") {
 		return // its commands come on standard input, and there were none
 	}
 	o.see(approval.TierHardline, "%s on the stand-in device %s: %s", c.Program, dev, strings.Join(c.Args, " "))
+}
+
+// badblocksWrites reports whether badblocks writes the device it is given
+// (e2fsprogs misc/badblocks.c): "badblocks [options] DEVICE [LAST
+// [FIRST]]" with exactly one of -w (destructive) and -n (non-destructive,
+// which rewrites every block too), each given once (a second one is a
+// usage error), the device first, and the block numbers whole unsigned
+// numbers (strtoul, any base), which it exits on otherwise before opening
+// the device.
+func badblocksWrites(w world, c Call, spec *optSpec) bool {
+	opts, operands, err := spec.parse(c.Args, c.Posix)
+	if err != nil || len(operands) == 0 || len(operands) > 3 {
+		return false
+	}
+	modes := 0
+	for _, o := range opts {
+		if o.name == "w" || o.name == "n" {
+			modes++
+		}
+	}
+	if modes != 1 {
+		return false
+	}
+	if i := slices.Index(c.Args, operands[0]); i < 0 || !w.isDevice(c.Paths[i]) {
+		return false
+	}
+	for _, n := range operands[1:] {
+		if _, err := strconv.ParseUint(n, 0, 32); err != nil || strings.Contains(n, "_") {
+			return false
+		}
+	}
+	return true
 }
 
 // helpAbbreviations returns "--help" (or "--version") for each argument

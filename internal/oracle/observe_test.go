@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,6 +73,15 @@ func TestClassifyCalls(t *testing.T) {
 		{"fdisk", []string{"/dev/sda"}, []string{"/dev/sda"}, approval.TierAllow},
 		{"mkfs.minix", []string{"-n", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow}, // -n takes the device as its value
 		{"blkdiscard", []string{"-p", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},
+		// badblocks DEVICE [LAST [FIRST]], exactly one of -w and -n.
+		{"badblocks", []string{"-w", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierHardline},
+		{"badblocks", []string{"-nsv", "/dev/sda", "0x100", "8"}, []string{"", "/dev/sda", "", ""}, approval.TierHardline},
+		{"badblocks", []string{"/dev/sda"}, []string{"/dev/sda"}, approval.TierAllow},
+		{"badblocks", []string{"-wwoext4", "-n", "/root/admin", "/dev/sda"}, []string{"", "", "/root/admin", "/dev/sda"}, approval.TierAllow},
+		{"badblocks", []string{"-w", "-n", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierAllow},
+		{"badblocks", []string{"-w", "README.md", "/dev/sda"}, []string{"", "/work/README.md", "/dev/sda"}, approval.TierAllow},
+		{"badblocks", []string{"-w", "/dev/sda", "/dev/sda"}, []string{"", "/dev/sda", "/dev/sda"}, approval.TierAllow},
+		{"badblocks", []string{"-h", "/dev/sda"}, []string{"", "/dev/sda"}, approval.TierAllow},
 		// --h abbreviates --help (or is ambiguous): nothing is written.
 		{"mkfs.btrfs", []string{"--h", "-f", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierAllow},
 		{"vgremove", []string{"--he", "--", "/dev/sda"}, []string{"", "", "/dev/sda"}, approval.TierAllow},
@@ -158,4 +168,41 @@ func TestUnescapeRoundTrip(t *testing.T) {
 		assert.Equal(t, s, Unescape(Escape(s)))
 	}
 	assert.Equal(t, "é", Unescape(`\u00e9`))
+}
+
+func TestSetVariants(t *testing.T) {
+	t.Parallel()
+	assert.Empty(t, SetVariants("rm -rf ./build"))
+	assert.Empty(t, SetVariants(`echo "$X" ${#Y} ${Z%/}`), "no choice operator")
+	assert.Empty(t, SetVariants("rm -rf ${HOME:-/} ${IFS:+x}"), "variables the shell owns stay as they are")
+	assert.Equal(t, [][]string{{"X=x"}, {"X="}}, SetVariants("${X:+sh} -c reboot"))
+	// Two names: every combination but all unset; a nested shell's text too.
+	got := SetVariants(`bash -c 'rm -rf ${D-~}' && ${T:?} ${D:=x}`)
+	assert.Len(t, got, 8)
+	assert.Contains(t, got, []string{"D=x", "T="})
+	assert.Contains(t, got, []string{"T=x"})
+	// A third name stays unset (the cap).
+	for _, env := range SetVariants("${A:-x} ${B:-x} ${C:-x}") {
+		for _, e := range env {
+			assert.NotContains(t, e, "C=")
+		}
+	}
+}
+
+// TestGenerateWritesSetForms: the generator writes choice expansions and
+// POSIXLY_CORRECT forms, so the oracle's set variants and the posix
+// reading of options are exercised.
+func TestGenerateWritesSetForms(t *testing.T) {
+	t.Parallel()
+	choices, posix := 0, 0
+	for _, c := range Generate(1, 2000) {
+		if len(SetVariants(c)) > 0 {
+			choices++
+		}
+		if strings.Contains(c, "LY_CORRECT") {
+			posix++
+		}
+	}
+	assert.Greater(t, choices, 50, "commands with a choice expansion")
+	assert.Greater(t, posix, 50, "commands with POSIXLY_CORRECT in their environment")
 }

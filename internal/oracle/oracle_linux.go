@@ -236,10 +236,32 @@ func (o *Oracle) config() sandbox.Config {
 // never wrote (the batch ended early, or the command destroyed the log).
 var ErrLost = errors.New("oracle: result lost")
 
-// Run runs cmds in one sandbox, one after another, and returns what each
-// did. A command whose result was lost gets an observation with Tier allow
-// and the evidence "lost"; lost counts them.
+// Case is one command to run and the variables exported to it (NAME=VALUE)
+// beside the driver's own environment; every other variable is unset.
+type Case struct {
+	Command string
+	Env     []string
+}
+
+// Cases are cmds, each with no variable set.
+func Cases(cmds []string) []Case {
+	out := make([]Case, len(cmds))
+	for i, c := range cmds {
+		out[i] = Case{Command: c}
+	}
+	return out
+}
+
+// Run runs cmds in one sandbox, one after another, each with no variable
+// set, and returns what each did (RunCases).
 func (o *Oracle) Run(ctx context.Context, cmds []string) (obs []Observation, lost int, err error) {
+	return o.RunCases(ctx, Cases(cmds))
+}
+
+// RunCases runs cases in one sandbox, one after another, and returns what
+// each did. A case whose result was lost gets an observation with Tier
+// allow and the evidence "lost"; lost counts them.
+func (o *Oracle) RunCases(ctx context.Context, cases []Case) (obs []Observation, lost int, err error) {
 	log := filepath.Join(o.dir, "log")
 	if err := os.RemoveAll(log); err != nil {
 		return nil, 0, err
@@ -247,19 +269,38 @@ func (o *Oracle) Run(ctx context.Context, cmds []string) (obs []Observation, los
 	if err := os.MkdirAll(log, 0o755); err != nil {
 		return nil, 0, err
 	}
+	// The driver reads NUL-terminated fields: the number of variables,
+	// each NAME=VALUE, the command.
 	var in bytes.Buffer
-	for _, c := range cmds {
-		if strings.IndexByte(c, 0) >= 0 {
-			return nil, 0, fmt.Errorf("command %q holds a NUL byte", c)
+	field := func(s string) error {
+		if strings.IndexByte(s, 0) >= 0 {
+			return fmt.Errorf("%q holds a NUL byte", s)
 		}
-		in.WriteString(c)
+		in.WriteString(s)
 		in.WriteByte(0)
+		return nil
+	}
+	for _, c := range cases {
+		if err := field(strconv.Itoa(len(c.Env))); err != nil {
+			return nil, 0, err
+		}
+		for _, e := range c.Env {
+			if !validAssign(e) {
+				return nil, 0, fmt.Errorf("%q is not NAME=VALUE", e)
+			}
+			if err := field(e); err != nil {
+				return nil, 0, err
+			}
+		}
+		if err := field(c.Command); err != nil {
+			return nil, 0, err
+		}
 	}
 	if err := os.WriteFile(filepath.Join(o.dir, "oracle", "in", "cmds"), in.Bytes(), 0o644); err != nil {
 		return nil, 0, err
 	}
 	cfg := o.config()
-	cfg.Limits.Timeout = time.Duration(len(cmds)+4) * (o.PerCommand + 2*time.Second)
+	cfg.Limits.Timeout = time.Duration(len(cases)+4) * (o.PerCommand + 2*time.Second)
 	var out bytes.Buffer
 	res, err := o.runner.Run(ctx, cfg, sandbox.Command{Args: []string{"/bin/bash", "/oracle/driver.sh"}, Stdout: &out, Stderr: &out})
 	if err != nil {
@@ -268,12 +309,12 @@ func (o *Oracle) Run(ctx context.Context, cmds []string) (obs []Observation, los
 	if res.ExitCode != 0 {
 		return nil, 0, fmt.Errorf("the oracle's driver exited %d: %s", res.ExitCode, tail(out.String(), 2000))
 	}
-	for i, c := range cmds {
+	for i, c := range cases {
 		d := filepath.Join(log, strconv.Itoa(i))
 		result, rerr := os.ReadFile(filepath.Join(d, "result"))
 		if rerr != nil || !bytes.HasSuffix(result, []byte("done\n")) {
 			lost++
-			obs = append(obs, Observation{Command: c, Evidence: []string{"lost: the driver wrote no complete result"}})
+			obs = append(obs, Observation{Command: c.Command, Env: c.Env, Evidence: []string{"lost: the driver wrote no complete result"}})
 			continue
 		}
 		calls, cerr := os.ReadFile(filepath.Join(d, "calls"))
@@ -281,8 +322,9 @@ func (o *Oracle) Run(ctx context.Context, cmds []string) (obs []Observation, los
 			return nil, 0, cerr
 		}
 		stderr, _ := os.ReadFile(filepath.Join(d, "err"))
-		ob := o.world.classify(c, strings.Split(strings.TrimSpace(string(result)), "\n"), parseCalls(string(calls)), string(stderr))
+		ob := o.world.classify(c.Command, strings.Split(strings.TrimSpace(string(result)), "\n"), parseCalls(string(calls)), string(stderr))
 		ob.Stderr = tail(ob.Stderr, 400)
+		ob.Env = c.Env
 		obs = append(obs, ob)
 	}
 	return obs, lost, nil

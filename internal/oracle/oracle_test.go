@@ -176,6 +176,50 @@ func TestOracleObserves(t *testing.T) {
 	}
 }
 
+// TestOracleSeesWipeOfItsLog: a command that deletes all it can write
+// takes the driver's log too; its own result is still written, so it is
+// not lost (a lost result reads as allow).
+func TestOracleSeesWipeOfItsLog(t *testing.T) {
+	o := newOracle(t)
+	for _, c := range []string{"find / -delete", "find /oracle/log /home -delete"} {
+		obs, lost, err := o.Run(t.Context(), []string{c})
+		require.NoError(t, err)
+		require.Zero(t, lost, c)
+		assert.Equal(t, "hardline", obs[0].Tier.String(), "%q: evidence %v stderr %q", c, obs[0].Evidence, obs[0].Stderr)
+	}
+}
+
+// TestOracleSetVariants attacks the set side of choice expansions: a
+// variable exported to a case reaches the command (a nested shell's too),
+// and each state picks what bash picks.
+func TestOracleSetVariants(t *testing.T) {
+	o := newOracle(t)
+	cases := []struct {
+		c    Case
+		want approval.Tier
+	}{
+		{Case{Command: "${X:+reboot}"}, approval.TierAllow},
+		{Case{Command: "${X:+reboot}", Env: []string{"X=x"}}, approval.TierHardline},
+		{Case{Command: "${X:+reboot}", Env: []string{"X="}}, approval.TierAllow},
+		{Case{Command: "${X+reboot}", Env: []string{"X="}}, approval.TierHardline},
+		{Case{Command: "bash -c 'rm -rf ${D:+~}'", Env: []string{"D=x"}}, approval.TierHardline},
+		{Case{Command: "echo x > ${T-/dev/sda}", Env: []string{"T="}}, approval.TierAllow}, // an empty name: bash refuses the redirection
+		{Case{Command: "echo x > ${T-/dev/sda}"}, approval.TierHardline},
+		{Case{Command: "shred /dev/sda --help", Env: []string{"POSIXLY_CORRECT=1"}}, approval.TierHardline},
+	}
+	var in []Case
+	for _, c := range cases {
+		in = append(in, c.c)
+	}
+	obs, lost, err := o.RunCases(t.Context(), in)
+	require.NoError(t, err)
+	require.Zero(t, lost)
+	for i, c := range cases {
+		assert.Equal(t, c.want.String(), obs[i].Tier.String(), "%q with %q: evidence %v stderr %q", c.c.Command, c.c.Env, obs[i].Evidence, obs[i].Stderr)
+		assert.Equal(t, c.c.Env, obs[i].Env)
+	}
+}
+
 // TestOracleDivergenceRunsInBash shows that bash really runs what shellparse
 // marks as a parser divergence: every case of
 // shellparse/testdata/divergence.tsv reboots (the stand-in is called) or
@@ -271,13 +315,15 @@ func TestOracleAgrees(t *testing.T) {
 			generated++
 		}
 	}
+	cases := withSetVariants(cmds)
 
 	var under, hidden, over, lostAll int
 	var found []string
+	recorded := map[string]bool{}
 	start := time.Now()
-	for i := 0; i < len(cmds); i += *flagBatch {
-		batch := cmds[i:min(i+*flagBatch, len(cmds))]
-		obs, lost, err := o.Run(t.Context(), batch)
+	for i := 0; i < len(cases); i += *flagBatch {
+		batch := cases[i:min(i+*flagBatch, len(cases))]
+		obs, lost, err := o.RunCases(t.Context(), batch)
 		require.NoError(t, err)
 		if lost > 0 {
 			// A command that ends the batch (kill -1, a wiped log) takes
@@ -289,9 +335,12 @@ func TestOracleAgrees(t *testing.T) {
 				if !isLost(ob) {
 					continue
 				}
-				again, l, err := o.Run(t.Context(), batch[j:j+1])
+				again, l, err := o.RunCases(t.Context(), batch[j:j+1])
 				require.NoError(t, err)
 				obs[j], lost = again[0], lost+l
+				if l > 0 {
+					t.Logf("result lost: %q (set: %q)", batch[j].Command, batch[j].Env)
+				}
 			}
 		}
 		lostAll += lost
@@ -299,12 +348,20 @@ func TestOracleAgrees(t *testing.T) {
 			switch judge(ob) {
 			case hiddenVerdict:
 				hidden++
+				if hidden <= 80 {
+					t.Logf("approval where bash showed hardline, behind an opaque finding: %q (set: %q)\n\tevidence: %v", ob.Command, ob.Env, ob.Evidence)
+				}
 			case underRated:
 				under++
-				found = append(found, ob.Tier.String()+"\t"+Escape(ob.Command))
+				if !recorded[ob.Command] {
+					// oracle-found.tsv keeps the command; its runs
+					// give it every set variant again.
+					recorded[ob.Command] = true
+					found = append(found, ob.Tier.String()+"\t"+Escape(ob.Command))
+				}
 				if under <= 40 {
 					an, _ := Analyze(ob.Command)
-					t.Errorf("under-rated: %s statically, %s observed: %q\n\tevidence: %v", an.Verdict, ob.Tier, ob.Command, ob.Evidence)
+					t.Errorf("under-rated: %s statically, %s observed: %q (set: %q)\n\tevidence: %v", an.Verdict, ob.Tier, ob.Command, ob.Env, ob.Evidence)
 				}
 			case overRated:
 				over++
@@ -312,8 +369,8 @@ func TestOracleAgrees(t *testing.T) {
 		}
 	}
 	t.Logf("generator vocabulary: %s", vocabSummary())
-	t.Logf("oracle: %d commands executed (%d from corpora, %d generated) in %s; under-rated %d, approval-where-hardline behind an opaque finding %d, over-rated %d, results lost %d",
-		len(cmds), len(fromCorpus), generated, time.Since(start).Round(time.Second), under, hidden, over, lostAll)
+	t.Logf("oracle: %d commands (%d from corpora, %d generated), %d runs with their set variants, in %s; under-rated %d, approval-where-hardline behind an opaque finding %d, over-rated %d, results lost %d",
+		len(cmds), len(fromCorpus), generated, len(cases), time.Since(start).Round(time.Second), under, hidden, over, lostAll)
 	if *flagRecord && len(found) > 0 {
 		p := filepath.Join(repoRoot, "approval", "testdata", "oracle-found.tsv")
 		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0o644)
@@ -343,14 +400,33 @@ func TestOracleTiers(t *testing.T) {
 		}
 	}
 	o := newOracle(t)
-	obs, lost, err := o.Run(t.Context(), cmds)
+	obs, lost, err := o.RunCases(t.Context(), withSetVariants(cmds))
 	require.NoError(t, err)
 	assert.Zero(t, lost, "results lost")
+	// A command's observed tier is its worst over its set variants, which
+	// follow it.
+	worst := map[string]approval.Tier{}
 	for _, ob := range obs {
-		an, _ := Analyze(ob.Command)
-		t.Logf("%s\t%s\t%s", ob.Tier, an.Verdict, Escape(ob.Command))
-		assert.NotEqual(t, underRated, judge(ob), "under-rated: %q, evidence %v", ob.Command, ob.Evidence)
+		worst[ob.Command] = max(worst[ob.Command], ob.Tier)
+		assert.NotEqual(t, underRated, judge(ob), "under-rated: %q (set: %q), evidence %v", ob.Command, ob.Env, ob.Evidence)
 	}
+	for _, c := range cmds {
+		an, _ := Analyze(c)
+		t.Logf("%s\t%s\t%s", worst[c], an.Verdict, Escape(c))
+	}
+}
+
+// withSetVariants are cmds, each run with no variable set and then with
+// each of its SetVariants.
+func withSetVariants(cmds []string) []Case {
+	var out []Case
+	for _, c := range cmds {
+		out = append(out, Case{Command: c})
+		for _, env := range SetVariants(c) {
+			out = append(out, Case{Command: c, Env: env})
+		}
+	}
+	return out
 }
 
 // verdict is how a static verdict compares with the observed tier.
@@ -404,12 +480,14 @@ func FuzzOracle(f *testing.F) {
 		if !runnable(cmd) {
 			return
 		}
-		obs, lost, err := o.Run(t.Context(), []string{cmd})
+		obs, lost, err := o.RunCases(t.Context(), withSetVariants([]string{cmd}))
 		require.NoError(t, err)
 		require.Zero(t, lost, cmd)
-		if judge(obs[0]) == underRated {
-			an, _ := Analyze(cmd)
-			t.Errorf("under-rated: %s statically, %s observed: %q\n\tevidence: %v", an.Verdict, obs[0].Tier, cmd, obs[0].Evidence)
+		for _, ob := range obs {
+			if judge(ob) == underRated {
+				an, _ := Analyze(cmd)
+				t.Errorf("under-rated: %s statically, %s observed: %q (set: %q)\n\tevidence: %v", an.Verdict, ob.Tier, cmd, ob.Env, ob.Evidence)
+			}
 		}
 	})
 }
@@ -420,9 +498,9 @@ func opaque(an *approval.Analysis) bool {
 	return an.Script == nil || an.ParseErr != "" || len(an.Script.Opaque) > 0
 }
 
-// TestOracleVariables runs approval/testdata/variables.tsv under bash: each
-// command must do what its observed column says (the analyzer's side is
-// approval's TestVariables).
+// TestOracleVariables runs approval/testdata/variables.tsv under bash, each
+// command with its set variants: the worst must be what its observed column
+// says (the analyzer's side is approval's TestVariables).
 func TestOracleVariables(t *testing.T) {
 	o := newOracle(t)
 	rows, err := ReadTSV(filepath.Join(repoRoot, "approval", "testdata", "variables.tsv"), 0)
@@ -431,14 +509,22 @@ func TestOracleVariables(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, cmds, len(rows))
 	require.NotEmpty(t, cmds)
-	obs, lost, err := o.Run(t.Context(), cmds)
+	obs, lost, err := o.RunCases(t.Context(), withSetVariants(cmds))
 	require.NoError(t, err)
 	require.Zero(t, lost)
+	// The observed tier of a command is its worst over its set variants.
+	worst := map[string]Observation{}
+	for _, ob := range obs {
+		if w, ok := worst[ob.Command]; !ok || ob.Tier > w.Tier {
+			worst[ob.Command] = ob
+		}
+	}
 	for i, c := range cmds {
-		assert.Equal(t, rows[i], obs[i].Tier.String(), "%q: evidence %v stderr %q", c, obs[i].Evidence, obs[i].Stderr)
+		ob := worst[c]
+		assert.Equal(t, rows[i], ob.Tier.String(), "%q (set: %q): evidence %v stderr %q", c, ob.Env, ob.Evidence, ob.Stderr)
 		an, err := Analyze(c)
 		require.NoError(t, err)
-		assert.GreaterOrEqual(t, an.Verdict, obs[i].Tier, "%q: under-rated", c)
+		assert.GreaterOrEqual(t, an.Verdict, ob.Tier, "%q: under-rated", c)
 	}
 }
 
