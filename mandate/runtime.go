@@ -125,7 +125,10 @@ func runtimeFacts(rt Runtime) (Facts, int) {
 			lost++
 			continue
 		}
-		f.Hosts = append(f.Hosts, ap.Addr().Unmap().String())
+		// The zone names the interface of a link-local address (the
+		// kernel's scope id), not another host: a hosts rule cannot hold
+		// one, and the evidence must be what the rule allows.
+		f.Hosts = append(f.Hosts, ap.Addr().Unmap().WithZone("").String())
 	}
 	f.Paths, f.Hosts = uniqSorted(f.Paths), uniqSorted(f.Hosts)
 	return f, lost
