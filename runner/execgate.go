@@ -30,6 +30,8 @@ func (r *Runner) engineExecGate(root string) sandbox.ExecGate {
 	}
 	home, _ := os.UserHomeDir()
 	return func(ev sandbox.ExecEvent) error {
+		sandbox.Trace("exec gate")
+		defer sandbox.Trace("exec gate done")
 		cwd := root
 		if cwd == "" && r.Config != nil {
 			if p, ok := r.Config.Profile(ev.Profile); ok {

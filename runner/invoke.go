@@ -142,6 +142,8 @@ func (r *Runner) Invoke(ctx context.Context, inv Invocation) (*Invoked, error) {
 	home, _ := os.UserHomeDir()
 	gate := func() error {
 		once.Do(func() {
+			sandbox.Trace("decide start")
+			defer sandbox.Trace("decide done")
 			d, err := r.Engine.Decide(ctx, approval.Request{Command: inv.Text, Profile: env.Profile.Name, Session: env.Session,
 				Platform: env.Platform, Job: env.Job, Cwd: env.Root, Home: home, HostsAtRunTime: pl.Proxy})
 			out.Decision = d
@@ -179,6 +181,7 @@ func (r *Runner) Invoke(ctx context.Context, inv Invocation) (*Invoked, error) {
 		pl.Config.Landlock = KernelPolicy(out.Decision.MandatePaths, env.Root)
 	}
 	res, runErr := r.oneShot(ctx, env, pl, cmd, gate)
+	sandbox.Trace("invoke ran")
 	if err := gate(); err != nil {
 		return out, err
 	}

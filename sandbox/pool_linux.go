@@ -67,6 +67,9 @@ type Pools struct {
 	// live counts pooled sandboxes from the start of their build to the
 	// end of their teardown; Close waits for it.
 	live sync.WaitGroup
+	// hangupWait, when set (tests; guarded by mu), replaces
+	// poolHangupWait.
+	hangupWait time.Duration
 }
 
 // PoolSpec is what a pool's sandboxes are built from: the profile's
@@ -360,8 +363,10 @@ func (pl *pool) fill() {
 // build builds one sandbox, adds it to the pool and goes on while the
 // pool is short.
 func (pl *pool) build() {
+	Trace("pool build")
 	s := &Session{mgr: &pl.mgr, key: sessionKey{pl.profile, "pooled"}, spec: pl.spec, single: true, ready: make(chan struct{})}
 	s.readyErr = s.create(context.Background())
+	Trace("pool built")
 	close(s.ready)
 	sessions := pl.pools.Sessions.held(pl.profile) // before pl.mu, as in fill
 	pl.mu.Lock()

@@ -150,11 +150,13 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 		_ = send(&poolFrame{Op: poolNoMatch, Reason: "the pool serves its own user only"})
 		return
 	}
+	Trace("daemon accepted")
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var f poolFrame
 	if _, err := readFrame(c, nil, &f); err != nil || f.Op != poolRun || f.Request == nil {
 		return
 	}
+	Trace("daemon request read")
 	_ = c.SetReadDeadline(time.Time{})
 	req := f.Request
 	mine := Runner{StateRoot: ps.StateRoot, CgroupPrefix: ps.CgroupPrefix}
@@ -165,17 +167,28 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 		_ = send(&poolFrame{Op: poolNoMatch, Reason: "the run's cgroup prefix is not the daemon's"})
 		return
 	}
+	Trace("daemon request checked")
 	p, why := choose(req)
 	if why != "" {
 		_ = send(&poolFrame{Op: poolNoMatch, Reason: why})
 		return
 	}
+	Trace("daemon pool chosen")
 	s, err := ps.take(ctx, p)
 	if err != nil {
 		_ = send(&poolFrame{Op: poolNoMatch, Reason: err.Error()})
 		return
 	}
-	// Whatever happens, this sandbox serves nothing else.
+	Trace("daemon sandbox taken")
+	// Whatever happens, this sandbox serves nothing else. Its processes
+	// are killed before the client hears the result, but the rest of its
+	// teardown (unmounts, cgroup and state removal: ~10 ms of CPU on this
+	// 2-CPU class of machine) waits until the client has read the result
+	// and hung up, or poolHangupWait: it would otherwise compete for the
+	// CPUs with the client's last steps, which the caller waits for. A
+	// daemon that dies meanwhile leaves the sandbox to GC, as any other.
+	release := s.holdCleanup()
+	defer release()
 	defer s.end(ErrSessionClosed)
 	if err := send(&poolFrame{Op: poolAccepted}); err != nil {
 		return
@@ -187,6 +200,7 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 	if buf, err = readFrame(c, buf, &goFrame); err != nil || goFrame.Op != poolGo {
 		return
 	}
+	Trace("daemon go read")
 	// The connection is the command's lifeline: when the client goes,
 	// the command is stopped.
 	ctx, cancel := context.WithCancel(ctx)
@@ -226,12 +240,36 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 		cmd.Stdin = stdin
 	}
 	res, err := s.Exec(ctx, cmd, ExecOptions{Timeout: req.Timeout, OutputBytes: req.OutputBytes})
+	Trace("daemon exec returned")
+	// Nothing the command left running outlives the result.
+	s.kill()
 	out := &poolFrame{Op: poolResult, Result: res}
 	if err != nil {
 		out.Error = err.Error()
 	}
-	_ = send(out)
+	if send(out) != nil {
+		return
+	}
+	Trace("daemon result sent")
+	// The reader above cancels ctx when the client hangs up.
+	ps.mu.Lock()
+	wait := ps.hangupWait
+	ps.mu.Unlock()
+	if wait == 0 {
+		wait = poolHangupWait
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	Trace("daemon client gone")
 }
+
+// poolHangupWait bounds how long a pooled sandbox's cleanup waits for its
+// client to hang up after the result (a `tether run` exits at once).
+const poolHangupWait = 500 * time.Millisecond
 
 // frameWriter sends a command's output as output frames.
 type frameWriter struct {
@@ -279,6 +317,7 @@ func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, approve f
 		// frames.
 		req.Stdin = false
 	}
+	Trace("pool dial")
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", PoolSocket(stateRoot))
 	if err != nil {
@@ -299,9 +338,11 @@ func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, approve f
 	}
 	var buf []byte
 	var f poolFrame
+	Trace("pool request sent")
 	if buf, err = readFrame(c, buf, &f); err != nil {
 		return nil, fmt.Errorf("%w: the pool server hung up: %w", ErrPoolEmpty, err)
 	}
+	Trace("pool answer read")
 	switch f.Op {
 	case poolNoMatch:
 		return nil, fmt.Errorf("%w: %s", ErrPoolEmpty, f.Reason)
@@ -312,6 +353,7 @@ func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, approve f
 	if err := <-verdict; err != nil {
 		return nil, err // the connection closes: the sandbox is destroyed unused
 	}
+	Trace("pool verdict read")
 	if err := send(&poolFrame{Op: poolGo}); err != nil {
 		return nil, fmt.Errorf("running in a pooled sandbox: %w", err)
 	}
@@ -339,6 +381,7 @@ func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, approve f
 			}
 			_, _ = out.Write(f.Data)
 		case poolResult:
+			Trace("pool result read")
 			if f.Error != "" {
 				return f.Result, poolError(f.Error)
 			}

@@ -3,11 +3,15 @@ package sandbox
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -101,4 +105,117 @@ func TestSessionNullStdin(t *testing.T) {
 		assert.Equal(t, 0, res.ExitCode, tc.name)
 		assert.Equal(t, tc.want, out.String(), tc.name)
 	}
+}
+
+// poolClient speaks the pool protocol by hand, so that a test decides
+// when it hangs up: it asks for args, approves and reads to the result.
+func poolClient(t *testing.T, ps *Pools, args ...string) (*net.UnixConn, *Result) {
+	t.Helper()
+	conn, err := net.Dial("unix", PoolSocket(ps.StateRoot))
+	require.NoError(t, err)
+	c := conn.(*net.UnixConn)
+	t.Cleanup(func() { c.Close() })
+	require.NoError(t, c.SetDeadline(time.Now().Add(60*time.Second)))
+	require.NoError(t, writeFrame(c, &poolFrame{Op: poolRun, Request: &PoolRequest{CgroupPrefix: ps.CgroupPrefix, Args: args}}))
+	var f poolFrame
+	_, err = readFrame(c, nil, &f)
+	require.NoError(t, err)
+	require.Equal(t, poolAccepted, f.Op, f.Reason)
+	require.NoError(t, writeFrame(c, &poolFrame{Op: poolGo}))
+	for {
+		f = poolFrame{}
+		_, err = readFrame(c, nil, &f)
+		require.NoError(t, err)
+		if f.Op == poolResult {
+			require.Empty(t, f.Error)
+			require.NotNil(t, f.Result)
+			return c, f.Result
+		}
+	}
+}
+
+// A pooled sandbox's processes are killed before its client hears the
+// result, but the rest of its teardown (and so the pool's refill) waits
+// until the client has hung up, or Pools.hangupWait has passed: that work
+// must not compete with the client's last steps for the CPUs.
+func TestPoolCleanupFollowsHangup(t *testing.T) {
+	ps := newTestPools(t)
+	ps.hangupWait = time.Minute // set before any use
+	p := PoolSpec{Profile: "hangup", Size: 1, Spec: SessionSpec{Config: Config{Limits: Limits{Pids: 128}}}}
+	ps.Prepare(p)
+	l, err := ListenPool(ps.StateRoot)
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() {
+		served <- ps.ServePool(t.Context(), l, func(*PoolRequest) (PoolSpec, string) { return p, "" })
+	}()
+	defer func() {
+		l.Close()
+		require.NoError(t, <-served)
+	}()
+	stateOf := func(res *Result) string { return filepath.Join(ps.StateRoot, containersDir, res.ContainerID) }
+	waitGone := func(path string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if _, err := os.Stat(path); os.IsNotExist(err) {
+				return
+			}
+			require.True(t, time.Now().Before(deadline), "%s was not removed", path)
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
+	// A sleep of a length no other process on the host has, left running.
+	sleeper := fmt.Sprintf("sleep %d", 400000+os.Getpid()%99999)
+	waitReady(t, ps, "hangup", 1)
+	c, res := poolClient(t, ps, "/bin/sh", "-c", "setsid "+sleeper+" >/dev/null 2>&1 </dev/null & echo started")
+	assert.Equal(t, 0, res.ExitCode)
+	// Killed before the result was sent; the kernel ends the processes
+	// of the pid namespace as its init exits.
+	deadline := time.Now().Add(10 * time.Second)
+	for hostHasCmdline(t, sleeper) {
+		require.True(t, time.Now().Before(deadline), "the command's leftover outlived the result")
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	assert.DirExists(t, stateOf(res), "the sandbox was cleaned up before its client hung up")
+	assert.Equal(t, 0, ps.Ready("hangup"), "the pool refilled before the used sandbox was cleaned up")
+	c.Close()
+	waitGone(stateOf(res))
+	dirs, err := cgroupDirs("/" + ps.CgroupPrefix + "/hangup/" + res.ContainerID)
+	require.NoError(t, err)
+	assert.Empty(t, dirs, "the sandbox's cgroups remain")
+	waitReady(t, ps, "hangup", 1)
+
+	// A client that never hangs up (c stays open) holds the cleanup for
+	// hangupWait only; then the daemon hangs up.
+	ps.mu.Lock()
+	ps.hangupWait = 300 * time.Millisecond
+	ps.mu.Unlock()
+	c, res = poolClient(t, ps, "/bin/true")
+	assert.Equal(t, 0, res.ExitCode)
+	waitGone(stateOf(res))
+	_, err = c.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF, "the daemon did not hang up")
+	waitReady(t, ps, "hangup", 1)
+}
+
+// hostHasCmdline reports whether a live host process runs with this
+// command line.
+func hostHasCmdline(t *testing.T, cmdline string) bool {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !pidAlive(pid) {
+			continue
+		}
+		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if strings.TrimRight(strings.ReplaceAll(string(b), "\x00", " "), " ") == cmdline {
+			return true
+		}
+	}
+	return false
 }

@@ -313,6 +313,9 @@ type Session struct {
 	maxAge   *time.Timer
 	closeErr error
 	closed   chan struct{} // closed when teardown is complete
+	// cleanupHeld, when set (holdCleanup), is closed when the teardown
+	// may go on from the kill to the cleanup.
+	cleanupHeld chan struct{}
 }
 
 // call is one command in flight, from exec to its exit frame.
@@ -752,6 +755,7 @@ func (s *Session) dispatch(rep *reply) error {
 		default:
 			close(c.running)
 		}
+		Trace("session started frame")
 	case opOutput:
 		w := c.stdout
 		if rep.Stream == 2 {
@@ -759,6 +763,7 @@ func (s *Session) dispatch(rep *reply) error {
 		}
 		_, _ = w.Write(rep.Data)
 	case opExit:
+		Trace("session exit frame")
 		c.exit = rep
 		close(c.done)
 	}
@@ -850,7 +855,9 @@ func (s *Session) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Res
 	if s.gate != nil {
 		mark = s.gate.mark()
 	}
+	Trace("session exec")
 	res, err := s.await(ctx, c, s.execRequest(c, cmd, limits), cmd.Stdin, limits.Timeout, nil)
+	Trace("session awaited")
 	if res != nil && s.gate != nil {
 		res.ExecBlocked, res.Execs, res.ExecsDropped = s.gate.since(mark)
 		res.CreateBlocked = s.gate.createsSince(mark)
@@ -892,6 +899,7 @@ func (s *Session) await(ctx context.Context, c *call, req *request, stdin io.Rea
 		s.end(err)
 		return nil, err
 	}
+	Trace("session request sent")
 	if onStart != nil {
 		onStart()
 	}
@@ -1075,10 +1083,15 @@ func (s *Session) end(why error) {
 }
 
 func (s *Session) teardown() {
-	// Closing the channel makes the supervisor (pid 1) exit, which kills
-	// the pid namespace; SIGKILL covers a supervisor that does not.
-	s.conn.Close()
-	_ = s.container.Signal(unix.SIGKILL)
+	Trace("session teardown")
+	defer Trace("session torn down")
+	s.kill()
+	s.mu.Lock()
+	held := s.cleanupHeld
+	s.mu.Unlock()
+	if held != nil {
+		<-held
+	}
 	err := s.cleanup.run()
 	s.mu.Lock()
 	calls := s.calls
@@ -1089,6 +1102,27 @@ func (s *Session) teardown() {
 		close(c.done) // c.exit stays nil: the session ended first
 	}
 	close(s.closed)
+}
+
+// kill kills every process of the sandbox: closing the channel makes the
+// supervisor (pid 1) exit, which kills the pid namespace; SIGKILL covers
+// a supervisor that does not. Killing again does nothing.
+func (s *Session) kill() {
+	s.conn.Close()
+	_ = s.container.Signal(unix.SIGKILL)
+}
+
+// holdCleanup makes the teardown of s, whenever it starts, kill the
+// sandbox's processes at once (kill) but wait with the rest (unmounting,
+// removing its cgroups, container state and root) until release is
+// called. release may be called more than once; the caller must call it.
+func (s *Session) holdCleanup() (release func()) {
+	held := make(chan struct{})
+	s.mu.Lock()
+	s.cleanupHeld = held
+	s.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { close(held) }) }
 }
 
 // HostPIDs returns the host pids of every process in the session sandbox

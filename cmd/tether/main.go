@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tether-dev/tether/sandbox"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -181,7 +183,10 @@ func conventions(c *cobra.Command) {
 
 // main runs the root command and exits with the status of exitStatus.
 func main() {
-	os.Exit(run(os.Args[1:]))
+	sandbox.Trace("client main")
+	code := run(os.Args[1:])
+	sandbox.Trace("client exit")
+	os.Exit(code)
 }
 
 func run(args []string) int {

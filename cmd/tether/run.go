@@ -209,22 +209,26 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	sandbox.Trace("client run")
 	conf, prof, err := runProfile(f.gate, f.profile)
 	if err != nil {
 		return err
 	}
+	sandbox.Trace("client config loaded")
 	sb := runnerFor(f.stateRoot, f.cgroupPrefix, f.profile, f.grace)
 	rp, err := newRunPipeline(f.gate, conf, sb)
 	if err != nil {
 		return err
 	}
 	defer rp.Close()
+	sandbox.Trace("client pipeline assembled")
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, unix.SIGTERM)
 	defer stop()
 	pl, err := placeFromProfile(ctx, cmd.Flags(), f, rp.Runner, prof)
 	if err != nil {
 		return err
 	}
+	sandbox.Trace("client placed")
 	cfg := pl.Config
 	// --json holds the output in this process (outside every cgroup), so
 	// it never goes without a cap.
@@ -249,6 +253,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	if errors.Is(runErr, runner.ErrRefused) {
 		return rp.refusalOf(inv.Decision, runErr, f.gate.yolo)
 	}
+	sandbox.Trace("client invoked")
 	var res *sandbox.Result
 	if inv != nil {
 		res = inv.Result
