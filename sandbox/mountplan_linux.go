@@ -67,6 +67,17 @@ func (pr *protection) planWritable(cfg Config) error {
 			rules = append(rules, rule{rel, false})
 		}
 	}
+	// Under the workspace's lock, as the maker's removal is: a write tree
+	// this sandbox binds (made now, or by another sandbox under the plan)
+	// is never removed while it lives.
+	lock, err := lockFile(filepath.Join(pr.records, pr.key+".lock"), unix.LOCK_EX)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if pr.planHold, err = lockFile(filepath.Join(pr.records, pr.key+".plan"), unix.LOCK_SH); err != nil {
+		return err
+	}
 	root, err := unix.Open(pr.ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("opening workspace %s: %w", pr.ws, err)
@@ -123,14 +134,30 @@ type madeDir struct {
 	id  fileID
 }
 
+// leavePlan drops this sandbox's hold on the workspace's mount plan
+// (<key>.plan, held shared by every sandbox under the plan) and, when no
+// other sandbox holds it, removes the directories this one's plan
+// created (removePlanMade). Sandboxes of the workspace without the plan
+// (a pooled or plain one) do not keep them: they bind no write tree.
+// Preconditions: the workspace's lock (<key>.lock) is held.
+func (pr *protection) leavePlan() {
+	if pr.planHold == nil {
+		return
+	}
+	defer pr.planHold.Close()
+	if unix.Flock(int(pr.planHold.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+		pr.removePlanMade()
+	}
+	pr.planHold = nil
+}
+
 // removePlanMade removes, deepest first, the directories the mount plan
-// created (planMade) that are still empty, once the last sandbox holding
-// the workspace's plan is gone: a write tree the command filled stays,
-// and so do its parents. Each is removed from its parent opened without
-// following symlinks (openBeneath), and only when the entry there is
-// still the directory the plan made (its identity), never anything
-// else. Best-effort: a directory that cannot be removed stays, as it
-// always did.
+// created (planMade) that are still empty: a write tree the command
+// filled stays, and so do its parents. Each is removed from its parent
+// opened without following symlinks (openBeneath), and only when the
+// entry there is still the directory the plan made (its identity), never
+// anything else. Best-effort: a directory that cannot be removed stays,
+// as it always did.
 func (pr *protection) removePlanMade() {
 	if len(pr.planMade) == 0 {
 		return

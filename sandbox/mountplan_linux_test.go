@@ -84,6 +84,43 @@ func TestLandlockMountPlanRemovesEmptyCreatedTrees(t *testing.T) {
 	}
 }
 
+// Only sandboxes under the plan keep the directories it made: with a
+// sandbox of the same workspace open that has no plan (a pooled or plain
+// one, which binds no write tree), the empty tree a planned one-shot made
+// is removed when it ends; with one open under the plan, which binds the
+// tree, it stays (docs/landlock.md). Checked from the host while the
+// other sandbox lives.
+func TestLandlockMountPlanRemovalIgnoresUnplannedSandboxes(t *testing.T) {
+	ws, _ := llWorkspace(t)
+	sessions := newTestSessions(t)
+	open := func(name string, ll *Landlock) *Session {
+		s, err := sessions.Open(t.Context(), "default", name, SessionSpec{Config: Config{Workspace: ws, Landlock: ll}})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	made := filepath.Join(ws, "gen", "out")
+	oneShot := func() {
+		t.Helper()
+		var out bytes.Buffer
+		res, err := newTestRunner(t).Run(t.Context(), Config{Workspace: ws, Landlock: planPolicy(made)},
+			Command{Shell: "test -d gen/out && echo made", Stdout: &out, Stderr: &out})
+		require.NoError(t, err)
+		require.Equal(t, 0, res.ExitCode, out.String())
+		require.Contains(t, out.String(), "made")
+	}
+
+	plain := open("ll-plain", nil)
+	oneShot()
+	assert.NoDirExists(t, filepath.Join(ws, "gen"), "a sandbox without the plan kept the tree the plan made")
+	require.NoError(t, plain.Close())
+
+	planned := open("ll-planned", planPolicy(filepath.Join(ws, "ok")))
+	oneShot()
+	assert.DirExists(t, made, "the tree was removed while a sandbox under the plan held the workspace")
+	require.NoError(t, planned.Close())
+}
+
 // A writable Config.Binds directory outside the workspace is not under
 // the mount plan (docs/landlock.md, "Limits of the plan"): Landlock alone
 // governs it, so a creation, an append and a removal outside the

@@ -171,6 +171,9 @@ type protection struct {
 	// write trees (workspace-relative, shallowest first) and their
 	// identities: removePlanMade removes those still empty.
 	planMade []madeDir
+	// planHold is <key>.plan, flocked shared while the sandbox is under
+	// the mount plan (leavePlan).
+	planHold *os.File
 	// hold is <key>.hold (reservationDir), flocked shared for the sandbox's life:
 	// the kernel drops the lock when its holder dies, so whoever takes it
 	// exclusively knows no sandbox holds the reservations any more.
@@ -997,6 +1000,7 @@ func (pr *protection) releaseTree() error {
 // would otherwise keep three files for every workspace ever used).
 func (pr *protection) releaseLocked() error {
 	defer pr.hold.Close()
+	pr.leavePlan()
 	if unix.Flock(int(pr.hold.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
 		return nil // another sandbox holds them
 	}
@@ -1004,7 +1008,6 @@ func (pr *protection) releaseLocked() error {
 		return err
 	}
 	removeRecords(pr.records, pr.key)
-	pr.removePlanMade()
 	return nil
 }
 
@@ -1012,7 +1015,7 @@ func (pr *protection) releaseLocked() error {
 // lock and hold exclusively; the lock goes last, still held, and
 // lockFile's waiters see it gone and start over.
 func removeRecords(dir, key string) {
-	for _, ext := range []string{".ws", ".res", ".hold", ".lock"} {
+	for _, ext := range []string{".ws", ".res", ".hold", ".plan", ".lock"} {
 		os.Remove(filepath.Join(dir, key+ext))
 	}
 }
