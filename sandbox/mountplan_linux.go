@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -92,14 +94,18 @@ func (pr *protection) planWritable(cfg Config) error {
 			// The bind needs a target; Landlock a file to attach the
 			// rule to. A symlink on the way stops it (the check below).
 			made, err := mkdirBeneath(root, r.rel, 0o755)
+			var dirs []madeDir
 			for _, rel := range made {
 				if fd, err := openBeneath(root, rel); err == nil {
 					var st unix.Stat_t
 					if unix.Fstat(fd, &st) == nil {
-						pr.planMade = append(pr.planMade, madeDir{rel, fileID{st.Dev, st.Ino}})
+						dirs = append(dirs, madeDir{Rel: rel, Dev: st.Dev, Ino: st.Ino})
 					}
 					unix.Close(fd)
 				}
+			}
+			if rerr := pr.recordMade(dirs); rerr != nil {
+				return rerr
 			}
 			if err != nil {
 				return fmt.Errorf("creating the mandate's write tree %s: %w", r.rel, err)
@@ -128,17 +134,55 @@ func (pr *protection) planWritable(cfg Config) error {
 	return nil
 }
 
-// madeDir is a directory the mount plan created: where, and which.
+// madeDir is a directory the mount plan created: where
+// (workspace-relative), and which (its device and inode).
 type madeDir struct {
-	rel string // workspace-relative
-	id  fileID
+	Rel      string `json:"rel"`
+	Dev, Ino uint64
+}
+
+// recordMade adds dirs to the workspace's record of the directories its
+// mount plan created (<key>.made beside its reservations, hidden from
+// every sandbox as they are), which the last sandbox under the plan
+// removes (leavePlan): the one that made a directory may end while
+// another that binds it lives. Preconditions: the workspace's lock is
+// held.
+func (pr *protection) recordMade(dirs []madeDir) error {
+	if len(dirs) == 0 {
+		return nil
+	}
+	p := filepath.Join(pr.records, pr.key+".made")
+	all := append(readMade(p), dirs...)
+	b, err := json.Marshal(all)
+	if err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d", p, os.Getpid())
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("recording the mount plan's directories: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("recording the mount plan's directories: %w", err)
+	}
+	return nil
+}
+
+// readMade reads a record of recordMade; a missing or unreadable one is
+// empty (its directories stay, as they always did).
+func readMade(p string) []madeDir {
+	var dirs []madeDir
+	if b, err := os.ReadFile(p); err == nil {
+		_ = json.Unmarshal(b, &dirs)
+	}
+	return dirs
 }
 
 // leavePlan drops this sandbox's hold on the workspace's mount plan
 // (<key>.plan, held shared by every sandbox under the plan) and, when no
-// other sandbox holds it, removes the directories this one's plan
-// created (removePlanMade). Sandboxes of the workspace without the plan
-// (a pooled or plain one) do not keep them: they bind no write tree.
+// other sandbox holds it, removes the directories the plan created
+// (removeMade). Sandboxes of the workspace without the plan (a pooled or
+// plain one) do not keep them: they bind no write tree.
 // Preconditions: the workspace's lock (<key>.lock) is held.
 func (pr *protection) leavePlan() {
 	if pr.planHold == nil {
@@ -146,49 +190,55 @@ func (pr *protection) leavePlan() {
 	}
 	defer pr.planHold.Close()
 	if unix.Flock(int(pr.planHold.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
-		pr.removePlanMade()
+		removeMade(pr.records, pr.key, pr.ws)
 	}
 	pr.planHold = nil
 }
 
-// removePlanMade removes, deepest first, the directories the mount plan
-// created (planMade) that are still empty: a write tree the command
-// filled stays, and so do its parents. Each is removed from its parent
-// opened without following symlinks (openBeneath), and only when the
-// entry there is still the directory the plan made (its identity), never
-// anything else. Best-effort: a directory that cannot be removed stays,
-// as it always did.
-func (pr *protection) removePlanMade() {
-	if len(pr.planMade) == 0 {
+// removeMade removes, deepest first, the directories recorded in
+// dir/<key>.made (recordMade) that are still empty in the workspace ws,
+// then the record: a write tree a command filled stays, and so do its
+// parents. Each is removed from its parent opened without following
+// symlinks (openBeneath), and only when the entry there is still the
+// directory the plan made (its identity), never anything else.
+// Best-effort: a directory that cannot be removed stays, as it always
+// did. Preconditions: the workspace's lock is held and no sandbox is
+// under its plan.
+func removeMade(dir, key, ws string) {
+	p := filepath.Join(dir, key+".made")
+	made := readMade(p)
+	defer os.Remove(p)
+	if len(made) == 0 {
 		return
 	}
-	root, err := unix.Open(pr.ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return
 	}
 	defer unix.Close(root)
-	for i := len(pr.planMade) - 1; i >= 0; i-- {
-		d := pr.planMade[i]
-		parent, name := root, d.rel
-		if k := strings.LastIndexByte(d.rel, '/'); k >= 0 {
-			fd, err := openBeneath(root, d.rel[:k])
+	// Recorded shallowest first per tree: deepest first is the reverse.
+	for i := len(made) - 1; i >= 0; i-- {
+		d := made[i]
+		parent, name := root, d.Rel
+		if k := strings.LastIndexByte(d.Rel, '/'); k >= 0 {
+			fd, err := openBeneath(root, d.Rel[:k])
 			if err != nil {
 				continue
 			}
-			parent, name = fd, d.rel[k+1:]
+			parent, name = fd, d.Rel[k+1:]
 		}
 		var st unix.Stat_t
 		// Gone or replaced: not the plan's. Not empty (ENOTEMPTY): it
 		// stays, and so do its parents (their rmdir fails likewise).
-		if unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR &&
-			(fileID{st.Dev, st.Ino}) == d.id {
+		if name != "" && name != "." && name != ".." &&
+			unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR &&
+			st.Dev == d.Dev && st.Ino == d.Ino {
 			_ = unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
 		}
 		if parent != root {
 			unix.Close(parent)
 		}
 	}
-	pr.planMade = nil
 }
 
 // seal makes the tree whose root is ws read-only, after its mounts: the

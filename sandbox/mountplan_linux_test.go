@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -87,9 +88,9 @@ func TestLandlockMountPlanRemovesEmptyCreatedTrees(t *testing.T) {
 // Only sandboxes under the plan keep the directories it made: with a
 // sandbox of the same workspace open that has no plan (a pooled or plain
 // one, which binds no write tree), the empty tree a planned one-shot made
-// is removed when it ends; with one open under the plan, which binds the
-// tree, it stays (docs/landlock.md). Checked from the host while the
-// other sandbox lives.
+// is removed when it ends; with one open under the plan, which may bind
+// the tree, it stays until that one ends too, which removes it though it
+// did not make it. Checked from the host.
 func TestLandlockMountPlanRemovalIgnoresUnplannedSandboxes(t *testing.T) {
 	ws, _ := llWorkspace(t)
 	sessions := newTestSessions(t)
@@ -119,6 +120,35 @@ func TestLandlockMountPlanRemovalIgnoresUnplannedSandboxes(t *testing.T) {
 	oneShot()
 	assert.DirExists(t, made, "the tree was removed while a sandbox under the plan held the workspace")
 	require.NoError(t, planned.Close())
+	assert.NoDirExists(t, filepath.Join(ws, "gen"), "the last sandbox under the plan left the tree another one made")
+	assert.DirExists(t, filepath.Join(ws, "ok"), "a directory that existed before was removed")
+}
+
+// The write trees of a plan whose sandbox died without leaving it (a
+// crashed tether: the kernel dropped its locks) are removed by GC with
+// the workspace's reservations, when still empty; a filled one stays.
+func TestLandlockMountPlanGCRemovesDeadPlansTrees(t *testing.T) {
+	requireSandbox(t)
+	ws, _ := llWorkspace(t)
+	state := stateTempDir(t)
+	cfg := Config{Workspace: ws, Landlock: planPolicy(filepath.Join(ws, "gen", "empty"), filepath.Join(ws, "gen", "filled"))}
+	var notEnforced []string
+	pr, err := protectFor(state, cfg, false, &notEnforced)
+	require.NoError(t, err)
+	require.DirExists(t, filepath.Join(ws, "gen", "empty"))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "gen", "filled", "f"), nil, 0o644))
+	gc := func() {
+		_, err := GC(GCOptions{StateRoot: state, CgroupPrefix: testPrefix + "-gc-" + strconv.Itoa(os.Getpid())})
+		require.NoError(t, err)
+	}
+	gc()
+	assert.DirExists(t, filepath.Join(ws, "gen", "empty"), "GC removed a live plan's tree")
+	// The holder dies without releasing.
+	require.NoError(t, pr.planHold.Close())
+	require.NoError(t, pr.hold.Close())
+	gc()
+	assert.NoDirExists(t, filepath.Join(ws, "gen", "empty"))
+	assert.FileExists(t, filepath.Join(ws, "gen", "filled", "f"))
 }
 
 // A writable Config.Binds directory outside the workspace is not under

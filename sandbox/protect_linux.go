@@ -167,10 +167,6 @@ type protection struct {
 	// and so are its pins outside every ProtectWrite mount (the mount
 	// plan, mountplan_linux.go).
 	readOnly bool
-	// planMade are the directories the mount plan created for missing
-	// write trees (workspace-relative, shallowest first) and their
-	// identities: removePlanMade removes those still empty.
-	planMade []madeDir
 	// planHold is <key>.plan, flocked shared while the sandbox is under
 	// the mount plan (leavePlan).
 	planHold *os.File
@@ -1015,7 +1011,7 @@ func (pr *protection) releaseLocked() error {
 // lock and hold exclusively; the lock goes last, still held, and
 // lockFile's waiters see it gone and start over.
 func removeRecords(dir, key string) {
-	for _, ext := range []string{".ws", ".res", ".hold", ".plan", ".lock"} {
+	for _, ext := range []string{".ws", ".res", ".hold", ".plan", ".made", ".lock"} {
 		os.Remove(filepath.Join(dir, key+ext))
 	}
 }
@@ -1097,6 +1093,8 @@ func gcReservation(dir, key, target string, caches bool, guards []string) error 
 	if err := removePlaceholders(dir, string(ws), key, target); err != nil {
 		return err
 	}
+	// Sandboxes under the plan that died left its directories.
+	removeMade(dir, key, string(ws))
 	if caches {
 		removeRecords(dir, key)
 	}
