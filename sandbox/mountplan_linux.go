@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -308,23 +309,60 @@ func (c Config) sealedAt(p string) bool {
 // refusal is. The names are resolved as observation resolves them (the
 // caller's working directory or directory descriptor, through /proc):
 // the report names what the caller asked for, which the caller controls;
-// the refusal itself is the kernel's.
-func (g *execGateRun) refuseSealed(fd int, n *seccompNotif, call createCall, names []string) {
+// the refusal itself is the kernel's. A link out of the sealed part into
+// a write tree (EXDEV: it would give a sealed file a writable name)
+// reports its existing file, from (linkFrom).
+func (g *execGateRun) refuseSealed(fd int, n *seccompNotif, call createCall, names []string, from string, errno unix.Errno) {
 	var refused []PathRefused
-	for i, s := range names {
-		dirfd := int32(unix.AT_FDCWD)
-		if d := call.dirfds[i]; d >= 0 {
-			dirfd = int32(n.args[d])
-		}
-		raw, err := resolveName(int(n.pid), dirfd, s)
+	add := func(raw string, err error) {
 		if err != nil {
-			continue
+			return
 		}
 		if p := filepath.Clean(raw); g.sealed(p) {
 			refused = append(refused, PathRefused{Path: p, Op: call.op, Blockers: []string{"mount.read_only"}})
 		}
 	}
+	for i, s := range names {
+		dirfd := int32(unix.AT_FDCWD)
+		if d := call.dirfds[i]; d >= 0 {
+			dirfd = int32(n.args[d])
+		}
+		add(resolveName(int(n.pid), dirfd, s))
+	}
+	if call.from >= 0 && errno == unix.EXDEV {
+		if dirfd, name, ok := linkFrom(n, call, from); ok {
+			add(resolveName(int(n.pid), dirfd, name))
+		}
+	}
 	g.keepSealed(fd, n, refused)
+}
+
+// linkFrom returns where the existing file of the link n (call's, from
+// its name from) is to be resolved: a directory descriptor and a name,
+// "." for the descriptor's own file (AT_EMPTY_PATH with an empty name, or
+// /proc/self/fd/N followed with AT_SYMLINK_FOLLOW, which names the file
+// of the caller's descriptor N). false when it names nothing.
+func linkFrom(n *seccompNotif, call createCall, from string) (int32, string, bool) {
+	dirfd := int32(unix.AT_FDCWD)
+	if call.fromDir >= 0 {
+		dirfd = int32(n.args[call.fromDir])
+	}
+	var flags uint64
+	if call.flags >= 0 {
+		flags = n.args[call.flags]
+	}
+	switch {
+	case from == "":
+		return dirfd, ".", flags&unix.AT_EMPTY_PATH != 0 && dirfd >= 0
+	case flags&unix.AT_SYMLINK_FOLLOW != 0:
+		for _, self := range []string{"/proc/self/fd/", "/proc/thread-self/fd/"} {
+			if rest, ok := strings.CutPrefix(from, self); ok {
+				fdn, err := strconv.ParseInt(rest, 10, 32)
+				return int32(fdn), ".", err == nil && fdn >= 0
+			}
+		}
+	}
+	return dirfd, from, true
 }
 
 // keepSealed records refused, the mount plan's refusals of the call n,
