@@ -72,8 +72,11 @@ import (
 // gets the hold lock exclusively) or GC of any state root (for holders
 // that died, whose locks the kernel dropped) removes the placeholders that
 // are still what tether makes; <key>.ws records the workspace's path and
-// <key>.res the nested reservations. Records an older tether left under
-// <state root>/protect are still collected by GC.
+// <key>.res the nested reservations. The mount plan keeps two more
+// (mountplan_linux.go): <key>.plan, held shared by each sandbox under the
+// plan, and <key>.made, the directories the plan created, which the last
+// sandbox under the plan (or GC) removes when still empty. Records an
+// older tether left under <state root>/protect are still collected by GC.
 
 // reservedTarget is where reservation symlinks point: procfs lets nobody
 // create anything there, so the link never resolves.
