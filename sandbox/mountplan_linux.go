@@ -201,7 +201,10 @@ func (pr *protection) leavePlan() {
 // then the record: a write tree a command filled stays, and so do its
 // parents. Each is removed from its parent opened without following
 // symlinks (openBeneath), and only when the entry there is still the
-// directory the plan made (its identity), never anything else.
+// directory the plan made (its identity), never anything else. A
+// sandbox of the workspace without the plan may still run and swap the
+// entry between the check and the removal: rmdir removes only an empty
+// directory, so the most it loses is an empty directory of its own.
 // Best-effort: a directory that cannot be removed stays, as it always
 // did. Preconditions: the workspace's lock is held and no sandbox is
 // under its plan.
