@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestKernelPaths(t *testing.T) {
@@ -84,4 +85,45 @@ func TestRefusedValue(t *testing.T) {
 	assert.Equal(t, "conf/a.ini", refusedValue("conf/a.ini", "fs.read_file,fs.truncate"))
 	assert.Equal(t, "conf", refusedValue("conf", "fs.make_reg"))
 	assert.Equal(t, "rw:read:x", refusedValue("read:x", "fs.write_file"))
+}
+
+// A refusal of the mount plan carries its operation into the drift record
+// (its reason says unlink, chmod: not write) and into the Leash Line's
+// notch; two operations on one path are two records, and a Landlock
+// refusal (no op) says the access its blockers give.
+func TestRecordPathRefusedOp(t *testing.T) {
+	s, ctx := enforced(t)
+	run := Run{Job: "j", ID: "r2", Mode: RunCron}
+	// Paths relative to the workspace, as the runner gives them.
+	c := Call{Tool: ToolTerminal, Command: "make test", Workspace: "/ws"}
+	rm, err := s.RecordPathRefused(ctx, run, c, "secret/token", "unlink", "mount.read_only")
+	require.NoError(t, err)
+	chmod, err := s.RecordPathRefused(ctx, run, c, "secret/token", "chmod", "mount.read_only")
+	require.NoError(t, err)
+	read, err := s.RecordPathRefused(ctx, run, c, "secret/key", "", "fs.read_file")
+	require.NoError(t, err)
+	assert.NotEqual(t, rm, chmod, "a chmod and an rm of one path are two records")
+
+	drift, err := s.Drift(ctx, "j")
+	require.NoError(t, err)
+	reasons := map[string]string{}
+	for _, d := range drift {
+		reasons[d.ID] = d.Reason
+	}
+	assert.Contains(t, reasons[rm], "unlink secret/token (mount: mount.read_only)")
+	assert.Contains(t, reasons[chmod], "chmod secret/token (mount: mount.read_only)")
+	assert.Contains(t, reasons[read], "read secret/key (Landlock: fs.read_file)")
+
+	ll, err := s.Leash(ctx, "j")
+	require.NoError(t, err)
+	calls := map[string]string{}
+	for _, tr := range ll.Tracks {
+		for _, m := range tr.Marks {
+			if m.Drift != "" {
+				calls[m.Drift] = m.Call
+			}
+		}
+	}
+	assert.Contains(t, calls[rm], "# refused by the kernel: unlink secret/token")
+	assert.Contains(t, calls[chmod], "# refused by the kernel: chmod secret/token")
 }

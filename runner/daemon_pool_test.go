@@ -189,3 +189,112 @@ func assertNothingLeftOf(t *testing.T, sb sandbox.Runner) {
 		}
 	}
 }
+
+// A one-shot call of a job under an enforced mandate, made through the
+// daemon whose profile pools its sandboxes, never runs in a pooled
+// sandbox (built without the job's mount plan and Landlock ruleset): it
+// builds its own, under the plan, and the profile's pool is left as it
+// was. From inside, a script removes a file outside the mandate and
+// creates the mandate's write tree; from the host afterwards the file is
+// still there, the refusal is paths drift that says unlink, the write
+// tree the plan created (and the command left empty) is gone, and the
+// pool's sandbox still serves the next plain call.
+func TestServeEnforcedMandateBypassesPool(t *testing.T) {
+	requireLandlockAudit(t)
+	sb := testSandbox(t)
+	e := newDaemonEnv(t, sb, "")
+	e.cfg, e.ws = testConfigIn(t, sandboxTempDir(t), "      pool: 1\n")
+	files := map[string]string{
+		// build/ only when src/skip-build is missing: the observed run
+		// writes three files there (the mandate's write tree build/**),
+		// the enforced run leaves the tree the plan made empty.
+		"src/check.sh": "cat /proc/1/cmdline; echo; cat src/data.txt\n" +
+			"if [ ! -f src/skip-build ]; then mkdir -p build && for f in a b c; do echo built > build/$f; done; fi\n" +
+			"if [ -f src/extra-rm ]; then rm -f \"$(cat src/extra-rm)\"; fi\necho check-done\n",
+		"src/data.txt":  "data-ok\n",
+		"src/notes.txt": "n\n",
+		"src/more.txt":  "m\n",
+		"secret/token":  landlockSecret + "\n",
+	}
+	for name, text := range files {
+		require.NoError(t, os.MkdirAll(filepath.Join(e.ws, filepath.Dir(name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(e.ws, name), []byte(text), 0o644))
+	}
+	d, stop := e.start(t)
+	c := NewClient(e.socket)
+	ctx := t.Context()
+	job, err := c.CreateSession(ctx, SessionRequest{Platform: "cron", Job: "nightly"})
+	require.NoError(t, err)
+	call := func(session, id, command string) Result {
+		t.Helper()
+		out, err := c.Call(ctx, session, id, []RawCall{rawCall(id, "terminal", args("command", command, "session", false))})
+		require.NoError(t, err)
+		require.Len(t, out.Results, 1)
+		return out.Results[0]
+	}
+	// Observe mode (the job has no mandate yet): reads of src, writes in
+	// build.
+	out, err := c.Call(ctx, job.Session, "o", []RawCall{
+		rawCall("1", "read_file", args("path", "src/check.sh")),
+		rawCall("2", "read_file", args("path", "src/data.txt")),
+		rawCall("3", "read_file", args("path", "src/notes.txt")),
+		rawCall("4", "read_file", args("path", "src/more.txt")),
+	})
+	require.NoError(t, err)
+	for _, res := range out.Results {
+		require.Equal(t, ClassSucceeded, res.Class, res.Message)
+	}
+	obs := call(job.Session, "5", "sh src/check.sh")
+	require.Equal(t, ClassSucceeded, obs.Class, "%s %v", obs.Message, obs.Output)
+	v, err := d.Mandates.Compile(ctx, "nightly")
+	require.NoError(t, err)
+	t.Logf("compiled mandate:\n%s", v.Text)
+	require.Contains(t, v.Text, "- build/**", "the job wrote build: a write tree")
+	require.Contains(t, v.Text, `"read:src/**"`, "the job only read src")
+	_, err = d.Mandates.ApproveReviewed(ctx, "nightly", v.Number, v.SHA256, "test")
+	require.NoError(t, err)
+
+	// The pool holds a plain sandbox of the profile.
+	plain, err := c.CreateSession(ctx, SessionRequest{})
+	require.NoError(t, err)
+	_ = call(plain.Session, "p0", "true") // starts the pool
+	waitPool(t, d, "default", 1)
+
+	build := filepath.Join(e.ws, "build")
+	require.NoError(t, os.RemoveAll(build))
+	require.NoError(t, os.WriteFile(filepath.Join(e.ws, "src", "skip-build"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.ws, "src", "extra-rm"), []byte("secret/token\n"), 0o644))
+	bad := call(job.Session, "6", "sh src/check.sh")
+	require.Equal(t, ClassBlocked, bad.Class, "%s %v", bad.Message, bad.Output)
+	assert.Equal(t, GateLandlock, bad.Gate)
+	assert.Contains(t, bad.Output["stdout"], "check-done")
+	assert.NotContains(t, bad.Output["stdout"], "tether-supervisor", "the enforced call ran in a pooled sandbox")
+	assert.Contains(t, bad.Output["stderr"], "Read-only file system", "%v", bad.Output)
+	// Through the API: JSON's arrays and objects.
+	refused, _ := bad.Output["paths_refused"].([]any)
+	require.NotEmpty(t, refused, "%v", bad.Output)
+	first, _ := refused[0].(map[string]any)
+	token := filepath.Join(e.ws, "secret", "token")
+	assert.Equal(t, token, first["path"])
+	assert.Equal(t, "unlink", first["op"])
+	id, _ := first["drift_id"].(string)
+	rec := driftRecord(t, d.Mandates, id)
+	assert.Contains(t, rec.Reason, "unlink secret/token")
+
+	// From the host, the sandbox gone: the file is there, the write tree
+	// the plan made is removed, and the pool was neither taken nor
+	// replaced (no refill: its one sandbox is ready at once).
+	got, err := os.ReadFile(token)
+	require.NoError(t, err, "from the host: the file outside the mandate was removed")
+	assert.Equal(t, landlockSecret+"\n", string(got))
+	assert.NoDirExists(t, build, "the plan's write tree outlived the sandbox (or a pooled sandbox holds the plan)")
+	assert.Equal(t, 1, d.pools.Ready("default"), "the enforced call took or replaced the profile's pool")
+	next := call(plain.Session, "p1", "cat /proc/1/cmdline")
+	require.Equal(t, ClassSucceeded, next.Class, "%s %v", next.Message, next.Output)
+	assert.Contains(t, next.Output["stdout"], "tether-supervisor", "the plain call after it is pooled")
+	waitPool(t, d, "default", 1)
+	assert.NoDirExists(t, build, "a pooled sandbox set the plan up")
+
+	require.NoError(t, stop())
+	assertNothingLeftOf(t, sb)
+}

@@ -30,16 +30,7 @@ const landlockSecret = "TOKEN-7f3a9c-NEVER-SHOWN"
 func landlockRunner(t *testing.T) (*Runner, *mandate.Store, string) {
 	t.Helper()
 	sb := testSandbox(t)
-	// LANDLOCK_CREATE_RULESET_VERSION: the refusals these tests read as
-	// drift are the kernel's audit records, which ABI 7 brought. Below it
-	// the ruleset holds and the result lists landlock_audit instead (a
-	// documented limit: sandbox's TestLandlockBelowABI7).
-	switch v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, 1); {
-	case errno != 0:
-		testenv.SkipOrFail(t, "the kernel has no Landlock")
-	case v < 7:
-		t.Skipf("the kernel's Landlock ABI is %d: its refusals are not logged below 7 (landlock_audit)", v)
-	}
+	requireLandlockAudit(t)
 	dir, err := os.MkdirTemp("/var/tmp", "tether-llr-")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
@@ -67,6 +58,22 @@ func landlockRunner(t *testing.T) (*Runner, *mandate.Store, string) {
 	eng := testEngine(t, cfg, approval.Options{Mandate: mandate.NewHook(store, cfg)})
 	sessions := testSessions(t, sb)
 	return &Runner{Config: cfg, Engine: eng, Mandates: store, Sandbox: sb, Sessions: sessions}, store, ws
+}
+
+// requireLandlockAudit skips (fails under REQUIRE_SANDBOX when Landlock
+// is missing) unless the kernel logs Landlock's refusals: the refusals
+// these tests read as drift are its audit records, which ABI 7 brought.
+// Below it the ruleset holds and the result lists landlock_audit instead
+// (a documented limit: sandbox's TestLandlockBelowABI7).
+func requireLandlockAudit(t *testing.T) {
+	t.Helper()
+	// LANDLOCK_CREATE_RULESET_VERSION
+	switch v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, 1); {
+	case errno != 0:
+		testenv.SkipOrFail(t, "the kernel has no Landlock")
+	case v < 7:
+		t.Skipf("the kernel's Landlock ABI is %d: its refusals are not logged below 7 (landlock_audit)", v)
+	}
 }
 
 // A job observed, compiled and approved runs its workload under a

@@ -1,9 +1,12 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -67,6 +70,17 @@ func (pr *protection) planWritable(cfg Config) error {
 			rules = append(rules, rule{rel, false})
 		}
 	}
+	// Under the workspace's lock, as the maker's removal is: a write tree
+	// this sandbox binds (made now, or by another sandbox under the plan)
+	// is never removed while it lives.
+	lock, err := lockFile(filepath.Join(pr.records, pr.key+".lock"), unix.LOCK_EX)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if pr.planHold, err = lockFile(filepath.Join(pr.records, pr.key+".plan"), unix.LOCK_SH); err != nil {
+		return err
+	}
 	root, err := unix.Open(pr.ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("opening workspace %s: %w", pr.ws, err)
@@ -81,14 +95,18 @@ func (pr *protection) planWritable(cfg Config) error {
 			// The bind needs a target; Landlock a file to attach the
 			// rule to. A symlink on the way stops it (the check below).
 			made, err := mkdirBeneath(root, r.rel, 0o755)
+			var dirs []madeDir
 			for _, rel := range made {
 				if fd, err := openBeneath(root, rel); err == nil {
 					var st unix.Stat_t
 					if unix.Fstat(fd, &st) == nil {
-						pr.planMade = append(pr.planMade, madeDir{rel, fileID{st.Dev, st.Ino}})
+						dirs = append(dirs, madeDir{Rel: rel, Dev: st.Dev, Ino: st.Ino})
 					}
 					unix.Close(fd)
 				}
+			}
+			if rerr := pr.recordMade(dirs); rerr != nil {
+				return rerr
 			}
 			if err != nil {
 				return fmt.Errorf("creating the mandate's write tree %s: %w", r.rel, err)
@@ -117,51 +135,114 @@ func (pr *protection) planWritable(cfg Config) error {
 	return nil
 }
 
-// madeDir is a directory the mount plan created: where, and which.
+// madeDir is a directory the mount plan created: where
+// (workspace-relative), and which (its device and inode).
 type madeDir struct {
-	rel string // workspace-relative
-	id  fileID
+	Rel      string `json:"rel"`
+	Dev, Ino uint64
 }
 
-// removePlanMade removes, deepest first, the directories the mount plan
-// created (planMade) that are still empty, once the last sandbox holding
-// the workspace's plan is gone: a write tree the command filled stays,
-// and so do its parents. Each is removed from its parent opened without
-// following symlinks (openBeneath), and only when the entry there is
-// still the directory the plan made (its identity), never anything
-// else. Best-effort: a directory that cannot be removed stays, as it
-// always did.
-func (pr *protection) removePlanMade() {
-	if len(pr.planMade) == 0 {
+// recordMade adds dirs to the workspace's record of the directories its
+// mount plan created (<key>.made beside its reservations, hidden from
+// every sandbox as they are), which the last sandbox under the plan
+// removes (leavePlan): the one that made a directory may end while
+// another that binds it lives. Preconditions: the workspace's lock is
+// held.
+func (pr *protection) recordMade(dirs []madeDir) error {
+	if len(dirs) == 0 {
+		return nil
+	}
+	p := filepath.Join(pr.records, pr.key+".made")
+	all := append(readMade(p), dirs...)
+	b, err := json.Marshal(all)
+	if err != nil {
+		return err
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d", p, os.Getpid())
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("recording the mount plan's directories: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("recording the mount plan's directories: %w", err)
+	}
+	return nil
+}
+
+// readMade reads a record of recordMade; a missing or unreadable one is
+// empty (its directories stay, as they always did).
+func readMade(p string) []madeDir {
+	var dirs []madeDir
+	if b, err := os.ReadFile(p); err == nil {
+		_ = json.Unmarshal(b, &dirs)
+	}
+	return dirs
+}
+
+// leavePlan drops this sandbox's hold on the workspace's mount plan
+// (<key>.plan, held shared by every sandbox under the plan) and, when no
+// other sandbox holds it, removes the directories the plan created
+// (removeMade). Sandboxes of the workspace without the plan (a pooled or
+// plain one) do not keep them: they bind no write tree.
+// Preconditions: the workspace's lock (<key>.lock) is held.
+func (pr *protection) leavePlan() {
+	if pr.planHold == nil {
 		return
 	}
-	root, err := unix.Open(pr.ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	defer pr.planHold.Close()
+	if unix.Flock(int(pr.planHold.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+		removeMade(pr.records, pr.key, pr.ws)
+	}
+	pr.planHold = nil
+}
+
+// removeMade removes, deepest first, the directories recorded in
+// dir/<key>.made (recordMade) that are still empty in the workspace ws,
+// then the record: a write tree a command filled stays, and so do its
+// parents. Each is removed from its parent opened without following
+// symlinks (openBeneath), and only when the entry there is still the
+// directory the plan made (its identity), never anything else. A
+// sandbox of the workspace without the plan may still run and swap the
+// entry between the check and the removal: rmdir removes only an empty
+// directory, so the most it loses is an empty directory of its own.
+// Best-effort: a directory that cannot be removed stays, as it always
+// did. Preconditions: the workspace's lock is held and no sandbox is
+// under its plan.
+func removeMade(dir, key, ws string) {
+	p := filepath.Join(dir, key+".made")
+	made := readMade(p)
+	defer os.Remove(p)
+	if len(made) == 0 {
+		return
+	}
+	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return
 	}
 	defer unix.Close(root)
-	for i := len(pr.planMade) - 1; i >= 0; i-- {
-		d := pr.planMade[i]
-		parent, name := root, d.rel
-		if k := strings.LastIndexByte(d.rel, '/'); k >= 0 {
-			fd, err := openBeneath(root, d.rel[:k])
+	// Recorded shallowest first per tree: deepest first is the reverse.
+	for i := len(made) - 1; i >= 0; i-- {
+		d := made[i]
+		parent, name := root, d.Rel
+		if k := strings.LastIndexByte(d.Rel, '/'); k >= 0 {
+			fd, err := openBeneath(root, d.Rel[:k])
 			if err != nil {
 				continue
 			}
-			parent, name = fd, d.rel[k+1:]
+			parent, name = fd, d.Rel[k+1:]
 		}
 		var st unix.Stat_t
 		// Gone or replaced: not the plan's. Not empty (ENOTEMPTY): it
 		// stays, and so do its parents (their rmdir fails likewise).
-		if unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR &&
-			(fileID{st.Dev, st.Ino}) == d.id {
+		if name != "" && name != "." && name != ".." &&
+			unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR &&
+			st.Dev == d.Dev && st.Ino == d.Ino {
 			_ = unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
 		}
 		if parent != root {
 			unix.Close(parent)
 		}
 	}
-	pr.planMade = nil
 }
 
 // seal makes the tree whose root is ws read-only, after its mounts: the
@@ -231,23 +312,60 @@ func (c Config) sealedAt(p string) bool {
 // refusal is. The names are resolved as observation resolves them (the
 // caller's working directory or directory descriptor, through /proc):
 // the report names what the caller asked for, which the caller controls;
-// the refusal itself is the kernel's.
-func (g *execGateRun) refuseSealed(fd int, n *seccompNotif, call createCall, names []string) {
+// the refusal itself is the kernel's. A link out of the sealed part into
+// a write tree (EXDEV: it would give a sealed file a writable name)
+// reports its existing file, from (linkFrom).
+func (g *execGateRun) refuseSealed(fd int, n *seccompNotif, call createCall, names []string, from string, errno unix.Errno) {
 	var refused []PathRefused
-	for i, s := range names {
-		dirfd := int32(unix.AT_FDCWD)
-		if d := call.dirfds[i]; d >= 0 {
-			dirfd = int32(n.args[d])
-		}
-		raw, err := resolveName(int(n.pid), dirfd, s)
+	add := func(raw string, err error) {
 		if err != nil {
-			continue
+			return
 		}
 		if p := filepath.Clean(raw); g.sealed(p) {
 			refused = append(refused, PathRefused{Path: p, Op: call.op, Blockers: []string{"mount.read_only"}})
 		}
 	}
+	for i, s := range names {
+		dirfd := int32(unix.AT_FDCWD)
+		if d := call.dirfds[i]; d >= 0 {
+			dirfd = int32(n.args[d])
+		}
+		add(resolveName(int(n.pid), dirfd, s))
+	}
+	if call.from >= 0 && errno == unix.EXDEV {
+		if dirfd, name, ok := linkFrom(n, call, from); ok {
+			add(resolveName(int(n.pid), dirfd, name))
+		}
+	}
 	g.keepSealed(fd, n, refused)
+}
+
+// linkFrom returns where the existing file of the link n (call's, from
+// its name from) is to be resolved: a directory descriptor and a name,
+// "." for the descriptor's own file (AT_EMPTY_PATH with an empty name, or
+// /proc/self/fd/N followed with AT_SYMLINK_FOLLOW, which names the file
+// of the caller's descriptor N). false when it names nothing.
+func linkFrom(n *seccompNotif, call createCall, from string) (int32, string, bool) {
+	dirfd := int32(unix.AT_FDCWD)
+	if call.fromDir >= 0 {
+		dirfd = int32(n.args[call.fromDir])
+	}
+	var flags uint64
+	if call.flags >= 0 {
+		flags = n.args[call.flags]
+	}
+	switch {
+	case from == "":
+		return dirfd, ".", flags&unix.AT_EMPTY_PATH != 0 && dirfd >= 0
+	case flags&unix.AT_SYMLINK_FOLLOW != 0:
+		for _, self := range []string{"/proc/self/fd/", "/proc/thread-self/fd/"} {
+			if rest, ok := strings.CutPrefix(from, self); ok {
+				fdn, err := strconv.ParseInt(rest, 10, 32)
+				return int32(fdn), ".", err == nil && fdn >= 0
+			}
+		}
+	}
+	return dirfd, from, true
 }
 
 // keepSealed records refused, the mount plan's refusals of the call n,

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -82,6 +83,72 @@ func TestLandlockMountPlanRemovesEmptyCreatedTrees(t *testing.T) {
 			assert.FileExists(t, filepath.Join(ws, "gen", "filled", "f"))
 		})
 	}
+}
+
+// Only sandboxes under the plan keep the directories it made: with a
+// sandbox of the same workspace open that has no plan (a pooled or plain
+// one, which binds no write tree), the empty tree a planned one-shot made
+// is removed when it ends; with one open under the plan, which may bind
+// the tree, it stays until that one ends too, which removes it though it
+// did not make it. Checked from the host.
+func TestLandlockMountPlanRemovalIgnoresUnplannedSandboxes(t *testing.T) {
+	ws, _ := llWorkspace(t)
+	sessions := newTestSessions(t)
+	open := func(name string, ll *Landlock) *Session {
+		s, err := sessions.Open(t.Context(), "default", name, SessionSpec{Config: Config{Workspace: ws, Landlock: ll}})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	made := filepath.Join(ws, "gen", "out")
+	oneShot := func() {
+		t.Helper()
+		var out bytes.Buffer
+		res, err := newTestRunner(t).Run(t.Context(), Config{Workspace: ws, Landlock: planPolicy(made)},
+			Command{Shell: "test -d gen/out && echo made", Stdout: &out, Stderr: &out})
+		require.NoError(t, err)
+		require.Equal(t, 0, res.ExitCode, out.String())
+		require.Contains(t, out.String(), "made")
+	}
+
+	plain := open("ll-plain", nil)
+	oneShot()
+	assert.NoDirExists(t, filepath.Join(ws, "gen"), "a sandbox without the plan kept the tree the plan made")
+	require.NoError(t, plain.Close())
+
+	planned := open("ll-planned", planPolicy(filepath.Join(ws, "ok")))
+	oneShot()
+	assert.DirExists(t, made, "the tree was removed while a sandbox under the plan held the workspace")
+	require.NoError(t, planned.Close())
+	assert.NoDirExists(t, filepath.Join(ws, "gen"), "the last sandbox under the plan left the tree another one made")
+	assert.DirExists(t, filepath.Join(ws, "ok"), "a directory that existed before was removed")
+}
+
+// The write trees of a plan whose sandbox died without leaving it (a
+// crashed tether: the kernel dropped its locks) are removed by GC with
+// the workspace's reservations, when still empty; a filled one stays.
+func TestLandlockMountPlanGCRemovesDeadPlansTrees(t *testing.T) {
+	requireSandbox(t)
+	ws, _ := llWorkspace(t)
+	state := stateTempDir(t)
+	cfg := Config{Workspace: ws, Landlock: planPolicy(filepath.Join(ws, "gen", "empty"), filepath.Join(ws, "gen", "filled"))}
+	var notEnforced []string
+	pr, err := protectFor(state, cfg, false, &notEnforced)
+	require.NoError(t, err)
+	require.DirExists(t, filepath.Join(ws, "gen", "empty"))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "gen", "filled", "f"), nil, 0o644))
+	gc := func() {
+		_, err := GC(GCOptions{StateRoot: state, CgroupPrefix: testPrefix + "-gc-" + strconv.Itoa(os.Getpid())})
+		require.NoError(t, err)
+	}
+	gc()
+	assert.DirExists(t, filepath.Join(ws, "gen", "empty"), "GC removed a live plan's tree")
+	// The holder dies without releasing.
+	require.NoError(t, pr.planHold.Close())
+	require.NoError(t, pr.hold.Close())
+	gc()
+	assert.NoDirExists(t, filepath.Join(ws, "gen", "empty"))
+	assert.FileExists(t, filepath.Join(ws, "gen", "filled", "f"))
 }
 
 // A writable Config.Binds directory outside the workspace is not under
@@ -441,6 +508,65 @@ print(sys.argv[1] + ".done")
 			}
 			for _, p := range res.PathsRefused {
 				assert.NotContains(t, p.Path, filepath.Join(ws, "ok"), "a path in the write tree was reported")
+			}
+		})
+	}
+}
+
+// A hard link of a sealed file into the write tree would give it a
+// writable name: the kernel refuses it (EXDEV, another mount) whichever
+// form names the file (its path, /proc/self/fd/N of an O_PATH descriptor
+// followed with AT_SYMLINK_FOLLOW, the descriptor with AT_EMPTY_PATH,
+// which fails with ENOENT first where the caller lacks
+// CAP_DAC_READ_SEARCH), and the gate reports the sealed file with the op
+// link; one-shot and session, checked from the host.
+func TestLandlockMountPlanReportsLinksOut(t *testing.T) {
+	const script = `import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def linkat(fd, name, new, flags):
+    rc = libc.linkat(fd, name, -100, new, flags)  # AT_FDCWD
+    return 0 if rc == 0 else ctypes.get_errno()
+print("path=%d" % linkat(-100, b"secret/path", b"ok/path", 0))
+fd = os.open("secret/empty", os.O_PATH)
+print("empty=%d" % linkat(fd, b"", b"ok/empty", 0x1000))  # AT_EMPTY_PATH
+fd = os.open("secret/proc", os.O_PATH)
+print("proc=%d" % linkat(-100, b"/proc/self/fd/%d" % fd, b"ok/proc", 0x400))  # AT_SYMLINK_FOLLOW
+print("done")
+`
+	for _, session := range []bool{false, true} {
+		name := "one-shot"
+		if session {
+			name = "session"
+		}
+		t.Run(name, func(t *testing.T) {
+			ws, _ := llWorkspace(t)
+			forms := []string{"path", "empty", "proc"}
+			for _, f := range forms {
+				require.NoError(t, os.WriteFile(filepath.Join(ws, "secret", f), []byte("keep\n"), 0o644))
+			}
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "ok", "l.py"), []byte(script), 0o644))
+			cfg := Config{Workspace: ws, Landlock: planPolicy(filepath.Join(ws, "ok"))}
+			var out bytes.Buffer
+			res := runPlanned(t, session, "ll-plan-links", cfg, Command{Shell: "python3 ok/l.py", Stdout: &out, Stderr: &out})
+			got := out.String()
+			t.Log(got)
+			require.Contains(t, got, "done")
+			for _, form := range forms {
+				sealed := filepath.Join(ws, "secret", form)
+				if form == "empty" && strings.Contains(got, fmt.Sprintf("empty=%d\n", syscall.ENOENT)) {
+					// AT_EMPTY_PATH without CAP_DAC_READ_SEARCH (the gate
+					// performs the call, not the descriptor's opener):
+					// refused before any mount is looked at.
+					t.Log("AT_EMPTY_PATH: ENOENT")
+				} else {
+					assert.Contains(t, got, fmt.Sprintf("%s=%d\n", form, syscall.EXDEV), form)
+					assert.True(t, refusedOp(res, sealed, "link"), "%s: %+v", form, res.PathsRefused)
+				}
+				// From the host, after the sandbox is gone.
+				assert.NoFileExists(t, filepath.Join(ws, "ok", form))
+				var st syscall.Stat_t
+				require.NoError(t, syscall.Stat(sealed, &st))
+				assert.Equal(t, uint64(1), uint64(st.Nlink), "the sealed file gained a name (%s)", form)
 			}
 		})
 	}

@@ -214,6 +214,7 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	if errno == 0 && call.from >= 0 {
 		req.names[0] = read(call.from)
 	}
+	from := req.names[0] // a link's existing name, for a refusal by the mount plan
 	answer := func(resp seccompNotifResp) bool {
 		_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 		return true
@@ -251,7 +252,7 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	if (errno == unix.EROFS || errno == unix.EXDEV) && g.sealed != nil {
 		// EXDEV: a rename or link across a write tree's boundary (another
 		// mount), refused before the read-only mount is looked at.
-		g.refuseSealed(fd, n, call, names) // before the caller has its answer: its cwd is still the call's
+		g.refuseSealed(fd, n, call, names, from, errno) // before the caller has its answer: its cwd is still the call's
 	}
 	if errno != 0 {
 		return answer(seccompNotifResp{id: n.id, error: -int32(errno)})

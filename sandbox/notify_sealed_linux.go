@@ -26,9 +26,10 @@ import (
 // /proc/PID/fd/N, read while the call waits (keepSealed re-validates the
 // notification afterwards). ftruncate is not notified: it needs a
 // descriptor open for writing, which the sealed part never gives (the
-// open fails, and is reported, first). Renames and links out of a write
-// tree cross a mount and fail with EXDEV; the creation gate reports them
-// (refuseSealed does not: they are not EROFS).
+// open fails, and is reported, first). Renames and links across a write
+// tree's boundary cross a mount and fail with EXDEV; the creation gate,
+// which performs them, reports their names in the sealed part
+// (refuseSealed), a link's existing file included.
 
 // sealedCall is one entry of sealedCalls. Argument numbers are -1 for
 // none.

@@ -72,8 +72,11 @@ import (
 // gets the hold lock exclusively) or GC of any state root (for holders
 // that died, whose locks the kernel dropped) removes the placeholders that
 // are still what tether makes; <key>.ws records the workspace's path and
-// <key>.res the nested reservations. Records an older tether left under
-// <state root>/protect are still collected by GC.
+// <key>.res the nested reservations. The mount plan keeps two more
+// (mountplan_linux.go): <key>.plan, held shared by each sandbox under the
+// plan, and <key>.made, the directories the plan created, which the last
+// sandbox under the plan (or GC) removes when still empty. Records an
+// older tether left under <state root>/protect are still collected by GC.
 
 // reservedTarget is where reservation symlinks point: procfs lets nobody
 // create anything there, so the link never resolves.
@@ -167,10 +170,9 @@ type protection struct {
 	// and so are its pins outside every ProtectWrite mount (the mount
 	// plan, mountplan_linux.go).
 	readOnly bool
-	// planMade are the directories the mount plan created for missing
-	// write trees (workspace-relative, shallowest first) and their
-	// identities: removePlanMade removes those still empty.
-	planMade []madeDir
+	// planHold is <key>.plan, flocked shared while the sandbox is under
+	// the mount plan (leavePlan).
+	planHold *os.File
 	// hold is <key>.hold (reservationDir), flocked shared for the sandbox's life:
 	// the kernel drops the lock when its holder dies, so whoever takes it
 	// exclusively knows no sandbox holds the reservations any more.
@@ -997,6 +999,7 @@ func (pr *protection) releaseTree() error {
 // would otherwise keep three files for every workspace ever used).
 func (pr *protection) releaseLocked() error {
 	defer pr.hold.Close()
+	pr.leavePlan()
 	if unix.Flock(int(pr.hold.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
 		return nil // another sandbox holds them
 	}
@@ -1004,7 +1007,6 @@ func (pr *protection) releaseLocked() error {
 		return err
 	}
 	removeRecords(pr.records, pr.key)
-	pr.removePlanMade()
 	return nil
 }
 
@@ -1012,7 +1014,7 @@ func (pr *protection) releaseLocked() error {
 // lock and hold exclusively; the lock goes last, still held, and
 // lockFile's waiters see it gone and start over.
 func removeRecords(dir, key string) {
-	for _, ext := range []string{".ws", ".res", ".hold", ".lock"} {
+	for _, ext := range []string{".ws", ".res", ".hold", ".plan", ".made", ".lock"} {
 		os.Remove(filepath.Join(dir, key+ext))
 	}
 }
@@ -1094,6 +1096,8 @@ func gcReservation(dir, key, target string, caches bool, guards []string) error 
 	if err := removePlaceholders(dir, string(ws), key, target); err != nil {
 		return err
 	}
+	// Sandboxes under the plan that died left its directories.
+	removeMade(dir, key, string(ws))
 	if caches {
 		removeRecords(dir, key)
 	}
