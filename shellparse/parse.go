@@ -170,6 +170,10 @@ type ctx struct {
 	// stdin is the known standard input of the commands inside (see
 	// feed.go), nil when not known.
 	stdin *feed
+	// dq reports that the word part being walked is inside double quotes
+	// or a here-document body, where bash reads some ${…} operands
+	// differently from mvdan.cc/sh (see quotedOperand).
+	dq bool
 }
 
 // substitution returns the context of a command or process substitution
@@ -182,6 +186,7 @@ func (c ctx) substitution() ctx {
 	c.env, c.envFlags = nil, nil
 	c.stdin = nil
 	c.ExtraArgs = false
+	c.dq = false
 	return c
 }
 
@@ -743,7 +748,9 @@ func (w *walker) redirs(rs []*syntax.Redirect, c ctx) []Redir {
 			}
 		}
 		if r.Hdoc != nil {
-			w.walkWord(r.Hdoc, c)
+			hc := c
+			hc.dq = true // a body expands as inside double quotes
+			w.walkWord(r.Hdoc, hc)
 			rd.Body = heredocBody(w.text(r.Hdoc), rd.Target.Value)
 		}
 		out = append(out, rd)
@@ -766,6 +773,7 @@ func (w *walker) walkPart(p syntax.WordPart, c ctx) {
 	switch p := p.(type) {
 	case *syntax.Lit, *syntax.SglQuoted, *syntax.ExtGlob:
 	case *syntax.DblQuoted:
+		c.dq = true
 		for _, q := range p.Parts {
 			w.walkPart(q, c)
 		}
@@ -825,6 +833,9 @@ func (w *walker) walkPart(p syntax.WordPart, c ctx) {
 			w.walkWord(p.Repl.With, c)
 		}
 		if p.Exp != nil {
+			if c.dq {
+				w.quotedOperand(p, c)
+			}
 			w.walkWord(p.Exp.Word, c)
 			if (p.Exp.Op == syntax.AssignUnset || p.Exp.Op == syntax.AssignUnsetOrNull) && p.Param != nil {
 				w.forget(p.Param.Value) // ${x:=v} assigns x
@@ -932,8 +943,15 @@ func (w *walker) decl(d *syntax.DeclClause, c ctx) {
 	if d.Variant.Value == "nameref" {
 		w.stopTracking()
 	}
+	array, nameref := w.declOptions(d)
+	if nameref {
+		w.markArith() // see declOptions
+	}
 	for _, a := range d.Args {
 		as := w.assign(a, c)
+		if array {
+			w.declCompound(a, c)
+		}
 		w.declBind(d.Variant.Value, a, as)
 		s, e := offsets(a, len(w.src))
 		raw := w.src[s:e]

@@ -1,0 +1,182 @@
+package shellparse
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Text bash reads again. Some constructs hand bash a string that it parses
+// as shell source at run time, after mvdan.cc/sh has read the same text as
+// inert data. Where that text is known, it is walked as a nested source, so
+// that its commands are rated like any others; where bash's reading may
+// differ from mvdan's, the construct is also a divergence (divergence.go).
+//
+//   - Quotes in a ${…} operand inside double quotes. For the operators
+//     - :- = := + :+ bash keeps a single quote in a double-quoted operand as
+//     a literal character and expands what it encloses: "${x:-'$(reboot)'}"
+//     runs reboot and yields the quote characters around its output. mvdan
+//     reads '…' there as quoting. The same holds in a here-document body.
+//     (bash 5.2 reads ' as quoting in the operands of ? :? and of the
+//     pattern operators # % / ^ , — there the two agree.)
+//   - A quoted compound assignment given to a declaration builtin with an
+//     array attribute: declare -a 'x=($(reboot))' (typeset, local,
+//     readonly, export likewise) re-parses the argument as x=(…) and expands
+//     it, as does declare -a x='(…)'.
+//   - mapfile -C CALLBACK: bash evaluates "CALLBACK INDEX LINE" as a
+//     command every -c lines.
+
+// reread walks text, which bash parses as source at run time, as a nested
+// source reported at span at. It reports whether text parsed; the caller
+// decides what an unreadable text means.
+func (w *walker) reread(text string, at Span, c ctx) bool {
+	sp := w.outer
+	if sp == nil {
+		sp = &at
+	}
+	if c.Payload+1 > w.maxDepth {
+		w.addOpaque(OpaqueDepth, "", text, *sp)
+		return true
+	}
+	f, cr, err := parseBash(text)
+	if err == nil {
+		err = checkNesting(text)
+	}
+	if err != nil {
+		return false
+	}
+	sub := &walker{src: text, script: w.script, maxDepth: w.maxDepth, outer: sp, funcs: w.funcs, cr: cr, file: f, codeChars: hasCodeChar(text)}
+	if sub.funcs == nil {
+		w.funcs = new([]funcDef)
+		sub.funcs = w.funcs
+	}
+	c.Payload++
+	c.dq = false
+	sub.stmts(f.Stmts, c)
+	return true
+}
+
+// quotedOperand handles the operand of ${x OP word} met inside double
+// quotes (or a here-document body): for the operators whose operand bash
+// expands with single quotes literal, a single-quoted part holding "$", a
+// backquote or a backslash is a divergence, and the operand is walked again
+// as bash reads it: as the content of a double-quoted word.
+func (w *walker) quotedOperand(p *syntax.ParamExp, c ctx) {
+	switch p.Exp.Op {
+	case syntax.AlternateUnset, syntax.AlternateUnsetOrNull, syntax.DefaultUnset,
+		syntax.DefaultUnsetOrNull, syntax.AssignUnset, syntax.AssignUnsetOrNull:
+	default:
+		return
+	}
+	if p.Exp.Word == nil {
+		return
+	}
+	for _, q := range p.Exp.Word.Parts {
+		if sq, ok := q.(*syntax.SglQuoted); ok && !sq.Dollar && hasCodeChar(sq.Value) {
+			w.divergent(p)
+			w.reread(`: "`+w.text(p.Exp.Word)+`"`, w.span(p), c)
+			return
+		}
+	}
+}
+
+// declOptions reports whether the options among a declaration builtin's
+// arguments may give the array attribute (-a, -A), under which bash
+// re-parses a quoted name=(…) argument, and whether they may give the
+// nameref attribute (-n), under which expanding the name resolves its target
+// and evaluates the target's subscript as arithmetic. An option word that is
+// not literal may give either.
+func (w *walker) declOptions(d *syntax.DeclClause) (array, nameref bool) {
+	if d.Variant.Value == "nameref" {
+		nameref = true
+	}
+	for _, a := range d.Args {
+		if !a.Naked || a.Name != nil || a.Value == nil {
+			continue
+		}
+		v := w.convWord(a.Value)
+		switch {
+		case !v.Literal:
+			return true, true
+		case strings.HasPrefix(v.Value, "-"):
+			array = array || strings.ContainsAny(v.Value, "aA")
+			nameref = nameref || strings.ContainsRune(v.Value, 'n')
+		}
+	}
+	return array, nameref
+}
+
+// declCompound handles one argument of a declaration builtin that may give
+// the array attribute: a literal argument NAME=(…) / NAME+=(…) that mvdan
+// read as a string is walked as the compound assignment bash makes of it; an
+// argument whose value is only known at run time and may begin with "(" is
+// a divergence.
+func (w *walker) declCompound(a *syntax.Assign, c ctx) {
+	if a.Array != nil || a.Value == nil {
+		return // a compound assignment mvdan parsed itself, or a bare name
+	}
+	v := w.convWord(a.Value)
+	var text string
+	switch {
+	case a.Naked && a.Name == nil: // 'x=(…)': name and value in one word
+		if v.Literal && (strings.HasPrefix(v.Value, "-") || strings.HasPrefix(v.Value, "+")) {
+			return // an option
+		}
+		if !v.Literal {
+			w.divergent(a)
+			return
+		}
+		i := strings.IndexByte(v.Value, '=')
+		if i < 0 || !strings.HasPrefix(v.Value[i+1:], "(") {
+			return
+		}
+		text = v.Value
+	case a.Name != nil:
+		if !v.Literal {
+			if mayStartParen(a.Value) {
+				w.divergent(a)
+			}
+			return
+		}
+		if !strings.HasPrefix(v.Value, "(") {
+			return
+		}
+		eq := "="
+		if a.Append {
+			eq = "+="
+		}
+		text = a.Name.Value + eq + v.Value
+	default:
+		return
+	}
+	if !w.reread(text, w.span(a), c) {
+		w.divergent(a)
+	}
+}
+
+// mayStartParen reports whether the value of sw may begin with "(" once
+// expanded: its first part is an expansion, or a literal that does.
+func mayStartParen(sw *syntax.Word) bool {
+	for _, p := range sw.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if p.Value == "" {
+				continue
+			}
+			return p.Value[0] == '(' || p.Value[0] == '\\'
+		case *syntax.SglQuoted:
+			if p.Value == "" {
+				continue
+			}
+			return p.Value[0] == '(' || p.Dollar
+		case *syntax.DblQuoted:
+			if len(p.Parts) == 0 {
+				continue
+			}
+			return mayStartParen(&syntax.Word{Parts: p.Parts})
+		default:
+			return true
+		}
+	}
+	return false
+}
