@@ -116,6 +116,13 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 			w.payload("alias", a.Value.Value, cs.nodes[k], cs.nodes[k], &ac, c)
 		}
 		return true, ""
+	case "mapfile", "readarray":
+		if w.defs[name] != nil {
+			return false, "" // a function of that name runs instead
+		}
+		w.emit(cs, i, c)
+		w.mapfileCallback(name, cs, i, c)
+		return true, w.stdinReader(cs, i)
 	case "source", ".":
 		w.emit(cs, i, c)
 		if i+1 < len(cs.words) {

@@ -180,3 +180,46 @@ func mayStartParen(sw *syntax.Word) bool {
 	}
 	return false
 }
+
+// mapfileCallback handles mapfile/readarray -C CALLBACK at word i: bash
+// evaluates "CALLBACK INDEX LINE" as shell source, so a literal callback is
+// walked as a payload given run-time arguments, and one only known at run
+// time (or an option word that may be -C) is an opaque payload.
+func (w *walker) mapfileCallback(name string, cs *cmdState, i int, c ctx) {
+	for k := i + 1; k < len(cs.words); k++ {
+		wd := cs.words[k]
+		if !wd.Literal {
+			w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			return
+		}
+		if wd.Value == "--" || len(wd.Value) < 2 || wd.Value[0] != '-' {
+			return // the options end: the array name
+		}
+		for j := 1; j < len(wd.Value); j++ {
+			if !strings.ContainsRune("dnOsucC", rune(wd.Value[j])) {
+				continue // -t, or an option bash rejects
+			}
+			// The option's value is the rest of the word or the next word.
+			val, at := wd.Value[j+1:], k
+			if val == "" {
+				if k+1 >= len(cs.words) {
+					return
+				}
+				k++
+				at = k
+				if !cs.words[k].Literal {
+					w.addOpaque(OpaquePayload, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+					return
+				}
+				val = cs.words[k].Value
+			}
+			if wd.Value[j] == 'C' {
+				cb := *cs
+				cb.extra = true // the index and the line
+				cb.wrappers = append(cs.wrappers[:len(cs.wrappers):len(cs.wrappers)], Wrapper{Program: name, Args: []string{"-C"}})
+				w.payload(name, val, cs.nodes[at], cs.nodes[at], &cb, c)
+			}
+			break
+		}
+	}
+}
