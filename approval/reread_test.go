@@ -11,9 +11,9 @@ import (
 
 // TestRereadTextIsRated: the text bash parses again at run time
 // (shellparse/testdata/reread.tsv: quoted compound assignments given to
-// declaration builtins, mapfile callbacks, double-quoted ${x:-'…'} operands)
-// is rated by what it runs. Every case reboots under bash, so every one is
-// hardline.
+// declaration builtins, mapfile callbacks, prompt variables, double-quoted
+// ${x:-'…'} operands) is rated by what it runs. Every case reboots under
+// bash, so every one is hardline.
 func TestRereadTextIsRated(t *testing.T) {
 	t.Parallel()
 	data, err := os.ReadFile("../shellparse/testdata/reread.tsv")

@@ -66,6 +66,9 @@ var convergentCases = []string{
 	`declare 'x=($(not run))'`,
 	`export 'x=($(not run))'`,
 	"declare -n ref=arr",
+	`PS1='\u@\h:\w\$ '`,
+	`PS4='+ ${BASH_SOURCE}:${LINENO}: '; set -x`,
+	"PROMPT_COMMAND='history -a'",
 }
 
 func TestParserDivergenceFailsClosed(t *testing.T) {
@@ -106,8 +109,14 @@ func TestRereadKnownText(t *testing.T) {
 		require.NoError(t, err, src)
 		assert.True(t, slices.ContainsFunc(s.Commands, func(c Command) bool { return c.Program == "reboot" }), "%q: want reboot among the commands", src)
 	}
+	// Run only by an interactive shell, so not in the file the oracle runs.
+	for _, src := range []string{"PROMPT_COMMAND=(: reboot)", "PS1='`reboot` $ '", "export PROMPT_COMMAND='reboot'"} {
+		s, err := Parse(src, Options{})
+		require.NoError(t, err, src)
+		assert.True(t, slices.ContainsFunc(s.Commands, func(c Command) bool { return c.Program == "reboot" }), "%q: want reboot among the commands", src)
+	}
 	// Text bash does not parse again stays data.
-	for _, src := range []string{`declare 'x=($(reboot))'`, `readonly x='($(reboot))'`, `echo "${x#'$(reboot)'}"`, `declare -a x; x='($(reboot))'`, "mapfile -t x < f", "mapfile() { :; }; mapfile -C reboot"} {
+	for _, src := range []string{`declare 'x=($(reboot))'`, `readonly x='($(reboot))'`, `echo "${x#'$(reboot)'}"`, `declare -a x; x='($(reboot))'`, "mapfile -t x < f", "mapfile() { :; }; mapfile -C reboot", "PS3='$(reboot)'"} {
 		s, err := Parse(src, Options{})
 		require.NoError(t, err, src)
 		assert.False(t, slices.ContainsFunc(s.Commands, func(c Command) bool { return c.Program == "reboot" }), "%q: reboot does not run", src)

@@ -919,6 +919,9 @@ func (w *walker) assign(a *syntax.Assign, c ctx) Assign {
 	if a.Value != nil {
 		w.walkWord(a.Value, c)
 		out.Value = w.convWord(a.Value)
+		if a.Index == nil {
+			w.promptText(out.Name, out.Value, a, c)
+		}
 	} else if a.Array != nil {
 		if _, end := offsets(a.Array, len(w.src)); arrayGlued(w.src, end) {
 			w.divergent(a)
@@ -928,6 +931,9 @@ func (w *walker) assign(a *syntax.Assign, c ctx) Assign {
 				w.arithm(el.Index, c)
 			}
 			w.walkWord(el.Value, c)
+			if out.Name == "PROMPT_COMMAND" && el.Value != nil {
+				w.promptText(out.Name, w.convWord(el.Value), a, c)
+			}
 		}
 		out.Value = Word{Value: w.text(a.Array), Raw: w.text(a.Array)}
 	} else {

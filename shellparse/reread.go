@@ -25,6 +25,12 @@ import (
 //     it, as does declare -a x='(…)'.
 //   - mapfile -C CALLBACK: bash evaluates "CALLBACK INDEX LINE" as a
 //     command every -c lines.
+//   - Prompts. bash runs PROMPT_COMMAND (a string, or each element of an
+//     array) before it shows a prompt, and expands PS0, PS1, PS2 and PS4
+//     like the content of a double-quoted word (promptvars) when it shows
+//     them: PS4='$(reboot)'; set -x; ls runs reboot. The prompt's backslash
+//     escapes are decoded first, so \$ or an octal escape can make a "$"
+//     that starts an expansion: a divergence.
 
 // reread walks text, which bash parses as source at run time, as a nested
 // source reported at span at. It reports whether text parsed; the caller
@@ -222,4 +228,49 @@ func (w *walker) mapfileCallback(name string, cs *cmdState, i int, c ctx) {
 			break
 		}
 	}
+}
+
+// promptText handles an assignment of a known value to a prompt variable
+// (see the comment at the top of the file).
+func (w *walker) promptText(name string, v Word, a *syntax.Assign, c ctx) {
+	var text string
+	switch name {
+	case "PROMPT_COMMAND":
+		text = v.Value
+	case "PS0", "PS1", "PS2", "PS4":
+		text = `: "` + v.Value + `"`
+		if promptEscapeDollar(v.Value) {
+			w.divergent(a)
+		}
+	default:
+		return
+	}
+	if !v.Literal {
+		w.addOpaque(OpaquePayload, name, w.text(a), w.span(a))
+		return
+	}
+	if !w.reread(text, w.span(a), c) {
+		w.addOpaque(OpaquePayload, name, w.text(a), w.span(a))
+	}
+}
+
+// promptEscapeDollar reports whether a prompt string holds a backslash
+// escape that decodes to "$" (\$ for a user other than root, an octal
+// escape) followed by a character that could make it start an expansion.
+func promptEscapeDollar(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		switch c := s[i+1]; {
+		case c >= '0' && c <= '7':
+			return true
+		case c == '$':
+			if i+2 < len(s) && s[i+2] != ' ' && s[i+2] != '\\' {
+				return true
+			}
+		}
+		i++
+	}
+	return false
 }
