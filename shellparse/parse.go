@@ -555,6 +555,11 @@ func (w *walker) funcDecl(fd *syntax.FuncDecl, c ctx) {
 	// with nothing known.
 	saved := w.saveVars()
 	w.vars = nil
+	if name != "" && w.tracking() {
+		// In the body $FUNCNAME is the function's own name: bash sets it
+		// for every call, and an assignment to it has no effect.
+		w.vars = map[string]Word{"FUNCNAME": {Value: name, Literal: true, Raw: name}}
+	}
 	w.stmt(fd.Body, c)
 	w.vars = saved
 	def.end = len(w.script.Commands)
