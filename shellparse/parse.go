@@ -814,7 +814,14 @@ func (w *walker) walkPart(p syntax.WordPart, c ctx) {
 			// ${!x}: bash expands the variable x names, and a name such
 			// as 'a[$(reboot)]' has its subscript evaluated as
 			// arithmetic: an arithmetic context (see divergence.go).
+			// A known name is also walked as the expansion bash makes
+			// of it (reread.go).
 			w.markArith()
+			bare := *p
+			bare.Excl, bare.Exp, bare.Repl, bare.Slice = false, nil, nil, nil
+			if v, ok := w.paramValue(&bare); ok && v.Literal && hasCodeChar(v.Value) {
+				w.reread(`: "${`+v.Value+`}"`, w.span(p), c)
+			}
 		}
 		if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && p.Exp.Word.Lit() == "P" {
 			// ${x@P} expands the value as a prompt string, and
@@ -822,8 +829,14 @@ func (w *walker) walkPart(p syntax.WordPart, c ctx) {
 			// is known to hold none, the analysis cannot see what runs.
 			bare := *p
 			bare.Exp = nil
-			if v, ok := w.paramValue(&bare); !ok || !v.Literal || strings.ContainsAny(v.Value, "$`\\") {
+			if v, ok := w.paramValue(&bare); !ok || !v.Literal || hasCodeChar(v.Value) {
 				w.divergent(p)
+				if ok && v.Literal {
+					// Prompt escapes are decoded first (hence the
+					// divergence); the expansions are those of the text
+					// in double quotes.
+					w.reread(`: "`+v.Value+`"`, w.span(p), c)
+				}
 			}
 		}
 		if p.Index != nil {

@@ -23,6 +23,10 @@ import (
 //     array attribute: declare -a 'x=($(reboot))' (typeset, local,
 //     readonly, export likewise) re-parses the argument as x=(…) and expands
 //     it, as does declare -a x='(…)'.
+//   - Indirection and prompt expansion of a known value: ${!x} with
+//     x='a[$(reboot)]' expands ${a[$(reboot)]}, and ${x@P} expands the
+//     value like double-quoted text. Both stay divergences (arithmetic,
+//     prompt escapes), and the known text is walked too.
 //   - mapfile -C CALLBACK: bash evaluates "CALLBACK INDEX LINE" as a
 //     command every -c lines.
 //   - Prompts. bash runs PROMPT_COMMAND (a string, or each element of an
