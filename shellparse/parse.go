@@ -970,12 +970,24 @@ func (w *walker) decl(d *syntax.DeclClause, c ctx) {
 	array, nameref := w.declOptions(d)
 	if nameref {
 		w.markArith() // see declOptions
+		// Every use of a nameref expands its target: a known one is
+		// walked (reread.go), with the values known before the options
+		// stop the tracking.
+		for _, a := range d.Args {
+			if a.Name == nil || a.Value == nil {
+				continue
+			}
+			if v := assignValue(w.convWord(a.Value), wordHasTilde(a.Value)); v.Literal && hasCodeChar(v.Value) {
+				w.reread(`: "${`+v.Value+`}"`, w.span(a), c)
+			}
+		}
 	}
 	for _, a := range d.Args {
 		as := w.assign(a, c)
 		if array {
 			w.declCompound(a, c)
 		}
+
 		w.declBind(d.Variant.Value, a, as)
 		s, e := offsets(a, len(w.src))
 		raw := w.src[s:e]

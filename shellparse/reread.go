@@ -26,7 +26,9 @@ import (
 //   - Indirection and prompt expansion of a known value: ${!x} with
 //     x='a[$(reboot)]' expands ${a[$(reboot)]}, and ${x@P} expands the
 //     value like double-quoted text. Both stay divergences (arithmetic,
-//     prompt escapes), and the known text is walked too.
+//     prompt escapes), and the known text is walked too. So is the known
+//     target of a nameref (declare -n r='a[$(reboot)]'), expanded at each
+//     use of the name.
 //   - mapfile -C CALLBACK: bash evaluates "CALLBACK INDEX LINE" as a
 //     command every -c lines.
 //   - Prompts. bash runs PROMPT_COMMAND (a string, or each element of an
