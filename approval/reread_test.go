@@ -33,3 +33,19 @@ func TestRereadTextIsRated(t *testing.T) {
 	}
 	assert.NotZero(t, n)
 }
+
+// TestHashTableEntriesAreRated: a command run through a hash table entry
+// (BASH_CMDS[NAME]=PATH, hash -p) is rated as the program it runs.
+func TestHashTableEntriesAreRated(t *testing.T) {
+	t.Parallel()
+	for cmd, rule := range map[string]string{
+		"BASH_CMDS[ls]=/sbin/reboot; ls":               RulePower,
+		"declare -A BASH_CMDS=([ls]=/sbin/reboot); ls": RulePower,
+		"hash -p /bin/rm ls; ls -rf ~":                 RuleRmRoot,
+	} {
+		a, err := Analyze(cmd, AnalyzeOptions{Home: ExampleHome})
+		require.NoError(t, err, cmd)
+		assert.Equal(t, TierHardline, a.Verdict, "%q: findings %v", cmd, findingIDs(a))
+		assert.Contains(t, findingIDs(a), rule, cmd)
+	}
+}

@@ -226,6 +226,9 @@ type walker struct {
 	// expand it, each unknown variable under ${X:-w}, ${X:+w} … to one
 	// state (see paramChoices); nil otherwise.
 	choice map[string]paramState
+	// hashed are the known entries of bash's command hash table, by
+	// command name (hashtable.go).
+	hashed map[string]Word
 }
 
 type funcDef struct {
@@ -933,6 +936,9 @@ func (w *walker) assign(a *syntax.Assign, c ctx) Assign {
 	out := Assign{}
 	if a.Name != nil {
 		out.Name = a.Name.Value
+		if out.Name == "BASH_CMDS" {
+			w.hashAssign(a)
+		}
 	}
 	if a.Value != nil {
 		w.walkWord(a.Value, c)
