@@ -36,7 +36,8 @@ import (
 //     like the content of a double-quoted word (promptvars) when it shows
 //     them: PS4='$(reboot)'; set -x; ls runs reboot. The prompt's backslash
 //     escapes are decoded first, so \$ or an octal escape can make a "$"
-//     that starts an expansion: a divergence.
+//     or a backquote that starts an expansion: those are decoded for the
+//     walk (promptDecode), and the value is also a divergence.
 
 // reread walks text, which bash parses as source at run time, as a nested
 // source reported at span at. It reports whether text parsed; the caller
@@ -244,7 +245,7 @@ func (w *walker) promptText(name string, v Word, a *syntax.Assign, c ctx) {
 	case "PROMPT_COMMAND":
 		text = v.Value
 	case "PS0", "PS1", "PS2", "PS4":
-		text = `: "` + v.Value + `"`
+		text = `: "` + promptDecode(v.Value) + `"`
 		if promptEscapeDollar(v.Value) {
 			w.divergent(a)
 		}
@@ -279,4 +280,38 @@ func promptEscapeDollar(s string) bool {
 		i++
 	}
 	return false
+}
+
+// promptDecode decodes the prompt escapes of s that can make a "$" or a
+// backquote: an octal escape \NNN, \\ (a backslash) and \$ as a user other
+// than root sees it. Other escapes stay as written; they expand to text
+// (user, host, time …).
+func promptDecode(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch c := s[i+1]; {
+		case c == '$' || c == '\\':
+			b.WriteByte(c)
+			i++
+		case c >= '0' && c <= '7':
+			n, j := 0, i+1
+			for ; j < len(s) && j < i+4 && s[j] >= '0' && s[j] <= '7'; j++ {
+				n = n*8 + int(s[j]-'0')
+			}
+			b.WriteByte(byte(n))
+			i = j - 1
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
 }
