@@ -152,8 +152,11 @@
 // x='(…)') as the compound assignment, mapfile/readarray -C CALLBACK (with
 // run-time arguments), PROMPT_COMMAND and PS0/PS1/PS2/PS4 values, and the
 // known name behind ${!x}, a known ${x@P} value and a known nameref target
-// as the expansion bash makes of them. $FUNCNAME in a function body is the
-// function's name.
+// as the expansion bash makes of them; the script a shell or source reads
+// from a process substitution that prints known text (bash <(echo …)), as a
+// payload. $FUNCNAME in a function body is the function's name. A known
+// hash table entry (BASH_CMDS[NAME]=PATH, hash -p PATH NAME) makes the
+// shell's later command NAME a command of PATH (hashtable.go).
 //
 // "Reads its script from stdin" means: a shell or interpreter without a
 // script operand or -c/-e code, with "-", "/dev/stdin" or -s; an interactive

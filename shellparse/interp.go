@@ -130,6 +130,7 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 			switch {
 			case !arg.Literal && !homePath(arg, cs.nodes[i+1]):
 				w.addOpaque(OpaqueSource, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+				w.procScript(name, cs, i+1, c)
 			case isStdinPath(arg.Value):
 				return true, w.stdinFed(name, cs)
 			}
@@ -240,6 +241,7 @@ func (w *walker) shell(name string, cs *cmdState, i int, c ctx) (bool, string) {
 		return true, w.stdinFed(name, cs)
 	}
 	w.scriptOperand(name, cs, j)
+	w.procScript(name, cs, j, c)
 	return true, ""
 }
 

@@ -29,6 +29,8 @@ import (
 //     prompt escapes), and the known text is walked too. So is the known
 //     target of a nameref (declare -n r='a[$(reboot)]'), expanded at each
 //     use of the name.
+//   - A script read from a process substitution that prints known text
+//     (source <(echo reboot), bash <(echo reboot); feed.go's procScript).
 //   - mapfile -C CALLBACK: bash evaluates "CALLBACK INDEX LINE" as a
 //     command every -c lines.
 //   - Prompts. bash runs PROMPT_COMMAND (a string, or each element of an
