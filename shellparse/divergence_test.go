@@ -116,7 +116,7 @@ func TestRereadKnownText(t *testing.T) {
 		assert.True(t, slices.ContainsFunc(s.Commands, func(c Command) bool { return c.Program == "reboot" }), "%q: want reboot among the commands", src)
 	}
 	// Text bash does not parse again stays data.
-	for _, src := range []string{`declare 'x=($(reboot))'`, `readonly x='($(reboot))'`, `echo "${x#'$(reboot)'}"`, `declare -a x; x='($(reboot))'`, "mapfile -t x < f", "mapfile() { :; }; mapfile -C reboot", "PS3='$(reboot)'", `PS4='\\$(reboot)'`} {
+	for _, src := range []string{`declare 'x=($(reboot))'`, `readonly x='($(reboot))'`, `echo "${x#'$(reboot)'}"`, `declare -a x; x='($(reboot))'`, "mapfile -t x < f", "mapfile() { :; }; mapfile -C reboot", "PS3='$(reboot)'", `PS4='\\$(reboot)'`, `r='a[$(reboot)]'; echo $r`} {
 		s, err := Parse(src, Options{})
 		require.NoError(t, err, src)
 		assert.False(t, slices.ContainsFunc(s.Commands, func(c Command) bool { return c.Program == "reboot" }), "%q: reboot does not run", src)

@@ -227,8 +227,9 @@ type walker struct {
 	// state (see paramChoices); nil otherwise.
 	choice map[string]paramState
 	// hashed are the known entries of bash's command hash table, by
-	// command name (hashtable.go).
-	hashed map[string]Word
+	// command name (hashtable.go); namerefs the names declared -n.
+	hashed   map[string]Word
+	namerefs map[string]bool
 }
 
 type funcDef struct {
@@ -945,6 +946,11 @@ func (w *walker) assign(a *syntax.Assign, c ctx) Assign {
 		out.Value = w.convWord(a.Value)
 		if a.Index == nil {
 			w.promptText(out.Name, out.Value, a, c)
+			if w.namerefs[out.Name] && out.Value.Literal && hasCodeChar(out.Value.Value) {
+				// An assignment to a nameref without a target sets
+				// its target (reread.go).
+				w.reread(`: "${`+out.Value.Value+`}"`, w.span(a), c)
+			}
 		}
 	} else if a.Array != nil {
 		if _, end := offsets(a.Array, len(w.src)); arrayGlued(w.src, end) {
@@ -980,7 +986,14 @@ func (w *walker) decl(d *syntax.DeclClause, c ctx) {
 		// walked (reread.go), with the values known before the options
 		// stop the tracking.
 		for _, a := range d.Args {
-			if a.Name == nil || a.Value == nil {
+			if a.Name == nil {
+				continue
+			}
+			if w.namerefs == nil {
+				w.namerefs = map[string]bool{}
+			}
+			w.namerefs[a.Name.Value] = true
+			if a.Value == nil {
 				continue
 			}
 			if v := assignValue(w.convWord(a.Value), wordHasTilde(a.Value)); v.Literal && hasCodeChar(v.Value) {

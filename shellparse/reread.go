@@ -27,8 +27,8 @@ import (
 //     x='a[$(reboot)]' expands ${a[$(reboot)]}, and ${x@P} expands the
 //     value like double-quoted text. Both stay divergences (arithmetic,
 //     prompt escapes), and the known text is walked too. So is the known
-//     target of a nameref (declare -n r='a[$(reboot)]'), expanded at each
-//     use of the name.
+//     target of a nameref (declare -n r='a[$(reboot)]', or r='a[…]' after
+//     declare -n r), expanded at each use of the name.
 //   - A script read from a process substitution that prints known text
 //     (source <(echo reboot), bash <(echo reboot); feed.go's procScript).
 //   - mapfile -C CALLBACK: bash evaluates "CALLBACK INDEX LINE" as a
