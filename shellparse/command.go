@@ -134,7 +134,16 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			i++
 			continue
 		}
+		if i == 0 {
+			// The shell's own lookup: a hash table entry may name
+			// another program (hashtable.go).
+			pw = w.hashedWord(pw)
+			cs.words[i] = pw
+		}
 		name := baseName(pw.Value)
+		if name == "hash" {
+			w.hashCommand(cs.words[i+1:], cs.stmt)
+		}
 		w.commandVars(name, cs.words[i+1:])
 		next, ok := w.peel(name, cs, i, c)
 		if next < 0 {

@@ -2,6 +2,7 @@ package shellparse
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,8 +13,12 @@ import (
 // divergentCases are read from testdata/divergence.tsv: commands where bash
 // runs reboot (or writes f) although mvdan.cc/sh reads no such command; the
 // oracle (internal/oracle) runs each under real bash and checks that it does.
-var divergentCases = func() []string {
-	data, err := os.ReadFile("testdata/divergence.tsv")
+var divergentCases = readCases("testdata/divergence.tsv")
+
+// readCases reads a file of commands, one a line, escaped (\n \t \\), with
+// "#" comment lines.
+func readCases(path string) []string {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		panic(err)
 	}
@@ -25,7 +30,7 @@ var divergentCases = func() []string {
 		out = append(out, strings.NewReplacer(`\\`, `\`, `\n`, "\n", `\t`, "\t").Replace(line))
 	}
 	return out
-}()
+}
 
 var convergentCases = []string{
 	"echo $((1+2))",
@@ -46,6 +51,24 @@ var convergentCases = []string{
 	"x=hi; echo ${x@P}",
 	"echo ${!BASH*} ${!arr[@]}",
 	"x=HOME; echo ${!x}",
+	// bash 5.2 reads ' as quoting in these operands, as mvdan does.
+	`echo "${x#'$(not run)'}"`,
+	`echo "${x%%'$(not run)'}"`,
+	`echo "${x/'$(not run)'/y}"`,
+	`echo "${x:?'$(not run)'}"`,
+	`echo ${x:-'$(not run)'}`,
+	`echo "${x:-'no code'}"`,
+	`echo "${HOME:-/tmp}"`,
+	"cat <<EOF\n${x:-none} $HOME\nEOF",
+	"cat <<'EOF'\n${x:-'$(not run)'}\nEOF",
+	`declare -a 'x=(a b)'`,
+	`declare -a xs=("$@")`,
+	`declare 'x=($(not run))'`,
+	`export 'x=($(not run))'`,
+	"declare -n ref=arr",
+	`PS1='\u@\h:\w\$ '`,
+	`PS4='+ ${BASH_SOURCE}:${LINENO}: '; set -x`,
+	"PROMPT_COMMAND='history -a'",
 }
 
 func TestParserDivergenceFailsClosed(t *testing.T) {
@@ -71,6 +94,32 @@ func TestParserDivergenceCasesParse(t *testing.T) {
 	for _, src := range divergentCases {
 		_, err := Parse(src, Options{})
 		assert.NoError(t, err, src)
+	}
+}
+
+// TestRereadKnownText: where bash parses known text again at run time
+// (testdata/reread.tsv), shellparse walks it as bash reads it, so the reboot
+// inside is a command of the script.
+func TestRereadKnownText(t *testing.T) {
+	t.Parallel()
+	cases := readCases("testdata/reread.tsv")
+	require.NotEmpty(t, cases)
+	for _, src := range cases {
+		s, err := Parse(src, Options{})
+		require.NoError(t, err, src)
+		assert.True(t, slices.ContainsFunc(s.Commands, func(c Command) bool { return c.Program == "reboot" }), "%q: want reboot among the commands", src)
+	}
+	// Run only by an interactive shell, so not in the file the oracle runs.
+	for _, src := range []string{"PROMPT_COMMAND=(: reboot)", "PS1='`reboot` $ '", "export PROMPT_COMMAND='reboot'"} {
+		s, err := Parse(src, Options{})
+		require.NoError(t, err, src)
+		assert.True(t, slices.ContainsFunc(s.Commands, func(c Command) bool { return c.Program == "reboot" }), "%q: want reboot among the commands", src)
+	}
+	// Text bash does not parse again stays data.
+	for _, src := range []string{`declare 'x=($(reboot))'`, `readonly x='($(reboot))'`, `echo "${x#'$(reboot)'}"`, `declare -a x; x='($(reboot))'`, "mapfile -t x < f", "mapfile() { :; }; mapfile -C reboot", "PS3='$(reboot)'", `PS4='\\$(reboot)'`, `r='a[$(reboot)]'; echo $r`} {
+		s, err := Parse(src, Options{})
+		require.NoError(t, err, src)
+		assert.False(t, slices.ContainsFunc(s.Commands, func(c Command) bool { return c.Program == "reboot" }), "%q: reboot does not run", src)
 	}
 }
 

@@ -136,7 +136,27 @@
 //	                        backquote or a "$" ending a literal run (bash expands subscripts of strings it
 //	                        evaluates: x='a[$(id)]'; [[ $x -eq 0 ]] runs id); a let argument with an unquoted
 //	                        & | < > ; ( ); an array assignment glued to the next word (a=(1)#; id); a comment
-//	                        continued by a backslash (x=1 #\<newline>id); a $'…' decoding to a NUL
+//	                        continued by a backslash (x=1 #\<newline>id); a $'…' decoding to a NUL; single
+//	                        quotes holding $ ` \ in a - :- = := + :+ operand inside double quotes or a here-document
+//	                        ("${x:-'$(id)'}": bash keeps the quotes and runs id); a declaration builtin with -a/-A
+//	                        given a value only known at run time that may begin with "("; a nameref (-n) counts
+//	                        as an arithmetic context; ${!x} and ${x@P} with code in sight; a prompt escape
+//	                        decoding to "$" before an expansion (PS4='\044(id)')
+//
+// # Text bash reads again
+//
+// Where bash parses a known string as source at run time, the string is
+// walked as a nested source (reread.go), its commands reported like any
+// others (Span is the construct's): a double-quoted ${x:-'…'} operand as
+// bash reads it, declare/typeset/local/readonly/export -a|-A 'x=(…)' (and
+// x='(…)') as the compound assignment, mapfile/readarray -C CALLBACK (with
+// run-time arguments), PROMPT_COMMAND and PS0/PS1/PS2/PS4 values, and the
+// known name behind ${!x}, a known ${x@P} value and a known nameref target
+// as the expansion bash makes of them; the script a shell or source reads
+// from a process substitution that prints known text (bash <(echo …)), as a
+// payload. $FUNCNAME in a function body is the function's name. A known
+// hash table entry (BASH_CMDS[NAME]=PATH, hash -p PATH NAME) makes the
+// shell's later command NAME a command of PATH (hashtable.go).
 //
 // "Reads its script from stdin" means: a shell or interpreter without a
 // script operand or -c/-e code, with "-", "/dev/stdin" or -s; an interactive

@@ -252,6 +252,24 @@ func (w *walker) startupText(cs *cmdState, name string, part syntax.WordPart, at
 	w.payload(name, f.text, at, at, cs, c)
 }
 
+// procScript walks the known text a shell or source reads as its script
+// when word j is one process substitution that only prints known text
+// (bash <(echo reboot), source <(printf 'rm -rf ~\n')): a payload like bash
+// -c's. The opaque segment the caller records for the operand stays.
+func (w *walker) procScript(name string, cs *cmdState, j int, c ctx) {
+	sw := cs.nodes[j]
+	if len(sw.Parts) != 1 {
+		return
+	}
+	ps, ok := sw.Parts[0].(*syntax.ProcSubst)
+	if !ok || ps.Op != syntax.CmdIn || len(ps.Stmts) != 1 {
+		return
+	}
+	if f := w.producerFeed(ps.Stmts[0]); f != nil {
+		w.payload(name, f.text, sw, sw, cs, c)
+	}
+}
+
 // procAssign returns the name and the process substitution of a word
 // "NAME=<(…)" (given to env or sudo: bash expands it to one word,
 // NAME=/dev/fd/N), or nil.

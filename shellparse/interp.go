@@ -116,6 +116,13 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 			w.payload("alias", a.Value.Value, cs.nodes[k], cs.nodes[k], &ac, c)
 		}
 		return true, ""
+	case "mapfile", "readarray":
+		if w.defs[name] != nil {
+			return false, "" // a function of that name runs instead
+		}
+		w.emit(cs, i, c)
+		w.mapfileCallback(name, cs, i, c)
+		return true, w.stdinReader(cs, i)
 	case "source", ".":
 		w.emit(cs, i, c)
 		if i+1 < len(cs.words) {
@@ -123,6 +130,7 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 			switch {
 			case !arg.Literal && !homePath(arg, cs.nodes[i+1]):
 				w.addOpaque(OpaqueSource, name, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+				w.procScript(name, cs, i+1, c)
 			case isStdinPath(arg.Value):
 				return true, w.stdinFed(name, cs)
 			}
@@ -233,6 +241,7 @@ func (w *walker) shell(name string, cs *cmdState, i int, c ctx) (bool, string) {
 		return true, w.stdinFed(name, cs)
 	}
 	w.scriptOperand(name, cs, j)
+	w.procScript(name, cs, j, c)
 	return true, ""
 }
 

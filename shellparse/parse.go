@@ -170,6 +170,10 @@ type ctx struct {
 	// stdin is the known standard input of the commands inside (see
 	// feed.go), nil when not known.
 	stdin *feed
+	// dq reports that the word part being walked is inside double quotes
+	// or a here-document body, where bash reads some ${…} operands
+	// differently from mvdan.cc/sh (see quotedOperand).
+	dq bool
 }
 
 // substitution returns the context of a command or process substitution
@@ -182,6 +186,7 @@ func (c ctx) substitution() ctx {
 	c.env, c.envFlags = nil, nil
 	c.stdin = nil
 	c.ExtraArgs = false
+	c.dq = false
 	return c
 }
 
@@ -221,6 +226,10 @@ type walker struct {
 	// expand it, each unknown variable under ${X:-w}, ${X:+w} … to one
 	// state (see paramChoices); nil otherwise.
 	choice map[string]paramState
+	// hashed are the known entries of bash's command hash table, by
+	// command name (hashtable.go); namerefs the names declared -n.
+	hashed   map[string]Word
+	namerefs map[string]bool
 }
 
 type funcDef struct {
@@ -550,6 +559,11 @@ func (w *walker) funcDecl(fd *syntax.FuncDecl, c ctx) {
 	// with nothing known.
 	saved := w.saveVars()
 	w.vars = nil
+	if name != "" && w.tracking() {
+		// In the body $FUNCNAME is the function's own name: bash sets it
+		// for every call, and an assignment to it has no effect.
+		w.vars = map[string]Word{"FUNCNAME": {Value: name, Literal: true, Raw: name}}
+	}
 	w.stmt(fd.Body, c)
 	w.vars = saved
 	def.end = len(w.script.Commands)
@@ -743,7 +757,9 @@ func (w *walker) redirs(rs []*syntax.Redirect, c ctx) []Redir {
 			}
 		}
 		if r.Hdoc != nil {
-			w.walkWord(r.Hdoc, c)
+			hc := c
+			hc.dq = true // a body expands as inside double quotes
+			w.walkWord(r.Hdoc, hc)
 			rd.Body = heredocBody(w.text(r.Hdoc), rd.Target.Value)
 		}
 		out = append(out, rd)
@@ -766,6 +782,7 @@ func (w *walker) walkPart(p syntax.WordPart, c ctx) {
 	switch p := p.(type) {
 	case *syntax.Lit, *syntax.SglQuoted, *syntax.ExtGlob:
 	case *syntax.DblQuoted:
+		c.dq = true
 		for _, q := range p.Parts {
 			w.walkPart(q, c)
 		}
@@ -801,7 +818,14 @@ func (w *walker) walkPart(p syntax.WordPart, c ctx) {
 			// ${!x}: bash expands the variable x names, and a name such
 			// as 'a[$(reboot)]' has its subscript evaluated as
 			// arithmetic: an arithmetic context (see divergence.go).
+			// A known name is also walked as the expansion bash makes
+			// of it (reread.go).
 			w.markArith()
+			bare := *p
+			bare.Excl, bare.Exp, bare.Repl, bare.Slice = false, nil, nil, nil
+			if v, ok := w.paramValue(&bare); ok && v.Literal && hasCodeChar(v.Value) {
+				w.reread(`: "${`+v.Value+`}"`, w.span(p), c)
+			}
 		}
 		if p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && p.Exp.Word.Lit() == "P" {
 			// ${x@P} expands the value as a prompt string, and
@@ -809,8 +833,14 @@ func (w *walker) walkPart(p syntax.WordPart, c ctx) {
 			// is known to hold none, the analysis cannot see what runs.
 			bare := *p
 			bare.Exp = nil
-			if v, ok := w.paramValue(&bare); !ok || !v.Literal || strings.ContainsAny(v.Value, "$`\\") {
+			if v, ok := w.paramValue(&bare); !ok || !v.Literal || hasCodeChar(v.Value) {
 				w.divergent(p)
+				if ok && v.Literal {
+					// Prompt escapes are decoded first (hence the
+					// divergence); the expansions are those of the text
+					// in double quotes.
+					w.reread(`: "`+v.Value+`"`, w.span(p), c)
+				}
 			}
 		}
 		if p.Index != nil {
@@ -825,6 +855,9 @@ func (w *walker) walkPart(p syntax.WordPart, c ctx) {
 			w.walkWord(p.Repl.With, c)
 		}
 		if p.Exp != nil {
+			if c.dq {
+				w.quotedOperand(p, c)
+			}
 			w.walkWord(p.Exp.Word, c)
 			if (p.Exp.Op == syntax.AssignUnset || p.Exp.Op == syntax.AssignUnsetOrNull) && p.Param != nil {
 				w.forget(p.Param.Value) // ${x:=v} assigns x
@@ -904,10 +937,21 @@ func (w *walker) assign(a *syntax.Assign, c ctx) Assign {
 	out := Assign{}
 	if a.Name != nil {
 		out.Name = a.Name.Value
+		if out.Name == "BASH_CMDS" {
+			w.hashAssign(a)
+		}
 	}
 	if a.Value != nil {
 		w.walkWord(a.Value, c)
 		out.Value = w.convWord(a.Value)
+		if a.Index == nil {
+			w.promptText(out.Name, out.Value, a, c)
+			if w.namerefs[out.Name] && out.Value.Literal && hasCodeChar(out.Value.Value) {
+				// An assignment to a nameref without a target sets
+				// its target (reread.go).
+				w.reread(`: "${`+out.Value.Value+`}"`, w.span(a), c)
+			}
+		}
 	} else if a.Array != nil {
 		if _, end := offsets(a.Array, len(w.src)); arrayGlued(w.src, end) {
 			w.divergent(a)
@@ -917,6 +961,9 @@ func (w *walker) assign(a *syntax.Assign, c ctx) Assign {
 				w.arithm(el.Index, c)
 			}
 			w.walkWord(el.Value, c)
+			if out.Name == "PROMPT_COMMAND" && el.Value != nil {
+				w.promptText(out.Name, w.convWord(el.Value), a, c)
+			}
 		}
 		out.Value = Word{Value: w.text(a.Array), Raw: w.text(a.Array)}
 	} else {
@@ -932,8 +979,34 @@ func (w *walker) decl(d *syntax.DeclClause, c ctx) {
 	if d.Variant.Value == "nameref" {
 		w.stopTracking()
 	}
+	array, nameref := w.declOptions(d)
+	if nameref {
+		w.markArith() // see declOptions
+		// Every use of a nameref expands its target: a known one is
+		// walked (reread.go), with the values known before the options
+		// stop the tracking.
+		for _, a := range d.Args {
+			if a.Name == nil {
+				continue
+			}
+			if w.namerefs == nil {
+				w.namerefs = map[string]bool{}
+			}
+			w.namerefs[a.Name.Value] = true
+			if a.Value == nil {
+				continue
+			}
+			if v := assignValue(w.convWord(a.Value), wordHasTilde(a.Value)); v.Literal && hasCodeChar(v.Value) {
+				w.reread(`: "${`+v.Value+`}"`, w.span(a), c)
+			}
+		}
+	}
 	for _, a := range d.Args {
 		as := w.assign(a, c)
+		if array {
+			w.declCompound(a, c)
+		}
+
 		w.declBind(d.Variant.Value, a, as)
 		s, e := offsets(a, len(w.src))
 		raw := w.src[s:e]

@@ -541,6 +541,9 @@ func TestFunctions(t *testing.T) {
 		{"h() { ls; }; g() { h; }", Function{Name: "h"}},
 		{"bash -c ':(){ :|:& };:'", Function{Name: ":", SelfPipe: true, SelfBackground: true, Recursive: true, Invoked: true}},
 		{"f() { f; }", Function{Name: "f", Recursive: true}},
+		// $FUNCNAME in a body is the function's name.
+		{"f(){ $FUNCNAME | $FUNCNAME & }; f", Function{Name: "f", SelfPipe: true, SelfBackground: true, Recursive: true, Invoked: true}},
+		{`f(){ "${FUNCNAME}" | "$FUNCNAME" & }`, Function{Name: "f", SelfPipe: true, SelfBackground: true, Recursive: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.src, func(t *testing.T) {

@@ -712,7 +712,8 @@ func (w *walker) callFunction(fd *syntax.FuncDecl, args []Word, c ctx) {
 	}
 	w.calls++
 	saved := w.saveVars()
-	w.vars = make(map[string]Word, len(args))
+	w.vars = make(map[string]Word, len(args)+1)
+	w.vars["FUNCNAME"] = Word{Value: fd.Name.Value, Literal: true, Raw: fd.Name.Value}
 	for i, a := range args {
 		w.vars[strconv.Itoa(i+1)] = a
 	}
