@@ -825,17 +825,48 @@ func (a *analyzer) wrapper(c *shellparse.Command, w *shellparse.Wrapper) {
 		a.hit(RuleShellPayload, c.Text, c.Span)
 	}
 	// A wrapper's own options and operands may write files (time -o,
-	// strace -o, script's typescript).
+	// strace -o, script's typescript), run a command line of their own
+	// (systemd-run -p ExecStartPost=…, valgrind --db-command) or act on
+	// the machine (systemd-run -p SuccessAction=reboot).
 	if grammar.Lookup(w.Program) != nil {
 		inv := grammar.Parse(w.Program, w.Args)
+		if !inv.Effects.Has(grammar.DryRun) {
+			for _, r := range effectRules {
+				if inv.Effects.Has(r.eff) {
+					a.hitCmd(r.rule, c)
+				}
+			}
+		}
 		for _, o := range inv.Options {
 			if o.HasValue && o.ValueEffects.Has(grammar.Write) {
 				a.writeTarget(c, o.Value, false)
+			}
+			if o.HasValue && o.ValueEffects.Has(grammar.Exec) {
+				a.wrapperExec(c, o.Value, o.ValueEffects)
 			}
 		}
 		for _, op := range inv.Operands {
 			if op.Effects.Has(grammar.Write) {
 				a.writeTarget(c, op.Value, false)
+			}
+		}
+	}
+}
+
+// wrapperExec analyses a command line that a wrapper's option runs besides
+// the wrapped command. Only its hardline findings are kept: shellparse
+// already peels the wrapper options that name the command itself (flock
+// -c, env -S), and those are rated as that command.
+func (a *analyzer) wrapperExec(c *shellparse.Command, v string, e grammar.Effect) {
+	if e.Has(grammar.Config) {
+		if i := strings.IndexAny(v, "= \t"); i >= 0 {
+			v = v[i+1:]
+		}
+	}
+	if sub := a.sub(v); sub != nil {
+		for _, f := range sub.Findings {
+			if f.Tier == TierHardline {
+				a.hit(f.Rule, c.Text, c.Span)
 			}
 		}
 	}

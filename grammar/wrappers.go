@@ -1,5 +1,7 @@
 package grammar
 
+import "strings"
+
 // Wrappers: programs that run a command named on their command line. Their
 // options stop at the first operand (the command), after Wrap.Operands
 // operands of their own; NoCommand options mean no command runs. Package
@@ -106,12 +108,14 @@ func wrappers() []*Spec {
 		w("torsocks", ops(arg("-u --user", 0), arg("-p --pass", 0), arg("-a --address", 0), arg("-P --port", 0), flag("-i --isolate", 0), flag("-d --debug", 0), flag("-q --quiet", 0), flag("--shell", Interactive)), nil),
 		w("proxychains", ops(arg("-f", Config), flag("-q", 0)), nil, "proxychains4"),
 		w("caffeinate", ops(arg("-t", 0), arg("-w", 0), flag("-d", 0), flag("-i", 0), flag("-m", 0), flag("-s", 0), flag("-u", 0)), nil),
-		w("systemd-run", gnu(ops(arg("--unit -u", 0), arg("--property -p", 0), arg("--setenv -E", Env), arg("--host -H", 0), arg("--machine -M", 0),
+		// systemd-run's unit properties run commands (ExecStartPost=…)
+		// or act on the machine when the unit ends (SuccessAction=reboot).
+		systemdRun(w("systemd-run", gnu(ops(arg("--unit -u", 0), arg("--property -p", Config), arg("--setenv -E", Env), arg("--host -H", 0), arg("--machine -M", 0),
 			arg("--description", 0), arg("--slice", 0), arg("--uid", 0), arg("--gid", 0), arg("--working-directory", Chdir), arg("--on-calendar", 0),
 			arg("--on-active", 0), arg("--on-boot", 0), arg("--on-startup", 0), arg("--on-unit-active", 0), arg("--on-unit-inactive", 0),
-			arg("--timer-property", 0), arg("--path-property", 0), arg("--socket-property", 0), arg("--service-type", 0), arg("--nice", 0),
+			arg("--timer-property", Config), arg("--path-property", Config), arg("--socket-property", Config), arg("--service-type", 0), arg("--nice", 0),
 			arg("--capsule -C", 0), opt("--expand-environment", 0), flag("--shell -S", Interactive)),
-			flags("--user --system --scope --pty -t --pipe -P --collect -G --quiet -q --wait --no-block --remain-after-exit -r --same-dir -d --no-ask-password --send-sighup --json")), nil),
+			flags("--user --system --scope --pty -t --pipe -P --collect -G --quiet -q --wait --no-block --remain-after-exit -r --same-dir -d --no-ask-password --send-sighup --json")), nil)),
 		w("systemd-inhibit", gnu(ops(arg("--what", 0), arg("--who", 0), arg("--why", 0), arg("--mode", 0), flag("--list", nc)), flags("--no-pager --no-legend --no-ask-password")), nil),
 		w("flatpak-spawn", ops(arg("--env", Env), arg("--directory", 0), flag("--host", 0), flag("--clear-env", 0)), nil),
 		w("run-one", nil, nil, "run-this-one", "keep-one-running"),
@@ -130,4 +134,39 @@ func wrappers() []*Spec {
 func permute(s *Spec) *Spec {
 	s.StopAtOperand = false
 	return s
+}
+
+// systemdRun adds what systemd-run's unit properties do: the Exec*= ones
+// run their command line; SuccessAction=, FailureAction= and the other
+// *Action= properties halt, reboot or power off the machine when the
+// unit ends ("-p SuccessAction=reboot true").
+func systemdRun(s *Spec) *Spec {
+	s.ExecKeys = []string{"execstart", "execstop", "execcondition", "execreload"}
+	s.Refine = func(inv *Invocation) {
+		for _, o := range inv.Options {
+			if !o.HasValue || !o.ValueEffects.Has(Config) {
+				continue
+			}
+			k, v, _ := strings.Cut(o.Value, "=")
+			if strings.HasSuffix(strings.ToLower(strings.TrimSpace(k)), "action") && powerAction(v) {
+				inv.Effects |= Power
+			}
+		}
+	}
+	return s
+}
+
+// powerAction reports whether a systemd unit action (SuccessAction=,
+// FailureAction=, StartLimitAction=, JobTimeoutAction= …) halts, reboots,
+// powers off or kexecs the machine: reboot, reboot-force,
+// poweroff-immediate, soft-reboot, halt, kexec, exit (in the system
+// manager: the same as poweroff).
+func powerAction(v string) bool {
+	v = strings.ToLower(strings.TrimSpace(v))
+	for _, p := range [...]string{"reboot", "poweroff", "halt", "kexec", "soft-reboot", "exit"} {
+		if strings.HasPrefix(v, p) {
+			return true
+		}
+	}
+	return false
 }
