@@ -38,7 +38,9 @@ func packages() []*Spec {
 		simple("flatpak", nil, "uninstall remove", gnu(flags("--user --system -y --assumeyes --delete-data --all --unused"))),
 		simple("brew", nil, "uninstall remove rm", gnu(flags("--force -f --zap --cask --formula --ignore-dependencies"))),
 		simple("port", nil, "uninstall", flags("-f -y -v -d -q")),
-		simple("conda", []string{"mamba", "micromamba"}, "remove uninstall", gnu(args("-n --name -p --prefix -c --channel"), flags("-y --yes --all --dry-run"))),
+		withSubs(simple("conda", []string{"mamba", "micromamba"}, "remove uninstall", gnu(args("-n --name -p --prefix -c --channel"), flags("-y --yes --all --dry-run"))),
+			// conda run [-n ENV] COMMAND… runs COMMAND in the environment.
+			runSub("run", gnu(args("--name -n --prefix -p --cwd"), flags("--live-stream --no-capture-output --debug-wrapper-scripts -v --verbose")))),
 		simple("gem", nil, "uninstall", gnu(flags("-a --all -x --executables -I --ignore-dependencies"))),
 		simple("cargo", nil, "uninstall", gnu(args("--manifest-path -Z --config --root"), flags("-q --quiet -v --verbose"))),
 		simple("pipx", nil, "uninstall uninstall-all", gnuHelp()),
@@ -77,5 +79,24 @@ func refineJSGlobal(inv *Invocation) {
 // bun is a package manager and a JavaScript runtime: -e/-p take code.
 func bun(s *Spec) *Spec {
 	s.Options = append(ops(arg("--eval -e", Code), arg("--print -p", Code)), s.Options...)
+	return s
+}
+
+// withSubs adds subcommands to s.
+func withSubs(s *Spec, subs ...*Spec) *Spec {
+	s.Subs = append(s.Subs, subs...)
+	return s
+}
+
+// runSub is a subcommand that runs the command given after its options
+// ("conda run -n base CMD", "pixi run CMD", "mise exec node@20 -- CMD").
+// It takes wrap's operands first (direnv exec DIR CMD).
+func runSub(names string, o []Option, operands ...int) *Spec {
+	s := sub(names, 0, o...)
+	s.StopAtOperand = true
+	s.Wrap = &Wrap{}
+	if len(operands) > 0 {
+		s.Wrap.Operands = operands[0]
+	}
 	return s
 }
