@@ -2,6 +2,7 @@ package approval
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -307,7 +308,6 @@ func (a *analyzer) command(c *shellparse.Command) {
 	for i := range c.Wrappers {
 		a.wrapper(c, &c.Wrappers[i])
 	}
-	a.env(c)
 	a.redirs(c, args)
 	if len(args) > 0 && (args[0] == "--help" || args[0] == "--version") {
 		return
@@ -325,6 +325,7 @@ func (a *analyzer) command(c *shellparse.Command) {
 	} else {
 		a.dry = !forwardsArgs()[c.Program] && (isDryRun(args) || hasLong(args, "--help"))
 	}
+	a.env(c, inv)
 	prog := c.Program
 	if inv != nil && inv.Spec != nil {
 		a.invocation(c, inv)
@@ -1221,11 +1222,33 @@ func isExecEnvValue(name, value string) bool {
 	return false
 }
 
-func (a *analyzer) env(c *shellparse.Command) {
+// env applies the rules for the command's environment assignments: a
+// variable that makes programs run code needs approval, and a literal
+// command line in it keeps its hardline findings (PAGER=reboot); a build
+// tool's variable (CC=…) is rated as the command it names; a variable that
+// holds the program's options (GOFLAGS) is read as those options.
+func (a *analyzer) env(c *shellparse.Command, inv *grammar.Invocation) {
+	g := grammarName(c.Program)
+	asked := false
 	for _, e := range c.Env {
-		if isExecEnvValue(e.Name, e.Value.Value) || grammar.EnvEffects(grammarName(c.Program), e.Name).Has(grammar.Exec) {
+		eff := grammar.EnvEffects(g, e.Name)
+		if !asked && (isExecEnvValue(e.Name, e.Value.Value) || eff.Has(grammar.Exec)) {
 			a.hit(RuleEnvExec, c.Text, c.Span)
-			return
+			asked = true
+		}
+		if !e.Value.Literal || e.Value.Value == "" {
+			continue
+		}
+		if eff.Any(grammar.Exec | grammar.Program) {
+			a.wrapperExec(c, e.Value.Value, 0)
+		}
+		if eff.Has(grammar.Options) && inv != nil {
+			opts := grammar.Parse(g, append(slices.Clip(inv.Sub), strings.Fields(e.Value.Value)...))
+			for _, o := range opts.Options {
+				if o.HasValue {
+					a.value(c, opts, o.Value, o.ValueEffects, false)
+				}
+			}
 		}
 	}
 }

@@ -93,8 +93,13 @@ func (a *analyzer) invocation(c *shellparse.Command, inv *grammar.Invocation) {
 			a.moveSource(c, op.Value)
 		}
 		if op.Effects.Has(grammar.Env) {
-			if name := grammar.AssignName(op.Value); name != "" && grammar.EnvEffects(inv.Program, name).Has(grammar.Exec) {
-				a.execOption(c, op.Value[strings.IndexByte(op.Value, '=')+1:])
+			if name := grammar.AssignName(op.Value); name != "" {
+				switch v, eff := op.Value[strings.IndexByte(op.Value, '=')+1:], grammar.EnvEffects(inv.Program, name); {
+				case eff.Has(grammar.Exec):
+					a.execOption(c, v)
+				case eff.Has(grammar.Program):
+					a.wrapperExec(c, v, 0) // make CC=gcc: rated as the compiler it names
+				}
 			}
 			continue
 		}

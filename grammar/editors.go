@@ -31,7 +31,7 @@ func editors() []*Spec {
 		{Name: "less", Aliases: []string{"more", "most"}, Refine: refineLess, Options: ops(arg("--pattern -p", 0), arg("-t --tag", 0), arg("--log-file -o", Write), arg("--LOG-FILE -O", Write),
 			arg("-k --lesskey-file", Code), arg("-x --tabs", 0), arg("-y --max-forw-scroll", 0), arg("-z --window", 0), arg("-b --buffers", 0),
 			arg("-h --max-back-scroll", 0), arg("-j --jump-target", 0), arg("-P --prompt", 0), flag("--version -V", DryRun), flag("--help", DryRun))},
-		{Name: "man", Options: gnu(ops(arg("--pager -P", Exec), opt("--html -H", Exec), arg("--config-file -C", Config), arg("--preprocessor -p", 0),
+		{Name: "man", Env: map[string]Effect{"MANOPT": Options}, Options: gnu(ops(arg("--pager -P", Exec), opt("--html -H", Exec), arg("--config-file -C", Config), arg("--preprocessor -p", 0),
 			arg("--manpath -M", 0), arg("--prompt -r", 0), arg("--locale -L", 0), arg("--systems -m", 0), arg("--sections -S -s", 0),
 			arg("--extension -e", 0), arg("--recode -R", 0), arg("--encoding -E", 0), opt("--gxditview -X", Exec), flag("--local-file -l", 0)),
 			flags("--all -a --whatis -f --apropos -k --where --path -w --catman -c --ascii -7 --ditroff -Z --troff -t --update -u --no-hyphenation --nh --no-justification --nj"))},

@@ -42,7 +42,10 @@ func packages() []*Spec {
 			// conda run [-n ENV] COMMAND… runs COMMAND in the environment.
 			runSub("run", gnu(args("--name -n --prefix -p --cwd"), flags("--live-stream --no-capture-output --debug-wrapper-scripts -v --verbose")))),
 		simple("gem", nil, "uninstall", gnu(flags("-a --all -x --executables -I --ignore-dependencies"))),
-		simple("cargo", nil, "uninstall", gnu(args("--manifest-path -Z --config --root"), flags("-q --quiet -v --verbose"))),
+		// cargo --config KEY=VALUE: target.<triple>.runner, build.rustc-wrapper
+		// and the linker settings name programs cargo runs.
+		execKeys(simple("cargo", nil, "uninstall", gnu(ops(arg("--config", Config)), args("--manifest-path -Z --root"), flags("-q --quiet -v --verbose"))),
+			"runner", "rustc-wrapper", "rustc", "rustdoc", "linker", "credential-provider", "global-credential-providers", "alias."),
 		simple("pipx", nil, "uninstall uninstall-all", gnuHelp()),
 		simple("pip", []string{"pip3"}, "uninstall", gnu(args("--python --log --proxy --cache-dir --target -t --root --prefix"), flags("-y --yes -q --quiet -v --verbose --user --break-system-packages"))),
 		{Name: "uv", Persistent: true, Options: gnu(args("--directory --project --python -p --cache-dir --config-file --with --extra --group --package --env-file")),
@@ -98,5 +101,11 @@ func runSub(names string, o []Option, operands ...int) *Spec {
 	if len(operands) > 0 {
 		s.Wrap.Operands = operands[0]
 	}
+	return s
+}
+
+// execKeys sets the configuration keys whose value s runs.
+func execKeys(s *Spec, keys ...string) *Spec {
+	s.ExecKeys = keys
 	return s
 }
