@@ -40,6 +40,7 @@ var effectRules = []struct {
 	{grammar.Remote, RuleRemoteExec},
 	{grammar.Listen, RuleReverseShell},
 	{grammar.DiskChange, RuleDiskChange},
+	{grammar.Kernel, RuleKernel},
 }
 
 // invocation applies the grammar-driven rules to c, read as inv.

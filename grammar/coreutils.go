@@ -82,7 +82,7 @@ func coreutils() []*Spec {
 		{Name: "tar", Aliases: []string{"gtar", "bsdtar"}, Traditional: true, Operands: allTargets, Options: gnu(
 			ops(flag("--remove-files", Delete|Recursive)),
 			ops(argE("--file -f", Write|Read, 0), arg("--to-command", Exec), arg("--use-compress-program -I", Exec),
-				arg("--checkpoint-action", Exec), arg("--info-script --new-volume-script -F", Exec),
+				arg("--checkpoint-action", Exec|Config), arg("--info-script --new-volume-script -F", Exec),
 				arg("--rsh-command", Exec), arg("--rmt-command", Exec), arg("--directory -C", 0),
 				arg("--files-from -T", Read), arg("--exclude", 0), arg("--exclude-from -X", Read),
 				arg("--transform --xform", 0), arg("--owner", 0), arg("--group", 0), arg("--mode", 0),

@@ -129,6 +129,14 @@ func SQLiteDot(text string) Effect {
 // refineGDB: with --args, the operands are a program and its arguments
 // that gdb runs; -batch with commands runs them.
 func refineGDB(inv *Invocation) {
+	// A debugger attached to init can stop it or make it exit (the
+	// kernel then panics): gdb -p 1, gdb --pid=1, gdb PROGRAM 1.
+	if v, _ := inv.Value("-p"); strings.TrimLeft(v, "0") == "1" {
+		inv.Effects |= Kill
+	}
+	if n := len(inv.Operands); n == 2 && strings.TrimLeft(inv.Operands[1].Value, "0") == "1" && !inv.Has("--args") {
+		inv.Effects |= Kill
+	}
 	if inv.Has("--args") {
 		for i := range inv.Operands {
 			inv.Operands[i].Effects |= Exec

@@ -126,6 +126,10 @@ const (
 	// luksHeaderRestore, dmsetup remove_all, flashrom -w): routine repair
 	// or maintenance, not a wipe, so approval rather than hardline.
 	DiskChange
+	// Kernel: the invocation loads or removes kernel modules or makes the
+	// kernel drop devices (insmod, rmmod, modprobe -r, udevadm trigger
+	// --action=remove): code in the kernel, or a disk's driver gone.
+	Kernel
 )
 
 // Has reports whether e holds every effect in f.
