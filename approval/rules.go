@@ -510,12 +510,16 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string, in
 	case "dd":
 		a.hitCmd(RuleDD, c)
 	case "kill":
-		if c.Context.ExtraArgs {
-			// xargs, parallel or find -exec … + hand kill its pids at run
-			// time: a "-1" anywhere in the script may be one of them.
-			if a.scriptHasWord("-1") {
+		// xargs, parallel or find -exec … + hand kill its pids at run
+		// time, as does a substitution ("kill -9 $(ps -e -o pid=)"): a
+		// "-1" anywhere in the script may be one of them, and a command
+		// that lists every process feeds it all of them.
+		if c.Context.ExtraArgs || slices.ContainsFunc(c.Args, func(w shellparse.Word) bool { return !w.Literal }) {
+			if a.scriptHasWord("-1") || a.scriptListsEveryProcess() {
 				a.hitCmd(RuleKillAll, c)
 			}
+		}
+		if c.Context.ExtraArgs {
 			a.hitCmd(RuleKill, c)
 		}
 	case "sudo":
@@ -587,6 +591,47 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string, in
 // scriptHasWord reports whether w appears as a word (or a line or
 // whitespace-separated field of a literal word, a here-string or a heredoc)
 // anywhere in the script.
+// scriptListsEveryProcess reports whether the script is a kill fed by one
+// command that lists every process id: ps -e/-A or BSD "ax", or pgrep with
+// a pattern that matches every name ("ps -eo pid= | xargs kill -9", "pgrep
+// . | xargs kill", "kill $(ps -e -o pid=)"). With a filter between them
+// ("ps aux | grep node | awk …") which pids reach kill is not known.
+func (a *analyzer) scriptListsEveryProcess() bool {
+	if len(a.script.Commands) != 2 {
+		return false
+	}
+	for i := range a.script.Commands {
+		c := &a.script.Commands[i]
+		switch c.Program {
+		case "ps":
+			for _, w := range c.Args {
+				v := w.Value
+				if strings.HasPrefix(v, "--") {
+					if v == "--everyone" {
+						return true
+					}
+					continue
+				}
+				cluster := strings.TrimPrefix(v, "-")
+				if cluster == "" || strings.Trim(cluster, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+					continue // an option value ("pid,comm", "pid=")
+				}
+				if v[0] == '-' && strings.ContainsAny(cluster, "eA") || strings.Contains(cluster, "a") && strings.Contains(cluster, "x") {
+					return true
+				}
+			}
+		case "pgrep", "pidof":
+			for _, w := range c.Args {
+				switch w.Value {
+				case ".", "", ".*", "^", "$", "^.*$", ".+":
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 func (a *analyzer) scriptHasWord(w string) bool {
 	field := func(v string) bool {
 		for _, f := range strings.Fields(strings.ReplaceAll(v, `\n`, "\n")) {

@@ -158,6 +158,14 @@ func systemctl() *Spec {
 			switch inv.Sub[0] {
 			case "restart", "try-restart", "reload-or-restart", "condrestart", "isolate":
 				inv.Effects |= stop
+			case "kill":
+				// A pattern matching every unit ("*", "*.service")
+				// signals every service: journald, logind, sshd, getty.
+				for _, op := range inv.Operands {
+					if v := strings.Trim(op.Value, "*"); strings.Contains(op.Value, "*") && (v == "" || v == "." || v == ".service" || v == ".scope" || v == ".slice") {
+						inv.Effects |= KillAll
+					}
+				}
 			}
 		},
 	}
