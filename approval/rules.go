@@ -1287,6 +1287,9 @@ func (a *analyzer) env(c *shellparse.Command, inv *grammar.Invocation) {
 		if eff.Any(grammar.Exec | grammar.Program) {
 			a.wrapperExec(c, e.Value.Value, 0)
 		}
+		if eff.Has(grammar.Write) {
+			a.writeTarget(c, e.Value.Value, false)
+		}
 		if eff.Has(grammar.Options) && inv != nil {
 			opts := grammar.Parse(g, append(slices.Clip(inv.Sub), strings.Fields(e.Value.Value)...))
 			for _, o := range opts.Options {

@@ -341,6 +341,9 @@ func (a *analyzer) code(c *shellparse.Command, inv *grammar.Invocation, text str
 		for _, cmd := range grammar.AwkCommandStrings(text) {
 			a.keepHardline(c, cmd)
 		}
+		for _, f := range grammar.AwkOutputFiles(text) {
+			a.writeTarget(c, f, false)
+		}
 	case "sed":
 		a.sedScript(c, text)
 		return
@@ -416,9 +419,12 @@ func editorShellText(text string) string {
 // sedScript applies the rules to a sed script: the e command and the e
 // flag of s run commands; w, W and the w flag write files.
 func (a *analyzer) sedScript(c *shellparse.Command, script string) {
-	runs, writes := sedEffects(script)
+	runs, writes, cmds := sedEffects(script)
 	if runs {
 		a.hitCmd(RuleInterpPay, c)
+	}
+	for _, cmd := range cmds {
+		a.keepHardline(c, cmd)
 	}
 	for _, f := range writes {
 		a.writeTarget(c, f, false)
@@ -427,8 +433,10 @@ func (a *analyzer) sedScript(c *shellparse.Command, script string) {
 
 // sedEffects scans a sed script for commands that run a command (e, s///e)
 // and the files it writes (w FILE, W FILE, s///w FILE). An unreadable
-// script counts as running one.
-func sedEffects(s string) (runs bool, writes []string) {
+// script counts as running one. cmds are the literal command lines: "e
+// CMD"'s, and s///e's replacement, which is what runs when the pattern
+// covers the line ("s/.*/reboot/e").
+func sedEffects(s string) (runs bool, writes, cmds []string) {
 	i := 0
 	restOfLine := func() string {
 		j := strings.IndexByte(s[i:], '\n')
@@ -463,19 +471,23 @@ func sedEffects(s string) (runs bool, writes []string) {
 		case ch == '/':
 			i++
 			if !skipDelim('/') {
-				return true, writes
+				return true, writes, cmds
 			}
 		case ch == '\\':
 			if i+1 >= len(s) {
-				return true, writes
+				return true, writes, cmds
 			}
 			d := s[i+1]
 			i += 2
 			if !skipDelim(d) {
-				return true, writes
+				return true, writes, cmds
 			}
 		case ch == 'e':
-			return true, writes
+			i++
+			if cmd := restOfLine(); cmd != "" {
+				cmds = append(cmds, cmd)
+			}
+			runs = true
 		case ch == 'w' || ch == 'W':
 			i++
 			writes = append(writes, restOfLine())
@@ -484,16 +496,19 @@ func sedEffects(s string) (runs bool, writes []string) {
 			restOfLine()
 		case ch == 's' || ch == 'y':
 			if i+1 >= len(s) {
-				return true, writes
+				return true, writes, cmds
 			}
 			d := s[i+1]
 			i += 2
 			// The pattern, then the replacement (or y's second set).
-			for range 2 {
-				if !skipDelim(d) {
-					return true, writes
-				}
+			if !skipDelim(d) {
+				return true, writes, cmds
 			}
+			from := i
+			if !skipDelim(d) {
+				return true, writes, cmds
+			}
+			replacement := s[from : i-1]
 			if ch == 'y' {
 				continue
 			}
@@ -501,6 +516,7 @@ func sedEffects(s string) (runs bool, writes []string) {
 				switch s[i] {
 				case 'e':
 					runs = true
+					cmds = append(cmds, replacement)
 				case 'w':
 					i++
 					writes = append(writes, restOfLine())
@@ -512,7 +528,7 @@ func sedEffects(s string) (runs bool, writes []string) {
 			i++ // p, d, n, q, l, = … and their arguments
 		}
 	}
-	return runs, writes
+	return runs, writes, cmds
 }
 
 // containerMounts flags bind mounts that hand a container the host: the

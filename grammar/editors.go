@@ -31,6 +31,11 @@ func editors() []*Spec {
 		{Name: "less", Aliases: []string{"more", "most"}, Refine: refineLess, Options: ops(arg("--pattern -p", 0), arg("-t --tag", 0), arg("--log-file -o", Write), arg("--LOG-FILE -O", Write),
 			arg("-k --lesskey-file", Code), arg("-x --tabs", 0), arg("-y --max-forw-scroll", 0), arg("-z --window", 0), arg("-b --buffers", 0),
 			arg("-h --max-back-scroll", 0), arg("-j --jump-target", 0), arg("-P --prompt", 0), flag("--version -V", DryRun), flag("--help", DryRun))},
+		// bat pages through --pager (or $BAT_PAGER) when paging.
+		{Name: "bat", Aliases: []string{"batcat"}, Env: map[string]Effect{"BAT_PAGER": Exec}, Options: gnu(ops(arg("--pager", Exec), arg("--paging", 0), arg("--language -l", 0),
+			arg("--style", 0), arg("--theme", 0), arg("--line-range -r", 0), arg("--highlight-line -H", 0), arg("--map-syntax -m", 0), arg("--color", 0), arg("--decorations", 0),
+			arg("--tabs", 0), arg("--wrap", 0), arg("--terminal-width", 0), arg("--file-name", 0), arg("--config-file", Config)),
+			flags("-p --plain -n --number -A --show-all -P -u --unbuffered --list-languages -L --list-themes --diff -d"))},
 		{Name: "man", Env: map[string]Effect{"MANOPT": Options}, Options: gnu(ops(arg("--pager -P", Exec), opt("--html -H", Exec), arg("--config-file -C", Config), arg("--preprocessor -p", 0),
 			arg("--manpath -M", 0), arg("--prompt -r", 0), arg("--locale -L", 0), arg("--systems -m", 0), arg("--sections -S -s", 0),
 			arg("--extension -e", 0), arg("--recode -R", 0), arg("--encoding -E", 0), opt("--gxditview -X", Exec), flag("--local-file -l", 0)),

@@ -41,6 +41,13 @@ var programEnv = map[string]bool{
 	"GOTOOLCHAIN": false, "CGO_CFLAGS": false,
 }
 
+// writeEnv are variables naming a file the program writes (shell and REPL
+// histories, written on exit, straight into a device when they name one).
+var writeEnv = map[string]bool{
+	"HISTFILE": true, "LESSHISTFILE": true, "PYTHON_HISTORY": true, "NODE_REPL_HISTORY": true, "MYSQL_HISTFILE": true,
+	"PSQL_HISTORY": true, "SQLITE_HISTORY": true, "REDISCLI_HISTFILE": true, "LESSLOGFILE": true,
+}
+
 // execEnvPrefixes and execEnvSuffixes cover families of such variables:
 // BASH_ENV, BASH_FUNC_x%%, BASH_ALIASES…; GIT_CONFIG_*; *_EDITOR, *_PAGER,
 // *_ASKPASS, *_SSH_COMMAND, *_RSH.
@@ -72,6 +79,9 @@ func EnvEffects(program, name string) Effect {
 				break
 			}
 		}
+	}
+	if writeEnv[name] {
+		e |= Write
 	}
 	if programEnv[name] || strings.HasPrefix(name, "CARGO_TARGET_") && strings.HasSuffix(name, "_RUNNER") {
 		e |= Program

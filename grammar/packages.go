@@ -1,5 +1,7 @@
 package grammar
 
+import "strings"
+
 // Package managers: removal subcommands (and dpkg/pacman removal options),
 // simulation options, global options that take values before the verb, and
 // the options that run programs (apt -o …::Pre-Invoke, npm --script-shell).
@@ -53,6 +55,10 @@ func packages() []*Spec {
 				{Name: "run", Wrap: &Wrap{}, StopAtOperand: true, Options: args("--with --extra --group --package --python -p --env-file --directory --project")}}},
 		{Name: "poetry", Aliases: []string{"pipenv", "hatch", "pdm"}, Options: args("--directory -C --project -P"), Subs: []*Spec{remove("remove"), {Name: "run", Wrap: &Wrap{}, StopAtOperand: true}}},
 		{Name: "bundle", Subs: []*Spec{{Name: "exec", Wrap: &Wrap{}, StopAtOperand: true}}},
+		// rpm -E/--eval expands macros: %(CMD) runs CMD in a shell and
+		// %{lua: …} runs Lua.
+		{Name: "rpm", Refine: refineRPMEval, Options: gnu(ops(arg("--eval -E", 0), argE("--erase -e", 0, PkgRemove), arg("--root -r", 0), arg("--dbpath", 0),
+			arg("--define -D", 0), arg("--macros", Config), flag("--test", DryRun)), flags("-q --query -a --all -i --install -U --upgrade -v -h --nodeps --force --nosignature --nodigest -l -f"))},
 		{Name: "dpkg", Options: gnu(ops(argE("--remove -r", 0, PkgRemove), argE("--purge -P", 0, PkgRemove), arg("--root", 0), arg("--admindir", 0), arg("--instdir", 0),
 			flag("--dry-run --no-act --simulate", DryRun)), flags("-i --install -l --list -L --listfiles -s --status -S --search --configure -a --force-all"))},
 		{Name: "pacman", Options: gnu(ops(flag("--remove -R", PkgRemove), flag("--print -p", DryRun), arg("--root -r", 0), arg("--dbpath -b", 0), arg("--config", Config), arg("--cachedir", 0), arg("--hookdir", Exec)),
@@ -108,4 +114,25 @@ func runSub(names string, o []Option, operands ...int) *Spec {
 func execKeys(s *Spec, keys ...string) *Spec {
 	s.ExecKeys = keys
 	return s
+}
+
+// refineRPMEval reads rpm's macro expressions (--eval and --define values):
+// "%(CMD)" runs CMD in a shell, so its text is a command line; "%{lua:"
+// is Lua code.
+func refineRPMEval(inv *Invocation) {
+	for i := range inv.Options {
+		o := &inv.Options[i]
+		if !o.HasValue || o.Name != "--eval" && o.Name != "--define" {
+			continue
+		}
+		if j := strings.Index(o.Value, "%("); j >= 0 {
+			cmd := o.Value[j+2:]
+			if k := strings.LastIndexByte(cmd, ')'); k >= 0 {
+				cmd = cmd[:k]
+			}
+			o.Value, o.ValueEffects = cmd, o.ValueEffects|Exec
+		} else if strings.Contains(o.Value, "%{lua:") {
+			o.ValueEffects |= Code
+		}
+	}
 }

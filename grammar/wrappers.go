@@ -178,6 +178,13 @@ func wrappers() []*Spec {
 		w("aa-exec", ops(arg("--profile -p", 0), arg("--namespace -n", 0), flag("--immediate -i", 0), flag("--verbose -v", 0), flag("--debug -d", 0), flag("--help -h", nc|DryRun)), nil),
 		w("cpulimit", ops(arg("--limit -l", 0), arg("--pid -p", nc), arg("--exe -e", nc), arg("--path -P", nc), flag("--lazy -z", 0), flag("--include-children -i", 0), flag("--verbose -v", 0)), nil),
 		w("proot", ops(arg("-r --rootfs", 0), arg("-b --bind -m --mount", 0), arg("-w --pwd --cwd", Chdir), arg("-q --qemu", Exec), flag("-0 --root-id", 0), flag("-i", 0), flag("-v --verbose", 0)), nil),
+		// hyperfine runs each operand (and its hook options) through the
+		// shell, several times.
+		{Name: "hyperfine", Operands: []OperandRule{{All: true, Effects: Exec}}, Options: gnu(
+			argsV("--prepare -p --conclude --setup -s --cleanup -c --shell -S", Exec),
+			argsV("--export-csv --export-json --export-markdown --export-asciidoc --export-orgmode --output", Write),
+			args("--warmup -w --min-runs -m --max-runs -M --runs -r --parameter-scan -P --parameter-step-size -D --parameter-list -L --style --sort --time-unit -u --command-name -n --input"),
+			flags("-N --ignore-failure -i --show-output"))},
 		// execline's execlineb -c SCRIPT runs a script (its -P/-p/-S
 		// forms read a file).
 		w("execlineb", ops(arg("-c", Exec), flag("-P", 0), flag("-p", 0), arg("-S", 0), flag("-q", 0), flag("-w", 0), flag("-W", 0)), nil),
