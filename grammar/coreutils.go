@@ -233,7 +233,7 @@ func refineFind(inv *Invocation) {
 		switch {
 		case o.Name == "-o" || o.Name == "-or" || o.Name == "-not":
 			broken = true
-		case findFilters[o.Name] && o.Value != "*" && o.Value != "":
+		case findFilters[o.Name] && !findMatchesAll(o.Name, o.Value):
 			filtered = true
 		}
 	}
@@ -254,6 +254,19 @@ func refineFind(inv *Invocation) {
 	if inv.Effects.Has(Delete) && (!filtered || broken) {
 		inv.Effects |= Recursive
 	}
+}
+
+// findMatchesAll reports whether a find test with value v selects every
+// path: -name '*' (and "" as before), -regex '.*' (the regex matches the
+// whole path, so '.*' is every one).
+func findMatchesAll(test, v string) bool {
+	switch test {
+	case "-regex", "-iregex":
+		return v == ".*" || v == "^.*$" || v == ".*$" || v == "^.*" || v == "" || v == "\\(.*\\)"
+	case "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename":
+		return v == "*" || v == "" || v == "**"
+	}
+	return v == "*" || v == ""
 }
 
 // parseInner is Parse, bound in init: the specs hold refineFind, so a direct
