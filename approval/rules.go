@@ -540,6 +540,9 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string, in
 			}
 		}
 		for _, v := range args {
+			for _, f := range grammar.SQLiteOutputs(v) {
+				a.writeTarget(c, f, false)
+			}
 			if grammar.SQLiteDot(v).Has(grammar.Exec) {
 				a.hitCmd(RuleInterpPay, c)
 				a.keepHardline(c, dotCommandText(v))

@@ -131,6 +131,30 @@ func SQLiteDot(text string) Effect {
 	return e
 }
 
+// SQLiteOutputs returns the files that database shell commands in text
+// write: sqlite3's .output/.once/.log/.save/.backup FILE and psql's \o and
+// \w FILE (the last word, quotes removed; "stdout", "off" and "|cmd"
+// are not files).
+func SQLiteOutputs(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		for _, part := range strings.Split(line, ";") {
+			f := strings.Fields(part)
+			if len(f) < 2 {
+				continue
+			}
+			switch strings.ToLower(f[0]) {
+			case ".output", ".once", ".log", ".save", ".backup", `\o`, `\w`, `\out`, `\write`:
+				v := strings.Trim(f[len(f)-1], `"'`)
+				if v != "" && v != "stdout" && v != "stderr" && v != "off" && v[0] != '|' && v[0] != '-' {
+					out = append(out, v)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // refineGDB: with --args, the operands are a program and its arguments
 // that gdb runs; -batch with commands runs them.
 func refineGDB(inv *Invocation) {
