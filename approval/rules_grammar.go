@@ -2,6 +2,7 @@ package approval
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/tether-dev/tether/grammar"
@@ -200,6 +201,13 @@ func (a *analyzer) deletes(c *shellparse.Command, inv *grammar.Invocation) {
 				a.hitCmd(RuleRmRoot, c)
 				return
 			}
+		}
+		// GNU find with no starting point searches "." ("cd ~ && find
+		// -delete" deletes the home).
+		if inv.Spec.Name == "find" && !slices.ContainsFunc(inv.Operands, func(op grammar.Operand) bool { return op.Effects.Has(grammar.Target) }) &&
+			a.catastrophicWord(c, grammar.Operand{Value: ".", Arg: -1, Effects: grammar.Target}) {
+			a.hitCmd(RuleRmRoot, c)
+			return
 		}
 	}
 	// Deleting a file changes it as a write does (a shell rc, a credential,
