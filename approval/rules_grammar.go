@@ -2,6 +2,7 @@ package approval
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/tether-dev/tether/grammar"
@@ -40,6 +41,7 @@ var effectRules = []struct {
 	{grammar.Remote, RuleRemoteExec},
 	{grammar.Listen, RuleReverseShell},
 	{grammar.DiskChange, RuleDiskChange},
+	{grammar.Kernel, RuleKernel},
 }
 
 // invocation applies the grammar-driven rules to c, read as inv.
@@ -93,8 +95,13 @@ func (a *analyzer) invocation(c *shellparse.Command, inv *grammar.Invocation) {
 			a.moveSource(c, op.Value)
 		}
 		if op.Effects.Has(grammar.Env) {
-			if name := grammar.AssignName(op.Value); name != "" && grammar.EnvEffects(inv.Program, name).Has(grammar.Exec) {
-				a.execOption(c, op.Value[strings.IndexByte(op.Value, '=')+1:])
+			if name := grammar.AssignName(op.Value); name != "" {
+				switch v, eff := op.Value[strings.IndexByte(op.Value, '=')+1:], grammar.EnvEffects(inv.Program, name); {
+				case eff.Has(grammar.Exec):
+					a.execOption(c, v)
+				case eff.Has(grammar.Program):
+					a.wrapperExec(c, v, 0) // make CC=gcc: rated as the compiler it names
+				}
 			}
 			continue
 		}
@@ -194,6 +201,13 @@ func (a *analyzer) deletes(c *shellparse.Command, inv *grammar.Invocation) {
 				a.hitCmd(RuleRmRoot, c)
 				return
 			}
+		}
+		// GNU find with no starting point searches "." ("cd ~ && find
+		// -delete" deletes the home).
+		if inv.Spec.Name == "find" && !slices.ContainsFunc(inv.Operands, func(op grammar.Operand) bool { return op.Effects.Has(grammar.Target) }) &&
+			a.catastrophicWord(c, grammar.Operand{Value: ".", Arg: -1, Effects: grammar.Target}) {
+			a.hitCmd(RuleRmRoot, c)
+			return
 		}
 	}
 	// Deleting a file changes it as a write does (a shell rc, a credential,
@@ -335,6 +349,9 @@ func (a *analyzer) code(c *shellparse.Command, inv *grammar.Invocation, text str
 		for _, cmd := range grammar.AwkCommandStrings(text) {
 			a.keepHardline(c, cmd)
 		}
+		for _, f := range grammar.AwkOutputFiles(text) {
+			a.writeTarget(c, f, false)
+		}
 	case "sed":
 		a.sedScript(c, text)
 		return
@@ -410,9 +427,12 @@ func editorShellText(text string) string {
 // sedScript applies the rules to a sed script: the e command and the e
 // flag of s run commands; w, W and the w flag write files.
 func (a *analyzer) sedScript(c *shellparse.Command, script string) {
-	runs, writes := sedEffects(script)
+	runs, writes, cmds := sedEffects(script)
 	if runs {
 		a.hitCmd(RuleInterpPay, c)
+	}
+	for _, cmd := range cmds {
+		a.keepHardline(c, cmd)
 	}
 	for _, f := range writes {
 		a.writeTarget(c, f, false)
@@ -421,8 +441,10 @@ func (a *analyzer) sedScript(c *shellparse.Command, script string) {
 
 // sedEffects scans a sed script for commands that run a command (e, s///e)
 // and the files it writes (w FILE, W FILE, s///w FILE). An unreadable
-// script counts as running one.
-func sedEffects(s string) (runs bool, writes []string) {
+// script counts as running one. cmds are the literal command lines: "e
+// CMD"'s, and s///e's replacement, which is what runs when the pattern
+// covers the line ("s/.*/reboot/e").
+func sedEffects(s string) (runs bool, writes, cmds []string) {
 	i := 0
 	restOfLine := func() string {
 		j := strings.IndexByte(s[i:], '\n')
@@ -457,19 +479,23 @@ func sedEffects(s string) (runs bool, writes []string) {
 		case ch == '/':
 			i++
 			if !skipDelim('/') {
-				return true, writes
+				return true, writes, cmds
 			}
 		case ch == '\\':
 			if i+1 >= len(s) {
-				return true, writes
+				return true, writes, cmds
 			}
 			d := s[i+1]
 			i += 2
 			if !skipDelim(d) {
-				return true, writes
+				return true, writes, cmds
 			}
 		case ch == 'e':
-			return true, writes
+			i++
+			if cmd := restOfLine(); cmd != "" {
+				cmds = append(cmds, cmd)
+			}
+			runs = true
 		case ch == 'w' || ch == 'W':
 			i++
 			writes = append(writes, restOfLine())
@@ -478,16 +504,19 @@ func sedEffects(s string) (runs bool, writes []string) {
 			restOfLine()
 		case ch == 's' || ch == 'y':
 			if i+1 >= len(s) {
-				return true, writes
+				return true, writes, cmds
 			}
 			d := s[i+1]
 			i += 2
 			// The pattern, then the replacement (or y's second set).
-			for range 2 {
-				if !skipDelim(d) {
-					return true, writes
-				}
+			if !skipDelim(d) {
+				return true, writes, cmds
 			}
+			from := i
+			if !skipDelim(d) {
+				return true, writes, cmds
+			}
+			replacement := s[from : i-1]
 			if ch == 'y' {
 				continue
 			}
@@ -495,6 +524,7 @@ func sedEffects(s string) (runs bool, writes []string) {
 				switch s[i] {
 				case 'e':
 					runs = true
+					cmds = append(cmds, replacement)
 				case 'w':
 					i++
 					writes = append(writes, restOfLine())
@@ -506,7 +536,7 @@ func sedEffects(s string) (runs bool, writes []string) {
 			i++ // p, d, n, q, l, = … and their arguments
 		}
 	}
-	return runs, writes
+	return runs, writes, cmds
 }
 
 // containerMounts flags bind mounts that hand a container the host: the

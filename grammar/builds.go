@@ -20,7 +20,7 @@ func builds() []*Spec {
 			flags("-d -e --environment-overrides -i --ignore-errors -k --keep-going -S --no-keep-going --stop -n --just-print --dry-run --recon "+
 				"-q --question -r --no-builtin-rules -R --no-builtin-variables -s --silent --quiet -t --touch -v -w --print-directory --no-print-directory "+
 				"-B --always-make --trace -p --print-data-base -L --check-symlink-times --warn-undefined-variables --no-silent"))},
-		{Name: "go", Long: Exact, Subs: []*Spec{goSub("test build run vet install generate list get mod tool env fmt clean doc work fix")}},
+		{Name: "go", Long: Exact, Env: map[string]Effect{"GOFLAGS": Options}, Subs: []*Spec{goSub("test build run vet install generate list get mod tool env fmt clean doc work fix")}},
 	}
 }
 

@@ -82,7 +82,7 @@ func coreutils() []*Spec {
 		{Name: "tar", Aliases: []string{"gtar", "bsdtar"}, Traditional: true, Operands: allTargets, Options: gnu(
 			ops(flag("--remove-files", Delete|Recursive)),
 			ops(argE("--file -f", Write|Read, 0), arg("--to-command", Exec), arg("--use-compress-program -I", Exec),
-				arg("--checkpoint-action", Exec), arg("--info-script --new-volume-script -F", Exec),
+				arg("--checkpoint-action", Exec|Config), arg("--info-script --new-volume-script -F", Exec),
 				arg("--rsh-command", Exec), arg("--rmt-command", Exec), arg("--directory -C", 0),
 				arg("--files-from -T", Read), arg("--exclude", 0), arg("--exclude-from -X", Read),
 				arg("--transform --xform", 0), arg("--owner", 0), arg("--group", 0), arg("--mode", 0),
@@ -233,7 +233,7 @@ func refineFind(inv *Invocation) {
 		switch {
 		case o.Name == "-o" || o.Name == "-or" || o.Name == "-not":
 			broken = true
-		case findFilters[o.Name] && o.Value != "*" && o.Value != "":
+		case findFilters[o.Name] && !findMatchesAll(o.Name, o.Value):
 			filtered = true
 		}
 	}
@@ -254,6 +254,19 @@ func refineFind(inv *Invocation) {
 	if inv.Effects.Has(Delete) && (!filtered || broken) {
 		inv.Effects |= Recursive
 	}
+}
+
+// findMatchesAll reports whether a find test with value v selects every
+// path: -name '*' (and "" as before), -regex '.*' (the regex matches the
+// whole path, so '.*' is every one).
+func findMatchesAll(test, v string) bool {
+	switch test {
+	case "-regex", "-iregex":
+		return v == ".*" || v == "^.*$" || v == ".*$" || v == "^.*" || v == "" || v == "\\(.*\\)"
+	case "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename":
+		return v == "*" || v == "" || v == "**"
+	}
+	return v == "*" || v == ""
 }
 
 // parseInner is Parse, bound in init: the specs hold refineFind, so a direct

@@ -16,6 +16,16 @@ func deviceReaders() []*Spec {
 		{Name: "udevadm", Operands: read, Options: gnuHelp(), Subs: []*Spec{
 			sub("info", 0, args("--query -q --property --value --path -p --name -n --root -r --attribute-walk -a --export-db -e --cleanup-db -c")...),
 			sub("monitor settle control test-builtin verify wait lock", 0),
+			// trigger --action=remove synthesises remove events for every
+			// device (or those matched): disks and NICs are treated as gone.
+			{Name: "trigger", Options: gnu(ops(arg("--action -c", 0), flag("--dry-run -n", DryRun)),
+				args("--type -t --subsystem-match -s --subsystem-nomatch -S --attr-match -a --attr-nomatch -A --property-match -p --tag-match -g --sysname-match -y --name-match --parent-match -b --prioritized-subsystem --uuid"),
+				flags("--verbose -v --quiet -q --settle -w --wait-daemon --initialized-match --initialized-nomatch")),
+				Refine: func(inv *Invocation) {
+					if v, _ := inv.Value("--action"); v == "remove" || v == "unbind" {
+						inv.Effects |= Kernel
+					}
+				}},
 		}},
 		{Name: "findmnt", Aliases: []string{"lsfd"}, Operands: read, Options: gnu(args("--output -o --types -t --options -O --source -S --target -T --tab-file -F --direction -d --poll -p --timeout -w --mountpoint -M --id --uniq-id"),
 			flags("--all -A --ascii -a --canonicalize -c --df -D --evaluate -e --first-only -f --invert -i --json -J --list -l --kernel -k --noheadings -n --notruncate -u --pairs -P --raw -r --real --pseudo --shadowed --submounts -R --verify -x --verbose"))},

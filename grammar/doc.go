@@ -38,7 +38,10 @@
 //     written, telinit 0 powers off, systemctl start reboot.target).
 //   - Env: environment variables (and make-style variables given as
 //     operands) that run something; EnvEffects adds the variables that do
-//     so for every program (LD_PRELOAD, BASH_ENV, PAGER, GIT_SSH_COMMAND …).
+//     so for every program (LD_PRELOAD, BASH_ENV, PAGER, GIT_SSH_COMMAND …),
+//     the build-tool variables rated as the program they name (Program:
+//     CC, RUSTC_WRAPPER) and those that hold a program's options (Options:
+//     GOFLAGS, MANOPT).
 //   - ExecKeys: configuration keys whose value runs a program ("git -c
 //     core.pager=…", "ssh -o ProxyCommand=…").
 //   - Wrap: for wrappers, how many operands precede the command and

@@ -31,7 +31,12 @@ func editors() []*Spec {
 		{Name: "less", Aliases: []string{"more", "most"}, Refine: refineLess, Options: ops(arg("--pattern -p", 0), arg("-t --tag", 0), arg("--log-file -o", Write), arg("--LOG-FILE -O", Write),
 			arg("-k --lesskey-file", Code), arg("-x --tabs", 0), arg("-y --max-forw-scroll", 0), arg("-z --window", 0), arg("-b --buffers", 0),
 			arg("-h --max-back-scroll", 0), arg("-j --jump-target", 0), arg("-P --prompt", 0), flag("--version -V", DryRun), flag("--help", DryRun))},
-		{Name: "man", Options: gnu(ops(arg("--pager -P", Exec), opt("--html -H", Exec), arg("--config-file -C", Config), arg("--preprocessor -p", 0),
+		// bat pages through --pager (or $BAT_PAGER) when paging.
+		{Name: "bat", Aliases: []string{"batcat"}, Env: map[string]Effect{"BAT_PAGER": Exec}, Options: gnu(ops(arg("--pager", Exec), arg("--paging", 0), arg("--language -l", 0),
+			arg("--style", 0), arg("--theme", 0), arg("--line-range -r", 0), arg("--highlight-line -H", 0), arg("--map-syntax -m", 0), arg("--color", 0), arg("--decorations", 0),
+			arg("--tabs", 0), arg("--wrap", 0), arg("--terminal-width", 0), arg("--file-name", 0), arg("--config-file", Config)),
+			flags("-p --plain -n --number -A --show-all -P -u --unbuffered --list-languages -L --list-themes --diff -d"))},
+		{Name: "man", Env: map[string]Effect{"MANOPT": Options}, Options: gnu(ops(arg("--pager -P", Exec), opt("--html -H", Exec), arg("--config-file -C", Config), arg("--preprocessor -p", 0),
 			arg("--manpath -M", 0), arg("--prompt -r", 0), arg("--locale -L", 0), arg("--systems -m", 0), arg("--sections -S -s", 0),
 			arg("--extension -e", 0), arg("--recode -R", 0), arg("--encoding -E", 0), opt("--gxditview -X", Exec), flag("--local-file -l", 0)),
 			flags("--all -a --whatis -f --apropos -k --where --path -w --catman -c --ascii -7 --ditroff -Z --troff -t --update -u --no-hyphenation --nh --no-justification --nj"))},
@@ -126,9 +131,41 @@ func SQLiteDot(text string) Effect {
 	return e
 }
 
+// SQLiteOutputs returns the files that database shell commands in text
+// write: sqlite3's .output/.once/.log/.save/.backup FILE and psql's \o and
+// \w FILE (the last word, quotes removed; "stdout", "off" and "|cmd"
+// are not files).
+func SQLiteOutputs(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		for _, part := range strings.Split(line, ";") {
+			f := strings.Fields(part)
+			if len(f) < 2 {
+				continue
+			}
+			switch strings.ToLower(f[0]) {
+			case ".output", ".once", ".log", ".save", ".backup", `\o`, `\w`, `\out`, `\write`:
+				v := strings.Trim(f[len(f)-1], `"'`)
+				if v != "" && v != "stdout" && v != "stderr" && v != "off" && v[0] != '|' && v[0] != '-' {
+					out = append(out, v)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // refineGDB: with --args, the operands are a program and its arguments
 // that gdb runs; -batch with commands runs them.
 func refineGDB(inv *Invocation) {
+	// A debugger attached to init can stop it or make it exit (the
+	// kernel then panics): gdb -p 1, gdb --pid=1, gdb PROGRAM 1.
+	if v, _ := inv.Value("-p"); strings.TrimLeft(v, "0") == "1" {
+		inv.Effects |= Kill
+	}
+	if n := len(inv.Operands); n == 2 && strings.TrimLeft(inv.Operands[1].Value, "0") == "1" && !inv.Has("--args") {
+		inv.Effects |= Kill
+	}
 	if inv.Has("--args") {
 		for i := range inv.Operands {
 			inv.Operands[i].Effects |= Exec

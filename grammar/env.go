@@ -27,19 +27,41 @@ var execEnv = map[string]bool{
 	"NPM_CONFIG_SCRIPT_SHELL": true, "npm_config_script_shell": true, "npm_config_node_options": true,
 }
 
+// programEnv are variables naming a build tool that programs run in place
+// of the default one (make's $(CC), cargo's RUSTC_WRAPPER, cmake's
+// compiler launchers). Setting them is routine ("CC=clang make"), so the
+// value is rated as the command it names rather than always asked about.
+var programEnv = map[string]bool{
+	"CC": true, "CXX": true, "CPP": true, "LD": true, "AR": true, "AS": true, "FC": true, "F77": true, "NM": true,
+	"RANLIB": true, "STRIP": true, "OBJCOPY": true, "OBJDUMP": true, "HOSTCC": true, "HOSTCXX": true, "CC_FOR_BUILD": true,
+	"RUSTC": true, "RUSTC_WRAPPER": true, "RUSTC_WORKSPACE_WRAPPER": true, "RUSTDOC": true, "RUSTFMT": true,
+	"CARGO_BUILD_RUSTC": true, "CARGO_BUILD_RUSTC_WRAPPER": true, "CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER": true, "CARGO_BUILD_RUSTDOC": true,
+	"CMAKE_C_COMPILER_LAUNCHER": true, "CMAKE_CXX_COMPILER_LAUNCHER": true, "CMAKE_C_COMPILER": true, "CMAKE_CXX_COMPILER": true,
+	"CMAKE_MAKE_PROGRAM": true, "CCACHE_PREFIX": true, "DISTCC_CMDLIST": false, "PKG_CONFIG": true, "YACC": true, "LEX": true,
+	"GOTOOLCHAIN": false, "CGO_CFLAGS": false,
+}
+
+// writeEnv are variables naming a file the program writes (shell and REPL
+// histories, written on exit, straight into a device when they name one).
+var writeEnv = map[string]bool{
+	"HISTFILE": true, "LESSHISTFILE": true, "PYTHON_HISTORY": true, "NODE_REPL_HISTORY": true, "MYSQL_HISTFILE": true,
+	"PSQL_HISTORY": true, "SQLITE_HISTORY": true, "REDISCLI_HISTFILE": true, "LESSLOGFILE": true,
+}
+
 // execEnvPrefixes and execEnvSuffixes cover families of such variables:
 // BASH_ENV, BASH_FUNC_x%%, BASH_ALIASES…; GIT_CONFIG_*; *_EDITOR, *_PAGER,
 // *_ASKPASS, *_SSH_COMMAND, *_RSH.
 var (
-	execEnvPrefixes = []string{"BASH_", "LD_", "DYLD_", "GIT_CONFIG", "NPM_CONFIG_", "npm_config_"}
+	execEnvPrefixes = []string{"BASH_", "LD_", "DYLD_", "GIT_CONFIG", "NPM_CONFIG_", "npm_config_", "LUA_INIT"}
 	execEnvSuffixes = []string{"_EDITOR", "_PAGER", "_ASKPASS", "_SSH_COMMAND", "_RSH", "_PROXY_COMMAND", "_SHELL"}
 )
 
 // EnvEffects returns what the value of environment variable name is to
 // program (a base name; "" for any): Exec when it names a program, a
 // command line, options or a start-up file that makes some program run
-// code, plus what the program's own grammar declares (make's SHELL). It is
-// 0 for variables that only carry data.
+// code; Program for a build tool's name (CC); plus what the program's own
+// grammar declares (make's SHELL, go's GOFLAGS: Options). It is 0 for
+// variables that only carry data.
 func EnvEffects(program, name string) Effect {
 	var e Effect
 	if execEnv[name] {
@@ -57,6 +79,12 @@ func EnvEffects(program, name string) Effect {
 				break
 			}
 		}
+	}
+	if writeEnv[name] {
+		e |= Write
+	}
+	if programEnv[name] || strings.HasPrefix(name, "CARGO_TARGET_") && strings.HasSuffix(name, "_RUNNER") {
+		e |= Program
 	}
 	if s := Lookup(program); s != nil {
 		e |= s.Env[name]

@@ -51,7 +51,10 @@ func gitSubs(remote, diffOut []Option) []*Spec {
 			flag("--prune", BranchDelete), flag("--dry-run -n", DryRun), flag("--all", 0), flag("--tags", 0),
 			flag("--set-upstream -u", 0), flag("--atomic", 0), flag("--no-verify", 0), flag("--follow-tags", 0),
 			flag("--porcelain", 0), flag("--quiet -q", 0), flag("--verbose -v", 0), flag("--progress", 0), flag("-4", 0), flag("-6", 0)))),
-		withURLs(s("fetch pull ls-remote archive remote-ext submodule", 0, remote,
+		// git archive -o FILE opens FILE for writing (no temporary file).
+		withURLs(s("archive", 0, remote, ops(arg("--output -o", Write), arg("--format", 0), arg("--prefix", 0), arg("--add-file", Read),
+			arg("--add-virtual-file", 0), flag("--list -l", 0), flag("--verbose -v", 0), flag("--worktree-attributes", 0)))),
+		withURLs(s("fetch pull ls-remote remote-ext submodule", 0, remote,
 			flags("--all --prune -p --tags -t --quiet -q --verbose -v --rebase -r --ff-only --no-ff --bare --mirror --no-checkout -n --single-branch --progress"))),
 		// clone's -u is --upload-pack (fetch's -u is --update-head-ok).
 		withURLs(s("clone", 0, remote, ops(arg("-u", Exec)),

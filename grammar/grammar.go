@@ -34,6 +34,13 @@ const (
 	// Config: the value names configuration read by the program, which may
 	// itself run programs (ssh -F, git -c, --config FILE).
 	Config
+	// Program: the value names a program or command line that is run the
+	// way it would be run on its own (CC, RUSTC_WRAPPER): it is as
+	// dangerous as that command, and no more.
+	Program
+	// Options: the value holds options for the program, read as if given
+	// on its command line (GOFLAGS for go, MANOPT for man).
+	Options
 
 	// Delete: the invocation removes its targets.
 	Delete
@@ -119,6 +126,10 @@ const (
 	// luksHeaderRestore, dmsetup remove_all, flashrom -w): routine repair
 	// or maintenance, not a wipe, so approval rather than hardline.
 	DiskChange
+	// Kernel: the invocation loads or removes kernel modules or makes the
+	// kernel drop devices (insmod, rmmod, modprobe -r, udevadm trigger
+	// --action=remove): code in the kernel, or a disk's driver gone.
+	Kernel
 )
 
 // Has reports whether e holds every effect in f.

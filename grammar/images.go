@@ -31,11 +31,19 @@ func images() []*Spec {
 			flags("-d --decompress --uncompress -z --compress -f --force -k --keep --rm -c --stdout -q --quiet -v --verbose -t --test -l --list -r -B --ultra --fast --no-progress --sparse --no-sparse --exclude-compressed"))},
 		// The stream compressors read their operands (gzip refuses a
 		// device unless -c sends the result to the standard output).
-		{Name: "gzip", Aliases: []string{"gunzip", "pigz", "bzip2", "bunzip2", "pbzip2", "lbzip2", "xz", "unxz", "lzma", "lz4", "lzop", "brotli", "zopfli"},
+		{Name: "gzip", Aliases: []string{"gunzip", "pigz", "bzip2", "bunzip2", "pbzip2", "lbzip2", "xz", "unxz", "lzma", "lzop", "brotli", "zopfli"},
 			Operands: []OperandRule{{All: true, Effects: Read}}, Options: gnu(
 				ops(opt("--threads -T", 0), arg("--suffix -S", 0), arg("--processes -p", 0), arg("--blocksize -b", 0), arg("--memlimit -M", 0), arg("--format -F", 0), arg("--check -C", 0)),
 				flags("-c --stdout --to-stdout -d --decompress --uncompress -z --compress -f --force -k --keep -q --quiet -v --verbose -t --test -l --list -r --recursive -n --no-name -N --name "+
 					"-1 -2 -3 -4 -5 -6 -7 -8 -9 --fast --best -e --extreme -s --small -0 --rsyncable"))},
+		// lz4 INPUT OUTPUT: the second operand is written (-m reads every
+		// operand as an input).
+		{Name: "lz4", Aliases: []string{"lz4c", "unlz4", "lz4cat"}, Operands: []OperandRule{{All: true, Effects: Read}}, Refine: func(inv *Invocation) {
+			if len(inv.Operands) == 2 && !inv.Has("--multiple") && !inv.Has("--stdout") {
+				inv.Operands[1].Effects = Write
+			}
+		}, Options: gnu(ops(flag("--multiple -m", 0), flag("--stdout -c", 0), arg("-B", 0), arg("--dict -D", Read)),
+			flags("-d --decompress --uncompress -z --compress -f --force -k --keep --rm -q --quiet -v --verbose -t --test -l --list -r -1 -2 -3 -4 -5 -6 -7 -8 -9 -12 --fast --best --content-size --no-frame-crc --sparse --no-sparse"))},
 		// pv ≥ 1.8: -o/--output FILE writes the data to FILE.
 		{Name: "pv", Operands: []OperandRule{{All: true, Effects: Read}}, Options: gnu(
 			ops(arg("--output -o", Write), arg("--pidfile -P", Write), arg("--store-and-forward -U", Write), arg("--watchfd -d", 0), arg("--remote -R", 0)),

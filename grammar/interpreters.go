@@ -161,6 +161,29 @@ func AwkCommandStrings(prog string) []string {
 	return out
 }
 
+// AwkOutputFiles returns the files an awk program writes that are spelled as
+// one string literal: print … > "…" and print … >> "…" (or printf).
+func AwkOutputFiles(prog string) []string {
+	p := stripAwkStrings(prog)
+	var out []string
+	for i := 0; i < len(p); i++ {
+		if p[i] != '"' {
+			continue
+		}
+		end := strings.IndexByte(p[i+1:], '"')
+		if end < 0 {
+			break
+		}
+		end += i + 1
+		before := strings.TrimRight(p[:i], " \t\n\\(")
+		if strings.HasSuffix(before, ">") && strings.Contains(before, "print") {
+			out = append(out, awkUnescape(prog[i+1:end]))
+		}
+		i = end
+	}
+	return out
+}
+
 // awkUnescape decodes the escapes of an awk string literal's body.
 func awkUnescape(v string) string {
 	if strings.IndexByte(v, '\\') < 0 {

@@ -1,5 +1,7 @@
 package grammar
 
+import "strings"
+
 // Network tools: ssh and friends (options that name a command: -o
 // ProxyCommand=, scp -S, rsync -e), remote commands, downloads written to
 // files, listeners that run a command.
@@ -74,6 +76,29 @@ func network() []*Spec {
 		{Name: "socat", Effects: Network, Refine: refineSocat, Options: join(ops(flag("-V", DryRun), flag("-h", DryRun)), args("-d -D -l -L -T -t -b -W -c -S"), flags("-u -U -g -v -x -r -R -4 -6 -lf -ly -lm -lp -lu -lh"))},
 		{Name: "mosh", Effects: Network, StopAtOperand: true, Options: ops(arg("--ssh", Exec), arg("--port -p", 0), arg("--server", Exec), arg("--predict", 0)),
 			Operands: []OperandRule{{Index: 0, Effects: Target}, {All: true, From: 1, Effects: Exec, Invocation: Remote}}},
+		// sshfs -o ssh_command=CMD runs CMD in place of ssh; its other -o
+		// options go to ssh (ProxyCommand, LocalCommand).
+		{Name: "sshfs", Effects: Network, Options: ops(arg("-o", Config), arg("-p", 0), arg("-F", Config), flag("-f", 0), flag("-d", 0), flag("-C", 0),
+			flag("-s", 0), flag("-V --version", DryRun), flag("-h --help", DryRun)), ExecKeys: append([]string{"ssh_command", "sshfs_sync"}, sshExec...)},
+		// Download tools run hooks: aria2c's --on-download-* event commands,
+		// yt-dlp's --exec, tcpdump's -z postrotate command.
+		{Name: "aria2c", Effects: Network, Options: join(argsV("--on-download-complete --on-download-start --on-download-pause --on-download-stop --on-download-error --on-bt-download-complete", Exec),
+			ops(arg("--dir -d", 0), arg("--out -o", Write), arg("--input-file -i", Read), arg("--conf-path", Config)), args("--max-connection-per-server -x --split -s --max-concurrent-downloads -j"))},
+		{Name: "yt-dlp", Aliases: []string{"youtube-dl"}, Effects: Network, Options: join(argsV("--exec --exec-before-download", Exec),
+			ops(arg("--output -o", Write), arg("--config-locations", Config), arg("--format -f", 0), arg("--batch-file -a", Read)))},
+		{Name: "tcpdump", Options: ops(arg("-z", Exec), arg("-w", Write), arg("-i --interface", 0), arg("-c", 0), arg("-C", 0), arg("-G", 0), arg("-W", 0),
+			arg("-r", Read), arg("-s --snapshot-length", 0), arg("-Z --relinquish-privileges", 0), arg("-F", Read), arg("-E", 0), arg("-T", 0), arg("-y", 0),
+			flag("-n", 0), flag("-nn", 0), flag("-v", 0), flag("-vv", 0), flag("-A", 0), flag("-X", 0), flag("-e", 0), flag("-l", 0), flag("-q", 0), flag("-D --list-interfaces", 0))},
+		// ansible's command, shell and raw modules (command is the
+		// default) run the -a text on every host matched, localhost
+		// included; the reboot module reboots.
+		{Name: "ansible", Effects: Network, Refine: refineAnsible, Options: join(ops(arg("--module-name -m", 0), arg("--args -a", 0)),
+			args("--inventory -i --inventory-file --limit -l --user -u --connection -c --become-user --forks -f --timeout -T --extra-vars -e --private-key --key-file --module-path -M --vault-password-file --background -B --poll -P"),
+			flags("--become -b --ask-pass -k --ask-become-pass -K --check -C --diff -D --one-line -o --tree -t --verbose -v -vv -vvv --list-hosts --version"))},
+		// salt-call runs an execution module on this minion: cmd.* runs
+		// its command, system.reboot and friends act on the machine.
+		{Name: "salt-call", Refine: refineSaltCall, Options: join(args("--local --out --log-level -l --id --pillar --file-root --config-dir -c --retcode-passthrough --timeout -t"),
+			flags("--local --retcode-passthrough -v --verbose --version --help -h"))},
 		{Name: "telnet", Aliases: []string{"ftp", "lftp", "tftp"}, Effects: Network, Options: args("-l -n -e -b")},
 	}
 }
@@ -88,6 +113,17 @@ func refineSocat(inv *Invocation) {
 			if hasPrefixAfter(l, p) {
 				op.Effects |= Exec
 				inv.Effects |= Listen
+			}
+		}
+		// OPEN:, CREATE:, GOPEN: and FILE: open the path (for writing
+		// when the address is written to); the operand's value is the path.
+		for _, p := range [...]string{"open:", "create:", "creat:", "gopen:", "file:"} {
+			if strings.HasPrefix(l, p) {
+				path := op.Value[len(p):]
+				if i := strings.IndexByte(path, ','); i >= 0 {
+					path = path[:i]
+				}
+				op.Value, op.Effects = path, op.Effects|Write
 			}
 		}
 	}
@@ -115,4 +151,43 @@ func lower(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// refineAnsible marks the -a text of the command, shell and raw modules
+// (the default module is command) as a command line that runs, and the
+// reboot module as Power.
+func refineAnsible(inv *Invocation) {
+	m, ok := inv.Value("--module-name")
+	if !ok {
+		m = "command"
+	}
+	m = strings.TrimPrefix(strings.TrimPrefix(m, "ansible.builtin."), "ansible.legacy.")
+	switch m {
+	case "command", "shell", "raw", "script", "expect":
+		for i := range inv.Options {
+			if inv.Options[i].Name == "--args" {
+				inv.Options[i].ValueEffects |= Exec
+			}
+		}
+	case "reboot":
+		inv.Effects |= Power
+	}
+}
+
+// refineSaltCall reads the execution function, salt-call's first operand:
+// the cmd functions run the words after it; system.reboot, system.poweroff,
+// system.halt and system.shutdown act on the machine.
+func refineSaltCall(inv *Invocation) {
+	if len(inv.Operands) == 0 {
+		return
+	}
+	fn := inv.Operands[0].Value
+	switch {
+	case strings.HasPrefix(fn, "cmd.") && fn != "cmd.which" && fn != "cmd.has_exec":
+		for i := range inv.Operands[1:] {
+			inv.Operands[1+i].Effects |= Exec
+		}
+	case fn == "system.reboot" || fn == "system.poweroff" || fn == "system.halt" || fn == "system.shutdown" || fn == "system.reboot_with_kexec":
+		inv.Effects |= Power
+	}
 }

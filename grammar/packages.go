@@ -1,5 +1,7 @@
 package grammar
 
+import "strings"
+
 // Package managers: removal subcommands (and dpkg/pacman removal options),
 // simulation options, global options that take values before the verb, and
 // the options that run programs (apt -o …::Pre-Invoke, npm --script-shell).
@@ -38,9 +40,14 @@ func packages() []*Spec {
 		simple("flatpak", nil, "uninstall remove", gnu(flags("--user --system -y --assumeyes --delete-data --all --unused"))),
 		simple("brew", nil, "uninstall remove rm", gnu(flags("--force -f --zap --cask --formula --ignore-dependencies"))),
 		simple("port", nil, "uninstall", flags("-f -y -v -d -q")),
-		simple("conda", []string{"mamba", "micromamba"}, "remove uninstall", gnu(args("-n --name -p --prefix -c --channel"), flags("-y --yes --all --dry-run"))),
+		withSubs(simple("conda", []string{"mamba", "micromamba"}, "remove uninstall", gnu(args("-n --name -p --prefix -c --channel"), flags("-y --yes --all --dry-run"))),
+			// conda run [-n ENV] COMMAND… runs COMMAND in the environment.
+			runSub("run", gnu(args("--name -n --prefix -p --cwd"), flags("--live-stream --no-capture-output --debug-wrapper-scripts -v --verbose")))),
 		simple("gem", nil, "uninstall", gnu(flags("-a --all -x --executables -I --ignore-dependencies"))),
-		simple("cargo", nil, "uninstall", gnu(args("--manifest-path -Z --config --root"), flags("-q --quiet -v --verbose"))),
+		// cargo --config KEY=VALUE: target.<triple>.runner, build.rustc-wrapper
+		// and the linker settings name programs cargo runs.
+		execKeys(simple("cargo", nil, "uninstall", gnu(ops(arg("--config", Config)), args("--manifest-path -Z --root"), flags("-q --quiet -v --verbose"))),
+			"runner", "rustc-wrapper", "rustc", "rustdoc", "linker", "credential-provider", "global-credential-providers", "alias."),
 		simple("pipx", nil, "uninstall uninstall-all", gnuHelp()),
 		simple("pip", []string{"pip3"}, "uninstall", gnu(args("--python --log --proxy --cache-dir --target -t --root --prefix"), flags("-y --yes -q --quiet -v --verbose --user --break-system-packages"))),
 		{Name: "uv", Persistent: true, Options: gnu(args("--directory --project --python -p --cache-dir --config-file --with --extra --group --package --env-file")),
@@ -48,6 +55,10 @@ func packages() []*Spec {
 				{Name: "run", Wrap: &Wrap{}, StopAtOperand: true, Options: args("--with --extra --group --package --python -p --env-file --directory --project")}}},
 		{Name: "poetry", Aliases: []string{"pipenv", "hatch", "pdm"}, Options: args("--directory -C --project -P"), Subs: []*Spec{remove("remove"), {Name: "run", Wrap: &Wrap{}, StopAtOperand: true}}},
 		{Name: "bundle", Subs: []*Spec{{Name: "exec", Wrap: &Wrap{}, StopAtOperand: true}}},
+		// rpm -E/--eval expands macros: %(CMD) runs CMD in a shell and
+		// %{lua: …} runs Lua.
+		{Name: "rpm", Refine: refineRPMEval, Options: gnu(ops(arg("--eval -E", 0), argE("--erase -e", 0, PkgRemove), arg("--root -r", 0), arg("--dbpath", 0),
+			arg("--define -D", 0), arg("--macros", Config), flag("--test", DryRun)), flags("-q --query -a --all -i --install -U --upgrade -v -h --nodeps --force --nosignature --nodigest -l -f"))},
 		{Name: "dpkg", Options: gnu(ops(argE("--remove -r", 0, PkgRemove), argE("--purge -P", 0, PkgRemove), arg("--root", 0), arg("--admindir", 0), arg("--instdir", 0),
 			flag("--dry-run --no-act --simulate", DryRun)), flags("-i --install -l --list -L --listfiles -s --status -S --search --configure -a --force-all"))},
 		{Name: "pacman", Options: gnu(ops(flag("--remove -R", PkgRemove), flag("--print -p", DryRun), arg("--root -r", 0), arg("--dbpath -b", 0), arg("--config", Config), arg("--cachedir", 0), arg("--hookdir", Exec)),
@@ -78,4 +89,50 @@ func refineJSGlobal(inv *Invocation) {
 func bun(s *Spec) *Spec {
 	s.Options = append(ops(arg("--eval -e", Code), arg("--print -p", Code)), s.Options...)
 	return s
+}
+
+// withSubs adds subcommands to s.
+func withSubs(s *Spec, subs ...*Spec) *Spec {
+	s.Subs = append(s.Subs, subs...)
+	return s
+}
+
+// runSub is a subcommand that runs the command given after its options
+// ("conda run -n base CMD", "pixi run CMD", "mise exec node@20 -- CMD").
+// It takes wrap's operands first (direnv exec DIR CMD).
+func runSub(names string, o []Option, operands ...int) *Spec {
+	s := sub(names, 0, o...)
+	s.StopAtOperand = true
+	s.Wrap = &Wrap{}
+	if len(operands) > 0 {
+		s.Wrap.Operands = operands[0]
+	}
+	return s
+}
+
+// execKeys sets the configuration keys whose value s runs.
+func execKeys(s *Spec, keys ...string) *Spec {
+	s.ExecKeys = keys
+	return s
+}
+
+// refineRPMEval reads rpm's macro expressions (--eval and --define values):
+// "%(CMD)" runs CMD in a shell, so its text is a command line; "%{lua:"
+// is Lua code.
+func refineRPMEval(inv *Invocation) {
+	for i := range inv.Options {
+		o := &inv.Options[i]
+		if !o.HasValue || o.Name != "--eval" && o.Name != "--define" {
+			continue
+		}
+		if j := strings.Index(o.Value, "%("); j >= 0 {
+			cmd := o.Value[j+2:]
+			if k := strings.LastIndexByte(cmd, ')'); k >= 0 {
+				cmd = cmd[:k]
+			}
+			o.Value, o.ValueEffects = cmd, o.ValueEffects|Exec
+		} else if strings.Contains(o.Value, "%{lua:") {
+			o.ValueEffects |= Code
+		}
+	}
 }

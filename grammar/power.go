@@ -65,6 +65,11 @@ func power() []*Spec {
 		// or reset the machine at once.
 		{Name: "ipmitool", Options: join(args("-I -H -U -P -f -k -y -L -p -t -b -T -B -l -m -o -O -R -N -C -c -e -S -K -D -Y"), flags("-v -V -h -E -A -a -x -z -4 -6")),
 			Refine: refineIpmitool},
+		// Desktop session tools end the session and power the machine
+		// off or reboot it.
+		{Name: "gnome-session-quit", Options: ops(flag("--power-off", Power), flag("--reboot", Power), flag("--logout", 0), flag("--no-prompt", 0), flag("--force", 0))},
+		{Name: "xfce4-session-logout", Options: ops(flag("--halt -h", Power), flag("--reboot -r", Power), flag("--logout -l", 0), flag("--suspend -s", 0),
+			flag("--hibernate -i", 0), flag("--hybrid-sleep -b", 0), flag("--switch-user -u", 0), flag("--fast -f", 0))},
 		{Name: "busctl", Aliases: []string{"dbus-send", "gdbus", "qdbus", "dbus"}, Refine: refineDBus},
 	}
 }
@@ -153,6 +158,14 @@ func systemctl() *Spec {
 			switch inv.Sub[0] {
 			case "restart", "try-restart", "reload-or-restart", "condrestart", "isolate":
 				inv.Effects |= stop
+			case "kill":
+				// A pattern matching every unit ("*", "*.service")
+				// signals every service: journald, logind, sshd, getty.
+				for _, op := range inv.Operands {
+					if v := strings.Trim(op.Value, "*"); strings.Contains(op.Value, "*") && (v == "" || v == "." || v == ".service" || v == ".scope" || v == ".slice") {
+						inv.Effects |= KillAll
+					}
+				}
 			}
 		},
 	}
@@ -170,19 +183,34 @@ var (
 		"disableunitfiles": true, "maskunitfiles": true, "killsession": true, "killuser": true, "terminatesession": true,
 		"terminateuser": true, "suspend": true, "hibernate": true, "hybridsleep": true, "suspendthenhibernate": true,
 	}
-	dbusStartMethods = map[string]bool{"startunit": true, "startunitreplace": true, "startunitwithflags": true, "startunitreplacewithflags": true}
+	// "start" is the Unit interface's own method, called on the unit's
+	// object path (/org/freedesktop/systemd1/unit/reboot_2etarget);
+	// EnqueueUnitJob(name, "start", mode) is what systemctl's
+	// --show-transaction calls.
+	dbusStartMethods = map[string]bool{"startunit": true, "startunitreplace": true, "startunitwithflags": true, "startunitreplacewithflags": true,
+		"enqueueunitjob": true, "start": true, "restart": true, "reloadorrestart": true}
+	// consoleKitPowerMethods are ConsoleKit's Manager methods (older
+	// distributions): Stop powers off, Restart reboots.
+	consoleKitPowerMethods = map[string]bool{"stop": true, "restart": true}
 )
 
 // refineDBus reads a D-Bus call (busctl, dbus-send, gdbus, qdbus) to logind
 // or systemd: the method is the last dot- or slash-separated part of any
 // word, so every spelling of the call is found.
 func refineDBus(inv *Invocation) {
-	target := false
+	target, consoleKit := false, false
 	for _, a := range inv.Args {
 		l := strings.ToLower(a)
 		if strings.Contains(l, "login1") || strings.Contains(l, "systemd1") {
 			target = true
-			break
+		}
+		consoleKit = consoleKit || strings.Contains(l, "consolekit")
+	}
+	if consoleKit {
+		for _, a := range inv.Args {
+			if m := dbusMethod(a); consoleKitPowerMethods[m] {
+				inv.Effects |= Power
+			}
 		}
 	}
 	if !target {
@@ -190,11 +218,7 @@ func refineDBus(inv *Invocation) {
 	}
 	start := false
 	for _, a := range inv.Args {
-		m := strings.ToLower(a)
-		if i := strings.LastIndexAny(m, "./"); i >= 0 {
-			m = m[i+1:]
-		}
-		switch {
+		switch m := dbusMethod(a); {
 		case dbusPowerMethods[m]:
 			inv.Effects |= Power
 		case dbusStopMethods[m]:
@@ -209,11 +233,48 @@ func refineDBus(inv *Invocation) {
 			if i := strings.IndexByte(v, ':'); i >= 0 { // dbus-send string:reboot.target
 				v = v[i+1:]
 			}
-			if powerUnits[strings.Trim(v, `"'`)] != 0 {
+			v = strings.Trim(v, `"'`)
+			if i := strings.LastIndexByte(v, '/'); i >= 0 { // the unit's object path
+				v = unescapeBusLabel(v[i+1:])
+			}
+			if powerUnits[v] != 0 {
 				inv.Effects |= Power
 			}
 		}
 	}
+}
+
+// dbusMethod is the method a word names: its last dot- or slash-separated
+// part, lower-cased.
+func dbusMethod(a string) string {
+	m := strings.ToLower(a)
+	if i := strings.LastIndexAny(m, "./"); i >= 0 {
+		m = m[i+1:]
+	}
+	return m
+}
+
+const hexDigits = "0123456789abcdef"
+
+// unescapeBusLabel undoes sd-bus's object path escaping: "_2e" is ".",
+// so "reboot_2etarget" is reboot.target.
+func unescapeBusLabel(s string) string {
+	if !strings.Contains(s, "_") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '_' && i+2 < len(s) {
+			hi, lo := strings.IndexByte(hexDigits, s[i+1]|0x20), strings.IndexByte(hexDigits, s[i+2]|0x20)
+			if hi >= 0 && lo >= 0 {
+				b.WriteByte(byte(hi<<4 | lo))
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // refineIpmitool finds "power off|reset|cycle|soft|down" (after "chassis"

@@ -104,6 +104,27 @@ func storage() []*Spec {
 					inv.Effects |= DiskChange
 				}
 			}},
+		// Labels, partition growth and boot loaders rewrite a little of the
+		// disk, routinely (cloud images grow their root partition at boot).
+		{Name: "e2label", Aliases: []string{"fatlabel", "exfatlabel", "ntfslabel", "swaplabel", "xfs_admin", "btrfs-label"}, Operands: []OperandRule{{Index: 0, Effects: Target}},
+			Options: gnu(args("-L -U --label --uuid"), flags("-l -u -j -c -p -r -f")), Refine: func(inv *Invocation) {
+				// One operand only prints the label (e2label DEV, fatlabel DEV).
+				if len(inv.Operands) > 1 || len(inv.Options) > 0 && !inv.Has("-l") && !inv.Has("-u") {
+					inv.Effects |= DiskChange
+				}
+			}},
+		{Name: "growpart", Effects: DiskChange, Operands: []OperandRule{{Index: 0, Effects: Target}}, Options: ops(flag("--dry-run -N", DryRun), flag("--verbose -v", 0),
+			arg("--update -u", 0), arg("--free-percent", 0), arg("--fudge", 0), flag("--help -h", DryRun))},
+		{Name: "grub-install", Aliases: []string{"grub2-install", "grub-bios-setup", "grub2-bios-setup"}, Effects: DiskChange, Operands: allTargets,
+			Options: gnu(args("--target --boot-directory --efi-directory --bootloader-id --directory -d --modules --install-modules --themes --fonts --locales --compress --core-compress --disk-module --label-font"),
+				flags("--force --recheck --removable --no-nvram --no-floppy --skip-fs-probe --no-bootsector --no-uefi-secure-boot --uefi-secure-boot -v --verbose"))},
+		// udisksctl: power-off spins a disk down and detaches it; the
+		// queries read; mount and unlock are routine.
+		{Name: "udisksctl", Subs: []*Spec{
+			sub("power-off", DiskChange, args("--block-device -b --object-path -p")...),
+			sub("mount unmount lock unlock loop-setup loop-delete", Mount, join(args("--block-device -b --object-path -p --filesystem-type -t --options -o --file -f --key-file"), flags("--no-user-interaction --force -f --read-only -r"))...),
+			sub("info status dump monitor smart-simulate help", 0, args("--block-device -b --object-path -p --drive -d")...),
+		}},
 		{Name: "resize2fs", Effects: DiskChange, Operands: []OperandRule{{Index: 0, Effects: Target}}, Options: join(ops(flag("-P", DryRun)), args("-S -z -b"), flags("-d -f -F -M -p -s"))},
 		{Name: "bcachefs", Subs: []*Spec{sub("format", Format), sub("fsck", DiskChange), sub("show-super list fs", 0)}, Operands: allTargets, Persistent: true,
 			Options: gnu(args("--label -L --uuid -U --block_size --replicas --compression --encrypted"), flags("--force -f --discard"))},

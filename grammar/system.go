@@ -31,6 +31,20 @@ func system() []*Spec {
 	suOpts := gnu(ops(arg("--command -c", Exec), arg("--session-command", Exec), arg("--shell -s", Exec), arg("--group -g", 0), arg("--supp-group -G", 0),
 		arg("--whitelist-environment -w", 0), arg("--user -u", 0)), flags("--login -l --preserve-environment -m -p --pty -P --fast -f"))
 	return append(out,
+		// Kernel modules: insmod and rmmod always act; modprobe loads the
+		// configured modules of its name (routine) unless it removes (-r)
+		// or is given a module file.
+		&Spec{Name: "insmod", Effects: Kernel, Options: gnu(flags("-f --force -p --syslog -s -v --verbose"))},
+		&Spec{Name: "rmmod", Effects: Kernel, Options: gnu(flags("-f --force -s --syslog -v --verbose -w --wait"))},
+		&Spec{Name: "modprobe", Refine: func(inv *Invocation) {
+			for _, op := range inv.Operands {
+				if strings.Contains(op.Value, "/") || strings.HasSuffix(op.Value, ".ko") || strings.Contains(op.Value, ".ko.") {
+					inv.Effects |= Kernel
+				}
+			}
+		}, Options: gnu(ops(flag("--remove -r", Kernel), flag("--remove-dependencies", Kernel), flag("--dry-run --show -n", DryRun), flag("--show-depends -D", DryRun),
+			flag("--showconfig --show-config -c", DryRun), flag("--force -f", 0), flag("--force-modversion", 0), flag("--force-vermagic", 0),
+			arg("--config -C", Config), arg("--dirname -d", 0), arg("--set-version -S", 0)), flags("-a --all -b --use-blacklist -i --ignore-install --ignore-remove -q --quiet -s --syslog -v --verbose --first-time"))},
 		iptables,
 		&Spec{Name: "nft", Refine: func(inv *Invocation) {
 			for _, op := range inv.Operands {

@@ -1,5 +1,7 @@
 package grammar
 
+import "strings"
+
 // Wrappers: programs that run a command named on their command line. Their
 // options stop at the first operand (the command), after Wrap.Operands
 // operands of their own; NoCommand options mean no command runs. Package
@@ -106,12 +108,14 @@ func wrappers() []*Spec {
 		w("torsocks", ops(arg("-u --user", 0), arg("-p --pass", 0), arg("-a --address", 0), arg("-P --port", 0), flag("-i --isolate", 0), flag("-d --debug", 0), flag("-q --quiet", 0), flag("--shell", Interactive)), nil),
 		w("proxychains", ops(arg("-f", Config), flag("-q", 0)), nil, "proxychains4"),
 		w("caffeinate", ops(arg("-t", 0), arg("-w", 0), flag("-d", 0), flag("-i", 0), flag("-m", 0), flag("-s", 0), flag("-u", 0)), nil),
-		w("systemd-run", gnu(ops(arg("--unit -u", 0), arg("--property -p", 0), arg("--setenv -E", Env), arg("--host -H", 0), arg("--machine -M", 0),
+		// systemd-run's unit properties run commands (ExecStartPost=…)
+		// or act on the machine when the unit ends (SuccessAction=reboot).
+		systemdRun(w("systemd-run", gnu(ops(arg("--unit -u", 0), arg("--property -p", Config), arg("--setenv -E", Env), arg("--host -H", 0), arg("--machine -M", 0),
 			arg("--description", 0), arg("--slice", 0), arg("--uid", 0), arg("--gid", 0), arg("--working-directory", Chdir), arg("--on-calendar", 0),
 			arg("--on-active", 0), arg("--on-boot", 0), arg("--on-startup", 0), arg("--on-unit-active", 0), arg("--on-unit-inactive", 0),
-			arg("--timer-property", 0), arg("--path-property", 0), arg("--socket-property", 0), arg("--service-type", 0), arg("--nice", 0),
+			arg("--timer-property", Config), arg("--path-property", Config), arg("--socket-property", Config), arg("--service-type", 0), arg("--nice", 0),
 			arg("--capsule -C", 0), opt("--expand-environment", 0), flag("--shell -S", Interactive)),
-			flags("--user --system --scope --pty -t --pipe -P --collect -G --quiet -q --wait --no-block --remain-after-exit -r --same-dir -d --no-ask-password --send-sighup --json")), nil),
+			flags("--user --system --scope --pty -t --pipe -P --collect -G --quiet -q --wait --no-block --remain-after-exit -r --same-dir -d --no-ask-password --send-sighup --json")), nil)),
 		w("systemd-inhibit", gnu(ops(arg("--what", 0), arg("--who", 0), arg("--why", 0), arg("--mode", 0), flag("--list", nc)), flags("--no-pager --no-legend --no-ask-password")), nil),
 		w("flatpak-spawn", ops(arg("--env", Env), arg("--directory", 0), flag("--host", 0), flag("--clear-env", 0)), nil),
 		w("run-one", nil, nil, "run-this-one", "keep-one-running"),
@@ -120,9 +124,96 @@ func wrappers() []*Spec {
 		{Name: "machinectl", Persistent: true, Options: gnu(args("--host -H --machine -M --property -p --signal -s --kill-whom --uid --setenv -E --output -o --lines -n --format --verify"),
 			flags("--all -a --value -l --full --no-pager --no-legend --no-ask-password --quiet -q --read-only --mkdir --force")),
 			Subs: []*Spec{{Name: "shell", StopAtOperand: true, Wrap: &Wrap{Operands: 1}}}},
+		// Environment and version managers run a command with their tools
+		// on PATH. mise exec takes TOOL@VERSION words before "--"; they
+		// are read as the command when "--" is missing, which is also
+		// what mise does with a word it cannot resolve as a tool.
+		{Name: "mise", Aliases: []string{"rtx"}, Persistent: true, Options: gnu(args("--cd -C --env -E --jobs -j"), flags("--quiet -q --verbose -v --yes -y")),
+			Subs: []*Spec{refined(runSub("exec x", ops(arg("--command -c", Exec), arg("--jobs -j", 0), flag("--raw", 0), flag("--fresh-env", 0))), afterDashDash),
+				runSub("run r", ops(arg("--jobs -j", 0), flag("--raw", 0), flag("--force -f", 0)))}},
+		{Name: "asdf", Subs: []*Spec{runSub("exec", nil)}},
+		{Name: "rbenv", Aliases: []string{"pyenv", "nodenv", "goenv", "jenv", "plenv"}, Subs: []*Spec{runSub("exec", nil)}},
+		{Name: "opam", Subs: []*Spec{runSub("exec", gnu(args("--switch --root"), flags("--set-switch --set-root")))}},
+		{Name: "stack", Persistent: true, Options: gnu(args("--stack-yaml --resolver --work-dir")), Subs: []*Spec{runSub("exec", gnu(args("--package --cwd"), flags("--no-ghc-package-path --rts-options")))}},
+		{Name: "direnv", Subs: []*Spec{runSub("exec", nil, 1)}},
+		{Name: "pixi", Aliases: []string{"rye"}, Persistent: true, Options: gnu(args("--manifest-path --environment -e --color")), Subs: []*Spec{runSub("run", flags("--frozen --locked --clean-env"))}},
+		// nix develop / nix shell run the command after -c/--command (and
+		// an interactive shell without it); nix-shell is in system.go.
+		{Name: "nix", Persistent: true, Options: gnu(args("--option --extra-experimental-features --experimental-features --store -I --include")),
+			Subs: []*Spec{nixCommand("develop"), nixCommand("shell")}},
+		// The dynamic loader run as a program runs its first operand.
+		w("ld.so", ops(arg("--library-path", 0), arg("--inhibit-rpath", 0), arg("--audit", Exec), arg("--preload", Exec), arg("--argv0", 0),
+			arg("--glibc-hwcaps-prepend", 0), arg("--glibc-hwcaps-mask", 0), flag("--inhibit-cache", 0), flag("--verify", nc), flag("--list", nc),
+			flag("--list-tunables", nc), flag("--list-diagnostics", nc), flag("--help", nc|DryRun), flag("--version", nc|DryRun)), nil,
+			"ld-linux.so.2", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1", "ld-linux-armhf.so.3", "ld-linux-riscv64-lp64d.so.1", "ld-musl-x86_64.so.1", "ld-musl-aarch64.so.1", "ld64.so.2"),
+		// perf record/stat/trace and rr record run the workload command.
+		{Name: "perf", Subs: []*Spec{
+			runSub("stat", ops(arg("--output -o", Write), arg("--event -e", 0), arg("--pid -p", 0), arg("--tid -t", 0), arg("--cpu -C", 0), arg("--repeat -r", 0),
+				arg("-x --field-separator", 0), arg("--delay -D", 0), arg("--interval-print -I", 0), flag("--all-cpus -a", 0), flag("--verbose -v", 0),
+				flag("--scale -c", 0), flag("--detailed -d", 0), flag("--no-inherit -i", 0), flag("--append", 0))),
+			runSub("record", ops(arg("--output -o", Write), arg("--event -e", 0), arg("--pid -p", 0), arg("--tid -t", 0), arg("--cpu -C", 0), arg("--freq -F", 0),
+				arg("--count -c", 0), opt("--call-graph", 0), arg("--mmap-pages -m", 0), flag("-g", 0), flag("--all-cpus -a", 0), flag("--quiet -q", 0),
+				flag("--verbose -v", 0), flag("--stat -s", 0), flag("--no-inherit -i", 0))),
+			runSub("trace", ops(arg("--output -o", Write), arg("--event -e", 0), arg("--pid -p", 0), flag("--all-cpus -a", 0))),
+		}},
+		{Name: "rr", Subs: []*Spec{runSub("record", ops(arg("--output-trace-dir -o", 0), flag("--chaos -h", 0), flag("-n", 0)))}},
+		// bubblewrap's mount options take one or two values; the command
+		// is its first operand.
+		refined(w("bwrap", join(args("--args --argv0 --userns --userns2 --pidns --uid --gid --hostname --chdir --unsetenv --lock-file --sync-fd --dev --proc --tmpfs --mqueue "+
+			"--dir --remount-ro --seccomp --add-seccomp-fd --info-fd --json-status-fd --block-fd --userns-block-fd --cap-add --cap-drop --perms --size --exec-label --file-label"),
+			flags("--unshare-all --share-net --unshare-user --unshare-user-try --unshare-ipc --unshare-pid --unshare-net --unshare-uts --unshare-cgroup --unshare-cgroup-try "+
+				"--clearenv --new-session --die-with-parent --as-pid-1 --disable-userns --assert-userns-disabled --help --version")), nil), refineBwrap),
+		// The moreutils, SELinux, AppArmor and other one-word wrappers
+		// exec their command; logsave, lckdo and runcon take one operand
+		// first (the log file, the lock file, the context).
+		w("chronic", ops(flag("-e", 0), flag("-v", 0)), nil, "ifne", "nocache", "rlwrap", "fakechroot", "xvfb-run", "trickle", "daemonize",
+			"qemu-x86_64", "qemu-i386", "qemu-aarch64", "qemu-arm", "qemu-riscv64", "qemu-x86_64-static", "qemu-aarch64-static", "qemu-arm-static"),
+		w("logsave", ops(flag("-a", 0), flag("-s", 0), flag("-v", 0)), &Wrap{Operands: 1}, "lckdo"),
+		// runcon CONTEXT CMD, or runcon -t TYPE … CMD without a context.
+		refined(w("runcon", gnu(args("--user -u --role -r --type -t --range -l"), flags("--compute -c")), &Wrap{Operands: 1}), func(inv *Invocation) {
+			if inv.Command < 0 && len(inv.Options) > 0 && len(inv.Operands) > 0 && !inv.Effects.Has(DryRun) {
+				inv.Command = inv.Operands[0].Arg
+			}
+		}),
+		w("aa-exec", ops(arg("--profile -p", 0), arg("--namespace -n", 0), flag("--immediate -i", 0), flag("--verbose -v", 0), flag("--debug -d", 0), flag("--help -h", nc|DryRun)), nil),
+		w("cpulimit", ops(arg("--limit -l", 0), arg("--pid -p", nc), arg("--exe -e", nc), arg("--path -P", nc), flag("--lazy -z", 0), flag("--include-children -i", 0), flag("--verbose -v", 0)), nil),
+		w("proot", ops(arg("-r --rootfs", 0), arg("-b --bind -m --mount", 0), arg("-w --pwd --cwd", Chdir), arg("-q --qemu", Exec), flag("-0 --root-id", 0), flag("-i", 0), flag("-v --verbose", 0)), nil),
+		// hyperfine runs each operand (and its hook options) through the
+		// shell, several times.
+		{Name: "hyperfine", Operands: []OperandRule{{All: true, Effects: Exec}}, Options: gnu(
+			argsV("--prepare -p --conclude --setup -s --cleanup -c --shell -S", Exec),
+			argsV("--export-csv --export-json --export-markdown --export-asciidoc --export-orgmode --output", Write),
+			args("--warmup -w --min-runs -m --max-runs -M --runs -r --parameter-scan -P --parameter-step-size -D --parameter-list -L --style --sort --time-unit -u --command-name -n --input"),
+			flags("-N --ignore-failure -i --show-output"))},
+		// execline's execlineb -c SCRIPT runs a script (its -P/-p/-S
+		// forms read a file).
+		w("execlineb", ops(arg("-c", Exec), flag("-P", 0), flag("-p", 0), arg("-S", 0), flag("-q", 0), flag("-w", 0), flag("-W", 0)), nil),
+		// cmake -E env [NAME=VALUE…] CMD and cmake -E time CMD run CMD.
+		{Name: "cmake", Wrap: &Wrap{}, Refine: refineCmake, Options: ops(arg("-P", Read), arg("-D", 0), arg("-C", Read), arg("-G", 0), arg("-S", 0), arg("-B", 0),
+			arg("-T", 0), arg("-A", 0), arg("--build", 0), arg("--install", 0), flag("--version", DryRun), flag("--help", DryRun), flag("-E", 0))},
 		{Name: "ip", Subs: []*Spec{{Name: "netns", Subs: []*Spec{{Name: "exec", StopAtOperand: true, Wrap: &Wrap{Operands: 1}}}},
 			{Name: "vrf", Subs: []*Spec{{Name: "exec", StopAtOperand: true, Wrap: &Wrap{Operands: 1}}}}}},
 	}
+}
+
+// afterDashDash: a "--" after the first operand ends the wrapper's own
+// words ("mise exec node@20 -- CMD").
+func afterDashDash(inv *Invocation) {
+	if inv.Command < 0 {
+		return
+	}
+	for i := inv.Command; i+1 < len(inv.Args); i++ {
+		if inv.Args[i] == "--" {
+			inv.Command = i + 1
+			return
+		}
+	}
+}
+
+// refined sets a wrapper's Refine.
+func refined(s *Spec, f func(*Invocation)) *Spec {
+	s.Refine = f
+	return s
 }
 
 // permute makes a wrapper read options between its own operands and the
@@ -130,4 +221,133 @@ func wrappers() []*Spec {
 func permute(s *Spec) *Spec {
 	s.StopAtOperand = false
 	return s
+}
+
+// systemdRun adds what systemd-run's unit properties do: the Exec*= ones
+// run their command line; SuccessAction=, FailureAction= and the other
+// *Action= properties halt, reboot or power off the machine when the
+// unit ends ("-p SuccessAction=reboot true").
+func systemdRun(s *Spec) *Spec {
+	s.ExecKeys = []string{"execstart", "execstop", "execcondition", "execreload"}
+	s.Refine = func(inv *Invocation) {
+		for _, o := range inv.Options {
+			if !o.HasValue || !o.ValueEffects.Has(Config) {
+				continue
+			}
+			k, v, _ := strings.Cut(o.Value, "=")
+			if strings.HasSuffix(strings.ToLower(strings.TrimSpace(k)), "action") && powerAction(v) {
+				inv.Effects |= Power
+			}
+		}
+	}
+	return s
+}
+
+// powerAction reports whether a systemd unit action (SuccessAction=,
+// FailureAction=, StartLimitAction=, JobTimeoutAction= …) halts, reboots,
+// powers off or kexecs the machine: reboot, reboot-force,
+// poweroff-immediate, soft-reboot, halt, kexec, exit (in the system
+// manager: the same as poweroff).
+func powerAction(v string) bool {
+	v = strings.ToLower(strings.TrimSpace(v))
+	for _, p := range [...]string{"reboot", "poweroff", "halt", "kexec", "soft-reboot", "exit"} {
+		if strings.HasPrefix(v, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// nixCommand is a nix subcommand that runs the command after -c/--command
+// and an interactive shell without one; installables may come first.
+func nixCommand(name string) *Spec {
+	return &Spec{Name: name, Wrap: &Wrap{}, Options: ops(flag("--command -c", 0), flag("--impure", 0), flag("--ignore-environment -i", 0),
+		arg("--keep -k", 0), arg("--unset -u", 0), arg("--expr", 0), arg("--file -f", 0), arg("--profile", 0), arg("--phase", 0), flag("--unpack", 0)),
+		Refine: func(inv *Invocation) {
+			inv.Command = -1
+			for i, a := range inv.Args {
+				if a == "--" {
+					break
+				}
+				if (a == "-c" || a == "--command") && i+1 < len(inv.Args) {
+					inv.Command = i + 1
+					return
+				}
+			}
+			inv.Effects |= Interactive
+		}}
+}
+
+// bwrapArity is how many words follow each bubblewrap option that takes
+// values; the command is the first word after all options.
+var bwrapArity = func() map[string]int {
+	m := map[string]int{}
+	for _, n := range strings.Fields("--args --argv0 --userns --userns2 --pidns --uid --gid --hostname --chdir --unsetenv --lock-file --sync-fd --dev --proc " +
+		"--tmpfs --mqueue --dir --remount-ro --seccomp --add-seccomp-fd --info-fd --json-status-fd --block-fd --userns-block-fd --cap-add --cap-drop " +
+		"--perms --size --exec-label --file-label --overlay-src --tmp-overlay --ro-overlay") {
+		m[n] = 1
+	}
+	for _, n := range strings.Fields("--bind --bind-try --dev-bind --dev-bind-try --ro-bind --ro-bind-try --symlink --file --bind-data --ro-bind-data --setenv --chmod --overlay") {
+		m[n] = 2
+	}
+	return m
+}()
+
+// refineBwrap finds bwrap's command past options with two values.
+func refineBwrap(inv *Invocation) {
+	inv.Command = -1
+	for i := 0; i < len(inv.Args); i++ {
+		a := inv.Args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(inv.Args) {
+				inv.Command = i + 1
+			}
+			return
+		case strings.HasPrefix(a, "--"):
+			i += bwrapArity[a]
+		default:
+			inv.Command = i
+			return
+		}
+	}
+}
+
+// refineCmake reads cmake's command-line tool mode: "-E env
+// [NAME=VALUE…] CMD" and "-E time CMD" run CMD; "-P FILE" runs a CMake
+// script, read from standard input for /dev/stdin or "-".
+func refineCmake(inv *Invocation) {
+	inv.Command = -1
+	args := inv.Args
+	if v, ok := inv.Value("-P"); ok && (v == "-" || v == "/dev/stdin" || v == "/dev/fd/0" || v == "/proc/self/fd/0") {
+		inv.Effects |= Interactive
+	}
+	if len(args) < 2 || args[0] != "-E" {
+		return
+	}
+	switch args[1] {
+	case "time":
+		if len(args) > 2 {
+			inv.Command = 2
+		}
+	case "env":
+		for i := 2; i < len(args); i++ {
+			switch a := args[i]; {
+			case a == "--":
+				if i+1 < len(args) {
+					inv.Command = i + 1
+				}
+				return
+			case strings.HasPrefix(a, "--unset") || a == "--modify":
+				if a == "--modify" {
+					i++
+				}
+			case isAssign(a):
+				inv.Assigns = append(inv.Assigns, a)
+			default:
+				inv.Command = i
+				return
+			}
+		}
+	}
 }

@@ -153,7 +153,7 @@ func TestDynamicProgram(t *testing.T) {
 		{`r${IFS}m`, nil, nil},
 		{`{rm,-rf,/}`, nil, []string{"rm"}},
 		{`{reboot,}`, nil, []string{"reboot"}},
-		{`/bin/r? -rf /`, nil, []string{"rc", "rg", "rm"}},
+		{`/bin/r? -rf /`, nil, []string{"rc", "rg", "rm", "rr"}},
 		{`/s*/reboot`, nil, []string{"reboot"}},
 		{`sudo $CMD -rf /`, nil, nil},
 	}
