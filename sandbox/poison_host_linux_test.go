@@ -158,12 +158,15 @@ func TestPoisonHostChangesMidSession(t *testing.T) {
 		chownWorkspace(t, src)
 		ownerGit(t, ws, "init", "-q", "sub")
 		ownerGit(t, ws, "clone", "-q", src, "dep")
+		ownerGit(t, ws, "init", "-q", "--bare", "store") // a git directory by its HEAD alone
 		hook := func(gd, name string) string {
 			return fmt.Sprintf(`printf '#!/bin/sh\ntouch %s/%s\n' > %s/hooks/pre-commit && chmod 755 %[3]s/hooks/pre-commit && echo WROTE-%[2]s`, markers, name, gd)
 		}
 		// Foreground in sub, background in dep.
-		fg, out := sessionRun(t, s, hook("sub/.git", "sub-hook")+"\n"+fsmonitorLine("sub/.git/config", markers, "sub-fsmonitor"))
+		fg, out := sessionRun(t, s, hook("sub/.git", "sub-hook")+"\n"+fsmonitorLine("sub/.git/config", markers, "sub-fsmonitor")+"\n"+
+			hook("store", "store-hook")+"\n"+fsmonitorLine("store/config", markers, "store-fsmonitor"))
 		assert.True(t, refusedPath(fg.CreateBlocked, "sub/.git/config"), "%+v", fg.CreateBlocked)
+		assert.True(t, refusedPath(fg.CreateBlocked, "store/config"), "%+v", fg.CreateBlocked)
 		bg, err := s.Start(Command{Shell: hook("dep/.git", "dep-hook") + "\n" + fsmonitorLine("dep/.git/config", markers, "dep-fsmonitor")})
 		require.NoError(t, err)
 		_, err = bg.Wait(t.Context())
@@ -171,7 +174,7 @@ func TestPoisonHostChangesMidSession(t *testing.T) {
 		stdout, stderr, _ := bg.Output()
 		out += string(stdout) + string(stderr)
 		t.Log(out)
-		for _, w := range []string{"sub-hook", "sub-fsmonitor", "dep-hook", "dep-fsmonitor"} {
+		for _, w := range []string{"sub-hook", "sub-fsmonitor", "store-hook", "store-fsmonitor", "dep-hook", "dep-fsmonitor"} {
 			assert.NotContains(t, out, "WROTE-"+w)
 		}
 		assert.Contains(t, out, "dep/.git/config: Operation not permitted", "the background append is refused")
@@ -180,6 +183,10 @@ func TestPoisonHostChangesMidSession(t *testing.T) {
 			hostGit(t, filepath.Join(ws, repo), "status")
 			hostGit(t, filepath.Join(ws, repo), "commit", "-q", "--allow-empty", "-m", "host")
 		}
+		cfg, err := os.ReadFile(filepath.Join(ws, "store", "config"))
+		require.NoError(t, err)
+		assert.NotContains(t, string(cfg), "fsmonitor", "the bare repository's config is the host's")
+		assert.NoFileExists(t, filepath.Join(ws, "store", "hooks", "pre-commit"))
 		chownWorkspace(t, ws)
 		assertHostClean(t, ws, markers, true)
 	})
