@@ -31,20 +31,26 @@ import (
 // as .git) fails with EPERM and is recorded. The same goes for a symlink's
 // target: open(O_CREAT) follows a final symlink and creates what it names,
 // so no symlink may point at such a name (and the walk at start refuses a
-// workspace holding one). The decision therefore depends on the strings
-// alone, never on the file system, which another process could change
-// between the check and the call. Anything else is performed by the
-// sandbox's creation helper with the very strings checked
-// (creator_linux.go): the kernel never reads them again, so a thread that
-// rewrites them in the caller's memory after the check changes nothing.
+// workspace holding one). That refusal depends on the strings alone.
+//
+// Every other name is then judged by what it is at call time, whatever the
+// mounts (the host can detach a frozen file's bind by renaming over it,
+// or make a repository that has none): the directory it is in is resolved
+// as the kernel will, and the name refused when the protected list or a
+// git directory at or above it holds it (judge). What is allowed is
+// performed by the sandbox's creation helper in that very directory, with
+// the very strings checked (creator_linux.go): the kernel never reads them
+// again, so a thread that rewrites them in the caller's memory, or swaps a
+// directory on the way, after the check changes nothing.
 
 // createFlags are the bits of open's flags that can create a file.
 // O_TMPFILE includes O_DIRECTORY, so its own bit is tested.
 const createFlags = unix.O_CREAT | (unix.O_TMPFILE &^ unix.O_DIRECTORY)
 
 // CreateBlock is one creation the gate refused: a process of the sandbox
-// tried to name a directory entry .git (or HEAD outside a .git directory). Every field but Op comes from the
-// sandboxed process and is hostile data.
+// tried to name a directory entry .git (or HEAD outside a .git directory),
+// or to create or replace a protected entry. Every field but Op comes from
+// the sandboxed process and is hostile data.
 type CreateBlock struct {
 	// Op is the system call: mkdir, mknod, symlink, link, rename, open.
 	Op string `json:"op"`
@@ -143,8 +149,9 @@ func createCallNamed(name string) (createCall, bool) {
 	return createCall{}, false
 }
 
-// answerCreate decides one creating system call: EPERM for a .git, else
-// the creation helper performs it with the names as read here, and the
+// answerCreate decides one creating system call: EPERM for a .git or a
+// protected entry (judge), else the creation helper performs it with the
+// names as read and the directories resolved here, and the
 // caller gets the helper's result (the kernel never goes on: the caller
 // could rewrite the names in its memory after they were read). The
 // strings are read from the caller's memory and the notification is
