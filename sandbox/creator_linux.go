@@ -173,6 +173,10 @@ type createRequest struct {
 	names  [2]string
 	target string
 	flags  uint64
+	// nofollow: the gate followed the final symlink itself (an open's, a
+	// link's AT_SYMLINK_FOLLOW) and judged where it lands; the helper
+	// must not follow one again.
+	nofollow bool
 }
 
 func (r *createRequest) close() {
@@ -419,7 +423,16 @@ func encodeCreate(kind uint32, req *createRequest, mode, dev uint64, cred caller
 		ne.PutUint32(b[4+4*i:], uint32(idx))
 	}
 	ne.PutUint32(b[12:], cred.umask)
-	ne.PutUint64(b[16:], req.flags)
+	flags := req.flags
+	if req.nofollow {
+		switch kind {
+		case seccompexec.CreateOpen:
+			flags |= unix.O_NOFOLLOW
+		case seccompexec.CreateLink:
+			flags &^= unix.AT_SYMLINK_FOLLOW
+		}
+	}
+	ne.PutUint64(b[16:], flags)
 	ne.PutUint64(b[24:], mode)
 	ne.PutUint64(b[32:], dev)
 	ne.PutUint64(b[40:], cred.capEff)

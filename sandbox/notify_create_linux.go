@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"strconv"
 	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-dev/tether/internal/protect"
 	"github.com/tether-dev/tether/sandbox/seccompexec"
 )
 
@@ -28,20 +31,26 @@ import (
 // as .git) fails with EPERM and is recorded. The same goes for a symlink's
 // target: open(O_CREAT) follows a final symlink and creates what it names,
 // so no symlink may point at such a name (and the walk at start refuses a
-// workspace holding one). The decision therefore depends on the strings
-// alone, never on the file system, which another process could change
-// between the check and the call. Anything else is performed by the
-// sandbox's creation helper with the very strings checked
-// (creator_linux.go): the kernel never reads them again, so a thread that
-// rewrites them in the caller's memory after the check changes nothing.
+// workspace holding one). That refusal depends on the strings alone.
+//
+// Every other name is then judged by what it is at call time, whatever the
+// mounts (the host can detach a frozen file's bind by renaming over it,
+// or make a repository that has none): the directory it is in is resolved
+// as the kernel will, and the name refused when the protected list or a
+// git directory at or above it holds it (judge). What is allowed is
+// performed by the sandbox's creation helper in that very directory, with
+// the very strings checked (creator_linux.go): the kernel never reads them
+// again, so a thread that rewrites them in the caller's memory, or swaps a
+// directory on the way, after the check changes nothing.
 
 // createFlags are the bits of open's flags that can create a file.
 // O_TMPFILE includes O_DIRECTORY, so its own bit is tested.
 const createFlags = unix.O_CREAT | (unix.O_TMPFILE &^ unix.O_DIRECTORY)
 
 // CreateBlock is one creation the gate refused: a process of the sandbox
-// tried to name a directory entry .git (or HEAD outside a .git directory). Every field but Op comes from the
-// sandboxed process and is hostile data.
+// tried to name a directory entry .git (or HEAD outside a .git directory),
+// or to create or replace a protected entry. Every field but Op comes from
+// the sandboxed process and is hostile data.
 type CreateBlock struct {
 	// Op is the system call: mkdir, mknod, symlink, link, rename, open.
 	Op string `json:"op"`
@@ -60,6 +69,16 @@ type createGate struct {
 	// workspace (planProtection): git may write HEAD (and logs/HEAD) in
 	// them, nowhere else.
 	gitDirs map[fileID]bool
+	// trees are the workspace and the writable binds: a name created in
+	// one is judged by its protected list (judge).
+	trees []gateTree
+}
+
+// gateTree is one tree whose names the creation gate judges: its root
+// directory's identity and its protected list.
+type gateTree struct {
+	id  fileID
+	set protect.Set
 }
 
 // fileID is a file's identity: st_dev and st_ino (the same through the
@@ -130,8 +149,9 @@ func createCallNamed(name string) (createCall, bool) {
 	return createCall{}, false
 }
 
-// answerCreate decides one creating system call: EPERM for a .git, else
-// the creation helper performs it with the names as read here, and the
+// answerCreate decides one creating system call: EPERM for a .git or a
+// protected entry (judge), else the creation helper performs it with the
+// names as read and the directories resolved here, and the
 // caller gets the helper's result (the kernel never goes on: the caller
 // could rewrite the names in its memory after they were read). The
 // strings are read from the caller's memory and the notification is
@@ -173,6 +193,50 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 		}
 		return i
 	}
+	flags := call.fixedFlags
+	if call.flags >= 0 {
+		flags = uint64(uint32(n.args[call.flags]))
+	}
+	// place resolves the directory a name is in, as the kernel will, and
+	// judges what the name is there (judge): the helper then acts in that
+	// very directory, so a directory swapped on the way afterwards changes
+	// nothing. An open that would follow a final symlink is judged, and
+	// performed, at the symlink's end.
+	place := func(dirfdArg, sl int, s string, head, follow, exclusive bool) {
+		parent, rest, e := g.create.parentOf(int(n.pid), dirfdArg, n, s)
+		if e != 0 {
+			// The kernel's own answer (a missing directory: git makes
+			// logs/ when that fails), which creates nothing.
+			errno = e
+			return
+		}
+		req.dirs[sl], req.names[sl] = parent, rest // closed with req
+		if head && !g.create.headAllowed(parent) {
+			refuse("naming an entry", s, "HEAD")
+			return
+		}
+		if follow {
+			if parent, rest, e = g.create.follow(int(n.pid), parent, rest); e != 0 {
+				req.dirs[sl] = nil // closed by follow
+				errno = e
+				return
+			}
+			req.dirs[sl], req.names[sl], req.nofollow = parent, rest, true
+		}
+		if why := g.create.judge(parent, rest); why != "" {
+			var st unix.Stat_t
+			if exclusive && unix.Fstatat(int(parent.Fd()), strings.TrimRight(rest, "/"), &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				// The kernel's answer, which changes nothing (mkdir -p
+				// goes on through an existing protected directory).
+				errno = unix.EEXIST
+				return
+			}
+			block = &CreateBlock{Op: call.op, Pid: int(n.pid), Path: s, Reason: why}
+			errno = unix.EPERM
+		}
+	}
+	open := call.kind == seccompexec.CreateOpen
+	excl := flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL
 	var names []string // as read, for a refusal by the mount plan
 	for i, a := range call.names {
 		s := read(a)
@@ -182,23 +246,15 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 		names = append(names, s)
 		req.names[slot(i)] = s
 		name := refusedName(s)
-		if name == "HEAD" {
-			allowed, parent, rest, e := g.create.headAllowed(int(n.pid), call.dirfds[i], n, s)
-			if e != 0 {
-				// The directory it would be in does not exist (git makes
-				// logs/ when that fails): the kernel's own answer, which
-				// creates nothing.
-				errno = e
-				break
-			}
-			if allowed {
-				// The helper creates it in the directory checked here,
-				// whatever is swapped on the way meanwhile.
-				name, req.dirs[slot(i)], req.names[slot(i)] = "", parent, rest
-			}
-		}
-		if name != "" {
+		if name != "" && name != "HEAD" {
 			refuse("naming an entry", s, name)
+			break
+		}
+		// A rename replaces or removes its names; an open that does not
+		// create exclusively may write an existing file; the others make
+		// a new entry or fail with EEXIST.
+		exclusive := call.kind != seccompexec.CreateRename && (!open || excl)
+		if place(call.dirfds[i], slot(i), s, name == "HEAD", open && flags&unix.O_NOFOLLOW == 0 && !excl, exclusive); errno != 0 {
 			break
 		}
 	}
@@ -212,7 +268,10 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 		}
 	}
 	if errno == 0 && call.from >= 0 {
-		req.names[0] = read(call.from)
+		// A second name for a protected file writes it.
+		if req.names[0] = read(call.from); errno == 0 && req.names[0] != "" {
+			place(call.fromDir, 0, req.names[0], false, flags&unix.AT_SYMLINK_FOLLOW != 0, false)
+		}
 	}
 	from := req.names[0] // a link's existing name, for a refusal by the mount plan
 	answer := func(resp seccompNotifResp) bool {
@@ -314,27 +373,59 @@ func creating(n *seccompNotif) bool {
 	return ok && (c.creating < 0 || n.args[c.creating]&unix.O_CREAT != 0)
 }
 
-// headAllowed reports whether the HEAD at p (relative to the caller's
+// parentOf resolves the directory that p (relative to the caller's
 // descriptor dirfd, argument number dirfdArg of n; -1 for the working
-// directory) lies in a frozen git directory or in its logs/: git's own
-// HEAD and reflog, in a repository whose control surface is frozen. The
-// parent is resolved as the kernel will, inside the caller's root; the
-// caller re-validates n afterwards. When allowed, parent is that
-// directory (the caller must close it) and rest what p names in it: the
-// creation helper creates it there, so that a directory swapped on the
-// way afterwards changes nothing.
+// directory) names an entry in, as the kernel will, inside the caller's
+// root; the caller re-validates n afterwards. It returns that directory
+// (the caller must close it) and what p names in it.
 //
-// errno is ENOENT or ENOTDIR when the parent does not exist: the call
-// cannot create anything and fails with it.
-func (c *createGate) headAllowed(pid, dirfdArg int, n *seccompNotif, p string) (allowed bool, parent *os.File, rest string, errno unix.Errno) {
-	if c == nil || len(c.gitDirs) == 0 {
-		return false, nil, "", 0
-	}
+// errno is the kernel's answer when there is no such directory (ENOENT,
+// ENOTDIR: the call cannot create anything and fails with it).
+func (c *createGate) parentOf(pid, dirfdArg int, n *seccompNotif, p string) (*os.File, string, unix.Errno) {
 	dirfd := int32(unix.AT_FDCWD)
 	if dirfdArg >= 0 {
 		dirfd = int32(n.args[dirfdArg])
 	}
-	dir := strings.TrimRight(p, "/")
+	if maybeProcSelf(p) {
+		// procfs's self is the caller's, not the gate's.
+		cred, err := readCallerCred(pid)
+		if err != nil {
+			return nil, "", unix.EPERM // the caller is gone
+		}
+		p = procSelf(p, cred)
+	}
+	if dirfd != unix.AT_FDCWD && !strings.HasPrefix(p, "/") {
+		// The kernel's answers for a descriptor that is no directory.
+		var st unix.Stat_t
+		if dirfd < 0 || unix.Stat("/proc/"+strconv.Itoa(pid)+"/fd/"+strconv.Itoa(int(dirfd)), &st) != nil {
+			return nil, "", unix.EBADF
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return nil, "", unix.ENOTDIR
+		}
+	}
+	dir, rest := splitName(p)
+	_, f, err := resolveExec(pid, dirfd, dir, false)
+	if err != nil {
+		var e unix.Errno
+		if !errors.As(err, &e) {
+			e = unix.EPERM
+		}
+		return nil, "", e
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		f.Close()
+		return nil, "", unix.ENOTDIR
+	}
+	return f, rest, 0
+}
+
+// splitName splits p into the directory it names an entry in ("." for
+// none: the starting directory) and that entry, as the kernel's lookup
+// of a path's parent does.
+func splitName(p string) (dir, rest string) {
+	dir = strings.TrimRight(p, "/")
 	if i := strings.LastIndexByte(dir, '/'); i >= 0 {
 		dir = dir[:i+1]
 	} else {
@@ -344,46 +435,175 @@ func (c *createGate) headAllowed(pid, dirfdArg int, n *seccompNotif, p string) (
 	if dir == "" {
 		dir = "."
 	}
-	_, f, err := resolveExec(pid, dirfd, dir, false)
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-		return false, nil, "", err.(unix.Errno)
+	return dir, rest
+}
+
+// maybeProcSelf reports whether p may start with procfs's self or
+// thread-self (procSelf rewrites those).
+func maybeProcSelf(p string) bool {
+	rest := strings.TrimLeft(p, "/")
+	return len(rest) < len(p) && strings.HasPrefix(rest, "proc/")
+}
+
+// maxFollow is the kernel's bound on the symlinks one lookup follows.
+const maxFollow = 40
+
+// follow returns where an open that follows a final symlink lands: while
+// rest is a symlink in parent, the directory its target names an entry in
+// (resolved inside the caller's root) and that entry. It takes parent,
+// and the caller must close the directory it returns.
+func (c *createGate) follow(pid int, parent *os.File, rest string) (*os.File, string, unix.Errno) {
+	for range maxFollow {
+		var st unix.Stat_t
+		if unix.Fstatat(int(parent.Fd()), strings.TrimRight(rest, "/"), &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			return parent, rest, 0
+		}
+		buf := make([]byte, unix.PathMax)
+		k, err := unix.Readlinkat(int(parent.Fd()), rest, buf)
+		if err != nil {
+			parent.Close()
+			return nil, "", unix.EPERM
+		}
+		target := string(buf[:k])
+		dir, next := splitName(target)
+		root, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			parent.Close()
+			return nil, "", unix.EPERM
+		}
+		start := ""
+		if !strings.HasPrefix(target, "/") {
+			start = "/proc/self/fd/" + strconv.Itoa(int(parent.Fd()))
+		}
+		fd, err := walkInRoot(root, start, dir, func(string) {})
+		unix.Close(root)
+		parent.Close()
+		if err != nil {
+			var e unix.Errno
+			if !errors.As(err, &e) {
+				e = unix.EPERM
+			}
+			return nil, "", e
+		}
+		parent, rest = os.NewFile(uintptr(fd), dir), next
 	}
-	if err != nil || f == nil {
-		return false, nil, "", 0
+	parent.Close()
+	return nil, "", unix.ELOOP
+}
+
+// maxJudgeDepth bounds how far up judge looks for a tree's root.
+const maxJudgeDepth = 1024
+
+// judge returns why the creation gate refuses to create, replace or
+// remove the entry rest in the directory parent, or "": whatever the
+// mounts say, it decides by what the name is at call time. In a tree
+// (the workspace or a writable bind: a directory at or above parent is
+// its root, judged by identity) the entry's tree-relative path must not be
+// on the tree's protected list (protect.Set.Reason: shell startup files,
+// .envrc, tether's config and state, git's control surface under any
+// .git), and must not be on the control surface of a git directory at or
+// above parent (protect.ControlReason: nested, bare and host-made ones,
+// judged on the objects). Outside every tree nothing is refused. What it
+// cannot tell is refused.
+func (c *createGate) judge(parent *os.File, rest string) string {
+	name := strings.TrimRight(rest, "/")
+	if c == nil || len(c.trees) == 0 || name == "" || name == "." || name == ".." {
+		return "" // no new entry is named
 	}
-	keep := false
+	// Up from parent by "..", each directory's identity, to a tree's
+	// root or the caller's root.
+	fds := []int{int(parent.Fd())}
 	defer func() {
-		if !keep {
-			f.Close()
+		for _, fd := range fds[1:] {
+			unix.Close(fd)
 		}
 	}()
-	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil {
-		return false, nil, "", 0
+	var ids []fileID
+	var tree *gateTree
+	for len(fds) <= maxJudgeDepth {
+		var st unix.Stat_t
+		if err := unix.Fstat(fds[len(fds)-1], &st); err != nil {
+			return fmt.Sprintf("the creation gate could not read a directory above %s: %v", rest, err)
+		}
+		id := fileID{st.Dev, st.Ino}
+		if len(ids) > 0 && id == ids[len(ids)-1] {
+			return "" // ".." of the caller's root is itself: outside every tree
+		}
+		ids = append(ids, id)
+		for i := range c.trees {
+			if c.trees[i].id == id {
+				tree = &c.trees[i]
+			}
+		}
+		if tree != nil {
+			break
+		}
+		up, err := unix.Openat(fds[len(fds)-1], "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Sprintf("the creation gate could not open a directory above %s: %v", rest, err)
+		}
+		fds = append(fds, up)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return false, nil, "", unix.ENOTDIR
+	if tree == nil {
+		return fmt.Sprintf("the creation gate could not tell where %s is: more than %d directories deep", rest, maxJudgeDepth)
+	}
+	// The directories' names: the last of the path the kernel keeps for
+	// parent, each checked to be the directory below it there.
+	depth := len(fds) - 1
+	var parts []string
+	if depth > 0 {
+		p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(parent.Fd())))
+		elems := strings.Split(strings.Trim(p, "/"), "/")
+		if err != nil || len(elems) < depth || strings.HasSuffix(p, " (deleted)") {
+			return fmt.Sprintf("the creation gate could not tell where %s is", rest)
+		}
+		parts = elems[len(elems)-depth:]
+		for i, part := range parts {
+			var st unix.Stat_t
+			below := ids[depth-1-i]
+			if unix.Fstatat(fds[depth-i], part, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || (fileID{st.Dev, st.Ino}) != below {
+				return fmt.Sprintf("the creation gate could not tell where %s is: a directory above it moved", rest)
+			}
+		}
+	}
+	dir := path.Join(append([]string{"."}, parts...)...)
+	if why := tree.set.Reason(path.Join(dir, name)); why != "" {
+		return why
+	}
+	why, err := protect.ControlReason(fds[depth], int(parent.Fd()), dir, name)
+	if err != nil {
+		return fmt.Sprintf("the creation gate could not judge %s: %v", path.Join(dir, name), err)
+	}
+	return why
+}
+
+// headAllowed reports whether a HEAD in the directory parent (resolved
+// as the kernel will, parentOf) lies in a frozen git directory or in its
+// logs/: git's own HEAD and reflog, in a repository whose control surface
+// is frozen.
+func (c *createGate) headAllowed(parent *os.File) bool {
+	if c == nil || len(c.gitDirs) == 0 {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(parent.Fd()), &st) != nil {
+		return false
 	}
 	if c.gitDirs[fileID{st.Dev, st.Ino}] {
-		keep = true
-		return true, f, rest, 0
+		return true
 	}
 	// logs/ of a frozen git directory: its parent is one, and it is named
 	// logs there (a directory, not a link to elsewhere).
-	up, err := unix.Openat(int(f.Fd()), "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	up, err := unix.Openat(int(parent.Fd()), "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return false, nil, "", 0
+		return false
 	}
 	defer unix.Close(up)
 	var ust, lst unix.Stat_t
 	if unix.Fstat(up, &ust) != nil || !c.gitDirs[fileID{ust.Dev, ust.Ino}] {
-		return false, nil, "", 0
+		return false
 	}
-	if unix.Fstatat(up, "logs", &lst, unix.AT_SYMLINK_NOFOLLOW) != nil || lst.Dev != st.Dev || lst.Ino != st.Ino {
-		return false, nil, "", 0
-	}
-	keep = true
-	return true, f, rest, 0
+	return unix.Fstatat(up, "logs", &lst, unix.AT_SYMLINK_NOFOLLOW) == nil && lst.Dev == st.Dev && lst.Ino == st.Ino
 }
 
 // refuseCreate records a refused creation, keeping the newest.
@@ -416,6 +636,9 @@ func (pr *protection) createGate(want bool) *createGate {
 	c := &createGate{}
 	if pr != nil {
 		c.gitDirs = pr.gitDirIDs
+		for _, t := range pr.trees() {
+			c.trees = append(c.trees, gateTree{t.rootID, t.set})
+		}
 	}
 	return c
 }

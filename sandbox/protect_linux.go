@@ -157,6 +157,11 @@ type protection struct {
 	// in them (createGate).
 	gitDirs   []string
 	gitDirIDs map[fileID]bool
+	// rootID is the tree's root directory's identity, and set its
+	// protected list (own: tether's config and state): the creation gate
+	// judges every name it creates in the tree by them (createGate).
+	rootID fileID
+	set    protect.Set
 	// nestedTruncated: the walk for nested repositories stopped at its
 	// bound (protect_nested_linux.go).
 	nestedTruncated bool
@@ -206,11 +211,13 @@ func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]stri
 		if err != nil {
 			return nil, err
 		}
-		ws, err := planProtection(cfg.Workspace, cfg.workspaceMount(), isHome(cfg.Workspace), hide...)
+		home := isHome(cfg.Workspace)
+		ws, err := planProtection(cfg.Workspace, cfg.workspaceMount(), home, hide...)
 		if err != nil {
 			return nil, err
 		}
 		ws.rootless, ws.binds = rootless, pr.binds
+		ws.set = protect.Set{Root: filepath.Clean(cfg.Workspace), GitDirs: ws.gitDirs, Extra: own, NotHome: !home}
 		pr, planned = ws, true
 		if err := pr.planWritable(cfg); err != nil {
 			return nil, err
@@ -231,6 +238,7 @@ func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]stri
 		if err != nil {
 			return nil, fmt.Errorf("protecting the bind %s: %w", b.Source, err)
 		}
+		bp.set = protect.Set{Root: filepath.Clean(b.Source), GitDirs: bp.gitDirs, Extra: own, NotHome: true}
 		pr.binds = append(pr.binds, bp)
 		planned = true
 	}
@@ -416,7 +424,7 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 		return nil, err
 	}
 	pr := &protection{wsMount: wsMount, records: records, ws: ws, target: reservationTarget(records),
-		key: strconv.FormatUint(st.Dev, 10) + "-" + strconv.FormatUint(st.Ino, 10)}
+		key: strconv.FormatUint(st.Dev, 10) + "-" + strconv.FormatUint(st.Ino, 10), rootID: fileID{st.Dev, st.Ino}}
 	dir := records
 	lock, err := lockFile(filepath.Join(dir, pr.key+".lock"), unix.LOCK_EX)
 	if err != nil {

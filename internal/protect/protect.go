@@ -202,6 +202,10 @@ type Set struct {
 	// Extra are absolute host paths protected wherever they are: tether's
 	// own config file and state directory.
 	Extra []string
+	// NotHome leaves out the entries only a home directory's host trusts
+	// (Entry.Home): the sandbox's creation gate in a workspace that is not
+	// one, where a project's own .zlogin runs nothing.
+	NotHome bool
 }
 
 // Reason returns why rel (see the package Reason) is protected, or "".
@@ -216,6 +220,9 @@ func (s Set) Reason(rel string) string {
 	parts := strings.Split(rel, "/")
 	for j := range parts {
 		for _, e := range workspace {
+			if e.Home && s.NotHome {
+				continue
+			}
 			ep := split(e.Path)
 			if e.Kind == Repo && len(parts)-j > len(ep) {
 				continue // inside a git directory: gitReason decides

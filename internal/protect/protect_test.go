@@ -218,3 +218,14 @@ func TestGitDirReason(t *testing.T) {
 		}
 	}
 }
+
+func TestReasonNotHome(t *testing.T) {
+	s := Set{NotHome: true}
+	for _, rel := range []string{".zlogin", "sub/.bashrc", ".config/git/config", ".ssh"} {
+		assert.Empty(t, s.Reason(rel), rel)
+		assert.NotEmpty(t, Reason(rel), rel)
+	}
+	for _, rel := range []string{".envrc", ".tether.yaml", ".git/config", "sub/.git/hooks/pre-commit", "x/HEAD"} {
+		assert.NotEmpty(t, s.Reason(rel), rel)
+	}
+}

@@ -1,0 +1,244 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tether-dev/tether/internal/testenv"
+)
+
+// The host changes the workspace while a sandbox lives (issue 14, red
+// team F8, F2, F6): a rename over a frozen file detaches its bind, a
+// repository made on the host has no binds at all, and a deleted
+// reservation frees its name. The creation gate decides by what a name
+// is at call time, so none of them opens the control surface.
+
+// fsmonitorLine is a shell fragment appending a core.fsmonitor that
+// touches markers/name to the git config file cfg, echoing WROTE-name
+// when the append landed.
+func fsmonitorLine(cfg, markers, name string) string {
+	return fmt.Sprintf(`printf '[core]\n\tfsmonitor = "touch %s/%s; false"\n' >> %s && echo WROTE-%s`, markers, name, cfg, name)
+}
+
+// ownerGit runs git in dir as the workspace's owner: the person whose
+// host commands change the workspace mid-run (as root they would leave
+// root-owned files the sandbox's identity cannot write anyway).
+func ownerGit(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	asOwner(t, dir, append([]string{"git", "-c", "safe.directory=*", "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+}
+
+// asOwner runs a host command in dir as the workspace's owner.
+func asOwner(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: wsOwner, Gid: wsOwner}}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%v: %s", args, out)
+}
+
+// waitFile waits for the sandbox to make p (its signal to the host).
+func waitFile(t *testing.T, p string) {
+	t.Helper()
+	deadline := time.Now().Add(testenv.Scaled(20 * time.Second))
+	for {
+		if _, err := os.Lstat(p); err == nil {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "the sandbox never made %s", p)
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestPoisonHostRenameOneShot (F8 in tether run): the host's `git config`
+// replaces .git/config by rename while a one-shot command sleeps, which
+// detaches the command's read-only bind; the command's append of a
+// core.fsmonitor is refused all the same, and host git runs nothing.
+func TestPoisonHostRenameOneShot(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, true)
+	// The test's temporary directory is root's 0700: the owner's host
+	// commands must reach the workspace in it.
+	require.NoError(t, os.Chmod(filepath.Dir(ws), 0o711))
+	script := fmt.Sprintf(`echo x >> .git/config || echo RO-AT-START
+touch ready; i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
+grep -c ' %s/.git/config ' /proc/self/mountinfo
+%s`, ws, fsmonitorLine(".git/config", markers, "fsmonitor"))
+	type done struct {
+		res *Result
+		out string
+	}
+	ch := make(chan done, 1)
+	go func() {
+		var out bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(60*time.Second))
+		defer cancel()
+		res, err := r.Run(ctx, Config{Workspace: ws, Limits: Limits{Pids: 128, Timeout: 60 * time.Second}}, Command{Shell: script, Stdout: &out, Stderr: &out})
+		assert.NoError(t, err)
+		ch <- done{res, out.String()}
+	}()
+	waitFile(t, filepath.Join(ws, "ready"))
+	ownerGit(t, ws, "config", "rt14.y", "1") // config.lock, then rename over .git/config
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "go"), nil, 0o644))
+	d := <-ch
+	t.Log(d.out)
+	require.NotNil(t, d.res)
+	assert.Contains(t, d.out, "RO-AT-START")
+	assert.NotContains(t, d.out, "WROTE-fsmonitor", "the append after the host's rename is refused")
+	assert.True(t, refusedPath(d.res.CreateBlocked, ".git/config"), "the refusal is reported: %+v", d.res.CreateBlocked)
+	chownWorkspace(t, ws) // what the host's git and the signal files left as root
+	assertHostClean(t, ws, markers, true)
+}
+
+// refusedPath reports whether blocks hold a refusal of path.
+func refusedPath(blocks []CreateBlock, path string) bool {
+	for _, b := range blocks {
+		if b.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// TestPoisonHostChangesMidSession: a session lives while the host renames
+// frozen files (F8: `git config`, `sed -i ~/.bashrc`), makes repositories
+// (F2: `git init`, `git clone`) and deletes the reservations (F6: `git
+// clean -fdx`); the session's later commands, foreground and background,
+// write none of them, and host git runs nothing.
+func TestPoisonHostChangesMidSession(t *testing.T) {
+	t.Run("git config", func(t *testing.T) {
+		ws, markers := poisonWorkspace(t, true)
+		s, end := openPoisonSession(t, ws)
+		out := sessionSh(t, s, "echo x >> .git/config || echo RO-AT-START")
+		assert.Contains(t, out, "RO-AT-START")
+		ownerGit(t, ws, "config", "rt14.x", "1")
+		res, out := sessionRun(t, s, fsmonitorLine(".git/config", markers, "fsmonitor"))
+		assert.NotContains(t, out, "WROTE-fsmonitor")
+		assert.True(t, refusedPath(res.CreateBlocked, ".git/config"), "%+v", res.CreateBlocked)
+		end()
+		chownWorkspace(t, ws)
+		assertHostClean(t, ws, markers, true)
+	})
+	t.Run("sed -i bashrc in a home", func(t *testing.T) {
+		ws, markers := poisonWorkspace(t, false)
+		rc := filepath.Join(ws, ".bashrc")
+		require.NoError(t, os.WriteFile(rc, []byte("# user bashrc\n"), 0o644))
+		chownWorkspace(t, ws)
+		t.Setenv("HOME", ws) // a home workspace
+		s, end := openPoisonSession(t, ws)
+		assert.Contains(t, sessionSh(t, s, "echo x >> .bashrc || echo RO-AT-START"), "RO-AT-START")
+		asOwner(t, ws, "sed", "-i", "s/user bashrc/user bashrc edited/", rc)
+		_, got := sessionRun(t, s, fmt.Sprintf(`echo "touch %s/bashrc" >> .bashrc && echo WROTE-BASHRC`, markers))
+		assert.NotContains(t, got, "WROTE-BASHRC")
+		b, err := os.ReadFile(rc)
+		require.NoError(t, err)
+		assert.Equal(t, "# user bashrc edited\n", string(b), "the host's .bashrc holds only the person's edit")
+		end()
+		chownWorkspace(t, ws)
+		assertHostClean(t, ws, markers, false)
+	})
+	t.Run("git init and clone", func(t *testing.T) {
+		ws, markers := poisonWorkspace(t, true)
+		s, end := openPoisonSession(t, ws)
+		src := t.TempDir() // the host's own repository, cloned into the workspace
+		hostGit(t, src, "init", "-q")
+		hostGit(t, src, "commit", "-q", "--allow-empty", "-m", "src")
+		chownWorkspace(t, src)
+		ownerGit(t, ws, "init", "-q", "sub")
+		ownerGit(t, ws, "clone", "-q", src, "dep")
+		ownerGit(t, ws, "init", "-q", "--bare", "store") // a git directory by its HEAD alone
+		hook := func(gd, name string) string {
+			return fmt.Sprintf(`printf '#!/bin/sh\ntouch %s/%s\n' > %s/hooks/pre-commit && chmod 755 %[3]s/hooks/pre-commit && echo WROTE-%[2]s`, markers, name, gd)
+		}
+		// Foreground in sub, background in dep.
+		fg, out := sessionRun(t, s, hook("sub/.git", "sub-hook")+"\n"+fsmonitorLine("sub/.git/config", markers, "sub-fsmonitor")+"\n"+
+			hook("store", "store-hook")+"\n"+fsmonitorLine("store/config", markers, "store-fsmonitor"))
+		assert.True(t, refusedPath(fg.CreateBlocked, "sub/.git/config"), "%+v", fg.CreateBlocked)
+		assert.True(t, refusedPath(fg.CreateBlocked, "store/config"), "%+v", fg.CreateBlocked)
+		bg, err := s.Start(Command{Shell: hook("dep/.git", "dep-hook") + "\n" + fsmonitorLine("dep/.git/config", markers, "dep-fsmonitor")})
+		require.NoError(t, err)
+		_, err = bg.Wait(t.Context())
+		require.NoError(t, err)
+		stdout, stderr, _ := bg.Output()
+		out += string(stdout) + string(stderr)
+		t.Log(out)
+		for _, w := range []string{"sub-hook", "sub-fsmonitor", "store-hook", "store-fsmonitor", "dep-hook", "dep-fsmonitor"} {
+			assert.NotContains(t, out, "WROTE-"+w)
+		}
+		assert.Contains(t, out, "dep/.git/config: Operation not permitted", "the background append is refused")
+		end()
+		for _, repo := range []string{"sub", "dep"} {
+			hostGit(t, filepath.Join(ws, repo), "status")
+			hostGit(t, filepath.Join(ws, repo), "commit", "-q", "--allow-empty", "-m", "host")
+		}
+		cfg, err := os.ReadFile(filepath.Join(ws, "store", "config"))
+		require.NoError(t, err)
+		assert.NotContains(t, string(cfg), "fsmonitor", "the bare repository's config is the host's")
+		assert.NoFileExists(t, filepath.Join(ws, "store", "hooks", "pre-commit"))
+		chownWorkspace(t, ws)
+		assertHostClean(t, ws, markers, true)
+	})
+	t.Run("git clean of the reservations", func(t *testing.T) {
+		ws, markers := poisonWorkspace(t, true)
+		s, end := openPoisonSession(t, ws)
+		_, err := os.Lstat(filepath.Join(ws, ".envrc"))
+		require.NoError(t, err, "the session reserves .envrc")
+		ownerGit(t, ws, "clean", "-fdxq")
+		_, err = os.Lstat(filepath.Join(ws, ".envrc"))
+		require.ErrorIs(t, err, os.ErrNotExist, "git clean removed the reservation")
+		res, out := sessionRun(t, s, fmt.Sprintf(`echo "touch %s/envrc" > .envrc && echo WROTE-ENVRC; echo 'x: [' > .tether.yaml && echo WROTE-TETHER-YAML`, markers))
+		assert.NotContains(t, out, "WROTE-ENVRC")
+		assert.NotContains(t, out, "WROTE-TETHER-YAML")
+		assert.True(t, refusedPath(res.CreateBlocked, ".envrc"), "%+v", res.CreateBlocked)
+		for _, name := range []string{".envrc", ".tether.yaml"} {
+			_, err := os.Lstat(filepath.Join(ws, name))
+			assert.ErrorIs(t, err, os.ErrNotExist, "%s was created", name)
+		}
+		end()
+		chownWorkspace(t, ws)
+		assertHostClean(t, ws, markers, true)
+	})
+}
+
+// openPoisonSession opens a session on ws; end closes it (the host-side
+// checks come after: a live session's reservations are its own).
+func openPoisonSession(t *testing.T, ws string) (s *Session, end func()) {
+	t.Helper()
+	require.NoError(t, os.Chmod(filepath.Dir(ws), 0o711)) // for the owner's host commands
+	m := newTestSessions(t)
+	spec := testSpec()
+	spec.Config.Workspace = ws
+	s, err := m.Open(t.Context(), "default", "host-changes", spec)
+	require.NoError(t, err)
+	end = func() { require.NoError(t, m.CloseSession("default", "host-changes")) }
+	return s, end
+}
+
+// sessionRun runs script in s and returns its result and combined output.
+func sessionRun(t *testing.T, s *Session, script string) (*Result, string) {
+	t.Helper()
+	var out bytes.Buffer
+	res, err := s.Run(t.Context(), Command{Shell: script, Stdout: &out, Stderr: &out})
+	require.NoError(t, err, "output: %s", out.String())
+	t.Log(out.String())
+	return res, out.String()
+}
+
+// sessionSh is sessionRun's output alone.
+func sessionSh(t *testing.T, s *Session, script string) string {
+	t.Helper()
+	_, out := sessionRun(t, s, script)
+	return out
+}
