@@ -127,6 +127,10 @@ func assertNoPrivilege(t *testing.T, ws string) {
 		} else {
 			_, err := unix.Lgetxattr(p, "security.capability", nil)
 			assert.ErrorIs(t, err, unix.ENODATA, "%s has file capabilities", rel)
+			for _, acl := range []string{"system.posix_acl_access", "system.posix_acl_default"} {
+				_, err := unix.Lgetxattr(p, acl, nil)
+				assert.ErrorIs(t, err, unix.ENODATA, "%s has an ACL (%s)", rel, acl)
+			}
 		}
 		return nil
 	}))
@@ -968,14 +972,14 @@ func assertPrivilegeVariantsRefused(t *testing.T, out string) {
 		"setxattr-cap-via-link refused", "acl-other-user refused", "trusted refused", "io_uring_setup refused"} {
 		assert.Contains(t, out, refused)
 	}
-	assert.Contains(t, out, "user ok", "user.* xattrs are ordinary data")
+	assert.Contains(t, out, "user refused", "no xattr is written: the filter cannot read its name (seccomp_files_on.go)")
 }
 
 // TestPoisonPrivilegeVariants: the privilege artefacts through the system
 // calls libc wrappers hide (fchmodat2 with and without
 // AT_SYMLINK_NOFOLLOW, fsetxattr and lsetxattr of file capabilities), an
-// ACL giving another user rights, trusted xattrs and io_uring. The
-// ordinary user.* namespace is allowed: nothing on the host acts on it.
+// ACL giving another user rights, trusted and user xattrs (no xattr is
+// written, seccomp_files_on.go) and io_uring.
 func TestPoisonPrivilegeVariants(t *testing.T) {
 	r := newTestRunner(t)
 	ws, markers := poisonWorkspace(t, false)
@@ -1550,4 +1554,81 @@ func TestPoisonHomeTools(t *testing.T) {
 		require.NoError(t, m.CloseSession("default", "poison-home"))
 		assertHomeToolsUntouched(t, ws, markers)
 	})
+}
+
+// permissionsScript opens the workspace root and the pinned parents of the
+// frozen control surface to other users by every call that can: chmod,
+// fchmod and fchmodat2 to 0777 or o+w, an access ACL giving others write,
+// a default ACL (every file later made there gets its bits, whatever the
+// umask) and an SELinux label, printing "NAME PATH refused" for each
+// refusal.
+const permissionsScript = `/usr/bin/python3 - <<'EOF'
+import ctypes, os, stat, struct
+libc = ctypes.CDLL(None, use_errno=True)
+def acl(*entries):
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", tag, perm, 0xffffffff) for tag, perm in entries)
+open_acl = acl((1, 7), (4, 7), (0x20, 7))  # u::rwx g::rwx o::rwx
+def fchmodat2(p, mode):
+    if libc.syscall(452, -100, p.encode(), mode, 0) != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+for p in [".", ".git", ".git/objects", ".git/refs"]:
+    fd = os.open(p, os.O_RDONLY)
+    for name, fn in [
+        ("chmod", lambda: os.chmod(p, 0o777)),
+        ("chmod-o+w", lambda: os.chmod(p, stat.S_IMODE(os.stat(p).st_mode) | stat.S_IWOTH)),
+        ("fchmod", lambda: os.fchmod(fd, 0o757)),
+        ("fchmodat2", lambda: fchmodat2(p, 0o703)),
+        ("acl-access", lambda: os.setxattr(p, "system.posix_acl_access", open_acl)),
+        ("acl-default", lambda: os.setxattr(p, "system.posix_acl_default", open_acl)),
+        ("facl-default", lambda: os.setxattr(fd, "system.posix_acl_default", open_acl)),
+        ("lacl-default", lambda: os.setxattr(p, "system.posix_acl_default", open_acl, follow_symlinks=False)),
+        ("selinux", lambda: os.setxattr(p, "security.selinux", b"system_u:object_r:shell_exec_t:s0")),
+        ("user", lambda: os.setxattr(p, "user.note", b"1")),
+    ]:
+        try:
+            fn()
+            print(name, p, "ok")
+        except OSError as e:
+            print(name, p, "refused:", e.strerror)
+    # What still works: taking rights away, giving them to owner and group.
+    os.chmod(p, 0o700)
+    os.chmod(p, 0o750)
+    print("chmod-own", p, "ok")
+EOF
+`
+
+// TestPoisonPermissionsOpened: the sandbox tries to open a private (0700)
+// workspace and its .git to every local account (F3 of rt14: a 0777 .git
+// lets anyone replace .git/config, which host root then runs; a default
+// ACL makes every file host root later creates there world-writable).
+// From the host, after the sandbox is gone: the modes are the sandbox's
+// last allowed chmod (0750), no ACL or label was set, and a file host root
+// makes in .git gets its umask's mode, not the sandbox's.
+func TestPoisonPermissionsOpened(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, true)
+	require.NoError(t, os.Chmod(ws, 0o700))
+	_, out := sandboxRun(t, r, ws, permissionsScript)
+	t.Log(out)
+	for _, p := range []string{".", ".git", ".git/objects", ".git/refs"} {
+		for _, call := range []string{"chmod", "chmod-o+w", "fchmod", "fchmodat2", "acl-access", "acl-default", "facl-default", "lacl-default", "selinux", "user"} {
+			assert.Contains(t, out, call+" "+p+" refused", "%s of %s", call, p)
+		}
+		assert.Contains(t, out, "chmod-own "+p+" ok", "a chmod that takes rights away works")
+		// From the host.
+		var st unix.Stat_t
+		require.NoError(t, unix.Lstat(filepath.Join(ws, p), &st))
+		assert.Equal(t, uint32(0o750), st.Mode&0o7777, "%s: the mode the sandbox may set", p)
+		_, err := unix.Lgetxattr(filepath.Join(ws, p), "security.selinux", nil)
+		assert.True(t, errors.Is(err, unix.ENODATA) || errors.Is(err, unix.EOPNOTSUPP), "%s has a label the sandbox set: %v", p, err)
+	}
+	old := unix.Umask(0o022)
+	defer unix.Umask(old)
+	hostFile := filepath.Join(ws, ".git", "host-made")
+	require.NoError(t, os.WriteFile(hostFile, nil, 0o666))
+	fi, err := os.Stat(hostFile)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "a file host root makes gets the umask's mode")
+	require.NoError(t, os.Remove(hostFile))
+	assertHostClean(t, ws, markers, true)
 }
