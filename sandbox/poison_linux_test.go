@@ -1632,3 +1632,61 @@ func TestPoisonPermissionsOpened(t *testing.T) {
 	require.NoError(t, os.Remove(hostFile))
 	assertHostClean(t, ws, markers, true)
 }
+
+// TestPoisonHomeOwnersTether: a home workspace holds its owner's own
+// tether (the XDG defaults ~/.config/tether and ~/.local/state/tether),
+// which is not the tether running the sandbox, so nothing hides it (F4 of
+// rt14: a root tether's sandbox on alice's home wrote "*" into alice's
+// allowlist, and alice's tether then approved everything). The sandbox
+// rewrites, replaces and renames them, existing or not; from the host,
+// after it is gone, they are as they were or absent.
+func TestPoisonHomeOwnersTether(t *testing.T) {
+	const allowlist, cfgFile = ".local/state/tether/allowlist/default.json", ".config/tether/config.yaml"
+	const script = `s=.local/state/tether
+mkdir -p $s/allowlist .config/tether
+echo '{"version":1,"entries":[{"pattern":"*","by":"sandbox"}]}' > $s/allowlist/default.json && echo WROTE-ALLOWLIST
+printf "approvals: {mode: off}\n" >> .config/tether/config.yaml && echo WROTE-CONFIG
+mv $s $s-orig && mkdir -p $s/allowlist && echo '{"version":1,"entries":[{"pattern":"*"}]}' > $s/allowlist/default.json && echo RENAMED-STATE
+mv .config/tether .config/tether-orig && echo RENAMED-CONFIG
+echo done`
+	for _, present := range []bool{true, false} {
+		t.Run(fmt.Sprintf("present=%v", present), func(t *testing.T) {
+			r := newTestRunner(t)
+			ws, markers := poisonWorkspace(t, false)
+			t.Setenv("HOME", ws)
+			files := map[string]string{allowlist: `{"version":1,"entries":[]}` + "\n", cfgFile: "profiles: {}\n"}
+			if !present {
+				// .local/state and .config exist (other programs made
+				// them); tether's directories in them do not.
+				files = map[string]string{".local/state/less/history": "x\n", ".config/user-dirs.locale": "C\n"}
+			}
+			for p, content := range files {
+				require.NoError(t, os.MkdirAll(filepath.Join(ws, filepath.Dir(p)), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(ws, p), []byte(content), 0o644))
+			}
+			chownWorkspace(t, ws)
+			_, out := sandboxRun(t, r, ws, script)
+			t.Log(out)
+			require.Contains(t, out, "done")
+			for _, w := range []string{"WROTE-ALLOWLIST", "WROTE-CONFIG", "RENAMED-STATE", "RENAMED-CONFIG"} {
+				assert.NotContains(t, out, w)
+			}
+			// From the host, after the sandbox is gone.
+			for p, want := range files {
+				got, err := os.ReadFile(filepath.Join(ws, p))
+				require.NoError(t, err, p)
+				assert.Equal(t, want, string(got), "%s changed on the host", p)
+			}
+			for _, p := range []string{".local/state/tether-orig", ".config/tether-orig"} {
+				assert.NoFileExists(t, filepath.Join(ws, p), "renamed away")
+			}
+			if !present {
+				for _, p := range []string{".local/state/tether", ".config/tether"} {
+					_, err := os.Lstat(filepath.Join(ws, p))
+					assert.ErrorIs(t, err, fs.ErrNotExist, "%s was created", p)
+				}
+			}
+			assertHostClean(t, ws, markers, false)
+		})
+	}
+}

@@ -168,6 +168,12 @@ var workspace = []Entry{
 	{".config/pip", Dir, "pip reads its configuration (index-url, find-links: what pip installs)", true},
 	{".pip", Dir, "pip reads its legacy configuration (index-url, find-links: what pip installs)", true},
 	{".gnupg", Dir, "gpg trusts its keys and trustdb and gpg-agent runs the pinentry-program its configuration names", true},
+	// The home owner's own tether (its XDG defaults), which is not the
+	// tether running this sandbox: a root daemon working on /home/alice
+	// hides only its own state and config (config.OwnPaths), and alice's
+	// tether would then approve what the sandbox wrote into its allowlist.
+	{".config/tether", Dir, "the home owner's tether reads its configuration from it", true},
+	{".local/state/tether", Dir, "the home owner's tether keeps its allowlist, approvals and audit log in it", true},
 }
 
 // Workspace returns the entries relative to the workspace root, .git first.

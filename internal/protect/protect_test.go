@@ -93,6 +93,9 @@ func TestReasonHomeTools(t *testing.T) {
 		".gnupg":                                              "gpg",
 		"home/u/.vimrc":                                       "vim runs it",
 		".CARGO/CONFIG.TOML":                                  "cargo reads it",
+		".config/tether/config.yaml":                          "the home owner's tether",
+		".local/state/tether/allowlist/default.json": "the home owner's tether",
+		".local/state": "it holds .local/state/tether",
 	}
 	for p, why := range protected {
 		assert.Contains(t, Reason(p), why, p)
