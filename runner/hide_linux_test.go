@@ -3,8 +3,10 @@ package runner
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"unsafe"
 
@@ -227,4 +229,41 @@ func TestServeSocketInWorkspaceHidden(t *testing.T) {
 	require.Len(t, entries, 1)
 	assert.Equal(t, "tether.sock", entries[0].Name())
 	require.NoError(t, stop())
+}
+
+// TestServeRefusesForeignPeers: where a sandbox reaches the daemon's
+// socket anyway (here the socket is opened to everyone, as an idmapped
+// workspace made it for container root in F9 of rt14), its connections are
+// refused: one from the sandboxes' host uid (Runner.UserNSBase, as root),
+// and one from root in a new user namespace (the rootless case, where the
+// uid is the daemon's own). The same request from the daemon's user in
+// its namespace is answered.
+func TestServeRefusesForeignPeers(t *testing.T) {
+	requireSandbox(t)
+	e := newDaemonEnv(t, sandbox.Runner{}, "")
+	e.start(t)
+	require.NoError(t, os.Chmod(filepath.Dir(e.socket), 0o755))
+	require.NoError(t, os.Chmod(e.socket, 0o777))
+	const probe = `import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(5)
+s.connect(sys.argv[1])
+s.sendall(b"GET /v1/health HTTP/1.0\r\nHost: x\r\n\r\n")
+print(s.recv(300).split(b"\r\n")[0].decode())
+`
+	run := func(cmd *exec.Cmd) string {
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	self := exec.Command("/usr/bin/python3", "-c", probe, e.socket)
+	assert.Contains(t, run(self), "200 OK", "the daemon's own user is answered")
+	sandboxID := exec.Command("/usr/bin/python3", "-c", probe, e.socket)
+	sandboxID.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: sandbox.DefaultUserNSBase, Gid: sandbox.DefaultUserNSBase}}
+	assert.Contains(t, run(sandboxID), "403 Forbidden", "the sandboxes' host uid")
+	userns := exec.Command("/usr/bin/python3", "-c", probe, e.socket)
+	userns.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}}}
+	assert.Contains(t, run(userns), "403 Forbidden", "root of another user namespace")
 }
