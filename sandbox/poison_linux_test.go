@@ -1690,3 +1690,73 @@ echo done`
 		})
 	}
 }
+
+// TestPoisonHomeDotEntries: in a home workspace every existing dot-entry
+// is frozen, whether the protected list names its program or not (F1 of
+// rt14: tmux, gdb, xdg-user-dir, kubectl, docker's cli-plugins, ~/go/bin
+// and pyenv's shims on PATH, rustup's toolchains, bash-completion,
+// direnv's allow list and whitelist, ssh's known_hosts and config.d …
+// all ran what a sandbox planted), and so are ~/bin and ~/go/bin; the
+// caches builds write (.cache, .npm, .cargo/registry, go/pkg/mod) stay
+// writable. From the host afterwards: every planted file is absent or as
+// it was, and the caches hold what the sandbox wrote.
+func TestPoisonHomeDotEntries(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	t.Setenv("HOME", ws)
+	present := map[string]string{
+		".ssh/known_hosts":       "host ssh-ed25519 AAAA\n",
+		".config/user-dirs.dirs": "XDG_DESKTOP_DIR=\"$HOME/Desktop\"\n",
+		".kube/config":           "apiVersion: v1\n",
+		".rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/cargo": "#!/bin/sh\n",
+		".local/share/less/.keep":                                      "",
+		".docker/cli-plugins/.keep":                                    "",
+		"go/bin/.keep":                                                 "",
+		"go/pkg/mod/.keep":                                             "",
+		".pyenv/shims/.keep":                                           "",
+		".cache/.keep":                                                 "",
+		".cargo/registry/.keep":                                        "",
+		"bin/.keep":                                                    "",
+	}
+	for p, content := range present {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, filepath.Dir(p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(ws, p), []byte(content), 0o644))
+	}
+	chownWorkspace(t, ws)
+	planted := []string{
+		".config/tmux/tmux.conf", ".config/gdb/gdbinit", ".config/user-dirs.dirs", ".kube/config",
+		".docker/cli-plugins/docker-rt14", "go/bin/ls", ".pyenv/shims/ls",
+		".rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/cargo",
+		".local/share/bash-completion/completions/git", ".config/direnv/direnv.toml", ".local/share/direnv/allow/x",
+		".ssh/known_hosts", ".ssh/config.d/evil", ".config/emacs/init.el", ".config/Code/User/settings.json", "bin/ls",
+	}
+	script := "m=" + markers + "\n"
+	for _, p := range planted {
+		script += fmt.Sprintf("mkdir -p %s 2>/dev/null; printf '#!/bin/sh\\ntouch $m/%s\\n' >> %s && chmod 755 %s && echo WROTE %s\n",
+			filepath.Dir(p), filepath.Base(p), p, p, p)
+	}
+	script += `mv .kube .kube-orig && echo RENAMED
+for c in .cache/pip .npm/_cacache .cargo/registry/src go/pkg/mod/x; do mkdir -p $c && echo data > $c/f && echo CACHE $c; done
+echo done`
+	_, out := sandboxRun(t, r, ws, script)
+	t.Log(out)
+	require.Contains(t, out, "done")
+	assert.NotContains(t, out, "WROTE")
+	assert.NotContains(t, out, "RENAMED")
+	for _, c := range []string{".cache/pip", ".npm/_cacache", ".cargo/registry/src", "go/pkg/mod/x"} {
+		assert.Contains(t, out, "CACHE "+c, "the caches builds write stay writable")
+		assert.FileExists(t, filepath.Join(ws, c, "f"))
+	}
+	// From the host, after the sandbox is gone.
+	for _, p := range planted {
+		got, err := os.ReadFile(filepath.Join(ws, p))
+		if want, ok := present[p]; ok {
+			require.NoError(t, err, p)
+			assert.Equal(t, want, string(got), "%s changed on the host", p)
+		} else {
+			assert.ErrorIs(t, err, fs.ErrNotExist, "%s was planted", p)
+		}
+	}
+	assert.NoDirExists(t, filepath.Join(ws, ".kube-orig"))
+	assertHostClean(t, ws, markers, false)
+}
