@@ -1760,3 +1760,27 @@ echo done`
 	assert.NoDirExists(t, filepath.Join(ws, ".kube-orig"))
 	assertHostClean(t, ws, markers, false)
 }
+
+// TestPoisonHomeBinReserved: a home workspace without ~/bin (Debian's
+// .profile puts it on PATH at the next login once it exists) or with ~/go
+// but no ~/go/bin: the sandbox cannot make them; from the host afterwards
+// neither exists, and go's module cache was made.
+func TestPoisonHomeBinReserved(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	t.Setenv("HOME", ws)
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "go"), 0o755))
+	chownWorkspace(t, ws)
+	_, out := sandboxRun(t, r, ws, `mkdir -p bin && echo MADE-BIN; mkdir -p go/bin && echo MADE-GOBIN; mkdir -p go/pkg/mod && echo MADE-MOD; echo done`)
+	t.Log(out)
+	require.Contains(t, out, "done")
+	assert.NotContains(t, out, "MADE-BIN")
+	assert.NotContains(t, out, "MADE-GOBIN")
+	assert.Contains(t, out, "MADE-MOD")
+	for _, p := range []string{"bin", "go/bin"} {
+		_, err := os.Lstat(filepath.Join(ws, p))
+		assert.ErrorIs(t, err, fs.ErrNotExist, "%s exists on the host", p)
+	}
+	assert.DirExists(t, filepath.Join(ws, "go/pkg/mod"))
+	assertHostClean(t, ws, markers, false)
+}

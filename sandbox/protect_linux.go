@@ -301,7 +301,7 @@ func IsHome(ws string) bool {
 // nothing that must stay writable (protect.HomeTreat), else entry by
 // entry below it. hide are tether's hidden paths, handled apart. A name
 // that does not exist yet is not reserved here (nobody can list them):
-// ~/bin and the list's own entries are (protectEntry's caller), the rest
+// ~/bin, ~/go/bin and the list's own entries are (the caller), the rest
 // only by the creation gate's refusal of protected names.
 func freezeHome(root int, hide []string, freeze func(string) error) error {
 	queue := []string{"."}
@@ -714,6 +714,17 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 		}
 		if err := freezeHome(root, hide, freeze); err != nil {
 			return nil, err
+		}
+		// The PATH directories are reserved when missing: Debian's
+		// .profile adds ~/bin at the next login if it exists. ~/go/bin
+		// only where ~/go exists: reserving a missing ~/go would keep go
+		// from making its module cache.
+		for _, rel := range protect.HomeRoots() {
+			if _, err := os.Lstat(filepath.Join(ws, path.Dir(rel))); err == nil {
+				if err := protectEntry(rel, protect.Dir, true); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	// A workspace that is itself a git directory (a bare repository):

@@ -296,6 +296,11 @@ var homeWritable = []string{
 // installer and most guides put there).
 var homeRoots = []string{"bin", "go/bin"}
 
+// HomeRoots returns the entries at a home directory's root that the home
+// rule protects besides its dot-entries (~/bin, ~/go/bin). The caller may
+// modify the returned slice.
+func HomeRoots() []string { return append([]string(nil), homeRoots...) }
+
 // homeReason is the reason for parts (a path relative to a home directory
 // that is the workspace) under the home rule, or "": every entry at the
 // root whose name begins with "." is protected, and homeRoots, except
