@@ -117,8 +117,8 @@ func TestReasonHomeTools(t *testing.T) {
 // when it exists, is not on the list (docs/workspace.md, "Limits"): an
 // entry matches at any depth and in every workspace, and bin/ is where
 // projects keep their scripts and build output, and where terminal.mounts
-// point (/opt/x/bin). When this test fails, the limit has been lifted:
-// update docs/workspace.md.
+// point (/opt/x/bin). The home rule protects ~/bin at the root of a home
+// workspace only (Set.Home, TestReasonHomeInverse).
 func TestReasonHomeBinIsALimit(t *testing.T) {
 	t.Parallel()
 	for _, p := range []string{"bin", "bin/ls", "sub/bin/app", "opt/tools/bin"} {
