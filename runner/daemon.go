@@ -169,6 +169,7 @@ func NewDaemon(opts DaemonOptions) (*Daemon, error) {
 		return nil, err
 	}
 	d.sessions, d.Mandates = p.Sessions, p.Mandates
+	p.Runner.Protected = append(p.Runner.Protected, socketPaths(d.socket())...)
 	d.pools = &sandbox.Pools{StateRoot: opts.Sandbox.StateRoot, CgroupPrefix: opts.Sandbox.CgroupPrefix,
 		Grace: opts.Sandbox.Grace, UserNSBase: opts.Sandbox.UserNSBase,
 		Logf: func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) }}
@@ -238,6 +239,7 @@ func (d *Daemon) Reload(cfg *config.Config) (bool, error) {
 		return false, fmt.Errorf("reloading the configuration: %w", err)
 	}
 	p.Runner.Pools = d.pools
+	p.Runner.Protected = append(p.Runner.Protected, socketPaths(d.socket())...)
 	g := &generation{cfg: cfg, pipeline: p, policy: policy}
 	d.gen.Store(g)
 	d.Server.setRunner(p.Runner)
@@ -307,6 +309,35 @@ func (d *Daemon) TCPHandler() http.Handler { return RequireBearer(d.opts.Tokens,
 
 // listenUnix creates the socket (mode 0600, its directory 0700). A stale
 // socket nobody answers on is replaced; a live one is ErrSocketInUse.
+// socket is the path of the daemon's unix socket.
+func (d *Daemon) socket() string {
+	if d.opts.Socket != "" {
+		return d.opts.Socket
+	}
+	return DefaultSocket()
+}
+
+// socketPaths are the daemon's unix socket and its directory, as tether's
+// own paths (Runner.Protected): the socket is the approval authority, and
+// a sandbox that reached it (a --socket in a project, $TMPDIR/tether-<uid>
+// under a home workspace's ~/tmp) would open sessions anywhere and answer
+// its own approvals. Like tether's state and config, they are hidden in
+// every sandbox whose workspace holds them, refused to the file tools, and
+// a workspace inside them is refused. The directory is left out when it
+// is a shared sticky directory (--socket /tmp/t.sock): it is not tether's,
+// and every workspace under /tmp would be refused.
+func socketPaths(sock string) []string {
+	abs, err := filepath.Abs(sock)
+	if err != nil {
+		return nil
+	}
+	out := []string{abs}
+	if fi, err := os.Stat(filepath.Dir(abs)); err != nil || fi.Mode()&os.ModeSticky == 0 {
+		out = append(out, filepath.Dir(abs))
+	}
+	return out
+}
+
 func listenUnix(path string) (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the socket directory: %w", err)
@@ -355,10 +386,7 @@ func reapLeftovers(sb sandbox.Runner, log *slog.Logger) {
 // closed), and the state is closed. ready, if non-nil, is called with the
 // socket path once it accepts connections.
 func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
-	sock := d.opts.Socket
-	if sock == "" {
-		sock = DefaultSocket()
-	}
+	sock := d.socket()
 	ul, err := listenUnix(sock)
 	if err != nil {
 		d.Close()

@@ -3,8 +3,10 @@ package runner
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"unsafe"
 
@@ -170,4 +172,98 @@ func TestTerminalDiskLimitReported(t *testing.T) {
 		assert.NotContains(t, fmt.Sprint(res.Output["not_enforced"]), "disk")
 	}
 	assert.Nil(t, res.Output["disk_limit_hit"])
+}
+
+// socketProbe is a client of the daemon's API over its unix socket, run in
+// the sandbox: it prints CONNECTED and the status line when the daemon
+// answers, else why not.
+const socketProbe = `import socket, sys
+for p in sys.argv[1:]:
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(5)
+        s.connect(p)
+        s.sendall(b"POST /v1/sessions HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{\"cwd\":\"/\"}\n")
+        print("CONNECTED", p, s.recv(200).split(b"\r\n")[0].decode())
+    except OSError as e:
+        print("refused", p, e)
+`
+
+// TestServeSocketInWorkspaceHidden: the daemon's socket inside a workspace
+// (F9 of rt14: --socket given a project path) is the approval authority
+// within the sandbox's reach; a session command connecting to it opened a
+// session on / and answered its own approvals. The socket and its
+// directory are hidden like tether's state: the command cannot connect
+// (by its path or a renamed parent), and the file tools refuse the
+// directory. From the host afterwards: the daemon holds only the test's
+// own session, and nothing was written in the socket's directory.
+func TestServeSocketInWorkspaceHidden(t *testing.T) {
+	e := newDaemonEnv(t, testSandbox(t), "")
+	e.socket = filepath.Join(e.ws, "run", "tether.sock")
+	d, stop := e.start(t)
+	c := NewClient(e.socket)
+	s, err := c.CreateSession(t.Context(), SessionRequest{})
+	require.NoError(t, err)
+	out, err := c.Call(t.Context(), s.Session, "t1", []RawCall{
+		rawCall("w", "write_file", args("path", "probe.py", "content", socketProbe)),
+		rawCall("t", "terminal", args("command", "python3 probe.py run/tether.sock "+e.socket+"; mv run run2; python3 probe.py run2/tether.sock; ls -la run run2")),
+		rawCall("f", "write_file", args("path", "run/evil", "content", "x")),
+	})
+	require.NoError(t, err)
+	require.Len(t, out.Results, 3)
+	term := out.Results[1]
+	t.Logf("%s %v", term.Message, term.Output)
+	require.True(t, term.Ran, term.Message)
+	assert.NotContains(t, term.Output["stdout"], "CONNECTED", "the sandbox reached the daemon's socket")
+	assert.Contains(t, term.Output["stdout"], "refused run/tether.sock")
+	assert.NotEqual(t, EffectLanded, out.Results[2].Effect, "%s", out.Results[2].Message)
+	assert.Contains(t, out.Results[2].Message, "tether's own configuration or state")
+	// From the host: only the test's session exists, the socket is the
+	// daemon's and nothing else is in its directory.
+	d.Server.mu.Lock()
+	sessions := len(d.Server.sessions)
+	d.Server.mu.Unlock()
+	assert.Equal(t, 1, sessions, "the sandbox opened a session of its own")
+	entries, err := os.ReadDir(filepath.Join(e.ws, "run"))
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	assert.Equal(t, "tether.sock", entries[0].Name())
+	require.NoError(t, stop())
+}
+
+// TestServeRefusesForeignPeers: where a sandbox reaches the daemon's
+// socket anyway (here the socket is opened to everyone, as an idmapped
+// workspace made it for container root in F9 of rt14), its connections are
+// refused: one from the sandboxes' host uid (Runner.UserNSBase, as root),
+// and one from root in a new user namespace (the rootless case, where the
+// uid is the daemon's own). The same request from the daemon's user in
+// its namespace is answered.
+func TestServeRefusesForeignPeers(t *testing.T) {
+	requireSandbox(t)
+	e := newDaemonEnv(t, sandbox.Runner{}, "")
+	e.start(t)
+	require.NoError(t, os.Chmod(filepath.Dir(e.socket), 0o755))
+	require.NoError(t, os.Chmod(e.socket, 0o777))
+	const probe = `import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(5)
+s.connect(sys.argv[1])
+s.sendall(b"GET /v1/health HTTP/1.0\r\nHost: x\r\n\r\n")
+print(s.recv(300).split(b"\r\n")[0].decode())
+`
+	run := func(cmd *exec.Cmd) string {
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	self := exec.Command("/usr/bin/python3", "-c", probe, e.socket)
+	assert.Contains(t, run(self), "200 OK", "the daemon's own user is answered")
+	sandboxID := exec.Command("/usr/bin/python3", "-c", probe, e.socket)
+	sandboxID.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: sandbox.DefaultUserNSBase, Gid: sandbox.DefaultUserNSBase}}
+	assert.Contains(t, run(sandboxID), "403 Forbidden", "the sandboxes' host uid")
+	userns := exec.Command("/usr/bin/python3", "-c", probe, e.socket)
+	userns.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}}}
+	assert.Contains(t, run(userns), "403 Forbidden", "root of another user namespace")
 }

@@ -24,7 +24,7 @@ const landlockSecret = "TOKEN-7f3a9c-NEVER-SHOWN"
 // secret: src/check.sh, run by make test, reads src/data.txt, reads the
 // file named in src/extra when there is one, appends to the file named
 // in src/extra-write when there is one, and makes the file named in
-// src/extra-meta world-writable and back-dates it, and removes the file
+// src/extra-meta group-readable (0640; no sandbox may make it world-writable) and back-dates it, and removes the file
 // named in src/extra-rm: what a poisoned
 // dependency would do, invisible in the command text "make test".
 func landlockRunner(t *testing.T) (*Runner, *mandate.Store, string) {
@@ -43,7 +43,7 @@ func landlockRunner(t *testing.T) (*Runner, *mandate.Store, string) {
 		"Makefile": "test:\n\tsh src/check.sh\n",
 		"src/check.sh": "cat src/data.txt\nif [ -f src/extra ]; then f=$(cat src/extra); cat \"$f\"; fi\n" +
 			"if [ -f src/extra-write ]; then f=$(cat src/extra-write); echo tampered >> \"$f\"; fi\n" +
-			"if [ -f src/extra-meta ]; then f=$(cat src/extra-meta); chmod 0666 \"$f\"; touch -d 2001-01-01 \"$f\"; fi\n" +
+			"if [ -f src/extra-meta ]; then f=$(cat src/extra-meta); chmod 0640 \"$f\"; touch -d 2001-01-01 \"$f\"; fi\n" +
 			"if [ -f src/extra-rm ]; then rm -f \"$(cat src/extra-rm)\"; fi\necho check-done\n",
 		"src/data.txt": "data-ok\n",
 		"secret/token": landlockSecret + "\n",
@@ -125,7 +125,7 @@ func TestLandlockEnforcedMandate(t *testing.T) {
 	r.Execute(ctx, Batch{Platform: approval.PlatformCron, Job: "unapproved", Session: "ctl", Calls: []RawCall{terminalCall("1", "make -s test")}}, nil)
 	fi, err := os.Stat(token)
 	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o666), fi.Mode().Perm(), "without a ruleset the chmod works")
+	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "without a ruleset the chmod works")
 	require.NoError(t, os.Chmod(token, tokenBefore.Mode().Perm()))
 	require.NoError(t, os.Chtimes(token, tokenBefore.ModTime(), tokenBefore.ModTime()))
 	require.NoError(t, os.Remove(filepath.Join(ws, "src", "extra-meta")))

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/tether-dev/tether/internal/protect"
+	"github.com/tether-dev/tether/sandbox"
 )
 
 // ErrPathEscape is returned when a path, after resolving symlinks, lies
@@ -103,9 +104,10 @@ func splitPath(p string) []string { return strings.Split(filepath.ToSlash(p), "/
 
 // protectedSet is the protected paths of the workspace root: the one
 // list of package protect (shared with the sandbox's binds), the git
-// directory a root .git file names, and tether's own config and state.
+// directory a root .git file names, tether's own config and state, and
+// in a home directory (sandbox.IsHome) the home rule (protect.Set.Home).
 func protectedSet(root string, extra []string) protect.Set {
-	s := protect.Set{Root: root, Extra: extra}
+	s := protect.Set{Root: root, Extra: extra, Home: sandbox.IsHome(root)}
 	// Read without following a symlink: a .git symlink is itself
 	// protected, and what it points at is not a .git file's target.
 	f, err := os.OpenFile(filepath.Join(root, protect.GitDirName), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)

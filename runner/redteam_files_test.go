@@ -122,3 +122,30 @@ func TestFileToolsRefuseHookLinkTargets(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(ws, "scripts/post-commit"))
 	assert.FileExists(t, filepath.Join(ws, "scripts/other"))
 }
+
+// TestFileToolsHomeDotEntries: in a home workspace the file tools refuse
+// every dot-entry at the root, listed or not (rt14 F1 addendum: write_file
+// .tmux.conf and the home owner's tether allowlist were written), and
+// ~/go/bin, and write the caches builds use. Outside a home the same
+// names are a project's own files.
+func TestFileToolsHomeDotEntries(t *testing.T) {
+	cfg, ws := testConfig(t, "")
+	t.Setenv("HOME", ws)
+	refused := []string{".tmux.conf", ".config/gdb/gdbinit", ".kube/config", "go/bin/ls", ".local/state/tether/allowlist/default.json"}
+	var calls []RawCall
+	for i, p := range refused {
+		calls = append(calls, rawCall(string(rune('a'+i)), "write_file", map[string]any{"path": p, "content": "x\n"}))
+	}
+	calls = append(calls, rawCall("ok", "write_file", map[string]any{"path": ".cache/pip/x", "content": "x\n"}))
+	r := &Runner{Config: cfg}
+	out := r.Execute(t.Context(), Batch{Calls: calls}, nil)
+	for i, p := range refused {
+		assert.Equal(t, "path.protected", out.Results[i].Rule, "%s: %s", p, out.Results[i].Message)
+		assert.NoFileExists(t, filepath.Join(ws, p))
+	}
+	assert.Equal(t, EffectLanded, out.Results[len(refused)].Effect, out.Results[len(refused)].Message)
+
+	t.Setenv("HOME", t.TempDir()) // the same workspace, not a home
+	out = r.Execute(t.Context(), Batch{Calls: []RawCall{rawCall("p", "write_file", map[string]any{"path": ".tmux.conf", "content": "x\n"})}}, nil)
+	assert.Equal(t, EffectLanded, out.Results[0].Effect, out.Results[0].Message)
+}

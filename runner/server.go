@@ -191,6 +191,11 @@ func NewServer(base context.Context, r *Runner, mandates *mandate.Store, version
 // ServeHTTP reads the request body whole, bounded in size (413) and in
 // time (408), dispatches, and logs the outcome at debug level.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if foreign, _ := r.Context().Value(foreignKey{}).(bool); foreign {
+		w.Header().Set("Connection", "close")
+		writeErr(w, http.StatusForbidden, "refused: the connection comes from another user or user namespace (a sandbox); only the daemon's user and root may use its socket")
+		return
+	}
 	if r.Body != nil && r.Body != http.NoBody {
 		body, code, err := readBody(w, r, s.limits.BodyTimeout)
 		if err != nil {
@@ -914,7 +919,37 @@ func PeerContext(ctx context.Context, c net.Conn) context.Context {
 	if err := raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) }); err != nil || cerr != nil {
 		return ctx
 	}
-	return context.WithValue(ctx, peerKey{}, cred.Uid)
+	ctx = context.WithValue(ctx, peerKey{}, cred.Uid)
+	if foreignPeer(cred) {
+		ctx = context.WithValue(ctx, foreignKey{}, true)
+	}
+	return ctx
+}
+
+type foreignKey struct{}
+
+// foreignPeer reports whether the unix-socket peer cred is neither root
+// nor the daemon's own user, or lives in another user namespace than the
+// daemon: a sandboxed process (its host uid is Runner.UserNSBase as root;
+// rootless, its user namespace maps the user itself). The socket is the
+// approval authority; a sandbox that reached it (the socket is hidden in
+// every workspace that holds it, socketPaths) would approve its own
+// calls. Unknowable is foreign. The namespace is read through the pid the
+// kernel recorded at connect, which a peer that exits could leave to
+// another process; the uid check has no such gap.
+func foreignPeer(cred *unix.Ucred) bool {
+	if cred.Uid != 0 && int(cred.Uid) != os.Geteuid() {
+		return true
+	}
+	if cred.Pid <= 0 {
+		return true
+	}
+	own, err := os.Readlink("/proc/self/ns/user")
+	if err != nil {
+		return true
+	}
+	peer, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/user", cred.Pid))
+	return err != nil || peer != own
 }
 
 // PeerUID returns the uid of the unix-socket peer of the request.

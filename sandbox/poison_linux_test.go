@@ -127,6 +127,10 @@ func assertNoPrivilege(t *testing.T, ws string) {
 		} else {
 			_, err := unix.Lgetxattr(p, "security.capability", nil)
 			assert.ErrorIs(t, err, unix.ENODATA, "%s has file capabilities", rel)
+			for _, acl := range []string{"system.posix_acl_access", "system.posix_acl_default"} {
+				_, err := unix.Lgetxattr(p, acl, nil)
+				assert.ErrorIs(t, err, unix.ENODATA, "%s has an ACL (%s)", rel, acl)
+			}
 		}
 		return nil
 	}))
@@ -975,14 +979,14 @@ func assertPrivilegeVariantsRefused(t *testing.T, out string) {
 		"setxattr-cap-via-link refused", "acl-other-user refused", "trusted refused", "io_uring_setup refused"} {
 		assert.Contains(t, out, refused)
 	}
-	assert.Contains(t, out, "user ok", "user.* xattrs are ordinary data")
+	assert.Contains(t, out, "user refused", "no xattr is written: the filter cannot read its name (seccomp_files_on.go)")
 }
 
 // TestPoisonPrivilegeVariants: the privilege artefacts through the system
 // calls libc wrappers hide (fchmodat2 with and without
 // AT_SYMLINK_NOFOLLOW, fsetxattr and lsetxattr of file capabilities), an
-// ACL giving another user rights, trusted xattrs and io_uring. The
-// ordinary user.* namespace is allowed: nothing on the host acts on it.
+// ACL giving another user rights, trusted and user xattrs (no xattr is
+// written, seccomp_files_on.go) and io_uring.
 func TestPoisonPrivilegeVariants(t *testing.T) {
 	r := newTestRunner(t)
 	ws, markers := poisonWorkspace(t, false)
@@ -1557,4 +1561,233 @@ func TestPoisonHomeTools(t *testing.T) {
 		require.NoError(t, m.CloseSession("default", "poison-home"))
 		assertHomeToolsUntouched(t, ws, markers)
 	})
+}
+
+// permissionsScript opens the workspace root and the pinned parents of the
+// frozen control surface to other users by every call that can: chmod,
+// fchmod and fchmodat2 to 0777 or o+w, an access ACL giving others write,
+// a default ACL (every file later made there gets its bits, whatever the
+// umask) and an SELinux label, printing "NAME PATH refused" for each
+// refusal.
+const permissionsScript = `/usr/bin/python3 - <<'EOF'
+import ctypes, os, stat, struct
+libc = ctypes.CDLL(None, use_errno=True)
+def acl(*entries):
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", tag, perm, 0xffffffff) for tag, perm in entries)
+open_acl = acl((1, 7), (4, 7), (0x20, 7))  # u::rwx g::rwx o::rwx
+def fchmodat2(p, mode):
+    if libc.syscall(452, -100, p.encode(), mode, 0) != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+for p in [".", ".git", ".git/objects", ".git/refs"]:
+    fd = os.open(p, os.O_RDONLY)
+    for name, fn in [
+        ("chmod", lambda: os.chmod(p, 0o777)),
+        ("chmod-o+w", lambda: os.chmod(p, stat.S_IMODE(os.stat(p).st_mode) | stat.S_IWOTH)),
+        ("fchmod", lambda: os.fchmod(fd, 0o757)),
+        ("fchmodat2", lambda: fchmodat2(p, 0o703)),
+        ("acl-access", lambda: os.setxattr(p, "system.posix_acl_access", open_acl)),
+        ("acl-default", lambda: os.setxattr(p, "system.posix_acl_default", open_acl)),
+        ("facl-default", lambda: os.setxattr(fd, "system.posix_acl_default", open_acl)),
+        ("lacl-default", lambda: os.setxattr(p, "system.posix_acl_default", open_acl, follow_symlinks=False)),
+        ("selinux", lambda: os.setxattr(p, "security.selinux", b"system_u:object_r:shell_exec_t:s0")),
+        ("user", lambda: os.setxattr(p, "user.note", b"1")),
+    ]:
+        try:
+            fn()
+            print(name, p, "ok")
+        except OSError as e:
+            print(name, p, "refused:", e.strerror)
+    # What still works: taking rights away, giving them to owner and group.
+    os.chmod(p, 0o700)
+    os.chmod(p, 0o750)
+    print("chmod-own", p, "ok")
+EOF
+`
+
+// TestPoisonPermissionsOpened: the sandbox tries to open a private (0700)
+// workspace and its .git to every local account (F3 of rt14: a 0777 .git
+// lets anyone replace .git/config, which host root then runs; a default
+// ACL makes every file host root later creates there world-writable).
+// From the host, after the sandbox is gone: the modes are the sandbox's
+// last allowed chmod (0750), no ACL or label was set, and a file host root
+// makes in .git gets its umask's mode, not the sandbox's.
+func TestPoisonPermissionsOpened(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, true)
+	require.NoError(t, os.Chmod(ws, 0o700))
+	_, out := sandboxRun(t, r, ws, permissionsScript)
+	t.Log(out)
+	for _, p := range []string{".", ".git", ".git/objects", ".git/refs"} {
+		for _, call := range []string{"chmod", "chmod-o+w", "fchmod", "fchmodat2", "acl-access", "acl-default", "facl-default", "lacl-default", "selinux", "user"} {
+			assert.Contains(t, out, call+" "+p+" refused", "%s of %s", call, p)
+		}
+		assert.Contains(t, out, "chmod-own "+p+" ok", "a chmod that takes rights away works")
+		// From the host.
+		var st unix.Stat_t
+		require.NoError(t, unix.Lstat(filepath.Join(ws, p), &st))
+		assert.Equal(t, uint32(0o750), st.Mode&0o7777, "%s: the mode the sandbox may set", p)
+		_, err := unix.Lgetxattr(filepath.Join(ws, p), "security.selinux", nil)
+		assert.True(t, errors.Is(err, unix.ENODATA) || errors.Is(err, unix.EOPNOTSUPP), "%s has a label the sandbox set: %v", p, err)
+	}
+	old := unix.Umask(0o022)
+	defer unix.Umask(old)
+	hostFile := filepath.Join(ws, ".git", "host-made")
+	require.NoError(t, os.WriteFile(hostFile, nil, 0o666))
+	fi, err := os.Stat(hostFile)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "a file host root makes gets the umask's mode")
+	require.NoError(t, os.Remove(hostFile))
+	assertHostClean(t, ws, markers, true)
+}
+
+// TestPoisonHomeOwnersTether: a home workspace holds its owner's own
+// tether (the XDG defaults ~/.config/tether and ~/.local/state/tether),
+// which is not the tether running the sandbox, so nothing hides it (F4 of
+// rt14: a root tether's sandbox on alice's home wrote "*" into alice's
+// allowlist, and alice's tether then approved everything). The sandbox
+// rewrites, replaces and renames them, existing or not; from the host,
+// after it is gone, they are as they were or absent.
+func TestPoisonHomeOwnersTether(t *testing.T) {
+	const allowlist, cfgFile = ".local/state/tether/allowlist/default.json", ".config/tether/config.yaml"
+	const script = `s=.local/state/tether
+mkdir -p $s/allowlist .config/tether
+echo '{"version":1,"entries":[{"pattern":"*","by":"sandbox"}]}' > $s/allowlist/default.json && echo WROTE-ALLOWLIST
+printf "approvals: {mode: off}\n" >> .config/tether/config.yaml && echo WROTE-CONFIG
+mv $s $s-orig && mkdir -p $s/allowlist && echo '{"version":1,"entries":[{"pattern":"*"}]}' > $s/allowlist/default.json && echo RENAMED-STATE
+mv .config/tether .config/tether-orig && echo RENAMED-CONFIG
+echo done`
+	for _, present := range []bool{true, false} {
+		t.Run(fmt.Sprintf("present=%v", present), func(t *testing.T) {
+			r := newTestRunner(t)
+			ws, markers := poisonWorkspace(t, false)
+			t.Setenv("HOME", ws)
+			files := map[string]string{allowlist: `{"version":1,"entries":[]}` + "\n", cfgFile: "profiles: {}\n"}
+			if !present {
+				// .local/state and .config exist (other programs made
+				// them); tether's directories in them do not.
+				files = map[string]string{".local/state/less/history": "x\n", ".config/user-dirs.locale": "C\n"}
+			}
+			for p, content := range files {
+				require.NoError(t, os.MkdirAll(filepath.Join(ws, filepath.Dir(p)), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(ws, p), []byte(content), 0o644))
+			}
+			chownWorkspace(t, ws)
+			_, out := sandboxRun(t, r, ws, script)
+			t.Log(out)
+			require.Contains(t, out, "done")
+			for _, w := range []string{"WROTE-ALLOWLIST", "WROTE-CONFIG", "RENAMED-STATE", "RENAMED-CONFIG"} {
+				assert.NotContains(t, out, w)
+			}
+			// From the host, after the sandbox is gone.
+			for p, want := range files {
+				got, err := os.ReadFile(filepath.Join(ws, p))
+				require.NoError(t, err, p)
+				assert.Equal(t, want, string(got), "%s changed on the host", p)
+			}
+			for _, p := range []string{".local/state/tether-orig", ".config/tether-orig"} {
+				assert.NoFileExists(t, filepath.Join(ws, p), "renamed away")
+			}
+			if !present {
+				for _, p := range []string{".local/state/tether", ".config/tether"} {
+					_, err := os.Lstat(filepath.Join(ws, p))
+					assert.ErrorIs(t, err, fs.ErrNotExist, "%s was created", p)
+				}
+			}
+			assertHostClean(t, ws, markers, false)
+		})
+	}
+}
+
+// TestPoisonHomeDotEntries: in a home workspace every existing dot-entry
+// is frozen, whether the protected list names its program or not (F1 of
+// rt14: tmux, gdb, xdg-user-dir, kubectl, docker's cli-plugins, ~/go/bin
+// and pyenv's shims on PATH, rustup's toolchains, bash-completion,
+// direnv's allow list and whitelist, ssh's known_hosts and config.d …
+// all ran what a sandbox planted), and so are ~/bin and ~/go/bin; the
+// caches builds write (.cache, .npm, .cargo/registry, go/pkg/mod) stay
+// writable. From the host afterwards: every planted file is absent or as
+// it was, and the caches hold what the sandbox wrote.
+func TestPoisonHomeDotEntries(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	t.Setenv("HOME", ws)
+	present := map[string]string{
+		".ssh/known_hosts":       "host ssh-ed25519 AAAA\n",
+		".config/user-dirs.dirs": "XDG_DESKTOP_DIR=\"$HOME/Desktop\"\n",
+		".kube/config":           "apiVersion: v1\n",
+		".rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/cargo": "#!/bin/sh\n",
+		".local/share/less/.keep":                                      "",
+		".docker/cli-plugins/.keep":                                    "",
+		"go/bin/.keep":                                                 "",
+		"go/pkg/mod/.keep":                                             "",
+		".pyenv/shims/.keep":                                           "",
+		".cache/.keep":                                                 "",
+		".cargo/registry/.keep":                                        "",
+		"bin/.keep":                                                    "",
+	}
+	for p, content := range present {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, filepath.Dir(p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(ws, p), []byte(content), 0o644))
+	}
+	chownWorkspace(t, ws)
+	planted := []string{
+		".config/tmux/tmux.conf", ".config/gdb/gdbinit", ".config/user-dirs.dirs", ".kube/config",
+		".docker/cli-plugins/docker-rt14", "go/bin/ls", ".pyenv/shims/ls",
+		".rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/cargo",
+		".local/share/bash-completion/completions/git", ".config/direnv/direnv.toml", ".local/share/direnv/allow/x",
+		".ssh/known_hosts", ".ssh/config.d/evil", ".config/emacs/init.el", ".config/Code/User/settings.json", "bin/ls",
+	}
+	script := "m=" + markers + "\n"
+	for _, p := range planted {
+		script += fmt.Sprintf("mkdir -p %s 2>/dev/null; printf '#!/bin/sh\\ntouch $m/%s\\n' >> %s && chmod 755 %s && echo WROTE %s\n",
+			filepath.Dir(p), filepath.Base(p), p, p, p)
+	}
+	script += `mv .kube .kube-orig && echo RENAMED
+for c in .cache/pip .npm/_cacache .cargo/registry/src go/pkg/mod/x; do mkdir -p $c && echo data > $c/f && echo CACHE $c; done
+echo done`
+	_, out := sandboxRun(t, r, ws, script)
+	t.Log(out)
+	require.Contains(t, out, "done")
+	assert.NotContains(t, out, "WROTE")
+	assert.NotContains(t, out, "RENAMED")
+	for _, c := range []string{".cache/pip", ".npm/_cacache", ".cargo/registry/src", "go/pkg/mod/x"} {
+		assert.Contains(t, out, "CACHE "+c, "the caches builds write stay writable")
+		assert.FileExists(t, filepath.Join(ws, c, "f"))
+	}
+	// From the host, after the sandbox is gone.
+	for _, p := range planted {
+		got, err := os.ReadFile(filepath.Join(ws, p))
+		if want, ok := present[p]; ok {
+			require.NoError(t, err, p)
+			assert.Equal(t, want, string(got), "%s changed on the host", p)
+		} else {
+			assert.ErrorIs(t, err, fs.ErrNotExist, "%s was planted", p)
+		}
+	}
+	assert.NoDirExists(t, filepath.Join(ws, ".kube-orig"))
+	assertHostClean(t, ws, markers, false)
+}
+
+// TestPoisonHomeBinReserved: a home workspace without ~/bin (Debian's
+// .profile puts it on PATH at the next login once it exists) or with ~/go
+// but no ~/go/bin: the sandbox cannot make them; from the host afterwards
+// neither exists, and go's module cache was made.
+func TestPoisonHomeBinReserved(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	t.Setenv("HOME", ws)
+	require.NoError(t, os.Mkdir(filepath.Join(ws, "go"), 0o755))
+	chownWorkspace(t, ws)
+	_, out := sandboxRun(t, r, ws, `mkdir -p bin && echo MADE-BIN; mkdir -p go/bin && echo MADE-GOBIN; mkdir -p go/pkg/mod && echo MADE-MOD; echo done`)
+	t.Log(out)
+	require.Contains(t, out, "done")
+	assert.NotContains(t, out, "MADE-BIN")
+	assert.NotContains(t, out, "MADE-GOBIN")
+	assert.Contains(t, out, "MADE-MOD")
+	for _, p := range []string{"bin", "go/bin"} {
+		_, err := os.Lstat(filepath.Join(ws, p))
+		assert.ErrorIs(t, err, fs.ErrNotExist, "%s exists on the host", p)
+	}
+	assert.DirExists(t, filepath.Join(ws, "go/pkg/mod"))
+	assertHostClean(t, ws, markers, false)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
+	"github.com/tether-dev/tether/internal/dirlist"
 	"github.com/tether-dev/tether/internal/protect"
 	"github.com/tether-dev/tether/sandbox/nsjoin"
 )
@@ -211,13 +212,13 @@ func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]stri
 		if err != nil {
 			return nil, err
 		}
-		home := isHome(cfg.Workspace)
+		home := IsHome(cfg.Workspace)
 		ws, err := planProtection(cfg.Workspace, cfg.workspaceMount(), home, hide...)
 		if err != nil {
 			return nil, err
 		}
 		ws.rootless, ws.binds = rootless, pr.binds
-		ws.set = protect.Set{Root: filepath.Clean(cfg.Workspace), GitDirs: ws.gitDirs, Extra: own, NotHome: !home}
+		ws.set = protect.Set{Root: filepath.Clean(cfg.Workspace), GitDirs: ws.gitDirs, Extra: own, Home: home, NotHome: !home}
 		pr, planned = ws, true
 		if err := pr.planWritable(cfg); err != nil {
 			return nil, err
@@ -282,10 +283,10 @@ func (pr *protection) trees() []*protection {
 	return append(ts, pr.binds...)
 }
 
-// isHome reports whether ws is a home directory: tether's own ($HOME) or
+// IsHome reports whether ws is a home directory: tether's own ($HOME) or
 // its owner's (the password database). Only there do shell startup files
 // and ssh's and git's per-user files run anything (protect.Entry.Home).
-func isHome(ws string) bool {
+func IsHome(ws string) bool {
 	same := func(a, b string) bool {
 		if a == "" || b == "" {
 			return false
@@ -302,6 +303,43 @@ func isHome(ws string) bool {
 		}
 	}
 	return false
+}
+
+// freezeHome freezes, in a home workspace (root, an O_PATH descriptor),
+// every existing entry the home rule protects (protect.Set.Home: the
+// dot-entries at the root, ~/bin, ~/go/bin), as a whole where it holds
+// nothing that must stay writable (protect.HomeTreat), else entry by
+// entry below it. hide are tether's hidden paths, handled apart. A name
+// that does not exist yet is not reserved here (nobody can list them):
+// ~/bin, ~/go/bin and the list's own entries are (the caller), the rest
+// only by the creation gate's refusal of protected names.
+func freezeHome(root int, hide []string, freeze func(string) error) error {
+	queue := []string{"."}
+	for len(queue) > 0 {
+		dir := queue[0]
+		queue = queue[1:]
+		entries, err := readDirBeneath(root, dir, dirlist.MaxEntries)
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+				continue // gone meanwhile, or a file where a directory was
+			}
+			return fmt.Errorf("%w: reading %s of the home workspace: %w", ErrUnsafeWorkspace, dir, err)
+		}
+		for _, e := range entries {
+			rel := path.Join(dir, e.Name())
+			switch protect.HomeTreat(rel, hide) {
+			case protect.HomeFreeze:
+				if err := freeze(rel); err != nil {
+					return err
+				}
+			case protect.HomeDescend:
+				if e.IsDir() {
+					queue = append(queue, rel)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // hiddenIn returns the paths of own (tether's config and state, absolute)
@@ -670,6 +708,33 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 	for _, e := range protect.Workspace() {
 		if err := protectEntry(e.Path, e.Kind, home || !e.Home); err != nil {
 			return nil, err
+		}
+	}
+	if home {
+		// A directory the list's entries pinned (.config for .config/git,
+		// .local for .local/bin) is frozen as a whole here: its read-only
+		// bind pins it as well, and the entries' own binds stay on top.
+		freeze := func(rel string) error {
+			for i, m := range pr.mounts {
+				if m.Path == rel && m.Mode == ProtectPin {
+					pr.mounts[i].Mode = ProtectReadOnly
+				}
+			}
+			return protectEntry(rel, protect.Dir, false)
+		}
+		if err := freezeHome(root, hide, freeze); err != nil {
+			return nil, err
+		}
+		// The PATH directories are reserved when missing: Debian's
+		// .profile adds ~/bin at the next login if it exists. ~/go/bin
+		// only where ~/go exists: reserving a missing ~/go would keep go
+		// from making its module cache.
+		for _, rel := range protect.HomeRoots() {
+			if _, err := os.Lstat(filepath.Join(ws, path.Dir(rel))); err == nil {
+				if err := protectEntry(rel, protect.Dir, true); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	// A workspace that is itself a git directory (a bare repository):

@@ -19,19 +19,20 @@ import (
 // plan a command whose mandate allows only ok/ made secret/key
 // world-readable and writable on the host, back-dated it and tagged it.
 // With the plan (Landlock.ReadOnlyWorkspace) the workspace is read-only
-// outside ok/, so each of these fails with EROFS, in a one-shot sandbox
-// and in a session, while the same calls inside ok/ work; the host finds
+// outside ok/, so each of these fails with EROFS (setxattr with EPERM
+// everywhere: seccomp_files_on.go), in a one-shot sandbox and in a
+// session, while the same calls inside ok/ work; the host finds
 // everything outside ok/ as it was.
 func TestLandlockMetadataOutsideThePolicy(t *testing.T) {
-	const outside = `chmod 0666 secret/key; echo chmod=$?
+	const outside = `chmod 0640 secret/key; echo chmod=$?
 chown 0:0 secret/key; echo chown=$?
 touch -d 2001-01-01 secret/key; echo touch=$?
 python3 -c 'import os; os.setxattr("secret/key", "user.planted", b"x")'; echo setxattr=$?
 mv secret/key secret/moved; echo rename=$?
-chmod 0777 secret; echo chmod-dir=$?
+chmod 0750 secret; echo chmod-dir=$?
 `
 	const inside = `chmod 0600 ok/file && touch -d 2001-01-01 ok/file && echo more >> ok/file &&
-python3 -c 'import os; os.setxattr("ok/file", "user.ok", b"y")' && mkdir ok/made && mv ok/made ok/moved && echo inside-ok`
+mkdir ok/made && mv ok/made ok/moved && echo inside-ok`
 	for _, session := range []bool{false, true} {
 		name := "one-shot"
 		if session {
@@ -59,7 +60,7 @@ python3 -c 'import os; os.setxattr("ok/file", "user.ok", b"y")' && mkdir ok/made
 			for _, call := range []string{"chmod", "chown", "touch", "setxattr", "rename", "chmod-dir"} {
 				assert.NotContains(t, "\n"+out.String(), "\n"+call+"=0\n", "%s outside the mandate succeeded", call)
 			}
-			assert.GreaterOrEqual(t, strings.Count(out.String(), "Read-only file system"), 5, "the read-only mount refused them")
+			assert.GreaterOrEqual(t, strings.Count(out.String(), "Read-only file system"), 4, "the read-only mount refused them")
 			assert.Contains(t, out.String(), "inside-ok", "the same calls inside the write tree work")
 			// From the host, after the sandbox is gone.
 			after, err := os.Stat(secret)

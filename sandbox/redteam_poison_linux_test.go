@@ -362,3 +362,63 @@ func TestPoisonLinkCheckBounded(t *testing.T) {
 	assert.Empty(t, data, "the frozen directory itself stays read-only")
 	assertHostClean(t, ws, markers, false)
 }
+
+// TestPoisonHostGitConfigKeys: the global git configuration names files of
+// the workspace by keys git runs or trusts beyond hooksPath and include
+// (F5 of rt14): init.templateDir (every later git init or clone anywhere
+// copies its hooks and runs them), trailer.<t>.command and .cmd,
+// core.alternateRefsCommand, and the trust files http.sslCAInfo and
+// gpg.ssh.allowedSignersFile. The sandbox writes or creates them all; from
+// the host afterwards, a clone elsewhere and a commit with a trailer run
+// nothing it planted, and the trust files are as they were.
+func TestPoisonHostGitConfigKeys(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, true)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "tmpl", "hooks"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "bin"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "bin", "signer"), []byte("#!/bin/sh\necho 't <t@t>'\n"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "keys"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "keys", "allowed"), []byte("t@t ssh-ed25519 AAAA\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".gitconfig"), []byte(fmt.Sprintf(
+		"[init]\n\ttemplateDir = %[1]s/tmpl\n[trailer \"sign\"]\n\tkey = Signed-off-by\n\tcommand = %[1]s/bin/signer\n"+
+			"[trailer \"fix\"]\n\tcmd = %[1]s/bin/fixer\n[core]\n\talternateRefsCommand = %[1]s/bin/altrefs\n"+
+			"[http]\n\tsslCAInfo = %[1]s/ca.pem\n[gpg \"ssh\"]\n\tallowedSignersFile = %[1]s/keys/allowed\n", ws)), 0o644))
+	chownWorkspace(t, ws)
+
+	_, out := sandboxRun(t, r, ws, fmt.Sprintf(`m=%s
+printf '#!/bin/sh\ntouch %%s/template-hook\n' $m > tmpl/hooks/post-checkout && chmod 755 tmpl/hooks/post-checkout && echo WROTE-TEMPLATE
+printf '#!/bin/sh\ntouch %%s/trailer\necho "x <x@x>"\n' $m > bin/signer && echo WROTE-SIGNER
+printf '#!/bin/sh\ntouch %%s/trailer-cmd\n' $m > bin/fixer && chmod 755 bin/fixer && echo WROTE-FIXER
+printf '#!/bin/sh\ntouch %%s/altrefs\n' $m > bin/altrefs && chmod 755 bin/altrefs && echo WROTE-ALTREFS
+echo planted-ca > ca.pem && echo WROTE-CA
+echo '* ssh-ed25519 PLANTED' >> keys/allowed && echo WROTE-SIGNERS
+mv tmpl tmpl-orig && mkdir -p tmpl/hooks && printf '#!/bin/sh\ntouch %%s/template-renamed\n' $m > tmpl/hooks/post-checkout && chmod 755 tmpl/hooks/post-checkout && echo RENAMED-TEMPLATE
+echo done`, markers))
+	t.Log(out)
+	require.Contains(t, out, "done")
+	for _, w := range []string{"WROTE-TEMPLATE", "WROTE-SIGNER", "WROTE-FIXER", "WROTE-ALTREFS", "WROTE-CA", "WROTE-SIGNERS", "RENAMED-TEMPLATE"} {
+		assert.NotContains(t, out, w)
+	}
+	// From the host, after the sandbox is gone: a clone outside the
+	// workspace and a commit with both trailers, with the person's home.
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + home, "GIT_CONFIG_NOSYSTEM=1"}
+	src, dst := t.TempDir(), filepath.Join(t.TempDir(), "clone")
+	git := func(dir string, args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		cmd.Dir, cmd.Env = dir, env
+		o, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, o)
+	}
+	git(src, "init", "-q")
+	git(src, "commit", "-q", "--allow-empty", "-m", "src")
+	git(src, "clone", "-q", src, dst)
+	git(dst, "commit", "-q", "--allow-empty", "-m", "x", "--trailer", "sign: x", "--trailer", "fix: y")
+	assertEmptyDir(t, markers)
+	assert.NoFileExists(t, filepath.Join(ws, "ca.pem"), "a CA bundle git trusts was planted")
+	signers, err := os.ReadFile(filepath.Join(ws, "keys", "allowed"))
+	require.NoError(t, err)
+	assert.Equal(t, "t@t ssh-ed25519 AAAA\n", string(signers), "the allowed signers git trusts were changed")
+	assertNoPrivilege(t, ws)
+}

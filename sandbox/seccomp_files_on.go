@@ -13,9 +13,23 @@ import (
 // that raises anyone's privileges on the host (docs/workspace.md). The user
 // namespace and the idmapped workspace already make every file the sandbox
 // creates belong to the workspace's owner; these rules make sure none of
-// them is setuid, setgid or a device node:
+// them is setuid, setgid or a device node, and that nothing that exists
+// is opened to other users' writes:
 //   - chmod, fchmod, fchmodat and fchmodat2 are allowed only with a mode
-//     without S_ISUID and S_ISGID;
+//     without S_ISUID, S_ISGID and S_IWOTH. The filter cannot tell which
+//     file a chmod names, and a world-writable workspace root or .git
+//     (the pinned parents of the frozen control surface) lets any local
+//     account replace .git/config, which host root then runs; so no
+//     chmod may add write for others anywhere;
+//   - setxattr, lsetxattr, fsetxattr and setxattrat fail with EPERM: the
+//     attribute's name is a string the filter cannot read, and the names
+//     that matter are exactly the ones to refuse: system.posix_acl_access
+//     (write for others through an ACL entry) and system.posix_acl_default
+//     (every file later made in the directory, by the host too, gets the
+//     ACL's bits whatever the umask), security.* (an SELinux label chosen
+//     by the sandbox). An allow-list of user.* checked by a notification
+//     would read the caller's memory before the kernel does, a race the
+//     caller wins. Removing an attribute stays allowed: it grants nothing;
 //   - open, openat and creat are allowed only when they cannot create (no
 //     O_CREAT, no O_TMPFILE) or when the mode has neither bit (three
 //     rules that never overlap: no create, O_CREAT, O_TMPFILE, so that
@@ -43,8 +57,12 @@ import (
 // privBits are the mode bits no sandbox may set.
 const privBits = unix.S_ISUID | unix.S_ISGID
 
+// chmodBits are the bits no sandbox may give a chmod: privBits and write
+// for others.
+const chmodBits = privBits | unix.S_IWOTH
+
 // fileRuleSyscalls are the syscalls fileRules governs.
-var fileRuleSyscalls = []string{"chmod", "fchmod", "fchmodat", "fchmodat2", "open", "openat", "openat2", "creat", "mkdir", "mkdirat", "mknod", "mknodat", "renameat2"}
+var fileRuleSyscalls = []string{"chmod", "fchmod", "fchmodat", "fchmodat2", "open", "openat", "openat2", "creat", "mkdir", "mkdirat", "mknod", "mknodat", "renameat2", "setxattr", "lsetxattr", "fsetxattr", "setxattrat"}
 
 // fileRules removes fileRuleSyscalls from prof's other entries and adds
 // their conditional rules.
@@ -66,6 +84,7 @@ func fileRules(prof *specs.LinuxSeccomp) {
 		return specs.LinuxSeccompArg{Index: index, Value: mask, ValueTwo: want, Op: specs.OpMaskedEqual}
 	}
 	noPriv := func(modeArg uint) specs.LinuxSeccompArg { return masked(modeArg, privBits, 0) }
+	chmodable := func(modeArg uint) specs.LinuxSeccompArg { return masked(modeArg, chmodBits, 0) }
 	// The flags' creating bits (createFlags): none, O_CREAT, O_TMPFILE.
 	// O_CREAT|O_TMPFILE together, which the kernel refuses (EINVAL),
 	// matches no rule (EPERM).
@@ -74,12 +93,12 @@ func fileRules(prof *specs.LinuxSeccomp) {
 	tmpfile := func(flagsArg uint) specs.LinuxSeccompArg {
 		return masked(flagsArg, createFlags, unix.O_TMPFILE&^unix.O_DIRECTORY)
 	}
-	enosys := uint(unix.ENOSYS)
+	enosys, eperm := uint(unix.ENOSYS), uint(unix.EPERM)
 	prof.Syscalls = append(prof.Syscalls,
-		allow("chmod", noPriv(1)),
-		allow("fchmod", noPriv(1)),
-		allow("fchmodat", noPriv(2)),
-		allow("fchmodat2", noPriv(2)),
+		allow("chmod", chmodable(1)),
+		allow("fchmod", chmodable(1)),
+		allow("fchmodat", chmodable(2)),
+		allow("fchmodat2", chmodable(2)),
 		allow("creat", noPriv(1)),
 		allow("open", noCreate(1)), allow("open", creating(1), noPriv(2)), allow("open", tmpfile(1), noPriv(2)),
 		allow("openat", noCreate(2)), allow("openat", creating(2), noPriv(3)), allow("openat", tmpfile(2), noPriv(3)),
@@ -87,6 +106,7 @@ func fileRules(prof *specs.LinuxSeccomp) {
 		allow("mkdirat", noPriv(2)),
 		allow("renameat2", masked(4, unix.RENAME_WHITEOUT, 0)),
 		specs.LinuxSyscall{Names: []string{"openat2"}, Action: specs.ActErrno, ErrnoRet: &enosys},
+		specs.LinuxSyscall{Names: []string{"setxattr", "lsetxattr", "fsetxattr", "setxattrat"}, Action: specs.ActErrno, ErrnoRet: &eperm},
 	)
 	for _, kind := range []uint64{0, unix.S_IFREG, unix.S_IFIFO, unix.S_IFSOCK} {
 		prof.Syscalls = append(prof.Syscalls,

@@ -60,6 +60,8 @@ const (
 	useInclude  keyUse = iota + 1 // a configuration file, relative to the including file
 	useHooksDir                   // the hooks directory, relative to the top
 	useCommand                    // a command line git runs from the top (its words may name files)
+	useDir                        // a directory git copies into every new repository, hooks included
+	useFile                       // a file git trusts (CA bundles, allowed signers), relative to the top
 )
 
 // configKeys are the variables whose values git reads as a path it runs
@@ -69,12 +71,22 @@ var configKeys = []configKey{
 	{"include.path", useInclude},
 	{"includeif.*.path", useInclude},
 	{"core.hookspath", useHooksDir},
+	// git init and git clone, anywhere on the host, copy the template
+	// directory into the new repository and then run its hooks/.
+	{"init.templatedir", useDir},
+	{"http.sslcapath", useDir},
+	{"http.*.sslcapath", useDir},
+	{"http.sslcainfo", useFile},
+	{"http.*.sslcainfo", useFile},
+	{"gpg.ssh.allowedsignersfile", useFile},
+	{"gpg.ssh.revocationfile", useFile},
 	{"core.fsmonitor", useCommand},
 	{"core.pager", useCommand},
 	{"core.editor", useCommand},
 	{"core.sshcommand", useCommand},
 	{"core.askpass", useCommand},
 	{"core.gitproxy", useCommand},
+	{"core.alternaterefscommand", useCommand},
 	{"sequence.editor", useCommand},
 	{"diff.external", useCommand},
 	{"diff.*.textconv", useCommand},
@@ -97,6 +109,9 @@ var configKeys = []configKey{
 	{"mergetool.*.path", useCommand},
 	{"remote.*.uploadpack", useCommand},
 	{"remote.*.receivepack", useCommand},
+	{"remote.*.vcs", useCommand}, // git runs git-remote-<vcs>; a path when it has a slash
+	{"trailer.*.command", useCommand},
+	{"trailer.*.cmd", useCommand},
 	{"hook.*.command", useCommand},
 	{"sendemail.smtpserver", useCommand},
 	{"sendemail.*.smtpserver", useCommand},
@@ -128,6 +143,10 @@ func ConfigRefs(data []byte) []ConfigRef {
 			if d, last := path.Split(path.Clean(kv.value)); last == "_" && d != "" {
 				refs = append(refs, ConfigRef{Key: kv.key, Path: path.Clean(d), Base: BaseTop, Kind: Dir, Missing: true})
 			}
+		case useDir:
+			refs = append(refs, ConfigRef{Key: kv.key, Path: kv.value, Base: BaseTop, Kind: Dir, Missing: true})
+		case useFile:
+			refs = append(refs, ConfigRef{Key: kv.key, Path: kv.value, Base: BaseTop, Kind: File, Missing: true})
 		case useCommand:
 			v := strings.TrimSpace(kv.value)
 			if strings.HasPrefix(kv.key, "alias.") {

@@ -37,6 +37,12 @@ func TestConfigRefs(t *testing.T) {
 		{"boolean key", "[core]\n\tfsmonitor\n\thooksPath = h\n", []ref{{"h", Dir, true, false}}},
 		{"other keys", "[user]\n\tname = tools/x\n[remote \"o\"]\n\turl = ../r\n", nil},
 		{"remote helper programs", "[remote \"o\"]\n\tuploadpack = ./up\n", []ref{{"./up", File, true, false}}},
+		{"template directory: every later init and clone copies and runs its hooks", "[init]\n\ttemplateDir = tmpl\n", []ref{{"tmpl", Dir, true, false}}},
+		{"trailer commands", "[trailer \"sign\"]\n\tkey = Signed-off-by\n\tcommand = bin/signer\n\tcmd = ./bin/cmd --x\n", []ref{{"bin/signer", File, true, false}, {"./bin/cmd", File, true, false}}},
+		{"alternate refs command", "[core]\n\talternateRefsCommand = bin/altrefs\n", []ref{{"bin/altrefs", File, true, false}}},
+		{"trust files", "[gpg \"ssh\"]\n\tallowedSignersFile = keys/allowed\n\trevocationFile = keys/revoked\n[http]\n\tsslCAInfo = ca.pem\n\tsslCAPath = certs\n[http \"https://h.example/\"]\n\tsslCAInfo = h.pem\n",
+			[]ref{{"keys/allowed", File, true, false}, {"keys/revoked", File, true, false}, {"ca.pem", File, true, false}, {"certs", Dir, true, false}, {"h.pem", File, true, false}}},
+		{"remote helper named as a path", "[remote \"o\"]\n\tvcs = ./tools/helper\n[remote \"p\"]\n\tvcs = hg\n", []ref{{"./tools/helper", File, true, false}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -168,6 +168,12 @@ var workspace = []Entry{
 	{".config/pip", Dir, "pip reads its configuration (index-url, find-links: what pip installs)", true},
 	{".pip", Dir, "pip reads its legacy configuration (index-url, find-links: what pip installs)", true},
 	{".gnupg", Dir, "gpg trusts its keys and trustdb and gpg-agent runs the pinentry-program its configuration names", true},
+	// The home owner's own tether (its XDG defaults), which is not the
+	// tether running this sandbox: a root daemon working on /home/alice
+	// hides only its own state and config (config.OwnPaths), and alice's
+	// tether would then approve what the sandbox wrote into its allowlist.
+	{".config/tether", Dir, "the home owner's tether reads its configuration from it", true},
+	{".local/state/tether", Dir, "the home owner's tether keeps its allowlist, approvals and audit log in it", true},
 }
 
 // Workspace returns the entries relative to the workspace root, .git first.
@@ -206,6 +212,10 @@ type Set struct {
 	// (Entry.Home): the sandbox's creation gate in a workspace that is not
 	// one, where a project's own .zlogin runs nothing.
 	NotHome bool
+	// Home says the workspace is a home directory: every entry at its
+	// root whose name begins with "." is protected, and ~/bin and
+	// ~/go/bin, except the caches builds write (homeReason).
+	Home bool
 }
 
 // Reason returns why rel (see the package Reason) is protected, or "".
@@ -245,6 +255,11 @@ func (s Set) Reason(rel string) string {
 	if why := headReason(parts, s.GitDirs); why != "" {
 		return why
 	}
+	if s.Home {
+		if why := homeReason(parts); why != "" {
+			return why
+		}
+	}
 	for _, g := range s.GitDirs {
 		g = path.Clean(strings.TrimPrefix(g, "/"))
 		gp := split(g)
@@ -260,6 +275,66 @@ func (s Set) Reason(rel string) string {
 	}
 	if s.Root != "" {
 		return s.extraReason(path.Join(s.Root, rel))
+	}
+	return ""
+}
+
+// homeWritable are the paths under a home directory's protected entries
+// (homeReason) that builds and package managers write, and so a sandbox
+// working in a home may write too. Each still holds code the host later
+// runs (docs/workspace.md, "A home directory's dot-entries"): they are
+// allowed because a build cannot work without them, and what they hold is
+// what the build it serves asked for, re-verified by the next resolver
+// that checks hashes (go.sum, Cargo.lock, npm's integrity fields) only for
+// downloads, not for what is already there.
+var homeWritable = []string{
+	".cache",          // pip, go-build, yarn v1, pre-commit, node-gyp …: caches
+	".npm",            // npm's cache (_cacache) and npx's installs (_npx)
+	".cargo/registry", // cargo's downloaded crates and their sources
+	".cargo/git",      // cargo's git dependencies
+	".m2/repository",  // Maven's downloaded artifacts
+	".gradle/caches",  // Gradle's caches and downloaded artifacts
+	".gradle/wrapper", // the Gradle distributions gradlew downloads
+}
+
+// homeRoots are the entries at a home directory's root that are protected
+// besides its dot-entries: directories on PATH by default (Debian's
+// .profile puts ~/bin there; go install writes ~/go/bin, which go's
+// installer and most guides put there).
+var homeRoots = []string{"bin", "go/bin"}
+
+// HomeRoots returns the entries at a home directory's root that the home
+// rule protects besides its dot-entries (~/bin, ~/go/bin). The caller may
+// modify the returned slice.
+func HomeRoots() []string { return append([]string(nil), homeRoots...) }
+
+// homeReason is the reason for parts (a path relative to a home directory
+// that is the workspace) under the home rule, or "": every entry at the
+// root whose name begins with "." is protected, and homeRoots, except
+// homeWritable. The programs a person runs read their startup files,
+// configuration, plugins and shims from their home's dot-entries, and no
+// list of them can be complete (tmux, gdb, sqlite, kubectl, docker's
+// cli-plugins, pyenv's shims, rustup's toolchains …).
+func homeReason(parts []string) string {
+	if hasPrefix(parts, GitDirName) {
+		return "" // a dotfiles repository: git's own rules (gitDir) decide
+	}
+	for _, w := range homeWritable {
+		if hasPrefix(parts, w) {
+			return ""
+		}
+	}
+	rel := path.Join(parts...)
+	for _, r := range homeRoots {
+		if hasPrefix(parts, r) {
+			return fmt.Sprintf("%s is protected: in a home directory %s is on PATH by default", rel, r)
+		}
+		if len(parts) < len(split(r)) && hasPrefix(split(r), rel) {
+			return fmt.Sprintf("%s is protected: it holds %s", rel, r)
+		}
+	}
+	if strings.HasPrefix(parts[0], ".") {
+		return fmt.Sprintf("%s is protected: in a home directory every entry whose name begins with \".\" is (programs read their configuration, plugins and startup files from them); only %s may be written", rel, strings.Join(homeWritable, ", "))
 	}
 	return ""
 }
@@ -451,4 +526,53 @@ func GitDirReason(dir, rest string) string {
 		return ""
 	}
 	return gitReason(split(path.Clean(dir)), split(rest))
+}
+
+// HomeTreatment is how a sandbox freezes an existing entry of a home
+// workspace under the home rule (Set.Home): HomeTreat.
+type HomeTreatment uint8
+
+const (
+	// HomeFree: the entry may be written (a cache of homeWritable, a
+	// name the rule does not cover, a hole the caller handles itself).
+	HomeFree HomeTreatment = iota
+	// HomeFreeze: the entry is protected as a whole.
+	HomeFreeze
+	// HomeDescend: the entry holds something that must stay writable (a
+	// cache of homeWritable), or is not protected but holds an entry that
+	// is (~/go for ~/go/bin): its own entries are treated one by one.
+	HomeDescend
+)
+
+// HomeTreat says how the sandbox treats rel, an existing entry of a home
+// workspace (slash-separated, relative to it), under the home rule; holes
+// are workspace-relative paths the caller handles itself (tether's hidden
+// state and config).
+func HomeTreat(rel string, holes []string) HomeTreatment {
+	parts := split(path.Clean(rel))
+	below := func(p string) bool { // p lies strictly under rel
+		pp := split(p)
+		return len(pp) > len(parts) && hasPrefix(pp, rel)
+	}
+	for _, h := range holes {
+		if hasPrefix(parts, path.Clean(h)) {
+			return HomeFree
+		}
+	}
+	if homeReason(parts) == "" {
+		for _, r := range homeRoots {
+			if below(r) {
+				return HomeDescend
+			}
+		}
+		return HomeFree
+	}
+	// Only what must stay writable splits an entry: the list's own
+	// entries and the holes get their mounts on top of its freeze.
+	for _, p := range append(append([]string(nil), homeWritable...), homeRoots...) {
+		if below(p) {
+			return HomeDescend
+		}
+	}
+	return HomeFreeze
 }

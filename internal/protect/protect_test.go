@@ -93,6 +93,9 @@ func TestReasonHomeTools(t *testing.T) {
 		".gnupg":                                              "gpg",
 		"home/u/.vimrc":                                       "vim runs it",
 		".CARGO/CONFIG.TOML":                                  "cargo reads it",
+		".config/tether/config.yaml":                          "the home owner's tether",
+		".local/state/tether/allowlist/default.json": "the home owner's tether",
+		".local/state": "it holds .local/state/tether",
 	}
 	for p, why := range protected {
 		assert.Contains(t, Reason(p), why, p)
@@ -114,8 +117,8 @@ func TestReasonHomeTools(t *testing.T) {
 // when it exists, is not on the list (docs/workspace.md, "Limits"): an
 // entry matches at any depth and in every workspace, and bin/ is where
 // projects keep their scripts and build output, and where terminal.mounts
-// point (/opt/x/bin). When this test fails, the limit has been lifted:
-// update docs/workspace.md.
+// point (/opt/x/bin). The home rule protects ~/bin at the root of a home
+// workspace only (Set.Home, TestReasonHomeInverse).
 func TestReasonHomeBinIsALimit(t *testing.T) {
 	t.Parallel()
 	for _, p := range []string{"bin", "bin/ls", "sub/bin/app", "opt/tools/bin"} {
@@ -228,4 +231,44 @@ func TestReasonNotHome(t *testing.T) {
 	for _, rel := range []string{".envrc", ".tether.yaml", ".git/config", "sub/.git/hooks/pre-commit", "x/HEAD"} {
 		assert.NotEmpty(t, s.Reason(rel), rel)
 	}
+}
+
+// TestReasonHomeInverse: in a home directory every dot-entry at the root
+// is protected, and ~/bin and ~/go/bin, whether the list names the program
+// or not: the entries rt14's F1 planted and the host then ran (tmux, gdb,
+// sqlite, sensible-editor, xdg-user-dir, kubectl, docker's cli-plugins,
+// ~/go/bin and pyenv's shims on PATH, rustup's toolchains) and the rest of
+// its list. The caches builds write stay writable, and outside a home
+// (Set.Home false) or below the root the rule does not apply.
+func TestReasonHomeInverse(t *testing.T) {
+	t.Parallel()
+	home := Set{Root: "/home/u", Home: true}
+	planted := []string{
+		".selected_editor", ".tmux.conf", ".config/tmux/tmux.conf", ".sqliterc", ".gdbinit", ".config/gdb/gdbinit",
+		".config/user-dirs.dirs", ".kube/config", ".docker/cli-plugins/docker-rt14", "go/bin/ls", ".pyenv/shims/ls",
+		".rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/cargo", ".bash_completion",
+		".local/share/bash-completion/completions/git", ".config/direnv/direnv.toml", ".config/direnv/direnvrc",
+		".local/share/direnv/allow/x", ".aws/config", ".ssh/known_hosts", ".ssh/config.d/evil", ".ssh/cm-sock",
+		".config/emacs/init.el", ".forward", ".yarnrc", ".bunfig.toml", ".gradle/init.d/evil.gradle",
+		".ipython/profile_default/startup/00.py", ".config/Code/User/settings.json", ".terraformrc", ".mailcap",
+		".psqlrc", ".Rprofile", ".irbrc", ".git-credentials", "bin/ls", "bin", "go", ".cargo", ".m2/settings.xml",
+		".gradle/gradle.properties", ".TMUX.CONF",
+	}
+	for _, p := range planted {
+		assert.NotEmpty(t, home.Reason(p), "%s in a home", p)
+	}
+	for _, p := range []string{".tmux.conf", ".sqliterc", ".kube/config", "go/bin/ls", ".pyenv/shims/ls", "bin/ls"} {
+		assert.Empty(t, Set{Root: "/srv/proj"}.Reason(p), "%s outside a home: a project's own file", p)
+	}
+	writable := []string{
+		".cache", ".cache/pip/wheels/x.whl", ".cache/go-build/00/x", ".npm/_cacache/index-v5/x", ".cargo/registry/src/x/lib.rs",
+		".cargo/git/db/x", ".m2/repository/org/x.jar", ".gradle/caches/modules-2/x", ".gradle/wrapper/dists/x",
+		"go/pkg/mod/example.com/x@v1/x.go", "src/.tmux.conf", "proj/.config/x", "proj/bin/tool", "notes.txt",
+		".git/objects/ab/cdef", ".git/refs/heads/main", // a dotfiles repository: git's rules decide
+	}
+	for _, p := range writable {
+		assert.Empty(t, home.Reason(p), "%s in a home", p)
+	}
+	assert.Contains(t, home.Reason(".tmux.conf"), "begins with \".\"")
+	assert.Contains(t, home.Reason("go/bin/x"), "on PATH")
 }
