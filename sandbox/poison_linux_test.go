@@ -1784,3 +1784,27 @@ func TestPoisonHomeBinReserved(t *testing.T) {
 	assert.DirExists(t, filepath.Join(ws, "go/pkg/mod"))
 	assertHostClean(t, ws, markers, false)
 }
+
+// TestPoisonXattrRefusalKeepsCopies: every xattr write is refused
+// (seccomp_files_on.go), and the everyday copies that preserve attributes
+// still succeed in the sandbox: cp -a and cp -p of files and directories,
+// Python's shutil.copy2 and copytree, and mv across file systems (/tmp
+// into the workspace).
+func TestPoisonXattrRefusalKeepsCopies(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	_, out := sandboxRun(t, r, ws, `mkdir -p d/e && echo x > d/e/f && chmod 640 d/e/f
+cp -a d d2 && echo CP-A-OK
+cp -p d/e/f g && echo CP-P-OK
+cp -r --preserve=mode,timestamps d d3 && echo CP-PRESERVE-OK
+python3 -c 'import shutil; shutil.copy2("d/e/f", "h"); shutil.copytree("d", "d4")' && echo SHUTIL-OK
+echo y > /tmp/m && mv /tmp/m m && echo MV-OK`)
+	t.Log(out)
+	for _, ok := range []string{"CP-A-OK", "CP-P-OK", "CP-PRESERVE-OK", "SHUTIL-OK", "MV-OK"} {
+		assert.Contains(t, out, ok)
+	}
+	fi, err := os.Stat(filepath.Join(ws, "d2/e/f"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "cp -a kept the mode")
+	assertHostClean(t, ws, markers, false)
+}
