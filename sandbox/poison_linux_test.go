@@ -1605,10 +1605,32 @@ EOF
 // last allowed chmod (0750), no ACL or label was set, and a file host root
 // makes in .git gets its umask's mode, not the sandbox's.
 func TestPoisonPermissionsOpened(t *testing.T) {
-	r := newTestRunner(t)
-	ws, markers := poisonWorkspace(t, true)
-	require.NoError(t, os.Chmod(ws, 0o700))
-	_, out := sandboxRun(t, r, ws, permissionsScript)
+	t.Run("one-shot", func(t *testing.T) {
+		ws, markers := poisonWorkspace(t, true)
+		require.NoError(t, os.Chmod(ws, 0o700))
+		_, out := sandboxRun(t, newTestRunner(t), ws, permissionsScript)
+		checkPermissionsOpened(t, ws, markers, out)
+	})
+	t.Run("session", func(t *testing.T) {
+		ws, markers := poisonWorkspace(t, true)
+		require.NoError(t, os.Chmod(ws, 0o700))
+		m := newTestSessions(t)
+		spec := testSpec()
+		spec.Config.Workspace = ws
+		s, err := m.Open(t.Context(), "default", "poison-perm", spec)
+		require.NoError(t, err)
+		var out bytes.Buffer
+		_, err = s.Run(t.Context(), Command{Shell: permissionsScript, Stdout: &out, Stderr: &out})
+		require.NoError(t, err)
+		require.NoError(t, m.CloseSession("default", "poison-perm"))
+		checkPermissionsOpened(t, ws, markers, out.String())
+	})
+}
+
+// checkPermissionsOpened checks permissionsScript's output, and the
+// workspace from the host after the sandbox is gone.
+func checkPermissionsOpened(t *testing.T, ws, markers, out string) {
+	t.Helper()
 	t.Log(out)
 	for _, p := range []string{".", ".git", ".git/objects", ".git/refs"} {
 		for _, call := range []string{"chmod", "chmod-o+w", "fchmod", "fchmodat2", "acl-access", "acl-default", "facl-default", "lacl-default", "selinux", "user"} {
