@@ -212,7 +212,7 @@ func TestLandlockMountPlanProtectedPaths(t *testing.T) {
 	descStat, err := os.Stat(desc)
 	require.NoError(t, err)
 	script := `echo '[core] fsmonitor = evil' >> ok/proj/.git/config; echo append=$?
-chmod 0666 ok/proj/.git/config; echo chmod-config=$?
+chmod 0640 ok/proj/.git/config; echo chmod-config=$?
 printf '#!/bin/sh\necho pwned\n' > ok/proj/.git/hooks/pre-commit; echo hook=$?
 chmod 0600 .git/description; echo chmod-pin=$?
 echo fine > ok/proj/src.txt && echo write-ok`

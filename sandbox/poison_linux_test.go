@@ -1612,10 +1612,32 @@ EOF
 // last allowed chmod (0750), no ACL or label was set, and a file host root
 // makes in .git gets its umask's mode, not the sandbox's.
 func TestPoisonPermissionsOpened(t *testing.T) {
-	r := newTestRunner(t)
-	ws, markers := poisonWorkspace(t, true)
-	require.NoError(t, os.Chmod(ws, 0o700))
-	_, out := sandboxRun(t, r, ws, permissionsScript)
+	t.Run("one-shot", func(t *testing.T) {
+		ws, markers := poisonWorkspace(t, true)
+		require.NoError(t, os.Chmod(ws, 0o700))
+		_, out := sandboxRun(t, newTestRunner(t), ws, permissionsScript)
+		checkPermissionsOpened(t, ws, markers, out)
+	})
+	t.Run("session", func(t *testing.T) {
+		ws, markers := poisonWorkspace(t, true)
+		require.NoError(t, os.Chmod(ws, 0o700))
+		m := newTestSessions(t)
+		spec := testSpec()
+		spec.Config.Workspace = ws
+		s, err := m.Open(t.Context(), "default", "poison-perm", spec)
+		require.NoError(t, err)
+		var out bytes.Buffer
+		_, err = s.Run(t.Context(), Command{Shell: permissionsScript, Stdout: &out, Stderr: &out})
+		require.NoError(t, err)
+		require.NoError(t, m.CloseSession("default", "poison-perm"))
+		checkPermissionsOpened(t, ws, markers, out.String())
+	})
+}
+
+// checkPermissionsOpened checks permissionsScript's output, and the
+// workspace from the host after the sandbox is gone.
+func checkPermissionsOpened(t *testing.T, ws, markers, out string) {
+	t.Helper()
 	t.Log(out)
 	for _, p := range []string{".", ".git", ".git/objects", ".git/refs"} {
 		for _, call := range []string{"chmod", "chmod-o+w", "fchmod", "fchmodat2", "acl-access", "acl-default", "facl-default", "lacl-default", "selinux", "user"} {
@@ -1789,5 +1811,29 @@ func TestPoisonHomeBinReserved(t *testing.T) {
 		assert.ErrorIs(t, err, fs.ErrNotExist, "%s exists on the host", p)
 	}
 	assert.DirExists(t, filepath.Join(ws, "go/pkg/mod"))
+	assertHostClean(t, ws, markers, false)
+}
+
+// TestPoisonXattrRefusalKeepsCopies: every xattr write is refused
+// (seccomp_files_on.go), and the everyday copies that preserve attributes
+// still succeed in the sandbox: cp -a and cp -p of files and directories,
+// Python's shutil.copy2 and copytree, and mv across file systems (/tmp
+// into the workspace).
+func TestPoisonXattrRefusalKeepsCopies(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	_, out := sandboxRun(t, r, ws, `mkdir -p d/e && echo x > d/e/f && chmod 640 d/e/f
+cp -a d d2 && echo CP-A-OK
+cp -p d/e/f g && echo CP-P-OK
+cp -r --preserve=mode,timestamps d d3 && echo CP-PRESERVE-OK
+python3 -c 'import shutil; shutil.copy2("d/e/f", "h"); shutil.copytree("d", "d4")' && echo SHUTIL-OK
+echo y > /tmp/m && mv /tmp/m m && echo MV-OK`)
+	t.Log(out)
+	for _, ok := range []string{"CP-A-OK", "CP-P-OK", "CP-PRESERVE-OK", "SHUTIL-OK", "MV-OK"} {
+		assert.Contains(t, out, ok)
+	}
+	fi, err := os.Stat(filepath.Join(ws, "d2/e/f"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), "cp -a kept the mode")
 	assertHostClean(t, ws, markers, false)
 }

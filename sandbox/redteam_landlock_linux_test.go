@@ -19,7 +19,7 @@ import (
 // plan a command whose mandate allows only ok/ made secret/key
 // world-readable and writable on the host, back-dated it and tagged it.
 // With the plan (Landlock.ReadOnlyWorkspace) the workspace is read-only
-// outside ok/, so each of these fails with EROFS (setxattr with EPERM
+// outside ok/, so each of these fails with EROFS (setxattr with EOPNOTSUPP
 // everywhere: seccomp_files_on.go), in a one-shot sandbox and in a
 // session, while the same calls inside ok/ work; the host finds
 // everything outside ok/ as it was.

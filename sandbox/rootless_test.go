@@ -193,7 +193,7 @@ func TestRootless(t *testing.T) {
 	input := filepath.Join(base, "ws", "input.txt")
 	before, err := os.Stat(input)
 	require.NoError(t, err)
-	d = runAs("echo hi > ok/f; cat ok/f; chmod 0666 input.txt; echo chmod=$?; echo x > planted; echo planted=$?", rootlessLandlockEnv+"=plan")
+	d = runAs("echo hi > ok/f; cat ok/f; chmod 0640 input.txt; echo chmod=$?; echo x > planted; echo planted=$?", rootlessLandlockEnv+"=plan")
 	require.NotNil(t, d.Result, d.Error)
 	assert.Contains(t, d.Output, "hi\n")
 	assert.Contains(t, d.Output, "chmod=1")

@@ -21,7 +21,9 @@ import (
 //     (the pinned parents of the frozen control surface) lets any local
 //     account replace .git/config, which host root then runs; so no
 //     chmod may add write for others anywhere;
-//   - setxattr, lsetxattr, fsetxattr and setxattrat fail with EPERM: the
+//   - setxattr, lsetxattr, fsetxattr and setxattrat fail with EOPNOTSUPP
+//     (as on a file system without xattrs, so that cp -a, cp -p and mv
+//     across file systems fall back to the mode instead of failing): the
 //     attribute's name is a string the filter cannot read, and the names
 //     that matter are exactly the ones to refuse: system.posix_acl_access
 //     (write for others through an ACL entry) and system.posix_acl_default
@@ -93,7 +95,7 @@ func fileRules(prof *specs.LinuxSeccomp) {
 	tmpfile := func(flagsArg uint) specs.LinuxSeccompArg {
 		return masked(flagsArg, createFlags, unix.O_TMPFILE&^unix.O_DIRECTORY)
 	}
-	enosys, eperm := uint(unix.ENOSYS), uint(unix.EPERM)
+	enosys, enotsup := uint(unix.ENOSYS), uint(unix.EOPNOTSUPP)
 	prof.Syscalls = append(prof.Syscalls,
 		allow("chmod", chmodable(1)),
 		allow("fchmod", chmodable(1)),
@@ -106,7 +108,7 @@ func fileRules(prof *specs.LinuxSeccomp) {
 		allow("mkdirat", noPriv(2)),
 		allow("renameat2", masked(4, unix.RENAME_WHITEOUT, 0)),
 		specs.LinuxSyscall{Names: []string{"openat2"}, Action: specs.ActErrno, ErrnoRet: &enosys},
-		specs.LinuxSyscall{Names: []string{"setxattr", "lsetxattr", "fsetxattr", "setxattrat"}, Action: specs.ActErrno, ErrnoRet: &eperm},
+		specs.LinuxSyscall{Names: []string{"setxattr", "lsetxattr", "fsetxattr", "setxattrat"}, Action: specs.ActErrno, ErrnoRet: &enotsup},
 	)
 	for _, kind := range []uint64{0, unix.S_IFREG, unix.S_IFIFO, unix.S_IFSOCK} {
 		prof.Syscalls = append(prof.Syscalls,
