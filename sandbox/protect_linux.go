@@ -1213,6 +1213,12 @@ func removePlaceholders(dir, ws, key, target string) error {
 	for _, e := range protect.Workspace() {
 		addAll(e.Path)
 	}
+	// A home's PATH directories are reserved apart from the list
+	// (planProtection): a plan that fails after reserving them has
+	// recorded nothing yet.
+	for _, rel := range protect.HomeRoots() {
+		addAll(rel)
+	}
 	for _, g := range gitDirs {
 		for _, e := range protect.GitDir() {
 			addAll(g + "/" + e.Path)
