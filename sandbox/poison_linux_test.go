@@ -1758,6 +1758,8 @@ func TestPoisonHomeDotEntries(t *testing.T) {
 		".rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/cargo",
 		".local/share/bash-completion/completions/git", ".config/direnv/direnv.toml", ".local/share/direnv/allow/x",
 		".ssh/known_hosts", ".ssh/config.d/evil", ".config/emacs/init.el", ".config/Code/User/settings.json", "bin/ls",
+		// Missing at the start, at the root: the creation gate refuses them.
+		".tmux.conf", ".sqliterc", ".gdbinit", ".selected_editor", ".bash_completion", ".gradle/init.d/x.gradle",
 	}
 	script := "m=" + markers + "\n"
 	for _, p := range planted {
