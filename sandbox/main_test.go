@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tether-dev/tether/internal/testenv"
 )
 
 // init makes the test binary act as the container init when libcontainer
@@ -63,6 +65,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv(sealedTestEnv) != "" {
 		os.Exit(sealedMain())
 	}
+	// A supervisor's start is the way out of a hang, not an assertion of
+	// speed: under TCG, with a dozen sandboxes starting beside it on one
+	// emulated CPU, one took more than 20 s to say it was up
+	// (TestConcurrentSandboxesSharePrefix in the cgroup v2 guest).
+	readyTimeout = testenv.Scaled(readyTimeout)
 	code := m.Run()
 	// The binary's cgroup prefix is its own: whatever a test (or a
 	// sandbox torn down beside another) left of it, empty directories in

@@ -37,7 +37,9 @@ const (
 )
 
 // readyTimeout bounds how long a new supervisor may take to say it is up.
-const readyTimeout = 20 * time.Second
+// A variable only so that the tests stretch it by the time scale under
+// emulation (TestMain); tether never changes it.
+var readyTimeout = 20 * time.Second
 
 // watchdogSlack is added to a command's timeout and grace before the host
 // gives up on the supervisor reporting its exit and destroys the session.
