@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -307,8 +309,6 @@ func notifyWebhook(ctx context.Context, cfg *config.Config, p approval.Pending, 
 // TCPHandler is the API as served on TCP: behind the bearer tokens.
 func (d *Daemon) TCPHandler() http.Handler { return RequireBearer(d.opts.Tokens, d.Server) }
 
-// listenUnix creates the socket (mode 0600, its directory 0700). A stale
-// socket nobody answers on is replaced; a live one is ErrSocketInUse.
 // socket is the path of the daemon's unix socket.
 func (d *Daemon) socket() string {
 	if d.opts.Socket != "" {
@@ -323,20 +323,48 @@ func (d *Daemon) socket() string {
 // under a home workspace's ~/tmp) would open sessions anywhere and answer
 // its own approvals. Like tether's state and config, they are hidden in
 // every sandbox whose workspace holds them, refused to the file tools, and
-// a workspace inside them is refused. The directory is left out when it
-// is a shared sticky directory (--socket /tmp/t.sock): it is not tether's,
-// and every workspace under /tmp would be refused.
+// a workspace inside them is refused. The directory is included only when
+// it is the socket's own (missing, so that listenUnix makes it, or holding
+// nothing but the socket): a shared directory (--socket /tmp/t.sock, or
+// --socket $HOME/t.sock beside the projects) is not tether's, and every
+// workspace under it would be refused.
 func socketPaths(sock string) []string {
 	abs, err := filepath.Abs(sock)
 	if err != nil {
 		return nil
 	}
 	out := []string{abs}
-	if fi, err := os.Stat(filepath.Dir(abs)); err != nil || fi.Mode()&os.ModeSticky == 0 {
+	if socketDirOwn(abs) {
 		out = append(out, filepath.Dir(abs))
 	}
 	return out
 }
+
+// socketDirOwn reports whether the socket sock's directory is its own:
+// missing, or an ordinary (not sticky) directory holding at most sock.
+func socketDirOwn(sock string) bool {
+	dir := filepath.Dir(sock)
+	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if err != nil || !fi.IsDir() || fi.Mode()&os.ModeSticky != 0 {
+		return false
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, err := f.ReadDir(2)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	return len(names) == 0 || len(names) == 1 && names[0].Name() == filepath.Base(sock)
+}
+
+// listenUnix creates the socket (mode 0600, its directory 0700). A stale
+// socket nobody answers on is replaced; a live one is ErrSocketInUse.
 
 func listenUnix(path string) (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {

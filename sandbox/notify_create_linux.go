@@ -267,13 +267,15 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 			}
 		}
 	}
+	var from string // a link's existing name as read, for a refusal by the mount plan
 	if errno == 0 && call.from >= 0 {
 		// A second name for a protected file writes it.
 		if req.names[0] = read(call.from); errno == 0 && req.names[0] != "" {
+			// place makes it relative to the directory it checked.
+			from = req.names[0]
 			place(call.fromDir, 0, req.names[0], false, flags&unix.AT_SYMLINK_FOLLOW != 0, false)
 		}
 	}
-	from := req.names[0] // a link's existing name, for a refusal by the mount plan
 	answer := func(resp seccompNotifResp) bool {
 		_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 		return true

@@ -109,6 +109,7 @@ var docNotRun = map[string]string{
 	"scripts/vagrant-test.sh":                              "boots VMs, which CI cannot; scripts.TestVagrantfileValidates checks the Vagrantfile",
 	"vagrant destroy -f":                                   "the VMs' clean-up (see above)",
 	"scripts/bench-launch.sh [-n 200] [-j]":                "a benchmark, run by hand (make bench)",
+	"scripts/bench-trace.sh [-n 40]":                       "a benchmark (a launch trace), run by hand",
 	"make test-cgroup2":                                    "boots the cgroup v2 QEMU guest for every test of its packages (minutes to hours under TCG): run by hand",
 	"make test-cgroup2-ci":                                 "boots the cgroup v2 QEMU guest: .ci/run runs it after make test; scripts.TestVMCITestsList checks its list",
 	"make test-systemd":                                    "boots the systemd QEMU guest: run by hand (docs/systemd.md)",
