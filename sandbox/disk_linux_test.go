@@ -128,27 +128,7 @@ func TestDiskLimitProjectQuota(t *testing.T) {
 // a file created afterwards in an old directory is in the project.
 func TestDiskMarkTree(t *testing.T) {
 	requireSandbox(t)
-	for _, tool := range []string{"mkfs.xfs", "mount", "umount"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			testenv.SkipOrFail(t, "needs "+tool)
-		}
-	}
-	dir := t.TempDir()
-	img, mnt := filepath.Join(dir, "disk.img"), filepath.Join(dir, "mnt")
-	require.NoError(t, os.Mkdir(mnt, 0o755))
-	require.NoError(t, os.WriteFile(img, nil, 0o600))
-	require.NoError(t, os.Truncate(img, 320<<20)) // sparse; XFS's minimum is 300 MB
-	if out, err := exec.Command("mkfs.xfs", "-q", "-f", img).CombinedOutput(); err != nil {
-		t.Fatalf("mkfs.xfs: %v: %s", err, out)
-	}
-	if out, err := exec.Command("mount", "-o", "loop", img, mnt).CombinedOutput(); err != nil {
-		t.Fatalf("mounting the image: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
-			t.Errorf("unmounting %s: %v: %s", mnt, err, out)
-		}
-	})
+	mnt := mountXFS(t)
 	ws := filepath.Join(mnt, "ws")
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "a/b/c"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "a/b/f"), []byte("x"), 0o644))
@@ -183,4 +163,33 @@ func TestDiskMarkTree(t *testing.T) {
 	assert.Equal(t, uint32(4242), projectOf(filepath.Join(ws, "a/b/c/new"), false).Projid, "inherited")
 	passwd := projectOf("/etc/passwd", false)
 	assert.NotEqual(t, uint32(4242), passwd.Projid, "the symlink was not followed")
+}
+
+// mountXFS mounts a fresh sparse XFS image (project ids need no quota
+// there) for the test and returns its mount point; it is unmounted in
+// cleanup.
+func mountXFS(t *testing.T) string {
+	t.Helper()
+	for _, tool := range []string{"mkfs.xfs", "mount", "umount"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			testenv.SkipOrFail(t, "needs "+tool)
+		}
+	}
+	dir := t.TempDir()
+	img, mnt := filepath.Join(dir, "disk.img"), filepath.Join(dir, "mnt")
+	require.NoError(t, os.Mkdir(mnt, 0o755))
+	require.NoError(t, os.WriteFile(img, nil, 0o600))
+	require.NoError(t, os.Truncate(img, 320<<20)) // sparse; XFS's minimum is 300 MB
+	if out, err := exec.Command("mkfs.xfs", "-q", "-f", img).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.xfs: %v: %s", err, out)
+	}
+	if out, err := exec.Command("mount", "-o", "loop", img, mnt).CombinedOutput(); err != nil {
+		t.Fatalf("mounting the image: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Errorf("unmounting %s: %v: %s", mnt, err, out)
+		}
+	})
+	return mnt
 }

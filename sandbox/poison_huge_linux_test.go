@@ -3,7 +3,6 @@ package sandbox
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -12,7 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-dev/tether/internal/dirlist"
-	"github.com/tether-dev/tether/internal/testenv"
 )
 
 // fillDir makes dir hold n empty files: a directory no host-side walker
@@ -64,27 +62,7 @@ func TestPoisonHugeDirectory(t *testing.T) {
 // walks again.
 func TestDiskMarkHugeDirectory(t *testing.T) {
 	requireSandbox(t) // mounts an image
-	for _, tool := range []string{"mkfs.xfs", "mount", "umount"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			testenv.SkipOrFail(t, "needs "+tool)
-		}
-	}
-	dir := t.TempDir()
-	img, mnt := filepath.Join(dir, "disk.img"), filepath.Join(dir, "mnt")
-	require.NoError(t, os.Mkdir(mnt, 0o755))
-	require.NoError(t, os.WriteFile(img, nil, 0o600))
-	require.NoError(t, os.Truncate(img, 320<<20)) // sparse; XFS's minimum is 300 MB
-	if out, err := exec.Command("mkfs.xfs", "-q", "-f", img).CombinedOutput(); err != nil {
-		t.Fatalf("mkfs.xfs: %v: %s", err, out)
-	}
-	if out, err := exec.Command("mount", "-o", "loop", img, mnt).CombinedOutput(); err != nil {
-		t.Fatalf("mounting the image: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
-			t.Errorf("unmounting %s: %v: %s", mnt, err, out)
-		}
-	})
+	mnt := mountXFS(t)
 	ws := filepath.Join(mnt, "ws")
 	require.NoError(t, os.Mkdir(ws, 0o755))
 	fillDir(t, filepath.Join(ws, "huge"), dirlist.MaxEntries+1)
