@@ -131,6 +131,35 @@ func AwkRunsCommands(prog string) bool {
 // Commands built at run time (concatenations, variables) are not returned;
 // AwkRunsCommands still reports them.
 func AwkCommandStrings(prog string) []string {
+	return awkLiterals(prog, func(before, after string) bool {
+		before = strings.TrimRight(before, " \t\n\\")
+		after = strings.TrimLeft(after, " \t\n\\")
+		runs := strings.HasSuffix(before, "|") || strings.HasSuffix(before, "|&")
+		if rest, ok := strings.CutPrefix(after, "|"); ok {
+			rest = strings.TrimLeft(strings.TrimPrefix(rest, "&"), " \t\n\\")
+			runs = runs || strings.HasPrefix(rest, "getline") // "cmd" | getline
+		}
+		if strings.HasSuffix(before, "(") && (strings.HasPrefix(after, ")") || strings.HasPrefix(after, ",")) {
+			fn := strings.TrimRight(before[:len(before)-1], " \t\n\\")
+			runs = runs || strings.HasSuffix(fn, "system")
+		}
+		return runs
+	})
+}
+
+// AwkOutputFiles returns the files an awk program writes that are spelled as
+// one string literal: print … > "…" and print … >> "…" (or printf).
+func AwkOutputFiles(prog string) []string {
+	return awkLiterals(prog, func(before, _ string) bool {
+		before = strings.TrimRight(before, " \t\n\\(")
+		return strings.HasSuffix(before, ">") && strings.Contains(before, "print")
+	})
+}
+
+// awkLiterals returns the decoded bodies of prog's string literals for
+// which keep, given the program text before and after the literal (other
+// literals' bodies blanked), says yes.
+func awkLiterals(prog string, keep func(before, after string) bool) []string {
 	p := stripAwkStrings(prog) // same length; strings keep their quotes
 	var out []string
 	for i := 0; i < len(p); i++ {
@@ -142,41 +171,7 @@ func AwkCommandStrings(prog string) []string {
 			break
 		}
 		end += i + 1
-		before := strings.TrimRight(p[:i], " \t\n\\")
-		after := strings.TrimLeft(p[end+1:], " \t\n\\")
-		runs := strings.HasSuffix(before, "|") || strings.HasSuffix(before, "|&")
-		if rest, ok := strings.CutPrefix(after, "|"); ok {
-			rest = strings.TrimLeft(strings.TrimPrefix(rest, "&"), " \t\n\\")
-			runs = runs || strings.HasPrefix(rest, "getline") // "cmd" | getline
-		}
-		if strings.HasSuffix(before, "(") && (strings.HasPrefix(after, ")") || strings.HasPrefix(after, ",")) {
-			fn := strings.TrimRight(before[:len(before)-1], " \t\n\\")
-			runs = runs || strings.HasSuffix(fn, "system")
-		}
-		if runs {
-			out = append(out, awkUnescape(prog[i+1:end]))
-		}
-		i = end
-	}
-	return out
-}
-
-// AwkOutputFiles returns the files an awk program writes that are spelled as
-// one string literal: print … > "…" and print … >> "…" (or printf).
-func AwkOutputFiles(prog string) []string {
-	p := stripAwkStrings(prog)
-	var out []string
-	for i := 0; i < len(p); i++ {
-		if p[i] != '"' {
-			continue
-		}
-		end := strings.IndexByte(p[i+1:], '"')
-		if end < 0 {
-			break
-		}
-		end += i + 1
-		before := strings.TrimRight(p[:i], " \t\n\\(")
-		if strings.HasSuffix(before, ">") && strings.Contains(before, "print") {
+		if keep(p[:i], p[end+1:]) {
 			out = append(out, awkUnescape(prog[i+1:end]))
 		}
 		i = end
