@@ -387,6 +387,9 @@ func (g *execGateRun) perform(fd int, n *seccompNotif, call createCall, req *cre
 	if call.dev >= 0 {
 		dev = uint64(uint32(n.args[call.dev]))
 	}
+	if creates(call.kind, req.flags) {
+		mode = creationMode(mode, req.dirs[0], req.names[0], call.kind == seccompexec.CreateOpen && req.flags&unix.O_CREAT == 0)
+	}
 	// Everything read through /proc was the waiting caller's.
 	if !idValid(fd, n.id) {
 		return 0, nil, unix.EPERM, ""
@@ -405,6 +408,55 @@ func (g *execGateRun) perform(fd int, n *seccompNotif, call createCall, req *cre
 		return 0, nil, e, ""
 	}
 	return val, newfd, 0, ""
+}
+
+// creates reports whether a call of this kind with these flags makes a
+// new entry with a mode: mkdir, mknod, and an open with O_CREAT or
+// O_TMPFILE.
+func creates(kind uint32, flags uint64) bool {
+	switch kind {
+	case seccompexec.CreateMkdir, seccompexec.CreateMknod:
+		return true
+	case seccompexec.CreateOpen:
+		return flags&createFlags != 0
+	}
+	return false
+}
+
+// creationMode is the mode the helper creates an entry with: mode without
+// write for others, and without write for the group unless the directory
+// it is made in is a group's shared one (groupShared). The bits are taken
+// from the mode rather than added to the umask so that a default ACL on
+// the directory, which the kernel applies instead of the umask, cannot
+// give them either. Nothing a sandbox creates can then be replaced or
+// rewritten by another local account (docs/workspace.md, "Permissions"):
+// a chmod adding write for others is refused by the filter (chmodBits).
+// dir and name are where the entry is made (for an O_TMPFILE, name is
+// the directory it is made in: tmpfile).
+func creationMode(mode uint64, dir *os.File, name string, tmpfile bool) uint64 {
+	mode &^= unix.S_IWOTH
+	if mode&unix.S_IWGRP != 0 && !groupShared(dir, name, tmpfile) {
+		mode &^= unix.S_IWGRP
+	}
+	return mode
+}
+
+// groupShared reports whether the directory a new entry is made in is
+// group-writable and setgid: a directory its group shares, whose members
+// can already replace every entry in it, and where every new entry gets
+// that group (the setgid bit). A group-writable entry there gives the
+// group nothing it does not have; anywhere else it gives the owner's group
+// (or a group the directory happens to have) a file or directory of the
+// sandbox's to rewrite, so the umask alone does not decide it.
+func groupShared(dir *os.File, name string, tmpfile bool) bool {
+	var st unix.Stat_t
+	var err error
+	if tmpfile {
+		err = unix.Fstatat(int(dir.Fd()), name, &st, 0)
+	} else {
+		err = unix.Fstat(int(dir.Fd()), &st)
+	}
+	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mode&(unix.S_IWGRP|unix.S_ISGID) == unix.S_IWGRP|unix.S_ISGID
 }
 
 // encodeCreate lays out struct seccompexec_create_req, the groups and the

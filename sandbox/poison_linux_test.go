@@ -125,6 +125,9 @@ func assertNoPrivilege(t *testing.T, ws string) {
 			target, _ := os.Readlink(p)
 			assert.False(t, strings.HasPrefix(target, reservedTarget), "%s: a reservation outlived its sandbox", rel)
 		} else {
+			// Another local account could rewrite or replace it (a
+			// symlink's own mode means nothing).
+			assert.Zero(t, st.Mode&unix.S_IWOTH, "%s is writable for others (%o)", rel, st.Mode)
 			_, err := unix.Lgetxattr(p, "security.capability", nil)
 			assert.ErrorIs(t, err, unix.ENODATA, "%s has file capabilities", rel)
 			for _, acl := range []string{"system.posix_acl_access", "system.posix_acl_default"} {

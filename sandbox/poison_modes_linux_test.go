@@ -1,0 +1,97 @@
+package sandbox
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// The modes a sandbox creates with (issue 14, F3's leftover): a chmod that
+// adds write for others is refused, and creation must not give it either,
+// whatever the umask: `umask 0; touch f` left a 0666 file any local
+// account could rewrite. The creation helper takes write for others from
+// every mode it creates with, and write for the group unless the
+// directory is a group's shared one (group-writable and setgid).
+
+// umaskScript creates entries by every call that takes a mode, under
+// umask 0 and umask 002, at the workspace root and in shared/ when
+// shared is set.
+const umaskScript = `
+umask 0
+touch f; mkdir d; mkfifo p; mkdir -p a/b/c; echo x > a/b/c/g
+python3 -c '
+import os
+os.close(os.open("py", os.O_CREAT|os.O_WRONLY, 0o666))
+os.close(os.open("pyx", os.O_CREAT|os.O_EXCL|os.O_WRONLY, 0o777))
+os.mkdir("pyd", 0o777)
+os.mkfifo("pyf", 0o666)
+os.mknod("pyn", 0o666)
+'
+umask 002
+touch gf; mkdir gd
+if [ -d shared ]; then
+  touch shared/gf; mkdir shared/gd
+  umask 0; touch shared/of; mkdir shared/od
+fi
+echo done
+`
+
+// TestPoisonCreatedModes runs umaskScript in a one-shot and a session and
+// checks every entry's mode from the host afterwards.
+func TestPoisonCreatedModes(t *testing.T) {
+	want := map[string]uint32{
+		"f": 0o644, "d": 0o755, "p": 0o644, "a": 0o755, "a/b/c": 0o755, "a/b/c/g": 0o644,
+		"py": 0o644, "pyx": 0o755, "pyd": 0o755, "pyf": 0o644, "pyn": 0o644,
+		"gf": 0o644, "gd": 0o755,
+	}
+	check := func(t *testing.T, ws, out string, want map[string]uint32) {
+		t.Helper()
+		t.Log(out)
+		require.Contains(t, out, "done")
+		for p, mode := range want {
+			var st unix.Stat_t
+			if assert.NoError(t, unix.Lstat(filepath.Join(ws, p), &st), p) {
+				assert.Equal(t, mode, st.Mode&0o7777, "%s: %o, want %o", p, st.Mode&0o7777, mode)
+			}
+		}
+	}
+	t.Run("one-shot", func(t *testing.T) {
+		ws, markers := poisonWorkspace(t, true)
+		_, out := sandboxRun(t, newTestRunner(t), ws, umaskScript)
+		check(t, ws, out, want)
+		assertHostClean(t, ws, markers, true)
+	})
+	t.Run("session", func(t *testing.T) {
+		ws, markers := poisonWorkspace(t, true)
+		m := newTestSessions(t)
+		spec := testSpec()
+		spec.Config.Workspace = ws
+		s, err := m.Open(t.Context(), "default", "poison-modes", spec)
+		require.NoError(t, err)
+		var out bytes.Buffer
+		_, err = s.Run(t.Context(), Command{Shell: umaskScript, Stdout: &out, Stderr: &out})
+		require.NoError(t, err)
+		require.NoError(t, m.CloseSession("default", "poison-modes"))
+		check(t, ws, out.String(), want)
+		assertHostClean(t, ws, markers, true)
+	})
+	t.Run("group-shared directory", func(t *testing.T) {
+		// A directory the owner's group shares (g+ws, made on the host):
+		// group write is kept there, write for others never.
+		ws, _ := poisonWorkspace(t, false)
+		shared := filepath.Join(ws, "shared")
+		require.NoError(t, os.Mkdir(shared, 0o755))
+		require.NoError(t, os.Chown(shared, wsOwner, wsOwner))
+		require.NoError(t, unix.Chmod(shared, 0o2775)) // os.Chmod drops the raw setgid bit
+		_, out := sandboxRun(t, newTestRunner(t), ws, umaskScript)
+		check(t, ws, out, map[string]uint32{
+			"gf": 0o644, "gd": 0o755, // the root is not shared
+			"shared/gf": 0o664, "shared/gd": 0o2775, "shared/of": 0o664, "shared/od": 0o2775,
+		})
+	})
+}
