@@ -79,6 +79,12 @@ type createGate struct {
 type gateTree struct {
 	id  fileID
 	set protect.Set
+	// ws is the tree's host path, repos its repositories frozen at start
+	// and git their configuration as it is now: a path it names is
+	// refused even when the host named it after the sandbox started.
+	ws    string
+	repos []protect.GitRepo
+	git   *protect.ConfigView
 }
 
 // fileID is a file's identity: st_dev and st_ino (the same through the
@@ -503,9 +509,11 @@ const maxJudgeDepth = 1024
 // its root, judged by identity) the entry's tree-relative path must not be
 // on the tree's protected list (protect.Set.Reason: shell startup files,
 // .envrc, tether's config and state, git's control surface under any
-// .git), and must not be on the control surface of a git directory at or
+// .git), must not be on the control surface of a git directory at or
 // above parent (protect.ControlReason: nested, bare and host-made ones,
-// judged on the objects). Outside every tree nothing is refused. What it
+// judged on the objects), and must not be what a repository's
+// configuration names as it is now (protect.ConfigView.Reason: the
+// repositories frozen at start and those at or above parent). Outside every tree nothing is refused. What it
 // cannot tell is refused.
 func (c *createGate) judge(parent *os.File, rest string) string {
 	name := strings.TrimRight(rest, "/")
@@ -573,6 +581,9 @@ func (c *createGate) judge(parent *os.File, rest string) string {
 		return why
 	}
 	why, err := protect.ControlReason(fds[depth], int(parent.Fd()), dir, name)
+	if err == nil && why == "" {
+		why, err = tree.git.Reason(fds[depth], int(parent.Fd()), tree.ws, dir, name, tree.repos)
+	}
 	if err != nil {
 		return fmt.Sprintf("the creation gate could not judge %s: %v", path.Join(dir, name), err)
 	}
@@ -639,7 +650,7 @@ func (pr *protection) createGate(want bool) *createGate {
 	if pr != nil {
 		c.gitDirs = pr.gitDirIDs
 		for _, t := range pr.trees() {
-			c.trees = append(c.trees, gateTree{t.rootID, t.set})
+			c.trees = append(c.trees, gateTree{id: t.rootID, set: t.set, ws: t.ws, repos: t.repos, git: &protect.ConfigView{}})
 		}
 	}
 	return c

@@ -242,3 +242,50 @@ func sessionSh(t *testing.T, s *Session, script string) string {
 	_, out := sessionRun(t, s, script)
 	return out
 }
+
+// TestPoisonHostConfigMidSession: the host names paths in the
+// repository's configuration after a session started (`git config
+// core.hooksPath .githooks`, a new include.path, a hooks directory that
+// exists already); the session's next commands, foreground and
+// background, can create none of them, and the host's next commit runs
+// nothing planted. The creation gate reads the configuration again when
+// its files change (protect.ConfigView); before, it was read at start.
+func TestPoisonHostConfigMidSession(t *testing.T) {
+	ws, markers := poisonWorkspace(t, true)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "tools", "hooks"), 0o755))
+	chownWorkspace(t, ws)
+	s, end := openPoisonSession(t, ws)
+	// Before the host names them, they are the session's to write.
+	assert.Contains(t, sessionSh(t, s, "mkdir -p scratch && echo ok > scratch/x && echo WROTE-BEFORE"), "WROTE-BEFORE")
+	ownerGit(t, ws, "config", "core.hooksPath", ".githooks")
+	hook := func(p, name string) string {
+		return fmt.Sprintf(`mkdir -p %s; printf '#!/bin/sh\ntouch %s/%s\n' > %s/pre-commit && chmod 755 %[4]s/pre-commit && echo WROTE-%[3]s`, p, markers, name, p)
+	}
+	res, out := sessionRun(t, s, hook(".githooks", "githooks"))
+	assert.NotContains(t, out, "WROTE-githooks")
+	assert.True(t, refusedPath(res.CreateBlocked, ".githooks"), "%+v", res.CreateBlocked)
+	// An include added mid-session names a file that does not exist yet.
+	ownerGit(t, ws, "config", "include.path", "../local.gitconfig")
+	res, out = sessionRun(t, s, fsmonitorLine("local.gitconfig", markers, "include"))
+	assert.NotContains(t, out, "WROTE-include")
+	assert.True(t, refusedPath(res.CreateBlocked, "local.gitconfig"), "%+v", res.CreateBlocked)
+	// A hooks directory that exists, named in a background command's
+	// time.
+	ownerGit(t, ws, "config", "core.hooksPath", "tools/hooks")
+	bg, err := s.Start(Command{Shell: hook("tools/hooks", "tools-hooks")})
+	require.NoError(t, err)
+	_, err = bg.Wait(t.Context())
+	require.NoError(t, err)
+	stdout, stderr, _ := bg.Output()
+	t.Log(string(stdout) + string(stderr))
+	assert.NotContains(t, string(stdout)+string(stderr), "WROTE-tools-hooks")
+	end()
+	assert.NoFileExists(t, filepath.Join(ws, ".githooks", "pre-commit"))
+	assert.NoFileExists(t, filepath.Join(ws, "tools", "hooks", "pre-commit"))
+	assert.NoFileExists(t, filepath.Join(ws, "local.gitconfig"))
+	// The host's commit with either hooks directory runs nothing planted
+	// (assertHostClean commits with the configuration's, tools/hooks).
+	ownerGit(t, ws, "-c", "core.hooksPath=.githooks", "commit", "-q", "--allow-empty", "-m", "owner")
+	chownWorkspace(t, ws)
+	assertHostClean(t, ws, markers, true)
+}

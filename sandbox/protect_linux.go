@@ -158,6 +158,9 @@ type protection struct {
 	// in them (createGate).
 	gitDirs   []string
 	gitDirIDs map[fileID]bool
+	// repos are the repositories frozen: the creation gate reads their
+	// configuration again when it changes (protect.ConfigView).
+	repos []protect.GitRepo
 	// rootID is the tree's root directory's identity, and set its
 	// protected list (own: tether's config and state): the creation gate
 	// judges every name it creates in the tree by them (createGate).
@@ -768,6 +771,9 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 	named, err := gitConfigPaths(root, ws, repos)
 	if err != nil {
 		return nil, err
+	}
+	for _, r := range repos {
+		pr.repos = append(pr.repos, protect.GitRepo{Dir: r.dir, Top: r.top})
 	}
 	// What the host trusts outside the workspace and really is, or names,
 	// in it: a ~/.bashrc linked into a dotfiles checkout, a global

@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -49,13 +51,30 @@ const MaxIncludeDepth = 10
 // file is returned like any other.
 func ConfigNamed(root int, ws string, repos []GitRepo) ([]Named, error) {
 	var out []Named
-	seen := map[[2]string]bool{}
-	var read func(file, top string, depth int) error
-	read = func(file, top string, depth int) error {
-		if depth > MaxIncludeDepth || seen[[2]string{file, top}] {
+	for _, r := range repos {
+		named, err := repoNamed(root, ws, r, func(string) {})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, named...)
+	}
+	return out, nil
+}
+
+// repoNamed is ConfigNamed for one repository. Before it looks at a path
+// beneath root (a configuration file, a named path whose existence
+// decides whether it is frozen, the hooks directory) it calls look with
+// it: ConfigView keeps the answer while none of them changes.
+func repoNamed(root int, ws string, r GitRepo, look func(rel string)) ([]Named, error) {
+	var out []Named
+	seen := map[string]bool{}
+	var read func(file string, depth int) error
+	read = func(file string, depth int) error {
+		if depth > MaxIncludeDepth || seen[file] {
 			return nil
 		}
-		seen[[2]string{file, top}] = true
+		seen[file] = true
+		look(file)
 		data, err := readBeneath(root, file)
 		if err != nil {
 			// Missing, or not a plain file beneath the workspace (a
@@ -63,41 +82,137 @@ func ConfigNamed(root int, ws string, repos []GitRepo) ([]Named, error) {
 			return nil
 		}
 		for _, ref := range ConfigRefs(data) {
-			rel, ok := ref.Resolve(ws, path.Dir(file), top)
+			rel, ok := ref.Resolve(ws, path.Dir(file), r.Top)
 			if !ok {
 				continue
 			}
-			if rel == "." || rel == top {
+			if rel == "." || rel == r.Top {
 				if ref.Kind == Dir {
 					return fmt.Errorf("%w: %s's %s is %s", ErrNamesTop, file, ref.Key, ref.Path)
 				}
 				continue
 			}
+			look(rel)
 			if !ref.Frozen(root, rel) {
 				continue
 			}
 			out = append(out, Named{Rel: rel, Kind: ref.Kind, Reserve: ref.Missing, Key: ref.Key})
 			if ref.Include {
-				if err := read(rel, top, depth+1); err != nil {
+				if err := read(rel, depth+1); err != nil {
 					return err
 				}
 			}
 		}
 		return nil
 	}
-	for _, r := range repos {
-		for _, f := range []string{"config", "config.worktree"} {
-			if err := read(path.Join(r.Dir, f), r.Top, 0); err != nil {
-				return nil, err
-			}
-		}
-		links, err := hookLinks(root, ws, r.Dir)
-		if err != nil {
+	for _, f := range []string{"config", "config.worktree"} {
+		if err := read(path.Join(r.Dir, f), 0); err != nil {
 			return nil, err
 		}
-		out = append(out, links...)
 	}
-	return out, nil
+	// A link added to, removed from or replaced in hooks/ changes the
+	// directory's modification time.
+	look(path.Join(r.Dir, "hooks"))
+	links, err := hookLinks(root, ws, r.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, links...), nil
+}
+
+// ConfigView is a creation gate's view of its workspace's git
+// configuration: the paths each repository's configuration names
+// (ConfigNamed), read again whenever a file they were read from has
+// changed. The host's `git config core.hooksPath .githooks` in the middle
+// of a session then protects .githooks at the session's next write, not
+// only in later sandboxes; a view that only read the files at start would
+// let the session plant the hooks the host's next commit runs.
+//
+// Change is told by what lstat says of every path the answer looked at
+// (its device, inode, mode, size, modification and change times, or that
+// it was missing), taken before it was read: a file changed after its
+// stamp was taken is read again at the next call. The zero value is ready
+// for use; it is safe for concurrent use.
+type ConfigView struct {
+	mu      sync.Mutex
+	answers map[GitRepo]viewAnswer
+}
+
+// maxViewRepos bounds the repositories a ConfigView keeps answers for
+// (the host can make any number mid-session): past it they are dropped
+// and read again.
+const maxViewRepos = 1024
+
+// viewAnswer is one repository's answer and the stamps it was read at.
+type viewAnswer struct {
+	stamps []viewStamp
+	named  []Named
+	err    error
+}
+
+// viewStamp is what a path beneath the workspace was when an answer was
+// read.
+type viewStamp struct {
+	rel string
+	st  pathStamp
+}
+
+// pathStamp is lstat's view of a path, or its errno.
+type pathStamp struct {
+	dev, ino, size uint64
+	mode           uint32
+	mtime, ctime   unix.Timespec
+	errno          unix.Errno
+}
+
+// stampBeneath takes rel's stamp beneath root, following no symlink (the
+// readers refuse them too).
+func stampBeneath(root int, rel string) pathStamp {
+	fd, err := unix.Openat2(root, rel, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err == nil {
+		defer unix.Close(fd)
+		var st unix.Stat_t
+		if err = unix.Fstat(fd, &st); err == nil {
+			return pathStamp{dev: uint64(st.Dev), ino: st.Ino, size: uint64(st.Size), mode: st.Mode, mtime: st.Mtim, ctime: st.Ctim}
+		}
+	}
+	e, ok := err.(unix.Errno)
+	if !ok || e == 0 {
+		e = unix.EIO
+	}
+	return pathStamp{errno: e}
+}
+
+// named returns ConfigNamed's answer for r, read again unless every path
+// it looked at is as it was.
+func (v *ConfigView) named(root int, ws string, r GitRepo) ([]Named, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if a, ok := v.answers[r]; ok && a.fresh(root) {
+		return a.named, a.err
+	}
+	var a viewAnswer
+	a.named, a.err = repoNamed(root, ws, r, func(rel string) {
+		a.stamps = append(a.stamps, viewStamp{rel, stampBeneath(root, rel)})
+	})
+	if v.answers == nil || len(v.answers) >= maxViewRepos {
+		v.answers = map[GitRepo]viewAnswer{}
+	}
+	v.answers[r] = a
+	return a.named, a.err
+}
+
+// fresh reports whether every path a looked at is as it was.
+func (a viewAnswer) fresh(root int) bool {
+	for _, s := range a.stamps {
+		if stampBeneath(root, s.rel) != s.st {
+			return false
+		}
+	}
+	return true
 }
 
 // hookLinks returns the workspace paths that the symlinks in the hooks
@@ -244,6 +359,15 @@ type fileKey struct {
 // directory, a symlinked parent) to the same file is refused too. A
 // configuration that cannot be judged (ErrNamesTop) refuses the write.
 func NamedReason(root, dirfd int, ws, dir, name string) (string, error) {
+	return (*ConfigView)(nil).Reason(root, dirfd, ws, dir, name, nil)
+}
+
+// Reason is NamedReason with the answers of v (a nil v reads every file
+// again), and the repositories known besides those whose work tree holds
+// dirfd: every repository of the workspace frozen at start, whose
+// configuration may name a path anywhere in the workspace
+// (core.hooksPath = ../tools/hooks of a nested one).
+func (v *ConfigView) Reason(root, dirfd int, ws, dir, name string, known []GitRepo) (string, error) {
 	var rootSt unix.Stat_t
 	if err := unix.Fstat(root, &rootSt); err != nil {
 		return "", fmt.Errorf("reading the workspace root: %w", err)
@@ -296,13 +420,26 @@ func NamedReason(root, dirfd int, ws, dir, name string) (string, error) {
 	if hasTarget {
 		target = objID{uint64(tst.Dev), tst.Ino}
 	}
-	named, err := ConfigNamed(root, ws, repos)
-	if err != nil {
-		return "", err
+	for _, r := range known {
+		if !slices.Contains(repos, r) {
+			repos = append(repos, r)
+		}
 	}
-	for _, n := range named {
-		if namedMatch(root, n, levels, target, hasTarget) {
-			return fmt.Sprintf("%s is protected: the repository's configuration names it (%s), and git runs or reads it", n.Rel, n.Key), nil
+	for _, r := range repos {
+		var named []Named
+		var err error
+		if v == nil {
+			named, err = repoNamed(root, ws, r, func(string) {})
+		} else {
+			named, err = v.named(root, ws, r)
+		}
+		if err != nil {
+			return "", err
+		}
+		for _, n := range named {
+			if namedMatch(root, n, levels, target, hasTarget) {
+				return fmt.Sprintf("%s is protected: the repository's configuration names it (%s), and git runs or reads it", n.Rel, n.Key), nil
+			}
 		}
 	}
 	return "", nil
