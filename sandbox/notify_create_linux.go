@@ -193,6 +193,7 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	}
 	var req createRequest
 	defer req.close()
+	var cache [2]string       // a slot's name when it is a home's writable cache (cacheRefused)
 	slot := func(i int) int { // the request's name for call.names[i]
 		if call.kind == seccompexec.CreateLink {
 			return 1
@@ -229,7 +230,11 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 			}
 			req.dirs[sl], req.names[sl], req.nofollow = parent, rest, true
 		}
-		if why := g.create.judge(parent, rest); why != "" {
+		why, tree, at := g.create.judge(parent, rest)
+		if why == "" && tree != nil && tree.set.HomeCache(at) {
+			cache[sl] = at
+		}
+		if why != "" {
 			var st unix.Stat_t
 			if exclusive && unix.Fstatat(int(parent.Fd()), strings.TrimRight(rest, "/"), &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 				// The kernel's answer, which changes nothing (mkdir -p
@@ -262,6 +267,12 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 		exclusive := call.kind != seccompexec.CreateRename && (!open || excl)
 		if place(call.dirfds[i], slot(i), s, name == "HEAD", open && flags&unix.O_NOFOLLOW == 0 && !excl, exclusive); errno != 0 {
 			break
+		}
+	}
+	if errno == 0 {
+		if sl, why := cacheRefused(call.kind, flags, &req, cache); why != "" {
+			block = &CreateBlock{Op: call.op, Pid: int(n.pid), Path: names[min(sl, len(names)-1)], Reason: why}
+			errno = unix.EPERM
 		}
 	}
 	if errno == 0 && call.target >= 0 {
@@ -513,12 +524,14 @@ const maxJudgeDepth = 1024
 // above parent (protect.ControlReason: nested, bare and host-made ones,
 // judged on the objects), and must not be what a repository's
 // configuration names as it is now (protect.ConfigView.Reason: the
-// repositories frozen at start and those at or above parent). Outside every tree nothing is refused. What it
-// cannot tell is refused.
-func (c *createGate) judge(parent *os.File, rest string) string {
+// repositories frozen at start and those at or above parent). Outside
+// every tree nothing is refused. What it cannot tell is refused. It also
+// returns the tree the entry is in and the entry's path there (nil and ""
+// outside every tree).
+func (c *createGate) judge(parent *os.File, rest string) (why string, _ *gateTree, at string) {
 	name := strings.TrimRight(rest, "/")
 	if c == nil || len(c.trees) == 0 || name == "" || name == "." || name == ".." {
-		return "" // no new entry is named
+		return "", nil, "" // no new entry is named
 	}
 	// Up from parent by "..", each directory's identity, to a tree's
 	// root or the caller's root.
@@ -533,11 +546,11 @@ func (c *createGate) judge(parent *os.File, rest string) string {
 	for len(fds) <= maxJudgeDepth {
 		var st unix.Stat_t
 		if err := unix.Fstat(fds[len(fds)-1], &st); err != nil {
-			return fmt.Sprintf("the creation gate could not read a directory above %s: %v", rest, err)
+			return fmt.Sprintf("the creation gate could not read a directory above %s: %v", rest, err), nil, ""
 		}
 		id := fileID{st.Dev, st.Ino}
 		if len(ids) > 0 && id == ids[len(ids)-1] {
-			return "" // ".." of the caller's root is itself: outside every tree
+			return "", nil, "" // ".." of the caller's root is itself: outside every tree
 		}
 		ids = append(ids, id)
 		for i := range c.trees {
@@ -550,12 +563,12 @@ func (c *createGate) judge(parent *os.File, rest string) string {
 		}
 		up, err := unix.Openat(fds[len(fds)-1], "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return fmt.Sprintf("the creation gate could not open a directory above %s: %v", rest, err)
+			return fmt.Sprintf("the creation gate could not open a directory above %s: %v", rest, err), nil, ""
 		}
 		fds = append(fds, up)
 	}
 	if tree == nil {
-		return fmt.Sprintf("the creation gate could not tell where %s is: more than %d directories deep", rest, maxJudgeDepth)
+		return fmt.Sprintf("the creation gate could not tell where %s is: more than %d directories deep", rest, maxJudgeDepth), nil, ""
 	}
 	// The directories' names: the last of the path the kernel keeps for
 	// parent, each checked to be the directory below it there.
@@ -565,29 +578,74 @@ func (c *createGate) judge(parent *os.File, rest string) string {
 		p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(parent.Fd())))
 		elems := strings.Split(strings.Trim(p, "/"), "/")
 		if err != nil || len(elems) < depth || strings.HasSuffix(p, " (deleted)") {
-			return fmt.Sprintf("the creation gate could not tell where %s is", rest)
+			return fmt.Sprintf("the creation gate could not tell where %s is", rest), nil, ""
 		}
 		parts = elems[len(elems)-depth:]
 		for i, part := range parts {
 			var st unix.Stat_t
 			below := ids[depth-1-i]
 			if unix.Fstatat(fds[depth-i], part, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || (fileID{st.Dev, st.Ino}) != below {
-				return fmt.Sprintf("the creation gate could not tell where %s is: a directory above it moved", rest)
+				return fmt.Sprintf("the creation gate could not tell where %s is: a directory above it moved", rest), nil, ""
 			}
 		}
 	}
 	dir := path.Join(append([]string{"."}, parts...)...)
-	if why := tree.set.Reason(path.Join(dir, name)); why != "" {
-		return why
+	at = path.Join(dir, name)
+	if why := tree.set.Reason(at); why != "" {
+		return why, nil, ""
 	}
 	why, err := protect.ControlReason(fds[depth], int(parent.Fd()), dir, name)
 	if err == nil && why == "" {
 		why, err = tree.git.Reason(fds[depth], int(parent.Fd()), tree.ws, dir, name, tree.repos)
 	}
 	if err != nil {
-		return fmt.Sprintf("the creation gate could not judge %s: %v", path.Join(dir, name), err)
+		return fmt.Sprintf("the creation gate could not judge %s: %v", at, err), nil, ""
 	}
-	return why
+	return why, tree, at
+}
+
+// cacheRefused returns why a call of this kind (with these flags) may not
+// make what it would at a home's writable cache (cache: the names, by the
+// request's slot, that are one), and the slot refused. Only a directory
+// may appear there (protect.Set.HomeCache): a symlink, hard link, FIFO or
+// file at .cache would send what the host's programs keep in their cache
+// elsewhere, and the next sandbox refuses such a home. A rename may move
+// only a directory onto one (either way, for RENAME_EXCHANGE); what the
+// old name is, is looked at here, so a rename racing to swap it for a
+// link afterwards is caught by the next sandbox's check alone.
+func cacheRefused(kind uint32, flags uint64, req *createRequest, cache [2]string) (int, string) {
+	isDir := func(sl int) bool {
+		var st unix.Stat_t
+		return req.dirs[sl] != nil && unix.Fstatat(int(req.dirs[sl].Fd()), strings.TrimRight(req.names[sl], "/"), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+	}
+	why := func(sl int) (int, string) {
+		return sl, fmt.Sprintf("%s is a home's writable cache: only a directory may be made there (a link or a file at its name would send what the host's programs keep in it elsewhere)", cache[sl])
+	}
+	switch kind {
+	case seccompexec.CreateMkdir:
+	case seccompexec.CreateRename:
+		if cache[1] != "" && !isDir(0) {
+			return why(1)
+		}
+		if cache[0] != "" && flags&unix.RENAME_EXCHANGE != 0 && !isDir(1) {
+			return why(0)
+		}
+	case seccompexec.CreateLink:
+		if cache[1] != "" {
+			return why(1)
+		}
+	case seccompexec.CreateOpen:
+		// An existing cache directory opened with O_CREAT fails as the
+		// kernel says (EISDIR).
+		if cache[0] != "" && !isDir(0) {
+			return why(0)
+		}
+	default: // symlink, mknod
+		if cache[0] != "" {
+			return why(0)
+		}
+	}
+	return 0, ""
 }
 
 // headAllowed reports whether a HEAD in the directory parent (resolved

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -94,4 +95,70 @@ func TestPoisonCreatedModes(t *testing.T) {
 			"shared/gf": 0o664, "shared/gd": 0o2775, "shared/of": 0o664, "shared/od": 0o2775,
 		})
 	})
+}
+
+// TestPoisonHomeCacheLinks: a home's writable caches (.cache, .npm,
+// .cargo/registry …) stay directories. A sandbox that moves .cache away
+// and puts a link to .config (or a FIFO, or a hard link) in its place is
+// refused by the creation gate, by every call that could do it; and a
+// home whose cache is a link (left by the host, or by an older tether)
+// makes the next sandbox refuse to start, as a linked dot-entry does.
+func TestPoisonHomeCacheLinks(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	t.Setenv("HOME", ws)
+	for _, d := range []string{".cache/pip", ".config/git", ".npm", ".cargo/registry"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".config/git/config"), []byte("[user]\n\tname = me\n"), 0o644))
+	chownWorkspace(t, ws)
+	const script = `
+mv .cache cache-old && echo MOVED || echo no-MOVED
+ln -s .config .cache && echo LINKED-SYMLINK || echo no
+ln -s .config x && mv -T x .cache && echo LINKED-RENAME || echo no
+python3 -c 'import os; os.symlink(".config", "y"); os.rename("y", ".npm")' && echo LINKED-OVER || echo no
+touch f && ln f .cache && echo LINKED-HARD || echo no
+mkfifo .cache && echo LINKED-FIFO || echo no
+(: > .cache) && echo LINKED-FILE || echo no
+mkdir .cache && echo DIR-OK || echo no-DIR-OK
+mkdir z && python3 -c 'import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); r = libc.renameat2(-100, b"z", -100, b".cache", 2); print("EXCHANGED-DIR" if r == 0 else "exchange refused %d" % ctypes.get_errno())'
+ln -s .config w && python3 -c 'import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); r = libc.renameat2(-100, b".cargo/registry", -100, b"w", 2); print("EXCHANGED-LINK" if r == 0 else "exchange refused %d" % ctypes.get_errno())'
+echo done`
+	res, out := sandboxRun(t, r, ws, script)
+	t.Log(out)
+	require.Contains(t, out, "done")
+	assert.Contains(t, out, "MOVED", "a cache may be moved away")
+	assert.Contains(t, out, "DIR-OK", "and made again as a directory")
+	assert.Contains(t, out, "EXCHANGED-DIR", "or exchanged with a directory")
+	for _, w := range []string{"LINKED-SYMLINK", "LINKED-RENAME", "LINKED-OVER", "LINKED-HARD", "LINKED-FIFO", "LINKED-FILE", "EXCHANGED-LINK"} {
+		assert.NotContains(t, out, w)
+	}
+	assert.True(t, refusedPath(res.CreateBlocked, ".cache"), "%+v", res.CreateBlocked)
+	// From the host, after the sandbox is gone: every cache is a
+	// directory, and the next sandbox starts.
+	for _, c := range []string{".cache", ".npm", ".cargo/registry"} {
+		fi, err := os.Lstat(filepath.Join(ws, c))
+		require.NoError(t, err, c)
+		assert.True(t, fi.IsDir(), "%s is %v", c, fi.Mode())
+	}
+	_, out = sandboxRun(t, r, ws, "echo next-ok")
+	assert.Contains(t, out, "next-ok")
+	assertHostClean(t, ws, markers, false)
+
+	// A cache that is a link when a sandbox starts refuses it.
+	for _, c := range []string{".cache", ".cargo/registry"} {
+		p := filepath.Join(ws, c)
+		require.NoError(t, os.Rename(p, p+"-host"))
+		require.NoError(t, os.Symlink(filepath.Join(ws, ".config"), p))
+		require.NoError(t, os.Lchown(p, wsOwner, wsOwner))
+		ctx := t.Context()
+		_, err := r.Run(ctx, Config{Workspace: ws, Limits: Limits{Pids: 128, Timeout: 60 * time.Second}}, Command{Shell: "echo started"})
+		require.ErrorIs(t, err, ErrUnsafeWorkspace, c)
+		assert.Contains(t, err.Error(), c)
+		require.NoError(t, os.Remove(p))
+		require.NoError(t, os.Rename(p+"-host", p))
+	}
+	got, err := os.ReadFile(filepath.Join(ws, ".config/git/config"))
+	require.NoError(t, err)
+	assert.Equal(t, "[user]\n\tname = me\n", string(got))
 }

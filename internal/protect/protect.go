@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -295,6 +296,21 @@ var homeWritable = []string{
 	".m2/repository",  // Maven's downloaded artifacts
 	".gradle/caches",  // Gradle's caches and downloaded artifacts
 	".gradle/wrapper", // the Gradle distributions gradlew downloads
+}
+
+// HomeCache reports whether rel (workspace-relative) is one of the
+// writable caches of a home workspace itself (.cache, .npm,
+// .cargo/registry …): a directory the home rule leaves writable, which
+// must stay a directory. A symlink (or any other file) at its name would
+// send what the host's programs write there, or read from it, to whatever
+// it names (.cache -> .config): the sandbox may make only a directory
+// there, and a workspace holding anything else is refused.
+func (s Set) HomeCache(rel string) bool {
+	if !s.Home {
+		return false
+	}
+	rel = path.Clean(strings.TrimPrefix(rel, "/"))
+	return slices.Contains(homeWritable, rel)
 }
 
 // homeRoots are the entries at a home directory's root that are protected
