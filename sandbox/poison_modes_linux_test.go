@@ -162,3 +162,59 @@ echo done`
 	require.NoError(t, err)
 	assert.Equal(t, "[user]\n\tname = me\n", string(got))
 }
+
+// deepScript leaves a directory chain of more than 6,000 bytes (deeper
+// than PATH_MAX) in the workspace: two chains of 15 names of 200 bytes,
+// made by descriptor, one renamed into the other's deepest directory.
+const deepScript = `python3 - <<'EOF'
+import os
+n = "d" * 200
+def chain(top, k):
+    os.mkdir(top)
+    fd = os.open(top, os.O_DIRECTORY)
+    for i in range(k):
+        os.mkdir(n, dir_fd=fd)
+        nfd = os.open(n, os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = nfd
+    return fd
+fd = chain("a", 15)
+os.close(chain("b", 15))
+os.rename("b", "deep", dst_dir_fd=fd)
+os.close(os.open(".git-not-" + "x", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
+print("DEEP-MADE")
+EOF`
+
+// TestPoisonDeepChain: a sandbox leaves a chain deeper than PATH_MAX in
+// the workspace (and in a home workspace); the next sandboxes, one-shot
+// and session, start all the same: the walkers at start open paths a
+// piece at a time (protect.OpenBeneath) instead of failing on the whole
+// path.
+func TestPoisonDeepChain(t *testing.T) {
+	for _, home := range []bool{false, true} {
+		t.Run(map[bool]string{false: "repository", true: "home"}[home], func(t *testing.T) {
+			r := newTestRunner(t)
+			ws, markers := poisonWorkspace(t, !home)
+			if home {
+				t.Setenv("HOME", ws)
+			}
+			_, out := sandboxRun(t, r, ws, deepScript)
+			t.Log(out)
+			require.Contains(t, out, "DEEP-MADE")
+			_, out = sandboxRun(t, r, ws, "echo next-ok")
+			assert.Contains(t, out, "next-ok", "the next one-shot starts")
+			m := newTestSessions(t)
+			spec := testSpec()
+			spec.Config.Workspace = ws
+			s, err := m.Open(t.Context(), "default", "poison-deep", spec)
+			require.NoError(t, err, "the next session starts")
+			var buf bytes.Buffer
+			_, err = s.Run(t.Context(), Command{Shell: "echo session-ok", Stdout: &buf, Stderr: &buf})
+			require.NoError(t, err)
+			assert.Contains(t, buf.String(), "session-ok")
+			require.NoError(t, m.CloseSession("default", "poison-deep"))
+			require.NoError(t, os.RemoveAll(filepath.Join(ws, "a"))) // by descriptor: the host can clean it
+			assertHostClean(t, ws, markers, !home)
+		})
+	}
+}

@@ -76,7 +76,7 @@ func (c *linkCheck) linksIn(rel string, skipObjects bool, depth int) ([]string, 
 		c.truncated = true
 		return nil, nil
 	}
-	fd, err := unix.Openat2(c.root, rel, &unix.OpenHow{
+	fd, err := protect.OpenBeneath(c.root, rel, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})

@@ -399,7 +399,7 @@ func sourceOwners(cfg Config) (map[string]Owner, error) {
 // openBeneath opens rel under dir without following any symlink, the last
 // component included (it is returned as itself, O_PATH).
 func openBeneath(dir int, rel string) (int, error) {
-	return unix.Openat2(dir, rel, &unix.OpenHow{
+	return protect.OpenBeneath(dir, rel, &unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
@@ -877,7 +877,7 @@ func unsafePath(rel string, err error) error {
 
 // readBeneath reads a small file rel under dir without following symlinks.
 func readBeneath(dir int, rel string) ([]byte, error) {
-	fd, err := unix.Openat2(dir, rel, &unix.OpenHow{
+	fd, err := protect.OpenBeneath(dir, rel, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})

@@ -129,7 +129,7 @@ func scanNested(root int, skip []string) (nestedScan, error) {
 // readDirBeneath lists the directory rel under root without following
 // symlinks, failing with dirlist.ErrTooLarge past max names.
 func readDirBeneath(root int, rel string, max int) ([]os.DirEntry, error) {
-	fd, err := unix.Openat2(root, rel, &unix.OpenHow{
+	fd, err := protect.OpenBeneath(root, rel, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})

@@ -168,7 +168,7 @@ type pathStamp struct {
 // stampBeneath takes rel's stamp beneath root, following no symlink (the
 // readers refuse them too).
 func stampBeneath(root int, rel string) pathStamp {
-	fd, err := unix.Openat2(root, rel, &unix.OpenHow{
+	fd, err := OpenBeneath(root, rel, &unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
@@ -221,7 +221,7 @@ func (a viewAnswer) fresh(root int) bool {
 // hook, frozen even when missing.
 func hookLinks(root int, ws, dir string) ([]Named, error) {
 	hooks := path.Join(dir, "hooks")
-	fd, err := unix.Openat2(root, hooks, &unix.OpenHow{
+	fd, err := OpenBeneath(root, hooks, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
@@ -305,7 +305,7 @@ func existsBeneath(root int, rel string) bool {
 }
 
 func openBeneath(dir int, rel string) (int, error) {
-	return unix.Openat2(dir, rel, &unix.OpenHow{
+	return OpenBeneath(dir, rel, &unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
@@ -315,7 +315,7 @@ func openBeneath(dir int, rel string) (int, error) {
 // told) of the regular file rel under dir, never through a symlink and
 // without blocking on a FIFO.
 func readBeneath(dir int, rel string) ([]byte, error) {
-	fd, err := unix.Openat2(dir, rel, &unix.OpenHow{
+	fd, err := OpenBeneath(dir, rel, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
@@ -503,7 +503,7 @@ func repoAt(fd int, ws, here string) (GitRepo, bool) {
 // idBeneath opens rel beneath root, following symlinks that stay beneath
 // it, and returns its identity.
 func idBeneath(root int, rel string) (objID, bool) {
-	fd, err := unix.Openat2(root, rel, &unix.OpenHow{
+	fd, err := OpenBeneath(root, rel, &unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
 	})
