@@ -420,6 +420,16 @@ func (d *Daemon) Serve(ctx context.Context, ready func(socket string)) error {
 		d.Close()
 		return err
 	}
+	// Every sandbox of this state root hides the socket, not only this
+	// daemon's own (sandbox.RecordServed): another tether's one-shot in a
+	// workspace holding it could take its place.
+	release, err := sandbox.RecordServed(d.opts.Sandbox.StateRoot, socketPaths(sock))
+	if err != nil {
+		ul.Close()
+		d.Close()
+		return err
+	}
+	defer release()
 	listeners := []net.Listener{ul}
 	if d.opts.Listen != "" {
 		tl, err := net.Listen("tcp", d.opts.Listen)

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -266,4 +268,45 @@ print(s.recv(300).split(b"\r\n")[0].decode())
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}}}
 	assert.Contains(t, run(userns), "403 Forbidden", "root of another user namespace")
+}
+
+// TestServeSocketHiddenFromOtherOneShots: a `tether run` one-shot of the
+// daemon's state root in a workspace holding the daemon's socket (the
+// second red-team pass of issue 14) tries to unlink the socket and listen
+// in its place, and to connect to it. The daemon recorded its socket in the
+// state root (sandbox.RecordServed), so that sandbox hides it too; from
+// the host afterwards, the socket is the daemon's and answers. A one-shot
+// after the daemon stopped is not refused (the record is gone).
+func TestServeSocketHiddenFromOtherOneShots(t *testing.T) {
+	sb := testSandbox(t)
+	e := newDaemonEnv(t, sb, "")
+	e.socket = filepath.Join(e.ws, "run", "tether.sock")
+	_, stop := e.start(t)
+	const hijack = `python3 probe.py run/tether.sock
+rm run/tether.sock && echo UNLINKED
+python3 -c '
+import socket
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind("run/tether.sock")
+s.listen(1)
+print("LISTENING")
+' 2>&1
+ls -la run 2>&1; echo done`
+	require.NoError(t, os.WriteFile(filepath.Join(e.ws, "probe.py"), []byte(socketProbe), 0o644))
+	var out bytes.Buffer
+	res, err := sb.Run(t.Context(), sandbox.Config{Workspace: e.ws, Limits: sandbox.Limits{Pids: 64, Timeout: 60 * time.Second}},
+		sandbox.Command{Shell: hijack, Stdout: &out, Stderr: &out})
+	require.NoError(t, err)
+	t.Logf("exit %d: %s", res.ExitCode, out.String())
+	assert.Contains(t, out.String(), "done")
+	assert.NotContains(t, out.String(), "CONNECTED")
+	assert.NotContains(t, out.String(), "UNLINKED")
+	assert.NotContains(t, out.String(), "LISTENING")
+	// From the host: the daemon still answers on its socket.
+	c := NewClient(e.socket)
+	_, err = c.CreateSession(t.Context(), SessionRequest{})
+	require.NoError(t, err, "the daemon's socket is its own")
+	require.NoError(t, stop())
+	_, err = sb.Run(t.Context(), sandbox.Config{Workspace: e.ws, Limits: sandbox.Limits{Pids: 64, Timeout: 60 * time.Second}}, sandbox.Command{Shell: "true"})
+	require.NoError(t, err, "the daemon's record went with it")
 }

@@ -203,6 +203,13 @@ func protectFor(stateRoot string, cfg Config, rootless bool, notEnforced *[]stri
 	// another's live reservations: they are hidden like tether's state.
 	chain := reservationChain()
 	own := append([]string{stateRoot, chain[len(chain)-1].path}, cfg.Hide...)
+	// The sockets of the daemons of this state root (RecordServed), in
+	// every sandbox and not only their own.
+	served, err := servedPaths(stateRoot)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnsafeWorkspace, err)
+	}
+	own = append(own, served...)
 	pr := &protection{rootless: rootless}
 	defer func() {
 		if err != nil {
