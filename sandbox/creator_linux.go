@@ -390,6 +390,10 @@ func (g *execGateRun) perform(fd int, n *seccompNotif, call createCall, req *cre
 	if creates(call.kind, req.flags) {
 		mode = creationMode(mode, req.dirs[0], req.names[0], call.kind == seccompexec.CreateOpen && req.flags&unix.O_CREAT == 0)
 	}
+	if call.kind == seccompexec.CreateBind {
+		// A socket's mode is the umask's alone: the same bits go.
+		cred.umask |= uint32(0o777 &^ creationMode(0o777, req.dirs[0], "", false))
+	}
 	// Everything read through /proc was the waiting caller's.
 	if !idValid(fd, n.id) {
 		return 0, nil, unix.EPERM, ""

@@ -131,6 +131,8 @@ var createCalls = func() map[int32]createCall {
 		unix.SYS_RENAMEAT:  {name: "renameat", op: "rename", kind: seccompexec.CreateRename, names: []int{1, 3}, dirfds: []int{0, 2}, target: -1, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
 		unix.SYS_RENAMEAT2: {name: "renameat2", op: "rename", kind: seccompexec.CreateRename, names: []int{1, 3}, dirfds: []int{0, 2}, target: -1, from: -1, fromDir: -1, flags: 4, mode: -1, dev: -1, creating: -1},
 		unix.SYS_OPENAT:    {name: "openat", op: "open", kind: seccompexec.CreateOpen, names: []int{1}, dirfds: []int{0}, target: -1, from: -1, fromDir: -1, flags: 2, mode: 3, dev: -1, creating: 2},
+		// bind's name is in a struct sockaddr_un (answerBind).
+		unix.SYS_BIND: {name: "bind", op: "bind", kind: seccompexec.CreateBind, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
 	}
 	for nr, c := range legacyCreateCalls {
 		m[nr] = c
@@ -169,6 +171,9 @@ func createCallNamed(name string) (createCall, bool) {
 // goes on; with passOn (an observed call, which answerObserved records)
 // it is then not answered here: answerCreate reports whether it answered.
 func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, passOn bool) bool {
+	if call.kind == seccompexec.CreateBind {
+		return g.answerBind(fd, n, call, passOn)
+	}
 	r := memReader{pid: int(n.pid)}
 	var errno unix.Errno
 	var block *CreateBlock

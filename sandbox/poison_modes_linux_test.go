@@ -218,3 +218,96 @@ func TestPoisonDeepChain(t *testing.T) {
 		})
 	}
 }
+
+// socketScript binds unix sockets where a home's programs connect (git's
+// credential cache, ssh's ControlMaster, a cache), where nothing does
+// (proj/), abstract and inet ones, and races an address between abstract
+// and a path under .cache while binding it, printing BOUND-<name> for
+// each bind that worked.
+const socketScript = `umask 0
+python3 - <<'EOF'
+import ctypes, os, socket, threading
+for p in [".cache/git/credential/socket", ".ssh/ctl-host", ".cache/x.sock", ".config/app.sock", "proj/ok.sock", "\0tether-abstract-%d" % os.getpid()]:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.bind(p)
+        print("BOUND-" + p.lstrip("\0").split("-")[0])
+    except OSError as e:
+        print("refused", repr(p), e)
+t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+t.bind(("127.0.0.1", 0))
+print("BOUND-inet")
+libc = ctypes.CDLL(None, use_errno=True)
+path = b".cache/race.sock"
+buf = ctypes.create_string_buffer(2 + 108)
+buf[0:2] = (1).to_bytes(2, "little")
+buf[2:2 + len(path)] = path
+stop = False
+def flip():
+    while not stop:
+        buf[2] = b"\0"
+        buf[2] = b"."
+th = threading.Thread(target=flip)
+th.start()
+won = 0
+for i in range(2000):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    if libc.bind(s.fileno(), buf, 2 + len(path)) == 0 and os.path.exists(path):
+        won += 1
+    s.close()
+stop = True
+th.join()
+print("RACE-WON" if won else "race held", won)
+EOF
+echo done`
+
+// TestPoisonHomeSockets: bind(2) is gated like every creation. In a home
+// no socket may be bound under a dot-entry, caches included (the second
+// red-team pass hijacked ~/.cache/git/credential/socket this way);
+// elsewhere a socket is made without write for others whatever the
+// umask; abstract and inet sockets bind as before. From the host
+// afterwards: no socket under a dot-entry, and the one made is 0755.
+func TestPoisonHomeSockets(t *testing.T) {
+	check := func(t *testing.T, ws, markers, out string) {
+		t.Helper()
+		t.Log(out)
+		require.Contains(t, out, "done")
+		for _, w := range []string{"BOUND-.cache/git/credential/socket", "BOUND-.ssh/ctl", "BOUND-.cache/x.sock", "BOUND-.config/app.sock", "RACE-WON"} {
+			assert.NotContains(t, out, w)
+		}
+		for _, w := range []string{"BOUND-proj/ok.sock", "BOUND-tether", "BOUND-inet", "race held"} {
+			assert.Contains(t, out, w)
+		}
+		for _, p := range []string{".cache/git/credential/socket", ".ssh/ctl-host", ".cache/x.sock", ".config/app.sock", ".cache/race.sock"} {
+			_, err := os.Lstat(filepath.Join(ws, p))
+			assert.ErrorIs(t, err, os.ErrNotExist, p)
+		}
+		var st unix.Stat_t
+		require.NoError(t, unix.Lstat(filepath.Join(ws, "proj/ok.sock"), &st))
+		assert.Equal(t, uint32(unix.S_IFSOCK|0o755), st.Mode, "%o", st.Mode)
+		require.NoError(t, os.Remove(filepath.Join(ws, "proj/ok.sock")))
+		assertHostClean(t, ws, markers, false)
+	}
+	setup := func(t *testing.T) (string, string) {
+		ws, markers := poisonWorkspace(t, false)
+		t.Setenv("HOME", ws)
+		for _, d := range []string{".cache/git/credential", ".ssh", ".config", "proj"} {
+			require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o700))
+		}
+		chownWorkspace(t, ws)
+		return ws, markers
+	}
+	t.Run("one-shot", func(t *testing.T) {
+		ws, markers := setup(t)
+		res, out := sandboxRun(t, newTestRunner(t), ws, socketScript)
+		assert.True(t, refusedPath(res.CreateBlocked, ".cache/git/credential/socket"), "%+v", res.CreateBlocked)
+		check(t, ws, markers, out)
+	})
+	t.Run("session", func(t *testing.T) {
+		ws, markers := setup(t)
+		s, end := openPoisonSession(t, ws)
+		_, out := sessionRun(t, s, socketScript)
+		end()
+		check(t, ws, markers, out)
+	})
+}

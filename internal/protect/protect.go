@@ -313,6 +313,27 @@ func (s Set) HomeCache(rel string) bool {
 	return slices.Contains(homeWritable, rel)
 }
 
+// SocketReason returns why a unix socket may not be bound at rel
+// (workspace-relative), or "": where Reason refuses any name, and in a
+// home anywhere under a dot-entry or a PATH directory (homeRoots), the
+// writable caches included. The person's programs connect to sockets
+// there (git's credential-cache daemon at ~/.cache/git/credential/socket,
+// ssh's ControlMaster in ~/.ssh, gpg-agent's): a listener the sandbox
+// bound in a socket's place would be handed their secrets.
+func (s Set) SocketReason(rel string) string {
+	if why := s.Reason(rel); why != "" {
+		return why
+	}
+	if !s.Home {
+		return ""
+	}
+	parts := split(path.Clean(strings.TrimPrefix(rel, "/")))
+	if strings.HasPrefix(parts[0], ".") && !hasPrefix(parts, GitDirName) {
+		return fmt.Sprintf("a socket at %s is refused: in a home directory the person's programs connect to the sockets under its dot-entries (git's credential cache, ssh's ControlMaster, gpg-agent)", rel)
+	}
+	return ""
+}
+
 // homeRoots are the entries at a home directory's root that are protected
 // besides its dot-entries: directories on PATH by default (Debian's
 // .profile puts ~/bin there; go install writes ~/go/bin, which go's

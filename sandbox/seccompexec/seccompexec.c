@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "seccompexec.h"
@@ -496,6 +497,25 @@ static int64_t creator_call(const struct seccompexec_create_req *rq, const char 
 		if (r >= 0)
 			*newfd = (int)r;
 		break;
+	case SECCOMPEXEC_CREATE_BIND: {
+		// bind takes no directory: the helper moves into the checked one
+		// for the call and back to its root after it.
+		if (rq->dirfd[0] < 0 || rq->dirfd[1] < 0 || rq->dirfd[1] >= nfds)
+			return -EBADF;
+		struct sockaddr_un a = {.sun_family = AF_UNIX};
+		size_t l = rq->len[0];
+		if (l == 0 || l >= sizeof a.sun_path || memchr(n0, '/', l) != NULL)
+			return -EINVAL;
+		memcpy(a.sun_path, n0, l);
+		if (fchdir(dir[0]) < 0)
+			return -(int64_t)errno;
+		r = bind(fds[rq->dirfd[1]], (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + l + 1));
+		int e = errno;
+		if (chdir("/") < 0)
+			_exit(1); // it would act in the wrong directory next
+		errno = e;
+		break;
+	}
 	default:
 		return -EINVAL;
 	}
@@ -749,7 +769,7 @@ static const int sealed_nrs[] = {
 // can name a directory entry. sandbox/notify_create_*.go has the same
 // table (TestCreateCallsMatchFilter).
 static const int create_nrs[] = {
-	__NR_mkdirat, __NR_mknodat, __NR_symlinkat, __NR_linkat, __NR_renameat2,
+	__NR_mkdirat, __NR_mknodat, __NR_symlinkat, __NR_linkat, __NR_renameat2, __NR_bind,
 #ifdef __NR_renameat
 	__NR_renameat,
 #endif

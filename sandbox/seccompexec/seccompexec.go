@@ -89,6 +89,7 @@ const (
 	CreateLink    = C.SECCOMPEXEC_CREATE_LINK
 	CreateRename  = C.SECCOMPEXEC_CREATE_RENAME
 	CreateOpen    = C.SECCOMPEXEC_CREATE_OPEN
+	CreateBind    = C.SECCOMPEXEC_CREATE_BIND
 
 	CreateReqSize   = C.sizeof_struct_seccompexec_create_req
 	CreateMaxGroups = C.SECCOMPEXEC_CREATE_MAX_GROUPS

@@ -94,6 +94,9 @@
 #define SECCOMPEXEC_CREATE_LINK 4
 #define SECCOMPEXEC_CREATE_RENAME 5
 #define SECCOMPEXEC_CREATE_OPEN 6
+// bind(2) of an AF_UNIX socket to a pathname: name 0 (the last element, at
+// most 107 bytes) in the directory of dirfd[0]; dirfd[1] is the socket.
+#define SECCOMPEXEC_CREATE_BIND 7
 // At most this many supplementary groups are taken; a caller with more is
 // refused by tether.
 #define SECCOMPEXEC_CREATE_MAX_GROUPS 256
