@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"os/user"
@@ -47,14 +48,28 @@ func trustedHomes(ws string) []string {
 // (protect.ConfigRefs; a relative hooks directory or command is taken in
 // each of repos' work trees, as git would). A home that is the workspace
 // itself is left out: its entries are the workspace's own.
-func hostTrusted(root int, ws string, repos []gitRepo) []configPath {
+//
+// The configuration of a repository enclosing the workspace (a package of
+// a monorepo given as the workspace) counts too: the host's git in the
+// enclosing work tree reads it, and a `core.hooksPath = front/hooks` there
+// names the workspace's hooks/ (F10 of the session-11 red team). Its
+// relative paths are taken from the enclosing work tree's top.
+//
+// A directory the configuration names that is the workspace or holds it
+// (a hooks directory every file of the workspace would be a hook of)
+// cannot be frozen without freezing the whole workspace: refused
+// (ErrUnsafeWorkspace).
+func hostTrusted(root int, ws string, repos []gitRepo) ([]configPath, error) {
 	var out []configPath
+	var unsafe error
 	wsReal := fspath.Real(ws)
 	inWS := func(p string) (string, bool) {
 		return strings.CutPrefix(fspath.Real(p), wsReal+"/")
 	}
-	var readConfig func(file, home string, depth int)
-	readConfig = func(file, home string, depth int) {
+	// readConfig reads the configuration file; top is the work tree its
+	// relative paths are taken from ("" for each of repos').
+	var readConfig func(file, home, top string, depth int)
+	readConfig = func(file, home, top string, depth int) {
 		if depth > protect.MaxIncludeDepth {
 			return
 		}
@@ -77,6 +92,8 @@ func hostTrusted(root int, ws string, repos []gitRepo) []configPath {
 				continue
 			case !filepath.IsAbs(p) && ref.Base == protect.BaseFile:
 				p = filepath.Join(filepath.Dir(real), p)
+			case !filepath.IsAbs(p) && top != "":
+				p = filepath.Join(top, p)
 			case !filepath.IsAbs(p):
 				// Relative to the top of whichever work tree git runs in.
 				for _, r := range repos {
@@ -87,7 +104,10 @@ func hostTrusted(root int, ws string, repos []gitRepo) []configPath {
 				continue
 			}
 			if ref.Include {
-				readConfig(p, home, depth+1)
+				readConfig(p, home, top, depth+1)
+			}
+			if pr := fspath.Real(p); ref.Kind == protect.Dir && (pr == wsReal || strings.HasPrefix(wsReal, pr+"/")) && unsafe == nil {
+				unsafe = fmt.Errorf("%w: %s's %s names %s, which holds the workspace: every file of it would be read or run", ErrUnsafeWorkspace, file, ref.Key, ref.Path)
 			}
 			if rel, ok := inWS(p); ok && ref.Frozen(root, rel) {
 				out = append(out, configPath{rel: rel, kind: ref.Kind, reserve: ref.Missing})
@@ -106,11 +126,45 @@ func hostTrusted(root int, ws string, repos []gitRepo) []configPath {
 				out = append(out, configPath{rel: rel, kind: e.Kind, reserve: true})
 			}
 		}
-		readConfig(filepath.Join(h, ".gitconfig"), h, 0)
-		readConfig(filepath.Join(h, ".config", "git", "config"), h, 0)
+		readConfig(filepath.Join(h, ".gitconfig"), h, "", 0)
+		readConfig(filepath.Join(h, ".config", "git", "config"), h, "", 0)
 	}
 	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
-		readConfig("/etc/gitconfig", "", 0)
+		readConfig("/etc/gitconfig", "", "", 0)
 	}
-	return out
+	if top, gitDir, ok := enclosingRepo(wsReal); ok {
+		for _, f := range []string{"config", "config.worktree"} {
+			readConfig(filepath.Join(gitDir, f), "", top, 0)
+		}
+	}
+	return out, unsafe
+}
+
+// enclosingRepo returns the work tree's top and git directory of the
+// nearest repository above the directory ws (a .git directory, or a .git
+// file's "gitdir:"), as git's discovery from a directory of ws that has
+// no repository of its own would find it.
+func enclosingRepo(ws string) (top, gitDir string, ok bool) {
+	for d := filepath.Dir(ws); ; d = filepath.Dir(d) {
+		g := filepath.Join(d, protect.GitDirName)
+		if fi, err := os.Lstat(g); err == nil {
+			switch {
+			case fi.IsDir():
+				return d, g, true
+			case fi.Mode().IsRegular():
+				if data, err := os.ReadFile(g); err == nil {
+					if t, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:"); ok {
+						t = strings.TrimSpace(t)
+						if !filepath.IsAbs(t) {
+							t = filepath.Join(d, t)
+						}
+						return d, fspath.Real(t), true
+					}
+				}
+			}
+		}
+		if d == "/" {
+			return "", "", false
+		}
+	}
 }

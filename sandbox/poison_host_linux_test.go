@@ -289,3 +289,38 @@ func TestPoisonHostConfigMidSession(t *testing.T) {
 	chownWorkspace(t, ws)
 	assertHostClean(t, ws, markers, true)
 }
+
+// TestPoisonEnclosingRepoConfig (F10 of the session-11 red team): the
+// workspace is a package of a monorepo, and the enclosing repository's
+// configuration names paths inside it (core.hooksPath = front/hooks, an
+// include.path and a core.fsmonitor program there). The sandbox plants
+// a hook, the included file and the program; the host's commit in the
+// enclosing repository afterwards runs nothing planted. A hooks directory
+// that holds the workspace refuses it.
+func TestPoisonEnclosingRepoConfig(t *testing.T) {
+	r := newTestRunner(t)
+	mono, markers := poisonWorkspace(t, true)
+	ws := filepath.Join(mono, "front")
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "tools"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "tools", "fsmon.sh"), []byte("#!/bin/sh\nexit 1\n"), 0o755))
+	hostGit(t, mono, "config", "core.hooksPath", "front/hooks")
+	hostGit(t, mono, "config", "include.path", "../front/local.gitconfig")
+	hostGit(t, mono, "config", "core.fsmonitor", "front/tools/fsmon.sh")
+	chownWorkspace(t, mono)
+	script := fmt.Sprintf(`mkdir -p hooks && printf '#!/bin/sh\ntouch %[1]s/hook\n' > hooks/pre-commit && chmod 755 hooks/pre-commit && echo WROTE-HOOK
+%[2]s
+printf '#!/bin/sh\ntouch %[1]s/fsmon\nexit 1\n' > tools/fsmon.sh && echo WROTE-FSMON
+echo done`, markers, fsmonitorLine("local.gitconfig", markers, "include"))
+	_, out := sandboxRun(t, r, ws, script)
+	t.Log(out)
+	require.Contains(t, out, "done")
+	for _, w := range []string{"WROTE-HOOK", "WROTE-include", "WROTE-FSMON"} {
+		assert.NotContains(t, out, w)
+	}
+	assertHostClean(t, mono, markers, true) // the host's status, log and commit in the monorepo
+	// A hooks directory that holds the workspace.
+	hostGit(t, mono, "config", "core.hooksPath", ".")
+	_, err := r.Run(t.Context(), Config{Workspace: ws, Limits: Limits{Pids: 64, Timeout: 30 * time.Second}}, Command{Shell: "true"})
+	require.ErrorIs(t, err, ErrUnsafeWorkspace)
+	assert.Contains(t, err.Error(), "holds the workspace")
+}

@@ -792,7 +792,11 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 	// What the host trusts outside the workspace and really is, or names,
 	// in it: a ~/.bashrc linked into a dotfiles checkout, a global
 	// core.hooksPath (hosttrust_linux.go).
-	named = append(named, hostTrusted(root, ws, repos)...)
+	trusted, err := hostTrusted(root, ws, repos)
+	if err != nil {
+		return nil, err
+	}
+	named = append(named, trusted...)
 	for _, p := range named {
 		if err := protectEntry(p.rel, p.kind, p.reserve); err != nil {
 			return nil, err
