@@ -131,7 +131,11 @@ func repoNamed(root int, ws string, r GitRepo, look func(rel string)) ([]Named, 
 // Change is told by what lstat says of every path the answer looked at
 // (its device, inode, mode, size, modification and change times, or that
 // it was missing), taken before it was read: a file changed after its
-// stamp was taken is read again at the next call. The zero value is ready
+// stamp was taken is read again at the next call. A rewrite in place that
+// keeps the size is told by its times: since Linux 6.13 ext4, xfs, btrfs
+// and tmpfs give a change made after a stat a distinct change time
+// (multigrain timestamps); elsewhere such a rewrite within one clock tick
+// of the stamp goes unseen until the file changes again. The zero value is ready
 // for use; it is safe for concurrent use.
 type ConfigView struct {
 	mu      sync.Mutex

@@ -160,3 +160,72 @@ func TestLinkTarget(t *testing.T) {
 		assert.Equal(t, c.want, got, "%s -> %s", c.dir, c.target)
 	}
 }
+
+// viewRepo makes a repository at dir whose configuration names
+// .githooks, and returns the workspace root's descriptor and the
+// directory src/ as the place a name is created in.
+func viewRepo(tb testing.TB, dir string) (root, src int) {
+	tb.Helper()
+	for _, d := range []string{".git/objects", ".git/refs", ".git/hooks", "src"} {
+		require.NoError(tb, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	require.NoError(tb, os.WriteFile(filepath.Join(dir, ".git/HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	require.NoError(tb, os.WriteFile(filepath.Join(dir, ".git/config"), []byte("[core]\n\thooksPath = .githooks\n"), 0o644))
+	root, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY, 0)
+	require.NoError(tb, err)
+	src, err = unix.Openat(root, "src", unix.O_PATH|unix.O_DIRECTORY, 0)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { unix.Close(src); unix.Close(root) })
+	return root, src
+}
+
+// TestConfigViewFollowsChanges: a ConfigView's answer follows the
+// configuration file as it is rewritten in place, renamed over, and as an
+// include it names appears.
+func TestConfigViewFollowsChanges(t *testing.T) {
+	dir := t.TempDir()
+	root, src := viewRepo(t, dir)
+	var v ConfigView
+	repos := []GitRepo{{Dir: ".git", Top: "."}}
+	reason := func(dirfd int, at, name string) string {
+		why, err := v.Reason(root, dirfd, dir, at, name, repos)
+		require.NoError(t, err)
+		return why
+	}
+	assert.NotEmpty(t, reason(root, ".", ".githooks"))
+	assert.Empty(t, reason(src, "src", "x"))
+	// Rewritten in place (same inode): size and times change.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".git/config"), []byte("[core]\n\thooksPath = src\n"), 0o644))
+	assert.NotEmpty(t, reason(src, "src", "x"), "src is the hooks directory now")
+	assert.Empty(t, reason(root, ".", ".githooks"))
+	// Renamed over, as git config does.
+	tmp := filepath.Join(dir, ".git/config.lock")
+	require.NoError(t, os.WriteFile(tmp, []byte("[include]\n\tpath = ../extra.cfg\n"), 0o644))
+	require.NoError(t, os.Rename(tmp, filepath.Join(dir, ".git/config")))
+	assert.Empty(t, reason(src, "src", "x"))
+	assert.NotEmpty(t, reason(root, ".", "extra.cfg"), "a missing include is reserved")
+	// The include appears, naming a hooks directory.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "extra.cfg"), []byte("[core]\n\thooksPath = src\n"), 0o644))
+	assert.NotEmpty(t, reason(src, "src", "x"), "the include's hooks directory")
+}
+
+// BenchmarkConfigView: what the creation gate's configuration check costs
+// per creation in a repository, with the view's kept answer (the gate) and
+// reading every file again (a nil view).
+func BenchmarkConfigView(b *testing.B) {
+	dir := b.TempDir()
+	root, src := viewRepo(b, dir)
+	repos := []GitRepo{{Dir: ".git", Top: "."}}
+	for _, tc := range []struct {
+		name string
+		v    *ConfigView
+	}{{"kept", &ConfigView{}}, {"read-again", nil}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := tc.v.Reason(root, src, dir, "src", "x", repos); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
