@@ -311,3 +311,30 @@ func TestPoisonHomeSockets(t *testing.T) {
 		check(t, ws, markers, out)
 	})
 }
+
+// TestPoisonRootlessSockets: a rootless tether's gate takes the caller's
+// socket as root's does (pidfd_getfd of its own sandbox's processes), so
+// binds work there and a path's socket gets no write for others.
+func TestPoisonRootlessSockets(t *testing.T) {
+	ru := newRootlessUser(t)
+	ws := filepath.Join(ru.base, "ws-sock")
+	ru.mkdir(ws)
+	ru.mkdir(filepath.Join(ws, "proj"))
+	d := ru.run("", ws, `umask 0; python3 -c '
+import socket
+for p in ["proj/ok.sock", "\0tether-rootless"]:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(p)
+    print("BOUND-" + p.lstrip("\0"))
+t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+t.bind(("127.0.0.1", 0))
+print("BOUND-inet")
+'`)
+	require.Empty(t, d.Error)
+	for _, w := range []string{"BOUND-proj/ok.sock", "BOUND-tether-rootless", "BOUND-inet"} {
+		assert.Contains(t, d.Output, w)
+	}
+	var st unix.Stat_t
+	require.NoError(t, unix.Lstat(filepath.Join(ws, "proj/ok.sock"), &st))
+	assert.Zero(t, st.Mode&unix.S_IWOTH, "%o", st.Mode)
+}
