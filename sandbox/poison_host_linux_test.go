@@ -324,3 +324,27 @@ echo done`, markers, fsmonitorLine("local.gitconfig", markers, "include"))
 	require.ErrorIs(t, err, ErrUnsafeWorkspace)
 	assert.Contains(t, err.Error(), "holds the workspace")
 }
+
+// TestPoisonHostConfigMidSessionNested: the host points a nested
+// repository's hooks at a directory outside its own work tree
+// (sub/.git/config: core.hooksPath = ../tools/hooks) after the session
+// started; a write to tools/hooks, whose directories above hold no
+// repository but the workspace's, is refused all the same: the gate reads
+// the configuration of every repository frozen at start.
+func TestPoisonHostConfigMidSessionNested(t *testing.T) {
+	ws, markers := poisonWorkspace(t, true)
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "tools", "hooks"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(ws, "sub"), 0o755))
+	hostGit(t, filepath.Join(ws, "sub"), "init", "-q")
+	chownWorkspace(t, ws)
+	s, end := openPoisonSession(t, ws)
+	ownerGit(t, filepath.Join(ws, "sub"), "config", "core.hooksPath", "../tools/hooks")
+	res, out := sessionRun(t, s, fmt.Sprintf(`printf '#!/bin/sh\ntouch %s/nested-hook\n' > tools/hooks/pre-commit && chmod 755 tools/hooks/pre-commit && echo WROTE-HOOK`, markers))
+	assert.NotContains(t, out, "WROTE-HOOK")
+	assert.True(t, refusedPath(res.CreateBlocked, "tools/hooks/pre-commit"), "%+v", res.CreateBlocked)
+	end()
+	assert.NoFileExists(t, filepath.Join(ws, "tools", "hooks", "pre-commit"))
+	ownerGit(t, filepath.Join(ws, "sub"), "commit", "-q", "--allow-empty", "-m", "owner")
+	chownWorkspace(t, ws)
+	assertHostClean(t, ws, markers, true)
+}
