@@ -545,7 +545,7 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string, in
 			}
 			if grammar.SQLiteDot(v).Has(grammar.Exec) {
 				a.hitCmd(RuleInterpPay, c)
-				a.keepHardline(c, dotCommandText(v))
+				a.keepHardline(c, grammar.SQLiteShell(v))
 			}
 		}
 	case "redis-cli", "valkey-cli":

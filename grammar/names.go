@@ -382,6 +382,7 @@ var programNames = [...]struct {
 	{"proot", 11},
 	{"proxychains", 11},
 	{"proxychains4", 11},
+	{"psql", 8},
 	{"pulumi", 6},
 	{"pv", 14},
 	{"pvcreate", 13},
