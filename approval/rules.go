@@ -86,9 +86,12 @@ func (a *analyzer) run() {
 	}
 	for i := range s.Functions {
 		f := &s.Functions[i]
-		if f.Invoked && (f.SelfPipe || f.SelfBackground) {
+		if f.Invoked && (f.SelfPipe || f.SelfBackground || f.SelfSpawn) {
 			a.hit(RuleForkBomb, a.text(f.Span), f.Span)
 		}
+	}
+	for _, sp := range s.ForkLoops {
+		a.hit(RuleForkBomb, a.text(sp), sp)
 	}
 	// Each shell has its own working directory: the script's, and that of
 	// every shell payload (bash -c '…', su -c '…') its commands ran in,
