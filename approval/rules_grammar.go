@@ -197,6 +197,10 @@ func (a *analyzer) blockDevice(c *shellparse.Command, v string) bool {
 // target is hardline; otherwise the program's own approval rule.
 func (a *analyzer) deletes(c *shellparse.Command, inv *grammar.Invocation) {
 	e := inv.Effects
+	if !e.Has(grammar.Recursive) && inv.Spec.Name == "find" && a.findSelectsCatastrophic(c, inv) {
+		a.hitCmd(RuleRmRoot, c)
+		return
+	}
 	if e.Has(grammar.Recursive) {
 		for _, op := range inv.Operands {
 			if op.Effects.Has(grammar.Target) && a.catastrophicWord(c, op) {
