@@ -529,6 +529,7 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string, in
 		a.sudoStdin(c, args)
 	case "docker", "podman", "nerdctl":
 		a.containerMounts(c, inv)
+		a.containerCommand(c, inv)
 	case "ssh":
 		if c.Context.Pipeline > 1 {
 			if host, _ := firstOperand(args, sshValued...); host != "" {
