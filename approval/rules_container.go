@@ -218,3 +218,52 @@ func replacePathPrefix(text, from, to string) string {
 		text = text[end:]
 	}
 }
+
+// sshLoopback rates what ssh runs on this machine: a remote command (or,
+// with none, the shell script on its input) given to a loopback host
+// (localhost, 127.0.0.0/8, ::1) runs here, as a shell's -c would. Other
+// hosts are approval.remote-exec.
+func (a *analyzer) sshLoopback(c *shellparse.Command, inv *grammar.Invocation) {
+	var host string
+	var cmd []string
+	for _, op := range inv.Operands {
+		switch {
+		case op.Effects.Has(grammar.Target) && host == "":
+			host = op.Value
+		case op.Effects.Has(grammar.Exec):
+			cmd = append(cmd, op.Value)
+		}
+	}
+	if !loopbackHost(host) {
+		return
+	}
+	for _, op := range inv.Operands {
+		if op.Arg >= 0 && op.Arg < len(c.Args) && !c.Args[op.Arg].Literal {
+			return
+		}
+	}
+	if len(cmd) > 0 {
+		// ssh joins its command words with spaces for the remote shell.
+		a.keepHardline(c, strings.Join(cmd, " "))
+		return
+	}
+	a.keepHardline(c, a.fedCommands(c, "", nil))
+}
+
+// loopbackHost reports whether an ssh destination ([user@]host, or
+// ssh://[user@]host[:port]) names this machine by a loopback name.
+func loopbackHost(h string) bool {
+	h = strings.TrimPrefix(h, "ssh://")
+	if i := strings.LastIndexByte(h, '@'); i >= 0 {
+		h = h[i+1:]
+	}
+	h = strings.TrimSuffix(strings.Trim(h, "[]"), "/")
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && strings.Count(h, ":") == 1 {
+		h = h[:i]
+	}
+	switch strings.ToLower(h) {
+	case "localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback", "::1", "0", "0.0.0.0":
+		return true
+	}
+	return strings.HasPrefix(h, "127.") && strings.Trim(h, "0123456789.") == ""
+}

@@ -89,6 +89,9 @@ func (a *analyzer) invocation(c *shellparse.Command, inv *grammar.Invocation) {
 		}
 		a.value(c, inv, o.Value, o.ValueEffects, dry)
 	}
+	if inv.Spec.Name == "ssh" && !dry {
+		a.sshLoopback(c, inv)
+	}
 	a.envTemplate = copiesTemplates(inv)
 	defer func() { a.envTemplate = false }()
 	for i := range inv.Operands {
