@@ -374,6 +374,8 @@ func (a *analyzer) code(c *shellparse.Command, inv *grammar.Invocation, text str
 			a.hitCmd(RuleDBDrop, c)
 		}
 		return
+	case "expect", "tclsh":
+		a.keepHardline(c, grammar.TclCommands(text))
 	case "vim", "less", "gdb", "emacs":
 		a.keepHardline(c, grammar.EditorShellText(text))
 	}

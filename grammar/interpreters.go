@@ -39,6 +39,11 @@ func interpreters() []*Spec {
 			flag("-v --version", DryRun), flag("-h --help", DryRun)), flags("-n -q -H -s -w -l -i -m -e"))},
 		{Name: "lua", Aliases: []string{"luajit", "lua5.1", "lua5.3", "lua5.4"}, StopAtOperand: true, Operands: script, Stdin: &Script{Lang: "lua", Inline: "-e"},
 			Options: join(ops(code("-e"), arg("-l", Code), flag("-i", Interactive), flag("-v", DryRun)), flags("-E -W"))},
+		// Tcl: exec and spawn run programs, expect's system runs sh.
+		{Name: "expect", StopAtOperand: true, Operands: script, Refine: refineExpect, Stdin: &Script{Lang: "tcl", Shell: TclCommands, From: []string{"-f"}},
+			Options: ops(code("-c"), arg("-f", Read), arg("-D", 0), flag("-i", Interactive), flag("-d", 0), flag("-n", 0), flag("-N", 0), flag("-b", 0), flag("-v", DryRun))},
+		{Name: "tclsh", Aliases: []string{"wish", "tclsh8.6", "tclsh9.0"}, StopAtOperand: true, Operands: script, Stdin: &Script{Lang: "tcl", Shell: TclCommands},
+			Options: ops(arg("-encoding", 0))},
 		{Name: "Rscript", Aliases: []string{"rscript"}, StopAtOperand: true, Operands: script, Options: ops(code("-e"), arg("--default-packages", 0), flag("--version", DryRun))},
 		{Name: "julia", StopAtOperand: true, Operands: script, Options: ops(code("--eval -e"), code("--print -E"), arg("--load -L", Code), arg("--project", 0), arg("--threads -t", 0), flag("--version -v", DryRun))},
 		{Name: "guile", StopAtOperand: true, Operands: script, Options: ops(code("-c"), arg("-l", Code), arg("-e", 0), arg("-L", 0))},
@@ -53,6 +58,14 @@ func interpreters() []*Spec {
 				arg("--exec -E", Read), arg("--include -i", Code), arg("--load -l", Exec), opt("--pretty-print -o", Write),
 				opt("--dump-variables -d", Write), opt("--profile -p", Write), opt("--debug -D", 0), opt("--lint -L", 0)),
 				flags("--characters-as-bytes -b --traditional -c --copyright -C --gen-pot -g --no-optimize -s --optimize -O --posix -P --re-interval -r --sandbox -S --use-lc-numeric -N --bignum -M --csv -k"))},
+	}
+}
+
+// refineExpect: with no script operand and no -c, expect reads its
+// commands from its input.
+func refineExpect(inv *Invocation) {
+	if len(inv.Operands) == 0 && !inv.Has("-c") && !inv.Has("-f") && !inv.Effects.Has(DryRun) {
+		inv.Effects |= Interactive
 	}
 }
 

@@ -416,3 +416,100 @@ func cmakeCalls(text string) []cmakeCall {
 	}
 	return calls
 }
+
+// TclCommands returns the shell commands a Tcl script (tclsh, expect) runs,
+// one a line: the words of exec and spawn (run as a program, without a
+// shell; exec's own options dropped), and the text of expect's system
+// (run by sh). Commands end at a newline, ";" or a bracket, so "[exec
+// reboot]" is read too; {…} and "…" words lose their quotes.
+func TclCommands(text string) string {
+	var b strings.Builder
+	for _, cmd := range strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == ';' || r == '[' || r == ']' }) {
+		words := tclWords(cmd)
+		if len(words) < 2 {
+			continue
+		}
+		switch words[0] {
+		case "exec", "spawn":
+			rest := words[1:]
+			for len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
+				done := rest[0] == "--"
+				rest = rest[1:]
+				if done {
+					break
+				}
+			}
+			for i, w := range rest {
+				if i > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(tclShellWord(w))
+			}
+		case "system":
+			b.WriteString(strings.Join(words[1:], " "))
+		default:
+			continue
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// tclShellWord writes a Tcl word as a shell word: a reference to the home
+// ($env(HOME), $::env(HOME)) as the shell's $HOME, any other as literal
+// text (exec does no tilde or glob expansion).
+func tclShellWord(w string) string {
+	for _, h := range [...]string{"$env(HOME)", "$::env(HOME)", "${env(HOME)}"} {
+		if rest, ok := strings.CutPrefix(w, h); ok && (rest == "" || rest[0] == '/') {
+			return `"$HOME"` + shellWord(rest)
+		}
+	}
+	return shellWord(w)
+}
+
+// tclWords splits one Tcl command into words: white space separates them;
+// {…} (nesting) and "…" group, without their quotes.
+func tclWords(cmd string) []string {
+	var out []string
+	i, n := 0, len(cmd)
+	for i < n {
+		for i < n && (cmd[i] == ' ' || cmd[i] == '\t' || cmd[i] == '\r') {
+			i++
+		}
+		if i >= n {
+			break
+		}
+		switch cmd[i] {
+		case '{':
+			depth, s := 0, i+1
+			for ; i < n; i++ {
+				if cmd[i] == '{' {
+					depth++
+				} else if cmd[i] == '}' {
+					depth--
+					if depth == 0 {
+						break
+					}
+				}
+			}
+			out = append(out, cmd[s:min(i, n)])
+			i++
+		case '"':
+			s := i + 1
+			for i = s; i < n && cmd[i] != '"'; i++ {
+				if cmd[i] == '\\' {
+					i++
+				}
+			}
+			out = append(out, cmd[s:min(i, n)])
+			i++
+		default:
+			s := i
+			for i < n && cmd[i] != ' ' && cmd[i] != '\t' && cmd[i] != '\r' {
+				i++
+			}
+			out = append(out, cmd[s:i])
+		}
+	}
+	return out
+}
