@@ -350,6 +350,7 @@ func (a *analyzer) code(c *shellparse.Command, inv *grammar.Invocation, text str
 		if grammar.PythonPrintsOnly(inv) {
 			return
 		}
+		a.keepHardline(c, grammar.CodeCommands("python", text))
 	case "awk":
 		if !grammar.AwkRunsCommands(text) {
 			return
@@ -374,6 +375,8 @@ func (a *analyzer) code(c *shellparse.Command, inv *grammar.Invocation, text str
 			a.hitCmd(RuleDBDrop, c)
 		}
 		return
+	case "perl", "ruby", "node", "lua", "php":
+		a.keepHardline(c, grammar.CodeCommands(inv.Spec.Name, text))
 	case "expect", "tclsh":
 		a.keepHardline(c, grammar.TclCommands(text))
 	case "vim", "less", "gdb", "emacs":

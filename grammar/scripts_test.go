@@ -91,3 +91,33 @@ func TestGDBOnInit(t *testing.T) {
 		}
 	}
 }
+
+// TestCodeCommands checks the commands read from literal process calls in
+// interpreter code, and that computed or look-alike calls are not read.
+func TestCodeCommands(t *testing.T) {
+	for _, tc := range []struct {
+		lang, code, want string
+	}{
+		{"python", `import os; os.system("reboot")`, "reboot\n"},
+		{"python", `import subprocess as s; subprocess.run(['rm', '-rf', '/'], check=True)`, "'rm' '-rf' '/'\n"},
+		{"python", `os.popen('kill -9 -1').read()`, "kill -9 -1\n"},
+		{"python", `os.system(cmd)`, ""},
+		{"python", `os.system(f"rm {x}")`, ""},
+		{"perl", `system "rm -rf ~"`, "rm -rf ~\n"},
+		{"perl", `system("rm", "-rf", "/")`, "'rm' '-rf' '/'\n"},
+		{"perl", "print `id`", "id\n"},
+		{"perl", `mysystem("reboot")`, ""},
+		{"perl", `system("rm -rf $dir")`, ""},
+		{"ruby", `system('reboot')`, "reboot\n"},
+		{"ruby", "x = `reboot`", "reboot\n"},
+		{"ruby", `system("rm #{x}")`, ""},
+		{"node", `require("child_process").execSync("reboot")`, "reboot\n"},
+		{"lua", `os.execute("reboot")`, "reboot\n"},
+		{"php", `<?php shell_exec("reboot");`, "reboot\n"},
+		{"awk", `system("reboot")`, ""}, // awk has its own reader
+	} {
+		if got := CodeCommands(tc.lang, tc.code); got != tc.want {
+			t.Errorf("%s %q: got %q, want %q", tc.lang, tc.code, got, tc.want)
+		}
+	}
+}
