@@ -130,6 +130,11 @@ func (a *analyzer) containerCommand(c *shellparse.Command, inv *grammar.Invocati
 	for i, w := range words {
 		mapped[i] = mapContainerPath(w, host, privileged)
 	}
+	if len(words) > 2 && path.Base(words[0]) == "chroot" && mapped[1] == "/" {
+		// chroot /h CMD with -v /:/h: CMD's paths are the host's.
+		words = words[2:]
+		mapped = append([]string(nil), words...)
+	}
 	lines = append(lines, line(mapped))
 	for i, w := range words {
 		if !strings.HasPrefix(w, "/") {
