@@ -85,7 +85,7 @@ type corpusRow struct {
 
 // ownCorpora are the corpus files of testdata/ in corpus.tsv's format: the
 // hand-written corpus and the red-team findings fixed by class.
-var ownCorpora = []string{"corpus.tsv", "redteam-s10.tsv", "redteam-s11.tsv"}
+var ownCorpora = []string{"corpus.tsv", "redteam-s10.tsv", "redteam-s11.tsv", "redteam-s12.tsv"}
 
 // readOwnCorpus reads testdata/NAME (one of ownCorpora):
 // expected_tier<TAB>safe(yes|no)<TAB>command<TAB>note. Lines starting with
@@ -265,7 +265,10 @@ func TestPeerCorpus(t *testing.T) {
 		}
 		switch {
 		case r.onlyNotHardline:
-			assert.NotEqual(t, TierHardline, got, "peer line %d: the peer asserts this is not hardline: %q %v", r.line, r.raw, findingIDs(a))
+			// A listed row says, with its reason, why bash makes it hardline.
+			if !isListed {
+				assert.NotEqual(t, TierHardline, got, "peer line %d: the peer asserts this is not hardline: %q %v", r.line, r.raw, findingIDs(a))
+			}
 		case r.want != TierAllow:
 			assert.NotEqual(t, TierAllow, got, "peer line %d: %s row allowed: %q", r.line, peerName(r.want), r.raw)
 		case r.want == TierAllow:
@@ -293,7 +296,9 @@ func TestPeerCorpus(t *testing.T) {
 		fmt.Fprintf(&b, "%-12s %8d %9d %9d\n", peerName(p), matrix[p][TierAllow], matrix[p][TierApproval], matrix[p][TierHardline])
 	}
 	t.Log("\n" + b.String())
-	assert.GreaterOrEqual(t, pct, 97.0, "agreement with the peer corpus")
+	// 96.5: 425 of 439 since session 12, when literal process calls in
+	// interpreter code became hardline where bash runs them (listed rows).
+	assert.GreaterOrEqual(t, pct, 96.5, "agreement with the peer corpus")
 }
 
 func countOnly(rows []peerRow) int {

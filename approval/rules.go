@@ -86,9 +86,12 @@ func (a *analyzer) run() {
 	}
 	for i := range s.Functions {
 		f := &s.Functions[i]
-		if f.Invoked && (f.SelfPipe || f.SelfBackground) {
+		if f.Invoked && (f.SelfPipe || f.SelfBackground || f.SelfSpawn) {
 			a.hit(RuleForkBomb, a.text(f.Span), f.Span)
 		}
+	}
+	for _, sp := range s.ForkLoops {
+		a.hit(RuleForkBomb, a.text(sp), sp)
 	}
 	// Each shell has its own working directory: the script's, and that of
 	// every shell payload (bash -c '…', su -c '…') its commands ran in,
@@ -526,6 +529,7 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string, in
 		a.sudoStdin(c, args)
 	case "docker", "podman", "nerdctl":
 		a.containerMounts(c, inv)
+		a.containerCommand(c, inv)
 	case "ssh":
 		if c.Context.Pipeline > 1 {
 			if host, _ := firstOperand(args, sshValued...); host != "" {
@@ -545,7 +549,7 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string, in
 			}
 			if grammar.SQLiteDot(v).Has(grammar.Exec) {
 				a.hitCmd(RuleInterpPay, c)
-				a.keepHardline(c, dotCommandText(v))
+				a.keepHardline(c, grammar.SQLiteShell(v))
 			}
 		}
 	case "redis-cli", "valkey-cli":

@@ -75,8 +75,10 @@ func (a *analyzer) invocation(c *shellparse.Command, inv *grammar.Invocation) {
 				a.hitCmd(RuleChown, c)
 			}
 		}
-		if e.Has(grammar.Interactive) && !a.opaqueCovers(c.Span) {
-			a.stdinFed(c, c.Program)
+		if e.Has(grammar.Interactive) || inv.ScriptFromStdin() {
+			// stdinFed records the input itself only where shellparse
+			// did not (opaqueCovers), but rates known text either way.
+			a.stdinFed(c, c.Program, inv)
 		}
 		a.unknownTargets(c, inv)
 	}
@@ -86,6 +88,9 @@ func (a *analyzer) invocation(c *shellparse.Command, inv *grammar.Invocation) {
 			continue
 		}
 		a.value(c, inv, o.Value, o.ValueEffects, dry)
+	}
+	if inv.Spec.Name == "ssh" && !dry {
+		a.sshLoopback(c, inv)
 	}
 	a.envTemplate = copiesTemplates(inv)
 	defer func() { a.envTemplate = false }()
@@ -195,6 +200,10 @@ func (a *analyzer) blockDevice(c *shellparse.Command, v string) bool {
 // target is hardline; otherwise the program's own approval rule.
 func (a *analyzer) deletes(c *shellparse.Command, inv *grammar.Invocation) {
 	e := inv.Effects
+	if !e.Has(grammar.Recursive) && inv.Spec.Name == "find" && a.findSelectsCatastrophic(c, inv) {
+		a.hitCmd(RuleRmRoot, c)
+		return
+	}
 	if e.Has(grammar.Recursive) {
 		for _, op := range inv.Operands {
 			if op.Effects.Has(grammar.Target) && a.catastrophicWord(c, op) {
@@ -341,6 +350,7 @@ func (a *analyzer) code(c *shellparse.Command, inv *grammar.Invocation, text str
 		if grammar.PythonPrintsOnly(inv) {
 			return
 		}
+		a.keepHardline(c, grammar.CodeCommands("python", text))
 	case "awk":
 		if !grammar.AwkRunsCommands(text) {
 			return
@@ -359,14 +369,18 @@ func (a *analyzer) code(c *shellparse.Command, inv *grammar.Invocation, text str
 		e := grammar.SQLiteDot(text)
 		if e.Has(grammar.Exec) {
 			a.hitCmd(RuleInterpPay, c)
-			a.keepHardline(c, dotCommandText(text))
+			a.keepHardline(c, grammar.SQLiteShell(text))
 		}
 		if isDestructiveSQL(text) {
 			a.hitCmd(RuleDBDrop, c)
 		}
 		return
+	case "perl", "ruby", "node", "lua", "php":
+		a.keepHardline(c, grammar.CodeCommands(inv.Spec.Name, text))
+	case "expect", "tclsh":
+		a.keepHardline(c, grammar.TclCommands(text))
 	case "vim", "less", "gdb", "emacs":
-		a.keepHardline(c, editorShellText(text))
+		a.keepHardline(c, grammar.EditorShellText(text))
 	}
 	if isForkLoop(text) && inv.Spec.Name != "vim" {
 		a.hitCmd(RuleForkBomb, c)
@@ -389,39 +403,6 @@ func (a *analyzer) keepHardline(c *shellparse.Command, text string) {
 			}
 		}
 	}
-}
-
-// dotCommandText returns the shell text of sqlite3 .shell/.system lines
-// (and psql's \!), joined by newlines.
-func dotCommandText(text string) string {
-	var b strings.Builder
-	for _, line := range strings.Split(text, "\n") {
-		for _, part := range strings.Split(line, ";") {
-			w := strings.TrimSpace(part)
-			for _, p := range [...]string{".shell", ".system", `\!`, "system "} {
-				if rest, ok := strings.CutPrefix(w, p); ok {
-					b.WriteString(rest)
-					b.WriteByte('\n')
-				}
-			}
-		}
-	}
-	return b.String()
-}
-
-// editorShellText returns what an editor or debugger command runs in a
-// shell: vim's "!cmd" and ":!cmd", gdb's "shell cmd" and "!cmd".
-func editorShellText(text string) string {
-	t := strings.TrimLeft(text, ": \t")
-	for _, p := range [...]string{"!", "shell ", "sh ", "r !", "r!", "w !", "w!", "call system(", "silent !", "exe \"!", "execute \"!"} {
-		if rest, ok := strings.CutPrefix(t, p); ok {
-			return strings.Trim(rest, `)"' `)
-		}
-	}
-	if i := strings.Index(t, "|!"); i >= 0 {
-		return t[i+2:]
-	}
-	return ""
 }
 
 // sedScript applies the rules to a sed script: the e command and the e

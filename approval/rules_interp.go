@@ -211,7 +211,7 @@ func (a *analyzer) interpreter(c *shellparse.Command, args []string, inv *gramma
 				a.hitCmd(RuleShellPayload, c)
 			}
 		case stdinScript(args):
-			a.stdinFed(c, "")
+			a.stdinFed(c, "", nil)
 		}
 		return
 	}
@@ -231,7 +231,7 @@ func (a *analyzer) interpreter(c *shellparse.Command, args []string, inv *gramma
 			return
 		}
 		if stdinScript(args) && inv.Spec.Name != "awk" {
-			a.stdinFed(c, name)
+			a.stdinFed(c, name, inv)
 		}
 		return
 	}
@@ -248,7 +248,7 @@ func (a *analyzer) interpreter(c *shellparse.Command, args []string, inv *gramma
 		return
 	}
 	if stdinScript(args) {
-		a.stdinFed(c, name)
+		a.stdinFed(c, name, nil)
 	}
 }
 
@@ -284,8 +284,8 @@ func stdinScript(args []string) bool {
 // stdinFed flags a shell or interpreter whose script arrives on stdin from a
 // pipe or a heredoc (shellparse reports these as opaque segments; this is
 // the catalog's own check, so the verdict does not depend on one place).
-func (a *analyzer) stdinFed(c *shellparse.Command, name string) {
-	a.keepHardline(c, a.fedCommands(c, name))
+func (a *analyzer) stdinFed(c *shellparse.Command, name string, inv *grammar.Invocation) {
+	a.keepHardline(c, a.fedCommands(c, name, inv))
 	for i := range c.Redirs {
 		r := &c.Redirs[i]
 		if r.Mode != shellparse.RedirHeredoc {
@@ -304,13 +304,14 @@ func (a *analyzer) stdinFed(c *shellparse.Command, name string) {
 	}
 }
 
-// fedCommands returns the shell commands a reader of its standard input
-// will run, when that input is literal text: a heredoc or here-string, or
-// the output of echo/printf with literal arguments piped into it. A shell
-// (name "" or a shell's name) or script runs all of it; ed, ex and vim run
-// lines starting with "!"; sqlite3 its .shell/.system lines. Other
-// interpreters read code that is not shell: nothing is returned for them.
-func (a *analyzer) fedCommands(c *shellparse.Command, name string) string {
+// fedCommands returns the shell text that does what c does with its
+// standard input, when that input is literal text: a heredoc or
+// here-string, or the output of echo/printf with literal arguments piped
+// into it. A shell (name "" or a shell's name) or script runs all of it;
+// a program the grammar gives a Script (crontab, gdb, ed, sqlite3,
+// python3 …) runs what grammar.Invocation.ScriptCommand says, which is
+// then rated with the program's own readers. Other programs: "".
+func (a *analyzer) fedCommands(c *shellparse.Command, name string, inv *grammar.Invocation) string {
 	text := ""
 	for i := range c.Redirs {
 		if c.Redirs[i].Mode == shellparse.RedirHeredoc {
@@ -323,22 +324,18 @@ func (a *analyzer) fedCommands(c *shellparse.Command, name string) string {
 	if text == "" {
 		return ""
 	}
-	switch {
-	case name == "" || isShell(interpName(name)) || name == "script":
+	if name == "" || isShell(interpName(name)) || name == "script" {
 		return text
-	case name == "ed" || name == "red" || name == "ex" || name == "vim" || name == "vi" || name == "nvim":
-		var b strings.Builder
-		for _, line := range strings.Split(text, "\n") {
-			if t := editorShellText(line); t != "" {
-				b.WriteString(t)
-				b.WriteByte('\n')
-			}
-		}
-		return b.String()
-	case name == "sqlite3":
-		return dotCommandText(text)
 	}
-	return ""
+	if inv == nil || inv.Spec == nil {
+		return ""
+	}
+	for _, w := range c.Args {
+		if !w.Literal {
+			return "" // the command line itself is not known
+		}
+	}
+	return inv.ScriptCommand(text)
 }
 
 // pipedText returns what the command before c in its pipeline prints, when

@@ -48,6 +48,13 @@
 //     whether NAME=VALUE words are environment.
 //   - Refine: a small function for semantics data cannot state (dd's
 //     key=value operands, kill's pid -1, find's expression, D-Bus calls).
+//   - Stdin: a Script, for programs that read commands given as text, on
+//     standard input or from a file option naming it (crontab -, at, gdb
+//     and gdb -x -, ed, vim -s /dev/stdin, sqlite3, psql -f -, cmake -P -,
+//     python3 -): the language, and how known text is rated: as the same
+//     program given it inline (python's -c, gdb's -ex per line) or as the
+//     shell commands it runs (a crontab's entries, ed's "!" lines, cmake's
+//     execute_process). Invocation.ScriptCommand builds that text.
 //
 // Adding a program is one entry in its family's file.
 //

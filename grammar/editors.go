@@ -8,24 +8,35 @@ import "strings"
 func editors() []*Spec {
 	return []*Spec{
 		{Name: "vim", Aliases: []string{"vi", "nvim", "view", "ex", "rvim", "gvim", "vimdiff", "evim"}, Long: Exact, Refine: refineVim,
+			Stdin: &Script{Lang: "vim", Shell: editorShell, From: []string{"-s", "-S"}},
 			Options: join(ops(arg("-c", Code), arg("--cmd", Code), arg("-S", Code), arg("-s", Code), arg("-u", Code), arg("-U", Code),
 				arg("-w", Write), arg("-W", Write), arg("-i", 0), arg("-t", 0), arg("-q", Read), arg("-T", 0), arg("--startuptime", Write),
 				arg("--servername", 0), arg("--remote-send", Code), arg("--remote-expr", Code), arg("-V", 0),
 				flag("-e", Interactive), flag("-E", Interactive), flag("-es", Interactive), flag("-Es", Interactive),
 				flag("--version", DryRun), flag("--help -h", DryRun)),
 				flags("-b -d -D -g -f -l -m -M -n -N -o -O -p -r -L -R -x -X -y -Z -A -H --clean --noplugin --not-a-term --ttyfail --nofork --embed --headless"))},
-		{Name: "ed", Aliases: []string{"red"}, Effects: Interactive, Options: gnu(args("--prompt -p"), flags("--quiet --silent -s --loose-exit-status -l --restricted -r --verbose -v -E --extended-regexp -G --traditional"))},
-		{Name: "sqlite3", Long: Exact, Refine: refineSQLite,
+		{Name: "ed", Aliases: []string{"red"}, Effects: Interactive, Stdin: &Script{Lang: "ed", Shell: editorShell}, Options: gnu(args("--prompt -p"), flags("--quiet --silent -s --loose-exit-status -l --restricted -r --verbose -v -E --extended-regexp -G --traditional"))},
+		{Name: "sqlite3", Long: Exact, Refine: refineSQLite, Stdin: &Script{Lang: "sqlite", Shell: SQLiteShell, From: []string{"-init"}},
 			Options: ops(arg("-cmd --cmd", Code), arg("-init --init", Code), arg("-separator", 0), arg("-nullvalue", 0), arg("-newline", 0),
 				arg("-mmap", 0), arg("-vfs", 0), arg("-lookaside", 0), arg("-pagecache", 0), flag("-interactive", Interactive),
 				flag("-version --version", DryRun), flag("-help --help", DryRun), flag("-safe", 0),
 				flag("-bail", 0), flag("-batch", 0), flag("-csv", 0), flag("-header", 0), flag("-json", 0), flag("-line", 0),
 				flag("-list", 0), flag("-markdown", 0), flag("-readonly", 0), flag("-echo", 0), flag("-box", 0), flag("-table", 0))},
 		{Name: "gdb", Aliases: []string{"gdb-multiarch", "cgdb"}, Long: Exact, Refine: refineGDB,
+			Stdin: &Script{Lang: "gdb", Inline: "-ex", Lines: true, From: []string{"-x", "-ix"}},
 			Options: ops(arg("-ex --ex --eval-command", Code), arg("-iex --iex --init-eval-command", Code), arg("-x --x --command", Code),
 				arg("-ix --ix --init-command", Code), arg("-p --pid", 0), arg("-cd --cd", 0), arg("-d --directory", 0), arg("-se --se", 0),
 				arg("-s --symbols", 0), arg("-e --exec", 0), arg("-c --core", 0), flag("-batch --batch", 0), flag("-q -quiet --quiet -silent", 0),
 				flag("-nx --nx -n", 0), flag("--args -args", 0), flag("--version -version", DryRun), flag("--help -help", DryRun))},
+		// psql runs its input unless given -c or -f (-f - and -f /dev/stdin read
+		// it too); its \! lines run shell commands.
+		{Name: "psql", Refine: refinePsql, Stdin: &Script{Lang: "psql", Shell: SQLiteShell, From: []string{"--file"}},
+			Options: gnu(ops(arg("--command -c", 0), arg("--file -f", Read), arg("--output -o", Write), arg("--log-file -L", Write),
+				arg("--dbname -d", 0), arg("--host -h", 0), arg("--port -p", 0), arg("--username -U", 0), arg("--set --variable -v", 0),
+				arg("--pset -P", 0), arg("--field-separator -F", 0), arg("--record-separator -R", 0), arg("--table-attr -T", 0),
+				flag("--list -l", DryRun), flag("-V", DryRun), flag("-?", DryRun)),
+				flags("--echo-all -a --no-align -A --echo-errors -b --echo-queries -e --echo-hidden -E --html -H --no-psqlrc -X --quiet -q "+
+					"--single-step -s --single-line -S --tuples-only -t --expanded -x --no-password -w --password -W --single-transaction -1 --csv --field-separator-zero -z --record-separator-zero -0"))},
 		{Name: "emacs", Aliases: []string{"emacsclient"}, Long: Exact, Options: ops(arg("--eval", Code), arg("--load -l", Code), arg("--funcall -f", Code),
 			arg("--script", Code), arg("-x", Code), flag("--batch", 0), flag("-Q -q --no-init-file", 0), flag("--version", DryRun), flag("--help", DryRun))},
 		{Name: "less", Aliases: []string{"more", "most"}, Refine: refineLess, Options: ops(arg("--pattern -p", 0), arg("-t --tag", 0), arg("--log-file -o", Write), arg("--LOG-FILE -O", Write),
@@ -155,20 +166,76 @@ func SQLiteOutputs(text string) []string {
 	return out
 }
 
+// refinePsql: without -c or -f psql reads its input.
+func refinePsql(inv *Invocation) {
+	if !inv.Has("--command") && !inv.Has("--file") && !inv.Effects.Has(DryRun) {
+		inv.Effects |= Interactive
+	}
+}
+
 // refineGDB: with --args, the operands are a program and its arguments
-// that gdb runs; -batch with commands runs them.
+// that gdb runs; -batch with commands runs them. Without -batch gdb reads
+// commands from its input.
+//
+// gdb attached to a process (-p PID, or PROGRAM PID) stops it, and the
+// commands it is given run arbitrary code in it (call, set var, jump,
+// kill, run restarts it). Attached to init (pid 1), that is init made to
+// exit or killed, and the kernel panics: KillAll, the same as killing
+// every process. Attaching alone, or with commands that only inspect
+// (bt, info, print without a call or an assignment …), stops init for a
+// while and detaches: Kill. Commands in a file (-x FILE) are not known and
+// count as inspection only; they are opaque code, rated on their own.
 func refineGDB(inv *Invocation) {
-	// A debugger attached to init can stop it or make it exit (the
-	// kernel then panics): gdb -p 1, gdb --pid=1, gdb PROGRAM 1.
+	if !inv.Has("-batch") && !inv.Effects.Has(DryRun) {
+		inv.Effects |= Interactive
+	}
+	init := false
 	if v, _ := inv.Value("-p"); strings.TrimLeft(v, "0") == "1" {
-		inv.Effects |= Kill
+		init = true
 	}
 	if n := len(inv.Operands); n == 2 && strings.TrimLeft(inv.Operands[1].Value, "0") == "1" && !inv.Has("--args") {
+		init = true
+	}
+	if init {
 		inv.Effects |= Kill
+		for _, o := range inv.Options {
+			if (o.Name == "-ex" || o.Name == "-iex") && o.HasValue && !gdbInspects(o.Value) {
+				inv.Effects |= KillAll
+			}
+		}
 	}
 	if inv.Has("--args") {
 		for i := range inv.Operands {
 			inv.Operands[i].Effects |= Exec
 		}
 	}
+}
+
+// gdbInspectCommands are gdb commands that only read the inferior's state
+// (or end the session, which detaches from an attached process).
+var gdbInspectCommands = map[string]bool{
+	"bt": true, "backtrace": true, "where": true, "info": true, "i": true, "x": true, "list": true, "l": true,
+	"frame": true, "f": true, "up": true, "down": true, "thread": true, "disassemble": true, "show": true,
+	"print": true, "p": true, "output": true, "ptype": true, "whatis": true, "detach": true, "quit": true, "q": true,
+	"echo": true, "help": true,
+}
+
+// gdbInspects reports whether a gdb command only inspects: its first word
+// is an inspection command and it makes no call and no assignment
+// ("print f()", "p x=1", "p $rip = 0").
+func gdbInspects(cmd string) bool {
+	f := strings.Fields(cmd)
+	if len(f) == 0 {
+		return true
+	}
+	w := f[0]
+	if i := strings.IndexByte(w, '/'); i > 0 {
+		w = w[:i] // p/x, x/16x
+	}
+	if !gdbInspectCommands[w] {
+		return false
+	}
+	rest := strings.Join(f[1:], " ")
+	rest = strings.NewReplacer("==", "", "!=", "", "<=", "", ">=", "").Replace(rest)
+	return !strings.ContainsAny(rest, "(=")
 }

@@ -260,6 +260,9 @@ type Spec struct {
 	ExecKeys []string
 	// Wrap is set for programs that run another command.
 	Wrap *Wrap
+	// Stdin, when set, says how the program reads commands given as text
+	// (on standard input, or from a file option naming it): see Script.
+	Stdin *Script
 	// Refine, if set, adjusts a parsed invocation for semantics the data
 	// cannot express (dd's key=value operands, kill's pid -1, find's
 	// expression). It must not allocate more than it needs: it runs for

@@ -9,22 +9,22 @@ import "strings"
 func interpreters() []*Spec {
 	code := func(names string) Option { return arg(names, Code) }
 	script := []OperandRule{{Index: 0, Effects: Read}}
-	python := &Spec{Name: "python", Aliases: []string{"python2", "python3", "pypy", "pypy3"}, StopAtOperand: true, Refine: refinePython,
+	python := &Spec{Name: "python", Stdin: &Script{Lang: "python", Inline: "-c"}, Aliases: []string{"python2", "python3", "pypy", "pypy3"}, StopAtOperand: true, Refine: refinePython,
 		Options: join(ops(code("-c"), arg("-m", 0), arg("-W", 0), arg("-X", 0), arg("--check-hash-based-pycs", 0), flag("-i", Interactive),
 			flag("--help -h -?", DryRun), flag("--version -V", DryRun), flag("--help-env", DryRun), flag("--help-xoptions", DryRun), flag("--help-all", DryRun)),
 			flags("-b -B -d -E -I -O -P -q -s -S -u -v -x -R")), Operands: script}
-	perl := &Spec{Name: "perl", StopAtOperand: true, Operands: script, Refine: refinePerl,
+	perl := &Spec{Name: "perl", Stdin: &Script{Lang: "perl", Inline: "-e"}, StopAtOperand: true, Operands: script, Refine: refinePerl,
 		Options: join(ops(code("-e"), code("-E"), opt("-i", 0), arg("-I", 0), arg("-M", Read), arg("-m", Read),
 			Option{Names: []string{"-l"}, Arg: Optional, ValueChars: "01234567"}, Option{Names: []string{"-0"}, Arg: Optional, ValueChars: "0123456789abcdefxABCDEF"},
 			opt("-x", 0), opt("-d", Code), opt("-D", 0), opt("-C", 0), opt("-F", 0), optE("-V", 0, DryRun), flag("-v", DryRun), flag("-h", DryRun),
 			flag("--help", DryRun), flag("--version", DryRun)),
 			flags("-n -p -a -s -T -t -U -W -X -c -w -S -u"))}
-	ruby := &Spec{Name: "ruby", Aliases: []string{"jruby", "truffleruby"}, StopAtOperand: true, Operands: script,
+	ruby := &Spec{Name: "ruby", Stdin: &Script{Lang: "ruby", Inline: "-e"}, Aliases: []string{"jruby", "truffleruby"}, StopAtOperand: true, Operands: script,
 		Options: join(ops(code("-e"), arg("-r", Read), arg("-I", 0), arg("-C", 0), arg("-E --encoding", 0), opt("-F", 0), opt("-i", 0),
 			Option{Names: []string{"-0"}, Arg: Optional, ValueChars: "01234567"}, opt("-K", 0), opt("-T", 0), opt("-W", 0), opt("-x", 0),
 			arg("--enable --disable", 0), flag("--version -v", DryRun), flag("--help -h", DryRun)),
 			flags("-n -p -a -l -c -w -d -s -S -U --jit --yjit --verbose --debug"))}
-	node := &Spec{Name: "node", Aliases: []string{"nodejs"}, Long: Exact, StopAtOperand: true, Operands: script,
+	node := &Spec{Name: "node", Stdin: &Script{Lang: "node", Inline: "--eval"}, Aliases: []string{"nodejs"}, Long: Exact, StopAtOperand: true, Operands: script,
 		Options: join(ops(code("--eval -e"), code("--print -p"), arg("--require -r", Read), arg("--import", Read), arg("--loader --experimental-loader", Read),
 			arg("--input-type", 0), arg("--env-file", Read), arg("--conditions -C", 0), arg("--stack-size", 0), arg("--title", 0),
 			opt("--inspect", 0), opt("--inspect-brk", 0), flag("--interactive -i", Interactive), flag("--check -c", 0),
@@ -37,8 +37,13 @@ func interpreters() []*Spec {
 		{Name: "php", StopAtOperand: true, Operands: script, Options: join(ops(code("-r"), code("-B"), code("-R"), code("-E"), arg("-F", Read),
 			arg("-f", Read), arg("-d", Config), arg("-c", Config), arg("-S", 0), arg("-t", 0), arg("-z", Code), flag("-a", Interactive),
 			flag("-v --version", DryRun), flag("-h --help", DryRun)), flags("-n -q -H -s -w -l -i -m -e"))},
-		{Name: "lua", Aliases: []string{"luajit", "lua5.1", "lua5.3", "lua5.4"}, StopAtOperand: true, Operands: script,
+		{Name: "lua", Aliases: []string{"luajit", "lua5.1", "lua5.3", "lua5.4"}, StopAtOperand: true, Operands: script, Stdin: &Script{Lang: "lua", Inline: "-e"},
 			Options: join(ops(code("-e"), arg("-l", Code), flag("-i", Interactive), flag("-v", DryRun)), flags("-E -W"))},
+		// Tcl: exec and spawn run programs, expect's system runs sh.
+		{Name: "expect", StopAtOperand: true, Operands: script, Refine: refineExpect, Stdin: &Script{Lang: "tcl", Shell: TclCommands, From: []string{"-f"}},
+			Options: ops(code("-c"), arg("-f", Read), arg("-D", 0), flag("-i", Interactive), flag("-d", 0), flag("-n", 0), flag("-N", 0), flag("-b", 0), flag("-v", DryRun))},
+		{Name: "tclsh", Aliases: []string{"wish", "tclsh8.6", "tclsh9.0"}, StopAtOperand: true, Operands: script, Stdin: &Script{Lang: "tcl", Shell: TclCommands},
+			Options: ops(arg("-encoding", 0))},
 		{Name: "Rscript", Aliases: []string{"rscript"}, StopAtOperand: true, Operands: script, Options: ops(code("-e"), arg("--default-packages", 0), flag("--version", DryRun))},
 		{Name: "julia", StopAtOperand: true, Operands: script, Options: ops(code("--eval -e"), code("--print -E"), arg("--load -L", Code), arg("--project", 0), arg("--threads -t", 0), flag("--version -v", DryRun))},
 		{Name: "guile", StopAtOperand: true, Operands: script, Options: ops(code("-c"), arg("-l", Code), arg("-e", 0), arg("-L", 0))},
@@ -53,6 +58,14 @@ func interpreters() []*Spec {
 				arg("--exec -E", Read), arg("--include -i", Code), arg("--load -l", Exec), opt("--pretty-print -o", Write),
 				opt("--dump-variables -d", Write), opt("--profile -p", Write), opt("--debug -D", 0), opt("--lint -L", 0)),
 				flags("--characters-as-bytes -b --traditional -c --copyright -C --gen-pot -g --no-optimize -s --optimize -O --posix -P --re-interval -r --sandbox -S --use-lc-numeric -N --bignum -M --csv -k"))},
+	}
+}
+
+// refineExpect: with no script operand and no -c, expect reads its
+// commands from its input.
+func refineExpect(inv *Invocation) {
+	if len(inv.Operands) == 0 && !inv.Has("-c") && !inv.Has("-f") && !inv.Effects.Has(DryRun) {
+		inv.Effects |= Interactive
 	}
 }
 

@@ -55,8 +55,10 @@ func system() []*Spec {
 		}, Options: gnu(args("-f --file -I --includepath"), flags("-a --handle -n --numeric -s --stateless -j --json -c --check -e --echo -y -t"))},
 		&Spec{Name: "ufw", Subs: []*Spec{sub("disable reset delete", Firewall), sub("status enable allow deny limit app", 0)}, Options: flags("--dry-run --force")},
 		mount("mount"), mount("umount", "swapoff", "swapon"),
-		&Spec{Name: "crontab", Operands: []OperandRule{{All: true, Invocation: Schedule}}, Options: ops(flag("-r", Schedule), flag("-e", Schedule), flag("-l", DryRun), arg("-u", 0), flag("-i", 0), arg("-s", 0), flag("-n", 0), flag("-c", 0))},
-		&Spec{Name: "at", Aliases: []string{"batch"}, Effects: Schedule, Options: ops(flag("-l", DryRun), arg("-f", Read), arg("-q", 0), arg("-t", 0), flag("-m", 0), flag("-M", 0), flag("-v", 0), flag("-V", DryRun), flag("-c", DryRun), flag("-r -d", 0))},
+		&Spec{Name: "crontab", Operands: []OperandRule{{All: true, Invocation: Schedule}}, Refine: refineCrontab,
+			Stdin: &Script{Lang: "crontab", Shell: CronCommands}, Options: ops(flag("-r", Schedule), flag("-e", Schedule), flag("-l", DryRun), arg("-u", 0), flag("-i", 0), arg("-s", 0), flag("-n", 0), flag("-c", 0))},
+		&Spec{Name: "at", Aliases: []string{"batch"}, Effects: Schedule, Refine: refineAt,
+			Stdin: &Script{Lang: "shell", Shell: shellScript, From: []string{"-f"}}, Options: ops(flag("-l", DryRun), arg("-f", Read), arg("-q", 0), arg("-t", 0), flag("-m", 0), flag("-M", 0), flag("-v", 0), flag("-V", DryRun), flag("-c", DryRun), flag("-r -d", 0))},
 		&Spec{Name: "service", Aliases: []string{"rc-service"}, Operands: []OperandRule{{Index: 1, Values: values(ServiceStop, "stop restart force-reload zap try-restart condrestart")}, {Index: 0, Effects: Target}}},
 		&Spec{Name: "launchctl", Subs: []*Spec{sub("bootout unload remove stop kill disable", ServiceStop)}},
 		// Indirect names: "hash -p PATH NAME" and "enable -f LIB NAME" make
@@ -124,4 +126,30 @@ func tmux() *Spec {
 			shell("pipe-pane pipep", "-t", "-I -O -o"),
 			{Name: "send-keys", Aliases: []string{"send"}, StopAtOperand: true, Options: join(args("-c -N -t"), flags("-F -H -K -l -M -R -X"))},
 		}}
+}
+
+// refineCrontab: with no file operand, or "-", crontab installs the table
+// it reads from its input; -l, -r and -e read no input.
+func refineCrontab(inv *Invocation) {
+	if inv.Has("-l") || inv.Has("-r") || inv.Has("-e") {
+		return
+	}
+	for _, op := range inv.Operands {
+		if !IsStdinPath(op.Value) {
+			return
+		}
+	}
+	inv.Effects |= Interactive | Schedule
+}
+
+// refineAt: at and batch read the job's commands from their input unless
+// -f names a file; listing, showing and removing jobs read none.
+func refineAt(inv *Invocation) {
+	if inv.Effects.Has(DryRun) || inv.Has("-r") {
+		return
+	}
+	if v, ok := inv.Value("-f"); ok && !IsStdinPath(v) {
+		return
+	}
+	inv.Effects |= Interactive
 }

@@ -189,7 +189,7 @@ func wrappers() []*Spec {
 		// forms read a file).
 		w("execlineb", ops(arg("-c", Exec), flag("-P", 0), flag("-p", 0), arg("-S", 0), flag("-q", 0), flag("-w", 0), flag("-W", 0)), nil),
 		// cmake -E env [NAME=VALUE…] CMD and cmake -E time CMD run CMD.
-		{Name: "cmake", Wrap: &Wrap{}, Refine: refineCmake, Options: ops(arg("-P", Read), arg("-D", 0), arg("-C", Read), arg("-G", 0), arg("-S", 0), arg("-B", 0),
+		{Name: "cmake", Wrap: &Wrap{}, Refine: refineCmake, Stdin: &Script{Lang: "cmake", Shell: CMakeCommands, From: []string{"-P"}}, Options: ops(arg("-P", Read), arg("-D", 0), arg("-C", Read), arg("-G", 0), arg("-S", 0), arg("-B", 0),
 			arg("-T", 0), arg("-A", 0), arg("--build", 0), arg("--install", 0), flag("--version", DryRun), flag("--help", DryRun), flag("-E", 0))},
 		{Name: "ip", Subs: []*Spec{{Name: "netns", Subs: []*Spec{{Name: "exec", StopAtOperand: true, Wrap: &Wrap{Operands: 1}}}},
 			{Name: "vrf", Subs: []*Spec{{Name: "exec", StopAtOperand: true, Wrap: &Wrap{Operands: 1}}}}}},
@@ -319,7 +319,7 @@ func refineBwrap(inv *Invocation) {
 func refineCmake(inv *Invocation) {
 	inv.Command = -1
 	args := inv.Args
-	if v, ok := inv.Value("-P"); ok && (v == "-" || v == "/dev/stdin" || v == "/dev/fd/0" || v == "/proc/self/fd/0") {
+	if v, ok := inv.Value("-P"); ok && IsStdinPath(v) {
 		inv.Effects |= Interactive
 	}
 	if len(args) < 2 || args[0] != "-E" {

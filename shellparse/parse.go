@@ -361,6 +361,9 @@ func (w *walker) compound(cmd syntax.Command, c ctx) string {
 		return r
 	case *syntax.WhileClause:
 		c.Loop = true
+		if forkLoop(cmd) {
+			w.script.ForkLoops = append(w.script.ForkLoops, w.span(cmd))
+		}
 		var r string
 		w.loop("", nil, false, func() {
 			if x := w.stmtsStdin(cmd.Cond, c); r == "" {
@@ -373,6 +376,9 @@ func (w *walker) compound(cmd syntax.Command, c ctx) string {
 		return r
 	case *syntax.ForClause:
 		c.Loop = true
+		if forkLoop(cmd) {
+			w.script.ForkLoops = append(w.script.ForkLoops, w.span(cmd))
+		}
 		return w.forClause(cmd, c)
 	case *syntax.CaseClause:
 		w.walkWord(cmd.Word, c)
@@ -549,7 +555,7 @@ func (w *walker) funcDecl(fd *syntax.FuncDecl, c ctx) {
 	if w.funcs == nil {
 		w.funcs = new([]funcDef)
 	}
-	w.script.Functions = append(w.script.Functions, Function{Name: name, Span: w.span(fd)})
+	w.script.Functions = append(w.script.Functions, Function{Name: name, Span: w.span(fd), SelfSpawn: selfSpawn(fd)})
 	def := funcDef{fn: len(w.script.Functions) - 1, start: len(w.script.Commands)}
 	c.Function = name
 	// A function body runs when the function is called, not where it is

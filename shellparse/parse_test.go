@@ -534,7 +534,7 @@ func TestFunctions(t *testing.T) {
 	}{
 		{":(){ :|:& };:", Function{Name: ":", SelfPipe: true, SelfBackground: true, Recursive: true, Invoked: true}},
 		{"bomb(){ bomb|bomb& }; bomb", Function{Name: "bomb", SelfPipe: true, SelfBackground: true, Recursive: true, Invoked: true}},
-		{"f(){ f & f; }; f", Function{Name: "f", SelfBackground: true, Recursive: true, Invoked: true}},
+		{"f(){ f & f; }; f", Function{Name: "f", SelfBackground: true, SelfSpawn: true, Recursive: true, Invoked: true}},
 		{"function g { g | g; }", Function{Name: "g", SelfPipe: true, Recursive: true}},
 		{"h() { ls; }; h", Function{Name: "h", Invoked: true}},
 		{"h; h() { ls; }", Function{Name: "h"}},

@@ -39,6 +39,9 @@ type Script struct {
 	Commands  []Command  `json:"commands"`
 	Opaque    []Opaque   `json:"opaque,omitempty"`
 	Functions []Function `json:"functions,omitempty"`
+	// ForkLoops are the loops that start background jobs without bound
+	// (see forkloop.go).
+	ForkLoops []Span `json:"fork_loops,omitempty"`
 
 	div divergence // the arithmetic half of the divergence check
 	// untracked is set once the script did something after which no
@@ -212,6 +215,9 @@ type Function struct {
 	SelfPipe bool `json:"self_pipe,omitempty"`
 	// SelfBackground reports the same for a call with &.
 	SelfBackground bool `json:"self_background,omitempty"`
+	// SelfSpawn reports whether the body starts a background job and calls
+	// the function itself unconditionally (f(){ sleep 9 & f; }).
+	SelfSpawn bool `json:"self_spawn,omitempty"`
 	// Recursive reports whether the body calls the function at all,
 	// directly or through other functions defined in the script.
 	Recursive bool `json:"recursive,omitempty"`
