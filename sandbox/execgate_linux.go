@@ -117,13 +117,21 @@ type execGateRun struct {
 	sealedRefused []PathRefused
 	sealedBase    int
 	err           error
-	// busy is the time spent answering notifications, handled how many
-	// (for BenchmarkExecGate: the gate's own share of an exec's cost);
+	// busy is the time spent answering notifications up to sending the
+	// answer, handled how many (for BenchmarkExecGate: the gate's own
+	// share of an exec's cost);
 	// observed counts the notifications of observed calls among them
 	// (Result.observedNotifications).
 	busy     time.Duration
 	handled  int
 	observed int
+	// started is when answer received the notification it is on,
+	// accounted whether that one is counted in busy yet (serve's
+	// goroutine only; see respond).
+	started   time.Time
+	accounted bool
+	// reader reads the callers' memory (serve's goroutine only).
+	reader memReader
 	// tid is the thread serve answers on (it is locked to it), for
 	// benchmarks that read its CPU time.
 	tid int
@@ -442,7 +450,12 @@ func (g *execGateRun) answer(fd int, n *seccompNotif) {
 		_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 		return
 	}
-	start := time.Now()
+	g.started, g.accounted = time.Now(), false
+	defer g.account() // an answer not sent through respond (the creation gate's)
+	if n.nr == unix.SYS_EXECVE || n.nr == unix.SYS_EXECVEAT {
+		g.answerExec(fd, n) // of no other table: the lookups below are for the other calls
+		return
+	}
 	// Counted whatever the sandbox's mode: a sandbox that is not observed
 	// must get none (its filter has no rule for them; one would be
 	// refused below, as an unexpected system call).
@@ -459,12 +472,6 @@ func (g *execGateRun) answer(fd int, n *seccompNotif) {
 		g.observed++
 		g.mu.Unlock()
 	}
-	defer func() {
-		g.mu.Lock()
-		g.busy += time.Since(start)
-		g.handled++
-		g.mu.Unlock()
-	}()
 	if call, ok := createCallFor(n.nr); ok && g.create != nil && creating(n) {
 		// Refused, answered; else an observed open goes on to be recorded.
 		if g.answerCreate(fd, n, call, observed && g.observe) {
@@ -483,6 +490,12 @@ func (g *execGateRun) answer(fd int, n *seccompNotif) {
 		g.answerObserved(fd, n)
 		return
 	}
+	g.answerExec(fd, n) // refused: a call the filter should not have notified
+}
+
+// answerExec decides an exec (any other call is refused, as read finds it
+// unexpected).
+func (g *execGateRun) answerExec(fd int, n *seccompNotif) {
 	resp := seccompNotifResp{id: n.id, error: -int32(unix.EPERM)}
 	ev, err := g.safeRead(fd, n)
 	var missing missingFile
@@ -508,8 +521,31 @@ func (g *execGateRun) answer(fd int, n *seccompNotif) {
 			g.keepExec(ev)
 		}
 	}
+	g.respond(fd, &resp)
+}
+
+// respond sends resp, once the time spent on the notification since
+// answer received it is counted (busy). Counted before the send: with
+// SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP the kernel switches to the woken
+// caller inside the send, so the time the send takes is mostly the
+// caller's own exec (or open) running on this CPU, not the gate's.
+func (g *execGateRun) respond(fd int, resp *seccompNotifResp) {
+	g.account()
 	// ENOENT: the caller died or was interrupted (it will retry).
-	_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+	_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(resp))
+}
+
+// account counts the notification answer is on in busy and handled,
+// once (serve's goroutine only).
+func (g *execGateRun) account() {
+	if g.accounted {
+		return
+	}
+	g.accounted = true
+	g.mu.Lock()
+	g.busy += time.Since(g.started)
+	g.handled++
+	g.mu.Unlock()
 }
 
 // safeRead is read, turning a panic (a bug reading hostile data) into a
@@ -661,7 +697,9 @@ func (g *execGateRun) read(fd int, n *seccompNotif) (ExecEvent, error) {
 	// process_vm_readv, not /proc/PID/mem: no descriptor to open per exec.
 	// The pid is the waiting caller's as long as the notification is valid,
 	// which is checked after the reads.
-	r := memReader{pid: ev.Pid}
+	r := &g.reader
+	r.reset(ev.Pid)
+	r.prefetchExec(pathPtr, argvPtr)
 	var err error
 	if ev.Path, err = r.cstring(pathPtr, maxExecPath); err != nil {
 		if !idValid(fd, n.id) {
@@ -691,8 +729,17 @@ func (g *execGateRun) read(fd int, n *seccompNotif) (ExecEvent, error) {
 }
 
 // idValid reports whether notification id still waits for an answer.
+// A raw system call: the ioctl waits at most for the listener's lock,
+// which the kernel holds only briefly, so the runtime need not be told
+// (which costs more than the ioctl). Interrupted taking the lock (EINTR)
+// it says nothing of the notification: asked again.
 func idValid(fd int, id uint64) bool {
-	return ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
+	for {
+		_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_ID_VALID), uintptr(unsafe.Pointer(&id)))
+		if e != unix.EINTR {
+			return e == 0
+		}
+	}
 }
 
 // ioctlRet is ioctlPtr returning the ioctl's value.
@@ -728,13 +775,100 @@ type memReader struct {
 	pid   int
 	total int
 	buf   [4096]byte
+	// ahead holds the spans the last prefetch read, in one system call
+	// for several addresses (an exec's path and argv array, then its
+	// strings); readAt serves reads from them.
+	ahead  [prefetchSpans * prefetchChunk]byte
+	spans  [prefetchSpans]memSpan
+	nspans int
+	// calls counts the reads made (system calls), for tests.
+	calls int
+}
+
+// reset makes r a reader of process pid that has read nothing, keeping
+// its buffers (the gate's reader, for every exec: no 12 KiB to zero).
+func (r *memReader) reset(pid int) {
+	r.pid, r.total, r.nspans, r.calls = pid, 0, 0, 0
+}
+
+// memSpan is n bytes of the process at addr, at off in ahead.
+type memSpan struct {
+	addr   uint64
+	off, n int
+}
+
+// Bounds of a prefetch: how many spans, and at most how many bytes each
+// a string gets (most argv strings are shorter; the rest of a longer
+// one is read as before).
+const (
+	prefetchSpans = 32
+	prefetchChunk = 256
+)
+
+// prefetch reads, in one system call, the given spans (at most
+// prefetchSpans, in all at most len(ahead) bytes) for readAt,
+// replacing those read before. The kernel stops at the first span it
+// cannot read: that one and those after are not kept, and readAt reads
+// them itself (with the error a direct read gets). Nothing is trusted
+// more for having been read ahead: the bytes are those readAt would read
+// a moment later, from a caller that waits.
+func (r *memReader) prefetch(want []memSpan) {
+	r.nspans = 0
+	var remote [prefetchSpans]unix.RemoteIovec
+	nr, off := 0, 0
+	for _, w := range want {
+		if w.addr == 0 || w.n <= 0 || nr == len(remote) || off+w.n > len(r.ahead) {
+			continue // a NULL pointer: its reader says so
+		}
+		remote[nr] = unix.RemoteIovec{Base: uintptr(w.addr), Len: w.n}
+		r.spans[nr] = memSpan{addr: w.addr, off: off, n: w.n}
+		nr++
+		off += w.n
+	}
+	if nr == 0 {
+		return
+	}
+	local := []unix.Iovec{{Base: &r.ahead[0], Len: uint64(off)}}
+	r.calls++
+	got, err := unix.ProcessVMReadv(r.pid, local, remote[:nr], 0)
+	if err != nil || got <= 0 {
+		return
+	}
+	for r.nspans < nr && got > 0 {
+		sp := &r.spans[r.nspans]
+		sp.n = min(sp.n, got) // the last one read may stop short, at a page it could not read
+		got -= sp.n
+		r.nspans++
+	}
+}
+
+// prefetchExec reads ahead the first bytes of an exec's path at pathPtr
+// and the first block of its argv array at argvPtr (as argv reads it),
+// in one system call.
+func (r *memReader) prefetchExec(pathPtr, argvPtr uint64) {
+	r.prefetch([]memSpan{{addr: pathPtr, n: pageChunk(pathPtr, prefetchChunk)}, {addr: argvPtr, n: argvBlock(argvPtr)}})
+}
+
+// pageChunk is how many bytes at addr to read ahead: up to n, not past
+// addr's page.
+func pageChunk(addr uint64, n int) int {
+	return min(n, 4096-int(addr%4096))
 }
 
 // readAt reads len(b) bytes at addr of the process, or fewer up to an
-// unmapped page.
+// unmapped page (or the end of a span read ahead that holds addr, when
+// that gives at least 8 bytes or all of b).
 func (r *memReader) readAt(b []byte, addr uint64) (int, error) {
+	for _, sp := range r.spans[:r.nspans] {
+		if addr >= sp.addr && addr-sp.addr < uint64(sp.n) {
+			if n := copy(b, r.ahead[sp.off+int(addr-sp.addr):sp.off+sp.n]); n >= min(len(b), 8) {
+				return n, nil
+			}
+		}
+	}
 	local := []unix.Iovec{{Base: &b[0], Len: uint64(len(b))}}
 	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(b)}}
+	r.calls++
 	n, err := unix.ProcessVMReadv(r.pid, local, remote, 0)
 	if n <= 0 {
 		// The sandbox chose the address: an unmapped page is an error
@@ -796,11 +930,7 @@ func (r *memReader) argv(addr uint64) ([]string, error) {
 			return nil, fmt.Errorf("more than %d arguments", maxExecArgs)
 		}
 		at := addr + uint64(8*len(ptrs))
-		want := min(len(block), 4096-int(at%4096))
-		if want < 8 {
-			want = 8 // a pointer across a page boundary
-		}
-		n, err := r.readAt(block[:want], at)
+		n, err := r.readAt(block[:argvBlock(at)], at)
 		if err != nil || n < 8 {
 			return nil, fmt.Errorf("reading argv[%d]: %v", len(ptrs), err)
 		}
@@ -814,7 +944,16 @@ func (r *memReader) argv(addr uint64) ([]string, error) {
 		}
 	}
 	out := make([]string, 0, len(ptrs))
-	for _, ptr := range ptrs {
+	var want [prefetchSpans]memSpan
+	for i, ptr := range ptrs {
+		if i%prefetchSpans == 0 {
+			// The next strings' first bytes, in one system call.
+			next := ptrs[i:min(i+prefetchSpans, len(ptrs))]
+			for j, p := range next {
+				want[j] = memSpan{addr: p, n: pageChunk(p, prefetchChunk)}
+			}
+			r.prefetch(want[:len(next)])
+		}
 		s, err := r.cstring(ptr, maxExecBytes)
 		if err != nil {
 			return nil, err
@@ -822,6 +961,13 @@ func (r *memReader) argv(addr uint64) ([]string, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// argvBlock is how many bytes of an argv array at addr argv reads at
+// once: up to 64 pointers, not past addr's page but for a pointer across
+// its end.
+func argvBlock(addr uint64) int {
+	return max(pageChunk(addr, 512), 8)
 }
 
 // runsAs lists the argument vectors an exec of path (relative to dirfd of
@@ -945,7 +1091,7 @@ func shebang(f int) (interp, arg string, ok bool) {
 		return "", "", false
 	}
 	// Reopen the O_PATH descriptor for reading (never blocks: a regular file).
-	rf, err := unix.Open("/proc/self/fd/"+strconv.Itoa(f), unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	rf, err := reopen(f, unix.O_RDONLY|unix.O_NOCTTY)
 	if err != nil {
 		return "", "", false
 	}
@@ -1038,6 +1184,49 @@ func parseShebang(buf *[binprmBufSize]byte) (interp, arg string, ok bool) {
 	return cstr(name, nameEnd), arg, true
 }
 
+// procDir and selfFdDir are this process's descriptors of the host's
+// /proc and of its own /proc/self/fd, opened on first use and kept: the
+// exec gate opens a name under them for every exec (the caller's root,
+// the file to reopen), and a walk from them skips looking up "/proc",
+// "self" and "fd" each time (most of what such an open costs).
+var (
+	procDir   = sync.OnceValues(func() (int, error) { return openDir("/proc") })
+	selfFdDir = sync.OnceValues(func() (int, error) { return openDir("/proc/self/fd") })
+)
+
+func openDir(name string) (int, error) {
+	fd, err := unix.Open(name, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	return fd, nil
+}
+
+// openProc opens name ("PID/root") under /proc with flags (O_CLOEXEC
+// added).
+func openProc(name string, flags int) (int, error) {
+	return openUnder(procDir, "/proc/", name, flags)
+}
+
+// reopen opens this process's descriptor fd anew with flags (O_CLOEXEC
+// added), as its /proc/self/fd link does: an O_PATH descriptor opened
+// for reading.
+func reopen(fd, flags int) (int, error) {
+	return openUnder(selfFdDir, "/proc/self/fd/", strconv.Itoa(fd), flags)
+}
+
+func openUnder(dir func() (int, error), dirName, name string, flags int) (int, error) {
+	d, err := dir()
+	if err != nil {
+		return -1, err
+	}
+	fd, err := unix.Openat(d, name, flags|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: dirName + name, Err: err}
+	}
+	return fd, nil
+}
+
 // fdPathRE matches the paths that name one of the caller's own
 // descriptors; its procfs "self" means the caller, which tether's walk of
 // the sandbox's /proc cannot follow.
@@ -1077,7 +1266,7 @@ func resolveExecFD(pid int, dirfd int32, file string, emptyPath bool) ([]string,
 		target, _ := os.Readlink(fdPath)
 		return []string{path.Base(strings.TrimSuffix(target, " (deleted)"))}, fd, nil
 	}
-	root, err := unix.Open(proc+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	root, err := openProc(strconv.Itoa(pid)+"/root", unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, -1, err
 	}

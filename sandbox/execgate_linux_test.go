@@ -3,16 +3,20 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // refuseNames is an ExecGate that refuses every exec that runs, by any of
@@ -278,5 +282,122 @@ func TestParseShebang(t *testing.T) {
 			assert.Equal(t, c.interp, interp)
 			assert.Equal(t, c.arg, arg)
 		})
+	}
+}
+
+// TestMemReaderExecArgs reads an exec's path and argv from memory laid
+// out as a hostile caller may lay it out (this process's own, through
+// process_vm_readv as the gate reads a caller's): strings of every
+// length around the read-ahead's chunk and a page, more of them than one
+// read-ahead takes, strings and arrays that end right before a page that
+// cannot be read, and pointers into it. What reads must read exactly; what runs
+// into the unmapped page must fail; and a typical argv takes two system
+// calls.
+func TestMemReaderExecArgs(t *testing.T) {
+	const page = 4096
+	mem, err := unix.Mmap(-1, 0, 64*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	require.NoError(t, err)
+	defer unix.Munmap(mem)
+	base := uint64(uintptr(unsafe.Pointer(&mem[0])))
+	hole := base + 63*page
+	// The last page cannot be read, as an unmapped one (unmapped, the
+	// runtime may map something there meanwhile).
+	require.NoError(t, unix.Mprotect(mem[63*page:], unix.PROT_NONE))
+	// place writes s with its NUL so that the NUL is the byte before end
+	// (an address), and returns where s starts.
+	place := func(s string, end uint64) uint64 {
+		at := end - uint64(len(s)) - 1
+		copy(mem[at-base:], s)
+		mem[end-1-base] = 0
+		return at
+	}
+	// array writes the pointers so that the array ends right before end.
+	array := func(ptrs []uint64, end uint64) uint64 {
+		at := end - uint64(8*len(ptrs))
+		for i, p := range ptrs {
+			binary.NativeEndian.PutUint64(mem[at-base+uint64(8*i):], p)
+		}
+		return at
+	}
+	read := func(pathPtr, argvPtr uint64) (string, []string, int, error) {
+		var r memReader
+		r.reset(os.Getpid())
+		r.prefetchExec(pathPtr, argvPtr)
+		p, err := r.cstring(pathPtr, maxExecPath)
+		if err != nil {
+			return "", nil, r.calls, fmt.Errorf("path: %w", err)
+		}
+		argv, err := r.argv(argvPtr)
+		return p, argv, r.calls, err
+	}
+
+	// Many strings, of lengths around prefetchChunk and a page; some
+	// across a page boundary, one ending right before the hole.
+	var want []string
+	for _, n := range []int{0, 1, 7, 8, 255, 256, 257, 511, 4095, 4096, 5000} {
+		for range 7 {
+			want = append(want, strings.Repeat(string(rune('a'+len(want)%26)), n))
+		}
+	}
+	require.Greater(t, len(want), 2*prefetchSpans)
+	end := hole
+	ptrs := make([]uint64, 0, len(want)+1)
+	for _, s := range want {
+		ptrs = append(ptrs, place(s, end))
+		end = ptrs[len(ptrs)-1] - 3 // unaligned, and a page boundary falls anywhere
+	}
+	ptrs = append(ptrs, 0)
+	path := place("/usr/bin/true", end-5)
+	argvAt := array(ptrs, (path-64)&^7)
+	p, argv, _, err := read(path, argvAt)
+	require.NoError(t, err)
+	assert.Equal(t, "/usr/bin/true", p)
+	assert.Equal(t, want, argv)
+
+	// A typical argv: the path and array, then the strings, read ahead
+	// in two system calls in all.
+	short := []string{"cc", "-c", "-O2", "-o", "main.o", "main.c"}
+	end = base + 10*page
+	ptrs = ptrs[:0]
+	for _, s := range short {
+		ptrs = append(ptrs, place(s, end))
+		end = ptrs[len(ptrs)-1]
+	}
+	ptrs = append(ptrs, 0)
+	path = place("/usr/bin/cc", end)
+	p, argv, calls, err := read(path, array(ptrs, (path-8)&^7))
+	require.NoError(t, err)
+	assert.Equal(t, "/usr/bin/cc", p)
+	assert.Equal(t, short, argv)
+	assert.Equal(t, 2, calls, "system calls to read a typical exec")
+
+	// The array's NULL is its page's last 8 bytes, before the hole.
+	one := place("x", base+20*page)
+	_, argv, _, err = read(one, array([]uint64{one, one, 0}, hole))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"x", "x"}, argv)
+
+	// What runs into the hole fails: a path or string without its NUL
+	// before it, an array without its NULL, a pointer into it, a
+	// pointer across its start. Each case lays out its own memory.
+	noNUL := func() uint64 {
+		copy(mem[hole-base-300:], strings.Repeat("z", 300))
+		return hole - 300
+	}
+	arr := func(ptrs ...uint64) uint64 { return array(ptrs, base+30*page) }
+	for _, c := range []struct {
+		name string
+		at   func() (path, argv uint64)
+	}{
+		{"path without NUL", func() (uint64, uint64) { return noNUL(), arr(one, 0) }},
+		{"string without NUL", func() (uint64, uint64) { return one, arr(one, noNUL(), one, 0) }},
+		{"string in the hole", func() (uint64, uint64) { return one, arr(one, hole+16, 0) }},
+		{"path in the hole", func() (uint64, uint64) { return hole, arr(one, 0) }},
+		{"array without its NULL", func() (uint64, uint64) { return one, array([]uint64{one, one}, hole) }},
+		{"array in the hole", func() (uint64, uint64) { return one, hole + 8 }},
+		{"pointer across the end", func() (uint64, uint64) { return one, hole - 4 }},
+	} {
+		p, argv, _, err := read(c.at())
+		assert.Error(t, err, "%s: %q %q", c.name, p, argv)
 	}
 }
