@@ -146,6 +146,8 @@ type execGateRun struct {
 	// (decide), allowedBytes the size of their keys.
 	allowed      map[string]struct{}
 	allowedBytes int
+	// keyBuf is where decide builds a key (serve's goroutine only).
+	keyBuf []byte
 }
 
 // newExecGate returns a gate for check (nil when only the creation gate
@@ -579,9 +581,17 @@ func (g *execGateRun) decide(ev ExecEvent) (err error) {
 	if g.check == nil {
 		return errors.New("the exec gate has no check")
 	}
-	key := allowKey(ev)
+	// Built in a buffer kept across execs, and looked up without a copy:
+	// only a key that is stored becomes a string. A buffer grown by a
+	// huge argv is not kept.
+	g.keyBuf = appendAllowKey(g.keyBuf[:0], ev)
+	defer func() {
+		if cap(g.keyBuf) > 64<<10 {
+			g.keyBuf = nil
+		}
+	}()
 	g.mu.Lock()
-	_, known := g.allowed[key]
+	_, known := g.allowed[string(g.keyBuf)]
 	g.mu.Unlock()
 	if known {
 		return nil
@@ -589,6 +599,7 @@ func (g *execGateRun) decide(ev ExecEvent) (err error) {
 	if err := g.check(ev); err != nil {
 		return err
 	}
+	key := string(g.keyBuf)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.allowed) >= maxAllowed || g.allowedBytes+len(key) > maxAllowedBytes {
@@ -609,12 +620,11 @@ const (
 	maxAllowedBytes = 256 << 10
 )
 
-// allowKey is everything of ev the check may decide on (ExecGate) but the
+// appendAllowKey appends to b everything of ev the check may decide on (ExecGate) but the
 // pids, unambiguously: each
 // string's length before it (an argv string holds no NUL, but lengths
 // need no such promise).
-func allowKey(ev ExecEvent) string {
-	var b []byte
+func appendAllowKey(b []byte, ev ExecEvent) []byte {
 	str := func(s string) {
 		b = strconv.AppendInt(b, int64(len(s)), 10)
 		b = append(b, ':')
@@ -629,7 +639,7 @@ func allowKey(ev ExecEvent) string {
 			str(a)
 		}
 	}
-	return string(b)
+	return b
 }
 
 func (g *execGateRun) refuse(ev ExecEvent, err error) {
