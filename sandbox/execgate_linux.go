@@ -682,8 +682,9 @@ func appendBounded[T any](s []T, base *int, limit int, v T) []T {
 	return append(s, v)
 }
 
-// missingFile: the exec's file does not exist (a $PATH search trying each
-// directory): answered with the kernel's own error, not recorded.
+// missingFile: the exec's file (or its interpreter) cannot be resolved,
+// most often because it does not exist (a $PATH search trying each
+// directory): answered with the resolution's errno, not recorded.
 type missingFile struct{ err error }
 
 func (m missingFile) Error() string { return m.err.Error() }
@@ -725,17 +726,13 @@ func (g *execGateRun) read(fd int, n *seccompNotif) (ExecEvent, error) {
 	}
 	// One check after the reads and the resolution below covers both: a
 	// notification still valid then had its caller waiting throughout.
-	var missing error
-	ev.Runs, missing = runsAs(ev.Pid, dirfd, ev.Path, flags&unix.AT_EMPTY_PATH != 0, ev.Argv)
+	ev.Runs, err = runsAs(ev.Pid, dirfd, ev.Path, flags&unix.AT_EMPTY_PATH != 0, ev.Argv)
 	// The names were resolved through the caller's root and working
 	// directory: make sure they were still the waiting caller's.
 	if !idValid(fd, n.id) {
 		return ev, errGone
 	}
-	if missing != nil {
-		return ev, missingFile{missing}
-	}
-	return ev, nil
+	return ev, err
 }
 
 // idValid reports whether notification id still waits for an answer.
@@ -984,14 +981,17 @@ func argvBlock(addr uint64) int {
 // process pid; the descriptor itself with emptyPath) with argv may run as,
 // besides argv itself: argv[0] replaced by each name the file goes by,
 // and for a "#!" script, its interpreter's vectors (recursively, as the
-// kernel does). Names are resolved inside the caller's root; what cannot
-// be resolved (a missing file, which the kernel will refuse too) adds
-// nothing.
+// kernel does). Names are resolved inside the caller's root.
 //
-// missing is the error when the file itself does not exist (ENOENT,
-// ENOTDIR): the exec cannot run anything, and the gate answers with that
-// error instead of the kernel.
-func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (runs [][]string, missing error) {
+// Nothing unresolved is let through unchecked. When the file or a
+// script's interpreter cannot be resolved (most often it does not exist:
+// ENOENT, ENOTDIR, as in a $PATH search) the error is a missingFile: the
+// gate answers with its errno instead of the kernel, which would refuse
+// the exec too (or, for an error of tether's own, is not asked). When a
+// regular file's first bytes cannot be read (tether, rootless, may not
+// read a file the caller can execute: the kernel reads it whatever its
+// mode) the error is ErrExecUnchecked: the exec is refused.
+func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (runs [][]string, err error) {
 	// Vectors that differ only in argv[0]'s directory are one check: the
 	// analyser names a program by its last element.
 	add := func(v []string) {
@@ -1007,8 +1007,8 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 		rest = argv[1:]
 	}
 	names, f, err := resolveExecFD(pid, dirfd, file, emptyPath)
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-		return nil, err
+	if err != nil {
+		return nil, missingFile{err}
 	}
 	for _, name := range append([]string{path.Base(file)}, names...) {
 		if name != "" && name != "." && name != "/" {
@@ -1031,9 +1031,12 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 	// A script: the kernel executes its interpreter with the script's
 	// path in place of argv[0] (binfmt_script).
 	for depth := 0; f >= 0 && depth < maxScriptDepth; depth++ {
-		interp, arg, ok := shebang(f)
+		interp, arg, ok, err := shebang(f)
 		_ = unix.Close(f)
 		f = -1
+		if err != nil {
+			return runs, fmt.Errorf("%w: reading the first bytes of %s: %w", ErrExecUnchecked, file, err)
+		}
 		if !ok {
 			break
 		}
@@ -1044,7 +1047,9 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 		v = append(append(v, file), rest...)
 		add(v)
 		var inames []string
-		inames, f, _ = resolveExecFD(pid, unix.AT_FDCWD, interp, false)
+		if inames, f, err = resolveExecFD(pid, unix.AT_FDCWD, interp, false); err != nil {
+			return runs, missingFile{err} // the kernel cannot run the interpreter either
+		}
 		for _, name := range inames {
 			add(append([]string{name}, v[1:]...))
 		}
@@ -1094,23 +1099,37 @@ func equalArgs(a, b []string) bool {
 }
 
 // shebang reads a script's "#!" line as the kernel does (parseShebang).
-// f is an O_PATH descriptor of the file.
-func shebang(f int) (interp, arg string, ok bool) {
+// f is an O_PATH descriptor of the file. Only a regular file runs (the
+// kernel refuses any other with EACCES); one whose first bytes cannot be
+// read is an error.
+func shebang(f int) (interp, arg string, ok bool, err error) {
 	var st unix.Stat_t
-	if unix.Fstat(f, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return "", "", false
+	if err := unix.Fstat(f, &st); err != nil {
+		return "", "", false, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return "", "", false, nil
 	}
 	// Reopen the O_PATH descriptor for reading (never blocks: a regular file).
 	rf, err := reopen(f, unix.O_RDONLY|unix.O_NOCTTY)
 	if err != nil {
-		return "", "", false
+		return "", "", false, err
 	}
+	defer unix.Close(rf)
 	// The kernel's buffer is zeroed before the file's first bytes are
 	// read into it: a short file reads as ending in NULs.
 	var buf [binprmBufSize]byte
-	_, _ = unix.Pread(rf, buf[:], 0)
-	_ = unix.Close(rf)
-	return parseShebang(&buf)
+	for {
+		_, err = unix.Pread(rf, buf[:], 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return "", "", false, err
+	}
+	interp, arg, ok = parseShebang(&buf)
+	return interp, arg, ok, nil
 }
 
 // binprmBufSize is the kernel's BINPRM_BUF_SIZE: how much of a file
@@ -1237,12 +1256,16 @@ func openUnder(dir func() (int, error), dirName, name string, flags int) (int, e
 	return fd, nil
 }
 
-// fdPathRE matches the paths that name one of the caller's own
-// descriptors; its procfs "self" means the caller, which tether's walk of
-// the sandbox's /proc cannot follow.
+// selfPathRE matches the paths that name one of the caller's own
+// descriptors (the number captured) or its own executable ("exe"): its
+// procfs "self" means the caller, which tether's walk of the sandbox's
+// /proc cannot follow (there "self" is nobody: tether is not in the
+// sandbox's pid namespace), and both are magic links, which the kernel
+// follows to the file itself, not to the name their text shows (an
+// unlinked file's "(deleted)", a path of tether's mount namespace).
 // Compiled on first use, not at init (init work runs in every sandbox).
-var fdPathRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^/+(?:proc/+(?:self|thread-self)|dev)/+fd/+([0-9]+)/*$`)
+var selfPathRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^/+(?:(?:proc/+(?:self|thread-self)|dev)/+fd/+([0-9]+)/*|proc/+(?:self|thread-self)/+(exe))$`)
 })
 
 // resolveExec resolves an exec's file inside process pid's root: the names
@@ -1259,23 +1282,32 @@ func resolveExec(pid int, dirfd int32, file string, emptyPath bool) ([]string, *
 // resolveExecFD is resolveExec returning the bare descriptor (the exec
 // gate's path, where an *os.File costs system calls of its own).
 func resolveExecFD(pid int, dirfd int32, file string, emptyPath bool) ([]string, int, error) {
-	proc := "/proc/" + strconv.Itoa(pid)
+	// A magic link of the caller's: its /proc/PID entry on this host,
+	// opened (which follows it to the file, as the kernel does for the
+	// caller), its text giving the file's name.
+	magic := ""
 	if maybeFdPath(file) {
-		if m := fdPathRE().FindStringSubmatch(file); m != nil {
-			if n, err := strconv.Atoi(m[1]); err == nil && n <= 1<<20 {
+		if m := selfPathRE().FindStringSubmatch(file); m != nil {
+			if m[2] != "" {
+				magic = "exe"
+			} else if n, err := strconv.Atoi(m[1]); err == nil && n <= 1<<20 {
 				emptyPath, file, dirfd = true, "", int32(n)
 			}
 		}
 	}
 	if emptyPath && file == "" {
-		fdPath := proc + "/fd/" + strconv.Itoa(int(dirfd))
-		fd, err := unix.Open(fdPath, unix.O_PATH|unix.O_CLOEXEC, 0)
+		magic = "fd/" + strconv.Itoa(int(dirfd))
+	}
+	if magic != "" {
+		name := strconv.Itoa(pid) + "/" + magic
+		fd, err := openProc(name, unix.O_PATH)
 		if err != nil {
-			return nil, -1, &os.PathError{Op: "open", Path: fdPath, Err: err}
+			return nil, -1, err
 		}
-		target, _ := os.Readlink(fdPath)
+		target, _ := os.Readlink("/proc/" + name)
 		return []string{path.Base(strings.TrimSuffix(target, " (deleted)"))}, fd, nil
 	}
+	proc := "/proc/" + strconv.Itoa(pid)
 	root, err := openProc(strconv.Itoa(pid)+"/root", unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, -1, err
@@ -1297,7 +1329,7 @@ func resolveExecFD(pid int, dirfd int32, file string, emptyPath bool) ([]string,
 	return names, fd, nil
 }
 
-// maybeFdPath reports whether file can match fdPathRE (it starts with
+// maybeFdPath reports whether file can match selfPathRE (it starts with
 // slashes and "proc/" or "dev/"): most execs skip the regular expression.
 func maybeFdPath(file string) bool {
 	rest := strings.TrimLeft(file, "/")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -400,4 +401,84 @@ func TestMemReaderExecArgs(t *testing.T) {
 		p, argv, _, err := read(c.at())
 		assert.Error(t, err, "%s: %q %q", c.name, p, argv)
 	}
+}
+
+// TestExecGateSelfExe: a program that runs itself again through
+// /proc/self/exe (or /proc/thread-self/exe) runs, as it does ungated, and
+// is checked as the program it is. The gate resolved "self" in the
+// sandbox's /proc, where tether is nobody, and answered ENOENT.
+func TestExecGateSelfExe(t *testing.T) {
+	r := newTestRunner(t)
+	refuse := newRefuse("reboot")
+	r.ExecGate = refuse.gate
+	res, out := gateRun(t, r, t.TempDir(), `for p in /proc/self/exe /proc/thread-self/exe; do
+python3 -c 'import os, sys; os.execv(sys.argv[1], ["python3", "-c", "print(\"again\")"])' $p; echo rc=$?
+done`)
+	assert.Equal(t, "again\nrc=0\nagain\nrc=0\n", out)
+	assert.Empty(t, res.ExecBlocked)
+	refuse.mu.Lock()
+	defer refuse.mu.Unlock()
+	var runs []string
+	for _, ev := range refuse.seen {
+		if strings.HasSuffix(ev.Path, "/exe") {
+			for _, v := range ev.Runs {
+				runs = append(runs, v[0])
+			}
+		}
+	}
+	assert.Contains(t, runs, path.Base(pythonPath(t)), "checked as the program behind the link")
+}
+
+// pythonPath is where python3 really is (its symlinks resolved).
+func pythonPath(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.EvalSymlinks("/usr/bin/python3")
+	require.NoError(t, err)
+	return p
+}
+
+// TestRunsAsUnreadableScript: the kernel reads a script's "#!" line
+// whatever the file's mode, so a script tether cannot read (rootless
+// tether, a file of mode 0111) would run its interpreter unchecked; the
+// exec is refused instead. Tether's capabilities to read any file are
+// dropped on one thread, which then resolves the exec as the gate does.
+func TestRunsAsUnreadableScript(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (to drop CAP_DAC_OVERRIDE on one thread)")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "task")
+	require.NoError(t, os.WriteFile(script, []byte("#!/usr/sbin/reboot -f\n"), 0o111))
+	readable := filepath.Join(dir, "readable")
+	require.NoError(t, os.WriteFile(readable, []byte("#!/usr/sbin/reboot -f\n"), 0o555))
+	type result struct {
+		runs [][]string
+		err  error
+	}
+	done := make(chan [2]result)
+	go func() {
+		// Never unlocked: the thread ends with the goroutine, and its
+		// capabilities with it.
+		runtime.LockOSThread()
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &data[0]); err != nil {
+			done <- [2]result{{err: err}, {err: err}}
+			return
+		}
+		data[0].Effective &^= 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_DAC_READ_SEARCH
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			done <- [2]result{{err: err}, {err: err}}
+			return
+		}
+		var out [2]result
+		for i, f := range []string{script, readable} {
+			out[i].runs, out[i].err = runsAs(os.Getpid(), unix.AT_FDCWD, f, false, []string{f})
+		}
+		done <- out
+	}()
+	got := <-done
+	require.ErrorIs(t, got[0].err, ErrExecUnchecked, "%v", got[0].runs)
+	require.NoError(t, got[1].err)
+	assert.Contains(t, got[1].runs, []string{"/usr/sbin/reboot", "-f", readable}, "the readable script is checked as its interpreter")
 }
