@@ -620,10 +620,9 @@ const (
 	maxAllowedBytes = 256 << 10
 )
 
-// appendAllowKey appends to b everything of ev the check may decide on (ExecGate) but the
-// pids, unambiguously: each
-// string's length before it (an argv string holds no NUL, but lengths
-// need no such promise).
+// appendAllowKey appends to b everything of ev the check may decide on
+// (ExecGate) but the pids, unambiguously: each string's length before it
+// (an argv string holds no NUL, but lengths need no such promise).
 func appendAllowKey(b []byte, ev ExecEvent) []byte {
 	str := func(s string) {
 		b = strconv.AppendInt(b, int64(len(s)), 10)
