@@ -1281,37 +1281,33 @@ func resolveExec(pid int, dirfd int32, file string, emptyPath bool) ([]string, *
 // resolveExecFD is resolveExec returning the bare descriptor (the exec
 // gate's path, where an *os.File costs system calls of its own).
 func resolveExecFD(pid int, dirfd int32, file string, emptyPath bool) ([]string, int, error) {
-	// A magic link of the caller's: its /proc/PID entry on this host,
-	// opened (which follows it to the file, as the kernel does for the
-	// caller), its text giving the file's name.
-	magic := ""
-	if maybeFdPath(file) {
-		if m := selfPathRE().FindStringSubmatch(file); m != nil {
-			if m[2] != "" {
-				magic = "exe"
-			} else if n, err := strconv.Atoi(m[1]); err == nil && n <= 1<<20 {
-				emptyPath, file, dirfd = true, "", int32(n)
-			}
-		}
-	}
+	// A descriptor's own file (fexecve): its /proc/PID entry on this host,
+	// opened (which follows the magic link to the file, as the kernel
+	// does), its text giving the file's name.
 	if emptyPath && file == "" {
-		magic = "fd/" + strconv.Itoa(int(dirfd))
+		return openMagic(pid, "fd/"+strconv.Itoa(int(dirfd)))
 	}
-	if magic != "" {
-		name := strconv.Itoa(pid) + "/" + magic
-		fd, err := openProc(name, unix.O_PATH)
-		if err != nil {
-			return nil, -1, err
-		}
-		target, _ := os.Readlink("/proc/" + name)
-		return []string{path.Base(strings.TrimSuffix(target, " (deleted)"))}, fd, nil
-	}
-	proc := "/proc/" + strconv.Itoa(pid)
 	root, err := openProc(strconv.Itoa(pid)+"/root", unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, -1, err
 	}
 	defer unix.Close(root)
+	// A name of the caller's own descriptor or executable: the same, but
+	// only where the name means that for the caller, its /proc the
+	// sandbox's procfs (and /dev/fd its link there). In a directory the
+	// caller chrooted into, /proc/self/exe may be any symlink it made: the
+	// name is then walked as any other.
+	if maybeFdPath(file) {
+		if m := selfPathRE().FindStringSubmatch(file); m != nil && procIsCallers(root, strings.HasPrefix(strings.TrimLeft(file, "/"), "dev/")) {
+			if m[2] != "" {
+				return openMagic(pid, "exe")
+			}
+			if n, err := strconv.Atoi(m[1]); err == nil && n <= 1<<20 {
+				return openMagic(pid, "fd/"+m[1])
+			}
+		}
+	}
+	proc := "/proc/" + strconv.Itoa(pid)
 	start := ""
 	switch {
 	case strings.HasPrefix(file, "/"):
@@ -1326,6 +1322,47 @@ func resolveExecFD(pid int, dirfd int32, file string, emptyPath bool) ([]string,
 		return names, -1, err
 	}
 	return names, fd, nil
+}
+
+// openMagic opens the magic link /proc/PID/link of the caller on this
+// host (following it to its file) and returns the file's name.
+func openMagic(pid int, link string) ([]string, int, error) {
+	name := strconv.Itoa(pid) + "/" + link
+	fd, err := openProc(name, unix.O_PATH)
+	if err != nil {
+		return nil, -1, err
+	}
+	target, _ := os.Readlink("/proc/" + name)
+	return []string{path.Base(strings.TrimSuffix(target, " (deleted)"))}, fd, nil
+}
+
+// procIsCallers reports whether "/proc" inside root (a caller's root) is
+// a procfs, not a directory or symlink the caller made (after chroot),
+// and, with dev, whether its /dev/fd is the link to /proc/self/fd. Inside
+// the sandbox nothing can be mounted (its filter refuses mount and
+// unshare), so a procfs there is the sandbox's: its "self" is the caller.
+func procIsCallers(root int, dev bool) bool {
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS}
+	fd, err := unix.Openat2(root, "/proc", &how)
+	if err != nil {
+		return false
+	}
+	var st unix.Statfs_t
+	err = unix.Fstatfs(fd, &st)
+	_ = unix.Close(fd)
+	if err != nil || st.Type != unix.PROC_SUPER_MAGIC {
+		return false
+	}
+	if !dev {
+		return true
+	}
+	if fd, err = unix.Openat2(root, "/dev", &how); err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var buf [32]byte
+	n, err := unix.Readlinkat(fd, "fd", buf[:])
+	return err == nil && strings.TrimRight(string(buf[:n]), "/") == "/proc/self/fd"
 }
 
 // maybeFdPath reports whether file can match selfPathRE (it starts with

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"runtime"
@@ -481,4 +482,37 @@ func TestRunsAsUnreadableScript(t *testing.T) {
 	require.ErrorIs(t, got[0].err, ErrExecUnchecked, "%v", got[0].runs)
 	require.NoError(t, got[1].err)
 	assert.Contains(t, got[1].runs, []string{"/usr/sbin/reboot", "-f", readable}, "the readable script is checked as its interpreter")
+}
+
+// TestExecGateChrootedSelfNames: a caller that chroots into a directory
+// of its own makes /proc/self/fd/N, /dev/fd/N and /proc/self/exe there
+// any symlink it likes; the kernel follows those, so the gate must too,
+// and not take the names for the caller's descriptor or executable (it
+// did for the descriptor forms, and a program named reboot ran). The
+// payload is a static binary named reboot behind each symlink: each exec
+// is refused and it never runs. Outside the chroot the same names are the
+// caller's own, as TestExecGateSelfExe checks.
+func TestExecGateChrootedSelfNames(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("needs gcc for a static payload")
+	}
+	r := newTestRunner(t)
+	refuse := newRefuse("reboot")
+	r.ExecGate = refuse.gate
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "m.c"), []byte("#include <stdio.h>\nint main(void){puts(\"payload ran\");return 0;}\n"), 0o644))
+	res, out := gateRun(t, r, ws, `gcc -static -o m m.c || exit 1
+mkdir -p D/proc/self/fd D/dev && cp m D/reboot
+ln -s /reboot D/proc/self/fd/5 && ln -s /reboot D/proc/self/exe && ln -s /proc/self/fd D/dev/fd
+exec 5<m.c
+for p in /proc/self/fd/5 /dev/fd/5 /proc/self/exe; do
+python3 -c 'import os, sys; os.chroot("D"); os.execv(sys.argv[1], ["x"])' $p 2>/dev/null; echo rc=$?
+done`)
+	assert.NotContains(t, out, "payload ran")
+	assert.Equal(t, "rc=1\nrc=1\nrc=1\n", out)
+	var blocked []string
+	for _, b := range res.ExecBlocked {
+		blocked = append(blocked, b.Path)
+	}
+	assert.Equal(t, []string{"/proc/self/fd/5", "/dev/fd/5", "/proc/self/exe"}, blocked)
 }
