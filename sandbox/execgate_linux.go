@@ -1339,8 +1339,9 @@ func openMagic(pid int, link string) ([]string, int, error) {
 // procIsCallers reports whether "/proc" inside root (a caller's root) is
 // a procfs, not a directory or symlink the caller made (after chroot),
 // and, with dev, whether its /dev/fd is the link to /proc/self/fd. Inside
-// the sandbox nothing can be mounted (its filter refuses mount and
-// unshare), so a procfs there is the sandbox's: its "self" is the caller.
+// a sandbox with seccomp nothing can be mounted (its filter refuses mount
+// and unshare), so a procfs there is the sandbox's: its "self" is the
+// caller. (With seccomp off it may be mounted over: docs/exec-gate.md.)
 func procIsCallers(root int, dev bool) bool {
 	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS}
 	fd, err := unix.Openat2(root, "/proc", &how)
