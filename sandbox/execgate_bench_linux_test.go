@@ -3,14 +3,18 @@ package sandbox
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
+	"golang.org/x/sys/unix"
 )
 
 // BenchmarkExecGate measures the exec gate's cost per exec in a warm
@@ -135,3 +139,47 @@ func gateCPU(tb testing.TB, s *Session) time.Duration {
 type discardAudit struct{}
 
 func (discardAudit) Append(context.Context, approval.Decision) error { return nil }
+
+// BenchmarkExecGateRead is the gate's own work on one exec without the
+// notification around it, which a loaded machine's scheduler does not
+// blur as much: reading a six-argument exec's path and argv from a
+// process's memory (this one's, as the gate reads a caller's), and
+// resolving /bin/true inside another process's root with its first bytes
+// read (runsAs):
+//
+//	go test -tags seccomp -run XXX -bench ExecGateRead ./sandbox/
+func BenchmarkExecGateRead(b *testing.B) {
+	b.Run("memory", func(b *testing.B) {
+		strs := [][]byte{[]byte("/usr/bin/cc\x00"), []byte("cc\x00"), []byte("-c\x00"), []byte("-O2\x00"), []byte("-o\x00"), []byte("main.o\x00"), []byte("main.c\x00")}
+		var ptrs []uint64
+		for _, s := range strs[1:] {
+			ptrs = append(ptrs, uint64(uintptr(unsafe.Pointer(&s[0]))))
+		}
+		ptrs = append(ptrs, 0)
+		pathPtr, argvPtr := uint64(uintptr(unsafe.Pointer(&strs[0][0]))), uint64(uintptr(unsafe.Pointer(&ptrs[0])))
+		r := new(memReader)
+		for b.Loop() {
+			r.reset(os.Getpid())
+			r.prefetchExec(pathPtr, argvPtr)
+			if _, err := r.cstring(pathPtr, maxExecPath); err != nil {
+				b.Fatal(err)
+			}
+			if argv, err := r.argv(argvPtr); err != nil || len(argv) != 6 {
+				b.Fatal(argv, err)
+			}
+		}
+		runtime.KeepAlive(strs)
+	})
+	b.Run("resolve", func(b *testing.B) {
+		cmd := exec.Command("sleep", "600")
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+		for b.Loop() {
+			if _, err := runsAs(cmd.Process.Pid, unix.AT_FDCWD, "/bin/true", false, []string{"/bin/true"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -117,13 +117,21 @@ type execGateRun struct {
 	sealedRefused []PathRefused
 	sealedBase    int
 	err           error
-	// busy is the time spent answering notifications, handled how many
-	// (for BenchmarkExecGate: the gate's own share of an exec's cost);
+	// busy is the time spent answering notifications up to sending the
+	// answer, handled how many (for BenchmarkExecGate: the gate's own
+	// share of an exec's cost);
 	// observed counts the notifications of observed calls among them
 	// (Result.observedNotifications).
 	busy     time.Duration
 	handled  int
 	observed int
+	// started is when answer received the notification it is on,
+	// accounted whether that one is counted in busy yet (serve's
+	// goroutine only; see respond).
+	started   time.Time
+	accounted bool
+	// reader reads the callers' memory (serve's goroutine only).
+	reader memReader
 	// tid is the thread serve answers on (it is locked to it), for
 	// benchmarks that read its CPU time.
 	tid int
@@ -138,6 +146,8 @@ type execGateRun struct {
 	// (decide), allowedBytes the size of their keys.
 	allowed      map[string]struct{}
 	allowedBytes int
+	// keyBuf is where decide builds a key (serve's goroutine only).
+	keyBuf []byte
 }
 
 // newExecGate returns a gate for check (nil when only the creation gate
@@ -442,7 +452,12 @@ func (g *execGateRun) answer(fd int, n *seccompNotif) {
 		_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 		return
 	}
-	start := time.Now()
+	g.started, g.accounted = time.Now(), false
+	defer g.account() // an answer not sent through respond (the creation gate's)
+	if n.nr == unix.SYS_EXECVE || n.nr == unix.SYS_EXECVEAT {
+		g.answerExec(fd, n) // of no other table: the lookups below are for the other calls
+		return
+	}
 	// Counted whatever the sandbox's mode: a sandbox that is not observed
 	// must get none (its filter has no rule for them; one would be
 	// refused below, as an unexpected system call).
@@ -459,12 +474,6 @@ func (g *execGateRun) answer(fd int, n *seccompNotif) {
 		g.observed++
 		g.mu.Unlock()
 	}
-	defer func() {
-		g.mu.Lock()
-		g.busy += time.Since(start)
-		g.handled++
-		g.mu.Unlock()
-	}()
 	if call, ok := createCallFor(n.nr); ok && g.create != nil && creating(n) {
 		// Refused, answered; else an observed open goes on to be recorded.
 		if g.answerCreate(fd, n, call, observed && g.observe) {
@@ -483,6 +492,12 @@ func (g *execGateRun) answer(fd int, n *seccompNotif) {
 		g.answerObserved(fd, n)
 		return
 	}
+	g.answerExec(fd, n) // refused: a call the filter should not have notified
+}
+
+// answerExec decides an exec (any other call is refused, as read finds it
+// unexpected).
+func (g *execGateRun) answerExec(fd int, n *seccompNotif) {
 	resp := seccompNotifResp{id: n.id, error: -int32(unix.EPERM)}
 	ev, err := g.safeRead(fd, n)
 	var missing missingFile
@@ -508,8 +523,31 @@ func (g *execGateRun) answer(fd int, n *seccompNotif) {
 			g.keepExec(ev)
 		}
 	}
+	g.respond(fd, &resp)
+}
+
+// respond sends resp, once the time spent on the notification since
+// answer received it is counted (busy). Counted before the send: with
+// SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP the kernel switches to the woken
+// caller inside the send, so the time the send takes is mostly the
+// caller's own exec (or open) running on this CPU, not the gate's.
+func (g *execGateRun) respond(fd int, resp *seccompNotifResp) {
+	g.account()
 	// ENOENT: the caller died or was interrupted (it will retry).
-	_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+	_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(resp))
+}
+
+// account counts the notification answer is on in busy and handled,
+// once (serve's goroutine only).
+func (g *execGateRun) account() {
+	if g.accounted {
+		return
+	}
+	g.accounted = true
+	g.mu.Lock()
+	g.busy += time.Since(g.started)
+	g.handled++
+	g.mu.Unlock()
 }
 
 // safeRead is read, turning a panic (a bug reading hostile data) into a
@@ -543,9 +581,17 @@ func (g *execGateRun) decide(ev ExecEvent) (err error) {
 	if g.check == nil {
 		return errors.New("the exec gate has no check")
 	}
-	key := allowKey(ev)
+	// Built in a buffer kept across execs, and looked up without a copy:
+	// only a key that is stored becomes a string. A buffer grown by a
+	// huge argv is not kept.
+	g.keyBuf = appendAllowKey(g.keyBuf[:0], ev)
+	defer func() {
+		if cap(g.keyBuf) > 64<<10 {
+			g.keyBuf = nil
+		}
+	}()
 	g.mu.Lock()
-	_, known := g.allowed[key]
+	_, known := g.allowed[string(g.keyBuf)]
 	g.mu.Unlock()
 	if known {
 		return nil
@@ -553,6 +599,7 @@ func (g *execGateRun) decide(ev ExecEvent) (err error) {
 	if err := g.check(ev); err != nil {
 		return err
 	}
+	key := string(g.keyBuf)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.allowed) >= maxAllowed || g.allowedBytes+len(key) > maxAllowedBytes {
@@ -573,12 +620,10 @@ const (
 	maxAllowedBytes = 256 << 10
 )
 
-// allowKey is everything of ev the check may decide on (ExecGate) but the
-// pids, unambiguously: each
-// string's length before it (an argv string holds no NUL, but lengths
-// need no such promise).
-func allowKey(ev ExecEvent) string {
-	var b []byte
+// appendAllowKey appends to b everything of ev the check may decide on
+// (ExecGate) but the pids, unambiguously: each string's length before it
+// (an argv string holds no NUL, but lengths need no such promise).
+func appendAllowKey(b []byte, ev ExecEvent) []byte {
 	str := func(s string) {
 		b = strconv.AppendInt(b, int64(len(s)), 10)
 		b = append(b, ':')
@@ -593,7 +638,7 @@ func allowKey(ev ExecEvent) string {
 			str(a)
 		}
 	}
-	return string(b)
+	return b
 }
 
 func (g *execGateRun) refuse(ev ExecEvent, err error) {
@@ -636,8 +681,9 @@ func appendBounded[T any](s []T, base *int, limit int, v T) []T {
 	return append(s, v)
 }
 
-// missingFile: the exec's file does not exist (a $PATH search trying each
-// directory): answered with the kernel's own error, not recorded.
+// missingFile: the exec's file (or its interpreter) cannot be resolved,
+// most often because it does not exist (a $PATH search trying each
+// directory): answered with the resolution's errno, not recorded.
 type missingFile struct{ err error }
 
 func (m missingFile) Error() string { return m.err.Error() }
@@ -661,7 +707,9 @@ func (g *execGateRun) read(fd int, n *seccompNotif) (ExecEvent, error) {
 	// process_vm_readv, not /proc/PID/mem: no descriptor to open per exec.
 	// The pid is the waiting caller's as long as the notification is valid,
 	// which is checked after the reads.
-	r := memReader{pid: ev.Pid}
+	r := &g.reader
+	r.reset(ev.Pid)
+	r.prefetchExec(pathPtr, argvPtr)
 	var err error
 	if ev.Path, err = r.cstring(pathPtr, maxExecPath); err != nil {
 		if !idValid(fd, n.id) {
@@ -677,22 +725,27 @@ func (g *execGateRun) read(fd int, n *seccompNotif) (ExecEvent, error) {
 	}
 	// One check after the reads and the resolution below covers both: a
 	// notification still valid then had its caller waiting throughout.
-	var missing error
-	ev.Runs, missing = runsAs(ev.Pid, dirfd, ev.Path, flags&unix.AT_EMPTY_PATH != 0, ev.Argv)
+	ev.Runs, err = runsAs(ev.Pid, dirfd, ev.Path, flags&unix.AT_EMPTY_PATH != 0, ev.Argv)
 	// The names were resolved through the caller's root and working
 	// directory: make sure they were still the waiting caller's.
 	if !idValid(fd, n.id) {
 		return ev, errGone
 	}
-	if missing != nil {
-		return ev, missingFile{missing}
-	}
-	return ev, nil
+	return ev, err
 }
 
 // idValid reports whether notification id still waits for an answer.
+// A raw system call: the ioctl waits at most for the listener's lock,
+// which the kernel holds only briefly, so the runtime need not be told
+// (which costs more than the ioctl). Interrupted taking the lock (EINTR)
+// it says nothing of the notification: asked again.
 func idValid(fd int, id uint64) bool {
-	return ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&id)) == nil
+	for {
+		_, _, e := unix.RawSyscall(unix.SYS_IOCTL, uintptr(fd), uintptr(unix.SECCOMP_IOCTL_NOTIF_ID_VALID), uintptr(unsafe.Pointer(&id)))
+		if e != unix.EINTR {
+			return e == 0
+		}
+	}
 }
 
 // ioctlRet is ioctlPtr returning the ioctl's value.
@@ -728,13 +781,100 @@ type memReader struct {
 	pid   int
 	total int
 	buf   [4096]byte
+	// ahead holds the spans the last prefetch read, in one system call
+	// for several addresses (an exec's path and argv array, then its
+	// strings); readAt serves reads from them.
+	ahead  [prefetchSpans * prefetchChunk]byte
+	spans  [prefetchSpans]memSpan
+	nspans int
+	// calls counts the reads made (system calls), for tests.
+	calls int
+}
+
+// reset makes r a reader of process pid that has read nothing, keeping
+// its buffers (the gate's reader, for every exec: no 12 KiB to zero).
+func (r *memReader) reset(pid int) {
+	r.pid, r.total, r.nspans, r.calls = pid, 0, 0, 0
+}
+
+// memSpan is n bytes of the process at addr, at off in ahead.
+type memSpan struct {
+	addr   uint64
+	off, n int
+}
+
+// Bounds of a prefetch: how many spans, and at most how many bytes each
+// a string gets (most argv strings are shorter; the rest of a longer
+// one is read as before).
+const (
+	prefetchSpans = 32
+	prefetchChunk = 256
+)
+
+// prefetch reads, in one system call, the given spans (at most
+// prefetchSpans, in all at most len(ahead) bytes) for readAt,
+// replacing those read before. The kernel stops at the first span it
+// cannot read: that one and those after are not kept, and readAt reads
+// them itself (with the error a direct read gets). Nothing is trusted
+// more for having been read ahead: the bytes are those readAt would read
+// a moment later, from a caller that waits.
+func (r *memReader) prefetch(want []memSpan) {
+	r.nspans = 0
+	var remote [prefetchSpans]unix.RemoteIovec
+	nr, off := 0, 0
+	for _, w := range want {
+		if w.addr == 0 || w.n <= 0 || nr == len(remote) || off+w.n > len(r.ahead) {
+			continue // a NULL pointer: its reader says so
+		}
+		remote[nr] = unix.RemoteIovec{Base: uintptr(w.addr), Len: w.n}
+		r.spans[nr] = memSpan{addr: w.addr, off: off, n: w.n}
+		nr++
+		off += w.n
+	}
+	if nr == 0 {
+		return
+	}
+	local := []unix.Iovec{{Base: &r.ahead[0], Len: uint64(off)}}
+	r.calls++
+	got, err := unix.ProcessVMReadv(r.pid, local, remote[:nr], 0)
+	if err != nil || got <= 0 {
+		return
+	}
+	for r.nspans < nr && got > 0 {
+		sp := &r.spans[r.nspans]
+		sp.n = min(sp.n, got) // the last one read may stop short, at a page it could not read
+		got -= sp.n
+		r.nspans++
+	}
+}
+
+// prefetchExec reads ahead the first bytes of an exec's path at pathPtr
+// and the first block of its argv array at argvPtr (as argv reads it),
+// in one system call.
+func (r *memReader) prefetchExec(pathPtr, argvPtr uint64) {
+	r.prefetch([]memSpan{{addr: pathPtr, n: pageChunk(pathPtr, prefetchChunk)}, {addr: argvPtr, n: argvBlock(argvPtr)}})
+}
+
+// pageChunk is how many bytes at addr to read ahead: up to n, not past
+// addr's page.
+func pageChunk(addr uint64, n int) int {
+	return min(n, 4096-int(addr%4096))
 }
 
 // readAt reads len(b) bytes at addr of the process, or fewer up to an
-// unmapped page.
+// unmapped page (or the end of a span read ahead that holds addr, when
+// that gives at least 8 bytes or all of b).
 func (r *memReader) readAt(b []byte, addr uint64) (int, error) {
+	for _, sp := range r.spans[:r.nspans] {
+		if addr >= sp.addr && addr-sp.addr < uint64(sp.n) {
+			if n := copy(b, r.ahead[sp.off+int(addr-sp.addr):sp.off+sp.n]); n >= min(len(b), 8) {
+				return n, nil
+			}
+		}
+	}
 	local := []unix.Iovec{{Base: &b[0], Len: uint64(len(b))}}
 	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(b)}}
+	r.calls++
 	n, err := unix.ProcessVMReadv(r.pid, local, remote, 0)
 	if n <= 0 {
 		// The sandbox chose the address: an unmapped page is an error
@@ -796,11 +936,7 @@ func (r *memReader) argv(addr uint64) ([]string, error) {
 			return nil, fmt.Errorf("more than %d arguments", maxExecArgs)
 		}
 		at := addr + uint64(8*len(ptrs))
-		want := min(len(block), 4096-int(at%4096))
-		if want < 8 {
-			want = 8 // a pointer across a page boundary
-		}
-		n, err := r.readAt(block[:want], at)
+		n, err := r.readAt(block[:argvBlock(at)], at)
 		if err != nil || n < 8 {
 			return nil, fmt.Errorf("reading argv[%d]: %v", len(ptrs), err)
 		}
@@ -814,7 +950,16 @@ func (r *memReader) argv(addr uint64) ([]string, error) {
 		}
 	}
 	out := make([]string, 0, len(ptrs))
-	for _, ptr := range ptrs {
+	var want [prefetchSpans]memSpan
+	for i, ptr := range ptrs {
+		if i%prefetchSpans == 0 {
+			// The next strings' first bytes, in one system call.
+			next := ptrs[i:min(i+prefetchSpans, len(ptrs))]
+			for j, p := range next {
+				want[j] = memSpan{addr: p, n: pageChunk(p, prefetchChunk)}
+			}
+			r.prefetch(want[:len(next)])
+		}
 		s, err := r.cstring(ptr, maxExecBytes)
 		if err != nil {
 			return nil, err
@@ -824,18 +969,28 @@ func (r *memReader) argv(addr uint64) ([]string, error) {
 	return out, nil
 }
 
+// argvBlock is how many bytes of an argv array at addr argv reads at
+// once: up to 64 pointers, not past addr's page but for a pointer across
+// its end.
+func argvBlock(addr uint64) int {
+	return max(pageChunk(addr, 512), 8)
+}
+
 // runsAs lists the argument vectors an exec of path (relative to dirfd of
 // process pid; the descriptor itself with emptyPath) with argv may run as,
 // besides argv itself: argv[0] replaced by each name the file goes by,
 // and for a "#!" script, its interpreter's vectors (recursively, as the
-// kernel does). Names are resolved inside the caller's root; what cannot
-// be resolved (a missing file, which the kernel will refuse too) adds
-// nothing.
+// kernel does). Names are resolved inside the caller's root.
 //
-// missing is the error when the file itself does not exist (ENOENT,
-// ENOTDIR): the exec cannot run anything, and the gate answers with that
-// error instead of the kernel.
-func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (runs [][]string, missing error) {
+// Nothing unresolved is let through unchecked. When the file or a
+// script's interpreter cannot be resolved (most often it does not exist:
+// ENOENT, ENOTDIR, as in a $PATH search) the error is a missingFile: the
+// gate answers with its errno instead of the kernel, which would refuse
+// the exec too (or, for an error of tether's own, is not asked). When a
+// regular file's first bytes cannot be read (tether, rootless, may not
+// read a file the caller can execute: the kernel reads it whatever its
+// mode) the error is ErrExecUnchecked: the exec is refused.
+func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (runs [][]string, err error) {
 	// Vectors that differ only in argv[0]'s directory are one check: the
 	// analyser names a program by its last element.
 	add := func(v []string) {
@@ -851,8 +1006,8 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 		rest = argv[1:]
 	}
 	names, f, err := resolveExecFD(pid, dirfd, file, emptyPath)
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-		return nil, err
+	if err != nil {
+		return nil, missingFile{err}
 	}
 	for _, name := range append([]string{path.Base(file)}, names...) {
 		if name != "" && name != "." && name != "/" {
@@ -875,9 +1030,12 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 	// A script: the kernel executes its interpreter with the script's
 	// path in place of argv[0] (binfmt_script).
 	for depth := 0; f >= 0 && depth < maxScriptDepth; depth++ {
-		interp, arg, ok := shebang(f)
+		interp, arg, ok, err := shebang(f)
 		_ = unix.Close(f)
 		f = -1
+		if err != nil {
+			return runs, fmt.Errorf("%w: reading the first bytes of %s: %w", ErrExecUnchecked, file, err)
+		}
 		if !ok {
 			break
 		}
@@ -888,7 +1046,9 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 		v = append(append(v, file), rest...)
 		add(v)
 		var inames []string
-		inames, f, _ = resolveExecFD(pid, unix.AT_FDCWD, interp, false)
+		if inames, f, err = resolveExecFD(pid, unix.AT_FDCWD, interp, false); err != nil {
+			return runs, missingFile{err} // the kernel cannot run the interpreter either
+		}
 		for _, name := range inames {
 			add(append([]string{name}, v[1:]...))
 		}
@@ -938,23 +1098,37 @@ func equalArgs(a, b []string) bool {
 }
 
 // shebang reads a script's "#!" line as the kernel does (parseShebang).
-// f is an O_PATH descriptor of the file.
-func shebang(f int) (interp, arg string, ok bool) {
+// f is an O_PATH descriptor of the file. Only a regular file runs (the
+// kernel refuses any other with EACCES); one whose first bytes cannot be
+// read is an error.
+func shebang(f int) (interp, arg string, ok bool, err error) {
 	var st unix.Stat_t
-	if unix.Fstat(f, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return "", "", false
+	if err := unix.Fstat(f, &st); err != nil {
+		return "", "", false, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return "", "", false, nil
 	}
 	// Reopen the O_PATH descriptor for reading (never blocks: a regular file).
-	rf, err := unix.Open("/proc/self/fd/"+strconv.Itoa(f), unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	rf, err := reopen(f, unix.O_RDONLY|unix.O_NOCTTY)
 	if err != nil {
-		return "", "", false
+		return "", "", false, err
 	}
+	defer unix.Close(rf)
 	// The kernel's buffer is zeroed before the file's first bytes are
 	// read into it: a short file reads as ending in NULs.
 	var buf [binprmBufSize]byte
-	_, _ = unix.Pread(rf, buf[:], 0)
-	_ = unix.Close(rf)
-	return parseShebang(&buf)
+	for {
+		_, err = unix.Pread(rf, buf[:], 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return "", "", false, err
+	}
+	interp, arg, ok = parseShebang(&buf)
+	return interp, arg, ok, nil
 }
 
 // binprmBufSize is the kernel's BINPRM_BUF_SIZE: how much of a file
@@ -1038,12 +1212,59 @@ func parseShebang(buf *[binprmBufSize]byte) (interp, arg string, ok bool) {
 	return cstr(name, nameEnd), arg, true
 }
 
-// fdPathRE matches the paths that name one of the caller's own
-// descriptors; its procfs "self" means the caller, which tether's walk of
-// the sandbox's /proc cannot follow.
+// procDir and selfFdDir are this process's descriptors of the host's
+// /proc and of its own /proc/self/fd, opened on first use and kept: the
+// exec gate opens a name under them for every exec (the caller's root,
+// the file to reopen), and a walk from them skips looking up "/proc",
+// "self" and "fd" each time (most of what such an open costs).
+var (
+	procDir   = sync.OnceValues(func() (int, error) { return openDir("/proc") })
+	selfFdDir = sync.OnceValues(func() (int, error) { return openDir("/proc/self/fd") })
+)
+
+func openDir(name string) (int, error) {
+	fd, err := unix.Open(name, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	return fd, nil
+}
+
+// openProc opens name ("PID/root") under /proc with flags (O_CLOEXEC
+// added).
+func openProc(name string, flags int) (int, error) {
+	return openUnder(procDir, "/proc/", name, flags)
+}
+
+// reopen opens this process's descriptor fd anew with flags (O_CLOEXEC
+// added), as its /proc/self/fd link does: an O_PATH descriptor opened
+// for reading.
+func reopen(fd, flags int) (int, error) {
+	return openUnder(selfFdDir, "/proc/self/fd/", strconv.Itoa(fd), flags)
+}
+
+func openUnder(dir func() (int, error), dirName, name string, flags int) (int, error) {
+	d, err := dir()
+	if err != nil {
+		return -1, err
+	}
+	fd, err := unix.Openat(d, name, flags|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: dirName + name, Err: err}
+	}
+	return fd, nil
+}
+
+// selfPathRE matches the paths that name one of the caller's own
+// descriptors (the number captured) or its own executable ("exe"): its
+// procfs "self" means the caller, which tether's walk of the sandbox's
+// /proc cannot follow (there "self" is nobody: tether is not in the
+// sandbox's pid namespace), and both are magic links, which the kernel
+// follows to the file itself, not to the name their text shows (an
+// unlinked file's "(deleted)", a path of tether's mount namespace).
 // Compiled on first use, not at init (init work runs in every sandbox).
-var fdPathRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^/+(?:proc/+(?:self|thread-self)|dev)/+fd/+([0-9]+)/*$`)
+var selfPathRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^/+(?:(?:proc/+(?:self|thread-self)|dev)/+fd/+([0-9]+)/*|proc/+(?:self|thread-self)/+(exe))$`)
 })
 
 // resolveExec resolves an exec's file inside process pid's root: the names
@@ -1060,28 +1281,33 @@ func resolveExec(pid int, dirfd int32, file string, emptyPath bool) ([]string, *
 // resolveExecFD is resolveExec returning the bare descriptor (the exec
 // gate's path, where an *os.File costs system calls of its own).
 func resolveExecFD(pid int, dirfd int32, file string, emptyPath bool) ([]string, int, error) {
-	proc := "/proc/" + strconv.Itoa(pid)
-	if maybeFdPath(file) {
-		if m := fdPathRE().FindStringSubmatch(file); m != nil {
-			if n, err := strconv.Atoi(m[1]); err == nil && n <= 1<<20 {
-				emptyPath, file, dirfd = true, "", int32(n)
-			}
-		}
-	}
+	// A descriptor's own file (fexecve): its /proc/PID entry on this host,
+	// opened (which follows the magic link to the file, as the kernel
+	// does), its text giving the file's name.
 	if emptyPath && file == "" {
-		fdPath := proc + "/fd/" + strconv.Itoa(int(dirfd))
-		fd, err := unix.Open(fdPath, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, -1, &os.PathError{Op: "open", Path: fdPath, Err: err}
-		}
-		target, _ := os.Readlink(fdPath)
-		return []string{path.Base(strings.TrimSuffix(target, " (deleted)"))}, fd, nil
+		return openMagic(pid, "fd/"+strconv.Itoa(int(dirfd)))
 	}
-	root, err := unix.Open(proc+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	root, err := openProc(strconv.Itoa(pid)+"/root", unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, -1, err
 	}
 	defer unix.Close(root)
+	// A name of the caller's own descriptor or executable: the same, but
+	// only where the name means that for the caller, its /proc the
+	// sandbox's procfs (and /dev/fd its link there). In a directory the
+	// caller chrooted into, /proc/self/exe may be any symlink it made: the
+	// name is then walked as any other.
+	if maybeFdPath(file) {
+		if m := selfPathRE().FindStringSubmatch(file); m != nil && procIsCallers(root, strings.HasPrefix(strings.TrimLeft(file, "/"), "dev/")) {
+			if m[2] != "" {
+				return openMagic(pid, "exe")
+			}
+			if n, err := strconv.Atoi(m[1]); err == nil && n <= 1<<20 {
+				return openMagic(pid, "fd/"+m[1])
+			}
+		}
+	}
+	proc := "/proc/" + strconv.Itoa(pid)
 	start := ""
 	switch {
 	case strings.HasPrefix(file, "/"):
@@ -1098,7 +1324,49 @@ func resolveExecFD(pid int, dirfd int32, file string, emptyPath bool) ([]string,
 	return names, fd, nil
 }
 
-// maybeFdPath reports whether file can match fdPathRE (it starts with
+// openMagic opens the magic link /proc/PID/link of the caller on this
+// host (following it to its file) and returns the file's name.
+func openMagic(pid int, link string) ([]string, int, error) {
+	name := strconv.Itoa(pid) + "/" + link
+	fd, err := openProc(name, unix.O_PATH)
+	if err != nil {
+		return nil, -1, err
+	}
+	target, _ := os.Readlink("/proc/" + name)
+	return []string{path.Base(strings.TrimSuffix(target, " (deleted)"))}, fd, nil
+}
+
+// procIsCallers reports whether "/proc" inside root (a caller's root) is
+// a procfs, not a directory or symlink the caller made (after chroot),
+// and, with dev, whether its /dev/fd is the link to /proc/self/fd. Inside
+// a sandbox with seccomp nothing can be mounted (its filter refuses mount
+// and unshare), so a procfs there is the sandbox's: its "self" is the
+// caller. (With seccomp off it may be mounted over: docs/exec-gate.md.)
+func procIsCallers(root int, dev bool) bool {
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS}
+	fd, err := unix.Openat2(root, "/proc", &how)
+	if err != nil {
+		return false
+	}
+	var st unix.Statfs_t
+	err = unix.Fstatfs(fd, &st)
+	_ = unix.Close(fd)
+	if err != nil || st.Type != unix.PROC_SUPER_MAGIC {
+		return false
+	}
+	if !dev {
+		return true
+	}
+	if fd, err = unix.Openat2(root, "/dev", &how); err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	var buf [32]byte
+	n, err := unix.Readlinkat(fd, "fd", buf[:])
+	return err == nil && strings.TrimRight(string(buf[:n]), "/") == "/proc/self/fd"
+}
+
+// maybeFdPath reports whether file can match selfPathRE (it starts with
 // slashes and "proc/" or "dev/"): most execs skip the regular expression.
 func maybeFdPath(file string) bool {
 	rest := strings.TrimLeft(file, "/")

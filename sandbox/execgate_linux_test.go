@@ -3,16 +3,22 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // refuseNames is an ExecGate that refuses every exec that runs, by any of
@@ -279,4 +285,234 @@ func TestParseShebang(t *testing.T) {
 			assert.Equal(t, c.arg, arg)
 		})
 	}
+}
+
+// TestMemReaderExecArgs reads an exec's path and argv from memory laid
+// out as a hostile caller may lay it out (this process's own, through
+// process_vm_readv as the gate reads a caller's): strings of every
+// length around the read-ahead's chunk and a page, more of them than one
+// read-ahead takes, strings and arrays that end right before a page that
+// cannot be read, and pointers into it. What reads must read exactly; what runs
+// into the unmapped page must fail; and a typical argv takes two system
+// calls.
+func TestMemReaderExecArgs(t *testing.T) {
+	const page = 4096
+	mem, err := unix.Mmap(-1, 0, 64*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	require.NoError(t, err)
+	defer unix.Munmap(mem)
+	base := uint64(uintptr(unsafe.Pointer(&mem[0])))
+	hole := base + 63*page
+	// The last page cannot be read, as an unmapped one (unmapped, the
+	// runtime may map something there meanwhile).
+	require.NoError(t, unix.Mprotect(mem[63*page:], unix.PROT_NONE))
+	// place writes s with its NUL so that the NUL is the byte before end
+	// (an address), and returns where s starts.
+	place := func(s string, end uint64) uint64 {
+		at := end - uint64(len(s)) - 1
+		copy(mem[at-base:], s)
+		mem[end-1-base] = 0
+		return at
+	}
+	// array writes the pointers so that the array ends right before end.
+	array := func(ptrs []uint64, end uint64) uint64 {
+		at := end - uint64(8*len(ptrs))
+		for i, p := range ptrs {
+			binary.NativeEndian.PutUint64(mem[at-base+uint64(8*i):], p)
+		}
+		return at
+	}
+	read := func(pathPtr, argvPtr uint64) (string, []string, int, error) {
+		var r memReader
+		r.reset(os.Getpid())
+		r.prefetchExec(pathPtr, argvPtr)
+		p, err := r.cstring(pathPtr, maxExecPath)
+		if err != nil {
+			return "", nil, r.calls, fmt.Errorf("path: %w", err)
+		}
+		argv, err := r.argv(argvPtr)
+		return p, argv, r.calls, err
+	}
+
+	// Many strings, of lengths around prefetchChunk and a page; some
+	// across a page boundary, one ending right before the hole.
+	var want []string
+	for _, n := range []int{0, 1, 7, 8, 255, 256, 257, 511, 4095, 4096, 5000} {
+		for range 7 {
+			want = append(want, strings.Repeat(string(rune('a'+len(want)%26)), n))
+		}
+	}
+	require.Greater(t, len(want), 2*prefetchSpans)
+	end := hole
+	ptrs := make([]uint64, 0, len(want)+1)
+	for _, s := range want {
+		ptrs = append(ptrs, place(s, end))
+		end = ptrs[len(ptrs)-1] - 3 // unaligned, and a page boundary falls anywhere
+	}
+	ptrs = append(ptrs, 0)
+	path := place("/usr/bin/true", end-5)
+	argvAt := array(ptrs, (path-64)&^7)
+	p, argv, _, err := read(path, argvAt)
+	require.NoError(t, err)
+	assert.Equal(t, "/usr/bin/true", p)
+	assert.Equal(t, want, argv)
+
+	// A typical argv: the path and array, then the strings, read ahead
+	// in two system calls in all.
+	short := []string{"cc", "-c", "-O2", "-o", "main.o", "main.c"}
+	end = base + 10*page
+	ptrs = ptrs[:0]
+	for _, s := range short {
+		ptrs = append(ptrs, place(s, end))
+		end = ptrs[len(ptrs)-1]
+	}
+	ptrs = append(ptrs, 0)
+	path = place("/usr/bin/cc", end)
+	p, argv, calls, err := read(path, array(ptrs, (path-8)&^7))
+	require.NoError(t, err)
+	assert.Equal(t, "/usr/bin/cc", p)
+	assert.Equal(t, short, argv)
+	assert.Equal(t, 2, calls, "system calls to read a typical exec")
+
+	// The array's NULL is its page's last 8 bytes, before the hole.
+	one := place("x", base+20*page)
+	_, argv, _, err = read(one, array([]uint64{one, one, 0}, hole))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"x", "x"}, argv)
+
+	// What runs into the hole fails: a path or string without its NUL
+	// before it, an array without its NULL, a pointer into it, a
+	// pointer across its start. Each case lays out its own memory.
+	noNUL := func() uint64 {
+		copy(mem[hole-base-300:], strings.Repeat("z", 300))
+		return hole - 300
+	}
+	arr := func(ptrs ...uint64) uint64 { return array(ptrs, base+30*page) }
+	for _, c := range []struct {
+		name string
+		at   func() (path, argv uint64)
+	}{
+		{"path without NUL", func() (uint64, uint64) { return noNUL(), arr(one, 0) }},
+		{"string without NUL", func() (uint64, uint64) { return one, arr(one, noNUL(), one, 0) }},
+		{"string in the hole", func() (uint64, uint64) { return one, arr(one, hole+16, 0) }},
+		{"path in the hole", func() (uint64, uint64) { return hole, arr(one, 0) }},
+		{"array without its NULL", func() (uint64, uint64) { return one, array([]uint64{one, one}, hole) }},
+		{"array in the hole", func() (uint64, uint64) { return one, hole + 8 }},
+		{"pointer across the end", func() (uint64, uint64) { return one, hole - 4 }},
+	} {
+		p, argv, _, err := read(c.at())
+		assert.Error(t, err, "%s: %q %q", c.name, p, argv)
+	}
+}
+
+// TestExecGateSelfExe: a program that runs itself again through
+// /proc/self/exe (or /proc/thread-self/exe) runs, as it does ungated, and
+// is checked as the program it is. The gate resolved "self" in the
+// sandbox's /proc, where tether is nobody, and answered ENOENT.
+func TestExecGateSelfExe(t *testing.T) {
+	r := newTestRunner(t)
+	refuse := newRefuse("reboot")
+	r.ExecGate = refuse.gate
+	res, out := gateRun(t, r, t.TempDir(), `for p in /proc/self/exe /proc/thread-self/exe; do
+python3 -c 'import os, sys; os.execv(sys.argv[1], ["python3", "-c", "print(\"again\")"])' $p; echo rc=$?
+done`)
+	assert.Equal(t, "again\nrc=0\nagain\nrc=0\n", out)
+	assert.Empty(t, res.ExecBlocked)
+	refuse.mu.Lock()
+	defer refuse.mu.Unlock()
+	var runs []string
+	for _, ev := range refuse.seen {
+		if strings.HasSuffix(ev.Path, "/exe") {
+			for _, v := range ev.Runs {
+				runs = append(runs, v[0])
+			}
+		}
+	}
+	assert.Contains(t, runs, path.Base(pythonPath(t)), "checked as the program behind the link")
+}
+
+// pythonPath is where python3 really is (its symlinks resolved).
+func pythonPath(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.EvalSymlinks("/usr/bin/python3")
+	require.NoError(t, err)
+	return p
+}
+
+// TestRunsAsUnreadableScript: the kernel reads a script's "#!" line
+// whatever the file's mode, so a script tether cannot read (rootless
+// tether, a file of mode 0111) would run its interpreter unchecked; the
+// exec is refused instead. Tether's capabilities to read any file are
+// dropped on one thread, which then resolves the exec as the gate does.
+func TestRunsAsUnreadableScript(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (to drop CAP_DAC_OVERRIDE on one thread)")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "task")
+	require.NoError(t, os.WriteFile(script, []byte("#!/usr/sbin/reboot -f\n"), 0o111))
+	readable := filepath.Join(dir, "readable")
+	require.NoError(t, os.WriteFile(readable, []byte("#!/usr/sbin/reboot -f\n"), 0o555))
+	type result struct {
+		runs [][]string
+		err  error
+	}
+	done := make(chan [2]result)
+	go func() {
+		// Never unlocked: the thread ends with the goroutine, and its
+		// capabilities with it.
+		runtime.LockOSThread()
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &data[0]); err != nil {
+			done <- [2]result{{err: err}, {err: err}}
+			return
+		}
+		data[0].Effective &^= 1<<unix.CAP_DAC_OVERRIDE | 1<<unix.CAP_DAC_READ_SEARCH
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			done <- [2]result{{err: err}, {err: err}}
+			return
+		}
+		var out [2]result
+		for i, f := range []string{script, readable} {
+			out[i].runs, out[i].err = runsAs(os.Getpid(), unix.AT_FDCWD, f, false, []string{f})
+		}
+		done <- out
+	}()
+	got := <-done
+	require.ErrorIs(t, got[0].err, ErrExecUnchecked, "%v", got[0].runs)
+	require.NoError(t, got[1].err)
+	assert.Contains(t, got[1].runs, []string{"/usr/sbin/reboot", "-f", readable}, "the readable script is checked as its interpreter")
+}
+
+// TestExecGateChrootedSelfNames: a caller that chroots into a directory
+// of its own makes /proc/self/fd/N, /dev/fd/N and /proc/self/exe there
+// any symlink it likes; the kernel follows those, so the gate must too,
+// and not take the names for the caller's descriptor or executable (it
+// did for the descriptor forms, and a program named reboot ran). The
+// payload is a static binary named reboot behind each symlink: each exec
+// is refused and it never runs. Outside the chroot the same names are the
+// caller's own, as TestExecGateSelfExe checks.
+func TestExecGateChrootedSelfNames(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("needs gcc for a static payload")
+	}
+	r := newTestRunner(t)
+	refuse := newRefuse("reboot")
+	r.ExecGate = refuse.gate
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "m.c"), []byte("#include <stdio.h>\nint main(void){puts(\"payload ran\");return 0;}\n"), 0o644))
+	res, out := gateRun(t, r, ws, `gcc -static -o m m.c || exit 1
+mkdir -p D/proc/self/fd D/dev && cp m D/reboot
+ln -s /reboot D/proc/self/fd/5 && ln -s /reboot D/proc/self/exe && ln -s /proc/self/fd D/dev/fd
+exec 5<m.c
+for p in /proc/self/fd/5 /dev/fd/5 /proc/self/exe; do
+python3 -c 'import os, sys; os.chroot("D"); os.execv(sys.argv[1], ["x"])' $p 2>/dev/null; echo rc=$?
+done`)
+	assert.NotContains(t, out, "payload ran")
+	assert.Equal(t, "rc=1\nrc=1\nrc=1\n", out)
+	var blocked []string
+	for _, b := range res.ExecBlocked {
+		blocked = append(blocked, b.Path)
+	}
+	assert.Equal(t, []string{"/proc/self/fd/5", "/dev/fd/5", "/proc/self/exe"}, blocked)
 }

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"path/filepath"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -102,7 +101,7 @@ func (g *execGateRun) answerSealed(fd int, n *seccompNotif, call sealedCall, ans
 	g.recordSealed(fd, n, call)
 	if answer {
 		resp := seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
-		_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+		g.respond(fd, &resp)
 	}
 }
 

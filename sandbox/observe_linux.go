@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -44,7 +43,7 @@ var errNotRecorded = errors.New("not recorded")
 func (g *execGateRun) answerObserved(fd int, n *seccompNotif) {
 	resp := seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	g.recordObserved(fd, n)
-	_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+	g.respond(fd, &resp)
 }
 
 // recordObserved records what the observed call n asks for, without
