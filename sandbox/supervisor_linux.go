@@ -145,6 +145,11 @@ func runSupervisor() int {
 		}
 	}
 	s := &supervisor{conn: conn, procs: map[int]*supProc{}, byID: map[uint64]*supProc{}, env: env, cwd: cwd}
+	// The first decode of a frame type builds its decoder by reflection
+	// (~0.1 ms on a loaded 2-CPU VM, 2 µs after): paid here, before
+	// ready, a pooled sandbox does not pay it on its one command's way.
+	var warm request
+	_ = decodeStrict([]byte(`{"op":"exec","id":1,"args":["true"],"timeout_ms":1,"grace_ms":1,"output_max":1}`), &warm)
 	go s.reap()
 	s.send(&reply{Op: opReady})
 	var buf []byte
@@ -310,14 +315,19 @@ func (s *supervisor) exec(req *request) {
 		return
 	}
 
-	// Files of the child; the parent's copies of the child ends are
-	// closed after the fork.
-	var childEnds []*os.File
-	defer func() {
-		for _, f := range childEnds {
-			f.Close()
+	// The child's ends of its files are raw descriptors, closed right
+	// after the fork: the parent's reads see end of file as soon as the
+	// command (and whatever it left holding them) is gone, not after
+	// the parent's own post-fork work, and they cost no registration
+	// with the runtime's poller.
+	var childFDs []int
+	closeChildEnds := func() {
+		for _, fd := range childFDs {
+			unix.Close(fd)
 		}
-	}()
+		childFDs = nil
+	}
+	defer closeChildEnds()
 	var outR, errR *os.File
 	files := make([]uintptr, 3, 4)
 	attr := &syscall.SysProcAttr{Setpgid: true}
@@ -330,53 +340,71 @@ func (s *supervisor) exec(req *request) {
 		if req.Rows > 0 && req.Cols > 0 {
 			_ = pty.Setsize(ptmx, &pty.Winsize{Rows: req.Rows, Cols: req.Cols})
 		}
-		childEnds = append(childEnds, tty)
+		ttyFD, err := unix.FcntlInt(tty.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+		tty.Close()
+		if err != nil {
+			ptmx.Close()
+			fail(startOther, os.NewSyscallError("fcntl", err))
+			return
+		}
+		childFDs = append(childFDs, ttyFD)
 		p.ptmx, p.stdin, outR = ptmx, ptmx, ptmx
-		files[0], files[1], files[2] = tty.Fd(), tty.Fd(), tty.Fd()
+		files[0], files[1], files[2] = uintptr(ttyFD), uintptr(ttyFD), uintptr(ttyFD)
 		attr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	} else {
 		if req.HasStdin {
-			r, w, err := os.Pipe()
+			w, r, err := childPipe(false)
 			if err != nil {
 				fail(startOther, err)
 				return
 			}
-			childEnds = append(childEnds, r)
+			childFDs = append(childFDs, r)
 			p.stdin = w
-			files[0] = r.Fd()
+			files[0] = uintptr(r)
 		} else {
-			null, err := os.Open(os.DevNull)
+			null, err := unix.Open(os.DevNull, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 			if err != nil {
-				fail(startOther, err)
+				fail(startOther, &os.PathError{Op: "open", Path: os.DevNull, Err: err})
 				return
 			}
-			childEnds = append(childEnds, null)
-			files[0] = null.Fd()
+			childFDs = append(childFDs, null)
+			files[0] = uintptr(null)
 		}
-		var ow, ew *os.File
-		if outR, ow, err = os.Pipe(); err != nil {
+		var ow, ew int
+		if outR, ow, err = childPipe(true); err != nil {
+			if p.stdin != nil {
+				p.stdin.Close()
+			}
 			fail(startOther, err)
 			return
 		}
-		if errR, ew, err = os.Pipe(); err != nil {
+		childFDs = append(childFDs, ow)
+		if errR, ew, err = childPipe(true); err != nil {
 			outR.Close()
-			ow.Close()
+			if p.stdin != nil {
+				p.stdin.Close()
+			}
 			fail(startOther, err)
 			return
 		}
-		childEnds = append(childEnds, ow, ew)
-		files[1], files[2] = ow.Fd(), ew.Fd()
+		childFDs = append(childFDs, ew)
+		files[1], files[2] = uintptr(ow), uintptr(ew)
 	}
 	var stateR *os.File
 	if p.persist {
-		r, w, err := os.Pipe()
+		r, w, err := childPipe(true)
 		if err != nil {
+			for _, f := range []*os.File{outR, errR, p.stdin} {
+				if f != nil {
+					f.Close()
+				}
+			}
 			fail(startOther, err)
 			return
 		}
 		stateR = r
-		childEnds = append(childEnds, w)
-		files = append(files, w.Fd())
+		childFDs = append(childFDs, w)
+		files = append(files, uintptr(w))
 	}
 
 	s.mu.Lock()
@@ -387,6 +415,7 @@ func (s *supervisor) exec(req *request) {
 		s.byID[p.id] = p
 	}
 	s.mu.Unlock()
+	closeChildEnds()
 	if err == nil {
 		// A command exceeding the session's memory limit must be what the
 		// OOM killer picks, not the supervisor, whose death ends the
@@ -394,9 +423,9 @@ func (s *supervisor) exec(req *request) {
 		// the supervisor's would need CAP_SYS_RESOURCE).
 		// Opened for writing only (no O_CREAT, no O_TRUNC): what a
 		// Landlock ruleset's write right on /proc allows.
-		if f, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", os.O_WRONLY, 0); err == nil {
-			_, _ = f.WriteString(commandOOMScoreAdj)
-			f.Close()
+		if fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", unix.O_WRONLY|unix.O_CLOEXEC, 0); err == nil {
+			_, _ = unix.Write(fd, []byte(commandOOMScoreAdj))
+			unix.Close(fd)
 		}
 	}
 	if err != nil {
@@ -434,6 +463,28 @@ func (s *supervisor) exec(req *request) {
 		go p.readState(stateR)
 	}
 	go s.wait(p, time.Duration(req.TimeoutMS)*time.Millisecond, time.Duration(req.GraceMS)*time.Millisecond)
+}
+
+// childPipe makes a pipe for a command: the end this process keeps, as a
+// non-blocking file served by the runtime's poller, and the child's end as
+// a raw close-on-exec descriptor (the caller closes it after the fork).
+// With parentReads the child writes (its stdout, stderr, the persist
+// dump); otherwise the child reads (its stdin).
+func childPipe(parentReads bool) (*os.File, int, error) {
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		return nil, -1, os.NewSyscallError("pipe2", err)
+	}
+	mine, theirs := fds[0], fds[1]
+	if !parentReads {
+		mine, theirs = fds[1], fds[0]
+	}
+	if err := unix.SetNonblock(mine, true); err != nil {
+		unix.Close(mine)
+		unix.Close(theirs)
+		return nil, -1, os.NewSyscallError("fcntl", err)
+	}
+	return os.NewFile(uintptr(mine), "|pipe"), theirs, nil
 }
 
 // forward relays one output stream as frames, enforcing the output cap
