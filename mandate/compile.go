@@ -160,15 +160,19 @@ func foldSame(ro, rw map[string]int) {
 // collapse into "DIR/**": not a pattern, not climbing, not the workspace
 // or "/" or home itself.
 func collapsibleDir(p string) (string, bool) {
-	if strings.HasSuffix(p, "/**") || climbs(p) {
+	if _, tree := treeDir(p); tree || climbs(p) {
 		return "", false
 	}
-	switch d := path.Dir(p); d {
-	case ".", "/", "~", "$HOME", "":
+	name, literal := LiteralName(p)
+	d := path.Dir(name)
+	switch {
+	case d == "." || d == "/" || d == "~" || d == "$HOME" || d == "":
 		return "", false
-	default:
-		return d, true
+	case literal && needsLiteral(d):
+		// "=$X/a": the directory is a name no tree rule can write.
+		return "", false
 	}
+	return d, true
 }
 
 // foldCovered folds each rule of rules that a broader "DIR/**" rule of
@@ -191,12 +195,16 @@ func foldCovered(rules, covers map[string]int) {
 // outermostCover returns the outermost "DIR/**" rule in rules, other than p
 // itself, that covers p, or "".
 func outermostCover(p string, rules map[string]int) string {
-	if climbs(p) {
+	name, _ := LiteralName(p)
+	if climbs(name) {
 		return ""
 	}
-	target := strings.TrimSuffix(p, "/**")
+	target := name
+	if d, tree := treeDir(p); tree {
+		target = d
+	}
 	for i := 0; i < len(target); i++ {
-		if target[i] != '/' {
+		if target[i] != '/' || !beneath(p, target[:i+1]) {
 			continue
 		}
 		c := target[:i] + "/**"

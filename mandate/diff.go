@@ -309,11 +309,11 @@ func covers(fam, a, b string) bool {
 		if a == b {
 			return true
 		}
-		d, ok := strings.CutSuffix(a, "/**")
-		if !ok || climbs(b) {
+		d, ok := treeDir(a)
+		if name, _ := LiteralName(b); !ok || climbs(name) {
 			return false
 		}
-		return strings.HasPrefix(b, d+"/")
+		return beneath(b, d+"/")
 	case FamilyHosts:
 		d, ok := strings.CutPrefix(a, "*.")
 		if !ok || strings.HasPrefix(b, "=") {
@@ -396,7 +396,7 @@ func reachOf(fam, v string, from, to *Mandate, x *Matcher) []Reach {
 		}
 	case FamilyPaths:
 		p, ro := PathMode(v)
-		d, pattern := strings.CutSuffix(p, "/**")
+		d, pattern := treeDir(p)
 		kind, verb := ReachWrite, "write"
 		if ro {
 			kind, verb = ReachRead, "read"

@@ -110,9 +110,10 @@ func extract(c Call, parse parseFunc) (Facts, error) {
 		return f, fmt.Errorf("analysing call: tool name is empty")
 	}
 	for _, p := range c.Paths {
-		if np := normPath(p, c.Workspace); np != "" {
-			// A file tool that does not write reads its paths.
-			f.Paths = append(f.Paths, pathValue(np, !c.Wrote))
+		if np := normName(p, c.Workspace); np != "" {
+			// A file tool that does not write reads its paths, which
+			// are names (the model chose them), never patterns.
+			f.Paths = append(f.Paths, nameValue(np, !c.Wrote))
 		}
 	}
 	if c.Tool == ToolTerminal || c.Command != "" {
@@ -168,8 +169,17 @@ func extractCommand(f *Facts, c Call, parse parseFunc) error {
 			if isDevStream(t) {
 				continue
 			}
-			if np := normPath(t, c.Workspace); np != "" {
-				f.Paths = append(f.Paths, pathValue(np, r.Mode == shellparse.RedirRead))
+			// A literal target is a name ("> '**'" writes the file
+			// "**"); another is its shell text, matched as written.
+			switch ro := r.Mode == shellparse.RedirRead; {
+			case !r.Target.Literal:
+				if np := normPath(t, c.Workspace); np != "" {
+					f.Paths = append(f.Paths, pathValue(np, ro))
+				}
+			default:
+				if np := normName(t, c.Workspace); np != "" {
+					f.Paths = append(f.Paths, nameValue(np, ro))
+				}
 			}
 			if r.Mode != shellparse.RedirRead {
 				f.Wrote = true
@@ -384,6 +394,25 @@ func outsidePath(t, workspace string) (string, bool) {
 		return p, true
 	}
 	return "", false
+}
+
+// normName is normPath of a name that is not shell text (a file tool's
+// path, the kernel's): "$" and "~" are characters of it. Its paths value
+// is nameValue's.
+func normName(p, workspace string) string {
+	if p == "" {
+		return ""
+	}
+	if !filepath.IsAbs(p) && workspace != "" {
+		p = filepath.Join(workspace, p)
+	}
+	p = filepath.Clean(p)
+	if workspace != "" {
+		if rel, err := filepath.Rel(filepath.Clean(workspace), p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return rel
+		}
+	}
+	return p
 }
 
 // normPath cleans p and makes it relative to workspace when inside it.

@@ -90,7 +90,7 @@ func canonRule(family, v string) (string, error) {
 		return v, nil
 	case FamilyPaths:
 		p, ro := PathMode(v)
-		if p == "" || strings.ContainsRune(p, 0) {
+		if name, _ := LiteralName(p); name == "" || strings.ContainsRune(p, 0) {
 			return "", fmt.Errorf("path rule %q is empty or holds NUL", v)
 		}
 		return pathValue(p, ro), nil

@@ -108,14 +108,16 @@ func runtimeFacts(rt Runtime) (Facts, int) {
 	lost := rt.Lost
 	for i, list := range [][]string{rt.Written, rt.Read, rt.Executed} {
 		for _, p := range list {
-			np := normPath(p, rt.Workspace)
+			np := normName(p, rt.Workspace)
 			switch {
 			case np == ".":
 			case !ruleText(np):
 				lost++
 			default:
-				// Executing a file reads it; only Written writes.
-				f.Paths = append(f.Paths, pathValue(np, i > 0))
+				// Executing a file reads it; only Written writes. The
+				// name is the sandbox's choice: a literal rule, never a
+				// pattern (pathmode.go).
+				f.Paths = append(f.Paths, nameValue(np, i > 0))
 			}
 		}
 	}
@@ -155,7 +157,7 @@ func runtimeText(rt Runtime) string {
 		shown := make([]string, 0, len(items))
 		for _, it := range items {
 			if rel {
-				it = normPath(it, rt.Workspace)
+				it = normName(it, rt.Workspace)
 			}
 			shown = append(shown, strings.ToValidUTF8(it, "\uFFFD"))
 		}

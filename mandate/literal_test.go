@@ -1,0 +1,116 @@
+package mandate
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// globNames are observed names that read as patterns or shell text when
+// written plain: each must compile to a rule for that one file.
+var globNames = []string{
+	"**", "secret/**", "/**", "~", "~/x", "$HOME/x", "${HOME}", "`id`", "=x", "==",
+	"secret/*", "sub/[a-z]", "{secret,ok}/key", "?.txt", `a\b`, "read:secret/key",
+	"rw:x", "a/**/b", "ok/file # seen 100x", "$X/a", "=secret/**",
+}
+
+// probes are paths a forged rule could reach.
+var probes = []string{
+	"secret/key", "ok/file", "a.txt", "x", "/etc/shadow", "/root/.ssh/id_rsa",
+	"secret/**/y", "~/.ssh/id_rsa", "$HOME/.ssh/id_rsa", "sub/a", "?.txt/z",
+}
+
+// checkLiteral: the mandate compiled from one observed read of name
+// allows reading exactly that name (as the text gate and the kernel see
+// it) and nothing else.
+func checkLiteral(t *testing.T, name string) {
+	t.Helper()
+	ws := "/w/proj"
+	abs := filepath.Join(ws, name)
+	if filepath.IsAbs(name) {
+		abs = filepath.Clean(name)
+	}
+	f, lost := runtimeFacts(Runtime{Workspace: ws, Read: []string{abs}})
+	if lost > 0 || len(f.Paths) == 0 {
+		return // no rule can hold it, or it is the workspace: nothing allowed
+	}
+	text := Compile("lit", []Observation{{Run: "r", Facts: f}}).Marshal()
+	m, err := Load(text)
+	require.NoError(t, err, "%s", text)
+	x := NewMatcher(m)
+	rel := normName(abs, ws)
+	assert.True(t, x.pathAllowed(nameValue(rel, true)), "the name itself:\n%s", text)
+	for _, p := range probes {
+		if filepath.Clean(p) == rel {
+			continue
+		}
+		assert.False(t, x.pathAllowed(nameValue(p, true)), "name %q allows the file %q:\n%s", name, p, text)
+		assert.False(t, x.pathAllowed(pathValue(p, true)), "name %q allows the text %q:\n%s", name, p, text)
+	}
+	var rules []string
+	for _, r := range m.Paths {
+		rules = append(rules, r.Value)
+	}
+	k := KernelPaths(rules, ws)
+	assert.Empty(t, k.Trees, "%s", text)
+	assert.Empty(t, k.ReadTrees, "%s", text)
+	assert.Empty(t, k.Files, "%s", text)
+	assert.Equal(t, []string{abs}, k.ReadFiles, "the kernel grants the one file:\n%s", text)
+}
+
+// TestObservedNamesAreLiteral: a name a sandboxed program opened (O2: a
+// failed open of "**" compiled to "read:**") is one file in the mandate
+// and in the Landlock ruleset, whatever its characters.
+func TestObservedNamesAreLiteral(t *testing.T) {
+	for _, n := range globNames {
+		t.Run(n, func(t *testing.T) { checkLiteral(t, n) })
+	}
+	f, _ := runtimeFacts(Runtime{Workspace: "/w", Read: []string{"/w/**", "/w/s/**", "/w/$HOME/x", "/w/=a"}})
+	assert.Equal(t, []string{"read:=$HOME/x", "read:=**", "read:==a", "read:=s/**"}, f.Paths)
+}
+
+// FuzzObservedNameLiteral is TestObservedNamesAreLiteral for any name.
+func FuzzObservedNameLiteral(f *testing.F) {
+	for _, n := range append(globNames, probes...) {
+		f.Add(n)
+	}
+	f.Fuzz(checkLiteral)
+}
+
+// TestLiteralNamesCollapse: literal names count toward their directory's
+// collapse (the only step that makes a tree) when a tree rule can name
+// the directory, and fold into a tree that covers them.
+func TestLiteralNamesCollapse(t *testing.T) {
+	f, _ := runtimeFacts(Runtime{Workspace: "/w", Read: []string{"/w/d/**", "/w/d/a", "/w/d/b", "/w/$X/a", "/w/$X/b", "/w/$X/c"}})
+	m := Compile("c", []Observation{{Run: "r", Facts: f}})
+	var got []string
+	for _, r := range m.Paths {
+		got = append(got, r.Value)
+	}
+	assert.Equal(t, []string{"read:=$X/a", "read:=$X/b", "read:=$X/c", "read:d/**"}, got,
+		"d collapses (three names, one literal); a directory named $X cannot be a tree")
+	assert.False(t, covers(FamilyPaths, "$X/**", "=$X/a"), "the shell text $X/** is not the directory named $X")
+	assert.True(t, covers(FamilyPaths, "d/**", "=d/**"))
+	assert.False(t, covers(FamilyPaths, "=d/**", "d/a"))
+}
+
+// TestRefusedNameLiteral: a path the kernel refused widens to that one
+// file, even when it is named "**".
+func TestRefusedNameLiteral(t *testing.T) {
+	assert.Equal(t, "read:=**", refusedValue(normName("/w/**", "/w"), "fs.read_file"))
+	assert.Equal(t, "=out/**", refusedValue(normName("/w/out/**", "/w"), "fs.write_file"))
+}
+
+// TestTextFactsLiteral: a file tool's path and a literal redirection
+// target are names; an unexpanded one is shell text, as before.
+func TestTextFactsLiteral(t *testing.T) {
+	f, err := extract(Call{Tool: "write_file", Paths: []string{"**"}, Wrote: true, Workspace: "/w"}, defaultParse)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"=**"}, f.Paths)
+	f, err = extract(Call{Tool: ToolTerminal, Command: `echo x > '**'; cat < "$HOME/x"`, Workspace: "/w"}, defaultParse)
+	require.NoError(t, err)
+	assert.Contains(t, f.Paths, "=**")
+	assert.Contains(t, f.Paths, `read:"$HOME/x"`, "shell text stays text")
+}
