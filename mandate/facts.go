@@ -91,6 +91,12 @@ type Facts struct {
 	// (Store.ObserveRuntime): paths and hosts evidence of a call whose
 	// command was recorded on its own, so its tool is not counted again.
 	Runtime bool `json:"runtime,omitempty"`
+	// Missing counts, per directory (as paths rules name it), the names
+	// an observed call tried to open that led to no file: never rules.
+	Missing map[string]int `json:"missing,omitempty"`
+	// Linked are files an observed call touched that have more than one
+	// name (hard links), as paths rules name them: never rules.
+	Linked []string `json:"linked,omitempty"`
 }
 
 // parseFunc is the command analyser; a variable so tests can inject faults.

@@ -1,6 +1,7 @@
 package mandate
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -113,4 +114,47 @@ func TestTextFactsLiteral(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, f.Paths, "=**")
 	assert.Contains(t, f.Paths, `read:"$HOME/x"`, "shell text stays text")
+}
+
+// TestRuntimeMissingAndLinked: names that led to no file (O1, O4) make no
+// rule and never collapse a directory; a file read by one of several
+// names (O3) makes no rule and keeps its directory from collapsing; one
+// call adds at most maxRuntimePaths rules, the rest lost. Compile says
+// each in a comment line.
+func TestRuntimeMissingAndLinked(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t)
+	run := Run{Job: "j", ID: "r1", Mode: RunCron}
+	ws := "/w"
+	c := term("python3 t.py")
+	c.Workspace = ws
+	require.NoError(t, s.Observe(ctx, run, c))
+	var missing, many []string
+	for i := range 12 {
+		missing = append(missing, fmt.Sprintf("%s/ok/n%d", ws, i))
+	}
+	for i := range maxRuntimePaths + 10 {
+		many = append(many, fmt.Sprintf("%s/big/f%04d", ws, i))
+	}
+	require.NoError(t, s.ObserveRuntime(ctx, run, Runtime{Command: "python3 t.py", Workspace: ws,
+		Read:    []string{ws + "/ok/file", ws + "/lk/a", ws + "/lk/b", ws + "/lk/c", ws + "/secret/key"},
+		Missing: missing, Linked: []string{ws + "/lk/x"}}))
+	require.NoError(t, s.ObserveRuntime(ctx, run, Runtime{Command: "python3 t.py", Workspace: ws, Read: many}))
+	v, err := s.Compile(ctx, "j")
+	require.NoError(t, err)
+	m, err := Load([]byte(v.Text))
+	require.NoError(t, err)
+	var paths []string
+	for _, r := range m.Paths {
+		paths = append(paths, r.Value)
+	}
+	assert.Contains(t, paths, "read:ok/file", "the one real file of ok/")
+	assert.NotContains(t, paths, "read:ok/**", "missing names never collapse ok/")
+	assert.NotContains(t, paths, "read:lk/**", "lk/ holds a hard link: no tree")
+	assert.NotContains(t, paths, "read:lk/x")
+	assert.Contains(t, paths, "read:lk/a")
+	assert.Contains(t, paths, "read:big/**", "the kept names of the big call collapse")
+	assert.Contains(t, v.Text, "# tried 12 missing names in \"ok\" (failed opens: not evidence, no rule)\n")
+	assert.Contains(t, v.Text, "# no rule for \"lk/x\": the file has more than one name")
+	assert.Equal(t, 10, v.LostObservations, "what one call adds past the bound is lost")
 }

@@ -53,6 +53,9 @@ type Mandate struct {
 	Commands        []Rule
 	Hosts           []Rule
 	MaxWritesPerRun int
+	// Notes are comment lines Compile writes about evidence that made no
+	// rule (compileNotes); Load does not read them back.
+	Notes []string
 }
 
 // family returns a pointer to the rule list of the named family.
@@ -243,6 +246,9 @@ func (m *Mandate) Marshal() []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "mandate: %d\n", FormatVersion)
 	fmt.Fprintf(&b, "job: %s\n", yamlScalar(m.Job))
+	for _, n := range m.Notes {
+		fmt.Fprintf(&b, "# %s\n", strings.ToValidUTF8(strings.ReplaceAll(n, "\n", " "), "\uFFFD"))
+	}
 	for _, fam := range Families {
 		rules := slices.Clone(*m.family(fam))
 		sort.Slice(rules, func(i, j int) bool { return rules[i].Value < rules[j].Value })
