@@ -3,8 +3,8 @@ package mandate
 import (
 	"fmt"
 	"path"
-	"strconv"
 	"sort"
+	"strconv"
 	"strings"
 )
 

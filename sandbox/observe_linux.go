@@ -379,10 +379,14 @@ func (g *execGateRun) observeNames(fd int, n *seccompNotif, call createCall, nam
 	pid := int(n.pid)
 	var accs []Access
 	add := func(kind AccessKind, dirfdArg int, s string) {
-		if s == "" || dirfdArg < 0 {
+		if s == "" {
 			return
 		}
-		raw, err := resolveName(pid, int32(n.args[dirfdArg]), s)
+		dirfd := int32(unix.AT_FDCWD) // link(2), rename(2): no descriptor
+		if dirfdArg >= 0 {
+			dirfd = int32(n.args[dirfdArg])
+		}
+		raw, err := resolveName(pid, dirfd, s)
 		if err != nil {
 			g.mu.Lock()
 			g.accLost++
