@@ -3,6 +3,7 @@ package mandate
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -157,4 +158,11 @@ func TestRuntimeMissingAndLinked(t *testing.T) {
 	assert.Contains(t, v.Text, "# tried 12 missing names in \"ok\" (failed opens: not evidence, no rule)\n")
 	assert.Contains(t, v.Text, "# no rule for \"lk/x\": the file has more than one name")
 	assert.Equal(t, 10, v.LostObservations, "what one call adds past the bound is lost")
+	d, err := s.Diff(ctx, "j")
+	require.NoError(t, err)
+	require.Len(t, d.Notes, 2, "the diff says what made no rule")
+	assert.Contains(t, d.Notes[0], `no rule for "lk/x"`)
+	var b strings.Builder
+	require.NoError(t, d.Render(&b))
+	assert.Contains(t, b.String(), "note: tried 12 missing names in \"ok\"")
 }
