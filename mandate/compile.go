@@ -1,8 +1,10 @@
 package mandate
 
 import (
+	"fmt"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -27,8 +29,16 @@ func Compile(job string, obs []Observation) *Mandate {
 	cmds := map[string]int{}
 	hosts := map[string]int{}
 	writes := map[string]int{}
+	missing := map[string]int{}
+	linked := map[string]bool{}
 	for _, o := range obs {
 		f := o.Facts
+		for d, n := range f.Missing {
+			missing[d] += n
+		}
+		for _, p := range f.Linked {
+			linked[p] = true
+		}
 		if v, err := canonRule(FamilyTools, f.Tool); err == nil && !f.Runtime {
 			tools[v]++
 		}
@@ -62,13 +72,29 @@ func Compile(job string, obs []Observation) *Mandate {
 	}
 	m := &Mandate{Job: job}
 	m.Tools = rulesOf(tools)
-	m.Paths = rulesOf(generaliseModes(paths))
+	m.Paths = rulesOf(generaliseModes(paths, linked))
+	m.Notes = compileNotes(missing, linked)
 	m.Commands = rulesOf(cmds)
 	m.Hosts = rulesOf(hosts)
 	for _, n := range writes {
 		m.MaxWritesPerRun = max(m.MaxWritesPerRun, n)
 	}
 	return m
+}
+
+// compileNotes are the comment lines of a compiled mandate about the
+// evidence that made no rule: names tried that led to no file, and files
+// touched by a name that is one of several (hard links).
+func compileNotes(missing map[string]int, linked map[string]bool) []string {
+	var notes []string
+	for d, n := range missing {
+		notes = append(notes, fmt.Sprintf("tried %d missing names in %s (failed opens: not evidence, no rule)", n, strconv.Quote(d)))
+	}
+	for p := range linked {
+		notes = append(notes, fmt.Sprintf("no rule for %s: the file has more than one name (a hard link), and its other names are not evidence", strconv.Quote(p)))
+	}
+	sort.Strings(notes)
+	return notes
 }
 
 func rulesOf(counts map[string]int) []Rule {
@@ -86,8 +112,11 @@ func rulesOf(counts map[string]int) []Rule {
 // into "DIR/**" when that many of them were written, else into
 // "read:DIR/**" beside its written files, which stay exact; reads never
 // widen into writes. A rule covered by a broader one that allows as much
-// (a read-write rule covers both modes) folds into the outermost.
-func generaliseModes(counts map[string]int) map[string]int {
+// (a read-write rule covers both modes) folds into the outermost. A
+// directory holding one of linked (a file observed by one of several
+// names) at any depth never collapses: its tree would grant the file by
+// the name the evidence left out.
+func generaliseModes(counts map[string]int, linked map[string]bool) map[string]int {
 	ro, rw := map[string]int{}, map[string]int{}
 	for v, n := range counts {
 		if p, readOnly := PathMode(v); readOnly {
@@ -121,9 +150,17 @@ func generaliseModes(counts map[string]int) map[string]int {
 			delete(from, f)
 		}
 	}
+	holdsLinked := func(d string) bool {
+		for p := range linked {
+			if strings.HasPrefix(p, d+"/") {
+				return true
+			}
+		}
+		return false
+	}
 	for d, f := range byDir {
 		switch {
-		case len(f.read)+len(f.written) < CollapseThreshold:
+		case len(f.read)+len(f.written) < CollapseThreshold, holdsLinked(d):
 		case len(f.written) >= CollapseThreshold:
 			move(f.written, rw, rw, d+"/**")
 			move(f.read, ro, rw, d+"/**")
@@ -160,15 +197,19 @@ func foldSame(ro, rw map[string]int) {
 // collapse into "DIR/**": not a pattern, not climbing, not the workspace
 // or "/" or home itself.
 func collapsibleDir(p string) (string, bool) {
-	if strings.HasSuffix(p, "/**") || climbs(p) {
+	if _, tree := treeDir(p); tree || climbs(p) {
 		return "", false
 	}
-	switch d := path.Dir(p); d {
-	case ".", "/", "~", "$HOME", "":
+	name, literal := LiteralName(p)
+	d := path.Dir(name)
+	switch {
+	case d == "." || d == "/" || d == "~" || d == "$HOME" || d == "":
 		return "", false
-	default:
-		return d, true
+	case literal && needsLiteral(d):
+		// "=$X/a": the directory is a name no tree rule can write.
+		return "", false
 	}
+	return d, true
 }
 
 // foldCovered folds each rule of rules that a broader "DIR/**" rule of
@@ -191,12 +232,16 @@ func foldCovered(rules, covers map[string]int) {
 // outermostCover returns the outermost "DIR/**" rule in rules, other than p
 // itself, that covers p, or "".
 func outermostCover(p string, rules map[string]int) string {
-	if climbs(p) {
+	name, _ := LiteralName(p)
+	if climbs(name) {
 		return ""
 	}
-	target := strings.TrimSuffix(p, "/**")
+	target := name
+	if d, tree := treeDir(p); tree {
+		target = d
+	}
 	for i := 0; i < len(target); i++ {
-		if target[i] != '/' {
+		if target[i] != '/' || !beneath(p, target[:i+1]) {
 			continue
 		}
 		c := target[:i] + "/**"

@@ -153,7 +153,7 @@ func TestGeneralisePaths(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, generaliseModes(tt.in))
+			assert.Equal(t, tt.want, generaliseModes(tt.in, nil))
 		})
 	}
 }

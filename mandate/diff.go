@@ -73,6 +73,10 @@ type Diff struct {
 	// MaxPreviewExamples of them.
 	NewlyAllows int      `json:"newly_allows"`
 	Examples    []string `json:"examples,omitempty"`
+	// Notes are the pending version's notes on evidence that made no
+	// rule (Mandate.Notes: names tried that led to no file, files with
+	// more than one name).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Changes reports how many rules the diff adds, changes and removes.
@@ -136,7 +140,22 @@ func (s *Store) diff(ctx context.Context, q querier, job string) (Diff, error) {
 	out := DiffMandates(from, to, calls)
 	out.Job, out.Approved, out.ApprovedSHA256 = job, d.Approved, d.ApprovedSHA256
 	out.Pending, out.PendingSHA256, out.Source = pending.Number, pending.SHA256, pending.Source
+	out.Notes = textNotes(pending.Text)
 	return out, nil
+}
+
+// textNotes returns the notes Marshal wrote in text: the comment lines
+// before the first family.
+func textNotes(text string) []string {
+	var notes []string
+	for _, line := range strings.Split(text, "\n") {
+		if n, ok := strings.CutPrefix(line, "# "); ok {
+			notes = append(notes, n)
+		} else if strings.HasPrefix(line, FamilyTools+":") {
+			break
+		}
+	}
+	return notes
 }
 
 // recordedCalls returns every call recorded for job, oldest first, one per
@@ -309,11 +328,11 @@ func covers(fam, a, b string) bool {
 		if a == b {
 			return true
 		}
-		d, ok := strings.CutSuffix(a, "/**")
-		if !ok || climbs(b) {
+		d, ok := treeDir(a)
+		if name, _ := LiteralName(b); !ok || climbs(name) {
 			return false
 		}
-		return strings.HasPrefix(b, d+"/")
+		return beneath(b, d+"/")
 	case FamilyHosts:
 		d, ok := strings.CutPrefix(a, "*.")
 		if !ok || strings.HasPrefix(b, "=") {
@@ -396,7 +415,7 @@ func reachOf(fam, v string, from, to *Mandate, x *Matcher) []Reach {
 		}
 	case FamilyPaths:
 		p, ro := PathMode(v)
-		d, pattern := strings.CutSuffix(p, "/**")
+		d, pattern := treeDir(p)
 		kind, verb := ReachWrite, "write"
 		if ro {
 			kind, verb = ReachRead, "read"

@@ -32,6 +32,9 @@ func (d Diff) Render(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "%s: pending v%d (%s) against %s\n", d.Job, d.Pending, d.Source, against)
 	fmt.Fprintf(&b, "pending sha256 %s\n", d.PendingSHA256)
+	for _, n := range d.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
 	for _, f := range d.Families {
 		var parts []string
 		if n := len(f.Added); n > 0 {

@@ -111,7 +111,14 @@
 // (anything below DIR, at any depth). When compiling, three or more distinct
 // observed files directly in one directory collapse to "DIR/**" (never for the
 // workspace root or "/"); exact rules covered by a "DIR/**" rule are folded
-// into it.
+// into it. A name that comes from the sandbox or the model (a file
+// tool's path, a literal redirection target, what the kernel saw a call
+// open, a path the kernel refused) is a rule for that one file: where its
+// plain text would read as a tree or as shell text ("**", "DIR/**", "~x",
+// "$X") it is written "=NAME" ("read:=secret/**"), which the matcher and
+// the kernel read as that name (pathmode.go). Observed names that led to
+// no file, and files with more than one name (hard links), make no rule;
+// Compile notes them in comment lines.
 //
 // A paths rule has a mode. "read:conf/**" allows reading only (opening to
 // read, listing, executing); a rule without the prefix allows reading and

@@ -325,7 +325,10 @@ func widen(m *Mandate, fs []Failure, pattern bool) ([]Rule, error) {
 			err = add(FamilyTools, f.Value)
 		case FamilyPaths:
 			v := mapPath(f.Value, func(p string) string {
-				if d := path.Dir(p); pattern && d != "." && d != "/" && !climbs(p) {
+				// A literal name's directory widens only when a tree
+				// rule can name it (pathmode.go).
+				name, literal := LiteralName(p)
+				if d := path.Dir(name); pattern && d != "." && d != "/" && !climbs(name) && !(literal && needsLiteral(d)) {
 					return d + "/**"
 				}
 				return p

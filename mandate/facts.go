@@ -91,6 +91,12 @@ type Facts struct {
 	// (Store.ObserveRuntime): paths and hosts evidence of a call whose
 	// command was recorded on its own, so its tool is not counted again.
 	Runtime bool `json:"runtime,omitempty"`
+	// Missing counts, per directory (as paths rules name it), the names
+	// an observed call tried to open that led to no file: never rules.
+	Missing map[string]int `json:"missing,omitempty"`
+	// Linked are files an observed call touched that have more than one
+	// name (hard links), as paths rules name them: never rules.
+	Linked []string `json:"linked,omitempty"`
 }
 
 // parseFunc is the command analyser; a variable so tests can inject faults.
@@ -110,9 +116,10 @@ func extract(c Call, parse parseFunc) (Facts, error) {
 		return f, fmt.Errorf("analysing call: tool name is empty")
 	}
 	for _, p := range c.Paths {
-		if np := normPath(p, c.Workspace); np != "" {
-			// A file tool that does not write reads its paths.
-			f.Paths = append(f.Paths, pathValue(np, !c.Wrote))
+		if np := normName(p, c.Workspace); np != "" {
+			// A file tool that does not write reads its paths, which
+			// are names (the model chose them), never patterns.
+			f.Paths = append(f.Paths, nameValue(np, !c.Wrote))
 		}
 	}
 	if c.Tool == ToolTerminal || c.Command != "" {
@@ -168,8 +175,17 @@ func extractCommand(f *Facts, c Call, parse parseFunc) error {
 			if isDevStream(t) {
 				continue
 			}
-			if np := normPath(t, c.Workspace); np != "" {
-				f.Paths = append(f.Paths, pathValue(np, r.Mode == shellparse.RedirRead))
+			// A literal target is a name ("> '**'" writes the file
+			// "**"); another is its shell text, matched as written.
+			switch ro := r.Mode == shellparse.RedirRead; {
+			case !r.Target.Literal:
+				if np := normPath(t, c.Workspace); np != "" {
+					f.Paths = append(f.Paths, pathValue(np, ro))
+				}
+			default:
+				if np := normName(t, c.Workspace); np != "" {
+					f.Paths = append(f.Paths, nameValue(np, ro))
+				}
 			}
 			if r.Mode != shellparse.RedirRead {
 				f.Wrote = true
@@ -384,6 +400,25 @@ func outsidePath(t, workspace string) (string, bool) {
 		return p, true
 	}
 	return "", false
+}
+
+// normName is normPath of a name that is not shell text (a file tool's
+// path, the kernel's): "$" and "~" are characters of it. Its paths value
+// is nameValue's.
+func normName(p, workspace string) string {
+	if p == "" {
+		return ""
+	}
+	if !filepath.IsAbs(p) && workspace != "" {
+		p = filepath.Join(workspace, p)
+	}
+	p = filepath.Clean(p)
+	if workspace != "" {
+		if rel, err := filepath.Rel(filepath.Clean(workspace), p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return rel
+		}
+	}
+	return p
 }
 
 // normPath cleans p and makes it relative to workspace when inside it.

@@ -30,17 +30,22 @@ type KernelRules struct {
 // stay where they point. A rule the kernel cannot express exactly is
 // skipped, which only narrows: a non-literal rule ("$HOME/x", "~/x") is
 // listed in Skipped; the kernel then refuses it, and the text gate still
-// allows it.
+// allows it. A literal rule ("=NAME", pathmode.go) is the file NAME.
 func KernelPaths(rules []string, workspace string) KernelRules {
 	var k KernelRules
 	for _, v := range rules {
 		r, ro := PathMode(v)
-		if strings.ContainsAny(r, "$`") || strings.HasPrefix(r, "~") || r == "" {
+		name, literal := LiteralName(r)
+		if !literal && (strings.ContainsAny(r, "$`") || strings.HasPrefix(r, "~")) || name == "" {
 			k.Skipped = append(k.Skipped, v)
 			continue
 		}
-		dir, isTree := strings.CutSuffix(r, "/**")
+		// A literal rule ("=NAME") is the one file NAME, whatever its
+		// characters: never a tree, never shell text.
+		dir, isTree := treeDir(r)
 		switch {
+		case literal:
+			dir = name
 		case r == "**":
 			dir, isTree = ".", true
 		case isTree && dir == "":
@@ -81,8 +86,8 @@ func accessWord(v string) string {
 // missing only these is a read, and its drift widens to a read-only rule.
 var readBlockers = map[string]bool{"fs.read_file": true, "fs.read_dir": true, "fs.execute": true}
 
-// refusedValue is the paths value a refusal of path (as paths rules name
-// it) for the missing rights blockers (comma-separated Landlock names)
+// refusedValue is the paths value a refusal of the name path (relative
+// to the workspace when inside it) for the missing rights blockers (comma-separated Landlock names)
 // widens to: read-only when every right it lacked is a read.
 func refusedValue(path, blockers string) string {
 	ro := blockers != ""
@@ -91,7 +96,7 @@ func refusedValue(path, blockers string) string {
 			ro = false
 		}
 	}
-	return pathValue(path, ro)
+	return nameValue(path, ro)
 }
 
 // RecordPathRefused records an access the kernel refused to a sandbox of
@@ -111,7 +116,7 @@ func (s *Store) RecordPathRefused(ctx context.Context, run Run, c Call, path, op
 		if err := s.ensureJob(ctx, tx, run.Job); err != nil {
 			return err
 		}
-		value := refusedValue(normPath(path, c.Workspace), blockers)
+		value := refusedValue(normName(path, c.Workspace), blockers)
 		// One record a refused path (and operation): records fold by
 		// call text, and two paths the same command was refused are two
 		// rules to widen; a chmod and an rm of one path are two records

@@ -53,6 +53,9 @@ type Mandate struct {
 	Commands        []Rule
 	Hosts           []Rule
 	MaxWritesPerRun int
+	// Notes are comment lines Compile writes about evidence that made no
+	// rule (compileNotes); Load does not read them back.
+	Notes []string
 }
 
 // family returns a pointer to the rule list of the named family.
@@ -90,7 +93,7 @@ func canonRule(family, v string) (string, error) {
 		return v, nil
 	case FamilyPaths:
 		p, ro := PathMode(v)
-		if p == "" || strings.ContainsRune(p, 0) {
+		if name, _ := LiteralName(p); name == "" || strings.ContainsRune(p, 0) {
 			return "", fmt.Errorf("path rule %q is empty or holds NUL", v)
 		}
 		return pathValue(p, ro), nil
@@ -243,6 +246,9 @@ func (m *Mandate) Marshal() []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "mandate: %d\n", FormatVersion)
 	fmt.Fprintf(&b, "job: %s\n", yamlScalar(m.Job))
+	for _, n := range m.Notes {
+		fmt.Fprintf(&b, "# %s\n", strings.ToValidUTF8(strings.ReplaceAll(n, "\n", " "), "\uFFFD"))
+	}
 	for _, fam := range Families {
 		rules := slices.Clone(*m.family(fam))
 		sort.Slice(rules, func(i, j int) bool { return rules[i].Value < rules[j].Value })

@@ -63,7 +63,7 @@ func NewMatcher(m *Mandate) *Matcher {
 		if ro {
 			exact, prefixes = x.readPaths, x.readPrefixes
 		}
-		if p, ok := strings.CutSuffix(v, "/**"); ok {
+		if p, ok := treeDir(v); ok {
 			prefixes[p+"/"] = true
 		} else {
 			exact[v] = true
@@ -139,17 +139,19 @@ func (x *Matcher) pathAllowed(v string) bool {
 	return pathIn(p, x.paths, x.pathPrefixes) || ro && pathIn(p, x.readPaths, x.readPrefixes)
 }
 
-// pathIn reports whether p is one of exact or lies beneath one of
-// prefixes ("dir/").
+// pathIn reports whether p (a rule path: a literal name "=NAME" is
+// matched as NAME) is one of exact or lies beneath one of prefixes
+// ("dir/").
 func pathIn(p string, exact, prefixes map[string]bool) bool {
 	if exact[p] {
 		return true
 	}
-	if p == ".." || strings.HasPrefix(p, "../") || strings.Contains(p, "/../") || strings.HasSuffix(p, "/..") {
+	name, _ := LiteralName(p)
+	if climbs(name) {
 		return false // only an exact rule may name a path that climbs
 	}
-	for i := 0; i < len(p); i++ {
-		if p[i] == '/' && prefixes[p[:i+1]] {
+	for i := 0; i < len(name); i++ {
+		if name[i] == '/' && prefixes[name[:i+1]] && beneath(p, name[:i+1]) {
 			return true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"path"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -29,6 +30,15 @@ type Runtime struct {
 	// proxy records the names it was asked for instead; callers leave
 	// these out there.
 	Connected []string
+	// Missing are absolute paths the call's processes tried to open that
+	// led to no file (sandbox.Access.Missing): names tried, not files
+	// touched, they are counted per directory and never become rules.
+	Missing []string
+	// Linked are absolute paths of regular files with more than one name
+	// (hard links) that the call read, wrote or executed: the file may be
+	// one the mandate would not grant by its other name, so no rule is
+	// made for it (Compile notes it).
+	Linked []string
 	// Programs are the programs the call executed (argv[0]'s last
 	// element), for people.
 	Programs []string
@@ -77,7 +87,7 @@ func (s *Store) ObserveRuntime(ctx context.Context, run Run, rt Runtime) (err er
 		}
 	}()
 	f, lost := runtimeFacts(rt)
-	if len(f.Paths) == 0 && len(f.Hosts) == 0 && lost == 0 {
+	if len(f.Paths) == 0 && len(f.Hosts) == 0 && len(f.Missing) == 0 && len(f.Linked) == 0 && lost == 0 {
 		return nil
 	}
 	c := Call{Tool: ToolTerminal, Command: runtimeText(rt)}
@@ -89,7 +99,7 @@ func (s *Store) ObserveRuntime(ctx context.Context, run Run, rt Runtime) (err er
 		if j.mode != "observe" {
 			return fmt.Errorf("observing what the kernel saw of %s: %w", run.Job, ErrNotObserving)
 		}
-		if len(f.Paths) > 0 || len(f.Hosts) > 0 {
+		if len(f.Paths) > 0 || len(f.Hosts) > 0 || len(f.Missing) > 0 || len(f.Linked) > 0 {
 			// Wrote stays false: for max_writes_per_run the command's own
 			// call counts, once.
 			if _, err := s.insertCall(ctx, tx, run, c, f, "observed"); err != nil {
@@ -108,14 +118,16 @@ func runtimeFacts(rt Runtime) (Facts, int) {
 	lost := rt.Lost
 	for i, list := range [][]string{rt.Written, rt.Read, rt.Executed} {
 		for _, p := range list {
-			np := normPath(p, rt.Workspace)
+			np := normName(p, rt.Workspace)
 			switch {
 			case np == ".":
 			case !ruleText(np):
 				lost++
 			default:
-				// Executing a file reads it; only Written writes.
-				f.Paths = append(f.Paths, pathValue(np, i > 0))
+				// Executing a file reads it; only Written writes. The
+				// name is the sandbox's choice: a literal rule, never a
+				// pattern (pathmode.go).
+				f.Paths = append(f.Paths, nameValue(np, i > 0))
 			}
 		}
 	}
@@ -130,9 +142,46 @@ func runtimeFacts(rt Runtime) (Facts, int) {
 		// one, and the evidence must be what the rule allows.
 		f.Hosts = append(f.Hosts, ap.Addr().Unmap().WithZone("").String())
 	}
-	f.Paths, f.Hosts = uniqSorted(f.Paths), uniqSorted(f.Hosts)
+	for _, p := range rt.Missing {
+		if np := normName(p, rt.Workspace); ruleText(np) {
+			if f.Missing == nil {
+				f.Missing = map[string]int{}
+			}
+			if d := path.Dir(np); f.Missing[d] > 0 || len(f.Missing) < maxRuntimeDirs {
+				f.Missing[d]++
+				continue
+			}
+		}
+		lost++
+	}
+	for _, p := range rt.Linked {
+		if np := normName(p, rt.Workspace); ruleText(np) && np != "." {
+			f.Linked = append(f.Linked, np)
+		} else {
+			lost++
+		}
+	}
+	f.Paths, f.Hosts, f.Linked = uniqSorted(f.Paths), uniqSorted(f.Hosts), uniqSorted(f.Linked)
+	// One call adds at most maxRuntimePaths rules' worth of evidence: a
+	// command that opens thousands of names cannot bury one rule in a
+	// diff nobody reads. The rest is lost, so Compile says the evidence
+	// is incomplete. Sorted first, so which are kept is deterministic.
+	for _, l := range []*[]string{&f.Paths, &f.Hosts, &f.Linked} {
+		if len(*l) > maxRuntimePaths {
+			lost += len(*l) - maxRuntimePaths
+			*l = (*l)[:maxRuntimePaths]
+		}
+	}
 	return f, lost
 }
+
+// Bounds of one call's runtime evidence: the paths (and hosts, and
+// hard-linked names) it adds, and the directories its missing names are
+// counted in.
+const (
+	maxRuntimePaths = 512
+	maxRuntimeDirs  = 64
+)
 
 // ruleText reports whether a path can be written as a rule and read back
 // as the same text: valid UTF-8 without control characters.
@@ -155,7 +204,7 @@ func runtimeText(rt Runtime) string {
 		shown := make([]string, 0, len(items))
 		for _, it := range items {
 			if rel {
-				it = normPath(it, rt.Workspace)
+				it = normName(it, rt.Workspace)
 			}
 			shown = append(shown, strings.ToValidUTF8(it, "\uFFFD"))
 		}

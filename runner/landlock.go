@@ -3,8 +3,10 @@ package runner
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/mandate"
@@ -24,7 +26,27 @@ func KernelPolicy(mp *approval.MandatePaths, root string) *sandbox.Landlock {
 		return nil
 	}
 	k := mandate.KernelPaths(mp.Rules, root)
-	return &sandbox.Landlock{Trees: k.Trees, Files: k.Files, ReadTrees: k.ReadTrees, ReadFiles: k.ReadFiles, ReadOnlyWorkspace: true}
+	return &sandbox.Landlock{Trees: k.Trees, Files: singleNamed(k.Files), ReadTrees: k.ReadTrees,
+		ReadFiles: singleNamed(k.ReadFiles), ReadOnlyWorkspace: true}
+}
+
+// singleNamed returns files without the regular files that have more
+// than one name (hard links) now: a rule for one name of such a file
+// grants it by all of them, and the approver saw one. Left out, the
+// kernel refuses it and the refusal is paths drift naming it. Compile
+// makes no rule for a file observed so (mandate.Runtime.Linked); this
+// catches a link made since, or a rule written by hand.
+func singleNamed(files []string) []string {
+	out := files[:0:0]
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // pathsRefused records the accesses the kernel refused during a command

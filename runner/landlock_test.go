@@ -300,3 +300,22 @@ func driftRecord(t *testing.T, store *mandate.Store, id string) *mandate.DriftRe
 	require.FailNow(t, "no drift record "+id)
 	return nil
 }
+
+// TestKernelPolicyLeavesOutLinkedFiles: an exact rule whose file has
+// more than one name is not granted (the kernel's rule would grant the
+// file by every name); a file with one name, a tree and a missing file
+// are as before.
+func TestKernelPolicyLeavesOutLinkedFiles(t *testing.T) {
+	ws := t.TempDir()
+	for _, d := range []string{"ok", "secret", "tree"} {
+		require.NoError(t, os.Mkdir(filepath.Join(ws, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "secret", "key"), []byte("s"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "ok", "file"), []byte("f"), 0o644))
+	require.NoError(t, os.Link(filepath.Join(ws, "secret", "key"), filepath.Join(ws, "ok", "x")))
+	ll := KernelPolicy(&approval.MandatePaths{Rules: []string{"read:ok/x", "ok/file", "read:ok/missing", "tree/**", "secret/key"}}, ws)
+	require.NotNil(t, ll)
+	assert.Equal(t, []string{filepath.Join(ws, "ok", "file")}, ll.Files, "secret/key has two names")
+	assert.Equal(t, []string{filepath.Join(ws, "ok", "missing")}, ll.ReadFiles, "ok/x has two names")
+	assert.Equal(t, []string{filepath.Join(ws, "tree")}, ll.Trees)
+}

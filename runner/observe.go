@@ -46,6 +46,15 @@ func (env *Env) recordRuntime(ctx context.Context, command string, res *sandbox.
 func RuntimeOf(res *sandbox.Result, command, workspace string, proxied bool) mandate.Runtime {
 	rt := mandate.Runtime{Command: command, Workspace: workspace, Lost: res.AccessesLost}
 	for _, a := range res.Accesses {
+		switch {
+		case a.Kind == sandbox.AccessConnect:
+		case a.Missing:
+			rt.Missing = append(rt.Missing, a.Target)
+			continue
+		case a.Links > 1:
+			rt.Linked = append(rt.Linked, a.Target)
+			continue
+		}
 		switch a.Kind {
 		case sandbox.AccessRead:
 			rt.Read = append(rt.Read, a.Target)

@@ -131,6 +131,16 @@ type Access struct {
 	Pid int `json:"pid"`
 	// Count is how many times it was seen.
 	Count int `json:"count"`
+	// Missing marks a file access whose name led to no file when it was
+	// seen (the open failed with ENOENT; not an open that creates): a
+	// name tried, not a file touched, so it is not evidence of one.
+	Missing bool `json:"missing,omitempty"`
+	// Dev, Ino and Links identify the file a name led to when it was
+	// seen and say how many names (hard links) it has: a file with more
+	// than one is readable by names the record does not show.
+	Dev   uint64 `json:"dev,omitempty"`
+	Ino   uint64 `json:"ino,omitempty"`
+	Links uint64 `json:"links,omitempty"`
 }
 
 // Bounds of what one command's observation keeps (folded repeats do not

@@ -305,6 +305,9 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	if !idValid(fd, n.id) {
 		return true // the caller is gone; the bytes may be another process's
 	}
+	if g.observe && block == nil && errno == 0 {
+		g.observeNames(fd, n, call, names, from)
+	}
 	if block != nil {
 		g.refuseCreate(*block)
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/sandbox/seccompexec"
 )
 
 // The host half of runtime observation (see execgate.go): the exec gate's
@@ -80,6 +82,7 @@ func (g *execGateRun) readAccess(fd int, n *seccompNotif) (Access, error) {
 	a := Access{Pid: int(n.pid), Count: 1}
 	var err error
 	var raw string // a file's name joined to its directory, not cleaned
+	var creates bool
 	switch n.nr {
 	case unix.SYS_CONNECT:
 		a.Kind = AccessConnect
@@ -97,7 +100,7 @@ func (g *execGateRun) readAccess(fd int, n *seccompNotif) (Access, error) {
 			// written through it.
 			return a, errNotRecorded
 		}
-		a.Kind = AccessRead
+		a.Kind, creates = AccessRead, flags&unix.O_CREAT != 0
 		if flags&unix.O_ACCMODE != unix.O_RDONLY || flags&(unix.O_CREAT|unix.O_TRUNC) != 0 {
 			a.Kind = AccessWrite
 		}
@@ -119,6 +122,9 @@ func (g *execGateRun) readAccess(fd int, n *seccompNotif) (Access, error) {
 	recorded := true
 	if a.Kind != AccessConnect {
 		a.Target, recorded = g.place(a.Pid, raw)
+		if recorded {
+			identify(&a, creates)
+		}
 	}
 	// After every read of the caller's memory and /proc entries.
 	if !idValid(fd, n.id) {
@@ -327,7 +333,84 @@ func (g *execGateRun) observeExec(n *seccompNotif, ev *ExecEvent) {
 		return
 	}
 	if target, ok := g.place(ev.Pid, raw); ok {
-		g.record(Access{Kind: AccessExec, Target: target, Pid: ev.Pid, Count: 1})
+		a := Access{Kind: AccessExec, Target: target, Pid: ev.Pid, Count: 1}
+		identify(&a, false)
+		g.record(a)
+	}
+}
+
+// identify fills in what file a's target (a path inside the sandbox of
+// process a.Pid) is before the call goes on: its device, inode and
+// number of links, or Missing when no file has the name and the call
+// does not create one. A name that cannot be looked up (a directory
+// without search permission for tether, a /proc link) is left
+// unidentified: neither missing nor one file.
+func identify(a *Access, creates bool) {
+	root, err := unix.Open("/proc/"+strconv.Itoa(a.Pid)+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(root)
+	fd, err := walkInRoot(root, "", a.Target, func(string) {})
+	if err != nil {
+		a.Missing = !creates && errors.Is(err, unix.ENOENT)
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return
+	}
+	a.Dev, a.Ino = st.Dev, st.Ino
+	if st.Mode&unix.S_IFMT == unix.S_IFREG {
+		a.Links = st.Nlink
+	}
+}
+
+// observeNames records, in an observed sandbox, the names of a link or
+// rename the creation gate let through (names and from as it read them,
+// relative to the call's directory descriptors): a link's existing name
+// is read through its new one, so it is a read of the file it names; a
+// rename writes both its names. Without this "ln secret/key ok/x; cat
+// ok/x" would be evidence of ok/x only. fd and n are the notification,
+// re-validated after the caller's /proc entries were read.
+func (g *execGateRun) observeNames(fd int, n *seccompNotif, call createCall, names []string, from string) {
+	pid := int(n.pid)
+	var accs []Access
+	add := func(kind AccessKind, dirfdArg int, s string) {
+		if s == "" {
+			return
+		}
+		dirfd := int32(unix.AT_FDCWD) // link(2), rename(2): no descriptor
+		if dirfdArg >= 0 {
+			dirfd = int32(n.args[dirfdArg])
+		}
+		raw, err := resolveName(pid, dirfd, s)
+		if err != nil {
+			g.mu.Lock()
+			g.accLost++
+			g.mu.Unlock()
+			return
+		}
+		if target, ok := g.place(pid, raw); ok {
+			a := Access{Kind: kind, Target: target, Pid: pid, Count: 1}
+			identify(&a, kind == AccessWrite) // a rename's new name need not exist
+			accs = append(accs, a)
+		}
+	}
+	switch call.kind {
+	case seccompexec.CreateLink:
+		add(AccessRead, call.fromDir, from)
+	case seccompexec.CreateRename:
+		for i, s := range names {
+			add(AccessWrite, call.dirfds[i], s)
+		}
+	}
+	if !idValid(fd, n.id) {
+		return // the bytes and links may be another process's
+	}
+	for _, a := range accs {
+		g.record(a)
 	}
 }
 

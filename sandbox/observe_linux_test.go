@@ -382,3 +382,46 @@ func TestObserveRecordBounded(t *testing.T) {
 	assert.Equal(t, 2000, len(accs)+lost)
 	assert.Positive(t, lost)
 }
+
+// TestObserveIdentity: an observed access says what file its name led
+// to (device, inode, links) or that it led to none (a failed open is a
+// name tried, not a file read); a hard link the command makes is a read
+// of its existing name, and a rename writes both names, so neither can
+// hide the file they lead to behind an innocent name (red team O1, O3).
+func TestObserveIdentity(t *testing.T) {
+	r := newTestRunner(t)
+	r.ExecGate = func(ExecEvent) error { return nil }
+	ws := observeWorkspace(t)
+	var out bytes.Buffer
+	res, err := r.Run(t.Context(), Config{Workspace: ws, Observe: true}, Command{Shell: `cat missing.txt 2>/dev/null
+ln secret.txt linked.txt && cat linked.txt >/dev/null
+mv hidden.txt renamed.txt
+cat data/in.txt >/dev/null`, Stdout: &out, Stderr: &out})
+	require.NoError(t, err)
+	require.Zero(t, res.ExitCode, out.String())
+	byName := map[string]Access{}
+	for _, a := range res.Accesses {
+		byName[string(a.Kind)+" "+a.Target] = a
+	}
+	t.Logf("%v", accessSet(res.Accesses))
+	var st unix.Stat_t
+	require.NoError(t, unix.Stat(filepath.Join(ws, "secret.txt"), &st))
+
+	missing, ok := byName["read "+ws+"/missing.txt"]
+	require.True(t, ok, "a failed open is recorded")
+	assert.True(t, missing.Missing)
+	assert.Zero(t, missing.Ino)
+
+	linked, ok := byName["read "+ws+"/linked.txt"]
+	require.True(t, ok)
+	assert.False(t, linked.Missing)
+	assert.Equal(t, uint64(2), linked.Links, "the file has two names")
+	assert.Equal(t, [2]uint64{st.Dev, st.Ino}, [2]uint64{linked.Dev, linked.Ino}, "the link is the secret's inode")
+	assert.Contains(t, byName, "read "+ws+"/secret.txt", "the link's source is evidence")
+
+	assert.Contains(t, byName, "write "+ws+"/hidden.txt", "a rename writes its old name")
+	assert.Contains(t, byName, "write "+ws+"/renamed.txt", "and its new one")
+	in := byName["read "+ws+"/data/in.txt"]
+	assert.Equal(t, uint64(1), in.Links)
+	assert.False(t, in.Missing)
+}
