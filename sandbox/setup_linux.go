@@ -96,18 +96,18 @@ type sandboxSetup struct {
 	notEnforced []string
 
 	placement Placement
-	hold      *usernsHold     // nil when rootless
-	protect   *protection     // nil without protected paths (or before protectLate)
+	hold      *usernsHold // nil when rootless
+	protect   *protection // nil without protected paths (or before protectLate)
 	// late: the protected paths wait for protectLate
 	// (setupOptions.lateProtect); lateIDs are the identities of the
 	// workspace and the binds' sources when the container's mounts were
 	// planned, which protectLate requires to be unchanged.
 	late    bool
 	lateIDs map[string]fileID
-	disk      *diskLimit      // nil without an enforced disk limit
-	prep      *trampolinePrep // nil unless the program starts through the trampoline
-	tramp     *trampoline     // nil unless the program starts through it
-	gate      *execGateRun    // nil without an exec gate that can be carried
+	disk    *diskLimit      // nil without an enforced disk limit
+	prep    *trampolinePrep // nil unless the program starts through the trampoline
+	tramp   *trampoline     // nil unless the program starts through it
+	gate    *execGateRun    // nil without an exec gate that can be carried
 	// landlock is the encoded Landlock ruleset (Config.Landlock) the
 	// trampoline or the supervisor applies; nil without one. audit reads
 	// the paths it refused (nil when those cannot be learnt).
