@@ -368,7 +368,27 @@ func hiddenIn(ws string, own []string) ([]string, error) {
 // sourceOwners returns the on-disk owners of the workspace and the binds'
 // sources (Placement.Owners).
 func sourceOwners(cfg Config) (map[string]Owner, error) {
+	marks, err := sourceMarks(cfg)
+	if err != nil {
+		return nil, err
+	}
 	owners := map[string]Owner{}
+	for src, m := range marks {
+		owners[src] = m.owner
+	}
+	return owners, nil
+}
+
+// sourceMark is what a sandbox's container is made for of the workspace or
+// a bind's source: its identity and its owner.
+type sourceMark struct {
+	id    fileID
+	owner Owner
+}
+
+// sourceMarks returns the marks of the workspace and the binds' sources.
+func sourceMarks(cfg Config) (map[string]sourceMark, error) {
+	marks := map[string]sourceMark{}
 	srcs := []string{}
 	if cfg.Workspace != "" {
 		srcs = append(srcs, cfg.Workspace)
@@ -381,9 +401,9 @@ func sourceOwners(cfg Config) (map[string]Owner, error) {
 		if err := unix.Stat(src, &st); err != nil {
 			return nil, fmt.Errorf("reading the owner of %s: %w", src, err)
 		}
-		owners[src] = Owner{UID: int(st.Uid), GID: int(st.Gid)}
+		marks[src] = sourceMark{fileID{st.Dev, st.Ino}, Owner{UID: int(st.Uid), GID: int(st.Gid)}}
 	}
-	return owners, nil
+	return marks, nil
 }
 
 // openBeneath opens rel under dir without following any symlink, the last

@@ -99,15 +99,15 @@ type sandboxSetup struct {
 	hold      *usernsHold // nil when rootless
 	protect   *protection // nil without protected paths (or before protectLate)
 	// late: the protected paths wait for protectLate
-	// (setupOptions.lateProtect); lateIDs are the identities of the
-	// workspace and the binds' sources when the container's mounts were
-	// planned, which protectLate requires to be unchanged.
-	late    bool
-	lateIDs map[string]fileID
-	disk    *diskLimit      // nil without an enforced disk limit
-	prep    *trampolinePrep // nil unless the program starts through the trampoline
-	tramp   *trampoline     // nil unless the program starts through it
-	gate    *execGateRun    // nil without an exec gate that can be carried
+	// (setupOptions.lateProtect); lateMarks are the workspace and the
+	// binds' sources as the container's mounts were planned, which
+	// protectLate requires to be unchanged.
+	late      bool
+	lateMarks map[string]sourceMark
+	disk      *diskLimit      // nil without an enforced disk limit
+	prep      *trampolinePrep // nil unless the program starts through the trampoline
+	tramp     *trampoline     // nil unless the program starts through it
+	gate      *execGateRun    // nil without an exec gate that can be carried
 	// landlock is the encoded Landlock ruleset (Config.Landlock) the
 	// trampoline or the supervisor applies; nil without one. audit reads
 	// the paths it refused (nil when those cannot be learnt).
@@ -369,7 +369,7 @@ func (s *sandboxSetup) protectedPaths(o setupOptions) error {
 	if o.lateProtect {
 		s.late = true
 		var err error
-		if s.lateIDs, err = sourceIDs(s.cfg); err != nil {
+		if s.lateMarks, err = sourceMarks(s.cfg); err != nil {
 			return err
 		}
 		// The teardown releases what protectLate reserved, at the place
@@ -408,16 +408,12 @@ func (s *sandboxSetup) protectLate(pid int) (notEnforced []string, err error) {
 	// were at set-up: the plan made now is only theirs if they are
 	// still the same directories, owned by the same user (the id
 	// mapping was made for that owner).
-	ids, err := sourceIDs(s.cfg)
+	marks, err := sourceMarks(s.cfg)
 	if err != nil {
 		return nil, err
 	}
-	owners, err := sourceOwners(s.cfg)
-	if err != nil {
-		return nil, err
-	}
-	for src, id := range s.lateIDs {
-		if ids[src] != id || owners[src] != s.placement.Owners[src] {
+	for src, m := range s.lateMarks {
+		if marks[src] != m {
 			return nil, fmt.Errorf("%w: %s was replaced or changed owner since the sandbox was made", ErrUnsafeWorkspace, src)
 		}
 	}
@@ -433,27 +429,6 @@ func (s *sandboxSetup) protectLate(pid int) (notEnforced []string, err error) {
 		s.gate.create.protect(pr)
 	}
 	return notEnforced, nil
-}
-
-// sourceIDs returns the identities of the workspace and the binds'
-// sources.
-func sourceIDs(cfg Config) (map[string]fileID, error) {
-	ids := map[string]fileID{}
-	srcs := []string{}
-	if cfg.Workspace != "" {
-		srcs = append(srcs, cfg.Workspace)
-	}
-	for _, b := range cfg.Binds {
-		srcs = append(srcs, b.Source)
-	}
-	for _, src := range srcs {
-		var st unix.Stat_t
-		if err := unix.Stat(src, &st); err != nil {
-			return nil, fmt.Errorf("reading %s: %w", src, err)
-		}
-		ids[src] = fileID{st.Dev, st.Ino}
-	}
-	return ids, nil
 }
 
 // diskLimit holds the workspace's disk limit for the sandbox's life.
