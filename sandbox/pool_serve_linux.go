@@ -460,7 +460,7 @@ func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, approve f
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("%w: stopped: %w", ErrResultLost, ctx.Err())
 			}
-			return nil, fmt.Errorf("%w: the pool server hung up (its log says why): %w", ErrResultLost, err)
+			return nil, fmt.Errorf("%w: the pool server hung up (the daemon's log may say why): %w", ErrResultLost, err)
 		}
 		switch f.Op {
 		case "output":
