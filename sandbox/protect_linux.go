@@ -1357,6 +1357,12 @@ type joinTree struct {
 	Target string `json:"target"`
 	// ReadOnly: protection.readOnly.
 	ReadOnly bool `json:"read_only,omitempty"`
+	// Dev and Ino are the identity of the directory the mounts were
+	// planned on (protection.rootID): they are made only if WsMount is
+	// it (a pooled sandbox's container bound the workspace long before
+	// its plan was made).
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
 }
 
 // plan returns the mounts of every tree of pr.
@@ -1364,7 +1370,7 @@ func (pr *protection) plan() []joinTree {
 	var plan []joinTree
 	for _, t := range pr.trees() {
 		if len(t.mounts) > 0 || t.readOnly {
-			plan = append(plan, joinTree{WsMount: t.wsMount, Mounts: t.mounts, Target: t.target, ReadOnly: t.readOnly})
+			plan = append(plan, joinTree{WsMount: t.wsMount, Mounts: t.mounts, Target: t.target, ReadOnly: t.readOnly, Dev: t.rootID.dev, Ino: t.rootID.ino})
 		}
 	}
 	return plan
@@ -1441,6 +1447,13 @@ func (t joinTree) mount() error {
 		return fmt.Errorf("protecting paths: opening %s in the sandbox: %w", t.WsMount, err)
 	}
 	defer unix.Close(ws)
+	var st unix.Stat_t
+	if err := unix.Fstat(ws, &st); err != nil {
+		return fmt.Errorf("protecting paths: reading %s in the sandbox: %w", t.WsMount, err)
+	}
+	if st.Dev != t.Dev || st.Ino != t.Ino {
+		return fmt.Errorf("protecting paths: %s in the sandbox is not the directory they were planned on (it was replaced)", t.WsMount)
+	}
 	var empty *emptyTree
 	for _, m := range t.Mounts {
 		if m.Mode == ProtectReserve || m.Mode == ProtectHideFile || m.Mode == ProtectHideDir {
