@@ -7,6 +7,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -65,6 +66,9 @@ type CreateBlock struct {
 
 // createGate is the creation gate's state in a sandbox's gate.
 type createGate struct {
+	// mu guards gitDirs and trees, which a pooled sandbox's gate gets
+	// only when the sandbox is taken for its command (protect).
+	mu sync.RWMutex
 	// gitDirs are the identities of the git directories frozen in the
 	// workspace (planProtection): git may write HEAD (and logs/HEAD) in
 	// them, nowhere else.
@@ -538,7 +542,13 @@ const maxJudgeDepth = 1024
 // outside every tree).
 func (c *createGate) judge(parent *os.File, rest string) (why string, _ *gateTree, at string) {
 	name := strings.TrimRight(rest, "/")
-	if c == nil || len(c.trees) == 0 || name == "" || name == "." || name == ".." {
+	if c == nil {
+		return "", nil, ""
+	}
+	c.mu.RLock()
+	trees := c.trees
+	c.mu.RUnlock()
+	if len(trees) == 0 || name == "" || name == "." || name == ".." {
 		return "", nil, "" // no new entry is named
 	}
 	// Up from parent by "..", each directory's identity, to a tree's
@@ -561,9 +571,9 @@ func (c *createGate) judge(parent *os.File, rest string) (why string, _ *gateTre
 			return "", nil, "" // ".." of the caller's root is itself: outside every tree
 		}
 		ids = append(ids, id)
-		for i := range c.trees {
-			if c.trees[i].id == id {
-				tree = &c.trees[i]
+		for i := range trees {
+			if trees[i].id == id {
+				tree = &trees[i]
 			}
 		}
 		if tree != nil {
@@ -661,14 +671,20 @@ func cacheRefused(kind uint32, flags uint64, req *createRequest, cache [2]string
 // logs/: git's own HEAD and reflog, in a repository whose control surface
 // is frozen.
 func (c *createGate) headAllowed(parent *os.File) bool {
-	if c == nil || len(c.gitDirs) == 0 {
+	if c == nil {
+		return false
+	}
+	c.mu.RLock()
+	gitDirs := c.gitDirs
+	c.mu.RUnlock()
+	if len(gitDirs) == 0 {
 		return false
 	}
 	var st unix.Stat_t
 	if unix.Fstat(int(parent.Fd()), &st) != nil {
 		return false
 	}
-	if c.gitDirs[fileID{st.Dev, st.Ino}] {
+	if gitDirs[fileID{st.Dev, st.Ino}] {
 		return true
 	}
 	// logs/ of a frozen git directory: its parent is one, and it is named
@@ -679,7 +695,7 @@ func (c *createGate) headAllowed(parent *os.File) bool {
 	}
 	defer unix.Close(up)
 	var ust, lst unix.Stat_t
-	if unix.Fstat(up, &ust) != nil || !c.gitDirs[fileID{ust.Dev, ust.Ino}] {
+	if unix.Fstat(up, &ust) != nil || !gitDirs[fileID{ust.Dev, ust.Ino}] {
 		return false
 	}
 	return unix.Fstatat(up, "logs", &lst, unix.AT_SYMLINK_NOFOLLOW) == nil && lst.Dev == st.Dev && lst.Ino == st.Ino
@@ -713,11 +729,20 @@ func (pr *protection) createGate(want bool) *createGate {
 		return nil
 	}
 	c := &createGate{}
-	if pr != nil {
-		c.gitDirs = pr.gitDirIDs
-		for _, t := range pr.trees() {
-			c.trees = append(c.trees, gateTree{id: t.rootID, set: t.set, ws: t.ws, repos: t.repos, git: &protect.ConfigView{}})
-		}
-	}
+	c.protect(pr)
 	return c
+}
+
+// protect gives c the trees and git directories of pr (nil: none).
+func (c *createGate) protect(pr *protection) {
+	if pr == nil {
+		return
+	}
+	var trees []gateTree
+	for _, t := range pr.trees() {
+		trees = append(trees, gateTree{id: t.rootID, set: t.set, ws: t.ws, repos: t.repos, git: &protect.ConfigView{}})
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gitDirs, c.trees = pr.gitDirIDs, trees
 }

@@ -20,7 +20,12 @@ import (
 // refills in the background. A pooled sandbox is built from the spec the
 // call asks for: a call whose spec differs from the pool's drains the pool
 // (nothing built for an old configuration serves a command) and gets
-// ErrPoolEmpty while it refills.
+// ErrPoolEmpty while it refills. Nothing that depends on the workspace's
+// contents is built ahead: the protected paths (what is frozen, reserved,
+// hidden; the creation gate's trees) are planned and mounted when the
+// sandbox is taken (Session.protect), so a pooled command is protected as
+// a cold one started at the same moment, and a waiting sandbox leaves no
+// reservation placeholder in the workspace.
 
 // ErrPoolEmpty: no pooled sandbox of the asked spec is ready; the caller
 // runs the command in a sandbox of its own (Runner.Run). Nothing ran.
@@ -197,6 +202,20 @@ func (ps *Pools) take(ctx context.Context, p PoolSpec) (*Session, error) {
 	if s == nil {
 		return nil, ErrPoolEmpty
 	}
+	// What is protected depends on what the workspace holds now (a .git
+	// the host made since the sandbox was built, a nested repository, a
+	// home's new dot-file): planned and mounted here, as a cold sandbox
+	// plans at its start. A sandbox that cannot be protected so serves
+	// nothing; the caller builds its own, which reports why.
+	Trace("pool protect")
+	if err := s.protect(); err != nil {
+		s.end(ErrSessionClosed)
+		if logf := ps.Logf; logf != nil {
+			logf("discarding a pooled sandbox of profile %s: protecting its paths: %v", p.Profile, err)
+		}
+		return nil, fmt.Errorf("%w: protecting the pooled sandbox's paths: %w", ErrPoolEmpty, err)
+	}
+	Trace("pool protected")
 	return s, nil
 }
 

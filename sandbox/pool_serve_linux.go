@@ -2,12 +2,14 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +31,20 @@ import (
 
 // poolSocketName is the pool socket's name in the state root.
 const poolSocketName = "pool.sock"
+
+// poolResultFrame bounds the frames the daemon sends its client: a
+// result carries what the cold path's does (up to 8192 execs with their
+// argv, the observed accesses), far over maxFrame. A result larger still
+// gives up its oldest execs and accesses, counted in ExecsDropped and
+// AccessesLost (fitResult). The client's frames stay within maxFrame.
+const poolResultFrame = 32 << 20
+
+// ErrResultLost: the command was handed to the pooled sandbox (the
+// client sent "go") and the connection ended before its result came
+// back. The command may have run, in whole or in part; what it did and
+// what the exec gate refused are not known to the caller (the daemon
+// logs why it ended).
+var ErrResultLost = errors.New("the command was handed to the pooled sandbox and may have run, but its result was lost")
 
 // Pool frame operations.
 const (
@@ -144,7 +160,12 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 	send := func(f *poolFrame) error {
 		w.Lock()
 		defer w.Unlock()
-		return writeFrame(c, f)
+		return writeFrameMax(c, f, poolResultFrame)
+	}
+	logf := func(format string, args ...any) {
+		if ps.Logf != nil {
+			ps.Logf(format, args...)
+		}
 	}
 	if !samePeer(c) {
 		_ = send(&poolFrame{Op: poolNoMatch, Reason: "the pool serves its own user only"})
@@ -154,6 +175,9 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var f poolFrame
 	if _, err := readFrame(c, nil, &f); err != nil || f.Op != poolRun || f.Request == nil {
+		if err != nil && !errors.Is(err, io.EOF) {
+			logf("pool connection: reading the request: %v", err)
+		}
 		return
 	}
 	Trace("daemon request read")
@@ -191,6 +215,7 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 	defer release()
 	defer s.end(ErrSessionClosed)
 	if err := send(&poolFrame{Op: poolAccepted}); err != nil {
+		logf("pool connection: the client left before the sandbox was handed over: %v", err)
 		return
 	}
 	// Nothing runs before the client's go: a client that refused the
@@ -247,7 +272,21 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 	if err != nil {
 		out.Error = err.Error()
 	}
-	if send(out) != nil {
+	if ferr := fitResult(out); ferr != nil {
+		logf("pool connection: the result of %s in %s does not fit a frame: %v", poolCommand(req), s.id, ferr)
+		out = &poolFrame{Op: poolResult, Error: fmt.Sprintf("%v: %v", ErrResultLost, ferr)}
+	}
+	if serr := send(out); serr != nil {
+		// The client gets no result: nothing it audits (the exec gate's
+		// refusals included) reaches its record but this line.
+		var blocked []string
+		if res != nil {
+			for _, b := range res.ExecBlocked {
+				blocked = append(blocked, fmt.Sprintf("%q", b.Argv))
+			}
+		}
+		logf("pool connection: sending the result of %s in %s failed (the client reports the result lost): %v; exec gate refusals: %d %s",
+			poolCommand(req), s.id, serr, len(blocked), strings.Join(blocked, " "))
 		return
 	}
 	Trace("daemon result sent")
@@ -265,6 +304,52 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 	case <-t.C:
 	}
 	Trace("daemon client gone")
+}
+
+// fitResult trims f's result until f encodes within poolResultFrame: the
+// oldest half of its execs, then of its observed accesses, at a time,
+// each counted as the gate counts what it drops (ExecsDropped,
+// AccessesLost), as the newest are kept everywhere else. It fails when
+// the result is too large without them.
+func fitResult(f *poolFrame) error {
+	for {
+		b, err := json.Marshal(f)
+		if err != nil {
+			return err
+		}
+		if len(b) <= poolResultFrame {
+			return nil
+		}
+		res := f.Result
+		switch {
+		case res == nil:
+			return fmt.Errorf("%d bytes", len(b))
+		case len(res.Execs) > 0:
+			n := (len(res.Execs) + 1) / 2
+			res.Execs, res.ExecsDropped = res.Execs[n:], res.ExecsDropped+n
+		case len(res.Accesses) > 0:
+			n := (len(res.Accesses) + 1) / 2
+			res.Accesses, res.AccessesLost = res.Accesses[n:], res.AccessesLost+n
+		default:
+			return fmt.Errorf("%d bytes without its execs and accesses", len(b))
+		}
+	}
+}
+
+// poolCommand names the request's command in the daemon's log.
+func poolCommand(req *PoolRequest) string {
+	if req.Shell != "" {
+		return fmt.Sprintf("%q", truncateText(req.Shell, 80))
+	}
+	return fmt.Sprintf("%q", req.Args)
+}
+
+// truncateText cuts s to at most n bytes.
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // poolHangupWait bounds how long a pooled sandbox's cleanup waits for its
@@ -298,7 +383,9 @@ func (fw frameWriter) Write(p []byte) (int, error) {
 // builds its own sandbox. approve has been called by then (it starts at
 // once, while the request is made): the caller's own path asks it again,
 // so it must give the same answer twice (a sync.Once). Any other error came
-// after the command was handed over. Cancelling ctx stops the command.
+// after the command was handed over: one wrapping ErrResultLost means the
+// command may have run and its result is unknown. Cancelling ctx stops
+// the command.
 func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, approve func() error, stdin io.Reader, stdout, stderr io.Writer) (*Result, error) {
 	// The approval is decided while the request is made and the server
 	// takes the sandbox; its answer is read only after the server's, so a
@@ -354,8 +441,10 @@ func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, approve f
 		return nil, err // the connection closes: the sandbox is destroyed unused
 	}
 	Trace("pool verdict read")
+	// From here on the command may run: an error is not ErrPoolEmpty (the
+	// caller must not run it again) but ErrResultLost.
 	if err := send(&poolFrame{Op: poolGo}); err != nil {
-		return nil, fmt.Errorf("running in a pooled sandbox: %w", err)
+		return nil, fmt.Errorf("%w: sending go: %w", ErrResultLost, err)
 	}
 	if req.Stdin && stdin != nil {
 		go pumpPoolStdin(stdin, send)
@@ -367,11 +456,11 @@ func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, approve f
 		stderr = io.Discard
 	}
 	for {
-		if buf, err = readFrame(c, buf, &f); err != nil {
+		if buf, err = readFrameMax(c, buf, &f, poolResultFrame); err != nil {
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("running in a pooled sandbox: %w", ctx.Err())
+				return nil, fmt.Errorf("%w: stopped: %w", ErrResultLost, ctx.Err())
 			}
-			return nil, fmt.Errorf("running in a pooled sandbox: the pool server hung up: %w", err)
+			return nil, fmt.Errorf("%w: the pool server hung up (the daemon's log may say why): %w", ErrResultLost, err)
 		}
 		switch f.Op {
 		case "output":
@@ -387,7 +476,7 @@ func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, approve f
 			}
 			return f.Result, nil
 		default:
-			return nil, fmt.Errorf("running in a pooled sandbox: unexpected frame %q", f.Op)
+			return nil, fmt.Errorf("%w: unexpected frame %q", ErrResultLost, f.Op)
 		}
 	}
 }
@@ -408,9 +497,10 @@ func pumpPoolStdin(r io.Reader, send func(*poolFrame) error) {
 }
 
 // poolError turns the server's error text back into the errors callers
-// branch on (ErrNotFound, ErrNotExecutable), the rest as text.
+// branch on (ErrNotFound, ErrNotExecutable, ErrResultLost), the rest as
+// text.
 func poolError(msg string) error {
-	for _, e := range []error{ErrNotFound, ErrNotExecutable} {
+	for _, e := range []error{ErrNotFound, ErrNotExecutable, ErrResultLost} {
 		if len(msg) >= len(e.Error()) && msg[:len(e.Error())] == e.Error() {
 			return fmt.Errorf("%w%s", e, msg[len(e.Error()):])
 		}

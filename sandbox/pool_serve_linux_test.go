@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -218,4 +219,59 @@ func hostHasCmdline(t *testing.T, cmdline string) bool {
 		}
 	}
 	return false
+}
+
+// A result too large for the pool socket's frame gives up its oldest
+// execs (then accesses), counted, and keeps the newest and the rest of
+// the result: the command's status and the exec gate's refusals.
+func TestPoolFitResult(t *testing.T) {
+	arg := strings.Repeat("a", 1000)
+	res := &Result{ExitCode: 3, ExecsDropped: 5, ExecBlocked: []ExecBlock{{Path: "./bin/reboot", Argv: []string{"./bin/reboot"}}}}
+	for i := range 60000 {
+		res.Execs = append(res.Execs, ExecEvent{Path: "/bin/true", Argv: []string{strconv.Itoa(i), arg}})
+	}
+	f := &poolFrame{Op: poolResult, Result: res}
+	require.NoError(t, fitResult(f))
+	b, err := json.Marshal(f)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(b), poolResultFrame)
+	assert.Greater(t, len(b), maxFrame, "what fits the larger frame is kept")
+	require.NotEmpty(t, res.Execs)
+	assert.Equal(t, strconv.Itoa(59999), res.Execs[len(res.Execs)-1].Argv[0], "the newest exec is kept")
+	assert.Equal(t, 60000+5, len(res.Execs)+res.ExecsDropped, "every dropped exec is counted")
+	assert.Equal(t, 3, res.ExitCode)
+	assert.Len(t, res.ExecBlocked, 1)
+
+	small := &poolFrame{Op: poolResult, Result: &Result{Execs: []ExecEvent{{Path: "/bin/true"}}}}
+	require.NoError(t, fitResult(small))
+	assert.Len(t, small.Result.Execs, 1, "a result that fits is left alone")
+}
+
+// A client whose pooled connection ends after its go (the daemon died,
+// or could not send the result) is told the command may have run
+// (ErrResultLost), never that nothing ran (ErrPoolEmpty, after which a
+// caller would run the command again, cold).
+func TestRunPooledLostResultMayHaveRun(t *testing.T) {
+	stateRoot := t.TempDir()
+	l, err := ListenPool(stateRoot)
+	require.NoError(t, err)
+	defer l.Close()
+	go func() {
+		c, err := l.AcceptUnix()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		var f poolFrame
+		if _, err := readFrame(c, nil, &f); err != nil {
+			return
+		}
+		_ = writeFrame(c, &poolFrame{Op: poolAccepted})
+		_, _ = readFrame(c, nil, &f) // go
+	}()
+	res, err := RunPooled(t.Context(), stateRoot, PoolRequest{Profile: "p", Shell: "true"}, nil, nil, nil, nil)
+	assert.Nil(t, res)
+	require.ErrorIs(t, err, ErrResultLost)
+	assert.NotErrorIs(t, err, ErrPoolEmpty)
+	assert.Contains(t, err.Error(), "may have run")
 }

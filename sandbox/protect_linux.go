@@ -385,7 +385,27 @@ func hiddenIn(ws string, own []string) ([]string, error) {
 // sourceOwners returns the on-disk owners of the workspace and the binds'
 // sources (Placement.Owners).
 func sourceOwners(cfg Config) (map[string]Owner, error) {
+	marks, err := sourceMarks(cfg)
+	if err != nil {
+		return nil, err
+	}
 	owners := map[string]Owner{}
+	for src, m := range marks {
+		owners[src] = m.owner
+	}
+	return owners, nil
+}
+
+// sourceMark is what a sandbox's container is made for of the workspace or
+// a bind's source: its identity and its owner.
+type sourceMark struct {
+	id    fileID
+	owner Owner
+}
+
+// sourceMarks returns the marks of the workspace and the binds' sources.
+func sourceMarks(cfg Config) (map[string]sourceMark, error) {
+	marks := map[string]sourceMark{}
 	srcs := []string{}
 	if cfg.Workspace != "" {
 		srcs = append(srcs, cfg.Workspace)
@@ -398,9 +418,9 @@ func sourceOwners(cfg Config) (map[string]Owner, error) {
 		if err := unix.Stat(src, &st); err != nil {
 			return nil, fmt.Errorf("reading the owner of %s: %w", src, err)
 		}
-		owners[src] = Owner{UID: int(st.Uid), GID: int(st.Gid)}
+		marks[src] = sourceMark{fileID{st.Dev, st.Ino}, Owner{UID: int(st.Uid), GID: int(st.Gid)}}
 	}
-	return owners, nil
+	return marks, nil
 }
 
 // openBeneath opens rel under dir without following any symlink, the last
@@ -1361,6 +1381,12 @@ type joinTree struct {
 	Target string `json:"target"`
 	// ReadOnly: protection.readOnly.
 	ReadOnly bool `json:"read_only,omitempty"`
+	// Dev and Ino are the identity of the directory the mounts were
+	// planned on (protection.rootID): they are made only if WsMount is
+	// it (a pooled sandbox's container bound the workspace long before
+	// its plan was made).
+	Dev uint64 `json:"dev"`
+	Ino uint64 `json:"ino"`
 }
 
 // plan returns the mounts of every tree of pr.
@@ -1368,7 +1394,7 @@ func (pr *protection) plan() []joinTree {
 	var plan []joinTree
 	for _, t := range pr.trees() {
 		if len(t.mounts) > 0 || t.readOnly {
-			plan = append(plan, joinTree{WsMount: t.wsMount, Mounts: t.mounts, Target: t.target, ReadOnly: t.readOnly})
+			plan = append(plan, joinTree{WsMount: t.wsMount, Mounts: t.mounts, Target: t.target, ReadOnly: t.readOnly, Dev: t.rootID.dev, Ino: t.rootID.ino})
 		}
 	}
 	return plan
@@ -1445,6 +1471,13 @@ func (t joinTree) mount() error {
 		return fmt.Errorf("protecting paths: opening %s in the sandbox: %w", t.WsMount, err)
 	}
 	defer unix.Close(ws)
+	var st unix.Stat_t
+	if err := unix.Fstat(ws, &st); err != nil {
+		return fmt.Errorf("protecting paths: reading %s in the sandbox: %w", t.WsMount, err)
+	}
+	if st.Dev != t.Dev || st.Ino != t.Ino {
+		return fmt.Errorf("protecting paths: %s in the sandbox is not the directory they were planned on (it was replaced)", t.WsMount)
+	}
 	var empty *emptyTree
 	for _, m := range t.Mounts {
 		if m.Mode == ProtectReserve || m.Mode == ProtectHideFile || m.Mode == ProtectHideDir {

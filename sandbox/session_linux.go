@@ -270,8 +270,13 @@ type Session struct {
 	key  sessionKey
 	spec SessionSpec
 	// single: a pooled sandbox, which serves exactly one foreground
-	// command and no background ones (Pools).
+	// command and no background ones (Pools). Its protected paths are
+	// planned and mounted when it is taken (protect), not when it is
+	// made (setupOptions.lateProtect).
 	single bool
+	// protectLate, set by create for a single sandbox, is its set-up's
+	// protectLate for its supervisor.
+	protectLate func() ([]string, error)
 
 	ready    chan struct{} // closed when create has finished
 	readyErr error
@@ -354,6 +359,7 @@ func (s *Session) create(ctx context.Context) (err error) {
 	sb, err := setUp(spec.Config, setupOptions{
 		stateRoot: m.StateRoot, cgroupPrefix: m.CgroupPrefix, profile: s.key.profile,
 		profileLimits: spec.ProfileLimits, userNSBase: m.UserNSBase, execGate: m.ExecGate,
+		lateProtect: s.single,
 		adjust: func(lc *configs.Config) {
 			if exe, ok := hostExecutable(); ok {
 				// Run the supervisor from a read-only, nosuid bind of this
@@ -487,6 +493,15 @@ func (s *Session) create(ctx context.Context) (err error) {
 		hostEnd.Close()
 		_ = container.Signal(unix.SIGKILL)
 		return err
+	}
+	if sb.late {
+		pid, err := process.Pid()
+		if err != nil {
+			hostEnd.Close()
+			_ = container.Signal(unix.SIGKILL)
+			return err
+		}
+		s.protectLate = func() ([]string, error) { return sb.protectLate(pid) }
 	}
 
 	// The first frame must be "ready".
@@ -875,6 +890,29 @@ func (s *Session) Exec(ctx context.Context, cmd Command, opts ExecOptions) (*Res
 		res.PathsRefused = append(res.PathsRefused, s.gate.sealedSince(mark)...)
 	}
 	return res, err
+}
+
+// protect plans and mounts the protected paths of a pooled sandbox
+// taken for its command, as a cold sandbox's are planned at its start:
+// from what the workspace holds now. Nothing of the sandbox's has run;
+// the caller runs the command only if it returns nil, and otherwise ends
+// the sandbox. It is called once, before Exec.
+func (s *Session) protect() error {
+	if s.protectLate == nil {
+		return nil
+	}
+	late := s.protectLate
+	s.protectLate = nil
+	notEnforced, err := late()
+	if err != nil {
+		return err
+	}
+	for _, ne := range notEnforced {
+		if !slices.Contains(s.notEnforced, ne) {
+			s.notEnforced = append(slices.Clip(s.notEnforced), ne)
+		}
+	}
+	return nil
 }
 
 // Spec returns the spec the session was opened with.

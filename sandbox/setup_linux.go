@@ -72,6 +72,15 @@ type setupOptions struct {
 	// gate and the container are made from it (a supervisor's bind and
 	// labels).
 	adjust func(lc *configs.Config)
+	// lateProtect: the protected paths are planned, reserved and mounted
+	// when the sandbox is given its command (sandboxSetup.protectLate),
+	// not at set-up. A pooled sandbox waits for its command while the
+	// host changes the workspace (git init, a clone, a new dot-file), and
+	// what is protected is a function of the workspace's contents: it
+	// must be what a cold sandbox would plan at the call, and the
+	// placeholders of its reservations must not stand in the host's way
+	// while no command runs (docs/workspace.md).
+	lateProtect bool
 }
 
 // sandboxSetup is one sandbox between set-up and teardown: what the
@@ -87,8 +96,14 @@ type sandboxSetup struct {
 	notEnforced []string
 
 	placement Placement
-	hold      *usernsHold     // nil when rootless
-	protect   *protection     // nil without protected paths
+	hold      *usernsHold // nil when rootless
+	protect   *protection // nil without protected paths (or before protectLate)
+	// late: the protected paths wait for protectLate
+	// (setupOptions.lateProtect); lateMarks are the workspace and the
+	// binds' sources as the container's mounts were planned, which
+	// protectLate requires to be unchanged.
+	late      bool
+	lateMarks map[string]sourceMark
 	disk      *diskLimit      // nil without an enforced disk limit
 	prep      *trampolinePrep // nil unless the program starts through the trampoline
 	tramp     *trampoline     // nil unless the program starts through it
@@ -350,7 +365,24 @@ func (s *sandboxSetup) identity(setupOptions) error {
 
 // protectedPaths reserves the workspace's protected paths, mounted over
 // the init's view before anything of the sandbox's runs (started).
-func (s *sandboxSetup) protectedPaths(setupOptions) error {
+func (s *sandboxSetup) protectedPaths(o setupOptions) error {
+	if o.lateProtect {
+		s.late = true
+		var err error
+		if s.lateMarks, err = sourceMarks(s.cfg); err != nil {
+			return err
+		}
+		// The teardown releases what protectLate reserved, at the place
+		// an early plan's release would have (after the container is
+		// destroyed).
+		s.undo.add(func() error {
+			if s.protect == nil {
+				return nil
+			}
+			return s.protect.release()
+		})
+		return nil
+	}
 	pr, err := protectFor(s.stateRoot, s.cfg, s.rootless, &s.notEnforced)
 	if err != nil || pr == nil {
 		return err
@@ -358,6 +390,45 @@ func (s *sandboxSetup) protectedPaths(setupOptions) error {
 	s.protect = pr
 	s.undo.add(pr.release)
 	return nil
+}
+
+// protectLate plans the protected paths of a sandbox set up with
+// lateProtect, reserves them and mounts them into the view of its init
+// (pid), as protectedPaths and started do for any other sandbox, and
+// gives its creation gate the plan's trees. It is called once, before
+// anything of the sandbox's runs; the caller must not run the command
+// when it fails (the sandbox is then destroyed: its teardown releases
+// whatever was reserved). It returns what the plan could not enforce
+// ("nested-repos", "protected-links"), for the command's result.
+func (s *sandboxSetup) protectLate(pid int) (notEnforced []string, err error) {
+	if !s.late || s.protect != nil {
+		return nil, errors.New("protectLate: not a sandbox waiting for its protected paths")
+	}
+	// The container bound the workspace and the binds' sources as they
+	// were at set-up: the plan made now is only theirs if they are
+	// still the same directories, owned by the same user (the id
+	// mapping was made for that owner).
+	marks, err := sourceMarks(s.cfg)
+	if err != nil {
+		return nil, err
+	}
+	for src, m := range s.lateMarks {
+		if marks[src] != m {
+			return nil, fmt.Errorf("%w: %s was replaced or changed owner since the sandbox was made", ErrUnsafeWorkspace, src)
+		}
+	}
+	pr, err := protectFor(s.stateRoot, s.cfg, s.rootless, &notEnforced)
+	if err != nil || pr == nil {
+		return nil, err
+	}
+	s.protect = pr // released by the teardown, mounted or not
+	if err := pr.apply(pid); err != nil {
+		return nil, err
+	}
+	if s.gate != nil && s.gate.create != nil {
+		s.gate.create.protect(pr)
+	}
+	return notEnforced, nil
 }
 
 // diskLimit holds the workspace's disk limit for the sandbox's life.

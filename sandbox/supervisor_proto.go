@@ -16,8 +16,9 @@ import (
 // bounds their size, rejects unknown fields and validates every value
 // before acting on it (see checkReply).
 
-// maxFrame bounds one frame in either direction. Output chunks are at most
-// outputChunk bytes (base64 in JSON grows them by a third).
+// maxFrame bounds one frame in either direction (but the pool socket's
+// frames from the daemon to its client, poolResultFrame). Output chunks
+// are at most outputChunk bytes (base64 in JSON grows them by a third).
 const (
 	maxFrame    = 128 << 10
 	outputChunk = 32 << 10
@@ -96,11 +97,17 @@ const (
 
 // writeFrame writes v as one frame. Callers serialise writes.
 func writeFrame(w io.Writer, v any) error {
+	return writeFrameMax(w, v, maxFrame)
+}
+
+// writeFrameMax is writeFrame for a channel whose frames may reach limit
+// bytes (the pool socket's results, poolResultFrame).
+func writeFrameMax(w io.Writer, v any, limit int) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encoding frame: %w", err)
 	}
-	if len(b) > maxFrame {
+	if len(b) > limit {
 		return fmt.Errorf("encoding frame: %w (%d bytes)", errFrameTooLarge, len(b))
 	}
 	buf := make([]byte, 4+len(b))
@@ -113,12 +120,18 @@ func writeFrame(w io.Writer, v any) error {
 // readFrame reads one frame into v, rejecting frames over maxFrame and
 // JSON with unknown fields or trailing data. buf is reused when large enough.
 func readFrame(r io.Reader, buf []byte, v any) ([]byte, error) {
+	return readFrameMax(r, buf, v, maxFrame)
+}
+
+// readFrameMax is readFrame for a channel whose frames may reach limit
+// bytes (writeFrameMax).
+func readFrameMax(r io.Reader, buf []byte, v any, limit uint32) ([]byte, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return buf, err
 	}
 	n := binary.BigEndian.Uint32(hdr[:])
-	if n > maxFrame {
+	if n > limit {
 		return buf, fmt.Errorf("reading frame: %w (%d bytes)", errFrameTooLarge, n)
 	}
 	if cap(buf) < int(n) {

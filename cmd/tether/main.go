@@ -45,7 +45,7 @@ func addCommand(name string, c func() *cobra.Command) {
 const (
 	exitFailure = 1   // the subcommand failed
 	exitUsage   = 2   // bad flags, arguments or configuration: nothing was done
-	exitWrapper = 125 // tether run / shell: tether itself did not run the command
+	exitWrapper = 125 // tether run / shell: tether itself did not run the command (or lost its status: sandbox.ErrResultLost)
 )
 
 // Annotations on a command that change how its errors map to exit statuses.

@@ -28,8 +28,19 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs the CLI scripts in testdata/script.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+	testscript.Run(t, scriptParams("testdata/script"))
+}
+
+// TestPooledScripts runs the CLI scripts of pooled runs that are too slow
+// for testdata/script's company (thousands of execs), in testdata/pool.
+func TestPooledScripts(t *testing.T) {
+	testscript.Run(t, scriptParams("testdata/pool"))
+}
+
+// scriptParams are the scripts' parameters for the scripts in dir.
+func scriptParams(dir string) testscript.Params {
+	return testscript.Params{
+		Dir: dir,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
 			// Decisions and mandates go to the script's own state dir,
@@ -49,7 +60,7 @@ func TestScripts(t *testing.T) {
 			"jsonstr":   cmdJSONStr,
 			"docblocks": cmdDocBlocks,
 		},
-	})
+	}
 }
 
 var (

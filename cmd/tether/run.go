@@ -118,10 +118,12 @@ Exit status:
   "timed_out": true). An OOM kill is 137 with "oom_killed": true.
   125 tether itself did not run it: refused by the approval engine, a usage
   or configuration error (flags included), or a sandbox that could not be set
-  up. tether run is a wrapper like env, timeout, nice and chroot: every
-  other status is the command's own (its own 2 or 3 included). With --json a
-  125 prints {"exit_code":125,"error":…,"refused":…,"stage":…,"reason":…}
-  on stdout.
+  up. It is also the status of a command handed to a daemon's pooled
+  sandbox whose result was lost (the connection ended): it may have run, the
+  error says so, and --json carries "may_have_run": true. tether run is a
+  wrapper like env, timeout, nice and chroot: every other status is the
+  command's own (its own 2 or 3 included). With --json a 125 prints
+  {"exit_code":125,"error":…,"refused":…,"stage":…,"reason":…} on stdout.
 
 Output (stdout and stderr together) is capped at the profile's
 limits.output (1MiB by default) or --output-limit; the rest is discarded and

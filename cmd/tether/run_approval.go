@@ -36,20 +36,24 @@ func (r *refusal) Error() string {
 }
 
 // errorJSON is the --json document of tether run when tether itself did
-// not run the command (refused, usage error, sandbox failure).
+// not run the command (refused, usage error, sandbox failure), or cannot
+// say how it ended: MayHaveRun when it was handed to a pooled sandbox and
+// the result was lost (sandbox.ErrResultLost). Either way there is no
+// status of the command's to pass through, so the exit is exitWrapper.
 type errorJSON struct {
-	ExitCode int      `json:"exit_code"` // always exitWrapper
-	Error    string   `json:"error"`
-	Refused  bool     `json:"refused"`
-	Stage    string   `json:"stage,omitempty"`
-	Reason   string   `json:"reason,omitempty"`
-	Rules    []string `json:"rules,omitempty"`
-	Hint     string   `json:"hint,omitempty"`
+	ExitCode   int      `json:"exit_code"` // always exitWrapper
+	Error      string   `json:"error"`
+	Refused    bool     `json:"refused"`
+	MayHaveRun bool     `json:"may_have_run,omitempty"`
+	Stage      string   `json:"stage,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+	Rules      []string `json:"rules,omitempty"`
+	Hint       string   `json:"hint,omitempty"`
 }
 
 // writeErrorJSON prints err as tether run's --json error document.
 func writeErrorJSON(w io.Writer, err error) {
-	doc := errorJSON{ExitCode: exitWrapper, Error: err.Error()}
+	doc := errorJSON{ExitCode: exitWrapper, Error: err.Error(), MayHaveRun: errors.Is(err, sandbox.ErrResultLost)}
 	var r *refusal
 	if errors.As(err, &r) {
 		doc.Refused, doc.Stage, doc.Reason, doc.Rules, doc.Hint = true, r.Stage, r.Reason, r.Rules, r.Hint
