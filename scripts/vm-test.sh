@@ -36,7 +36,9 @@
 # TETHER_VM_TIME_SCALE (how many times the tests' deadlines and grace
 # periods are stretched under TCG, default 10; 1 under KVM),
 # TETHER_VM_MEMORY (MiB, default 3072), TETHER_VM_LOGS (a directory
-# to keep the guest's logs in), GO (default go). Needs root.
+# to keep the guest's logs in), TETHER_VM_KERNEL_SUITE and TETHER_VM_CACHE
+# (the guest image's kernel and cache, scripts/vm-image.sh), GO (default
+# go). Needs root.
 set -euo pipefail
 # Everything runs from main, which bash reads whole before it starts: an
 # edit of this file during a run (an hour under TCG) cannot derail it.
