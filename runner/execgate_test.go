@@ -37,6 +37,22 @@ func gateRunner(t *testing.T, standIns ...string) (*Runner, *mandate.Store, *con
 	return &Runner{Config: cfg, Engine: eng, Mandates: store, Sandbox: sb, Sessions: sessions}, store, cfg, ws
 }
 
+// libcSystemArgv returns the argv with which this host's libc system()
+// runs command, the argv the exec gate sees for os.system: "sh -c CMD" from
+// bookworm's glibc 2.36, "sh -c -- CMD" from trixie's 2.41 (the cgroup v2
+// guest's). It asks the libc: the shell of a probe's system() reads its own
+// command line (the trailing ":" keeps the shell from exec'ing cat in its
+// place).
+func libcSystemArgv(t *testing.T, command string) []string {
+	t.Helper()
+	const probe = "cat /proc/$$/cmdline; :"
+	out, err := exec.Command("python3", "-c", "import os, sys; sys.exit(os.waitstatus_to_exitcode(os.system('"+probe+"')))").Output()
+	require.NoError(t, err)
+	argv := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	require.Equal(t, probe, argv[len(argv)-1], "system()'s shell command line %q", out)
+	return append(argv[:len(argv)-1:len(argv)-1], command)
+}
+
 // TestExecGateHiddenPayloads: programs the command text does not show —
 // run by interpreters, scripts and a compiled helper — are refused at
 // exec when the hardline floor or a deny glob refuses their real argv:
@@ -72,7 +88,7 @@ func TestExecGateHiddenPayloads(t *testing.T) {
 	cases := []gated{
 		{"python3 task.py", "reboot", []string{"reboot"}, "hardline.power"},
 		// os.system's shell is refused already: its -c text is hardline.
-		{"python3 sys.py", "reboot", []string{"sh", "-c", "PATH=./bin:$PATH reboot -f"}, "hardline.power"},
+		{"python3 sys.py", "reboot", libcSystemArgv(t, "PATH=./bin:$PATH reboot -f"), "hardline.power"},
 		{"sh build.sh", "rm", []string{"rm", "-rf", "--no-preserve-root", "/"}, "hardline.rm-root"},
 		{"perl fmt.pl", "mkfs.ext4", []string{"mkfs.ext4", "/dev/sda"}, ""},
 		{"./helper", "reboot", []string{"reboot", "-p"}, "hardline.power"},

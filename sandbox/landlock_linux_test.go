@@ -134,8 +134,8 @@ func TestLandlockRefusesOutsideThePolicy(t *testing.T) {
 	}
 }
 
-// TestLandlockBelowABI7: below ABI 7 (a 6.12 kernel, as the cgroup v2
-// guest's) the kernel logs no refusal. The ruleset still holds, one-shot
+// TestLandlockBelowABI7: below ABI 7 (a 6.12 kernel, as Debian 13's
+// own) the kernel logs no refusal. The ruleset still holds, one-shot
 // and in a session: the secret is neither read nor changed, seen from the
 // host, and the result says that the refused paths are not known
 // (landlock_audit in not_enforced) instead of reporting none. On a newer

@@ -3,20 +3,24 @@
 # prints the directory that holds it: a raw ext4 root filesystem (root.img),
 # the kernel (vmlinuz) and its initramfs (initrd.img).
 #
-# The guest is Debian 12 (debootstrap --variant=minbase of bookworm) with the
-# packages of `scripts/provision.sh --list guest` and the bookworm-backports
-# kernel (6.12, the kernel of current distributions rather than bookworm's
-# 6.1). It boots either with a small shell script as PID 1 (the cgroup v2
-# guest) or with systemd (the delegation guest); both then run the script that
-# vm-test.sh shares with them over 9p, so changing the tests never rebuilds
-# the image.
+# The guest is Debian 13 (debootstrap --variant=minbase of trixie) with the
+# packages of `scripts/provision.sh --list guest` and the kernel of
+# $TETHER_VM_KERNEL_SUITE (default trixie-backports: a kernel of 6.15 or
+# later, whose Landlock ABI 7 the sandbox's audit tests need; trixie's own
+# 6.12 has ABI 6). Not a bookworm userland with a newer kernel: the newer
+# kernels' packages run linux-base's hooks with the run-parts of trixie's
+# debianutils, which needs trixie's libc. It boots either with a small shell
+# script as PID 1 (the cgroup v2 guest) or with systemd (the delegation
+# guest); both then run the script that vm-test.sh shares with them over 9p,
+# so changing the tests never rebuilds the image.
 #
 # The image is cached in $TETHER_VM_CACHE (default /var/cache/tether-vm), in a
-# directory named by the SHA-256 of this script and of provision.sh: a later
-# run with the same scripts reuses it, an edit to either builds a new one (and
-# removes the older images). The build is idempotent: it happens in a
-# temporary directory renamed into place when complete, so an interrupted build
-# leaves nothing that a later run would take for an image.
+# directory named by the SHA-256 of this script, of provision.sh and of the
+# kernel suite: a later run with the same scripts and suite reuses it, an edit
+# to either or another suite builds a new one (and removes the older images).
+# The build is idempotent: it happens in a temporary directory renamed into
+# place when complete, so an interrupted build leaves nothing that a later run
+# would take for an image.
 #
 # Needs root, debootstrap and e2fsprogs (scripts/provision.sh test). Packages
 # come from $TETHER_VM_MIRROR (default http://deb.debian.org/debian); apt's
@@ -27,8 +31,15 @@ export PATH="$PATH:/usr/sbin:/sbin"
 
 cache=${TETHER_VM_CACHE:-/var/cache/tether-vm}
 mirror=${TETHER_VM_MIRROR:-http://deb.debian.org/debian}
-suite=bookworm
-key=$(cat "$here/vm-image.sh" "$here/provision.sh" | sha256sum | cut -c1-16)
+suite=trixie
+kernel_suite=${TETHER_VM_KERNEL_SUITE:-trixie-backports}
+case $kernel_suite in
+*[!a-z0-9-]* | "")
+	echo "vm-image: TETHER_VM_KERNEL_SUITE must be a Debian suite name (such as trixie-backports), not \"$kernel_suite\"" >&2
+	exit 2
+	;;
+esac
+key=$({ cat "$here/vm-image.sh" "$here/provision.sh"; echo "kernel $kernel_suite"; } | sha256sum | cut -c1-16)
 image=$cache/image-$key
 
 if [ -f "$image/root.img" ] && [ -f "$image/vmlinuz" ] && [ -f "$image/initrd.img" ]; then
@@ -79,7 +90,7 @@ chroot_umount() {
 # from the configuration below as base-KEY, keyed by what it installs, so
 # that changing how the guest is set up does not download them again.
 mapfile -t packages < <("$here/provision.sh" --list guest)
-base_key=$(printf '%s\n' "$suite" "$mirror" "backports-kernel" "${packages[@]}" | sha256sum | cut -c1-16)
+base_key=$(printf '%s\n' "$suite" "$mirror" "kernel $kernel_suite" "${packages[@]}" | sha256sum | cut -c1-16)
 base=$cache/base-$base_key
 if [ ! -d "$base" ]; then
 	include=$(
@@ -89,12 +100,14 @@ if [ ! -d "$base" ]; then
 	root=$build/base
 	echo "vm-image: debootstrap $suite with ${packages[*]}" >&2
 	debootstrap --variant=minbase --include="$include" "$suite" "$root" "$mirror" >&2
-	echo "vm-image: the bookworm-backports kernel" >&2
-	echo "deb $mirror $suite-backports main" >"$root/etc/apt/sources.list.d/backports.list"
+	echo "vm-image: the $kernel_suite kernel" >&2
+	echo "deb $mirror $kernel_suite main" >"$root/etc/apt/sources.list.d/kernel.list"
 	chroot_mount "$root"
 	chroot "$root" apt-get update -qq >&2
 	DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get install -y -qq --no-install-recommends \
-		-t "$suite-backports" linux-image-amd64 >&2
+		-t "$kernel_suite" linux-image-amd64 >&2
+	# The guest never installs again: no other suite's packages later.
+	rm "$root/etc/apt/sources.list.d/kernel.list"
 	chroot "$root" apt-get clean
 	chroot_umount "$root"
 	rm -f "$root"/var/lib/apt/lists/*_Packages
@@ -153,6 +166,7 @@ TTYPath=/dev/ttyS0
 [Install]
 WantedBy=multi-user.target
 EOF
+mkdir -p "$root/etc/systemd/system/multi-user.target.wants"
 ln -sf /etc/systemd/system/tether-vm.service "$root/etc/systemd/system/multi-user.target.wants/tether-vm.service"
 # No logins and no device waits: the guest has no udev, and nothing logs in.
 for unit in getty@tty1.service serial-getty@ttyS0.service systemd-networkd-wait-online.service; do

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tether-dev/tether/approval"
+	"github.com/tether-dev/tether/internal/testenv"
 	"github.com/tether-dev/tether/runner"
 )
 
@@ -68,7 +69,7 @@ profiles:
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		require.NoError(t, cmd.Start())
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(t.Context(), testenv.Scaled(30*time.Second))
 		if err := runner.NewClient(sock).WaitHealthy(ctx); err != nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait() // stderr is complete only after Wait
@@ -132,7 +133,11 @@ profiles:
 				}
 			}()
 		}
-		time.Sleep(time.Duration(200+rand.IntN(600)) * time.Millisecond)
+		// Each daemon lives 0.2-0.8 s, stretched under emulation (the time
+		// scale): in the TCG guest the load's clients took longer than
+		// 0.8 s to open a session and see a pending approval, and 30
+		// rounds answered nothing.
+		time.Sleep(testenv.Scaled(time.Duration(200+rand.IntN(600)) * time.Millisecond))
 		require.NoError(t, syscall.Kill(cmd.Process.Pid, syscall.SIGKILL))
 		_ = cmd.Wait()
 		stop()
@@ -143,7 +148,7 @@ profiles:
 	cmd := exec.Command(tether, "serve", "--config", cfgPath, "--socket", sock)
 	cmd.Env = append(os.Environ(), "TETHER_STATE_DIR="+state)
 	require.NoError(t, cmd.Start())
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), testenv.Scaled(30*time.Second))
 	require.NoError(t, runner.NewClient(sock).WaitHealthy(ctx))
 	cancel()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/tether-dev/tether/internal/testenv"
 )
 
 // TestMain lets testscript run this binary as "tether" inside scripts.
@@ -43,6 +46,9 @@ func scriptParams(dir string) testscript.Params {
 		Dir: dir,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("NO_COLOR", "1")
+			// $TIME_SCALE, a whole number, stretches a script's waits as
+			// testenv.Scaled does the tests' (the TCG guest sets 10).
+			env.Setenv("TIME_SCALE", strconv.Itoa(int(math.Ceil(testenv.TimeScale()))))
 			// Decisions and mandates go to the script's own state dir,
 			// never the machine's /var/lib/tether (scripts may override).
 			env.Setenv("TETHER_STATE_DIR", env.WorkDir+"/.tether-state")
