@@ -228,6 +228,11 @@ func refineFind(inv *Invocation) {
 			}
 		}
 		inv.Options = kept
+		// No --help or --version of find's own is left (the loop above
+		// returned): a DryRun the parse took from a word of -exec or
+		// from -fprintf's format ("-fprintf /dev/sda --help") is not
+		// find's, which runs.
+		inv.Effects &^= DryRun
 	}
 	for _, o := range inv.Options {
 		switch {
