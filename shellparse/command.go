@@ -140,6 +140,10 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			pw = w.hashedWord(pw)
 			cs.words[i] = pw
 		}
+		if w.runWritten(cs, i, c) {
+			return "" // a file this line wrote, run as what it holds
+		}
+		pw = cs.words[i]
 		name := baseName(pw.Value)
 		if name == "hash" {
 			w.hashCommand(cs.words[i+1:], cs.stmt)
@@ -198,6 +202,13 @@ func (w *walker) emit(cs *cmdState, i int, c ctx) {
 		cmd.Args = cs.words[i+1:]
 	}
 	cmd.Context.ExtraArgs = cmd.Context.ExtraArgs || cs.extra
+	if cs.stdin != nil {
+		if w.script.stdins == nil {
+			w.script.stdins = map[int]*feed{}
+		}
+		w.script.stdins[len(w.script.Commands)] = cs.stdin
+	}
+	w.noteWrites(cs, &cmd)
 	if cs.feed == nil {
 		w.addCommand(cmd)
 		return

@@ -105,14 +105,29 @@ func Parse(src string, opts Options) (*Script, error) {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
 	}
-	s := &Script{Source: src}
+	s := walkSource(src, f, cr, maxDepth, nil)
+	if st := s.files; st != nil && st.late {
+		// A file was written after a command that runs it had been
+		// walked (a later pass of a loop, a function body walked where
+		// it is defined): walk again with every write known from the
+		// start (dataflow.go).
+		st.late, st.looked = false, nil
+		s = walkSource(src, f, cr, maxDepth, st)
+	}
+	return s, nil
+}
+
+// walkSource walks the parsed source f of src, with the file writes of
+// files known from the start (nil: none).
+func walkSource(src string, f *syntax.File, cr byte, maxDepth int, files *fileStore) *Script {
+	s := &Script{Source: src, files: files}
 	w := &walker{src: src, script: s, maxDepth: maxDepth, cr: cr, file: f, codeChars: hasCodeChar(src)}
 	w.stmts(f.Stmts, ctx{})
 	w.finishFunctions()
 	if continuedComment(src) {
 		w.addOpaque(OpaqueDivergence, "", src, Span{Start: 0, End: len(src)})
 	}
-	return s, nil
+	return s
 }
 
 // ErrTooDeep is returned (wrapped) by Parse for input whose brackets nest so
@@ -230,6 +245,9 @@ type walker struct {
 	// command name (hashtable.go); namerefs the names declared -n.
 	hashed   map[string]Word
 	namerefs map[string]bool
+	// substOut are the known outputs of command substitutions walked
+	// (dataflow.go).
+	substOut map[*syntax.CmdSubst]string
 }
 
 type funcDef struct {
@@ -793,8 +811,16 @@ func (w *walker) walkPart(p syntax.WordPart, c ctx) {
 			return
 		}
 		saved := w.saveVars() // a substitution is a subshell
+		start, opaques := len(w.script.Commands), len(w.script.Opaque)
 		w.stmts(p.Stmts, sc)
 		w.vars = saved
+		if out, ok := w.substOutput(p, start, opaques); ok {
+			// Its known output is the word's text (dataflow.go).
+			if w.substOut == nil {
+				w.substOut = map[*syntax.CmdSubst]string{}
+			}
+			w.substOut[p] = out
+		}
 	case *syntax.ProcSubst:
 		sc := c.substitution()
 		sc.nest++

@@ -277,7 +277,7 @@ func (w *walker) touchedIn(region func()) (names map[string]bool, all, jumps boo
 		return nil, true, true
 	}
 	script, funcs, vars, probe := w.script, w.funcs, w.saveVars(), w.probe
-	w.script = &Script{Source: script.Source, div: script.div, untracked: script.untracked}
+	w.script = &Script{Source: script.Source, div: script.div, untracked: script.untracked, files: script.files}
 	w.funcs = new([]funcDef)
 	w.probe = &probeSet{}
 	w.probeDepth++

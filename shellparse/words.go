@@ -172,12 +172,37 @@ func (w *walker) expansion(st *wordState, p syntax.WordPart, quoted bool) {
 		}
 	} else if _, ok := p.(*syntax.ExtGlob); ok {
 		st.glob = true
+	} else if cs, ok := p.(*syntax.CmdSubst); ok && w.knownSubst(st, cs, quoted) {
+		return
 	} else {
 		st.unknown = true
 	}
 	st.literal = false
 	s, e := offsets(p, len(w.src))
 	st.b.WriteString(w.src[s:e])
+}
+
+// knownSubst writes the known output of a command substitution
+// (dataflow.go), as bash splits it: quoted it is one word, unquoted it must
+// be one field (glob characters in it make the word a glob). It reports
+// whether it did.
+func (w *walker) knownSubst(st *wordState, cs *syntax.CmdSubst, quoted bool) bool {
+	out, ok := w.substOut[cs]
+	if !ok {
+		return false
+	}
+	if !quoted {
+		f := strings.Fields(out)
+		if len(f) != 1 {
+			return false // several words, or none: "$(echo) rm" runs rm
+		}
+		out = strings.Join(f, "")
+		if strings.ContainsAny(out, "*?[") {
+			st.glob, st.literal = true, false
+		}
+	}
+	st.b.WriteString(out)
+	return true
 }
 
 // dqUnescape writes a double-quoted literal with bash's escapes removed:
