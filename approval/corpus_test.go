@@ -293,7 +293,10 @@ func TestPeerCorpus(t *testing.T) {
 		fmt.Fprintf(&b, "%-12s %8d %9d %9d\n", peerName(p), matrix[p][TierAllow], matrix[p][TierApproval], matrix[p][TierHardline])
 	}
 	t.Log("\n" + b.String())
-	assert.GreaterOrEqual(t, pct, 97.0, "agreement with the peer corpus")
+	// 96.5: two rows the peer calls dangerous (a command substitution
+	// printing rm) are hardline since issue 15's data flow, as bash runs
+	// them; they are listed in peer-disagreements.tsv.
+	assert.GreaterOrEqual(t, pct, 96.5, "agreement with the peer corpus")
 }
 
 func countOnly(rows []peerRow) int {

@@ -160,6 +160,8 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			w.emit(cs, i, c)
 			if fd := w.defs[name]; fd != nil && i == 0 {
 				w.callFunction(fd, cs.words[1:], c)
+			} else if name == "read" && !w.isFunction(name) {
+				w.readAssign(cs, i)
 			}
 			return w.stdinReader(cs, i)
 		}

@@ -122,6 +122,7 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 		}
 		w.emit(cs, i, c)
 		w.mapfileCallback(name, cs, i, c)
+		w.mapfileAssign(cs, i)
 		return true, w.stdinReader(cs, i)
 	case "source", ".":
 		w.emit(cs, i, c)

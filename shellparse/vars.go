@@ -87,6 +87,12 @@ func (w *walker) setVar(name string, v Word) {
 func (w *walker) forget(name string) {
 	w.touch(name)
 	delete(w.vars, name)
+	for k := range w.vars {
+		// The elements of an array read from known input (readin.go).
+		if len(k) > len(name) && k[len(name)] == '[' && k[:len(name)] == name {
+			delete(w.vars, k)
+		}
+	}
 }
 
 func (w *walker) forgetAll() {
@@ -321,6 +327,15 @@ func (w *walker) paramValue(p *syntax.ParamExp) (Word, bool) {
 	}
 	bare := *p
 	bare.Exp = nil
+	if idx, ok := p.Index.(*syntax.Word); ok && p.Exp == nil {
+		// ${a[N]} of an array read from known input (readin.go).
+		bare.Index = nil
+		if n := idx.Lit(); simpleParam(&bare) && isNumberLit(n) {
+			v, ok := w.vars[p.Param.Value+"["+n+"]"]
+			return v, ok
+		}
+		return Word{}, false
+	}
 	if !simpleParam(&bare) {
 		return Word{}, false
 	}
