@@ -148,6 +148,10 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 		if name == "hash" {
 			w.hashCommand(cs.words[i+1:], cs.stmt)
 		}
+		var preCall map[string]Word
+		if i == 0 && w.defs[name] != nil {
+			preCall = w.saveVars() // for the call's walk (callFunction)
+		}
 		w.commandVars(name, cs.words[i+1:])
 		next, ok := w.peel(name, cs, i, c)
 		if next < 0 {
@@ -159,7 +163,7 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			}
 			w.emit(cs, i, c)
 			if fd := w.defs[name]; fd != nil && i == 0 {
-				w.callFunction(fd, cs.words[1:], c)
+				w.callFunction(fd, cs.words[1:], preCall, c)
 			} else if name == "read" && !w.isFunction(name) {
 				w.readAssign(cs, i)
 			}

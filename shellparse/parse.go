@@ -243,8 +243,17 @@ type walker struct {
 	choice map[string]paramState
 	// hashed are the known entries of bash's command hash table, by
 	// command name (hashtable.go); namerefs the names declared -n.
-	hashed   map[string]Word
-	namerefs map[string]bool
+	hashed map[string]Word
+	// namerefs are the names declared -n, each with its target (a
+	// variable name; refUnknown when not known; "" before the first
+	// assignment gives it one). See refs.go.
+	namerefs map[string]string
+	// callSets and callLocals are, while a function call is walked, the
+	// names the body assigns and those it declares local; callAll that it
+	// may have assigned any (see callFunction).
+	callSets   map[string]bool
+	callLocals map[string]bool
+	callAll    bool
 	// substOut are the known outputs of command substitutions walked
 	// (dataflow.go).
 	substOut map[*syntax.CmdSubst]string
@@ -575,7 +584,7 @@ func (w *walker) funcDecl(fd *syntax.FuncDecl, c ctx) {
 	c.Pipeline, c.PipelineLen, c.Background = 0, 0, false
 	// The body runs when called, with the values of that moment: it starts
 	// with nothing known.
-	saved := w.saveVars()
+	saved, refs := w.saveVars(), maps.Clone(w.namerefs)
 	w.vars = nil
 	if name != "" && w.tracking() {
 		// In the body $FUNCNAME is the function's own name: bash sets it
@@ -583,7 +592,7 @@ func (w *walker) funcDecl(fd *syntax.FuncDecl, c ctx) {
 		w.vars = map[string]Word{"FUNCNAME": {Value: name, Literal: true, Raw: name}}
 	}
 	w.stmt(fd.Body, c)
-	w.vars = saved
+	w.vars, w.namerefs = saved, refs
 	def.end = len(w.script.Commands)
 	if name != "" {
 		if w.defs == nil {
@@ -972,7 +981,7 @@ func (w *walker) assign(a *syntax.Assign, c ctx) Assign {
 		out.Value = w.convWord(a.Value)
 		if a.Index == nil {
 			w.promptText(out.Name, out.Value, a, c)
-			if w.namerefs[out.Name] && out.Value.Literal && hasCodeChar(out.Value.Value) {
+			if _, ref := w.namerefs[out.Name]; ref && out.Value.Literal && hasCodeChar(out.Value.Value) {
 				// An assignment to a nameref without a target sets
 				// its target (reread.go).
 				w.reread(`: "${`+out.Value.Value+`}"`, w.span(a), c)
@@ -1002,9 +1011,6 @@ func (w *walker) assign(a *syntax.Assign, c ctx) Assign {
 // arguments are its assignments as written, after walking their values.
 func (w *walker) decl(d *syntax.DeclClause, c ctx) {
 	args := make([]Word, 0, len(d.Args))
-	if d.Variant.Value == "nameref" {
-		w.stopTracking()
-	}
 	array, nameref := w.declOptions(d)
 	if nameref {
 		w.markArith() // see declOptions
@@ -1015,10 +1021,6 @@ func (w *walker) decl(d *syntax.DeclClause, c ctx) {
 			if a.Name == nil {
 				continue
 			}
-			if w.namerefs == nil {
-				w.namerefs = map[string]bool{}
-			}
-			w.namerefs[a.Name.Value] = true
 			if a.Value == nil {
 				continue
 			}
@@ -1033,7 +1035,7 @@ func (w *walker) decl(d *syntax.DeclClause, c ctx) {
 			w.declCompound(a, c)
 		}
 
-		w.declBind(d.Variant.Value, a, as)
+		w.declBind(d.Variant.Value, a, as, nameref, c.Function != "")
 		s, e := offsets(a, len(w.src))
 		raw := w.src[s:e]
 		switch {

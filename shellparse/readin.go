@@ -267,6 +267,10 @@ func (w *walker) setArray(name string, elems []string) {
 // the variables bash itself assigns from input (REPLY, MAPFILE).
 func (w *walker) bind(name, v string) {
 	base, _, _ := strings.Cut(name, "[")
+	if _, ref := w.namerefs[base]; ref {
+		w.forgetAll() // read into a nameref: not followed
+		return
+	}
 	if base == "IFS" || strings.HasPrefix(base, "BASH") || (shellManaged[base] && base != "REPLY" && base != "MAPFILE") {
 		w.forget(base)
 		return
@@ -277,4 +281,3 @@ func (w *walker) bind(name, v string) {
 	}
 	w.vars[name] = Word{Value: v, Literal: true}
 }
-

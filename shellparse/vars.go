@@ -68,7 +68,12 @@ func (w *walker) stopTracking() {
 }
 
 // setVar records that name now holds v (forgotten when v is not known).
+// An assignment to a nameref assigns its target (refs.go).
 func (w *walker) setVar(name string, v Word) {
+	name, ok := w.assignRef(name, v)
+	if !ok {
+		return
+	}
 	if name == "IFS" {
 		w.stopTracking() // field splitting changes for every later use
 		return
@@ -85,6 +90,13 @@ func (w *walker) setVar(name string, v Word) {
 }
 
 func (w *walker) forget(name string) {
+	if t, ok := w.namerefs[name]; ok {
+		if t == "" || t == refUnknown {
+			w.forgetAll()
+			return
+		}
+		name = w.deref(name)
+	}
 	w.touch(name)
 	delete(w.vars, name)
 	for k := range w.vars {
@@ -99,10 +111,19 @@ func (w *walker) forgetAll() {
 	if w.probe != nil {
 		w.probe.all = true
 	}
+	if w.inCall {
+		w.callAll = true
+	}
 	w.vars = nil
 }
 
 func (w *walker) touch(name string) {
+	if w.inCall {
+		if w.callSets == nil {
+			w.callSets = make(map[string]bool)
+		}
+		w.callSets[name] = true
+	}
 	if w.probe != nil {
 		if w.probe.names == nil {
 			w.probe.names = make(map[string]bool)
@@ -247,14 +268,23 @@ func (w *walker) setPositional(args []Word) bool {
 	return true
 }
 
-// printfAssign applies "printf -v NAME %s WORD" with a known word (no
-// glob): NAME holds it. It reports whether args had that form.
+// printfAssign applies "printf -v NAME FORMAT [WORD…]" whose output is
+// known (printOutput: a format alone, or %s-style with words): NAME holds
+// it. It reports whether args had that form.
 func (w *walker) printfAssign(args []Word) bool {
-	if len(args) != 4 || !args[0].Literal || args[0].Value != "-v" || !args[1].Literal || !syntax.ValidName(args[1].Value) ||
-		!args[2].Literal || args[2].Value != "%s" || args[3].Unknown || args[3].Glob {
+	if len(args) < 3 || !args[0].Literal || args[0].Value != "-v" || !args[1].Literal || !syntax.ValidName(args[1].Value) {
 		return false
 	}
-	w.setVar(args[1].Value, args[3])
+	for _, a := range args[2:] {
+		if a.Unknown || a.Glob {
+			return false
+		}
+	}
+	f := printOutput("printf", args[2:])
+	if f == nil {
+		return false
+	}
+	w.setVar(args[1].Value, Word{Value: f.text, Literal: f.lit})
 	return true
 }
 
@@ -339,7 +369,13 @@ func (w *walker) paramValue(p *syntax.ParamExp) (Word, bool) {
 	if !simpleParam(&bare) {
 		return Word{}, false
 	}
-	v, ok := w.vars[p.Param.Value]
+	pname := p.Param.Value
+	if _, ref := w.namerefs[pname]; ref {
+		if pname = w.deref(pname); pname == "" {
+			return Word{}, false
+		}
+	}
+	v, ok := w.vars[pname]
 	if !ok {
 		if st, bound := w.choice[p.Param.Value]; bound {
 			v, ok := w.choiceValue(p, st)
@@ -637,12 +673,31 @@ func joinAll(outs []map[string]Word) map[string]Word {
 // the known values: an option that transforms values stops the tracking, a
 // name=value sets the name, a bare name of local, declare or typeset makes
 // it a new (unknown) variable.
-func (w *walker) declBind(variant string, a *syntax.Assign, as Assign) {
+func (w *walker) declBind(variant string, a *syntax.Assign, as Assign, nameref, inFunc bool) {
+	local := inFunc && variant != "export" && variant != "readonly"
 	switch {
 	case a.Naked && a.Name == nil && a.Value != nil:
-		if !as.Value.Literal || !declFlagsKeepValues(as.Value.Value) {
-			w.stopTracking()
+		opt := as.Value.Value
+		if nameref && as.Value.Literal && opt[0] == '-' {
+			// -n is followed (refs.go): the other letters decide.
+			if opt = strings.ReplaceAll(opt, "n", ""); opt == "-" {
+				return
+			}
 		}
+		if !as.Value.Literal || !declFlagsKeepValues(opt) {
+			w.stopTracking()
+		} else if strings.ContainsRune(as.Value.Value, 'g') && nameref && inFunc {
+			w.stopTracking() // a global nameref made in a body: not followed
+		}
+		return
+	case nameref && a.Name != nil:
+		w.declareRef(a, as, local)
+		return
+	}
+	if local && a.Name != nil {
+		w.declLocal(a.Name.Value)
+	}
+	switch {
 	case a.Naked:
 		if variant != "export" && variant != "readonly" && a.Name != nil {
 			w.forget(a.Name.Value)
@@ -716,7 +771,13 @@ const maxCallWalks = 8
 // that "f() { rm -rf "$1"; }; f ~" is read as the "rm -rf ~" bash runs.
 // Calls inside a call walk, and calls past maxCallWalks, are not walked:
 // the body's commands were recorded at its definition with nothing known.
-func (w *walker) callFunction(fd *syntax.FuncDecl, args []Word, c ctx) {
+//
+// The body starts from the values known before the call (before: bash's
+// scoping is dynamic, the body reads the caller's variables), with its own
+// positional parameters; after it, the names the body assigned and did not
+// declare local hold what it left (callEffects). A call not walked leaves
+// nothing known (commandVars forgot it).
+func (w *walker) callFunction(fd *syntax.FuncDecl, args []Word, before map[string]Word, c ctx) {
 	if w.inCall || w.calls >= maxCallWalks || len(args) == 0 || len(args) > 9 || !w.tracking() {
 		return
 	}
@@ -726,17 +787,54 @@ func (w *walker) callFunction(fd *syntax.FuncDecl, args []Word, c ctx) {
 		}
 	}
 	w.calls++
-	saved := w.saveVars()
-	w.vars = make(map[string]Word, len(args)+1)
+	saved := before
+	w.vars = make(map[string]Word, len(before)+len(args)+1)
+	for k, v := range before {
+		if !isNumberLit(k) && k != "@" && k != "*" && k != "#" {
+			w.vars[k] = v
+		}
+	}
 	w.vars["FUNCNAME"] = Word{Value: fd.Name.Value, Literal: true, Raw: fd.Name.Value}
 	for i, a := range args {
 		w.vars[strconv.Itoa(i+1)] = a
 	}
 	c.Function = fd.Name.Value
-	w.inCall = true
+	refs := maps.Clone(w.namerefs)
+	w.inCall, w.callSets, w.callLocals, w.callAll = true, nil, nil, false
 	w.stmt(fd.Body, c)
 	w.inCall = false
-	w.vars = saved
+	w.vars = w.callEffects(saved, w.vars)
+	w.namerefs = refs
+}
+
+// callEffects returns the values known after a walked call: those before
+// it (before), with the body's assignments to names it did not declare
+// local taken from what the body left (after). Bash's scoping is dynamic,
+// and the caller here is the script itself, so they are global.
+func (w *walker) callEffects(before, after map[string]Word) map[string]Word {
+	if w.callAll {
+		return nil
+	}
+	out := before
+	for name := range w.callSets {
+		if w.callLocals[name] || name == "FUNCNAME" || isNumberLit(name) || name == "@" || name == "*" || name == "#" {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]Word)
+		}
+		for k := range out {
+			if k == name || (len(k) > len(name) && k[len(name)] == '[' && k[:len(name)] == name) {
+				delete(out, k)
+			}
+		}
+		for k, v := range after {
+			if k == name || (len(k) > len(name) && k[len(name)] == '[' && k[:len(name)] == name) {
+				out[k] = v
+			}
+		}
+	}
+	return out
 }
 
 func (w *walker) funcCount() int {
