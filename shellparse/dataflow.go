@@ -230,7 +230,7 @@ func (w *walker) noteWrites(cs *cmdState, cmd *Command) {
 		inv := grammar.Parse("tee", values(cmd.Args))
 		in := output{kind: factUnknown}
 		if cs.stdin != nil && cs.stdin.lit {
-			in = output{kind: factText, text: cs.stdin.text}
+			in = output{kind: factText, text: cs.stdin.text, lit: true}
 		}
 		app := inv.Has("--append")
 		for _, op := range inv.Operands {
@@ -301,13 +301,21 @@ func (w *walker) noteCopy(cmd *Command) {
 	}
 }
 
-// output is what a command writes to its standard output.
+// output is what a command writes to its standard output. A text output
+// that is not lit holds the home as a tilde ("echo ~" prints "~" here):
+// known, but not literal text.
 type output struct {
 	kind factKind
 	text string
+	lit  bool
 }
 
+// fact is the write of o to p; a text that is not literal is not known as
+// a file's content.
 func (o output) fact(p string, app bool) fileFact {
+	if o.kind == factText && !o.lit {
+		return fileFact{path: p, kind: factUnknown}
+	}
 	return fileFact{path: p, kind: o.kind, text: o.text, append: app && o.kind == factText}
 }
 
@@ -321,24 +329,32 @@ func (w *walker) commandOutput(cmd *Command, in *feed) output {
 		return unknown
 	}
 	for _, a := range cmd.Args {
-		if !a.Literal {
+		if a.Unknown || a.Glob {
 			return unknown
 		}
 	}
 	known := in != nil && in.lit
 	switch cmd.Program {
 	case "echo", "printf":
-		if f := printOutput(cmd.Program, cmd.Args); f != nil && f.lit {
-			return output{kind: factText, text: f.text}
+		if f := printOutput(cmd.Program, cmd.Args); f != nil && !f.glob {
+			return output{kind: factText, text: f.text, lit: f.lit}
 		}
+		return unknown
+	}
+	for _, a := range cmd.Args {
+		if !a.Literal {
+			return unknown
+		}
+	}
+	switch cmd.Program {
 	case "cat":
 		switch {
 		case len(cmd.Args) == 0 && known:
-			return output{kind: factText, text: in.text}
+			return output{kind: factText, text: in.text, lit: true}
 		case len(cmd.Args) == 1 && !strings.HasPrefix(cmd.Args[0].Value, "-"):
 			if cs := w.written(cmd.Args[0].Value); len(cs) > 0 {
 				if cs[0].kind == factText && len(cs) == 1 {
-					return output{kind: factText, text: cs[0].text}
+					return output{kind: factText, text: cs[0].text, lit: true}
 				}
 				return unknown
 			}
@@ -347,17 +363,17 @@ func (w *walker) commandOutput(cmd *Command, in *feed) output {
 	case "base64":
 		if known && len(cmd.Args) == 1 && (cmd.Args[0].Value == "-d" || cmd.Args[0].Value == "--decode") {
 			if b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(in.text), "")); err == nil {
-				return output{kind: factText, text: string(b)}
+				return output{kind: factText, text: string(b), lit: true}
 			}
 		}
 	case "rev":
 		if known && len(cmd.Args) == 0 {
-			return output{kind: factText, text: revLines(in.text)}
+			return output{kind: factText, text: revLines(in.text), lit: true}
 		}
 	case "tr":
 		if known && len(cmd.Args) == 2 {
 			if t, ok := trText(in.text, cmd.Args[0].Value, cmd.Args[1].Value); ok {
-				return output{kind: factText, text: t}
+				return output{kind: factText, text: t, lit: true}
 			}
 		}
 	}
@@ -567,26 +583,27 @@ func shebangReader(text string) string {
 // substOutput returns the output of the command substitution whose
 // commands were recorded from index start, when known: one command or one
 // pipeline of commands whose outputs are known (commandOutput), with no
-// opaque segment among them. Bash drops the trailing newlines.
-func (w *walker) substOutput(p *syntax.CmdSubst, start, opaques int) (string, bool) {
+// opaque segment among them. Bash drops the trailing newlines. lit is false
+// when the text holds the home as a tilde.
+func (w *walker) substOutput(p *syntax.CmdSubst, start, opaques int) (text string, lit, ok bool) {
 	cmds := w.script.Commands[start:]
 	if len(p.Stmts) != 1 || len(cmds) == 0 || len(cmds) > maxSimplePipes+1 || len(w.script.Opaque) != opaques {
-		return "", false
+		return "", false, false
 	}
 	var in *feed
 	for k := range cmds {
 		cmd := &cmds[k]
 		if cmd.Context.Pipeline != 0 && cmd.Context.Pipeline != k+1 || (cmd.Context.Pipeline == 0 && len(cmds) > 1) {
-			return "", false
+			return "", false, false
 		}
 		if f := w.script.stdins[start+k]; f != nil {
 			in = f
 		}
 		o := w.commandOutput(cmd, in)
-		if o.kind != factText {
-			return "", false
+		if o.kind != factText || (!o.lit && k < len(cmds)-1) {
+			return "", false, false
 		}
-		in = &feed{text: o.text, lit: true}
+		in = &feed{text: o.text, lit: o.lit}
 	}
-	return strings.TrimRight(in.text, "\n"), true
+	return strings.TrimRight(in.text, "\n"), in.lit, true
 }

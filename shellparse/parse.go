@@ -256,7 +256,7 @@ type walker struct {
 	callAll    bool
 	// substOut are the known outputs of command substitutions walked
 	// (dataflow.go).
-	substOut map[*syntax.CmdSubst]string
+	substOut map[*syntax.CmdSubst]Word
 }
 
 type funcDef struct {
@@ -823,12 +823,12 @@ func (w *walker) walkPart(p syntax.WordPart, c ctx) {
 		start, opaques := len(w.script.Commands), len(w.script.Opaque)
 		w.stmts(p.Stmts, sc)
 		w.vars = saved
-		if out, ok := w.substOutput(p, start, opaques); ok {
+		if out, lit, ok := w.substOutput(p, start, opaques); ok {
 			// Its known output is the word's text (dataflow.go).
 			if w.substOut == nil {
-				w.substOut = map[*syntax.CmdSubst]string{}
+				w.substOut = map[*syntax.CmdSubst]Word{}
 			}
-			w.substOut[p] = out
+			w.substOut[p] = Word{Value: out, Literal: lit}
 		}
 	case *syntax.ProcSubst:
 		sc := c.substitution()

@@ -159,7 +159,15 @@ func (w *walker) convPart(st *wordState, p syntax.WordPart, first bool) {
 func (w *walker) expansion(st *wordState, p syntax.WordPart, quoted bool) {
 	if pe, ok := p.(*syntax.ParamExp); ok {
 		// An unquoted value that is empty adds nothing to the word.
-		if v, ok := w.paramValue(pe); ok && (quoted || oneField(v.Value) || v.Value == "") {
+		v, ok := w.paramValue(pe)
+		if ok && !quoted && !oneField(v.Value) && v.Value != "" {
+			// Unquoted, the value is split at blanks: one field is
+			// that field ("reboot\n" from mapfile is reboot).
+			if f := strings.Fields(v.Value); len(f) == 1 {
+				v.Value = f[0]
+			}
+		}
+		if ok && (quoted || oneField(v.Value) || v.Value == "") {
 			st.b.WriteString(v.Value)
 			st.literal = st.literal && v.Literal
 			if !quoted && strings.ContainsAny(v.Value, "*?[") {
@@ -187,10 +195,12 @@ func (w *walker) expansion(st *wordState, p syntax.WordPart, quoted bool) {
 // be one field (glob characters in it make the word a glob). It reports
 // whether it did.
 func (w *walker) knownSubst(st *wordState, cs *syntax.CmdSubst, quoted bool) bool {
-	out, ok := w.substOut[cs]
+	o, ok := w.substOut[cs]
 	if !ok {
 		return false
 	}
+	out := o.Value
+	st.literal = st.literal && o.Literal
 	if !quoted {
 		f := strings.Fields(out)
 		if len(f) != 1 {
