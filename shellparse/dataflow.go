@@ -553,6 +553,13 @@ func (w *walker) scriptText(program, reader, text string, cs *cmdState, j int) {
 	}
 	sc := *cs
 	sc.wrappers = append(cs.wrappers[:len(cs.wrappers):len(cs.wrappers)], Wrapper{Program: program})
+	// The words after the script are its $1 …, bound when known.
+	sc.positional = nil
+	if args := cs.words[j:]; len(args) <= 10 && allKnown(args) {
+		sc.positional = args
+	} else {
+		sc.extra = true
+	}
 	w.payload(program, text, cs.nodes[j], cs.nodes[j], &sc, cs.ctx)
 }
 
@@ -593,6 +600,18 @@ func (w *walker) substOutput(p *syntax.CmdSubst, start, opaques int) (text strin
 	var in *feed
 	for k := range cmds {
 		cmd := &cmds[k]
+		away := false // its standard output goes elsewhere: "$(echo ls > f)" is ""
+		for _, r := range cmd.Redirs {
+			switch {
+			case r.Mode == RedirHeredoc, r.Mode == RedirRead && (r.Fd == "" || r.Fd == "0"):
+			case r.Fd == "" || r.Fd == "1" || r.Fd == "&":
+				away = true
+			case r.Fd == "2" && r.Mode != RedirDup:
+				// Its standard error goes to a file: not captured.
+			default:
+				return "", false, false
+			}
+		}
 		if cmd.Context.Pipeline != 0 && cmd.Context.Pipeline != k+1 || (cmd.Context.Pipeline == 0 && len(cmds) > 1) {
 			return "", false, false
 		}
@@ -600,6 +619,9 @@ func (w *walker) substOutput(p *syntax.CmdSubst, start, opaques int) (text strin
 			in = f
 		}
 		o := w.commandOutput(cmd, in)
+		if away {
+			o = output{kind: factText, lit: true}
+		}
 		if o.kind != factText || (!o.lit && k < len(cmds)-1) {
 			return "", false, false
 		}

@@ -1012,6 +1012,7 @@ func (w *walker) assign(a *syntax.Assign, c ctx) Assign {
 func (w *walker) decl(d *syntax.DeclClause, c ctx) {
 	args := make([]Word, 0, len(d.Args))
 	array, nameref := w.declOptions(d)
+	unref := d.Variant.Value != "export" && declUnref(w, d)
 	if nameref {
 		w.markArith() // see declOptions
 		// Every use of a nameref expands its target: a known one is
@@ -1035,7 +1036,9 @@ func (w *walker) decl(d *syntax.DeclClause, c ctx) {
 			w.declCompound(a, c)
 		}
 
-		w.declBind(d.Variant.Value, a, as, nameref, c.Function != "")
+		// export -n removes the export attribute: not a nameref; +n
+		// removes the nameref attribute.
+		w.declBind(d.Variant.Value, a, as, nameref && !unref && d.Variant.Value != "export", unref, c.Function != "")
 		s, e := offsets(a, len(w.src))
 		raw := w.src[s:e]
 		switch {

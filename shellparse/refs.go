@@ -103,3 +103,42 @@ func (w *walker) declLocal(name string) {
 	}
 	w.callLocals[name] = true
 }
+
+// retarget makes the nameref name refer to the variable v names, as a for
+// loop over a nameref does with each item.
+func (w *walker) retarget(name string, v Word) {
+	if v.Literal && refTarget(v.Value) {
+		w.namerefs[name] = v.Value
+		return
+	}
+	w.namerefs[name] = refUnknown
+	w.forgetAll()
+}
+
+// declUnref reports whether a declaration's options remove the nameref
+// attribute (+n): the name then holds its target's name as its value.
+func declUnref(w *walker, d *syntax.DeclClause) bool {
+	for _, a := range d.Args {
+		if a.Naked && a.Name == nil && a.Value != nil {
+			if v := w.convWord(a.Value); v.Literal && strings.HasPrefix(v.Value, "+") && strings.ContainsRune(v.Value, 'n') {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unref removes the nameref attribute of name: its value is the name of
+// its target.
+func (w *walker) unref(name string) {
+	t, ok := w.namerefs[name]
+	if !ok {
+		return
+	}
+	delete(w.namerefs, name)
+	if t == "" || t == refUnknown {
+		w.forget(name)
+		return
+	}
+	w.setVar(name, Word{Value: t, Literal: true})
+}

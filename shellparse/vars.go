@@ -673,13 +673,19 @@ func joinAll(outs []map[string]Word) map[string]Word {
 // the known values: an option that transforms values stops the tracking, a
 // name=value sets the name, a bare name of local, declare or typeset makes
 // it a new (unknown) variable.
-func (w *walker) declBind(variant string, a *syntax.Assign, as Assign, nameref, inFunc bool) {
+func (w *walker) declBind(variant string, a *syntax.Assign, as Assign, nameref, unref, inFunc bool) {
 	local := inFunc && variant != "export" && variant != "readonly"
 	switch {
 	case a.Naked && a.Name == nil && a.Value != nil:
 		opt := as.Value.Value
-		if nameref && as.Value.Literal && opt[0] == '-' {
-			// -n is followed (refs.go): the other letters decide.
+		if as.Value.Literal && unref && opt[0] == '+' {
+			if opt = strings.ReplaceAll(opt, "n", ""); opt == "+" {
+				return // +n: see unref
+			}
+		}
+		if as.Value.Literal && (nameref || variant == "export") && opt[0] == '-' {
+			// declare -n is followed (refs.go), export -n only removes
+			// the export attribute: the other letters decide.
 			if opt = strings.ReplaceAll(opt, "n", ""); opt == "-" {
 				return
 			}
@@ -693,6 +699,11 @@ func (w *walker) declBind(variant string, a *syntax.Assign, as Assign, nameref, 
 	case nameref && a.Name != nil:
 		w.declareRef(a, as, local)
 		return
+	case unref && a.Name != nil:
+		w.unref(a.Name.Value)
+		if a.Naked {
+			return
+		}
 	}
 	if local && a.Name != nil {
 		w.declLocal(a.Name.Value)
@@ -717,6 +728,14 @@ func (w *walker) declBind(variant string, a *syntax.Assign, as Assign, nameref, 
 // every later pass. After the loop only values that every way agrees on stay
 // known.
 func (w *walker) loop(name string, items []Word, bindable bool, body func()) {
+	_, isRef := w.namerefs[name]
+	isRef = isRef && name != ""
+	if isRef && !bindable {
+		// A for loop over a nameref makes it refer to each item in
+		// turn (bound below when the items are known).
+		w.namerefs[name] = refUnknown
+		w.forgetAll()
+	}
 	if w.loopDepth >= maxProbeDepth {
 		w.forgetAll()
 		body()
@@ -744,7 +763,11 @@ func (w *walker) loop(name string, items []Word, bindable bool, body func()) {
 	entry := w.saveVars()
 	if bind {
 		for _, it := range items {
-			w.setVar(name, it)
+			if isRef {
+				w.retarget(name, it)
+			} else {
+				w.setVar(name, it)
+			}
 			body()
 		}
 		return

@@ -33,6 +33,9 @@ type wordState struct {
 	// brace tracks a possible unquoted brace expansion: 1 after "{", 2 after
 	// a following "," or "..".
 	brace int
+	// alone reports that the word has one part: an unquoted expansion
+	// that is the whole word is trimmed by field splitting.
+	alone bool
 }
 
 // convWord converts a syntax word to a Word: quote removal for literal parts,
@@ -47,7 +50,7 @@ func (w *walker) convWord(sw *syntax.Word) Word {
 			return Word{Value: l.Value, Literal: true, Raw: raw}
 		}
 	}
-	st := wordState{literal: true}
+	st := wordState{literal: true, alone: len(sw.Parts) == 1}
 	for i, p := range sw.Parts {
 		w.convPart(&st, p, i == 0)
 	}
@@ -202,11 +205,17 @@ func (w *walker) knownSubst(st *wordState, cs *syntax.CmdSubst, quoted bool) boo
 	out := o.Value
 	st.literal = st.literal && o.Literal
 	if !quoted {
+		// Unquoted, the output is split at blanks: it must stay one
+		// field of the word ("$(echo) rm" runs rm; "$(echo a b)" is two
+		// words), or be empty beside other text ("$(echo x >f)reboot").
 		f := strings.Fields(out)
-		if len(f) != 1 {
-			return false // several words, or none: "$(echo) rm" runs rm
+		switch {
+		case !strings.ContainsAny(out, " \t\n") && (out != "" || !st.alone):
+		case st.alone && len(f) == 1:
+			out = f[0]
+		default:
+			return false
 		}
-		out = strings.Join(f, "")
 		if strings.ContainsAny(out, "*?[") {
 			st.glob, st.literal = true, false
 		}

@@ -132,6 +132,12 @@ func TestOracleObserves(t *testing.T) {
 		{"busctl call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager PowerOff b true", approval.TierHardline},
 		{"init 6", approval.TierHardline},
 		{":(){ :|:& };:", approval.TierHardline},
+		// a stand-in run under another name is still the program it stands
+		// for: a copy, a symbolic link, a hash table entry
+		{"cp /bin/rm /tmp/x && /tmp/x -rf ~", approval.TierHardline},
+		{"ln -s /usr/bin/rm x; ./x -rf ~", approval.TierHardline},
+		{"cp /usr/bin/rm r; BASH_CMDS[ls]=$PWD/r; ls -rf ~", approval.TierHardline},
+		{"BASH_CMDS[ls]=/sbin/reboot; ls", approval.TierHardline},
 		// approval: dangerous, not catastrophic
 		{"rm -rf ./build", approval.TierApproval},
 		{"rm -rf /", approval.TierApproval}, // rm refuses /: only the forced recursive delete is seen
