@@ -22,11 +22,15 @@ import (
 //   - in a loop, a variable the loop assigns anywhere is unknown throughout
 //     it (the next pass sees the last pass's value); "for d in / ~" walks
 //     its body once per item with d bound to it;
-//   - a function body starts with nothing known, and a call of a function
-//     forgets everything;
-//   - read, mapfile, getopts, printf -v, unset, ${x:=v} and arithmetic forget
-//     what they may assign; eval, source, trap, a computed program name,
-//     namerefs, declare's value-changing attributes (-i, -l, -u …) and IFS
+//   - a function body starts with nothing known where it is defined; a call
+//     with known arguments is walked from the caller's values and leaves
+//     the body's assignments to names it did not declare local
+//     (callFunction), any other call forgets everything;
+//   - read and mapfile bind what they read from a known input (readin.go),
+//     printf -v a known output; otherwise they, getopts, unset, ${x:=v} and
+//     arithmetic forget what they may assign; namerefs with a known target
+//     are followed (refs.go); eval, source, trap, a computed program name,
+//     declare's value-changing attributes (-i, -l, -u …) and IFS
 //     assignments stop the tracking for the rest of the script.
 //
 // A use of a known variable is replaced by its value: quoted, or unquoted
