@@ -325,7 +325,9 @@ func (o output) fact(p string, app bool) fileFact {
 // x"), base64 -d, rev and tr of known input; anything else is unknown.
 func (w *walker) commandOutput(cmd *Command, in *feed) output {
 	unknown := output{kind: factUnknown}
-	if len(cmd.Wrappers) > 0 {
+	// A function or an alias of that name may run instead, and after
+	// eval, source or a computed program name nothing is sure.
+	if len(cmd.Wrappers) > 0 || !w.tracking() || w.script.aliases || w.isFunction(cmd.Program) {
 		return unknown
 	}
 	for _, a := range cmd.Args {

@@ -103,7 +103,9 @@ func TestKnownSubstitutions(t *testing.T) {
 		progs, _ := programsOf(t, src)
 		assert.Contains(t, progs, "reboot", src)
 	}
-	for _, src := range []string{"$(date)", "$(echo) reboot", "x$(echo ' a')", "$(echo ls 2>&1)", "$(echo reboot; ls)"} {
+	for _, src := range []string{"$(date)", "$(echo) reboot", "x$(echo ' a')", "$(echo ls 2>&1)", "$(echo reboot; ls)",
+		// a function or an alias may run instead of echo
+		"echo() { printf reboot; }; $(echo ls)", "alias echo='printf reboot'\n$(echo ls)", "eval x; $(echo ls)"} {
 		_, kinds := programsOf(t, src)
 		assert.Contains(t, kinds, OpaqueDynamicProgram, src)
 	}

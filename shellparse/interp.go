@@ -101,6 +101,7 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 		// An alias value is code that runs wherever the name is used
 		// later (with expand_aliases, or in an interactive shell): expose
 		// it as a payload.
+		w.script.aliases = true
 		w.emit(cs, i, c)
 		for k := i + 1; k < len(cs.words); k++ {
 			a, ok := splitAssign(cs.words[k])

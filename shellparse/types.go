@@ -48,6 +48,9 @@ type Script struct {
 	// untracked is set once the script did something after which no
 	// variable's value is known (eval, source, a nameref …; see vars.go).
 	untracked bool
+	// aliases is set once the script defines an alias: a later command
+	// name may run its text (see commandOutput).
+	aliases bool
 }
 
 // Command is one simple command reachable in the script, after wrappers have

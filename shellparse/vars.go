@@ -225,6 +225,10 @@ func (w *walker) commandVars(name string, args []Word) {
 		}
 		w.forgetAll()
 	case "read", "mapfile", "readarray", "getopts", "printf", "unset", "wait":
+		if w.isFunction(name) {
+			w.forgetAll() // a function of that name runs instead
+			return
+		}
 		if name == "printf" && w.printfAssign(args) {
 			return
 		}
