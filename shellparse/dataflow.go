@@ -100,8 +100,12 @@ type content struct {
 	text string // factText: the text; factCopy: the source path
 }
 
-// maxCopyChain bounds copies of copies followed (cp /bin/rm a; cp a b).
-const maxCopyChain = 4
+// maxCopyChain bounds copies of copies followed (cp /bin/rm a; cp a b),
+// and maxContentSteps the writes visited for one lookup.
+const (
+	maxCopyChain    = 4
+	maxContentSteps = 256
+)
 
 // written returns what the file p may hold from this line's writes, in
 // write order; nil when the line wrote nothing there.
@@ -115,7 +119,8 @@ func (w *walker) written(p string) []content {
 		st.looked = map[string]bool{}
 	}
 	st.looked[base] = true
-	out := st.contents(base, len(st.facts), 0)
+	budget := maxContentSteps
+	out := st.contents(base, len(st.facts), 0, &budget)
 	if len(out) == 0 {
 		if op := w.unknownWrite(base); op {
 			out = append(out, content{kind: factUnknown})
@@ -130,11 +135,15 @@ func (w *walker) written(p string) []content {
 // contents returns what the writes before fact index end leave in a file
 // named base. Every write is a possible content (the line's control flow
 // is not followed); an append adds its text to each text before it.
-func (st *fileStore) contents(base string, end, depth int) []content {
+func (st *fileStore) contents(base string, end, depth int, budget *int) []content {
 	var out []content
 	for _, f := range st.facts[:end] {
 		if path.Base(f.path) != base {
 			continue
+		}
+		if *budget--; *budget < 0 {
+			// Copies of copies past the budget: not followed.
+			return append(out, content{kind: factUnknown})
 		}
 		switch {
 		case f.kind == factText && f.append && len(out) > 0:
@@ -147,7 +156,7 @@ func (st *fileStore) contents(base string, end, depth int) []content {
 			// A copy of a file the line wrote holds that file's content.
 			src := path.Base(path.Clean(f.text))
 			if depth < maxCopyChain && src != base {
-				if prior := st.contents(src, indexOf(st.facts, f), depth+1); len(prior) > 0 {
+				if prior := st.contents(src, indexOf(st.facts, f), depth+1, budget); len(prior) > 0 {
 					out = append(out, prior...)
 					continue
 				}
