@@ -140,10 +140,7 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			pw = w.hashedWord(pw)
 			cs.words[i] = pw
 		}
-		if w.runWritten(cs, i, c) {
-			return "" // a file this line wrote, run as what it holds
-		}
-		pw = cs.words[i]
+		w.runWritten(cs, i, c) // a file this line wrote, also read as what it holds
 		name := baseName(pw.Value)
 		if name == "hash" {
 			w.hashCommand(cs.words[i+1:], cs.stmt)

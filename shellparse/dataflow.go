@@ -110,23 +110,15 @@ const (
 // written returns what the file p may hold from this line's writes, in
 // write order; nil when the line wrote nothing there.
 func (w *walker) written(p string) []content {
-	st := w.script.files
+	st := w.store()
 	base := path.Base(path.Clean(p))
-	if st == nil {
-		st = w.store()
-	}
 	if st.looked == nil {
 		st.looked = map[string]bool{}
 	}
 	st.looked[base] = true
 	budget := maxContentSteps
 	out := st.contents(base, len(st.facts), 0, &budget)
-	if len(out) == 0 {
-		if op := w.unknownWrite(base); op {
-			out = append(out, content{kind: factUnknown})
-		}
-	}
-	if st.overflow && len(out) == 0 {
+	if len(out) == 0 && (st.overflow || w.unknownWrite(base)) {
 		out = append(out, content{kind: factUnknown})
 	}
 	return out
@@ -461,51 +453,42 @@ func trSet(s string) ([]byte, bool) {
 	return out, true
 }
 
-// runWritten handles the program word at i when it names a file this line
-// wrote (a path, or a bare name the line put into a directory on PATH): a
-// copy of another file runs as that file ("cp /bin/rm x; ./x -rf ~" is rm),
-// known text runs as a script, unknown content is opaque. It reports
-// whether it recorded the command itself.
-func (w *walker) runWritten(cs *cmdState, i int, c ctx) bool {
+// runWritten handles the program word at i when it may name a file this
+// line wrote (a path, or a bare name the line put into a directory on
+// PATH). It only adds readings: a copy of another file is also resolved as
+// that file ("cp /bin/rm x; ./x -rf ~" is rm), known text is walked as the
+// script it is, unknown content is an opaque written-file segment. The
+// command itself goes on through resolve as written, since a name matched
+// by its last element may be another file ("/bin/rm" after a write to
+// /tmp/rm).
+func (w *walker) runWritten(cs *cmdState, i int, c ctx) {
 	pw := cs.words[i]
 	if !strings.Contains(pw.Value, "/") && !w.onPath(pw.Value) {
-		return false
+		return
 	}
 	got := w.written(pw.Value)
 	st := w.store()
 	if len(got) == 0 || st.runs >= maxCopyChain {
-		return false
+		return
 	}
 	st.runs++
 	defer func() { st.runs-- }()
-	done := false
-	for k, ct := range got {
+	for _, ct := range got {
 		switch ct.kind {
 		case factCopy:
-			if k == len(got)-1 && !done {
-				// The last candidate goes on through resolve.
-				cs.words[i] = Word{Value: ct.text, Literal: true, Raw: pw.Raw}
-				return false
+			if baseName(ct.text) == baseName(pw.Value) {
+				continue // a copy of rm run as rm: the command as written
 			}
 			alt := *cs
 			alt.words = append([]Word(nil), cs.words...)
 			alt.words[i] = Word{Value: ct.text, Literal: true, Raw: pw.Raw}
 			w.resolve(&alt, i, c)
 		case factText:
-			if !done {
-				w.emit(cs, i, c)
-				done = true
-			}
 			w.scriptText(baseName(pw.Value), shebangReader(ct.text), ct.text, cs, i)
 		default:
-			if !done {
-				w.emit(cs, i, c)
-				done = true
-			}
 			w.addOpaque(OpaqueWritten, baseName(pw.Value), w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
 		}
 	}
-	return done
 }
 
 // pathDirs are directories a bare command name is looked up in: a file the

@@ -46,6 +46,9 @@ func TestWrittenFilesRun(t *testing.T) {
 		{"cp /sbin/reboot a; mv a b; ./b", "reboot", ""},
 		{"f=/tmp/x; cp /sbin/reboot $f; sudo $f", "reboot", ""},
 		{"cp /sbin/reboot x; exec ./x", "reboot", ""},
+		// matched by the last element only: the command as written stays
+		{"cp /bin/ls /tmp/rm; /bin/rm -rf ~", "rm", ""},
+		{"echo x > sudo; /usr/bin/sudo reboot", "reboot", ""},
 		// a loop's later pass, a function walked where it is defined: the
 		// source is walked again with the write known
 		{"for i in 1 2; do ./x; cp /sbin/reboot x; done", "reboot", ""},
