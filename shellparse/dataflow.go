@@ -108,7 +108,9 @@ const (
 )
 
 // written returns what the file p may hold from this line's writes, in
-// write order; nil when the line wrote nothing there.
+// write order; nil when the line wrote nothing there. Files match by their
+// last path element: what it returns are readings to add, not to replace
+// the file's own (see writtenAt).
 func (w *walker) written(p string) []content {
 	st := w.store()
 	base := path.Base(path.Clean(p))
@@ -117,20 +119,30 @@ func (w *walker) written(p string) []content {
 	}
 	st.looked[base] = true
 	budget := maxContentSteps
-	out := st.contents(base, len(st.facts), 0, &budget)
+	out := st.contents(base, false, len(st.facts), 0, &budget)
 	if len(out) == 0 && (st.overflow || w.unknownWrite(base)) {
 		out = append(out, content{kind: factUnknown})
 	}
 	return out
 }
 
+// writtenAt returns what the line's writes to exactly the path p (cleaned)
+// may have put there, for a reading that replaces the file's own (cat FILE
+// in a substitution).
+func (w *walker) writtenAt(p string) []content {
+	budget := maxContentSteps
+	st := w.store()
+	return st.contents(path.Clean(p), true, len(st.facts), 0, &budget)
+}
+
 // contents returns what the writes before fact index end leave in a file
-// named base. Every write is a possible content (the line's control flow
-// is not followed); an append adds its text to each text before it.
-func (st *fileStore) contents(base string, end, depth int, budget *int) []content {
+// named key: its last path element, or (exact) its cleaned path. Every
+// write is a possible content (the line's control flow is not followed);
+// an append adds its text to each text before it.
+func (st *fileStore) contents(key string, exact bool, end, depth int, budget *int) []content {
 	var out []content
 	for _, f := range st.facts[:end] {
-		if path.Base(f.path) != base {
+		if (exact && f.path != key) || (!exact && path.Base(f.path) != key) {
 			continue
 		}
 		if *budget--; *budget < 0 {
@@ -146,9 +158,12 @@ func (st *fileStore) contents(base string, end, depth int, budget *int) []conten
 			}
 		case f.kind == factCopy:
 			// A copy of a file the line wrote holds that file's content.
-			src := path.Base(path.Clean(f.text))
-			if depth < maxCopyChain && src != base {
-				if prior := st.contents(src, indexOf(st.facts, f), depth+1, budget); len(prior) > 0 {
+			src := path.Clean(f.text)
+			if !exact {
+				src = path.Base(src)
+			}
+			if depth < maxCopyChain && src != key {
+				if prior := st.contents(src, exact, indexOf(st.facts, f), depth+1, budget); len(prior) > 0 {
 					out = append(out, prior...)
 					continue
 				}
@@ -355,11 +370,11 @@ func (w *walker) commandOutput(cmd *Command, in *feed) output {
 		case len(cmd.Args) == 0 && known:
 			return output{kind: factText, text: in.text, lit: true}
 		case len(cmd.Args) == 1 && !strings.HasPrefix(cmd.Args[0].Value, "-"):
-			if cs := w.written(cmd.Args[0].Value); len(cs) > 0 {
-				if cs[0].kind == factText && len(cs) == 1 {
-					return output{kind: factText, text: cs[0].text, lit: true}
-				}
-				return unknown
+			if cs := w.writtenAt(cmd.Args[0].Value); len(cs) == 1 && cs[0].kind == factText {
+				return output{kind: factText, text: cs[0].text, lit: true}
+			}
+			if len(w.written(cmd.Args[0].Value)) > 0 {
+				return unknown // the line wrote a file of that name: which one is read is not sure
 			}
 			return output{kind: factCopy, text: cmd.Args[0].Value}
 		}

@@ -108,7 +108,7 @@ func TestKnownSubstitutions(t *testing.T) {
 	}
 	for _, src := range []string{"$(date)", "$(echo) reboot", "x$(echo ' a')", "$(echo ls 2>&1)", "$(echo reboot; ls)",
 		// a function or an alias may run instead of echo
-		"echo() { printf reboot; }; $(echo ls)", "alias echo='printf reboot'\n$(echo ls)", "eval x; $(echo ls)"} {
+		"echo() { printf reboot; }; $(echo ls)", "echo ls > /tmp/c; $(cat /etc/c)", "alias echo='printf reboot'\n$(echo ls)", "eval x; $(echo ls)"} {
 		_, kinds := programsOf(t, src)
 		assert.Contains(t, kinds, OpaqueDynamicProgram, src)
 	}
