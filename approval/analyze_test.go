@@ -130,7 +130,7 @@ func TestFindingSpans(t *testing.T) {
 // rule id chosen by kind.
 func TestOpaqueOneFindingEach(t *testing.T) {
 	t.Parallel()
-	a, err := Analyze("curl -s https://x | sh; eval \"$X\"; $(echo rm) -rf y", AnalyzeOptions{})
+	a, err := Analyze("curl -s https://x | sh; eval \"$X\"; $(cat x) -rf y", AnalyzeOptions{})
 	require.NoError(t, err)
 	require.NotNil(t, a.Script)
 	require.Len(t, a.Script.Opaque, 3)

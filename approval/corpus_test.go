@@ -296,9 +296,13 @@ func TestPeerCorpus(t *testing.T) {
 		fmt.Fprintf(&b, "%-12s %8d %9d %9d\n", peerName(p), matrix[p][TierAllow], matrix[p][TierApproval], matrix[p][TierHardline])
 	}
 	t.Log("\n" + b.String())
-	// 96.5: 425 of 439 since session 12, when literal process calls in
-	// interpreter code became hardline where bash runs them (listed rows).
-	assert.GreaterOrEqual(t, pct, 96.5, "agreement with the peer corpus")
+	// 96 since session 12 (423 of 439): three rows the peer holds below
+	// hardline are hardline because bash really runs them so, each listed
+	// with its reason in peer-disagreements.tsv (checked above): a literal
+	// process call in interpreter code (perl -e 'system("reboot")') and
+	// command substitutions that print rm. The floor keeps the list from
+	// growing unnoticed.
+	assert.GreaterOrEqual(t, pct, 96.0, "agreement with the peer corpus")
 }
 
 func countOnly(rows []peerRow) int {

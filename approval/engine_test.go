@@ -585,7 +585,7 @@ func TestDenyGlobsOpaqueGoesToAPerson(t *testing.T) {
 		{"allowlisted", `  default: {` + deny + `, command_allowlist: ["*"]}}`, PlatformCLI, false},
 		{"cron approve", `  default: {` + deny + `, cron_mode: approve}}`, PlatformCron, false},
 	}
-	for _, cmd := range []string{`eval "$(printf 'sudo id')"`, `bash -c "$X"`} {
+	for _, cmd := range []string{`eval "$(cat cmd.txt)"`, `bash -c "$X"`} {
 		for _, tc := range cases {
 			t.Run(tc.name+"/"+cmd, func(t *testing.T) {
 				route := always(Answer{Verdict: VerdictDeny, By: "cli"})

@@ -88,11 +88,21 @@ func TestFriction(t *testing.T) {
 }
 
 // TestVariables checks the analyzer's verdict for each case of
-// testdata/variables.tsv, and that it is never weaker than the tier bash
-// was observed to reach (TestOracleVariables checks the observed column).
+// testdata/variables.tsv and testdata/dataflow.tsv (values and files that
+// flow between the commands of one line), and that it is never weaker than
+// the tier bash was observed to reach (TestOracleVariables checks the
+// observed column).
 func TestVariables(t *testing.T) {
 	t.Parallel()
-	rows := readCases(t, "testdata/variables.tsv")
+	for _, f := range []string{"testdata/variables.tsv", "testdata/dataflow.tsv"} {
+		t.Run(f, func(t *testing.T) { t.Parallel(); checkObservedRows(t, f) })
+	}
+}
+
+// checkObservedRows checks a file of observed_tier, static_tier, command
+// rows.
+func checkObservedRows(t *testing.T, file string) {
+	rows := readCases(t, file)
 	require.NotEmpty(t, rows)
 	for _, c := range rows {
 		require.Len(t, c, 3, "observed_tier<TAB>static_tier<TAB>command: %q", c)

@@ -260,6 +260,8 @@ func (a *analyzer) opaque(o *shellparse.Opaque) {
 		id = RuleEval
 	case shellparse.OpaqueSource:
 		id = RuleSource
+	case shellparse.OpaqueWritten:
+		id = RuleRunWritten
 	case shellparse.OpaquePayload:
 		id = RuleOpaquePay
 	case shellparse.OpaquePipedShell:

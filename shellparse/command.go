@@ -140,9 +140,14 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			pw = w.hashedWord(pw)
 			cs.words[i] = pw
 		}
+		w.runWritten(cs, i, c) // a file this line wrote, also read as what it holds
 		name := baseName(pw.Value)
 		if name == "hash" {
 			w.hashCommand(cs.words[i+1:], cs.stmt)
+		}
+		var preCall map[string]Word
+		if i == 0 && w.defs[name] != nil {
+			preCall = w.saveVars() // for the call's walk (callFunction)
 		}
 		w.commandVars(name, cs.words[i+1:])
 		next, ok := w.peel(name, cs, i, c)
@@ -155,7 +160,9 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			}
 			w.emit(cs, i, c)
 			if fd := w.defs[name]; fd != nil && i == 0 {
-				w.callFunction(fd, cs.words[1:], c)
+				w.callFunction(fd, cs.words[1:], preCall, c)
+			} else if name == "read" && !w.isFunction(name) {
+				w.readAssign(cs, i)
 			}
 			return w.stdinReader(cs, i)
 		}
@@ -198,6 +205,13 @@ func (w *walker) emit(cs *cmdState, i int, c ctx) {
 		cmd.Args = cs.words[i+1:]
 	}
 	cmd.Context.ExtraArgs = cmd.Context.ExtraArgs || cs.extra
+	if cs.stdin != nil {
+		if w.script.stdins == nil {
+			w.script.stdins = map[int]*feed{}
+		}
+		w.script.stdins[len(w.script.Commands)] = cs.stdin
+	}
+	w.noteWrites(cs, &cmd)
 	if cs.feed == nil {
 		w.addCommand(cmd)
 		return

@@ -130,6 +130,8 @@
 //	                        expansion (quoted delimiter, or no $ ` \ in the body), the script is also parsed as
 //	                        a payload with the program as its innermost wrapper
 //	depth-limit             a payload nested past Options.MaxDepth, or syntax nested past the walker's limit
+//	written-file            a file this command line wrote with content it cannot know (curl -o x …; ./x,
+//	                        cp "$1" x; ./x, wget -O s.sh …; bash s.sh), run as a program, a script or with source
 //	parser-divergence       text that mvdan.cc/sh and bash may read differently (divergence.go): a script with
 //	                        both an arithmetic-evaluating context ((( )), $(( )), let, [[ -eq ]], test -v,
 //	                        declare -i, ${x:off}, a subscripted name …) and literal text holding "$(", a
@@ -157,6 +159,33 @@
 // payload. $FUNCNAME in a function body is the function's name. A known
 // hash table entry (BASH_CMDS[NAME]=PATH, hash -p PATH NAME) makes the
 // shell's later command NAME a command of PATH (hashtable.go).
+//
+// # Data flow inside one line
+//
+// Besides the variables (vars.go), the walk keeps what the line writes
+// into files (dataflow.go): a copy, link, move or install of a file (cp,
+// ln, mv, install, rsync, scp, dd if= of=, cat FILE > x), text written by a
+// redirection, tee or a here-document (echo, printf, cat of a literal
+// here-document or here-string, base64 -d, rev, tr of known input), and
+// writes of content it cannot know (the grammar's written options and
+// operands: curl -o, wget -O, go build -o …). A later run of such a file as
+// a program (./x, /tmp/x, sudo x, a bare name written into a PATH
+// directory), as a shell's or interpreter's script or with source/. is
+// read as what it holds: a copy of rm is rm (Program "rm", Spelling the
+// copied path), known shell text is walked as a payload (its "#!" line
+// names the reader when the file itself is run; Python goes to the
+// grammar's Python reader, other languages are opaque payloads), unknown
+// content is a written-file segment. Files are matched by their last path
+// element, and every write counts whatever the control flow; a write met
+// after the command that runs the file was walked (a loop's later pass, a
+// function walked at its definition) makes Parse walk the source once more
+// with every write known. The same outputs make a command substitution's
+// known text ("$(echo rm)", "`printf reboot`", "$(base64 -d <<< …)") the
+// word's value, split as bash splits it. read and mapfile/readarray from a
+// known input bind their variables and array elements (readin.go);
+// namerefs with a known target are followed, and a walked function call
+// starts from the caller's values and leaves the body's assignments to
+// names it did not declare local (refs.go, vars.go).
 //
 // "Reads its script from stdin" means: a shell or interpreter without a
 // script operand or -c/-e code, with "-", "/dev/stdin" or -s; an interactive

@@ -50,16 +50,38 @@ func (w *walker) producerFeed(st *syntax.Stmt) *feed {
 	if !words[0].Literal {
 		return nil
 	}
+	if words[0].Value == "ls" {
+		args := words[1:]
+		if len(args) == 0 || !args[0].Literal || (args[0].Value != "-d" && args[0].Value != "-1d" && args[0].Value != "-d1") {
+			return nil
+		}
+		f := &feed{lit: true}
+		var b strings.Builder
+		for _, a := range args[1:] {
+			b.WriteString(a.Value)
+			b.WriteByte('\n')
+			f.lit = f.lit && a.Literal
+			f.glob = f.glob || a.Glob
+		}
+		f.text = b.String()
+		return f
+	}
+	return printOutput(words[0].Value, words[1:])
+}
+
+// printOutput returns what echo or printf (program) prints given args,
+// words with no unknown expansion: echo without options, a printf format
+// alone (escapes decoded) or '%s<sep>' with words; nil for anything else.
+func printOutput(program string, args []Word) *feed {
 	f := &feed{lit: true}
-	args := words[1:]
 	sep := " "
-	switch words[0].Value {
+	switch program {
 	case "echo":
 		if len(args) > 0 && args[0].Literal && strings.HasPrefix(args[0].Value, "-") {
 			return nil // -e, -n …: escapes and newlines change the output
 		}
 	case "printf":
-		if !args[0].Literal {
+		if len(args) == 0 || !args[0].Literal {
 			return nil
 		}
 		if len(args) == 1 && !strings.Contains(args[0].Value, "%") {
@@ -67,33 +89,28 @@ func (w *walker) producerFeed(st *syntax.Stmt) *feed {
 			return &feed{text: ansiC(args[0].Value), lit: true}
 		}
 		switch args[0].Value {
-		case `%s\n`, `%s\0`, `%s `, `%s\t`, `%s\000`:
+		case `%s\n`, `%s\0`, `%s `, `%s\t`, `%s\000`, `%s`:
 			sep = ansiC(args[0].Value[2:])
 		default:
 			return nil
 		}
 		args = args[1:]
-	case "ls":
-		if len(args) == 0 || !args[0].Literal || (args[0].Value != "-d" && args[0].Value != "-1d" && args[0].Value != "-d1") {
-			return nil
-		}
-		args, sep = args[1:], "\n"
 	default:
 		return nil
 	}
 	var b strings.Builder
 	for i, a := range args {
-		if i > 0 && words[0].Value == "echo" {
+		if i > 0 && program == "echo" {
 			b.WriteString(sep)
 		}
 		b.WriteString(a.Value)
-		if words[0].Value != "echo" {
+		if program != "echo" {
 			b.WriteString(sep)
 		}
 		f.lit = f.lit && a.Literal
 		f.glob = f.glob || a.Glob
 	}
-	if words[0].Value == "echo" {
+	if program == "echo" {
 		b.WriteByte('\n')
 	}
 	f.text = b.String()

@@ -101,6 +101,7 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 		// An alias value is code that runs wherever the name is used
 		// later (with expand_aliases, or in an interactive shell): expose
 		// it as a payload.
+		w.script.aliases = true
 		w.emit(cs, i, c)
 		for k := i + 1; k < len(cs.words); k++ {
 			a, ok := splitAssign(cs.words[k])
@@ -122,6 +123,7 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 		}
 		w.emit(cs, i, c)
 		w.mapfileCallback(name, cs, i, c)
+		w.mapfileAssign(cs, i)
 		return true, w.stdinReader(cs, i)
 	case "source", ".":
 		w.emit(cs, i, c)
@@ -133,6 +135,8 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 				w.procScript(name, cs, i+1, c)
 			case isStdinPath(arg.Value):
 				return true, w.stdinFed(name, cs)
+			default:
+				w.writtenScript(name, cs, i+1)
 			}
 		}
 		return true, ""
@@ -242,6 +246,7 @@ func (w *walker) shell(name string, cs *cmdState, i int, c ctx) (bool, string) {
 	}
 	w.scriptOperand(name, cs, j)
 	w.procScript(name, cs, j, c)
+	w.writtenScript(name, cs, j)
 	return true, ""
 }
 
@@ -369,7 +374,13 @@ func (w *walker) interp(name string, sp *interpSpec, cs *cmdState, i int) string
 // scriptOperand records a script path that is not literal: streamed from a
 // process substitution (bash <(curl …)) or computed ("$f").
 func (w *walker) scriptOperand(name string, cs *cmdState, j int) {
-	if cs.words[j].Literal || homePath(cs.words[j], cs.nodes[j]) {
+	if cs.words[j].Literal {
+		if !shells()[interpName(name)] {
+			w.writtenScript(name, cs, j) // shell() reads it with its payload context
+		}
+		return
+	}
+	if homePath(cs.words[j], cs.nodes[j]) {
 		return
 	}
 	kind := OpaqueSource

@@ -105,14 +105,29 @@ func Parse(src string, opts Options) (*Script, error) {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxDepth
 	}
-	s := &Script{Source: src}
+	s := walkSource(src, f, cr, maxDepth, nil)
+	if st := s.files; st != nil && st.late {
+		// A file was written after a command that runs it had been
+		// walked (a later pass of a loop, a function body walked where
+		// it is defined): walk again with every write known from the
+		// start (dataflow.go).
+		st.late, st.looked = false, nil
+		s = walkSource(src, f, cr, maxDepth, st)
+	}
+	return s, nil
+}
+
+// walkSource walks the parsed source f of src, with the file writes of
+// files known from the start (nil: none).
+func walkSource(src string, f *syntax.File, cr byte, maxDepth int, files *fileStore) *Script {
+	s := &Script{Source: src, files: files}
 	w := &walker{src: src, script: s, maxDepth: maxDepth, cr: cr, file: f, codeChars: hasCodeChar(src)}
 	w.stmts(f.Stmts, ctx{})
 	w.finishFunctions()
 	if continuedComment(src) {
 		w.addOpaque(OpaqueDivergence, "", src, Span{Start: 0, End: len(src)})
 	}
-	return s, nil
+	return s
 }
 
 // ErrTooDeep is returned (wrapped) by Parse for input whose brackets nest so
@@ -228,8 +243,20 @@ type walker struct {
 	choice map[string]paramState
 	// hashed are the known entries of bash's command hash table, by
 	// command name (hashtable.go); namerefs the names declared -n.
-	hashed   map[string]Word
-	namerefs map[string]bool
+	hashed map[string]Word
+	// namerefs are the names declared -n, each with its target (a
+	// variable name; refUnknown when not known; "" before the first
+	// assignment gives it one). See refs.go.
+	namerefs map[string]string
+	// callSets and callLocals are, while a function call is walked, the
+	// names the body assigns and those it declares local; callAll that it
+	// may have assigned any (see callFunction).
+	callSets   map[string]bool
+	callLocals map[string]bool
+	callAll    bool
+	// substOut are the known outputs of command substitutions walked
+	// (dataflow.go).
+	substOut map[*syntax.CmdSubst]Word
 }
 
 type funcDef struct {
@@ -563,7 +590,7 @@ func (w *walker) funcDecl(fd *syntax.FuncDecl, c ctx) {
 	c.Pipeline, c.PipelineLen, c.Background = 0, 0, false
 	// The body runs when called, with the values of that moment: it starts
 	// with nothing known.
-	saved := w.saveVars()
+	saved, refs := w.saveVars(), maps.Clone(w.namerefs)
 	w.vars = nil
 	if name != "" && w.tracking() {
 		// In the body $FUNCNAME is the function's own name: bash sets it
@@ -571,7 +598,7 @@ func (w *walker) funcDecl(fd *syntax.FuncDecl, c ctx) {
 		w.vars = map[string]Word{"FUNCNAME": {Value: name, Literal: true, Raw: name}}
 	}
 	w.stmt(fd.Body, c)
-	w.vars = saved
+	w.vars, w.namerefs = saved, refs
 	def.end = len(w.script.Commands)
 	if name != "" {
 		if w.defs == nil {
@@ -799,8 +826,16 @@ func (w *walker) walkPart(p syntax.WordPart, c ctx) {
 			return
 		}
 		saved := w.saveVars() // a substitution is a subshell
+		start, opaques := len(w.script.Commands), len(w.script.Opaque)
 		w.stmts(p.Stmts, sc)
 		w.vars = saved
+		if out, lit, ok := w.substOutput(p, start, opaques); ok {
+			// Its known output is the word's text (dataflow.go).
+			if w.substOut == nil {
+				w.substOut = map[*syntax.CmdSubst]Word{}
+			}
+			w.substOut[p] = Word{Value: out, Literal: lit}
+		}
 	case *syntax.ProcSubst:
 		sc := c.substitution()
 		sc.nest++
@@ -952,7 +987,7 @@ func (w *walker) assign(a *syntax.Assign, c ctx) Assign {
 		out.Value = w.convWord(a.Value)
 		if a.Index == nil {
 			w.promptText(out.Name, out.Value, a, c)
-			if w.namerefs[out.Name] && out.Value.Literal && hasCodeChar(out.Value.Value) {
+			if _, ref := w.namerefs[out.Name]; ref && out.Value.Literal && hasCodeChar(out.Value.Value) {
 				// An assignment to a nameref without a target sets
 				// its target (reread.go).
 				w.reread(`: "${`+out.Value.Value+`}"`, w.span(a), c)
@@ -982,10 +1017,8 @@ func (w *walker) assign(a *syntax.Assign, c ctx) Assign {
 // arguments are its assignments as written, after walking their values.
 func (w *walker) decl(d *syntax.DeclClause, c ctx) {
 	args := make([]Word, 0, len(d.Args))
-	if d.Variant.Value == "nameref" {
-		w.stopTracking()
-	}
 	array, nameref := w.declOptions(d)
+	unref := d.Variant.Value != "export" && declUnref(w, d)
 	if nameref {
 		w.markArith() // see declOptions
 		// Every use of a nameref expands its target: a known one is
@@ -995,10 +1028,6 @@ func (w *walker) decl(d *syntax.DeclClause, c ctx) {
 			if a.Name == nil {
 				continue
 			}
-			if w.namerefs == nil {
-				w.namerefs = map[string]bool{}
-			}
-			w.namerefs[a.Name.Value] = true
 			if a.Value == nil {
 				continue
 			}
@@ -1013,7 +1042,9 @@ func (w *walker) decl(d *syntax.DeclClause, c ctx) {
 			w.declCompound(a, c)
 		}
 
-		w.declBind(d.Variant.Value, a, as)
+		// export -n removes the export attribute: not a nameref; +n
+		// removes the nameref attribute.
+		w.declBind(d.Variant.Value, a, as, nameref && !unref && d.Variant.Value != "export", unref, c.Function != "")
 		s, e := offsets(a, len(w.src))
 		raw := w.src[s:e]
 		switch {

@@ -44,9 +44,16 @@ type Script struct {
 	ForkLoops []Span `json:"fork_loops,omitempty"`
 
 	div divergence // the arithmetic half of the divergence check
+	// files are the writes of the line to files (dataflow.go); stdins the
+	// known standard input of commands, by index in Commands.
+	files  *fileStore
+	stdins map[int]*feed
 	// untracked is set once the script did something after which no
 	// variable's value is known (eval, source, a nameref …; see vars.go).
 	untracked bool
+	// aliases is set once the script defines an alias: a later command
+	// name may run its text (see commandOutput).
+	aliases bool
 }
 
 // Command is one simple command reachable in the script, after wrappers have
@@ -192,6 +199,7 @@ const (
 	OpaquePipedShell     OpaqueKind = "piped-to-interpreter"   // curl … | sh, base64 -d | bash
 	OpaqueHeredoc        OpaqueKind = "heredoc-to-interpreter" // python <<EOF … EOF
 	OpaqueDepth          OpaqueKind = "depth-limit"            // payload nested past MaxDepth
+	OpaqueWritten        OpaqueKind = "written-file"           // curl -o x …; ./x: a file the line wrote, content unknown
 	// OpaqueDivergence marks text that mvdan.cc/sh and bash may read
 	// differently (see divergence.go): the analysis cannot trust its parse.
 	OpaqueDivergence OpaqueKind = "parser-divergence"

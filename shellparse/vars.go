@@ -22,11 +22,15 @@ import (
 //   - in a loop, a variable the loop assigns anywhere is unknown throughout
 //     it (the next pass sees the last pass's value); "for d in / ~" walks
 //     its body once per item with d bound to it;
-//   - a function body starts with nothing known, and a call of a function
-//     forgets everything;
-//   - read, mapfile, getopts, printf -v, unset, ${x:=v} and arithmetic forget
-//     what they may assign; eval, source, trap, a computed program name,
-//     namerefs, declare's value-changing attributes (-i, -l, -u …) and IFS
+//   - a function body starts with nothing known where it is defined; a call
+//     with known arguments is walked from the caller's values and leaves
+//     the body's assignments to names it did not declare local
+//     (callFunction), any other call forgets everything;
+//   - read and mapfile bind what they read from a known input (readin.go),
+//     printf -v a known output; otherwise they, getopts, unset, ${x:=v} and
+//     arithmetic forget what they may assign; namerefs with a known target
+//     are followed (refs.go); eval, source, trap, a computed program name,
+//     declare's value-changing attributes (-i, -l, -u …) and IFS
 //     assignments stop the tracking for the rest of the script.
 //
 // A use of a known variable is replaced by its value: quoted, or unquoted
@@ -68,7 +72,12 @@ func (w *walker) stopTracking() {
 }
 
 // setVar records that name now holds v (forgotten when v is not known).
+// An assignment to a nameref assigns its target (refs.go).
 func (w *walker) setVar(name string, v Word) {
+	name, ok := w.assignRef(name, v)
+	if !ok {
+		return
+	}
 	if name == "IFS" {
 		w.stopTracking() // field splitting changes for every later use
 		return
@@ -85,18 +94,40 @@ func (w *walker) setVar(name string, v Word) {
 }
 
 func (w *walker) forget(name string) {
+	if t, ok := w.namerefs[name]; ok {
+		if t == "" || t == refUnknown {
+			w.forgetAll()
+			return
+		}
+		name = w.deref(name)
+	}
 	w.touch(name)
 	delete(w.vars, name)
+	for k := range w.vars {
+		// The elements of an array read from known input (readin.go).
+		if len(k) > len(name) && k[len(name)] == '[' && k[:len(name)] == name {
+			delete(w.vars, k)
+		}
+	}
 }
 
 func (w *walker) forgetAll() {
 	if w.probe != nil {
 		w.probe.all = true
 	}
+	if w.inCall {
+		w.callAll = true
+	}
 	w.vars = nil
 }
 
 func (w *walker) touch(name string) {
+	if w.inCall {
+		if w.callSets == nil {
+			w.callSets = make(map[string]bool)
+		}
+		w.callSets[name] = true
+	}
 	if w.probe != nil {
 		if w.probe.names == nil {
 			w.probe.names = make(map[string]bool)
@@ -194,6 +225,10 @@ func (w *walker) commandVars(name string, args []Word) {
 		}
 		w.forgetAll()
 	case "read", "mapfile", "readarray", "getopts", "printf", "unset", "wait":
+		if w.isFunction(name) {
+			w.forgetAll() // a function of that name runs instead
+			return
+		}
 		if name == "printf" && w.printfAssign(args) {
 			return
 		}
@@ -241,14 +276,23 @@ func (w *walker) setPositional(args []Word) bool {
 	return true
 }
 
-// printfAssign applies "printf -v NAME %s WORD" with a known word (no
-// glob): NAME holds it. It reports whether args had that form.
+// printfAssign applies "printf -v NAME FORMAT [WORD…]" whose output is
+// known (printOutput: a format alone, or %s-style with words): NAME holds
+// it. It reports whether args had that form.
 func (w *walker) printfAssign(args []Word) bool {
-	if len(args) != 4 || !args[0].Literal || args[0].Value != "-v" || !args[1].Literal || !syntax.ValidName(args[1].Value) ||
-		!args[2].Literal || args[2].Value != "%s" || args[3].Unknown || args[3].Glob {
+	if len(args) < 3 || !args[0].Literal || args[0].Value != "-v" || !args[1].Literal || !syntax.ValidName(args[1].Value) {
 		return false
 	}
-	w.setVar(args[1].Value, args[3])
+	for _, a := range args[2:] {
+		if a.Unknown || a.Glob {
+			return false
+		}
+	}
+	f := printOutput("printf", args[2:])
+	if f == nil {
+		return false
+	}
+	w.setVar(args[1].Value, Word{Value: f.text, Literal: f.lit})
 	return true
 }
 
@@ -277,7 +321,7 @@ func (w *walker) touchedIn(region func()) (names map[string]bool, all, jumps boo
 		return nil, true, true
 	}
 	script, funcs, vars, probe := w.script, w.funcs, w.saveVars(), w.probe
-	w.script = &Script{Source: script.Source, div: script.div, untracked: script.untracked}
+	w.script = &Script{Source: script.Source, div: script.div, untracked: script.untracked, files: script.files}
 	w.funcs = new([]funcDef)
 	w.probe = &probeSet{}
 	w.probeDepth++
@@ -321,10 +365,25 @@ func (w *walker) paramValue(p *syntax.ParamExp) (Word, bool) {
 	}
 	bare := *p
 	bare.Exp = nil
+	if idx, ok := p.Index.(*syntax.Word); ok && p.Exp == nil {
+		// ${a[N]} of an array read from known input (readin.go).
+		bare.Index = nil
+		if n := idx.Lit(); simpleParam(&bare) && isNumberLit(n) {
+			v, ok := w.vars[p.Param.Value+"["+n+"]"]
+			return v, ok
+		}
+		return Word{}, false
+	}
 	if !simpleParam(&bare) {
 		return Word{}, false
 	}
-	v, ok := w.vars[p.Param.Value]
+	pname := p.Param.Value
+	if _, ref := w.namerefs[pname]; ref {
+		if pname = w.deref(pname); pname == "" {
+			return Word{}, false
+		}
+	}
+	v, ok := w.vars[pname]
 	if !ok {
 		if st, bound := w.choice[p.Param.Value]; bound {
 			v, ok := w.choiceValue(p, st)
@@ -622,12 +681,42 @@ func joinAll(outs []map[string]Word) map[string]Word {
 // the known values: an option that transforms values stops the tracking, a
 // name=value sets the name, a bare name of local, declare or typeset makes
 // it a new (unknown) variable.
-func (w *walker) declBind(variant string, a *syntax.Assign, as Assign) {
+func (w *walker) declBind(variant string, a *syntax.Assign, as Assign, nameref, unref, inFunc bool) {
+	local := inFunc && variant != "export" && variant != "readonly"
 	switch {
 	case a.Naked && a.Name == nil && a.Value != nil:
-		if !as.Value.Literal || !declFlagsKeepValues(as.Value.Value) {
-			w.stopTracking()
+		opt := as.Value.Value
+		if as.Value.Literal && unref && opt[0] == '+' {
+			if opt = strings.ReplaceAll(opt, "n", ""); opt == "+" {
+				return // +n: see unref
+			}
 		}
+		if as.Value.Literal && (nameref || variant == "export") && opt[0] == '-' {
+			// declare -n is followed (refs.go), export -n only removes
+			// the export attribute: the other letters decide.
+			if opt = strings.ReplaceAll(opt, "n", ""); opt == "-" {
+				return
+			}
+		}
+		if !as.Value.Literal || !declFlagsKeepValues(opt) {
+			w.stopTracking()
+		} else if strings.ContainsRune(as.Value.Value, 'g') && nameref && inFunc {
+			w.stopTracking() // a global nameref made in a body: not followed
+		}
+		return
+	case nameref && a.Name != nil:
+		w.declareRef(a, as, local)
+		return
+	case unref && a.Name != nil:
+		w.unref(a.Name.Value)
+		if a.Naked {
+			return
+		}
+	}
+	if local && a.Name != nil {
+		w.declLocal(a.Name.Value)
+	}
+	switch {
 	case a.Naked:
 		if variant != "export" && variant != "readonly" && a.Name != nil {
 			w.forget(a.Name.Value)
@@ -647,6 +736,14 @@ func (w *walker) declBind(variant string, a *syntax.Assign, as Assign) {
 // every later pass. After the loop only values that every way agrees on stay
 // known.
 func (w *walker) loop(name string, items []Word, bindable bool, body func()) {
+	_, isRef := w.namerefs[name]
+	isRef = isRef && name != ""
+	if isRef && !bindable {
+		// A for loop over a nameref makes it refer to each item in
+		// turn (bound below when the items are known).
+		w.namerefs[name] = refUnknown
+		w.forgetAll()
+	}
 	if w.loopDepth >= maxProbeDepth {
 		w.forgetAll()
 		body()
@@ -674,7 +771,11 @@ func (w *walker) loop(name string, items []Word, bindable bool, body func()) {
 	entry := w.saveVars()
 	if bind {
 		for _, it := range items {
-			w.setVar(name, it)
+			if isRef {
+				w.retarget(name, it)
+			} else {
+				w.setVar(name, it)
+			}
 			body()
 		}
 		return
@@ -701,7 +802,13 @@ const maxCallWalks = 8
 // that "f() { rm -rf "$1"; }; f ~" is read as the "rm -rf ~" bash runs.
 // Calls inside a call walk, and calls past maxCallWalks, are not walked:
 // the body's commands were recorded at its definition with nothing known.
-func (w *walker) callFunction(fd *syntax.FuncDecl, args []Word, c ctx) {
+//
+// The body starts from the values known before the call (before: bash's
+// scoping is dynamic, the body reads the caller's variables), with its own
+// positional parameters; after it, the names the body assigned and did not
+// declare local hold what it left (callEffects). A call not walked leaves
+// nothing known (commandVars forgot it).
+func (w *walker) callFunction(fd *syntax.FuncDecl, args []Word, before map[string]Word, c ctx) {
 	if w.inCall || w.calls >= maxCallWalks || len(args) == 0 || len(args) > 9 || !w.tracking() {
 		return
 	}
@@ -711,17 +818,54 @@ func (w *walker) callFunction(fd *syntax.FuncDecl, args []Word, c ctx) {
 		}
 	}
 	w.calls++
-	saved := w.saveVars()
-	w.vars = make(map[string]Word, len(args)+1)
+	saved := before
+	w.vars = make(map[string]Word, len(before)+len(args)+1)
+	for k, v := range before {
+		if !isNumberLit(k) && k != "@" && k != "*" && k != "#" {
+			w.vars[k] = v
+		}
+	}
 	w.vars["FUNCNAME"] = Word{Value: fd.Name.Value, Literal: true, Raw: fd.Name.Value}
 	for i, a := range args {
 		w.vars[strconv.Itoa(i+1)] = a
 	}
 	c.Function = fd.Name.Value
-	w.inCall = true
+	refs := maps.Clone(w.namerefs)
+	w.inCall, w.callSets, w.callLocals, w.callAll = true, nil, nil, false
 	w.stmt(fd.Body, c)
 	w.inCall = false
-	w.vars = saved
+	w.vars = w.callEffects(saved, w.vars)
+	w.namerefs = refs
+}
+
+// callEffects returns the values known after a walked call: those before
+// it (before), with the body's assignments to names it did not declare
+// local taken from what the body left (after). Bash's scoping is dynamic,
+// and the caller here is the script itself, so they are global.
+func (w *walker) callEffects(before, after map[string]Word) map[string]Word {
+	if w.callAll {
+		return nil
+	}
+	out := before
+	for name := range w.callSets {
+		if w.callLocals[name] || name == "FUNCNAME" || isNumberLit(name) || name == "@" || name == "*" || name == "#" {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]Word)
+		}
+		for k := range out {
+			if k == name || (len(k) > len(name) && k[len(name)] == '[' && k[:len(name)] == name) {
+				delete(out, k)
+			}
+		}
+		for k, v := range after {
+			if k == name || (len(k) > len(name) && k[len(name)] == '[' && k[:len(name)] == name) {
+				out[k] = v
+			}
+		}
+	}
+	return out
 }
 
 func (w *walker) funcCount() int {

@@ -33,6 +33,9 @@ type wordState struct {
 	// brace tracks a possible unquoted brace expansion: 1 after "{", 2 after
 	// a following "," or "..".
 	brace int
+	// alone reports that the word has one part: an unquoted expansion
+	// that is the whole word is trimmed by field splitting.
+	alone bool
 }
 
 // convWord converts a syntax word to a Word: quote removal for literal parts,
@@ -47,7 +50,7 @@ func (w *walker) convWord(sw *syntax.Word) Word {
 			return Word{Value: l.Value, Literal: true, Raw: raw}
 		}
 	}
-	st := wordState{literal: true}
+	st := wordState{literal: true, alone: len(sw.Parts) == 1}
 	for i, p := range sw.Parts {
 		w.convPart(&st, p, i == 0)
 	}
@@ -159,7 +162,15 @@ func (w *walker) convPart(st *wordState, p syntax.WordPart, first bool) {
 func (w *walker) expansion(st *wordState, p syntax.WordPart, quoted bool) {
 	if pe, ok := p.(*syntax.ParamExp); ok {
 		// An unquoted value that is empty adds nothing to the word.
-		if v, ok := w.paramValue(pe); ok && (quoted || oneField(v.Value) || v.Value == "") {
+		v, ok := w.paramValue(pe)
+		if ok && !quoted && !oneField(v.Value) && v.Value != "" {
+			// Unquoted, the value is split at blanks: one field is
+			// that field ("reboot\n" from mapfile is reboot).
+			if f := strings.Fields(v.Value); len(f) == 1 {
+				v.Value = f[0]
+			}
+		}
+		if ok && (quoted || oneField(v.Value) || v.Value == "") {
 			st.b.WriteString(v.Value)
 			st.literal = st.literal && v.Literal
 			if !quoted && strings.ContainsAny(v.Value, "*?[") {
@@ -172,12 +183,45 @@ func (w *walker) expansion(st *wordState, p syntax.WordPart, quoted bool) {
 		}
 	} else if _, ok := p.(*syntax.ExtGlob); ok {
 		st.glob = true
+	} else if cs, ok := p.(*syntax.CmdSubst); ok && w.knownSubst(st, cs, quoted) {
+		return
 	} else {
 		st.unknown = true
 	}
 	st.literal = false
 	s, e := offsets(p, len(w.src))
 	st.b.WriteString(w.src[s:e])
+}
+
+// knownSubst writes the known output of a command substitution
+// (dataflow.go), as bash splits it: quoted it is one word, unquoted it must
+// be one field (glob characters in it make the word a glob). It reports
+// whether it did.
+func (w *walker) knownSubst(st *wordState, cs *syntax.CmdSubst, quoted bool) bool {
+	o, ok := w.substOut[cs]
+	if !ok {
+		return false
+	}
+	out := o.Value
+	st.literal = st.literal && o.Literal
+	if !quoted {
+		// Unquoted, the output is split at blanks: it must stay one
+		// field of the word ("$(echo) rm" runs rm; "$(echo a b)" is two
+		// words), or be empty beside other text ("$(echo x >f)reboot").
+		f := strings.Fields(out)
+		switch {
+		case !strings.ContainsAny(out, " \t\n") && (out != "" || !st.alone):
+		case st.alone && len(f) == 1:
+			out = f[0]
+		default:
+			return false
+		}
+		if strings.ContainsAny(out, "*?[") {
+			st.glob, st.literal = true, false
+		}
+	}
+	st.b.WriteString(out)
+	return true
 }
 
 // dqUnescape writes a double-quoted literal with bash's escapes removed:

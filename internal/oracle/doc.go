@@ -25,7 +25,11 @@
 //     sgdisk, parted, fdisk, sfdisk, reboot, shutdown, halt, poweroff, init,
 //     telinit, kexec, systemctl, busctl, dbus-send, gdbus …): each records its
 //     argv, working directory, standard input and the path each argument
-//     resolves to, and exits 0. The observed tier is derived from how the
+//     resolves to, and exits 0. Each is its own file naming the program it
+//     stands for, so a copy or a link run under another name (cp /bin/rm x;
+//     ./x -rf ~) is still seen as that program; run by a stand-in's own name
+//     (/sbin/reboot, a link to systemctl here) it is the program of that
+//     name. The observed tier is derived from how the
 //     real program reads that argv (getopt_long with its abbreviations and
 //     clusters, GNU rm's refusals of / and ..). sudo, doas, su and runuser,
 //     which cannot work under no_new_privs, are stand-ins that run what they

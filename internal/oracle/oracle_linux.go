@@ -98,14 +98,15 @@ func (o *Oracle) prepare() error {
 	if err := write(filepath.Join(top, "driver.sh"), driverScript, 0o755); err != nil {
 		return err
 	}
-	if err := write(filepath.Join(top, "standin", "standin"), standinScript, 0o755); err != nil {
-		return err
-	}
 	if err := write(filepath.Join(top, "standin", "passthrough"), passthroughScript, 0o755); err != nil {
 		return err
 	}
 	for _, n := range StandIns {
-		if err := os.Symlink("standin", filepath.Join(top, "standin", n)); err != nil {
+		// Each stand-in is its own file naming the program it stands
+		// for: a copy, a link or a hash table entry runs it under another
+		// name (cp /bin/rm x; ./x, BASH_CMDS[ls]=/sbin/reboot; ls), and
+		// the content, not argv[0], says what the real file would do.
+		if err := write(filepath.Join(top, "standin", n), standinFor(n), 0o755); err != nil {
 			return err
 		}
 	}
@@ -212,12 +213,16 @@ func (o *Oracle) config() sandbox.Config {
 	for _, set := range []struct {
 		names  []string
 		script string
-	}{{StandIns, "standin"}, {passThrough, "passthrough"}} {
+	}{{StandIns, ""}, {passThrough, "passthrough"}} {
 		for _, n := range set.names {
 			for _, d := range []string{"/usr/bin", "/usr/sbin"} {
 				p := filepath.Join(d, n)
 				if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
-					binds = append(binds, sandbox.Bind{Source: filepath.Join(top, "standin", set.script), Destination: p, ReadOnly: true})
+					src := set.script
+					if src == "" {
+						src = n // its own stand-in (prepare)
+					}
+					binds = append(binds, sandbox.Bind{Source: filepath.Join(top, "standin", src), Destination: p, ReadOnly: true})
 				}
 			}
 		}
@@ -230,6 +235,12 @@ func (o *Oracle) config() sandbox.Config {
 		Limits: sandbox.Limits{MemoryBytes: 1 << 30, Pids: o.Pids, CPUs: 1,
 			OutputBytes: 1 << 20, TmpfsBytes: 32 << 20},
 	}
+}
+
+// standinFor is the stand-in script for program name: standin.sh with the
+// name it records in place of @NAME@.
+func standinFor(name string) []byte {
+	return bytes.ReplaceAll(standinScript, []byte("@NAME@"), []byte(name))
 }
 
 // ErrLost is returned (wrapped) for a command whose result the driver

@@ -132,6 +132,12 @@ func TestOracleObserves(t *testing.T) {
 		{"busctl call org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager PowerOff b true", approval.TierHardline},
 		{"init 6", approval.TierHardline},
 		{":(){ :|:& };:", approval.TierHardline},
+		// a stand-in run under another name is still the program it stands
+		// for: a copy, a symbolic link, a hash table entry
+		{"cp /bin/rm /tmp/x && /tmp/x -rf ~", approval.TierHardline},
+		{"ln -s /usr/bin/rm x; ./x -rf ~", approval.TierHardline},
+		{"cp /usr/bin/rm r; BASH_CMDS[ls]=$PWD/r; ls -rf ~", approval.TierHardline},
+		{"BASH_CMDS[ls]=/sbin/reboot; ls", approval.TierHardline},
 		// approval: dangerous, not catastrophic
 		{"rm -rf ./build", approval.TierApproval},
 		{"rm -rf /", approval.TierApproval}, // rm refuses /: only the forced recursive delete is seen
@@ -260,6 +266,7 @@ func corpora(t *testing.T) []Corpus {
 	add("approval/testdata/redteam-s12.tsv", filepath.Join(repoRoot, "approval", "testdata", "redteam-s12.tsv"), 2)
 	add("approval/testdata/oracle-found.tsv", filepath.Join(repoRoot, "approval", "testdata", "oracle-found.tsv"), 1)
 	add("approval/testdata/variables.tsv", filepath.Join(repoRoot, "approval", "testdata", "variables.tsv"), 2)
+	add("approval/testdata/dataflow.tsv", filepath.Join(repoRoot, "approval", "testdata", "dataflow.tsv"), 2)
 	add("approval/testdata/peer-disagreements.tsv", filepath.Join(repoRoot, "approval", "testdata", "peer-disagreements.tsv"), 2)
 	add("internal/oracle/testdata/redteam.tsv", filepath.Join("testdata", "redteam.tsv"), 0)
 	add("shellparse/testdata/divergence.tsv", filepath.Join(repoRoot, "shellparse", "testdata", "divergence.tsv"), 0)
@@ -500,14 +507,22 @@ func opaque(an *approval.Analysis) bool {
 	return an.Script == nil || an.ParseErr != "" || len(an.Script.Opaque) > 0
 }
 
-// TestOracleVariables runs approval/testdata/variables.tsv under bash, each
-// command with its set variants: the worst must be what its observed column
-// says (the analyzer's side is approval's TestVariables).
+// TestOracleVariables runs approval/testdata/variables.tsv and dataflow.tsv
+// under bash, each command with its set variants: the worst must be what its
+// observed column says (the analyzer's side is approval's TestVariables).
 func TestOracleVariables(t *testing.T) {
+	for _, f := range []string{"variables.tsv", "dataflow.tsv"} {
+		t.Run(f, func(t *testing.T) { checkObserved(t, filepath.Join(repoRoot, "approval", "testdata", f)) })
+	}
+}
+
+// checkObserved runs the commands of a file of observed_tier, static_tier,
+// command rows and checks the observed column.
+func checkObserved(t *testing.T, file string) {
 	o := newOracle(t)
-	rows, err := ReadTSV(filepath.Join(repoRoot, "approval", "testdata", "variables.tsv"), 0)
+	rows, err := ReadTSV(file, 0)
 	require.NoError(t, err)
-	cmds, err := ReadTSV(filepath.Join(repoRoot, "approval", "testdata", "variables.tsv"), 2)
+	cmds, err := ReadTSV(file, 2)
 	require.NoError(t, err)
 	require.Len(t, cmds, len(rows))
 	require.NotEmpty(t, cmds)
