@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -44,8 +45,15 @@ func RecordServed(stateRoot string, paths []string) (release func(), err error) 
 			return nil, fmt.Errorf("recording the daemon's paths: %q is not an absolute path on one line", p)
 		}
 	}
+	// The state root as the sandboxes make it (setUp: 0711, so that a
+	// sandbox's unprivileged id can reach its empty root under it), when
+	// the daemon is first to make it; the record's own directory is
+	// tether's alone.
+	if err := os.MkdirAll(stateRoot, 0o711); err != nil {
+		return nil, fmt.Errorf("recording the daemon's paths: %w", err)
+	}
 	dir := filepath.Join(stateRoot, servedDirName)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("recording the daemon's paths: %w", err)
 	}
 	// Written and locked under a temporary name, then renamed into place:

@@ -37,3 +37,20 @@ func TestRecordServed(t *testing.T) {
 	_, err = RecordServed(root, []string{"relative.sock"})
 	assert.Error(t, err)
 }
+
+// TestRecordServedMakesStateRootAsSandboxesDo: a daemon that is first to
+// make its state root makes it 0711 as a sandbox's set-up does (a 0700
+// one stopped every root-started sandbox under it: its unprivileged id
+// could not reach its empty root), and leaves an existing one alone.
+func TestRecordServedMakesStateRootAsSandboxesDo(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "state")
+	release, err := RecordServed(root, []string{"/w/run/tether.sock"})
+	require.NoError(t, err)
+	defer release()
+	st, err := os.Stat(root)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o711), st.Mode().Perm(), "the state root, which stateRootReachable asks a sandbox's id to traverse")
+	st, err = os.Stat(filepath.Join(root, servedDirName))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), st.Mode().Perm(), "the records' directory")
+}
