@@ -177,6 +177,9 @@ type createRequest struct {
 	// link's AT_SYMLINK_FOLLOW) and judged where it lands; the helper
 	// must not follow one again.
 	nofollow bool
+	// descriptor: dirs[0] is a link's existing file itself, the caller's
+	// open file (createGate.linkSource), linked by the helper as it is.
+	descriptor bool
 }
 
 func (r *createRequest) close() {
@@ -487,6 +490,9 @@ func encodeCreate(kind uint32, req *createRequest, mode, dev uint64, cred caller
 		case seccompexec.CreateLink:
 			flags &^= unix.AT_SYMLINK_FOLLOW
 		}
+	}
+	if req.descriptor {
+		flags = seccompexec.LinkDescriptor
 	}
 	ne.PutUint64(b[16:], flags)
 	ne.PutUint64(b[24:], mode)

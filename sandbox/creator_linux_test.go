@@ -441,3 +441,83 @@ func TestCreateGateSignalled(t *testing.T) {
 		})
 	}
 }
+
+// TestCreateGateLinkDescriptor: an O_TMPFILE written and then linked into
+// place by its descriptor (linkat AT_EMPTY_PATH, relative to the working
+// directory and to a directory descriptor, and through /proc/self/fd and
+// /proc/thread-self/fd with AT_SYMLINK_FOLLOW), as atomic file writers do,
+// gets its name in every kind of sandbox, with its content, owned by the
+// workspace's owner and without write for others or the group (umask 0,
+// mode 0666). A named protected file linked by its descriptor is refused
+// as a link by its path is, and so is an O_TMPFILE linked onto a
+// protected name; from the host none of those names exists afterwards.
+func TestCreateGateLinkDescriptor(t *testing.T) {
+	script := `umask 0
+python3 - <<'PY'
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, O_TMPFILE = -100, 0o20200000
+def linkat(what, *a):
+    r = libc.syscall(265, *a)
+    print(what, "ok" if r == 0 else "refused: " + os.strerror(ctypes.get_errno()), flush=True)
+def tmp(d, data):
+    fd = os.open(d, O_TMPFILE | os.O_WRONLY, 0o666)
+    os.write(fd, data)
+    return fd
+linkat("empty", tmp(".", b"by-empty\n"), b"", AT_FDCWD, b"by-empty", 0x1000)
+linkat("proc", AT_FDCWD, b"/proc/self/fd/%d" % tmp("sub", b"by-proc\n"), AT_FDCWD, b"sub/by-proc", 0x400)
+linkat("thread-self", AT_FDCWD, b"/proc/thread-self/fd/%d" % tmp(".", b"by-thread\n"), AT_FDCWD, b"by-thread", 0x400)
+dfd = os.open("sub", os.O_RDONLY | os.O_DIRECTORY)
+linkat("dirfd", tmp("sub", b"by-dirfd\n"), b"", dfd, b"by-dirfd", 0x1000)
+t = tmp(".", b"planted\n")
+linkat("tmp-onto-envrc", t, b"", AT_FDCWD, b"sub/.envrc", 0x1000)
+linkat("tmp-onto-envrc-proc", AT_FDCWD, b"/proc/self/fd/%d" % t, AT_FDCWD, b"sub2/.envrc", 0x400)
+for name in (".envrc", ".git/config", ".git/HEAD"):
+    fd = os.open(name, os.O_RDONLY)
+    linkat("named-empty " + name, fd, b"", AT_FDCWD, b"copy-empty", 0x1000)
+    linkat("named-proc " + name, AT_FDCWD, b"/proc/self/fd/%d" % fd, AT_FDCWD, b"copy-proc", 0x400)
+    linkat("named-path " + name, AT_FDCWD, name.encode(), AT_FDCWD, b"copy-path", 0)
+linkat("plain", os.open("README", os.O_RDONLY), b"", AT_FDCWD, b"readme-link", 0x1000)
+PY
+echo done`
+	for _, m := range createModes() {
+		t.Run(m.name, func(t *testing.T) {
+			ws, markers := poisonWorkspace(t, true)
+			require.NoError(t, os.Mkdir(filepath.Join(ws, "sub"), 0o755))
+			require.NoError(t, os.Mkdir(filepath.Join(ws, "sub2"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(ws, ".envrc"), []byte("export A=1\n"), 0o644))
+			chownWorkspace(t, ws)
+			res, out := m.run(t, ws, script)
+			t.Log(out)
+			require.Contains(t, out, "done\n", out)
+			out = "\n" + out
+			for _, l := range []string{"empty ok", "proc ok", "thread-self ok", "dirfd ok", "plain ok"} {
+				assert.Contains(t, out, "\n"+l+"\n", l)
+			}
+			for _, l := range []string{"tmp-onto-envrc", "tmp-onto-envrc-proc", "named-empty .envrc", "named-proc .envrc", "named-path .envrc",
+				"named-empty .git/config", "named-proc .git/config", "named-path .git/config", "named-empty .git/HEAD", "named-proc .git/HEAD", "named-path .git/HEAD"} {
+				assert.Contains(t, out, "\n"+l+" refused: ", l)
+			}
+			assert.NotEmpty(t, res.CreateBlocked)
+			for f, want := range map[string]string{"by-empty": "by-empty\n", "sub/by-proc": "by-proc\n", "by-thread": "by-thread\n", "sub/by-dirfd": "by-dirfd\n", "readme-link": "hello\n"} {
+				fi, err := os.Lstat(filepath.Join(ws, f))
+				if !assert.NoError(t, err, f) {
+					continue
+				}
+				data, err := os.ReadFile(filepath.Join(ws, f))
+				require.NoError(t, err)
+				assert.Equal(t, want, string(data), f)
+				if f != "readme-link" {
+					assert.Equal(t, os.FileMode(0o644), fi.Mode(), "%s: no write for others or the group", f)
+				}
+				st := fi.Sys().(*syscall.Stat_t)
+				assert.Equal(t, [2]uint32{wsOwner, wsOwner}, [2]uint32{st.Uid, st.Gid}, "%s belongs to the workspace's owner", f)
+			}
+			for _, f := range []string{"sub/.envrc", "sub2/.envrc", "copy-empty", "copy-proc", "copy-path"} {
+				assert.NoFileExists(t, filepath.Join(ws, f))
+			}
+			assertNoNewRepo(t, ws, ".git")
+			assertHostClean(t, ws, markers, true)
+		})
+	}
+}

@@ -296,10 +296,24 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	var from string // a link's existing name as read, for a refusal by the mount plan
 	if errno == 0 && call.from >= 0 {
 		// A second name for a protected file writes it.
-		if req.names[0] = read(call.from); errno == 0 && req.names[0] != "" {
-			// place makes it relative to the directory it checked.
+		if req.names[0] = read(call.from); errno == 0 {
 			from = req.names[0]
-			place(call.fromDir, 0, req.names[0], false, flags&unix.AT_SYMLINK_FOLLOW != 0, false)
+			var src *os.File
+			var why string
+			src, errno, why = g.create.linkSource(n, call, flags, from, req.dirs[1])
+			switch {
+			case why != "":
+				block = &CreateBlock{Op: call.op, Pid: int(n.pid), Path: from, Reason: why}
+				errno = unix.EPERM
+			case errno != 0:
+			case src != nil:
+				// The caller's own open file, judged by the names it
+				// has: linked as it is (LinkDescriptor).
+				req.dirs[0], req.names[0], req.descriptor = src, "", true
+			case from != "":
+				// place makes it relative to the directory it checked.
+				place(call.fromDir, 0, from, false, flags&unix.AT_SYMLINK_FOLLOW != 0, false)
+			}
 		}
 	}
 	answer := func(resp seccompNotifResp) bool {

@@ -485,6 +485,14 @@ static int64_t creator_call(const struct seccompexec_create_req *rq, const char 
 		r = symlinkat(target, dir[0], n0);
 		break;
 	case SECCOMPEXEC_CREATE_LINK:
+		if (rq->flags & SECCOMPEXEC_LINK_DESCRIPTOR) {
+			if (n0[0] != '\0' || dir[0] == AT_FDCWD)
+				return -EINVAL;
+			char self[32];
+			snprintf(self, sizeof self, "/proc/self/fd/%d", dir[0]);
+			r = linkat(AT_FDCWD, self, dir[1], n1, AT_SYMLINK_FOLLOW);
+			break;
+		}
 		r = linkat(dir[0], n0, dir[1], n1, (int)rq->flags);
 		break;
 	case SECCOMPEXEC_CREATE_RENAME:

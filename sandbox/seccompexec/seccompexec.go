@@ -90,6 +90,8 @@ const (
 	CreateRename  = C.SECCOMPEXEC_CREATE_RENAME
 	CreateOpen    = C.SECCOMPEXEC_CREATE_OPEN
 	CreateBind    = C.SECCOMPEXEC_CREATE_BIND
+	// LinkDescriptor: a link of the open file that is the first directory.
+	LinkDescriptor = C.SECCOMPEXEC_LINK_DESCRIPTOR
 
 	CreateReqSize   = C.sizeof_struct_seccompexec_create_req
 	CreateMaxGroups = C.SECCOMPEXEC_CREATE_MAX_GROUPS

@@ -97,6 +97,12 @@
 // bind(2) of an AF_UNIX socket to a pathname: name 0 (the last element, at
 // most 107 bytes) in the directory of dirfd[0]; dirfd[1] is the socket.
 #define SECCOMPEXEC_CREATE_BIND 7
+// A link's flag beyond linkat's: name 0 is empty and dirfd[0] is the open
+// file to link (the caller's own, which tether took with pidfd_getfd). The
+// helper links it through its own /proc/self/fd with AT_SYMLINK_FOLLOW:
+// AT_EMPTY_PATH would need the file's opener's credentials (f_cred) or
+// CAP_DAC_READ_SEARCH, and the helper has neither.
+#define SECCOMPEXEC_LINK_DESCRIPTOR (1ULL << 32)
 // At most this many supplementary groups are taken; a caller with more is
 // refused by tether.
 #define SECCOMPEXEC_CREATE_MAX_GROUPS 256
