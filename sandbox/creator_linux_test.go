@@ -214,8 +214,7 @@ func TestCreateGateRace(t *testing.T) {
 // TestCreateGateOrdinary: what the helper creates for a caller is what the
 // kernel would have made: git work in a frozen repository, tar x, mkdir -p,
 // an editor's rename into place, an O_TMPFILE file (unnamed: not
-// notified; linking it by /proc/self/fd fails with EXDEV on the idmapped
-// workspace whoever performs it), mkfifo, names relative to a working directory, to a directory
+// notified; linking it is TestCreateGateLinkDescriptor's), mkfifo, names relative to a working directory, to a directory
 // descriptor, through a symlinked parent and through /proc/self/fd, with
 // the caller's umask and mode, owned by the workspace's owner on the host;
 // and a caller's own failures (EEXIST, ENOENT, EBADF) are its own. In

@@ -511,9 +511,9 @@ print(sys.argv[1] + ".done")
 // writable name: the kernel refuses it (EXDEV, another mount) whichever
 // form names the file (its path, /proc/self/fd/N of an O_PATH descriptor
 // followed with AT_SYMLINK_FOLLOW, the descriptor with AT_EMPTY_PATH,
-// which fails with ENOENT first where the caller lacks
-// CAP_DAC_READ_SEARCH), and the gate reports the sealed file with the op
-// link; one-shot and session, checked from the host.
+// which the creation helper links as the caller's own file: linkSource),
+// and the gate reports the sealed file with the op link; one-shot and
+// session, checked from the host.
 func TestLandlockMountPlanReportsLinksOut(t *testing.T) {
 	const script = `import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
@@ -547,21 +547,71 @@ print("done")
 			require.Contains(t, got, "done")
 			for _, form := range forms {
 				sealed := filepath.Join(ws, "secret", form)
-				if form == "empty" && strings.Contains(got, fmt.Sprintf("empty=%d\n", syscall.ENOENT)) {
-					// AT_EMPTY_PATH without CAP_DAC_READ_SEARCH (the gate
-					// performs the call, not the descriptor's opener):
-					// refused before any mount is looked at.
-					t.Log("AT_EMPTY_PATH: ENOENT")
-				} else {
-					assert.Contains(t, got, fmt.Sprintf("%s=%d\n", form, syscall.EXDEV), form)
-					assert.True(t, refusedOp(res, sealed, "link"), "%s: %+v", form, res.PathsRefused)
-				}
+				assert.Contains(t, got, fmt.Sprintf("%s=%d\n", form, syscall.EXDEV), form)
+				assert.True(t, refusedOp(res, sealed, "link"), "%s: %+v", form, res.PathsRefused)
 				// From the host, after the sandbox is gone.
 				assert.NoFileExists(t, filepath.Join(ws, "ok", form))
 				var st syscall.Stat_t
 				require.NoError(t, syscall.Stat(sealed, &st))
 				assert.Equal(t, uint64(1), uint64(st.Nlink), "the sealed file gained a name (%s)", form)
 			}
+		})
+	}
+}
+
+// An atomic writer under the mount plan: an O_TMPFILE made in the write
+// tree and linked into it by its descriptor (AT_EMPTY_PATH, and
+// /proc/self/fd/N with AT_SYMLINK_FOLLOW) gets its name there, with its
+// content and without write for others (umask 0, mode 0666); linked into
+// the read-only workspace it is refused (EROFS: the new name's mount is
+// checked before the two mounts are compared). One-shot
+// and session, checked from the host.
+func TestLandlockMountPlanLinksTmpfile(t *testing.T) {
+	const script = `import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+os.umask(0)
+def linkat(fd, name, new, flags):
+    rc = libc.linkat(fd, name, -100, new, flags)  # AT_FDCWD
+    return 0 if rc == 0 else ctypes.get_errno()
+def tmp(data):
+    fd = os.open("ok", 0o20200000 | os.O_WRONLY, 0o666)  # O_TMPFILE
+    os.write(fd, data)
+    return fd
+print("empty=%d" % linkat(tmp(b"empty\n"), b"", b"ok/empty", 0x1000))  # AT_EMPTY_PATH
+print("proc=%d" % linkat(-100, b"/proc/self/fd/%d" % tmp(b"proc\n"), b"ok/proc", 0x400))  # AT_SYMLINK_FOLLOW
+print("out=%d" % linkat(tmp(b"out\n"), b"", b"out", 0x1000))
+print("done")
+`
+	for _, session := range []bool{false, true} {
+		name := "one-shot"
+		if session {
+			name = "session"
+		}
+		t.Run(name, func(t *testing.T) {
+			ws, _ := llWorkspace(t)
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "ok", "l.py"), []byte(script), 0o644))
+			cfg := Config{Workspace: ws, Landlock: planPolicy(filepath.Join(ws, "ok"))}
+			var out bytes.Buffer
+			runPlanned(t, session, "ll-plan-tmpfile", cfg, Command{Shell: "python3 ok/l.py", Stdout: &out, Stderr: &out})
+			got := out.String()
+			t.Log(got)
+			require.Contains(t, got, "done")
+			assert.Contains(t, got, "empty=0\n")
+			assert.Contains(t, got, "proc=0\n")
+			assert.Contains(t, got, fmt.Sprintf("out=%d\n", syscall.EROFS))
+			// From the host, after the sandbox is gone.
+			for _, f := range []string{"empty", "proc"} {
+				p := filepath.Join(ws, "ok", f)
+				data, err := os.ReadFile(p)
+				if !assert.NoError(t, err, f) {
+					continue
+				}
+				assert.Equal(t, f+"\n", string(data))
+				fi, err := os.Stat(p)
+				require.NoError(t, err)
+				assert.Equal(t, os.FileMode(0o644), fi.Mode(), "%s: no write for others or the group", f)
+			}
+			assert.NoFileExists(t, filepath.Join(ws, "out"))
 		})
 	}
 }
