@@ -444,7 +444,8 @@ func TestCreateGateSignalled(t *testing.T) {
 // TestCreateGateLinkDescriptor: an O_TMPFILE written and then linked into
 // place by its descriptor (linkat AT_EMPTY_PATH, relative to the working
 // directory and to a directory descriptor, and through /proc/self/fd and
-// /proc/thread-self/fd with AT_SYMLINK_FOLLOW), as atomic file writers do,
+// /proc/thread-self/fd with AT_SYMLINK_FOLLOW; from a thread that is not
+// the group's leader too), as atomic file writers do,
 // gets its name in every kind of sandbox, with its content, owned by the
 // workspace's owner and without write for others or the group (umask 0,
 // mode 0666). A named protected file linked by its descriptor is refused
@@ -468,6 +469,9 @@ linkat("proc", AT_FDCWD, b"/proc/self/fd/%d" % tmp("sub", b"by-proc\n"), AT_FDCW
 linkat("thread-self", AT_FDCWD, b"/proc/thread-self/fd/%d" % tmp(".", b"by-thread\n"), AT_FDCWD, b"by-thread", 0x400)
 dfd = os.open("sub", os.O_RDONLY | os.O_DIRECTORY)
 linkat("dirfd", tmp("sub", b"by-dirfd\n"), b"", dfd, b"by-dirfd", 0x1000)
+import threading  # a thread that is not the group's leader
+w = threading.Thread(target=lambda: linkat("thread", tmp(".", b"by-thread2\n"), b"", AT_FDCWD, b"by-thread2", 0x1000))
+w.start(); w.join()
 t = tmp(".", b"planted\n")
 linkat("tmp-onto-envrc", t, b"", AT_FDCWD, b"sub/.envrc", 0x1000)
 linkat("tmp-onto-envrc-proc", AT_FDCWD, b"/proc/self/fd/%d" % t, AT_FDCWD, b"sub2/.envrc", 0x400)
@@ -490,7 +494,7 @@ echo done`
 			t.Log(out)
 			require.Contains(t, out, "done\n", out)
 			out = "\n" + out
-			for _, l := range []string{"empty ok", "proc ok", "thread-self ok", "dirfd ok", "plain ok"} {
+			for _, l := range []string{"empty ok", "proc ok", "thread-self ok", "dirfd ok", "thread ok", "plain ok"} {
 				assert.Contains(t, out, "\n"+l+"\n", l)
 			}
 			for _, l := range []string{"tmp-onto-envrc", "tmp-onto-envrc-proc", "named-empty .envrc", "named-proc .envrc", "named-path .envrc",
@@ -498,7 +502,7 @@ echo done`
 				assert.Contains(t, out, "\n"+l+" refused: ", l)
 			}
 			assert.NotEmpty(t, res.CreateBlocked)
-			for f, want := range map[string]string{"by-empty": "by-empty\n", "sub/by-proc": "by-proc\n", "by-thread": "by-thread\n", "sub/by-dirfd": "by-dirfd\n", "readme-link": "hello\n"} {
+			for f, want := range map[string]string{"by-empty": "by-empty\n", "sub/by-proc": "by-proc\n", "by-thread": "by-thread\n", "sub/by-dirfd": "by-dirfd\n", "by-thread2": "by-thread2\n", "readme-link": "hello\n"} {
 				fi, err := os.Lstat(filepath.Join(ws, f))
 				if !assert.NoError(t, err, f) {
 					continue

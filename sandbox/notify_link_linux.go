@@ -62,6 +62,10 @@ func (c *createGate) linkSource(n *seccompNotif, call createCall, flags uint64, 
 		return nil, 0, ""
 	}
 	pidfd, err := unix.PidfdOpen(pid, pidfdThread)
+	if err == unix.EINVAL {
+		// A kernel before 6.9: a thread group leader's own pidfd.
+		pidfd, err = unix.PidfdOpen(pid, 0)
+	}
 	if err != nil {
 		return nil, unix.EPERM, "" // the caller is gone
 	}
