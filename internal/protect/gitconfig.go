@@ -218,10 +218,22 @@ func commandWords(v string) []string {
 // absolute host path), given the workspace-relative directory of the
 // configuration file (fileDir) and the top of its work tree (top). It
 // reports false for a path outside the workspace or one that depends on
-// an environment (~, $VAR).
+// an environment ($VAR). A path git expands (~/x, ~user/x) is expanded
+// with every home a host git reading it may have (HomesFor: tether's,
+// root's, the workspace owner's): the first expansion inside the workspace
+// is the answer, so `core.hooksPath = ~/src/proj/hooks` protects hooks/
+// of a workspace at ~/src/proj.
 func (r ConfigRef) Resolve(ws, fileDir, top string) (string, bool) {
 	p := r.Path
-	if p == "" || strings.HasPrefix(p, "~") || strings.Contains(p, "$") {
+	if p == "" || strings.Contains(p, "$") {
+		return "", false
+	}
+	if strings.HasPrefix(p, "~") {
+		for _, abs := range expandTilde(p, ws) {
+			if rel, ok := (ConfigRef{Path: abs}).Resolve(ws, fileDir, top); ok {
+				return rel, true
+			}
+		}
 		return "", false
 	}
 	if path.IsAbs(p) {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -520,4 +522,48 @@ func idBeneath(root int, rel string) (objID, bool) {
 		return objID{}, false
 	}
 	return objID{uint64(st.Dev), st.Ino}, true
+}
+
+// expandTilde returns the absolute paths git may make of p (~/x or
+// ~user/x, as git's pathname expansion does): ~/ with the home of each
+// user whose git may read the workspace's configuration (HomesFor), ~user/
+// with that user's home. None when it cannot be expanded.
+func expandTilde(p, ws string) []string {
+	name, rest, _ := strings.Cut(p[1:], "/")
+	var homes []string
+	if name == "" {
+		homes = HomesFor(ws)
+	} else if u, err := user.Lookup(name); err == nil && u.HomeDir != "" {
+		homes = []string{u.HomeDir}
+	}
+	var out []string
+	for _, h := range homes {
+		if path.IsAbs(h) {
+			out = append(out, path.Join(h, rest))
+		}
+	}
+	return out
+}
+
+// HomesFor returns the homes a host git reading the configuration of the
+// workspace ws may expand ~/ with: this process's $HOME, root's, and the
+// home of the workspace's owner (who runs git there when it is not root).
+func HomesFor(ws string) []string {
+	var homes []string
+	add := func(h string) {
+		if h != "" && !slices.Contains(homes, h) {
+			homes = append(homes, h)
+		}
+	}
+	add(os.Getenv("HOME"))
+	if u, err := user.LookupId("0"); err == nil {
+		add(u.HomeDir)
+	}
+	var st unix.Stat_t
+	if unix.Stat(ws, &st) == nil {
+		if u, err := user.LookupId(strconv.FormatUint(uint64(st.Uid), 10)); err == nil {
+			add(u.HomeDir)
+		}
+	}
+	return homes
 }

@@ -229,3 +229,42 @@ func BenchmarkConfigView(b *testing.B) {
 		})
 	}
 }
+
+// TestNamedReasonTildePaths: git expands ~/ in pathname values with the
+// home of whoever runs it, so a repository's `core.hooksPath =
+// ~/src/proj/hooks` (and include.path) name files of a workspace at
+// ~/src/proj: they are refused as the relative spellings are (session 12
+// red team, T1: the sandbox wrote both and the host's commit ran them).
+func TestNamedReasonTildePaths(t *testing.T) {
+	home, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	t.Setenv("HOME", home)
+	ws := filepath.Join(home, "src", "proj")
+	for p, c := range map[string]string{
+		".git/HEAD":   head,
+		".git/config": "[core]\n\thooksPath = ~/src/proj/hooks\n[include]\n\tpath = ~/src/proj/inc.cfg\n",
+		"hooks/":      "",
+		"inc.cfg":     "[core]\n\tfsmonitor = ./fsm\n",
+		"fsm":         "true\n",
+		"src/a.go":    "package a\n",
+	} {
+		full := filepath.Join(ws, p)
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		if p[len(p)-1] == '/' {
+			require.NoError(t, os.MkdirAll(full, 0o755))
+			continue
+		}
+		require.NoError(t, os.WriteFile(full, []byte(c), 0o644))
+	}
+	for _, rel := range []string{"hooks/pre-commit", "inc.cfg", "fsm"} {
+		why, err := namedReason(t, ws, rel)
+		require.NoError(t, err, rel)
+		assert.NotEmpty(t, why, rel)
+	}
+	why, err := namedReason(t, ws, "src/a.go")
+	require.NoError(t, err)
+	assert.Empty(t, why)
+	// ~user/ is that user's home; one that cannot be expanded names nothing.
+	assert.Contains(t, expandTilde("~root/x", ws), "/root/x")
+	assert.Empty(t, expandTilde("~no-such-user-tether/x", ws))
+}
