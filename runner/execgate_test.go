@@ -241,3 +241,28 @@ func TestCreationGateReported(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, n, 2, "each refusal is audited")
 }
+
+// TestExecGateCopiedLoader: a copy of the dynamic loader under another
+// name, run from a script, loads the real program it is given (here a
+// real ELF stand-in for reboot): the exec is refused at gate "exec" by
+// the program the loader would run, nothing of it runs. Before session 12
+// the loader was known by its name only and the stand-in ran.
+func TestExecGateCopiedLoader(t *testing.T) {
+	r, _, _, ws := gateRunner(t)
+	touch, err := os.ReadFile("/usr/bin/touch")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "bin", "reboot"), touch, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "run.sh"),
+		[]byte("cp /lib64/ld-linux-x86-64.so.2 /tmp/helper\n/tmp/helper --argv0 true ./bin/reboot ran-reboot\n"), 0o644))
+	for _, session := range []string{"", "ld-1"} {
+		res := r.Execute(t.Context(), Batch{Platform: approval.PlatformCron, Session: session, Calls: []RawCall{terminalCall("a", "sh run.sh")}}, nil)
+		got := res.Results[0]
+		assert.NoFileExists(t, filepath.Join(ws, "ran-reboot"), "session %q: the program ran", session)
+		require.Equal(t, ClassBlocked, got.Class, "session %q: %s %v", session, got.Message, got.Output)
+		assert.Equal(t, GateExec, got.Gate)
+		assert.Equal(t, "hardline.power", got.Rule)
+		blocked := got.Output["exec_blocked"].([]map[string]any)
+		require.NotEmpty(t, blocked)
+		assert.Equal(t, []string{"/tmp/helper", "--argv0", "true", "./bin/reboot", "ran-reboot"}, blocked[0]["argv"])
+	}
+}

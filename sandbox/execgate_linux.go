@@ -1014,43 +1014,54 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 			add(append([]string{name}, rest...))
 		}
 	}
-	// The dynamic loader run as a program runs the program it is given.
-	for _, name := range append([]string{path.Base(file)}, names...) {
-		if v := loaderRuns(name, rest); v != nil {
-			add(v)
-			if vnames, vf, err := resolveExecFD(pid, unix.AT_FDCWD, v[0], false); err == nil {
-				_ = unix.Close(vf)
-				for _, n := range vnames {
-					add(append([]string{n}, v[1:]...))
-				}
-			}
-			break
-		}
-	}
-	// A script: the kernel executes its interpreter with the script's
-	// path in place of argv[0] (binfmt_script).
+	// Each file the exec runs, the program first: a "#!" script runs its
+	// interpreter with the script's path in place of argv[0]
+	// (binfmt_script); a dynamic loader (isLoaderELF: what the file is,
+	// whatever its name) runs the program it is given, which is then one
+	// more file (a loader refuses a script; glibc's refuses itself, others
+	// are followed).
+	v, name, viaLoader := argv, file, false
 	for depth := 0; f >= 0 && depth < maxScriptDepth; depth++ {
-		interp, arg, ok, err := shebang(f)
+		interp, arg, script, loader, err := inspect(f)
 		_ = unix.Close(f)
 		f = -1
 		if err != nil {
-			return runs, fmt.Errorf("%w: reading the first bytes of %s: %w", ErrExecUnchecked, file, err)
+			return runs, fmt.Errorf("%w: reading the first bytes of %s: %w", ErrExecUnchecked, name, err)
 		}
-		if !ok {
-			break
-		}
-		v := []string{interp}
-		if arg != "" {
-			v = append(v, arg)
-		}
-		v = append(append(v, file), rest...)
-		add(v)
-		var inames []string
-		if inames, f, err = resolveExecFD(pid, unix.AT_FDCWD, interp, false); err != nil {
-			return runs, missingFile{err} // the kernel cannot run the interpreter either
-		}
-		for _, name := range inames {
-			add(append([]string{name}, v[1:]...))
+		switch {
+		case loader:
+			var vrest []string
+			if len(v) > 1 {
+				vrest = v[1:]
+			}
+			lv := loaderArgs(vrest)
+			if lv == nil {
+				return runs, nil
+			}
+			add(lv)
+			vnames, vf, err := resolveExecFD(pid, unix.AT_FDCWD, lv[0], false)
+			if err != nil {
+				return runs, nil // the loader cannot open it either
+			}
+			for _, n := range vnames {
+				add(append([]string{n}, lv[1:]...))
+			}
+			v, name, f, viaLoader = lv, lv[0], vf, true
+		case script && !viaLoader:
+			sv := []string{interp}
+			if arg != "" {
+				sv = append(sv, arg)
+			}
+			sv = append(append(sv, name), v[1:]...)
+			add(sv)
+			var inames []string
+			if inames, f, err = resolveExecFD(pid, unix.AT_FDCWD, interp, false); err != nil {
+				return runs, missingFile{err} // the kernel cannot run the interpreter either
+			}
+			for _, n := range inames {
+				add(append([]string{n}, sv[1:]...))
+			}
+			v, name = sv, interp
 		}
 	}
 	if f >= 0 {
@@ -1059,15 +1070,11 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 	return runs, nil
 }
 
-// loaderRuns returns the vector the dynamic loader named name runs when
-// executed with args (ld.so [OPTION]... PROGRAM [ARG]...), or nil when
-// name is not a loader or runs nothing. With --argv0 the program sees
-// that name; both forms are returned as one vector each by the caller's
-// names, the program's path first.
-func loaderRuns(name string, args []string) []string {
-	if !(strings.HasPrefix(name, "ld-") || strings.HasPrefix(name, "ld.so")) || !strings.Contains(name, ".so") {
-		return nil
-	}
+// loaderArgs returns the vector a dynamic loader executed with args
+// (ld.so [OPTION]... PROGRAM [ARG]...) runs, or nil when it runs nothing.
+// With --argv0 the program sees that name; the vector holds the program's
+// path first, and the caller adds it by the names that file goes by.
+func loaderArgs(args []string) []string {
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; a {
 		case "--list", "--verify", "--help", "--version", "--list-tunables", "--list-diagnostics":
@@ -1097,38 +1104,43 @@ func equalArgs(a, b []string) bool {
 	return true
 }
 
-// shebang reads a script's "#!" line as the kernel does (parseShebang).
-// f is an O_PATH descriptor of the file. Only a regular file runs (the
-// kernel refuses any other with EACCES); one whose first bytes cannot be
-// read is an error.
-func shebang(f int) (interp, arg string, ok bool, err error) {
+// inspect reads a file's first bytes as the kernel does and says what it
+// runs: a script's "#!" line (parseShebang), or that it is a dynamic
+// loader (isLoaderELF). f is an O_PATH descriptor of the file. Only a
+// regular file runs (the kernel refuses any other with EACCES); one whose
+// first bytes cannot be read is an error.
+func inspect(f int) (interp, arg string, script, loader bool, err error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(f, &st); err != nil {
-		return "", "", false, err
+		return "", "", false, false, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return "", "", false, nil
+		return "", "", false, false, nil
 	}
 	// Reopen the O_PATH descriptor for reading (never blocks: a regular file).
 	rf, err := reopen(f, unix.O_RDONLY|unix.O_NOCTTY)
 	if err != nil {
-		return "", "", false, err
+		return "", "", false, false, err
 	}
 	defer unix.Close(rf)
+	readAt := func(b []byte, off int64) (int, error) {
+		for {
+			n, err := unix.Pread(rf, b, off)
+			if err != unix.EINTR {
+				return n, err
+			}
+		}
+	}
 	// The kernel's buffer is zeroed before the file's first bytes are
 	// read into it: a short file reads as ending in NULs.
 	var buf [binprmBufSize]byte
-	for {
-		_, err = unix.Pread(rf, buf[:], 0)
-		if err != unix.EINTR {
-			break
-		}
+	if _, err = readAt(buf[:], 0); err != nil {
+		return "", "", false, false, err
 	}
-	if err != nil {
-		return "", "", false, err
+	if interp, arg, script = parseShebang(&buf); script {
+		return interp, arg, true, false, nil
 	}
-	interp, arg, ok = parseShebang(&buf)
-	return interp, arg, ok, nil
+	return "", "", false, isLoaderELF(buf[:], readAt), nil
 }
 
 // binprmBufSize is the kernel's BINPRM_BUF_SIZE: how much of a file
@@ -1333,7 +1345,22 @@ func openMagic(pid int, link string) ([]string, int, error) {
 		return nil, -1, err
 	}
 	target, _ := os.Readlink("/proc/" + name)
-	return []string{path.Base(strings.TrimSuffix(target, " (deleted)"))}, fd, nil
+	return magicNames(target), fd, nil
+}
+
+// magicNames returns the names a magic link's target text gives its
+// file: the last element, without the " (deleted)" of an unlinked file,
+// and for a memfd ("/memfd:NAME (deleted)") also the last element of the
+// NAME memfd_create gave it: a memfd named "reboot" goes by "reboot".
+func magicNames(target string) []string {
+	target = strings.TrimSuffix(target, " (deleted)")
+	names := []string{path.Base(target)}
+	if m, ok := strings.CutPrefix(target, "/memfd:"); ok && m != "" {
+		if b := path.Base(m); b != names[0] {
+			names = append(names, b)
+		}
+	}
+	return names
 }
 
 // procIsCallers reports whether "/proc" inside root (a caller's root) is

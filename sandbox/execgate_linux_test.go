@@ -516,3 +516,71 @@ done`)
 	}
 	assert.Equal(t, []string{"/proc/self/fd/5", "/dev/fd/5", "/proc/self/exe"}, blocked)
 }
+
+// A dynamic loader is what the file is: a copy, a renamed copy, a hard
+// link of one, one given --argv0 and one that is a script's interpreter
+// each run the real program they are given, so that program is checked.
+// Here the program is a real ELF (a copy of touch named reboot, which
+// leaves its operand behind when it runs): before session 12 only a loader
+// named ld-*.so ran checked, and each of these left its marker. A memfd
+// named "reboot" goes by that name. Benign programs of a loader's shape
+// (static-PIE, static) run.
+func TestExecGateLoaderByContent(t *testing.T) {
+	r := newTestRunner(t)
+	ws := t.TempDir()
+	bin := filepath.Join(ws, "bin")
+	require.NoError(t, os.MkdirAll(bin, 0o755))
+	touch, err := os.ReadFile("/usr/bin/touch")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "reboot"), touch, 0o755))
+	ld := "/lib64/ld-linux-x86-64.so.2"
+	ldBytes, err := os.ReadFile(ld)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "myld"), ldBytes, 0o755))
+	require.NoError(t, os.Link(filepath.Join(ws, "myld"), filepath.Join(ws, "linked")))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "via-interp"), []byte("#!"+ws+"/myld "+bin+"/reboot\n"), 0o755))
+	cases := []struct{ name, script string }{
+		{"copy in /tmp", `cp ` + ld + ` /tmp/x && /tmp/x bin/reboot ran-copy`},
+		{"renamed copy", `./myld bin/reboot ran-renamed`},
+		{"absolute program", `./myld "$PWD/bin/reboot" ran-abs`},
+		{"hard link", `./linked bin/reboot ran-linked`},
+		{"--argv0", `./myld --argv0 true bin/reboot ran-argv0`},
+		{"options first", `./myld --inhibit-cache --library-path /lib bin/reboot ran-options`},
+		{"a script's interpreter", `./via-interp ran-interp`},
+		{"memfd named reboot", `python3 -c "import os; fd=os.memfd_create('reboot', 0); os.write(fd, open('bin/reboot','rb').read()); os.execve(fd, ['true', 'ran-memfd'], {})"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			old, _ := filepath.Glob(filepath.Join(ws, "ran-*"))
+			for _, m := range old {
+				require.NoError(t, os.Remove(m))
+			}
+			g := newRefuse("reboot")
+			r.ExecGate = g.gate
+			defer func() { r.ExecGate = nil }()
+			res, out := gateRun(t, r, ws, c.script+"; echo after=$?")
+			matches, _ := filepath.Glob(filepath.Join(ws, "ran-*"))
+			assert.Empty(t, matches, "the program ran: %s", out)
+			require.NotEmpty(t, res.ExecBlocked, out)
+			assert.Equal(t, errRefusedName.Error(), res.ExecBlocked[0].Reason)
+			assert.Contains(t, out, "after=")
+		})
+	}
+	t.Run("benign", func(t *testing.T) {
+		g := newRefuse("reboot")
+		r.ExecGate = g.gate
+		defer func() { r.ExecGate = nil }()
+		script := `/bin/busybox echo reboot && /bin/echo reboot && ./myld --list /bin/true >/dev/null && echo listed`
+		if _, err := exec.LookPath("gcc"); err == nil {
+			src := filepath.Join(ws, "spie.c")
+			require.NoError(t, os.WriteFile(src, []byte("#include <stdio.h>\nint main(int c,char**v){printf(\"spie %s\\n\",v[1]);return 0;}\n"), 0o644))
+			o, err := exec.Command("gcc", "-static-pie", "-o", filepath.Join(ws, "spie"), src).CombinedOutput()
+			require.NoError(t, err, "%s", o)
+			script += ` && ./spie reboot`
+		}
+		res, out := gateRun(t, r, ws, script)
+		assert.Equal(t, 0, res.ExitCode, out)
+		assert.Empty(t, res.ExecBlocked, out)
+		assert.Contains(t, out, "reboot\nreboot\nlisted\n")
+	})
+}

@@ -20,6 +20,9 @@ import (
 	// So is the process that joins a sandbox's namespaces for a rootless
 	// tether to mount its protected paths (protect_linux.go).
 	_ "github.com/tether-dev/tether/sandbox/nsjoin"
+	// So is the helper that makes a sandbox's memfds non-executable
+	// (memfd_linux.go).
+	_ "github.com/tether-dev/tether/sandbox/memfdnoexec"
 
 	// The keeper that reaps this process's sandboxes when it dies is a C
 	// constructor of this binary too (keeper_linux.go).

@@ -144,7 +144,8 @@ func TestRootless(t *testing.T) {
 	assert.Regexp(t, `\s+0\s+`+u.Uid+`\s+1\n`, d.Output, "uid 0 inside maps to the user only")
 	assert.Contains(t, d.Output, "NoNewPrivs:\t1")
 	assert.Contains(t, d.Output, "Network is unreachable")
-	assert.ElementsMatch(t, []string{"memory", "pids"}, d.Result.NotEnforced, "limits without delegated cgroups are reported; protected paths are enforced")
+	assert.ElementsMatch(t, []string{"memory", "pids", "memfd_noexec"}, d.Result.NotEnforced,
+		"limits without delegated cgroups are reported, and memfds left executable (only global root can set vm.memfd_noexec); protected paths are enforced")
 	made, err := os.Stat(filepath.Join(base, "ws", "output.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, uint32(uid), made.Sys().(*syscall.Stat_t).Uid, "files written are the user's on the host")

@@ -376,6 +376,7 @@ func (r *Runner) RunGated(ctx context.Context, cfg Config, cmd Command, gate fun
 		_, _ = process.Wait()
 		return nil, err
 	}
+	res.NotEnforced = sb.notEnforced
 	gateErr := ctx.Err()
 	if verdict != nil && gateErr == nil {
 		gateErr = <-verdict

@@ -494,6 +494,7 @@ func (s *Session) create(ctx context.Context) (err error) {
 		_ = container.Signal(unix.SIGKILL)
 		return err
 	}
+	s.notEnforced = sb.notEnforced
 	if sb.late {
 		pid, err := process.Pid()
 		if err != nil {

@@ -583,9 +583,11 @@ func (s *sandboxSetup) create(setupOptions) error {
 
 // started finishes the set-up once the container's init (pid) runs and
 // before it runs anything of the sandbox's: the user namespace hold is
-// released (the init has joined it), the protected paths are mounted into
-// its view, and the cgroups it was placed in are recorded. On error the
-// caller must kill the init.
+// released (the init has joined it), memfds are made non-executable in
+// its pid namespace (memfdNoExec; "memfd_noexec" in notEnforced where
+// that cannot be done), the protected paths are mounted into its view,
+// and the cgroups it was placed in are recorded. On error the caller must
+// kill the init; callers read notEnforced after it.
 func (s *sandboxSetup) started(process *libcontainer.Process) error {
 	if s.tramp != nil {
 		s.tramp.started()
@@ -596,12 +598,18 @@ func (s *sandboxSetup) started(process *libcontainer.Process) error {
 	if st, err := s.container.State(); err == nil {
 		s.cgroupPaths = st.CgroupPaths
 	}
+	pid, err := process.Pid()
+	if err != nil {
+		return err
+	}
+	// Before anything of the sandbox's runs (one-shot: the init waits on
+	// its exec fifo; a session's or pooled sandbox's supervisor runs
+	// nothing before it is asked): no memfd it makes can be executed.
+	if memfdNoExec(pid) != nil {
+		s.notEnforced = append(s.notEnforced, "memfd_noexec")
+	}
 	if s.protect == nil {
 		return nil
 	}
-	pid, err := process.Pid()
-	if err == nil {
-		err = s.protect.apply(pid)
-	}
-	return err
+	return s.protect.apply(pid)
 }
