@@ -286,7 +286,8 @@ func (w *walker) noteWrites(cs *cmdState, cmd *Command) {
 // source (as DST itself and as DST/base(SRC), since DST may be a
 // directory).
 func (w *walker) noteCopy(cmd *Command) {
-	inv := grammar.Parse(cmd.Program, values(cmd.Args))
+	args := braceArgs(cmd.Args)
+	inv := grammar.Parse(cmd.Program, values(args))
 	ops := inv.Operands
 	dir, hasDir := inv.Value("--target-directory")
 	if !hasDir {
@@ -294,12 +295,12 @@ func (w *walker) noteCopy(cmd *Command) {
 			return
 		}
 		dir, ops = ops[len(ops)-1].Value, ops[:len(ops)-1]
-		if !cmd.Args[inv.Operands[len(inv.Operands)-1].Arg].Literal {
+		if !args[inv.Operands[len(inv.Operands)-1].Arg].Literal {
 			return
 		}
 	}
 	for _, op := range ops {
-		src := cmd.Args[op.Arg]
+		src := args[op.Arg]
 		f := fileFact{kind: factCopy, text: op.Value}
 		if !src.Literal || strings.Contains(op.Value, ":") {
 			f = fileFact{kind: factUnknown} // computed, or remote (rsync h:x, scp)
@@ -315,6 +316,53 @@ func (w *walker) noteCopy(cmd *Command) {
 		}
 		w.addFact(f)
 	}
+}
+
+// braceArgs returns args with each brace expansion bash makes of a word
+// into plain words (cp /sbin/reboot{,.x} is cp /sbin/reboot
+// /sbin/reboot.x): the words themselves, when every one is plain text;
+// other words as they are.
+func braceArgs(args []Word) []Word {
+	var out []Word
+	for i, a := range args {
+		var alts []string
+		if a.Glob && strings.Contains(a.Raw, "{") {
+			alts = braceText(a.Raw)
+		}
+		if alts == nil {
+			if out != nil {
+				out = append(out, a)
+			}
+			continue
+		}
+		if out == nil {
+			out = append([]Word(nil), args[:i]...)
+		}
+		for _, s := range alts {
+			out = append(out, Word{Value: s, Literal: true, Raw: s})
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// braceText returns the words bash's brace expansion makes of the word
+// whose source is raw, or nil unless there are some and each is plain
+// text (no quotes, expansions or patterns left).
+func braceText(raw string) []string {
+	sw, err := syntax.NewParser().Document(strings.NewReader(raw))
+	if err != nil {
+		return nil
+	}
+	words := braceWords(sw)
+	for _, s := range words {
+		if strings.ContainsAny(s, "$`'\"\\*?[{~") {
+			return nil
+		}
+	}
+	return words
 }
 
 // output is what a command writes to its standard output. A text output
