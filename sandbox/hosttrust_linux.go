@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -74,12 +73,7 @@ func hostTrusted(root int, ws string, repos []gitRepo) ([]configPath, error) {
 			return
 		}
 		real := fspath.Real(file)
-		f, err := os.Open(real)
-		if err != nil {
-			return
-		}
-		data, err := io.ReadAll(io.LimitReader(f, 1<<20))
-		f.Close()
+		data, err := protect.ReadHostConfig(real)
 		if err != nil {
 			return
 		}
