@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -74,6 +75,9 @@ func hostTrusted(root int, ws string, repos []gitRepo) ([]configPath, error) {
 		}
 		real := fspath.Real(file)
 		data, err := protect.ReadHostConfig(real)
+		if errors.Is(err, protect.ErrConfigTooLarge) && unsafe == nil {
+			unsafe = fmt.Errorf("%w: %w", ErrUnsafeWorkspace, err)
+		}
 		if err != nil {
 			return
 		}

@@ -94,6 +94,9 @@ func repoNamed(root int, ws string, r GitRepo, look func(file string)) ([]Named,
 		var err error
 		if outside {
 			data, err = ReadHostConfig(file)
+			if errors.Is(err, ErrConfigTooLarge) {
+				return err // fail closed: git reads it whole
+			}
 		} else {
 			data, err = readBeneath(root, file)
 		}
@@ -401,6 +404,10 @@ func readBeneath(dir int, rel string) ([]byte, error) {
 	return data, nil
 }
 
+// ErrConfigTooLarge is returned for a host configuration file larger than
+// tether reads: what it names cannot be told, so the caller refuses.
+var ErrConfigTooLarge = errors.New("larger than 1 MiB: what it names cannot be told")
+
 // maxConfigSize bounds a configuration file read (a byte more is read, so
 // that a larger file is told and refused).
 const maxConfigSize = 1 << 20
@@ -426,7 +433,7 @@ func ReadHostConfig(p string) ([]byte, error) {
 		return nil, fmt.Errorf("reading %s: %w", p, err)
 	}
 	if len(data) > maxConfigSize {
-		return nil, fmt.Errorf("reading %s: larger than %d bytes", p, maxConfigSize)
+		return nil, fmt.Errorf("reading %s: %w", p, ErrConfigTooLarge)
 	}
 	return data, nil
 }

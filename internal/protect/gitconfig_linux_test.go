@@ -317,3 +317,24 @@ func TestConfigViewOutsideInclude(t *testing.T) {
 	assert.Empty(t, reason(rootFd, ".", "hooks"))
 	assert.Empty(t, reason(tools, "tools", "st"), "nested.cfg is no longer included")
 }
+
+// TestConfigNamedOutsideIncludeTooLarge: an outside include larger than
+// tether reads cannot be judged, so the answer is an error (the sandbox
+// refuses to start), not the names of its first MiB.
+func TestConfigNamedOutsideIncludeTooLarge(t *testing.T) {
+	team := t.TempDir()
+	ws := namedWS(t, map[string]string{".git/HEAD": head, ".git/config": "[include]\n\tpath = " + team + "/big.cfg\n"})
+	big := make([]byte, maxConfigSize+1)
+	for i := range big {
+		big[i] = '\n'
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(team, "big.cfg"), big, 0o644))
+	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(root)
+	_, err = ConfigNamed(root, ws, []GitRepo{{Dir: ".git", Top: "."}})
+	require.ErrorIs(t, err, ErrConfigTooLarge)
+	require.NoError(t, os.Truncate(filepath.Join(team, "big.cfg"), maxConfigSize))
+	_, err = ConfigNamed(root, ws, []GitRepo{{Dir: ".git", Top: "."}})
+	require.NoError(t, err)
+}
