@@ -21,6 +21,7 @@ import (
 
 	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/config"
+	"github.com/tether-dev/tether/internal/fspath"
 	"github.com/tether-dev/tether/mandate"
 	"github.com/tether-dev/tether/sandbox"
 	"github.com/tether-dev/tether/ui"
@@ -328,14 +329,29 @@ func (d *Daemon) socket() string {
 // nothing but the socket): a shared directory (--socket /tmp/t.sock, or
 // --socket $HOME/t.sock beside the projects) is not tether's, and every
 // workspace under it would be refused.
+//
+// The paths are recorded resolved too (fspath.Real: every symlink of the
+// directory followed, as the kernel follows it at bind), so that a socket
+// reached through a symlink into a workspace (--socket /tmp/ln/t.sock,
+// /tmp/ln -> ~/proj/run) is hidden in a sandbox of ~/proj, where the
+// spelling as given matches nothing (session-12 red team, S1). A bind
+// mount alias, which no path resolution sees, is matched by identity
+// when the sandbox plans its workspace (sandbox.hiddenIn).
 func socketPaths(sock string) []string {
 	abs, err := filepath.Abs(sock)
 	if err != nil {
 		return nil
 	}
 	out := []string{abs}
-	if socketDirOwn(abs) {
+	own := socketDirOwn(abs)
+	if own {
 		out = append(out, filepath.Dir(abs))
+	}
+	if real := fspath.Real(abs); real != abs {
+		out = append(out, real)
+		if own {
+			out = append(out, filepath.Dir(real))
+		}
 	}
 	return out
 }

@@ -277,12 +277,42 @@ print(s.recv(300).split(b"\r\n")[0].decode())
 // state root (sandbox.RecordServed), so that sandbox hides it too; from
 // the host afterwards, the socket is the daemon's and answers. A one-shot
 // after the daemon stopped is not refused (the record is gone).
+//
+// The daemon's socket path may reach the workspace by another name (S1 of
+// the session-12 red team: the hiding compared spellings, and the one-shot
+// unlinked the socket and bound an impostor): through a symlink to the
+// workspace's run/, or through a bind mount of it elsewhere.
 func TestServeSocketHiddenFromOtherOneShots(t *testing.T) {
 	sb := testSandbox(t)
-	e := newDaemonEnv(t, sb, "")
-	e.socket = filepath.Join(e.ws, "run", "tether.sock")
-	_, stop := e.start(t)
-	const hijack = `python3 probe.py run/tether.sock
+	for _, tc := range []struct {
+		name string
+		// socket makes run/ in the workspace reachable and returns the
+		// socket path the daemon is given.
+		socket func(t *testing.T, run string) string
+	}{
+		{"direct", func(t *testing.T, run string) string { return filepath.Join(run, "tether.sock") }},
+		{"symlink", func(t *testing.T, run string) string {
+			ln := filepath.Join(t.TempDir(), "sockln")
+			require.NoError(t, os.Symlink(run, ln))
+			return filepath.Join(ln, "tether.sock")
+		}},
+		{"bind-alias", func(t *testing.T, run string) string {
+			alias := filepath.Join(t.TempDir(), "runalias")
+			require.NoError(t, os.Mkdir(alias, 0o755))
+			require.NoError(t, unix.Mount(run, alias, "", unix.MS_BIND, ""))
+			t.Cleanup(func() { assert.NoError(t, unix.Unmount(alias, unix.MNT_DETACH)) })
+			return filepath.Join(alias, "tether.sock")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newDaemonEnv(t, sb, "")
+			run := filepath.Join(e.ws, "run")
+			require.NoError(t, os.MkdirAll(run, 0o755))
+			e.socket = tc.socket(t, run)
+			_, stop := e.start(t)
+			var before unix.Stat_t
+			require.NoError(t, unix.Stat(filepath.Join(run, "tether.sock"), &before), "the socket is in the workspace's run/")
+			const hijack = `python3 probe.py run/tether.sock
 rm run/tether.sock && echo UNLINKED
 python3 -c '
 import socket
@@ -292,21 +322,26 @@ s.listen(1)
 print("LISTENING")
 ' 2>&1
 ls -la run 2>&1; echo done`
-	require.NoError(t, os.WriteFile(filepath.Join(e.ws, "probe.py"), []byte(socketProbe), 0o644))
-	var out bytes.Buffer
-	res, err := sb.Run(t.Context(), sandbox.Config{Workspace: e.ws, Limits: sandbox.Limits{Pids: 64, Timeout: 60 * time.Second}},
-		sandbox.Command{Shell: hijack, Stdout: &out, Stderr: &out})
-	require.NoError(t, err)
-	t.Logf("exit %d: %s", res.ExitCode, out.String())
-	assert.Contains(t, out.String(), "done")
-	assert.NotContains(t, out.String(), "CONNECTED")
-	assert.NotContains(t, out.String(), "UNLINKED")
-	assert.NotContains(t, out.String(), "LISTENING")
-	// From the host: the daemon still answers on its socket.
-	c := NewClient(e.socket)
-	_, err = c.CreateSession(t.Context(), SessionRequest{})
-	require.NoError(t, err, "the daemon's socket is its own")
-	require.NoError(t, stop())
-	_, err = sb.Run(t.Context(), sandbox.Config{Workspace: e.ws, Limits: sandbox.Limits{Pids: 64, Timeout: 60 * time.Second}}, sandbox.Command{Shell: "true"})
-	require.NoError(t, err, "the daemon's record went with it")
+			require.NoError(t, os.WriteFile(filepath.Join(e.ws, "probe.py"), []byte(socketProbe), 0o644))
+			var out bytes.Buffer
+			res, err := sb.Run(t.Context(), sandbox.Config{Workspace: e.ws, Limits: sandbox.Limits{Pids: 64, Timeout: 60 * time.Second}},
+				sandbox.Command{Shell: hijack, Stdout: &out, Stderr: &out})
+			require.NoError(t, err)
+			t.Logf("exit %d: %s", res.ExitCode, out.String())
+			assert.Contains(t, out.String(), "done")
+			assert.NotContains(t, out.String(), "CONNECTED")
+			assert.NotContains(t, out.String(), "UNLINKED")
+			assert.NotContains(t, out.String(), "LISTENING")
+			// From the host: the socket is the daemon's inode, and it answers.
+			var after unix.Stat_t
+			require.NoError(t, unix.Stat(filepath.Join(run, "tether.sock"), &after))
+			assert.Equal(t, before.Ino, after.Ino, "the socket was replaced")
+			c := NewClient(e.socket)
+			_, err = c.CreateSession(t.Context(), SessionRequest{})
+			require.NoError(t, err, "the daemon's socket is its own")
+			require.NoError(t, stop())
+			_, err = sb.Run(t.Context(), sandbox.Config{Workspace: e.ws, Limits: sandbox.Limits{Pids: 64, Timeout: 60 * time.Second}}, sandbox.Command{Shell: "true"})
+			require.NoError(t, err, "the daemon's record went with it")
+		})
+	}
 }

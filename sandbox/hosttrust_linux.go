@@ -1,8 +1,8 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -74,12 +74,10 @@ func hostTrusted(root int, ws string, repos []gitRepo) ([]configPath, error) {
 			return
 		}
 		real := fspath.Real(file)
-		f, err := os.Open(real)
-		if err != nil {
-			return
+		data, err := protect.ReadHostConfig(real)
+		if errors.Is(err, protect.ErrConfigTooLarge) && unsafe == nil {
+			unsafe = fmt.Errorf("%w: %w", ErrUnsafeWorkspace, err)
 		}
-		data, err := io.ReadAll(io.LimitReader(f, 1<<20))
-		f.Close()
 		if err != nil {
 			return
 		}

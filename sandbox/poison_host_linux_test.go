@@ -348,3 +348,44 @@ func TestPoisonHostConfigMidSessionNested(t *testing.T) {
 	chownWorkspace(t, ws)
 	assertHostClean(t, ws, markers, true)
 }
+
+// TestPoisonOutsideInclude (T2 of the session-12 second red team): the
+// workspace repository's include.path and includeIf path name team files
+// OUTSIDE the workspace, and those name the workspace's hooks/, a
+// core.fsmonitor program, an include inside it (inner.cfg) and, through a
+// nested include relative to the outside file, an alias program. The
+// sandbox plants all four; the host's status, log and commit afterwards
+// run nothing planted.
+func TestPoisonOutsideInclude(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, true)
+	team := t.TempDir()
+	write := func(name, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(team, name), []byte(text), 0o644))
+	}
+	write("team.cfg", fmt.Sprintf("[core]\n\thooksPath = %[1]s/hooks\n[include]\n\tpath = %[1]s/inner.cfg\n\tpath = nested.cfg\n", ws))
+	write("nested.cfg", fmt.Sprintf("[alias]\n\tst = !%s/tools/st\n", ws))
+	write("cond.cfg", fmt.Sprintf("[core]\n\tfsmonitor = %s/tools/fsmon\n", ws))
+	hostGit(t, ws, "config", "include.path", filepath.Join(team, "team.cfg"))
+	hostGit(t, ws, "config", "includeIf.gitdir:"+ws+"/.path", filepath.Join(team, "cond.cfg"))
+	// The host's git reads all three files (the condition holds).
+	assert.Equal(t, ws+"/hooks\n", hostGit(t, ws, "config", "--get", "core.hooksPath"))
+	assert.Equal(t, ws+"/tools/fsmon\n", hostGit(t, ws, "config", "--get", "core.fsmonitor"))
+	chownWorkspace(t, ws)
+	script := fmt.Sprintf(`mkdir -p hooks tools
+printf '#!/bin/sh\ntouch %[1]s/hook\n' > hooks/pre-commit && chmod 755 hooks/pre-commit && echo WROTE-HOOK
+%[2]s
+printf '#!/bin/sh\ntouch %[1]s/fsmon\nexit 1\n' > tools/fsmon && chmod 755 tools/fsmon && echo WROTE-FSMON
+printf '#!/bin/sh\ntouch %[1]s/alias\n' > tools/st && chmod 755 tools/st && echo WROTE-ALIAS
+echo done`, markers, fsmonitorLine("inner.cfg", markers, "include"))
+	_, out := sandboxRun(t, r, ws, script)
+	t.Log(out)
+	require.Contains(t, out, "done")
+	for _, w := range []string{"WROTE-HOOK", "WROTE-include", "WROTE-FSMON", "WROTE-ALIAS"} {
+		assert.NotContains(t, out, w)
+	}
+	for _, f := range []string{"hooks/pre-commit", "inner.cfg", "tools/fsmon", "tools/st"} {
+		assert.NoFileExists(t, filepath.Join(ws, f))
+	}
+	assertHostClean(t, ws, markers, true)
+}

@@ -18,10 +18,12 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/moby/sys/mountinfo"
 	"github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-dev/tether/internal/dirlist"
+	"github.com/tether-dev/tether/internal/fspath"
 	"github.com/tether-dev/tether/internal/protect"
 	"github.com/tether-dev/tether/sandbox/nsjoin"
 )
@@ -363,8 +365,21 @@ func freezeHome(root int, hide []string, freeze func(string) error) error {
 // that lie inside the workspace ws, relative to it. A workspace that is
 // one of them or lies inside one is refused: it cannot be hidden from
 // itself.
+//
+// A path is inside by its spelling, or by identity when it reaches the
+// workspace by another name (aliasIn: a symlink on its way, a bind mount
+// of a workspace directory): the daemon's socket at /tmp/alias/t.sock,
+// where /tmp/alias is ws/run mounted again, is ws/run/t.sock to a sandbox
+// of ws, which could otherwise unlink it and bind an impostor there
+// (session-12 red team, S1).
 func hiddenIn(ws string, own []string) ([]string, error) {
 	var rels []string
+	add := func(rel string) {
+		if !slices.Contains(rels, rel) {
+			rels = append(rels, rel)
+		}
+	}
+	var mounts []*mountinfo.Info
 	for _, h := range own {
 		if h == "" {
 			continue
@@ -374,12 +389,84 @@ func hiddenIn(ws string, own []string) ([]string, error) {
 		case h == ws || strings.HasPrefix(ws, strings.TrimSuffix(h, "/")+"/"):
 			return nil, fmt.Errorf("%w: the workspace %s lies inside tether's own configuration or state %s", ErrUnsafeWorkspace, ws, h)
 		case strings.HasPrefix(h, ws+"/"):
-			if rel := h[len(ws)+1:]; !slices.Contains(rels, rel) {
-				rels = append(rels, rel)
+			add(h[len(ws)+1:])
+		default:
+			rel, err := aliasIn(ws, h, &mounts)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrUnsafeWorkspace, err)
+			}
+			if rel != "" {
+				add(rel)
 			}
 		}
 	}
 	return rels, nil
+}
+
+// aliasIn returns the path relative to ws of the existing object h (an
+// own path not spelt inside ws) when it is one of the workspace's by
+// identity, or "". Symlinks of h are resolved (fspath.Real); a bind mount
+// is seen in the mount table (*mounts, read once when first needed): the
+// path of h and of ws inside their file system (the mount's root joined
+// with the rest after its mount point) are compared, and the answer is
+// confirmed by device and inode. A missing h has no identity: it is
+// hidden by its spelling only (the creation gate refuses a bind at it).
+func aliasIn(ws, h string, mounts *[]*mountinfo.Info) (string, error) {
+	var hst unix.Stat_t
+	if unix.Stat(h, &hst) != nil {
+		return "", nil
+	}
+	wsReal, real := fspath.Real(ws), fspath.Real(h)
+	confirm := func(rel string) string {
+		var st unix.Stat_t
+		if unix.Lstat(filepath.Join(ws, rel), &st) == nil && st.Dev == hst.Dev && st.Ino == hst.Ino {
+			return rel
+		}
+		return ""
+	}
+	if rel, ok := strings.CutPrefix(real, wsReal+"/"); ok {
+		return confirm(rel), nil
+	}
+	var wst unix.Stat_t
+	if unix.Stat(wsReal, &wst) != nil || wst.Dev != hst.Dev {
+		return "", nil // another file system: no alias of the workspace
+	}
+	if *mounts == nil {
+		m, err := mountinfo.GetMounts(nil)
+		if err != nil {
+			return "", fmt.Errorf("reading the mount table to find aliases of %s: %w", h, err)
+		}
+		*mounts = m
+	}
+	hIn, ok1 := inFileSystem(*mounts, real)
+	wsIn, ok2 := inFileSystem(*mounts, wsReal)
+	if !ok1 || !ok2 {
+		return "", nil
+	}
+	if rel, ok := strings.CutPrefix(hIn, strings.TrimSuffix(wsIn, "/")+"/"); ok {
+		return confirm(rel), nil
+	}
+	return "", nil
+}
+
+// inFileSystem returns the path p (resolved) has inside its file system:
+// the root of the mount it is under (the one with the longest mount point
+// holding p, the last of those in the table: the one on top) joined with
+// the rest of p.
+func inFileSystem(mounts []*mountinfo.Info, p string) (string, bool) {
+	var best *mountinfo.Info
+	for _, m := range mounts {
+		if m.Mountpoint == p || m.Mountpoint == "/" || strings.HasPrefix(p, m.Mountpoint+"/") {
+			if best == nil || len(m.Mountpoint) >= len(best.Mountpoint) {
+				best = m
+			}
+		}
+	}
+	if best == nil {
+		return "", false
+	}
+	rest := strings.TrimPrefix(strings.TrimPrefix(p, best.Mountpoint), "/")
+	return filepath.Join(best.Root, rest), true
 }
 
 // sourceOwners returns the on-disk owners of the workspace and the binds'

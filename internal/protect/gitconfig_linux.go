@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tether-dev/tether/internal/dirlist"
+	"github.com/tether-dev/tether/internal/fspath"
 )
 
 // GitRepo is a git directory and the top of its work tree (the git directory
@@ -64,12 +65,23 @@ func ConfigNamed(root int, ws string, repos []GitRepo) ([]Named, error) {
 }
 
 // repoNamed is ConfigNamed for one repository. Before it looks at a path
-// beneath root (a configuration file, a named path whose existence
-// decides whether it is frozen, the hooks directory) it calls look with
-// it: ConfigView keeps the answer while none of them changes.
-func repoNamed(root int, ws string, r GitRepo, look func(rel string)) ([]Named, error) {
+// (a configuration file, a named path whose existence decides whether it
+// is frozen, the hooks directory) it calls look with it: a
+// workspace-relative path beneath root, or the absolute host path of an
+// included file outside the workspace. ConfigView keeps the answer while
+// none of them changes.
+//
+// Reading a configuration file is separate from freezing a path: every
+// include is followed for its content wherever it is (ten deep, every
+// includeIf condition taken as true, which fails closed), and only the
+// names inside the workspace are returned. A team configuration outside
+// the checkout (include.path = /srv/team.cfg) that names the checkout's
+// hooks/ then protects hooks/, though team.cfg itself is out of the
+// sandbox's reach and needs no freeze.
+func repoNamed(root int, ws string, r GitRepo, look func(file string)) ([]Named, error) {
 	var out []Named
 	seen := map[string]bool{}
+	wsReal := fspath.Real(ws)
 	var read func(file string, depth int) error
 	read = func(file string, depth int) error {
 		if depth > MaxIncludeDepth || seen[file] {
@@ -77,15 +89,42 @@ func repoNamed(root int, ws string, r GitRepo, look func(rel string)) ([]Named, 
 		}
 		seen[file] = true
 		look(file)
-		data, err := readBeneath(root, file)
+		outside := path.IsAbs(file)
+		var data []byte
+		var err error
+		if outside {
+			data, err = ReadHostConfig(file)
+			if errors.Is(err, ErrConfigTooLarge) {
+				return err // fail closed: git reads it whole
+			}
+		} else {
+			data, err = readBeneath(root, file)
+		}
 		if err != nil {
 			// Missing, or not a plain file beneath the workspace (a
 			// symlink, which the sandbox's freeze refuses).
 			return nil
 		}
 		for _, ref := range ConfigRefs(data) {
+			if outside && ref.Base == BaseFile && ref.Path != "" && !path.IsAbs(ref.Path) && !strings.HasPrefix(ref.Path, "~") {
+				// Relative to the including file, which is outside.
+				ref.Path = path.Join(path.Dir(file), ref.Path)
+			}
 			rel, ok := ref.Resolve(ws, path.Dir(file), r.Top)
 			if !ok {
+				if ref.Include {
+					for _, abs := range includeOutside(ref, ws, file) {
+						// A host path that reaches the workspace through a
+						// symlink is the workspace file git reads.
+						if inRel, in := strings.CutPrefix(fspath.Real(abs), wsReal+"/"); in {
+							out = append(out, Named{Rel: inRel, Kind: File, Reserve: true, Key: ref.Key})
+							abs = inRel
+						}
+						if err := read(abs, depth+1); err != nil {
+							return err
+						}
+					}
+				}
 				continue
 			}
 			if rel == "." || rel == r.Top {
@@ -156,8 +195,8 @@ type viewAnswer struct {
 	err    error
 }
 
-// viewStamp is what a path beneath the workspace was when an answer was
-// read.
+// viewStamp is what a path beneath the workspace (or an included host
+// file outside it, absolute) was when an answer was read.
 type viewStamp struct {
 	rel string
 	st  pathStamp
@@ -169,6 +208,30 @@ type pathStamp struct {
 	mode           uint32
 	mtime, ctime   unix.Timespec
 	errno          unix.Errno
+}
+
+// stampOf is stampBeneath for a workspace-relative path and stampHost for
+// the absolute host path of an included file outside the workspace.
+func stampOf(root int, p string) pathStamp {
+	if path.IsAbs(p) {
+		return stampHost(p)
+	}
+	return stampBeneath(root, p)
+}
+
+// stampHost takes the stamp of the host file p as ReadHostConfig (and the
+// host's git) reads it, following symlinks: an edit of the file, or a link
+// moved to another one, changes it.
+func stampHost(p string) pathStamp {
+	var st unix.Stat_t
+	if err := unix.Stat(p, &st); err != nil {
+		e, ok := err.(unix.Errno)
+		if !ok || e == 0 {
+			e = unix.EIO
+		}
+		return pathStamp{errno: e}
+	}
+	return pathStamp{dev: uint64(st.Dev), ino: st.Ino, size: uint64(st.Size), mode: st.Mode, mtime: st.Mtim, ctime: st.Ctim}
 }
 
 // stampBeneath takes rel's stamp beneath root, following no symlink (the
@@ -202,7 +265,7 @@ func (v *ConfigView) named(root int, ws string, r GitRepo) ([]Named, error) {
 	}
 	var a viewAnswer
 	a.named, a.err = repoNamed(root, ws, r, func(rel string) {
-		a.stamps = append(a.stamps, viewStamp{rel, stampBeneath(root, rel)})
+		a.stamps = append(a.stamps, viewStamp{rel, stampOf(root, rel)})
 	})
 	if v.answers == nil || len(v.answers) >= maxViewRepos {
 		v.answers = map[GitRepo]viewAnswer{}
@@ -214,7 +277,7 @@ func (v *ConfigView) named(root int, ws string, r GitRepo) ([]Named, error) {
 // fresh reports whether every path a looked at is as it was.
 func (a viewAnswer) fresh(root int) bool {
 	for _, s := range a.stamps {
-		if stampBeneath(root, s.rel) != s.st {
+		if stampOf(root, s.rel) != s.st {
 			return false
 		}
 	}
@@ -339,6 +402,60 @@ func readBeneath(dir int, rel string) ([]byte, error) {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)
 	}
 	return data, nil
+}
+
+// ErrConfigTooLarge is returned for a host configuration file larger than
+// tether reads: what it names cannot be told, so the caller refuses.
+var ErrConfigTooLarge = errors.New("larger than 1 MiB: what it names cannot be told")
+
+// maxConfigSize bounds a configuration file read (a byte more is read, so
+// that a larger file is told and refused).
+const maxConfigSize = 1 << 20
+
+// ReadHostConfig reads the host configuration file p (absolute) as the
+// host's git does, following symlinks, but only a regular file of at most
+// maxConfigSize, without blocking on a FIFO or a device. It is the one
+// reader of configuration outside the workspace: the repository's
+// includes here and the host-trusted files (the global configuration and
+// the enclosing repository's) in the sandbox.
+func ReadHostConfig(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fmt.Errorf("reading %s: not a regular file", p)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", p, err)
+	}
+	if len(data) > maxConfigSize {
+		return nil, fmt.Errorf("reading %s: %w", p, ErrConfigTooLarge)
+	}
+	return data, nil
+}
+
+// includeOutside returns the absolute host paths the include ref of the
+// configuration file (workspace-relative, or absolute when outside) may
+// name when Resolve found none in the workspace: every expansion of ~/
+// git may make, the path itself, or the relative path from the file's
+// directory. None for a path that depends on an environment ($VAR).
+func includeOutside(ref ConfigRef, ws, file string) []string {
+	p := ref.Path
+	switch {
+	case p == "" || strings.Contains(p, "$"):
+		return nil
+	case strings.HasPrefix(p, "~"):
+		return expandTilde(p, ws)
+	case path.IsAbs(p):
+		return []string{path.Clean(p)}
+	case path.IsAbs(file):
+		return []string{path.Join(path.Dir(file), p)}
+	}
+	return []string{path.Join(ws, path.Dir(file), p)}
 }
 
 // objID is a file's identity.

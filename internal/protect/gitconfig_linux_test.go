@@ -268,3 +268,73 @@ func TestNamedReasonTildePaths(t *testing.T) {
 	assert.Contains(t, expandTilde("~root/x", ws), "/root/x")
 	assert.Empty(t, expandTilde("~no-such-user-tether/x", ws))
 }
+
+// TestConfigViewOutsideInclude: an include outside the workspace is read
+// for what it names inside (T2 of the session-12 second red team), its
+// own relative include is taken from its directory, and a host edit of
+// the outside file mid-session is followed by the view.
+func TestConfigViewOutsideInclude(t *testing.T) {
+	team, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws := namedWS(t, map[string]string{
+		".git/HEAD": head,
+		"src/":      "",
+		"tools/":    "",
+	})
+	require.NoError(t, os.WriteFile(filepath.Join(ws, ".git/config"),
+		[]byte("[include]\n\tpath = "+team+"/team.cfg\n[includeIf \"gitdir:/elsewhere/\"]\n\tpath = "+team+"/cond.cfg\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(team, "team.cfg"),
+		[]byte("[core]\n\thooksPath = "+ws+"/hooks\n[include]\n\tpath = "+ws+"/inner.cfg\n\tpath = nested.cfg\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(team, "nested.cfg"), []byte("[alias]\n\tst = !"+ws+"/tools/st\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(team, "cond.cfg"), []byte("[core]\n\tfsmonitor = "+ws+"/tools/fsmon\n"), 0o644))
+	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(root)
+	at := func(dir string) int {
+		fd, err := unix.Open(filepath.Join(ws, dir), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		require.NoError(t, err)
+		t.Cleanup(func() { unix.Close(fd) })
+		return fd
+	}
+	rootFd, src, tools := at("."), at("src"), at("tools")
+	var v ConfigView
+	repos := []GitRepo{{Dir: ".git", Top: "."}}
+	reason := func(dirfd int, dir, name string) string {
+		why, err := v.Reason(root, dirfd, ws, dir, name, repos)
+		require.NoError(t, err)
+		return why
+	}
+	assert.Contains(t, reason(rootFd, ".", "hooks"), "core.hookspath", "the outside include's hooks directory")
+	assert.Contains(t, reason(rootFd, ".", "inner.cfg"), "include.path", "the outside include's include inside")
+	assert.Contains(t, reason(tools, "tools", "st"), "alias.st", "named by an include relative to the outside file")
+	assert.Contains(t, reason(tools, "tools", "fsmon"), "core.fsmonitor", "an includeIf condition is taken as true")
+	assert.Empty(t, reason(src, "src", "x"))
+	// The host edits team.cfg mid-session (renamed over, as an editor saves).
+	tmp := filepath.Join(team, "team.cfg.new")
+	require.NoError(t, os.WriteFile(tmp, []byte("[core]\n\thooksPath = "+ws+"/src\n"), 0o644))
+	require.NoError(t, os.Rename(tmp, filepath.Join(team, "team.cfg")))
+	assert.NotEmpty(t, reason(src, "src", "x"), "src is the hooks directory now")
+	assert.Empty(t, reason(rootFd, ".", "hooks"))
+	assert.Empty(t, reason(tools, "tools", "st"), "nested.cfg is no longer included")
+}
+
+// TestConfigNamedOutsideIncludeTooLarge: an outside include larger than
+// tether reads cannot be judged, so the answer is an error (the sandbox
+// refuses to start), not the names of its first MiB.
+func TestConfigNamedOutsideIncludeTooLarge(t *testing.T) {
+	team := t.TempDir()
+	ws := namedWS(t, map[string]string{".git/HEAD": head, ".git/config": "[include]\n\tpath = " + team + "/big.cfg\n"})
+	big := make([]byte, maxConfigSize+1)
+	for i := range big {
+		big[i] = '\n'
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(team, "big.cfg"), big, 0o644))
+	root, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(root)
+	_, err = ConfigNamed(root, ws, []GitRepo{{Dir: ".git", Top: "."}})
+	require.ErrorIs(t, err, ErrConfigTooLarge)
+	require.NoError(t, os.Truncate(filepath.Join(team, "big.cfg"), maxConfigSize))
+	_, err = ConfigNamed(root, ws, []GitRepo{{Dir: ".git", Top: "."}})
+	require.NoError(t, err)
+}
