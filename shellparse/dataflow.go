@@ -21,6 +21,14 @@ import (
 // a script walked like bash -c's, and unknown content is an opaque
 // written-file segment (approval).
 //
+// A symbolic link the line makes (ln -s T L, ln -sfn, cp -s, -t DIR) is a
+// second name for its target: every later command whose argument,
+// redirection target or KEY=PATH value starts with the link's name is
+// recorded once more with the target in its place (linkReadings), so that
+// "ln -s /proc/sysrq-trigger t; echo b > t" is also read as the write to
+// /proc/sysrq-trigger. A computed target (ln -s "$x" t) makes those paths
+// unknown.
+//
 // Files are not shell state: what a subshell, a substitution or a pipeline
 // stage writes stays written, so the store is shared by the whole walk and
 // only grows. A path matches by its last element, which over-approximates
