@@ -81,6 +81,11 @@ type fileStore struct {
 type symlink struct {
 	path   string // the link, cleaned as written
 	target Word   // what it points at, relative to path's directory; Unknown when computed
+	// by and text locate the command that made it, which is not read
+	// through its own link (ln -s /etc e does not write into /etc), also
+	// on a second walk where every link is known from the start.
+	by   Span
+	text string
 }
 
 // maxLinks bounds the links remembered, as maxFacts the writes.
@@ -339,13 +344,22 @@ func (w *walker) noteLinks(cmd *Command) {
 		if len(st.links) >= maxLinks {
 			return
 		}
-		l := symlink{path: path.Clean(link), target: target}
+		l := symlink{path: path.Clean(link), target: target, by: cmd.Span, text: cmd.Text}
 		for _, g := range st.links {
 			if g == l {
 				return
 			}
 		}
 		st.links = append(st.links, l)
+		// A command recorded before the link that reaches through it (a
+		// function body walked at its definition, a loop's earlier pass)
+		// is read again: the walk is redone with every link known.
+		for k := range w.script.Commands {
+			if len(linkReadingsOf(w.script.Commands[k], st.links[len(st.links)-1:])) > 0 {
+				st.late = true
+				break
+			}
+		}
 	}
 	for _, op := range ops {
 		t := cmd.Args[op.Arg]
@@ -366,11 +380,19 @@ func (w *walker) noteLinks(cmd *Command) {
 // it is a write to an unknown path.
 func (w *walker) linkReadings(cmd Command) []Command {
 	st := w.script.files
-	if st == nil || len(st.links) == 0 {
+	if st == nil {
 		return nil
 	}
+	return linkReadingsOf(cmd, st.links)
+}
+
+// linkReadingsOf is linkReadings over the links given.
+func linkReadingsOf(cmd Command, links []symlink) []Command {
 	var out []Command
-	for _, l := range st.links {
+	for _, l := range links {
+		if cmd.Span == l.by && cmd.Text == l.text && (cmd.Program == "ln" || cmd.Program == "cp") {
+			continue
+		}
 		c, changed := cmd, false
 		args := make([]Word, len(cmd.Args))
 		for i, a := range cmd.Args {
