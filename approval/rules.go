@@ -341,6 +341,62 @@ func (a *analyzer) command(c *shellparse.Command) {
 	a.secretRead(c, args)
 	a.hardlineText(c)
 	a.dry = false
+	a.overFound(c)
+}
+
+// overFound: a command find -exec, -execdir, -ok or -okdir runs on "{}" runs
+// on every path find visits, from each start point down. When find selects
+// every path (grammar.FindVisitsAll), the command is also rated with "{}"
+// replaced by each start point ("find / -exec mv {} /tmp \;" moves / away),
+// and over a start point that is "/", a system directory or a home as the
+// same command applied recursively there ("find / -exec chmod 000 {} +" is
+// "chmod -R 000 /"). A start point of the workspace is not read as
+// recursive: "find . -exec chmod 644 {} +" stays the plain chmod. Filtered
+// finds (-name, -type …) keep their one reading; the delete rules read them
+// apart (deletesFound).
+func (a *analyzer) overFound(c *shellparse.Command) {
+	fw := -1
+	for i := range c.Wrappers {
+		if c.Wrappers[i].Program == "find" {
+			fw = i
+		}
+	}
+	if fw < 0 || c.Program == "find" || c.Program == "" ||
+		!slices.ContainsFunc(c.Args, func(w shellparse.Word) bool { return strings.Contains(w.Value, "{}") }) ||
+		!grammar.FindVisitsAll(c.Wrappers[fw].Args) {
+		return
+	}
+	starts, _, _, _ := findActions(c.Wrappers[fw].Args)
+	if len(starts) == 0 {
+		starts = []string{"."} // GNU find's default start point
+	}
+	for _, s := range starts {
+		sub := *c
+		// Without this find: the reading is the command run on s, and is
+		// not read over found paths again.
+		sub.Wrappers = slices.Delete(slices.Clone(c.Wrappers), fw, fw+1)
+		sub.Args = make([]shellparse.Word, len(c.Args))
+		for j, w := range c.Args {
+			sub.Args[j] = w
+			if strings.Contains(w.Value, "{}") {
+				sub.Args[j].Value = strings.ReplaceAll(w.Value, "{}", s)
+			}
+		}
+		a.command(&sub)
+		if !isCatastrophicTarget(a.fold(s)) {
+			continue
+		}
+		g := grammarName(sub.Program)
+		if grammar.Lookup(g) == nil {
+			continue
+		}
+		inv := grammar.Parse(g, argv(&sub))
+		if inv.Spec == nil || inv.Effects.Has(grammar.DryRun) {
+			continue
+		}
+		inv.Effects |= grammar.Recursive
+		a.invocation(&sub, inv)
+	}
 }
 
 // wrapperChdir returns the directory a peeled wrapper makes the command run

@@ -68,7 +68,7 @@ func (a *analyzer) invocation(c *shellparse.Command, inv *grammar.Invocation) {
 		if e.Any(grammar.Format | grammar.DeviceWrite | grammar.Truncate) {
 			a.deviceTargets(c, inv)
 		}
-		if e.Has(grammar.Perms) && e.Has(grammar.Recursive) {
+		if e.Has(grammar.Perms) && (e.Has(grammar.Recursive) || a.permsCatastrophic(c, inv)) {
 			if c.Program == "chmod" {
 				a.hitCmd(RuleChmod, c)
 			} else {
@@ -165,6 +165,19 @@ func (a *analyzer) deletesFound(c *shellparse.Command, inv *grammar.Invocation) 
 	if fi := grammar.Parse("find", append(args, ";")); fi.Effects.Has(grammar.Delete) {
 		a.deletes(c, fi)
 	}
+}
+
+// permsCatastrophic reports whether a mode or owner change names "/", a
+// system directory or a home itself: "chmod 000 /" or "chown nobody /usr"
+// locks every other user out of (or hands over) the whole tree below as a
+// recursive change of the files would, so it needs the same approval.
+func (a *analyzer) permsCatastrophic(c *shellparse.Command, inv *grammar.Invocation) bool {
+	for _, op := range inv.Operands {
+		if op.Effects.Has(grammar.Target) && a.catastrophicWord(c, op) {
+			return true
+		}
+	}
+	return false
 }
 
 // blockDevice reports whether word value v names a disk device: the path

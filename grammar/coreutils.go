@@ -10,7 +10,7 @@ func coreutils() []*Spec {
 			opt("--reflink", 0), arg("--sparse", 0), opt("--preserve", 0), arg("--no-preserve", 0),
 			opt("--context", 0), opt("--update", 0), flag("--recursive -r -R", Recursive), flag("--force -f", Force)),
 		flags("--archive -a --attributes-only --copy-contents -b -d --debug --dereference -L --no-dereference -P "+
-			"-H --interactive -i --link -l --no-clobber -n -p --parents --remove-destination --symbolic-link -s "+
+			"-H --interactive -i --link -l --no-clobber -n -p --parents --remove-destination "+
 			"--strip-trailing-slashes --no-target-directory -T -u --verbose -v --one-file-system -x -Z --keep-directory-symlink --exchange"),
 	)
 	return []*Spec{
@@ -26,9 +26,9 @@ func coreutils() []*Spec {
 			args("--iterations -n --size -s --random-source"),
 			ops(opt("--remove -u", 0), flag("--force -f", Force)),
 			flags("--exact -x --verbose -v --zero -z"))},
-		{Name: "cp", Options: gnu(cpCommon), Operands: []OperandRule{{Index: -1, Min: 2, Effects: Write}, {All: true, Effects: Read}}},
+		{Name: "cp", Options: gnu(cpCommon, ops(flag("--symbolic-link -s", 0))), Operands: []OperandRule{{Index: -1, Min: 2, Effects: Write}, {All: true, Effects: Read}}},
 		{Name: "mv", Options: gnu(cpCommon), Operands: []OperandRule{{Index: -1, Min: 2, Effects: Write}, {All: true, Effects: Target | Delete}}},
-		{Name: "ln", Options: gnu(cpCommon, flags("--logical --physical --relative -r --no-dereference -n")),
+		{Name: "ln", Options: gnu(cpCommon, ops(flag("--symbolic -s", 0)), flags("--logical --physical --relative -r --no-dereference -n")),
 			Operands: []OperandRule{{Index: -1, Min: 1, Effects: Write}}},
 		{Name: "install", Options: gnu(
 			ops(argE("--target-directory -t", Write|Target, 0), arg("--mode -m", 0), arg("--owner -o", 0),
@@ -219,7 +219,6 @@ func refineFind(inv *Invocation) {
 		}
 		return
 	}
-	filtered, broken := false, false
 	if inner != nil {
 		kept := inv.Options[:0]
 		for _, o := range inv.Options {
@@ -234,21 +233,10 @@ func refineFind(inv *Invocation) {
 		// find's, which runs.
 		inv.Effects &^= DryRun
 	}
-	for _, o := range inv.Options {
-		switch {
-		case o.Name == "-o" || o.Name == "-or" || o.Name == "-not":
-			broken = true
-		case findFilters[o.Name] && !findMatchesAll(o.Name, o.Value):
-			filtered = true
-		}
-	}
 	ops := inv.Operands[:0]
 	for _, op := range inv.Operands {
 		if inner != nil && inner[op.Arg] {
 			continue
-		}
-		if op.Value == "!" || op.Value == "," {
-			broken = true
 		}
 		if op.Arg < first {
 			op.Effects |= Target
@@ -256,9 +244,38 @@ func refineFind(inv *Invocation) {
 		ops = append(ops, op)
 	}
 	inv.Operands = ops
-	if inv.Effects.Has(Delete) && (!filtered || broken) {
+	if inv.Effects.Has(Delete) && findUnfiltered(inv) {
 		inv.Effects |= Recursive
 	}
+}
+
+// FindVisitsAll reports whether find with the arguments args (start points
+// and expression) acts on every path under its start points, as
+// findUnfiltered reads it: a command its -exec runs on "{}" then runs on
+// the whole tree.
+func FindVisitsAll(args []string) bool {
+	return findUnfiltered(Parse("find", args))
+}
+
+// findUnfiltered reports whether a refined find invocation selects every
+// path it visits: no test of findFilters narrows it, or -o, -not, "!" or ","
+// makes the expression one this reading does not follow (taken as all).
+func findUnfiltered(inv *Invocation) bool {
+	filtered := false
+	for _, o := range inv.Options {
+		switch {
+		case o.Name == "-o" || o.Name == "-or" || o.Name == "-not":
+			return true
+		case findFilters[o.Name] && !findMatchesAll(o.Name, o.Value):
+			filtered = true
+		}
+	}
+	for _, op := range inv.Operands {
+		if op.Value == "!" || op.Value == "," {
+			return true
+		}
+	}
+	return !filtered
 }
 
 // findMatchesAll reports whether a find test with value v selects every

@@ -212,6 +212,9 @@ func (w *walker) emit(cs *cmdState, i int, c ctx) {
 		w.script.stdins[len(w.script.Commands)] = cs.stdin
 	}
 	w.noteWrites(cs, &cmd)
+	// The links it makes name paths for the commands after it, not for
+	// itself (ln -s /etc e does not write into /etc).
+	defer w.noteLinks(&cmd)
 	if cs.feed == nil {
 		w.addCommand(cmd)
 		return

@@ -21,6 +21,14 @@ import (
 // a script walked like bash -c's, and unknown content is an opaque
 // written-file segment (approval).
 //
+// A symbolic link the line makes (ln -s T L, ln -sfn, cp -s, -t DIR) is a
+// second name for its target: every later command whose argument,
+// redirection target or KEY=PATH value starts with the link's name is
+// recorded once more with the target in its place (linkReadings), so that
+// "ln -s /proc/sysrq-trigger t; echo b > t" is also read as the write to
+// /proc/sysrq-trigger. A computed target (ln -s "$x" t) makes those paths
+// unknown.
+//
 // Files are not shell state: what a subshell, a substitution or a pipeline
 // stage writes stays written, so the store is shared by the whole walk and
 // only grows. A path matches by its last element, which over-approximates
@@ -62,7 +70,26 @@ type fileStore struct {
 	// runs counts the written files being resolved as programs, so that
 	// copies of copies cannot recurse without end.
 	runs int
+	// links are the symbolic links the line made so far, in order.
+	links []symlink
 }
+
+// symlink is a symbolic link the line made (ln -s TARGET LINK, cp -s): a
+// second name for its target. A later path through it reaches the target,
+// so each such path is also judged with the target in its place (see
+// linkReadings).
+type symlink struct {
+	path   string // the link, cleaned as written
+	target Word   // what it points at, relative to path's directory; Unknown when computed
+	// by and text locate the command that made it, which is not read
+	// through its own link (ln -s /etc e does not write into /etc), also
+	// on a second walk where every link is known from the start.
+	by   Span
+	text string
+}
+
+// maxLinks bounds the links remembered, as maxFacts the writes.
+const maxLinks = 32
 
 // store returns the script's file store, creating it.
 func (w *walker) store() *fileStore {
@@ -279,6 +306,152 @@ func (w *walker) noteWrites(cs *cmdState, cmd *Command) {
 	case copiers[name]:
 		w.noteCopy(cmd)
 	}
+}
+
+// noteLinks records the symbolic links ln -s / ln --symbolic and cp -s /
+// cp --symbolic-link make: the last operand (or -t DIR) names the link, as
+// LINK itself and as LINK/base(TARGET) since LINK may be a directory;
+// with one operand the link is base(TARGET) in the current directory.
+func (w *walker) noteLinks(cmd *Command) {
+	if cmd.Program != "ln" && cmd.Program != "cp" {
+		return
+	}
+	inv := grammar.Parse(cmd.Program, values(cmd.Args))
+	if !(cmd.Program == "ln" && inv.Has("--symbolic")) && !(cmd.Program == "cp" && inv.Has("--symbolic-link")) {
+		return
+	}
+	ops := inv.Operands
+	dir, hasDir := inv.Value("--target-directory")
+	var names []string
+	switch {
+	case hasDir:
+	case len(ops) == 1 && cmd.Program == "ln":
+		dir, hasDir = ".", true
+	case len(ops) >= 2:
+		last := ops[len(ops)-1]
+		if !cmd.Args[last.Arg].Literal {
+			return // the link's own name is computed: no path names it
+		}
+		dir, ops = last.Value, ops[:len(ops)-1]
+		if len(ops) == 1 {
+			names = append(names, dir)
+		}
+	default:
+		return
+	}
+	st := w.store()
+	add := func(link string, target Word) {
+		if len(st.links) >= maxLinks {
+			return
+		}
+		l := symlink{path: path.Clean(link), target: target, by: cmd.Span, text: cmd.Text}
+		for _, g := range st.links {
+			if g == l {
+				return
+			}
+		}
+		st.links = append(st.links, l)
+		// A command recorded before the link that reaches through it (a
+		// function body walked at its definition, a loop's earlier pass)
+		// is read again: the walk is redone with every link known.
+		for k := range w.script.Commands {
+			if len(linkReadingsOf(w.script.Commands[k], st.links[len(st.links)-1:])) > 0 {
+				st.late = true
+				break
+			}
+		}
+	}
+	for _, op := range ops {
+		t := cmd.Args[op.Arg]
+		target := Word{Value: op.Value, Raw: t.Raw, Literal: t.Literal, Glob: t.Glob, Unknown: t.Unknown || !t.Literal}
+		for _, n := range names {
+			add(n, target)
+		}
+		add(dir+"/"+path.Base(op.Value), target)
+	}
+}
+
+// linkReadings returns cmd read through the links the line made before
+// it: each argument, redirection target or KEY=PATH value (dd of=) whose
+// path starts with a link's name gets the link's target in its place. One
+// reading per link that applies; the command as written is kept by the
+// caller, so the rewritten paths add to what is judged and never replace
+// it. A link to a computed target gives an Unknown word: a write through
+// it is a write to an unknown path.
+func (w *walker) linkReadings(cmd Command) []Command {
+	st := w.script.files
+	if st == nil {
+		return nil
+	}
+	return linkReadingsOf(cmd, st.links)
+}
+
+// linkReadingsOf is linkReadings over the links given.
+func linkReadingsOf(cmd Command, links []symlink) []Command {
+	var out []Command
+	for _, l := range links {
+		if cmd.Span == l.by && cmd.Text == l.text && (cmd.Program == "ln" || cmd.Program == "cp") {
+			continue
+		}
+		c, changed := cmd, false
+		args := make([]Word, len(cmd.Args))
+		for i, a := range cmd.Args {
+			args[i] = a
+			if nw, ok := throughLink(a, l); ok {
+				args[i], changed = nw, true
+			}
+		}
+		redirs := make([]Redir, len(cmd.Redirs))
+		for i, r := range cmd.Redirs {
+			redirs[i] = r
+			if nw, ok := throughLink(r.Target, l); ok {
+				redirs[i].Target, changed = nw, true
+			}
+		}
+		if changed {
+			c.Args, c.Redirs = args, redirs
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// throughLink rewrites the path in a (the whole word, or what follows the
+// first "=" of KEY=PATH) when it is the link l or a path under it.
+func throughLink(a Word, l symlink) (Word, bool) {
+	v, key := a.Value, ""
+	if i := strings.IndexByte(v, '='); i >= 0 && !strings.HasPrefix(v, "-") {
+		key, v = v[:i+1], v[i+1:]
+	} else if strings.HasPrefix(v, "-") {
+		return a, false
+	}
+	if v == "" || a.Unknown {
+		return a, false
+	}
+	cv := path.Clean(v)
+	var rest string
+	switch {
+	case cv == l.path:
+	case strings.HasPrefix(cv, l.path+"/"):
+		rest = cv[len(l.path):]
+	case l.path == "." && !path.IsAbs(cv):
+		rest = "/" + cv
+	default:
+		return a, false
+	}
+	t := l.target.Value
+	if !path.IsAbs(t) && !l.target.Unknown {
+		t = path.Join(path.Dir(l.path), t)
+	}
+	nv := key + t + rest
+	if !l.target.Unknown {
+		nv = key + path.Clean(t+rest)
+		if strings.HasSuffix(v, "/") && !strings.HasSuffix(nv, "/") {
+			nv += "/"
+		}
+	}
+	return Word{Value: nv, Raw: a.Raw, Literal: a.Literal && l.target.Literal, Glob: a.Glob || l.target.Glob,
+		Unknown: l.target.Unknown}, true
 }
 
 // noteCopy records the destinations of cp, mv, ln, install, rsync and scp:

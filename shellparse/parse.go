@@ -1097,6 +1097,7 @@ func (w *walker) addCommand(cmd Command) {
 		cmd.Text = w.src
 	}
 	w.script.Commands = append(w.script.Commands, cmd)
+	w.script.Commands = append(w.script.Commands, w.linkReadings(cmd)...)
 }
 
 // addBare records a statement without a program: only assignments and/or
