@@ -59,6 +59,13 @@ func Escape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(s)
 }
 
+// notRunMark, in a row's note (its last column), keeps the row from the
+// oracle: a command that attacks the oracle's own driver, its sandbox's
+// init (gdb -p 1 … call exit(0)), ends the whole run instead of being
+// observed. Such rows say so and keep their static tier in approval's
+// corpus tests.
+const notRunMark = "[oracle: not run, it attacks the driver]"
+
 // ReadTSV returns column col (0-based) of every non-comment line of a TSV
 // file, unescaped. A header line whose column is "command" is skipped.
 func ReadTSV(path string, col int) ([]string, error) {
@@ -78,6 +85,9 @@ func ReadTSV(path string, col int) ([]string, error) {
 		fs := strings.Split(line, "\t")
 		if len(fs) <= col || fs[col] == "command" {
 			continue
+		}
+		if col < len(fs)-1 && strings.Contains(fs[len(fs)-1], notRunMark) {
+			continue // the static side still reads it (approval's corpus tests)
 		}
 		out = append(out, Unescape(fs[col]))
 	}
