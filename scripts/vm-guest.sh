@@ -16,9 +16,12 @@ mode=$1
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root REQUIRE_SANDBOX=1 TMPDIR=/tmp
 out=/host/out
-say() { echo "TETHER-VM: $*" >/dev/ttyS0; }
+# Each marker starts on a fresh line: the kernel's messages share the serial
+# line and may have left one unfinished.
+say() { printf '\nTETHER-VM: %s\n' "$*" >/dev/ttyS0; }
 
 finish() {
+	: >"$out/done"
 	say DONE
 	# The results are on the host already (9p writes through); the root
 	# disk is a snapshot that qemu drops, so nothing needs syncing.

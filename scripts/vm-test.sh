@@ -211,6 +211,13 @@ main() {
 	fi
 
 	console=$work/console.log
+	# markers FILE: the guest's "TETHER-VM: ..." lines in the console. The
+	# kernel writes to the same serial line, so a marker may share its line
+	# with the tail of a kernel message; it is taken from wherever it starts.
+	# (The guest starts each marker on a fresh line, which makes this rare,
+	# and the pass/fail decision below rests on files in the share, not on
+	# markers: CI once failed "did not boot" with every result written.)
+	markers() { grep -ao 'TETHER-VM: .*' "$1" | tr -d '\r'; }
 	elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 	echo "vm-test: booting the $suite guest ($accel: ${accel_args[*]}, ${memory}M)"
 	# TMPDIR: qemu's snapshot overlay of the root image lives in the work directory.
@@ -233,7 +240,7 @@ main() {
 			break
 		fi
 		if [ -f "$console" ]; then
-			mapfile -t marks < <(grep -a '^TETHER-VM: ' "$console" | tr -d '\r')
+			mapfile -t marks < <(markers "$console")
 			for ((i = seen; i < ${#marks[@]}; i++)); do
 				m=${marks[i]#TETHER-VM: }
 				case $m in
@@ -258,6 +265,12 @@ main() {
 		cp "$console" "$share"/out/* "$TETHER_VM_LOGS"/ 2>/dev/null || true
 		echo "vm-test: logs kept in $TETHER_VM_LOGS"
 	fi
+	# guest.info is the guest's first write to the share, made right after
+	# its BOOTED marker.
+	if [ -z "$booted" ] && [ -f "$share/out/guest.info" ]; then
+		booted=$end
+		echo "vm-test: the guest's BOOTED marker was garbled on the console; guest.info shows it booted"
+	fi
 	if [ -z "$booted" ]; then
 		echo "vm-test: the guest did not boot (qemu exit status $qemu_rc); qemu said:" >&2
 		tail -n 20 "$work/qemu.log" >&2
@@ -265,9 +278,9 @@ main() {
 		tail -n 40 "$console" >&2 2>/dev/null || true
 		exit 1
 	fi
-	if grep -aq '^TETHER-VM: ERROR' "$console"; then
+	if markers "$console" | grep -q '^TETHER-VM: ERROR'; then
 		echo "vm-test: the guest reported an error:" >&2
-		grep -a '^TETHER-VM: ERROR' "$console" >&2
+		markers "$console" | grep '^TETHER-VM: ERROR' >&2
 		exit 1
 	fi
 	echo "vm-test: guest wall time $(elapsed "$boot" "$end")s; $(tr '\n' ';' <"$share/out/guest.info")"
@@ -312,7 +325,8 @@ main() {
 	else
 		report "$suite" "$suite"
 	fi
-	if ! grep -aq '^TETHER-VM: DONE' "$console"; then
+	# out/done is written by the guest just before its DONE marker.
+	if [ ! -f "$share/out/done" ] && ! markers "$console" | grep -q '^TETHER-VM: DONE'; then
 		echo "vm-test: the guest did not finish its run" >&2
 		tail -n 40 "$console" >&2
 		exit 1
