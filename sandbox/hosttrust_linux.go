@@ -66,8 +66,10 @@ func hostTrusted(root int, ws string, repos []gitRepo) ([]configPath, error) {
 	inWS := func(p string) (string, bool) {
 		return strings.CutPrefix(fspath.Real(p), wsReal+"/")
 	}
-	// readConfig reads the configuration file; top is the work tree its
-	// relative paths are taken from ("" for each of repos').
+	// readConfig reads the configuration file; home is the home of the
+	// one user whose git reads it ("" for a file every user's git reads:
+	// then ~/ is expanded with each of protect.HomesFor); top is the work
+	// tree its relative paths are taken from ("" for each of repos').
 	var readConfig func(file, home, top string, depth int)
 	readConfig = func(file, home, top string, depth int) {
 		if depth > protect.MaxIncludeDepth {
@@ -81,18 +83,24 @@ func hostTrusted(root int, ws string, repos []gitRepo) ([]configPath, error) {
 		if err != nil {
 			return
 		}
+		homes := []string{home}
+		if home == "" {
+			homes = protect.HomesFor(ws)
+		}
 		for _, ref := range protect.ConfigRefs(data) {
-			p := ref.Path
-			switch {
-			case strings.HasPrefix(p, "~/") && home != "":
-				p = filepath.Join(home, p[2:])
-			case strings.HasPrefix(p, "~") || strings.Contains(p, "$"):
+			var paths []string
+			switch p := ref.Path; {
+			case strings.HasPrefix(p, "~"):
+				paths = protect.ExpandTilde(p, homes)
+			case strings.Contains(p, "$"):
 				continue
-			case !filepath.IsAbs(p) && ref.Base == protect.BaseFile:
-				p = filepath.Join(filepath.Dir(real), p)
-			case !filepath.IsAbs(p) && top != "":
-				p = filepath.Join(top, p)
-			case !filepath.IsAbs(p):
+			case filepath.IsAbs(p):
+				paths = []string{p}
+			case ref.Base == protect.BaseFile:
+				paths = []string{filepath.Join(filepath.Dir(real), p)}
+			case top != "":
+				paths = []string{filepath.Join(top, p)}
+			default:
 				// Relative to the top of whichever work tree git runs in.
 				for _, r := range repos {
 					if rel, ok := ref.Resolve(ws, "", r.top); ok && rel != r.top && rel != "." && ref.Frozen(root, rel) {
@@ -101,14 +109,16 @@ func hostTrusted(root int, ws string, repos []gitRepo) ([]configPath, error) {
 				}
 				continue
 			}
-			if ref.Include {
-				readConfig(p, home, top, depth+1)
-			}
-			if pr := fspath.Real(p); ref.Kind == protect.Dir && (pr == wsReal || strings.HasPrefix(wsReal, pr+"/")) && unsafe == nil {
-				unsafe = fmt.Errorf("%w: %s's %s names %s, which holds the workspace: every file of it would be read or run", ErrUnsafeWorkspace, file, ref.Key, ref.Path)
-			}
-			if rel, ok := inWS(p); ok && ref.Frozen(root, rel) {
-				out = append(out, configPath{rel: rel, kind: ref.Kind, reserve: ref.Missing})
+			for _, p := range paths {
+				if ref.Include {
+					readConfig(p, home, top, depth+1)
+				}
+				if pr := fspath.Real(p); ref.Kind == protect.Dir && (pr == wsReal || strings.HasPrefix(wsReal, pr+"/")) && unsafe == nil {
+					unsafe = fmt.Errorf("%w: %s's %s names %s, which holds the workspace: every file of it would be read or run", ErrUnsafeWorkspace, file, ref.Key, ref.Path)
+				}
+				if rel, ok := inWS(p); ok && ref.Frozen(root, rel) {
+					out = append(out, configPath{rel: rel, kind: ref.Kind, reserve: ref.Missing})
+				}
 			}
 		}
 	}

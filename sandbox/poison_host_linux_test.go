@@ -389,3 +389,30 @@ echo done`, markers, fsmonitorLine("inner.cfg", markers, "include"))
 	}
 	assertHostClean(t, ws, markers, true)
 }
+
+// TestPoisonEnclosingRepoTildeConfig: an enclosing repository's
+// configuration is read by every user's git, so its `~/` paths name a
+// directory of the workspace in each of their homes. Before, hostTrusted
+// expanded `~/` only in a home's own files and skipped it here: the
+// sandbox wrote the hook and the host's commit in the monorepo ran it.
+func TestPoisonEnclosingRepoTildeConfig(t *testing.T) {
+	r := newTestRunner(t)
+	mono, markers := poisonWorkspace(t, true)
+	ws := filepath.Join(mono, "front")
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+	home := filepath.Dir(mono)
+	t.Setenv("HOME", home)
+	hostGit(t, mono, "config", "core.hooksPath", "~/"+filepath.Base(mono)+"/front/hooks")
+	chownWorkspace(t, mono)
+	_, out := sandboxRun(t, r, ws, fmt.Sprintf(`mkdir -p hooks && printf '#!/bin/sh\ntouch %s/hook\n' > hooks/pre-commit && chmod 755 hooks/pre-commit && echo WROTE-HOOK
+echo done`, markers))
+	t.Log(out)
+	require.Contains(t, out, "done")
+	assert.NotContains(t, out, "WROTE-HOOK")
+	// The host's commit in the monorepo, by a git whose home is that one.
+	cmd := exec.Command("git", "-c", "safe.directory=*", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "host")
+	cmd.Dir, cmd.Env = mono, []string{"PATH=/usr/bin:/bin", "HOME=" + home, "GIT_CONFIG_NOSYSTEM=1"}
+	o, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", o)
+	assertEmptyDir(t, markers)
+}

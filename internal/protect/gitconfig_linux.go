@@ -642,16 +642,23 @@ func idBeneath(root int, rel string) (objID, bool) {
 }
 
 // expandTilde returns the absolute paths git may make of p (~/x or
-// ~user/x, as git's pathname expansion does): ~/ with the home of each
-// user whose git may read the workspace's configuration (HomesFor), ~user/
-// with that user's home. None when it cannot be expanded.
+// ~user/x) in the workspace ws's own configuration: ExpandTilde with the
+// home of each user whose git may read it (HomesFor).
 func expandTilde(p, ws string) []string {
+	return ExpandTilde(p, HomesFor(ws))
+}
+
+// ExpandTilde returns the absolute paths git's pathname expansion may make
+// of p, which starts with ~: ~/ with each of homes (the homes of the users
+// whose git reads the file p came from), ~user/ with that user's home.
+// None when it cannot be expanded.
+func ExpandTilde(p string, homes []string) []string {
 	name, rest, _ := strings.Cut(p[1:], "/")
-	var homes []string
-	if name == "" {
-		homes = HomesFor(ws)
-	} else if u, err := user.Lookup(name); err == nil && u.HomeDir != "" {
-		homes = []string{u.HomeDir}
+	if name != "" {
+		homes = nil
+		if u, err := user.Lookup(name); err == nil && u.HomeDir != "" {
+			homes = []string{u.HomeDir}
+		}
 	}
 	var out []string
 	for _, h := range homes {

@@ -267,6 +267,8 @@ func TestNamedReasonTildePaths(t *testing.T) {
 	// ~user/ is that user's home; one that cannot be expanded names nothing.
 	assert.Contains(t, expandTilde("~root/x", ws), "/root/x")
 	assert.Empty(t, expandTilde("~no-such-user-tether/x", ws))
+	assert.Equal(t, []string{"/h/x"}, ExpandTilde("~/x", []string{"/h"}))
+	assert.Equal(t, []string{"/root/x"}, ExpandTilde("~root/x", []string{"/h"}))
 }
 
 // TestConfigViewOutsideInclude: an include outside the workspace is read
