@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/vm-test.sh [--smoke | --systemd | --ci | --run REGEXP] [--packages "PKG..."]
+# scripts/vm-test.sh [--smoke | --systemd | --ci | --runs FILE | --run REGEXP] [--packages "PKG..."]
 #
 # Runs tether's sandbox tests in a QEMU guest booted with the unified cgroup v2
 # hierarchy only (cgroup_no_v1=all, cgroup2 at /sys/fs/cgroup): the layout of
@@ -21,6 +21,9 @@
 #   --ci        only the tests named in scripts/vm-ci-tests.txt (what .ci/run
 #               runs: every test that creates, limits, reads or removes
 #               cgroups, sized to fit CI's time under TCG)
+#   --runs FILE the runs FILE lists, in that order, in one guest: one
+#               "PACKAGE [REGEXP]" a line as in scripts/vm-ci-tests.txt (no
+#               REGEXP: the whole package); --ci is --runs with that file
 #
 # The guest image is built once and cached (scripts/vm-image.sh). Everything
 # else this script creates — a work directory under /var/tmp holding the 9p
@@ -46,11 +49,12 @@ set -euo pipefail
 # returns (a run that had passed once exited 127 on the edited file's
 # middle: "one: command not found").
 main() {
+	caller=$PWD
 	cd "$(dirname "$0")/.."
 
 	suite=tests
 	run=""
-	ci=0
+	runs_file=""
 	# The packages whose tests run sandboxes or touch cgroups.
 	packages="sandbox/cgwarm sandbox sandbox/keeper cmd/tether runner egress"
 	# Tests that need what the guest deliberately lacks, not cgroups: the Go
@@ -65,7 +69,12 @@ main() {
 			run=${2:?--run needs a regexp}
 			shift
 			;;
-		--ci) ci=1 ;;
+		--ci) runs_file=scripts/vm-ci-tests.txt ;;
+		--runs)
+			runs_file=${2:?--runs needs a file}
+			case $runs_file in /*) ;; *) runs_file=$caller/$runs_file ;; esac
+			shift
+			;;
 		--packages)
 			packages=${2:?--packages needs a list}
 			shift
@@ -94,9 +103,16 @@ main() {
 	memory=${TETHER_VM_MEMORY:-3072}
 
 	# The test runs, one "PACKAGE [REGEXP]" a line: every package whole (or
-	# with --run), or CI's list.
-	if [ "$ci" = 1 ]; then
-		runs=$(grep -v '^#' scripts/vm-ci-tests.txt | grep .)
+	# with --run), or a list's (CI's with --ci).
+	if [ -n "$runs_file" ]; then
+		if [ ! -r "$runs_file" ]; then
+			echo "vm-test: cannot read the list of runs $runs_file" >&2
+			exit 2
+		fi
+		runs=$(grep -v '^#' "$runs_file" | grep .) || {
+			echo "vm-test: $runs_file lists no run" >&2
+			exit 2
+		}
 		packages=$(echo "$runs" | awk '{ print $1 }' | sort -u | tr '\n' ' ')
 	else
 		runs=$(for pkg in $packages; do echo "$pkg $run"; done)
