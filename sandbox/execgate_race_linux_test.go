@@ -93,3 +93,43 @@ echo "eperm=$(grep -c 'Operation not permitted' errs)"
 	assert.NoFileExists(t, filepath.Join(ws, "direct"))
 	assert.Contains(t, out, "rc=126", out)
 }
+
+// TestExecGateLongArgv (E4): an argv over a terminal call's 128 KiB (a
+// long linker line: 100,000 arguments, about 1.4 MiB with their
+// pointers) is read whole and let through; one over the kernel's default
+// ARG_MAX, which a process that raised its stack limit may pass, is
+// refused by the gate, where the kernel alone runs it.
+func TestExecGateLongArgv(t *testing.T) {
+	r := newTestRunner(t)
+	ws := t.TempDir()
+	g := newRefuse("reboot")
+	script := `set -- $(seq 1 100000); /bin/true "$@"; echo long=$?
+ulimit -s unlimited && set -- $(seq 1 300000) && /bin/true "$@"; echo over=$?`
+	cfg := Config{Workspace: ws, Env: []string{"PATH=/usr/bin:/bin"}}
+
+	r.ExecGate = nil
+	_, out := run(t, r, cfg, script)
+	require.Contains(t, out, "long=0", "the kernel runs both: %s", out)
+	require.Contains(t, out, "over=0", "the kernel runs both: %s", out)
+
+	r.ExecGate = g.gate
+	res, out := run(t, r, cfg, script)
+	assert.Contains(t, out, "long=0", "an argv over 128 KiB, under ARG_MAX, runs")
+	assert.Contains(t, out, "over=126", "an argv over ARG_MAX is refused")
+	var long *ExecEvent
+	g.mu.Lock()
+	for i, ev := range g.seen {
+		if len(ev.Argv) == 100001 {
+			long = &g.seen[i]
+		}
+	}
+	g.mu.Unlock()
+	require.NotNil(t, long, "the gate saw the long argv whole")
+	assert.Equal(t, "100000", long.Argv[100000])
+	require.Len(t, res.ExecBlocked, 1, "%v", res.ExecBlocked)
+	assert.Contains(t, res.ExecBlocked[0].Reason, "bytes in all")
+	assert.Less(t, len(strings.Join(res.ExecBlocked[0].Argv, " ")), 32<<10, "the record keeps the argv's first arguments")
+	for _, ev := range res.Execs {
+		assert.Less(t, len(strings.Join(ev.Argv, " ")), 32<<10, "the record keeps the argv's first arguments")
+	}
+}
