@@ -70,7 +70,7 @@ func (e *ExecRefusal) Is(target error) bool { return target == ErrDenied }
 // maxExecText is the size limit of an exec's command text (ExecText): the
 // kernel's default limit on an exec's argv and environment together
 // (ARG_MAX, a quarter of the 8 MiB stack: 2 MiB), quoted, which can at
-// most quadruple it (' becomes '\''). A long linker or compiler line is
+// most quadruple it (a single quote becomes four bytes). A long linker line is
 // analysed whole rather than refused at the 128 KiB of a terminal call.
 const maxExecText = 4 * (2 << 20)
 
