@@ -19,7 +19,7 @@ type NoExecFile struct {
 
 // noExecFiles finds each of paths in layout's system tree, once: the
 // regular files, not symbolic links, that lie in it (a host layout's
-// binds, or a prepared root).
+// binds, or a prepared root), each directory on the way resolved.
 //
 // Why a mount and not the exec gate alone: the gate resolves the path
 // when it checks the exec, the kernel again when it runs it, and another
@@ -28,52 +28,61 @@ type NoExecFile struct {
 // what the kernel looks at during the exec, whatever name led there.
 func noExecFiles(layout rootfs.Layout, paths []string) []NoExecFile {
 	var out []NoExecFile
+	dirs := map[string]noExecDir{} // each directory resolved once
+	checked := map[string]bool{}   // and each file looked at once
 	for _, p := range paths {
-		f, ok := systemFile(layout, p)
-		if ok && !slices.Contains(out, f) {
+		dir, base := filepath.Split(filepath.Clean(p))
+		if base == "" {
+			continue
+		}
+		d, ok := dirs[dir]
+		if !ok {
+			d = systemDir(layout, dir)
+			dirs[dir] = d
+		}
+		if !d.ok {
+			continue
+		}
+		f := NoExecFile{Host: filepath.Join(d.host, base), Dest: filepath.Join(d.dest, base)}
+		if checked[f.Host] {
+			continue // /sbin/x is /usr/sbin/x on a merged-/usr system
+		}
+		checked[f.Host] = true
+		if fi, err := os.Lstat(f.Host); err == nil && fi.Mode().IsRegular() {
 			out = append(out, f)
 		}
 	}
 	return out
 }
 
-// systemFile resolves p's directory in layout (inside a prepared root,
-// never out of it; in the host layout as on the host, which the root's
-// binds and merged-/usr links show at the same paths) and reports its
-// file when that is a regular file of the tree.
-func systemFile(layout rootfs.Layout, p string) (NoExecFile, bool) {
-	dir, base := filepath.Split(filepath.Clean(p))
-	if base == "" {
-		return NoExecFile{}, false
-	}
-	var f NoExecFile
+// noExecDir is a directory of the system tree: its host path and its
+// path in the sandbox.
+type noExecDir struct {
+	host, dest string
+	ok         bool
+}
+
+// systemDir resolves dir in layout: inside a prepared root, never out of
+// it; in the host layout as on the host, whose binds and merged-/usr
+// links the root shows at the same paths, and only within a bind.
+func systemDir(layout rootfs.Layout, dir string) noExecDir {
 	switch layout.Kind {
 	case rootfs.KindDir:
-		hostDir, err := securejoin.SecureJoin(layout.Dir, dir)
+		host, err := securejoin.SecureJoin(layout.Dir, dir)
 		if err != nil {
-			return NoExecFile{}, false
+			return noExecDir{}
 		}
-		rel, err := filepath.Rel(layout.Dir, hostDir)
+		rel, err := filepath.Rel(layout.Dir, host)
 		if err != nil {
-			return NoExecFile{}, false
+			return noExecDir{}
 		}
-		f = NoExecFile{Host: filepath.Join(hostDir, base), Dest: filepath.Join("/", rel, base)}
+		return noExecDir{host: host, dest: filepath.Join("/", rel), ok: true}
 	case rootfs.KindHost:
-		hostDir, err := filepath.EvalSymlinks(dir)
-		if err != nil {
-			return NoExecFile{}, false
+		host, err := filepath.EvalSymlinks(dir)
+		if err != nil || !slices.ContainsFunc(layout.Binds, func(b string) bool { return within(host, b) }) {
+			return noExecDir{}
 		}
-		f.Host = filepath.Join(hostDir, base)
-		f.Dest = f.Host
-		if !slices.ContainsFunc(layout.Binds, func(b string) bool { return within(f.Dest, b) }) {
-			return NoExecFile{}, false
-		}
-	default:
-		return NoExecFile{}, false
+		return noExecDir{host: host, dest: host, ok: true}
 	}
-	fi, err := os.Lstat(f.Host)
-	if err != nil || !fi.Mode().IsRegular() {
-		return NoExecFile{}, false
-	}
-	return f, true
+	return noExecDir{}
 }
