@@ -20,6 +20,10 @@ const MaxCommandBytes = shellparse.DefaultMaxBytes
 type AnalyzeOptions struct {
 	Home string // the user's home directory, folded to "~" (works for any HOME, including /root)
 	Cwd  string // the working directory the command will run in; relative paths are resolved against it
+	// MaxBytes is the size limit of the command; 0 means MaxCommandBytes.
+	// CheckExec raises it for an exec's argv, which the kernel bounds
+	// (maxExecText).
+	MaxBytes int
 }
 
 // Analyze parses command and applies the rule catalog. The error is non-nil
@@ -40,7 +44,7 @@ func Analyze(command string, opts AnalyzeOptions) (*Analysis, error) {
 // analyze analyses command; posix is set for a text whose commands run
 // where POSIXLY_CORRECT may be in the environment (see posixMaySet).
 func analyze(command string, opts AnalyzeOptions, depth int, posix bool) (an *Analysis, err error) {
-	s, perr := parseCommand(command)
+	s, perr := parseCommand(command, opts.MaxBytes)
 	if perr != nil && errors.Is(perr, shellparse.ErrTooLarge) {
 		return nil, fmt.Errorf("analyzing command: %w", perr)
 	}
@@ -103,13 +107,13 @@ func analyze(command string, opts AnalyzeOptions, depth int, posix bool) (an *An
 
 // parseCommand runs shellparse, turning a panic inside it into a parse error so
 // that a parser bug fails closed (approval) instead of crashing the caller.
-func parseCommand(command string) (s *shellparse.Script, err error) {
+func parseCommand(command string, maxBytes int) (s *shellparse.Script, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			s, err = nil, fmt.Errorf("%s: %v", internalPanic, r)
 		}
 	}()
-	return shellparse.Parse(command, shellparse.Options{})
+	return shellparse.Parse(command, shellparse.Options{MaxBytes: maxBytes})
 }
 
 // internalPanic prefixes the parse error recorded when shellparse panics.

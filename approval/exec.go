@@ -67,13 +67,20 @@ func (e *ExecRefusal) Rule() string {
 // Is makes errors.Is(err, ErrDenied) hold.
 func (e *ExecRefusal) Is(target error) bool { return target == ErrDenied }
 
+// maxExecText is the size limit of an exec's command text (ExecText): the
+// kernel's default limit on an exec's argv and environment together
+// (ARG_MAX, a quarter of the 8 MiB stack: 2 MiB), quoted, which can at
+// most quadruple it (a single quote becomes four bytes). A long linker line is
+// analysed whole rather than refused at the 128 KiB of a terminal call.
+const maxExecText = 4 * (2 << 20)
+
 // CheckExec is the exec gate's check: each argument vector, shell-quoted
 // into a command text, gets the same analysis as a terminal call, and the
 // exec is refused (an *ExecRefusal) when any of them meets the hardline
 // floor or one of the profile's deny globs. The approval tier is not
 // consulted (the call was approved as a whole; nobody can be asked
 // mid-exec), nor the mandate. A vector the analyser cannot check (over the
-// size limit) is refused. CheckExec records nothing, so that it costs
+// size limit, maxExecText) is refused. CheckExec records nothing, so that it costs
 // little on every exec of a build: the caller reports the refusals of a
 // call with RecordExecBlocks once the call is over.
 func (e *Engine) CheckExec(req ExecRequest) error {
@@ -83,7 +90,7 @@ func (e *Engine) CheckExec(req ExecRequest) error {
 	}
 	for _, argv := range req.Argvs {
 		text := ExecText(argv)
-		a, err := Analyze(text, AnalyzeOptions{Home: req.Home, Cwd: req.Cwd})
+		a, err := Analyze(text, AnalyzeOptions{Home: req.Home, Cwd: req.Cwd, MaxBytes: maxExecText})
 		if err != nil || a == nil || a.Script == nil {
 			why := "unparseable"
 			if err != nil {

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -102,16 +103,21 @@ func TestCheckExec(t *testing.T) {
 		{[][]string{{"rm", "-rf", "/", "\xad"}}, "hardline.rm-root"},
 		{[][]string{{"curl", "https://example.com"}}, "deny"},
 		{[][]string{{"/usr/bin/curl", "-s", "x"}}, "deny"},
-		{[][]string{{"echo", strings.Repeat("a", MaxCommandBytes)}}, "too large"},
+		// An argv is analysed whole up to the kernel's own ARG_MAX (E4):
+		// a long linker line runs, a refused program inside one does not.
+		{[][]string{longArgv("cc", "-o", "prog")}, ""},
+		{[][]string{longArgv("sh", "-c", "reboot")}, "hardline.power"},
+		{[][]string{append(longArgv("rm", "-rf"), "/")}, "hardline.rm-root"},
+		{[][]string{{"echo", strings.Repeat("a'", 4<<20)}}, "too large"}, // 2 MiB of quotes: 8 MiB quoted
 	}
 	for _, c := range cases {
 		err := eng.CheckExec(ExecRequest{Argvs: c.argvs, Home: "/root"})
 		if c.rule == "" {
-			assert.NoError(t, err, "%q", c.argvs)
+			assert.NoError(t, err, "%.80q", c.argvs)
 			continue
 		}
 		var r *ExecRefusal
-		require.ErrorAs(t, err, &r, "%q", c.argvs)
+		require.ErrorAs(t, err, &r, "%.80q", c.argvs)
 		assert.ErrorIs(t, err, ErrDenied)
 		switch c.rule {
 		case "deny":
@@ -119,9 +125,19 @@ func TestCheckExec(t *testing.T) {
 		case "too large":
 			assert.Contains(t, r.Reason, "could not analyse")
 		default:
-			assert.Equal(t, c.rule, r.Rule(), "%q", c.argvs)
+			assert.Equal(t, c.rule, r.Rule(), "%.80q", c.argvs)
 		}
 	}
+}
+
+// longArgv is prefix followed by 20,000 object files: about 740 KiB, over
+// a terminal call's 128 KiB, under ARG_MAX.
+func longArgv(prefix ...string) []string {
+	argv := append([]string(nil), prefix...)
+	for i := range 20000 {
+		argv = append(argv, fmt.Sprintf("build/obj/module_%05d/object.o", i))
+	}
+	return argv
 }
 
 // BenchmarkCheckExec is the exec gate's check alone for a typical exec

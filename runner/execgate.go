@@ -4,11 +4,31 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"strings"
 
 	"github.com/tether-dev/tether/approval"
 	"github.com/tether-dev/tether/sandbox"
 )
+
+// systemBinDirs are the system tree's program directories.
+var systemBinDirs = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
+
+// refusedProgramFiles are the paths, in each system program directory,
+// of the programs the hardline floor refuses outright
+// (approval.RefusedPrograms): every sandbox mounts those of its root that
+// are regular files noexec (sandbox.Config.NoExec), so the kernel refuses
+// an exec of one whatever name the exec gate checked (a symlink swapped
+// between the check and the exec, docs/exec-gate.md).
+var refusedProgramFiles = func() []string {
+	var out []string
+	for _, d := range systemBinDirs {
+		for _, n := range approval.RefusedPrograms {
+			out = append(out, path.Join(d, n))
+		}
+	}
+	return out
+}()
 
 // execGate is the sandbox's exec gate for a call whose workspace is root
 // ("" for a session's, which serves many calls: the profile's cwd then):

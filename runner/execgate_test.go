@@ -266,3 +266,35 @@ func TestExecGateCopiedLoader(t *testing.T) {
 		assert.Equal(t, []string{"/tmp/helper", "--argv0", "true", "./bin/reboot", "ran-reboot"}, blocked[0]["argv"])
 	}
 }
+
+// TestRefusedProgramsAreNotExecutable: the files of the programs the
+// hardline floor refuses outright (approval.RefusedPrograms) are not
+// executable in a one-shot sandbox nor in a session (a noexec mount of
+// each, sandbox.Config.NoExec), so a symlink swapped between the exec
+// gate's check and the kernel's exec cannot run one: the kernel refuses
+// it whatever the gate checked (sandbox's TestExecGateSymlinkSwapRace
+// races it). Symbolic links (Debian's reboot is systemctl) are left out.
+func TestRefusedProgramsAreNotExecutable(t *testing.T) {
+	var files []string
+	for _, p := range refusedProgramFiles {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+			if real, err := filepath.EvalSymlinks(p); err == nil && !slices.Contains(files, real) {
+				files = append(files, real)
+			}
+		}
+	}
+	if len(files) == 0 {
+		t.Skip("no program of approval.RefusedPrograms is a regular file on this host")
+	}
+	r, _, _, _ := gateRunner(t)
+	script := "for f in " + strings.Join(files, " ") + "; do if [ -x $f ]; then echo exec:$f; else echo noexec:$f; fi; done; [ -x /usr/bin/true ] && echo exec:true"
+	for _, session := range []string{"", "noexec-1"} {
+		res := r.Execute(t.Context(), Batch{Platform: approval.PlatformCron, Session: session, Calls: []RawCall{terminalCall("a", script)}}, nil)
+		got := res.Results[0]
+		out, _ := got.Output["stdout"].(string)
+		for _, f := range files {
+			assert.Contains(t, out, "noexec:"+f, "session %q: %s", session, got.Message)
+		}
+		assert.Contains(t, out, "exec:true", "session %q: other programs run", session)
+	}
+}

@@ -166,6 +166,7 @@ func SandboxConfig(pol TerminalPolicy, root string, cmdEnv []string, timeout tim
 	// tether's own config and state are hidden in the sandbox when they
 	// lie in the workspace (sandbox.Config.Hide).
 	cfg.Hide = hide
+	cfg.NoExec = refusedProgramFiles
 	// The profile's extra mounts, checked on the host as it is now: one
 	// translation for one-shot and session sandboxes alike.
 	if cfg.Binds, err = mountBinds(pol.Mounts, root, hide); err != nil {

@@ -154,6 +154,17 @@ type Config struct {
 	// Sessions'), and costs a round trip to tether per open and connect,
 	// so only observed sandboxes have it.
 	Observe bool `json:"observe,omitempty"`
+	// NoExec are programs of the sandbox's read-only system tree that no
+	// process of it may run: absolute paths inside the sandbox. Each one
+	// that is a regular file of the root layout (the host layout's binds,
+	// or a prepared root) is bound onto itself read-only and noexec, so
+	// the kernel refuses to execute it (EACCES) or map it executable,
+	// whatever name reached it: a symlink swapped between the exec gate's
+	// check and the kernel's own look-up lands there (docs/exec-gate.md).
+	// Symbolic links (a multi-call program behind them has other uses)
+	// and paths outside the tree are left out. The runner lists the files
+	// of the programs its hardline floor refuses outright.
+	NoExec []string `json:"no_exec,omitempty"`
 }
 
 // Validate reports the first problem with the config as an error wrapping
@@ -190,6 +201,11 @@ func (c Config) Validate() error {
 	}
 	for i, h := range c.Hide {
 		if err := absPath(fmt.Sprintf("hidden path %d", i), h); err != nil {
+			return bad("%v", err)
+		}
+	}
+	for i, p := range c.NoExec {
+		if err := absPath(fmt.Sprintf("no-exec path %d", i), p); err != nil {
 			return bad("%v", err)
 		}
 	}

@@ -93,9 +93,12 @@
 // read (a time-of-check race no notification closes); a program copied or
 // hard-linked under another name, or run through binfmt_misc, a /proc
 // magic link or a descriptor of a deleted file, is checked by the names it
-// goes by; an argv larger than 128 KiB in all is refused rather than
-// checked in part. The sandbox's namespaces, capabilities, seccomp filter
-// and read-only root bound whatever passes the gate.
+// goes by; an argv larger than the kernel's default ARG_MAX (2 MiB) is
+// refused rather than checked in part. Another process can swap a symlink
+// between the check and the exec: Config.NoExec closes that in the kernel
+// for the programs refused outright (a noexec bind of each file). The
+// sandbox's namespaces, capabilities, seccomp filter and read-only root
+// bound whatever passes the gate.
 //
 // Config.Landlock confines every process of a sandbox with a Landlock
 // ruleset (docs/landlock.md): the trampoline applies it before the

@@ -9,6 +9,7 @@ import (
 	"path"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,14 +46,22 @@ type seccompNotifResp struct {
 	flags uint32
 }
 
-// Bounds of what the gate reads from a caller's memory. An exec beyond
-// them is refused (ErrExecUnchecked): the kernel's own limits are higher
-// (MAX_ARG_STRLEN 128 KiB per string, a quarter of the stack in all), but
-// the analyser checks at most 128 KiB of command text anyway.
+// Bounds of what the gate reads from a caller's memory, the kernel's
+// own: an exec beyond them is refused (ErrExecUnchecked), as the kernel
+// would refuse most of them (E2BIG). Each argv string is at most
+// MAX_ARG_STRLEN (32 pages), and the strings with their pointers at most
+// the default ARG_MAX, a quarter of the 8 MiB stack (a process that
+// raised its stack limit may pass more: refused here). A long linker
+// line is read and checked whole (before session 13 an argv over
+// 128 KiB in all was refused).
 const (
-	maxExecPath  = unix.PathMax
-	maxExecArgs  = 16 << 10
-	maxExecBytes = 128 << 10
+	maxExecPath   = unix.PathMax
+	maxExecString = 32 * 4096
+	maxExecBytes  = 2 << 20
+	// keptArgvBytes is how much of an argv the gate's records keep
+	// (Result.Execs, ExecBlocked): the check reads it whole, a record
+	// holds its first arguments (clipArgv).
+	keptArgvBytes = 16 << 10
 	// maxExecEvents is half the most execs a gate keeps, for observation.
 	maxExecEvents = 4096
 	// maxScriptDepth is how many scripts the kernel rewrites before it
@@ -642,6 +651,7 @@ func appendAllowKey(b []byte, ev ExecEvent) []byte {
 }
 
 func (g *execGateRun) refuse(ev ExecEvent, err error) {
+	ev.Argv = clipArgv(ev.Argv, keptArgvBytes)
 	b := blockFor(ev, err)
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -665,9 +675,28 @@ func sameBlock(a, b ExecBlock) bool {
 
 func (g *execGateRun) keepExec(ev ExecEvent) {
 	ev.Runs = nil // the argv is the record; the aliases were for the check
+	ev.Argv = clipArgv(ev.Argv, keptArgvBytes)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.execs = appendBounded(g.execs, &g.execBase, maxExecEvents, ev)
+}
+
+// clipArgv is argv's first arguments up to max bytes in all, then, when
+// any were left out, one that says how many: a record of 8,192 execs
+// must not hold 8,192 times ARG_MAX.
+func clipArgv(argv []string, max int) []string {
+	total := 0
+	for i, a := range argv {
+		total += len(a) + 1
+		if total > max {
+			rest := 0
+			for _, b := range argv[i:] {
+				rest += len(b) + 1
+			}
+			return append(argv[:i:i], fmt.Sprintf("[tether: %d more arguments, %d bytes, not kept]", len(argv)-i, rest))
+		}
+	}
+	return argv
 }
 
 // appendBounded appends v to a gate record that keeps at most the newest
@@ -895,17 +924,23 @@ func (r *memReader) cstring(addr uint64, max int) (string, error) {
 	var out []byte
 	for {
 		// Up to the end of addr's page, so that a string ending just
-		// before an unmapped page reads.
-		chunk := 4096 - int(addr%4096)
-		n, err := r.readAt(r.buf[:chunk], addr)
+		// before an unmapped page reads; past a page, the rest of a long
+		// string in reads of up to 64 KiB straight into out (a read
+		// stops short at an unmapped page).
+		chunk := r.buf[:4096-int(addr%4096)]
+		if out != nil {
+			out = slices.Grow(out, min(64<<10, max+1-len(out)))
+			chunk = out[len(out):cap(out)]
+		}
+		n, err := r.readAt(chunk, addr)
 		if n == 0 && err != nil {
 			return "", err
 		}
-		if i := bytes.IndexByte(r.buf[:n], 0); i >= 0 {
-			out = append(out, r.buf[:i]...)
+		if i := bytes.IndexByte(chunk[:n], 0); i >= 0 {
+			out = append(out, chunk[:i]...)
 			break
 		}
-		out = append(out, r.buf[:n]...)
+		out = append(out, chunk[:n]...)
 		if len(out) > max {
 			return "", fmt.Errorf("longer than %d bytes", max)
 		}
@@ -932,8 +967,9 @@ func (r *memReader) argv(addr uint64) ([]string, error) {
 	var ptrs []uint64
 	var block [512]byte
 	for done := false; !done; {
-		if len(ptrs) >= maxExecArgs {
-			return nil, fmt.Errorf("more than %d arguments", maxExecArgs)
+		// The kernel counts each pointer toward ARG_MAX too.
+		if r.total+8*len(ptrs) > maxExecBytes {
+			return nil, fmt.Errorf("more than %d bytes in all", maxExecBytes)
 		}
 		at := addr + uint64(8*len(ptrs))
 		n, err := r.readAt(block[:argvBlock(at)], at)
@@ -949,6 +985,7 @@ func (r *memReader) argv(addr uint64) ([]string, error) {
 			ptrs = append(ptrs, ptr)
 		}
 	}
+	r.total += 8 * len(ptrs)
 	out := make([]string, 0, len(ptrs))
 	var want [prefetchSpans]memSpan
 	for i, ptr := range ptrs {
@@ -960,7 +997,7 @@ func (r *memReader) argv(addr uint64) ([]string, error) {
 			}
 			r.prefetch(want[:len(next)])
 		}
-		s, err := r.cstring(ptr, maxExecBytes)
+		s, err := r.cstring(ptr, maxExecString)
 		if err != nil {
 			return nil, err
 		}

@@ -38,6 +38,8 @@ const (
 	rootlessScriptEnv = "TETHER_SANDBOX_TEST_SCRIPT"
 	// rootlessGateEnv names a program the exec gate refuses.
 	rootlessGateEnv = "TETHER_SANDBOX_TEST_GATE"
+	// rootlessNoExecEnv is Config.NoExec, colon-separated.
+	rootlessNoExecEnv = "TETHER_SANDBOX_TEST_NOEXEC"
 	// rootlessLandlockEnv confines the sandbox to the workspace's ok/;
 	// "plan" adds the mount plan (Landlock.ReadOnlyWorkspace).
 	rootlessLandlockEnv = "TETHER_SANDBOX_TEST_LANDLOCK"
@@ -116,6 +118,9 @@ func rootlessMain(spec string) int {
 	}
 	if b := os.Getenv(rootlessBindEnv); b != "" {
 		cfg.Binds = append(cfg.Binds, Bind{Source: b})
+	}
+	if p := os.Getenv(rootlessNoExecEnv); p != "" {
+		cfg.NoExec = strings.Split(p, ":")
 	}
 	var res *Result
 	var err error

@@ -166,6 +166,15 @@ func TestRootless(t *testing.T) {
 	assert.NotContains(t, d.Output, "ran\n", "the refused program did not run")
 	assert.NotContains(t, d.Result.NotEnforced, "exec_gate")
 
+	// Config.NoExec's noexec binds need no root either.
+	if fi, err := os.Lstat("/usr/sbin/killall5"); err == nil && fi.Mode().IsRegular() {
+		d = runAs(`for f in /usr/sbin/killall5 /usr/bin/true; do if [ -x $f ]; then echo exec:$f; else echo noexec:$f; fi; done`,
+			rootlessNoExecEnv+"=/usr/sbin/killall5")
+		require.NotNil(t, d.Result, d.Error)
+		assert.Contains(t, d.Output, "noexec:/usr/sbin/killall5")
+		assert.Contains(t, d.Output, "exec:/usr/bin/true")
+	}
+
 	// The creation gate too: no repository can be made mid-run.
 	d = runAs(`mkdir sub; mkdir sub/.git; echo mkdir=$?; echo 'gitdir: /tmp' > sub/.git; echo file=$?`)
 	require.NotNil(t, d.Result)

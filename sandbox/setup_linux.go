@@ -344,6 +344,7 @@ func (s *sandboxSetup) mounts(setupOptions) error {
 	if p.Owners, err = sourceOwners(s.cfg); err != nil {
 		return err
 	}
+	p.NoExec = noExecFiles(s.cfg.Rootfs, s.cfg.NoExec)
 	return prepareMountpoints(s.cfg)
 }
 

@@ -53,6 +53,9 @@ type Placement struct {
 	// swap beyond it), so it cannot be escaped by swapping out: set where
 	// the kernel accounts swap to memory cgroups (swapLimitable).
 	LimitSwap bool
+	// NoExec are Config.NoExec's files found in the root layout
+	// (noExecFiles), mounted noexec after every other mount.
+	NoExec []NoExecFile
 }
 
 // Owner is a file's on-disk owner.
@@ -243,6 +246,10 @@ func (c Config) mounts(layout rootfs.Layout, p Placement, tmpfs int64) []specs.M
 	}
 	for _, b := range c.Binds {
 		ms = append(ms, rw(b.Source, b.dest(), b.ReadOnly))
+	}
+	for _, f := range p.NoExec {
+		ms = append(ms, specs.Mount{Destination: f.Dest, Type: "bind", Source: f.Host,
+			Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}})
 	}
 	return ms
 }

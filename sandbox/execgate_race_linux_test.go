@@ -1,0 +1,135 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tether-dev/tether/rootfs"
+)
+
+// TestExecGateSymlinkSwapRace attacks the exec gate's check-to-exec
+// window (E1): a process of the sandbox swaps a symlink, without an exec
+// of its own, between an allowed program and a refused one while the
+// shell executes it 2,000 times. The gate resolves the symlink when it
+// checks, the kernel again when it runs it: before Config.NoExec, the
+// refused program ran in a few of every thousand execs (8 of 1,000 in
+// session 12's red team). The refused "reboot" is a copy of touch(1) in a
+// read-only system directory of the test's own; it leaves ws/ran-N
+// behind when it really runs. With the file mounted noexec the kernel
+// refuses every exec of it (EACCES), whatever the gate decided; checked
+// from the host after the sandbox is gone.
+func TestExecGateSymlinkSwapRace(t *testing.T) {
+	r := newTestRunner(t)
+	ws := t.TempDir()
+	sys, err := os.MkdirTemp("", "tether-sys-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(sys) })
+	require.NoError(t, os.Chmod(sys, 0o755))
+	touch, err := os.ReadFile("/usr/bin/touch")
+	require.NoError(t, err)
+	reboot := filepath.Join(sys, "reboot")
+	require.NoError(t, os.WriteFile(reboot, touch, 0o755))
+
+	layout, err := rootfs.HostLayout()
+	require.NoError(t, err)
+	layout.Binds = append(layout.Binds, sys)
+	cfg := Config{Rootfs: layout, Workspace: ws, NoExec: []string{reboot},
+		Env: []string{"PATH=/usr/bin:/bin"}}
+	g := newRefuse("reboot")
+	r.ExecGate = g.gate
+
+	const execs = 2000
+	// The swapper renames prepared links over x: no exec, so it swaps
+	// as fast as the kernel lets it while the shell loop waits on the gate.
+	swapper := `import os
+os.chdir(` + strconv.Quote(ws) + `)
+a, b = "/usr/bin/true", ` + strconv.Quote(reboot) + `
+while True:
+    for t in (a, b):
+        try:
+            os.unlink("x.new")
+        except FileNotFoundError:
+            pass
+        os.symlink(t, "x.new")
+        os.rename("x.new", "x")
+`
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "swap.py"), []byte(swapper), 0o644))
+	script := `ln -s /usr/bin/true x
+python3 swap.py & swap=$!
+i=0; denied=0
+while [ $i -lt ` + strconv.Itoa(execs) + ` ]; do
+	i=$((i+1))
+	./x ran-$i 2>>errs
+done
+kill $swap
+echo "done=$i"
+echo "eacces=$(grep -c 'Permission denied' errs)"
+echo "eperm=$(grep -c 'Operation not permitted' errs)"
+`
+	res, out := run(t, r, cfg, script)
+	t.Logf("%s", out)
+	require.Contains(t, out, "done="+strconv.Itoa(execs))
+
+	// From the host: no exec of the refused program ran.
+	ents, err := os.ReadDir(ws)
+	require.NoError(t, err)
+	var ran []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "ran-") {
+			ran = append(ran, e.Name())
+		}
+	}
+	assert.Empty(t, ran, "the refused program ran %d times in %d execs", len(ran), execs)
+	// The swap was live: the gate saw the refused program by its name.
+	assert.NotEmpty(t, res.ExecBlocked, "the gate never saw the swapped link: the race was not run")
+	// And the file is not executable in the sandbox at all.
+	_, out = run(t, r, cfg, reboot+" "+filepath.Join(ws, "direct")+"; echo rc=$?")
+	assert.NoFileExists(t, filepath.Join(ws, "direct"))
+	assert.Contains(t, out, "rc=126", out)
+}
+
+// TestExecGateLongArgv (E4): an argv over a terminal call's 128 KiB (a
+// long linker line: 100,000 arguments, about 1.4 MiB with their
+// pointers) is read whole and let through; one over the kernel's default
+// ARG_MAX, which a process that raised its stack limit may pass, is
+// refused by the gate, where the kernel alone runs it.
+func TestExecGateLongArgv(t *testing.T) {
+	r := newTestRunner(t)
+	ws := t.TempDir()
+	g := newRefuse("reboot")
+	script := `set -- $(seq 1 100000); /bin/true "$@"; echo long=$?
+ulimit -s unlimited && set -- $(seq 1 300000) && /bin/true "$@"; echo over=$?`
+	cfg := Config{Workspace: ws, Env: []string{"PATH=/usr/bin:/bin"}}
+
+	r.ExecGate = nil
+	_, out := run(t, r, cfg, script)
+	require.Contains(t, out, "long=0", "the kernel runs both: %s", out)
+	require.Contains(t, out, "over=0", "the kernel runs both: %s", out)
+
+	r.ExecGate = g.gate
+	res, out := run(t, r, cfg, script)
+	assert.Contains(t, out, "long=0", "an argv over 128 KiB, under ARG_MAX, runs")
+	assert.Contains(t, out, "over=126", "an argv over ARG_MAX is refused")
+	var long *ExecEvent
+	g.mu.Lock()
+	for i, ev := range g.seen {
+		if len(ev.Argv) == 100001 {
+			long = &g.seen[i]
+		}
+	}
+	g.mu.Unlock()
+	require.NotNil(t, long, "the gate saw the long argv whole")
+	assert.Equal(t, "100000", long.Argv[100000])
+	require.Len(t, res.ExecBlocked, 1, "%v", res.ExecBlocked)
+	assert.Contains(t, res.ExecBlocked[0].Reason, "bytes in all")
+	assert.Less(t, len(strings.Join(res.ExecBlocked[0].Argv, " ")), 32<<10, "the record keeps the argv's first arguments")
+	for _, ev := range res.Execs {
+		assert.Less(t, len(strings.Join(ev.Argv, " ")), 32<<10, "the record keeps the argv's first arguments")
+	}
+}
