@@ -231,9 +231,11 @@ func TestPoolFitResult(t *testing.T) {
 		res.Execs = append(res.Execs, ExecEvent{Path: "/bin/true", Argv: []string{strconv.Itoa(i), arg}})
 	}
 	f := &poolFrame{Op: poolResult, Result: res}
-	require.NoError(t, fitResult(f))
-	b, err := json.Marshal(f)
+	b, err := fitResult(f)
 	require.NoError(t, err)
+	want, err := json.Marshal(f)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(b), "the encoding returned is the trimmed frame's")
 	assert.LessOrEqual(t, len(b), poolResultFrame)
 	assert.Greater(t, len(b), maxFrame, "what fits the larger frame is kept")
 	require.NotEmpty(t, res.Execs)
@@ -243,7 +245,8 @@ func TestPoolFitResult(t *testing.T) {
 	assert.Len(t, res.ExecBlocked, 1)
 
 	small := &poolFrame{Op: poolResult, Result: &Result{Execs: []ExecEvent{{Path: "/bin/true"}}}}
-	require.NoError(t, fitResult(small))
+	_, err = fitResult(small)
+	require.NoError(t, err)
 	assert.Len(t, small.Result.Execs, 1, "a result that fits is left alone")
 }
 
