@@ -138,20 +138,71 @@ func (ps *Pools) ServePool(ctx context.Context, l *net.UnixListener, choose func
 	}
 }
 
-// samePeer reports whether the client runs as this process's uid.
-func samePeer(c *net.UnixConn) bool {
+// peerOf returns the credentials of the client's process (SO_PEERCRED:
+// as it connected), nil when they cannot be read.
+func peerOf(c *net.UnixConn) *unix.Ucred {
 	raw, err := c.SyscallConn()
 	if err != nil {
-		return false
+		return nil
 	}
 	var cred *unix.Ucred
 	var cerr error
 	if err := raw.Control(func(fd uintptr) {
 		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
 	}); err != nil || cerr != nil {
-		return false
+		return nil
 	}
-	return int(cred.Uid) == os.Geteuid()
+	return cred
+}
+
+// clientProcess is the process of a pool client, held by a pidfd from
+// the moment it is served, so that the used sandbox's teardown can wait
+// for it to exit (serveConn). The zero value (fd -1) is a client not
+// waited for: one in this process (tests), or one whose pidfd could not
+// be opened.
+type clientProcess struct{ fd int }
+
+// holdClient opens a pidfd on the peer's process while its connection is
+// live. A client that exited before this, its pid reused, makes a later
+// waitExit wait for another process: at most the hang-up wait, and only
+// the teardown's start is later.
+func holdClient(peer *unix.Ucred) clientProcess {
+	if peer == nil || int(peer.Pid) == os.Getpid() || peer.Pid <= 0 {
+		return clientProcess{fd: -1}
+	}
+	fd, err := unix.PidfdOpen(int(peer.Pid), 0)
+	if err != nil {
+		return clientProcess{fd: -1}
+	}
+	return clientProcess{fd: fd}
+}
+
+// waitExit waits until the client's process has exited (its pidfd reads
+// ready), at most until deadline.
+func (cp clientProcess) waitExit(deadline time.Time) {
+	if cp.fd < 0 {
+		return
+	}
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		fds := []unix.PollFd{{Fd: int32(cp.fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n > 0 {
+			return
+		}
+	}
+}
+
+func (cp clientProcess) close() {
+	if cp.fd >= 0 {
+		unix.Close(cp.fd)
+	}
 }
 
 // serveConn serves one client: its request, then the command's frames.
@@ -167,7 +218,8 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 			ps.Logf(format, args...)
 		}
 	}
-	if !samePeer(c) {
+	peer := peerOf(c)
+	if peer == nil || int(peer.Uid) != os.Geteuid() {
 		_ = send(&poolFrame{Op: poolNoMatch, Reason: "the pool serves its own user only"})
 		return
 	}
@@ -207,10 +259,13 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 	// Whatever happens, this sandbox serves nothing else. Its processes
 	// are killed before the client hears the result, but the rest of its
 	// teardown (unmounts, cgroup and state removal: ~10 ms of CPU on this
-	// 2-CPU class of machine) waits until the client has read the result
-	// and hung up, or poolHangupWait: it would otherwise compete for the
-	// CPUs with the client's last steps, which the caller waits for. A
-	// daemon that dies meanwhile leaves the sandbox to GC, as any other.
+	// 2-CPU class of machine) waits until the client has read the result,
+	// hung up and exited, or poolHangupWait: it would otherwise compete
+	// for the CPUs with the client's last steps (a Go process's exit
+	// after its hang-up), which the caller waits for. A daemon that dies
+	// meanwhile leaves the sandbox to GC, as any other.
+	client := holdClient(peer)
+	defer client.close()
 	release := s.holdCleanup()
 	defer release()
 	defer s.end(ErrSessionClosed)
@@ -303,12 +358,14 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 	if wait == 0 {
 		wait = poolHangupWait
 	}
+	deadline := time.Now().Add(wait)
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 	case <-t.C:
 	}
+	client.waitExit(deadline)
 	Trace("daemon client gone")
 }
 
@@ -361,7 +418,8 @@ func truncateText(s string, n int) string {
 }
 
 // poolHangupWait bounds how long a pooled sandbox's cleanup waits for its
-// client to hang up after the result (a `tether run` exits at once).
+// client to hang up and exit after the result (a `tether run` exits at
+// once).
 const poolHangupWait = 500 * time.Millisecond
 
 // frameWriter sends a command's output as output frames.

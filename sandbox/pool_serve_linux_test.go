@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -200,6 +202,108 @@ func TestPoolCleanupFollowsHangup(t *testing.T) {
 	_, err = c.Read(make([]byte, 1))
 	assert.ErrorIs(t, err, io.EOF, "the daemon did not hang up")
 	waitReady(t, ps, "hangup", 1)
+}
+
+// poolClientEnv makes the test binary a pool client of its own process
+// (poolClientMain); its value is "STATE_ROOT CGROUP_PREFIX".
+const poolClientEnv = "TETHER_SANDBOX_TEST_POOL_CLIENT"
+
+// poolClientMain runs /bin/true in a pooled sandbox of the state root,
+// hangs up, prints the sandbox's container id and stays alive until its
+// stdin ends: a client whose process outlives its hang-up, as a `tether
+// run` does for its exit.
+func poolClientMain(spec string) int {
+	stateRoot, prefix, _ := strings.Cut(spec, " ")
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "pool client:", err)
+		return 1
+	}
+	c, err := net.Dial("unix", PoolSocket(stateRoot))
+	if err != nil {
+		return fail(err)
+	}
+	if err := writeFrame(c, &poolFrame{Op: poolRun, Request: &PoolRequest{CgroupPrefix: prefix, Args: []string{"/bin/true"}}}); err != nil {
+		return fail(err)
+	}
+	var f poolFrame
+	if _, err := readFrame(c, nil, &f); err != nil || f.Op != poolAccepted {
+		return fail(fmt.Errorf("no sandbox: %v %s", err, f.Reason))
+	}
+	if err := writeFrame(c, &poolFrame{Op: poolGo}); err != nil {
+		return fail(err)
+	}
+	for f.Op != poolResult {
+		f = poolFrame{}
+		if _, err := readFrameMax(c, nil, &f, poolResultFrame); err != nil {
+			return fail(err)
+		}
+	}
+	if f.Result == nil {
+		return fail(errors.New(f.Error))
+	}
+	c.Close()
+	fmt.Println(f.Result.ContainerID)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// A client that hung up but whose process has not exited yet (a Go
+// `tether run` on its way out) still holds the used sandbox's teardown:
+// it starts once the process is gone.
+func TestPoolCleanupFollowsClientExit(t *testing.T) {
+	ps := newTestPools(t)
+	ps.hangupWait = time.Minute // set before any use
+	p := PoolSpec{Profile: "exit", Size: 1, Spec: SessionSpec{Config: Config{Limits: Limits{Pids: 128}}}}
+	ps.Prepare(p)
+	l, err := ListenPool(ps.StateRoot)
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() {
+		served <- ps.ServePool(t.Context(), l, func(*PoolRequest) (PoolSpec, string) { return p, "" })
+	}()
+	defer func() {
+		l.Close()
+		require.NoError(t, <-served)
+	}()
+	waitReady(t, ps, "exit", 1)
+
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	child := exec.Command(exe)
+	child.Env = append(os.Environ(), poolClientEnv+"="+ps.StateRoot+" "+ps.CgroupPrefix)
+	stdin, err := child.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := child.StdoutPipe()
+	require.NoError(t, err)
+	child.Stderr = os.Stderr
+	require.NoError(t, child.Start())
+	exited := false
+	defer func() {
+		if !exited {
+			stdin.Close()
+			_ = child.Wait()
+		}
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err, "the client's result")
+	state := filepath.Join(ps.StateRoot, containersDir, strings.TrimSpace(line))
+
+	// Hung up, not exited: the sandbox stays as it was.
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		require.DirExists(t, state, "the sandbox was cleaned up when its client hung up, before the client's process exited")
+	}
+	stdin.Close()
+	require.NoError(t, child.Wait())
+	exited = true
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(state); os.IsNotExist(err) {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "%s was not removed after the client exited", state)
+		time.Sleep(10 * time.Millisecond)
+	}
+	waitReady(t, ps, "exit", 1)
 }
 
 // hostHasCmdline reports whether a live host process runs with this
