@@ -382,3 +382,60 @@ func TestRunPooledLostResultMayHaveRun(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrPoolEmpty)
 	assert.Contains(t, err.Error(), "may have run")
 }
+
+// BenchmarkPoolCall: the daemon's side of one pooled call, from the
+// client's dial to its result frame, spoken by hand on the pool socket
+// (no client start, approval or placement): take-µs/op is dial to the
+// "accepted" frame (the request read, the take, the protected paths
+// planned and mounted), run-µs/op "go" to the result (the command's exec
+// in the sandbox, the kill, the result's encoding). The workspace is a
+// repository as git init makes it. The refill between calls is not timed.
+func BenchmarkPoolCall(b *testing.B) {
+	ps := newTestPools(b)
+	ws := b.TempDir()
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		b.Fatalf("git init: %v: %s", err, out)
+	}
+	p := PoolSpec{Profile: "bench", Size: 1, Spec: SessionSpec{Config: Config{Workspace: ws, Limits: Limits{Pids: 128}}}}
+	ps.Prepare(p)
+	l, err := ListenPool(ps.StateRoot)
+	require.NoError(b, err)
+	served := make(chan error, 1)
+	go func() {
+		served <- ps.ServePool(b.Context(), l, func(*PoolRequest) (PoolSpec, string) { return p, "" })
+	}()
+	defer func() {
+		l.Close()
+		require.NoError(b, <-served)
+	}()
+	var take, run time.Duration
+	b.StopTimer()
+	for i := 0; i < b.N; i++ {
+		waitReady(b, ps, "bench", 1)
+		b.StartTimer()
+		t0 := time.Now()
+		conn, err := net.Dial("unix", PoolSocket(ps.StateRoot))
+		require.NoError(b, err)
+		require.NoError(b, writeFrame(conn, &poolFrame{Op: poolRun, Request: &PoolRequest{CgroupPrefix: ps.CgroupPrefix, Args: []string{"/bin/true"}}}))
+		var f poolFrame
+		_, err = readFrame(conn, nil, &f)
+		require.NoError(b, err)
+		require.Equal(b, poolAccepted, f.Op, f.Reason)
+		t1 := time.Now()
+		require.NoError(b, writeFrame(conn, &poolFrame{Op: poolGo}))
+		for f.Op != poolResult {
+			f = poolFrame{}
+			_, err = readFrameMax(conn, nil, &f, poolResultFrame)
+			require.NoError(b, err)
+		}
+		t2 := time.Now()
+		b.StopTimer()
+		conn.Close()
+		require.NotNil(b, f.Result, f.Error)
+		require.Equal(b, 0, f.Result.ExitCode)
+		take += t1.Sub(t0)
+		run += t2.Sub(t1)
+	}
+	b.ReportMetric(float64(take.Microseconds())/float64(b.N), "take-µs/op")
+	b.ReportMetric(float64(run.Microseconds())/float64(b.N), "run-µs/op")
+}
