@@ -67,6 +67,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(sealedTestEnv) != "" {
 		os.Exit(sealedMain())
 	}
+	if spec := os.Getenv(poolClientEnv); spec != "" {
+		os.Exit(poolClientMain(spec))
+	}
 	// A supervisor's start is the way out of a hang, not an assertion of
 	// speed: under TCG, with a dozen sandboxes starting beside it on one
 	// emulated CPU, one took more than 20 s to say it was up

@@ -33,7 +33,7 @@ func newTestPools(tb testing.TB) *Pools {
 
 // waitReady waits (with a deadline) until the profile's pool holds n
 // sandboxes ready.
-func waitReady(t *testing.T, ps *Pools, profile string, n int) {
+func waitReady(t testing.TB, ps *Pools, profile string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for ps.Ready(profile) < n {

@@ -138,20 +138,71 @@ func (ps *Pools) ServePool(ctx context.Context, l *net.UnixListener, choose func
 	}
 }
 
-// samePeer reports whether the client runs as this process's uid.
-func samePeer(c *net.UnixConn) bool {
+// peerOf returns the credentials of the client's process (SO_PEERCRED:
+// as it connected), nil when they cannot be read.
+func peerOf(c *net.UnixConn) *unix.Ucred {
 	raw, err := c.SyscallConn()
 	if err != nil {
-		return false
+		return nil
 	}
 	var cred *unix.Ucred
 	var cerr error
 	if err := raw.Control(func(fd uintptr) {
 		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
 	}); err != nil || cerr != nil {
-		return false
+		return nil
 	}
-	return int(cred.Uid) == os.Geteuid()
+	return cred
+}
+
+// clientProcess is the process of a pool client, held by a pidfd from
+// the moment it is served, so that the used sandbox's teardown can wait
+// for it to exit (serveConn). The zero value (fd -1) is a client not
+// waited for: one in this process (tests), or one whose pidfd could not
+// be opened.
+type clientProcess struct{ fd int }
+
+// holdClient opens a pidfd on the peer's process while its connection is
+// live. A client that exited before this, its pid reused, makes a later
+// waitExit wait for another process: at most the hang-up wait, and only
+// the teardown's start is later.
+func holdClient(peer *unix.Ucred) clientProcess {
+	if peer == nil || int(peer.Pid) == os.Getpid() || peer.Pid <= 0 {
+		return clientProcess{fd: -1}
+	}
+	fd, err := unix.PidfdOpen(int(peer.Pid), 0)
+	if err != nil {
+		return clientProcess{fd: -1}
+	}
+	return clientProcess{fd: fd}
+}
+
+// waitExit waits until the client's process has exited (its pidfd reads
+// ready), at most until deadline.
+func (cp clientProcess) waitExit(deadline time.Time) {
+	if cp.fd < 0 {
+		return
+	}
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		fds := []unix.PollFd{{Fd: int32(cp.fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n > 0 {
+			return
+		}
+	}
+}
+
+func (cp clientProcess) close() {
+	if cp.fd >= 0 {
+		unix.Close(cp.fd)
+	}
 }
 
 // serveConn serves one client: its request, then the command's frames.
@@ -167,7 +218,8 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 			ps.Logf(format, args...)
 		}
 	}
-	if !samePeer(c) {
+	peer := peerOf(c)
+	if peer == nil || int(peer.Uid) != os.Geteuid() {
 		_ = send(&poolFrame{Op: poolNoMatch, Reason: "the pool serves its own user only"})
 		return
 	}
@@ -207,10 +259,13 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 	// Whatever happens, this sandbox serves nothing else. Its processes
 	// are killed before the client hears the result, but the rest of its
 	// teardown (unmounts, cgroup and state removal: ~10 ms of CPU on this
-	// 2-CPU class of machine) waits until the client has read the result
-	// and hung up, or poolHangupWait: it would otherwise compete for the
-	// CPUs with the client's last steps, which the caller waits for. A
-	// daemon that dies meanwhile leaves the sandbox to GC, as any other.
+	// 2-CPU class of machine) waits until the client has read the result,
+	// hung up and exited, or poolHangupWait: it would otherwise compete
+	// for the CPUs with the client's last steps (a Go process's exit
+	// after its hang-up), which the caller waits for. A daemon that dies
+	// meanwhile leaves the sandbox to GC, as any other.
+	client := holdClient(peer)
+	defer client.close()
 	release := s.holdCleanup()
 	defer release()
 	defer s.end(ErrSessionClosed)
@@ -268,15 +323,21 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 	Trace("daemon exec returned")
 	// Nothing the command left running outlives the result.
 	s.kill()
+	Trace("daemon sandbox killed")
 	out := &poolFrame{Op: poolResult, Result: res}
 	if err != nil {
 		out.Error = err.Error()
 	}
-	if ferr := fitResult(out); ferr != nil {
+	var serr error
+	if encoded, ferr := fitResult(out); ferr != nil {
 		logf("pool connection: the result of %s in %s does not fit a frame: %v", poolCommand(req), s.id, ferr)
-		out = &poolFrame{Op: poolResult, Error: fmt.Sprintf("%v: %v", ErrResultLost, ferr)}
+		serr = send(&poolFrame{Op: poolResult, Error: fmt.Sprintf("%v: %v", ErrResultLost, ferr)})
+	} else {
+		w.Lock()
+		serr = writeEncodedFrame(c, encoded)
+		w.Unlock()
 	}
-	if serr := send(out); serr != nil {
+	if serr != nil {
 		// The client gets no result: nothing it audits (the exec gate's
 		// refusals included) reaches its record but this line.
 		var blocked []string
@@ -297,33 +358,37 @@ func (ps *Pools) serveConn(ctx context.Context, c *net.UnixConn, choose func(*Po
 	if wait == 0 {
 		wait = poolHangupWait
 	}
+	deadline := time.Now().Add(wait)
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 	case <-t.C:
 	}
+	client.waitExit(deadline)
 	Trace("daemon client gone")
 }
 
 // fitResult trims f's result until f encodes within poolResultFrame: the
 // oldest half of its execs, then of its observed accesses, at a time,
 // each counted as the gate counts what it drops (ExecsDropped,
-// AccessesLost), as the newest are kept everywhere else. It fails when
-// the result is too large without them.
-func fitResult(f *poolFrame) error {
+// AccessesLost), as the newest are kept everywhere else. It returns the
+// encoding (the frame's body: the result is encoded once, on the
+// critical path of every pooled call), and fails when the result is too
+// large without them.
+func fitResult(f *poolFrame) ([]byte, error) {
 	for {
 		b, err := json.Marshal(f)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if len(b) <= poolResultFrame {
-			return nil
+			return b, nil
 		}
 		res := f.Result
 		switch {
 		case res == nil:
-			return fmt.Errorf("%d bytes", len(b))
+			return nil, fmt.Errorf("%d bytes", len(b))
 		case len(res.Execs) > 0:
 			n := (len(res.Execs) + 1) / 2
 			res.Execs, res.ExecsDropped = res.Execs[n:], res.ExecsDropped+n
@@ -331,7 +396,7 @@ func fitResult(f *poolFrame) error {
 			n := (len(res.Accesses) + 1) / 2
 			res.Accesses, res.AccessesLost = res.Accesses[n:], res.AccessesLost+n
 		default:
-			return fmt.Errorf("%d bytes without its execs and accesses", len(b))
+			return nil, fmt.Errorf("%d bytes without its execs and accesses", len(b))
 		}
 	}
 }
@@ -353,7 +418,8 @@ func truncateText(s string, n int) string {
 }
 
 // poolHangupWait bounds how long a pooled sandbox's cleanup waits for its
-// client to hang up after the result (a `tether run` exits at once).
+// client to hang up and exit after the result (a `tether run` exits at
+// once).
 const poolHangupWait = 500 * time.Millisecond
 
 // frameWriter sends a command's output as output frames.
@@ -376,29 +442,18 @@ func (fw frameWriter) Write(p []byte) (int, error) {
 // RunPooled asks the pool server of the state root for a sandbox matching
 // req and runs the command in it once approve returns nil, streaming its
 // output to stdout and stderr and stdin (when req.Stdin) to it. approve
-// (the caller's approval decision; nil approves) runs while the request
-// is made and the server takes the sandbox; when it fails, nothing ran and RunPooled returns its
-// error as is. An error wrapping ErrPoolEmpty means nothing ran: no
-// server, no pool of that spec and policy, or none ready; the caller then
-// builds its own sandbox. approve has been called by then (it starts at
-// once, while the request is made): the caller's own path asks it again,
-// so it must give the same answer twice (a sync.Once). Any other error came
+// (the caller's approval decision; nil approves) runs while the server
+// takes the sandbox, from the moment the request is sent; when it fails,
+// nothing ran and RunPooled returns its error as is. An error wrapping
+// ErrPoolEmpty means nothing ran: no server, no pool of that spec and
+// policy, or none ready; the caller then builds its own sandbox. approve
+// may have been called by then, and may still be running: the caller's
+// own path asks it again, so it must give the same answer twice (a
+// sync.Once). Any other error came
 // after the command was handed over: one wrapping ErrResultLost means the
 // command may have run and its result is unknown. Cancelling ctx stops
 // the command.
 func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, approve func() error, stdin io.Reader, stdout, stderr io.Writer) (*Result, error) {
-	// The approval is decided while the request is made and the server
-	// takes the sandbox; its answer is read only after the server's, so a
-	// refusal never waits for the pool and nothing runs without the
-	// decision.
-	verdict := make(chan error, 1)
-	go func() {
-		if approve == nil {
-			verdict <- nil
-			return
-		}
-		verdict <- approve()
-	}()
 	if req.Stdin && isDevNull(stdin) {
 		// The sandbox's own /dev/null reads the same, without stdin
 		// frames.
@@ -420,12 +475,28 @@ func RunPooled(ctx context.Context, stateRoot string, req PoolRequest, approve f
 		defer w.Unlock()
 		return writeFrame(c, f)
 	}
-	if err := send(&poolFrame{Op: poolRun, Request: &req}); err != nil {
+	// The approval is decided while the server takes the sandbox and
+	// protects its paths (the longer of the two), so it starts once the
+	// request is on its way: started before the dial, it took the CPU
+	// from the request and so delayed the take. Its answer is read only
+	// after the server's, so nothing runs without the decision. A
+	// request that fails ends the call before approve is asked: the
+	// caller's own path asks it.
+	err = send(&poolFrame{Op: poolRun, Request: &req})
+	Trace("pool request sent")
+	if err != nil {
 		return nil, fmt.Errorf("%w: asking the pool server: %w", ErrPoolEmpty, err)
 	}
+	verdict := make(chan error, 1)
+	go func() {
+		if approve == nil {
+			verdict <- nil
+			return
+		}
+		verdict <- approve()
+	}()
 	var buf []byte
 	var f poolFrame
-	Trace("pool request sent")
 	if buf, err = readFrame(c, buf, &f); err != nil {
 		return nil, fmt.Errorf("%w: the pool server hung up: %w", ErrPoolEmpty, err)
 	}

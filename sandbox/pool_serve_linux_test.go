@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -202,6 +204,108 @@ func TestPoolCleanupFollowsHangup(t *testing.T) {
 	waitReady(t, ps, "hangup", 1)
 }
 
+// poolClientEnv makes the test binary a pool client of its own process
+// (poolClientMain); its value is "STATE_ROOT CGROUP_PREFIX".
+const poolClientEnv = "TETHER_SANDBOX_TEST_POOL_CLIENT"
+
+// poolClientMain runs /bin/true in a pooled sandbox of the state root,
+// hangs up, prints the sandbox's container id and stays alive until its
+// stdin ends: a client whose process outlives its hang-up, as a `tether
+// run` does for its exit.
+func poolClientMain(spec string) int {
+	stateRoot, prefix, _ := strings.Cut(spec, " ")
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "pool client:", err)
+		return 1
+	}
+	c, err := net.Dial("unix", PoolSocket(stateRoot))
+	if err != nil {
+		return fail(err)
+	}
+	if err := writeFrame(c, &poolFrame{Op: poolRun, Request: &PoolRequest{CgroupPrefix: prefix, Args: []string{"/bin/true"}}}); err != nil {
+		return fail(err)
+	}
+	var f poolFrame
+	if _, err := readFrame(c, nil, &f); err != nil || f.Op != poolAccepted {
+		return fail(fmt.Errorf("no sandbox: %v %s", err, f.Reason))
+	}
+	if err := writeFrame(c, &poolFrame{Op: poolGo}); err != nil {
+		return fail(err)
+	}
+	for f.Op != poolResult {
+		f = poolFrame{}
+		if _, err := readFrameMax(c, nil, &f, poolResultFrame); err != nil {
+			return fail(err)
+		}
+	}
+	if f.Result == nil {
+		return fail(errors.New(f.Error))
+	}
+	c.Close()
+	fmt.Println(f.Result.ContainerID)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// A client that hung up but whose process has not exited yet (a Go
+// `tether run` on its way out) still holds the used sandbox's teardown:
+// it starts once the process is gone.
+func TestPoolCleanupFollowsClientExit(t *testing.T) {
+	ps := newTestPools(t)
+	ps.hangupWait = time.Minute // set before any use
+	p := PoolSpec{Profile: "exit", Size: 1, Spec: SessionSpec{Config: Config{Limits: Limits{Pids: 128}}}}
+	ps.Prepare(p)
+	l, err := ListenPool(ps.StateRoot)
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() {
+		served <- ps.ServePool(t.Context(), l, func(*PoolRequest) (PoolSpec, string) { return p, "" })
+	}()
+	defer func() {
+		l.Close()
+		require.NoError(t, <-served)
+	}()
+	waitReady(t, ps, "exit", 1)
+
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	child := exec.Command(exe)
+	child.Env = append(os.Environ(), poolClientEnv+"="+ps.StateRoot+" "+ps.CgroupPrefix)
+	stdin, err := child.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := child.StdoutPipe()
+	require.NoError(t, err)
+	child.Stderr = os.Stderr
+	require.NoError(t, child.Start())
+	exited := false
+	defer func() {
+		if !exited {
+			stdin.Close()
+			_ = child.Wait()
+		}
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err, "the client's result")
+	state := filepath.Join(ps.StateRoot, containersDir, strings.TrimSpace(line))
+
+	// Hung up, not exited: the sandbox stays as it was.
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		require.DirExists(t, state, "the sandbox was cleaned up when its client hung up, before the client's process exited")
+	}
+	stdin.Close()
+	require.NoError(t, child.Wait())
+	exited = true
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(state); os.IsNotExist(err) {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "%s was not removed after the client exited", state)
+		time.Sleep(10 * time.Millisecond)
+	}
+	waitReady(t, ps, "exit", 1)
+}
+
 // hostHasCmdline reports whether a live host process runs with this
 // command line.
 func hostHasCmdline(t *testing.T, cmdline string) bool {
@@ -231,9 +335,11 @@ func TestPoolFitResult(t *testing.T) {
 		res.Execs = append(res.Execs, ExecEvent{Path: "/bin/true", Argv: []string{strconv.Itoa(i), arg}})
 	}
 	f := &poolFrame{Op: poolResult, Result: res}
-	require.NoError(t, fitResult(f))
-	b, err := json.Marshal(f)
+	b, err := fitResult(f)
 	require.NoError(t, err)
+	want, err := json.Marshal(f)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(b), "the encoding returned is the trimmed frame's")
 	assert.LessOrEqual(t, len(b), poolResultFrame)
 	assert.Greater(t, len(b), maxFrame, "what fits the larger frame is kept")
 	require.NotEmpty(t, res.Execs)
@@ -243,7 +349,8 @@ func TestPoolFitResult(t *testing.T) {
 	assert.Len(t, res.ExecBlocked, 1)
 
 	small := &poolFrame{Op: poolResult, Result: &Result{Execs: []ExecEvent{{Path: "/bin/true"}}}}
-	require.NoError(t, fitResult(small))
+	_, err = fitResult(small)
+	require.NoError(t, err)
 	assert.Len(t, small.Result.Execs, 1, "a result that fits is left alone")
 }
 
@@ -274,4 +381,61 @@ func TestRunPooledLostResultMayHaveRun(t *testing.T) {
 	require.ErrorIs(t, err, ErrResultLost)
 	assert.NotErrorIs(t, err, ErrPoolEmpty)
 	assert.Contains(t, err.Error(), "may have run")
+}
+
+// BenchmarkPoolCall: the daemon's side of one pooled call, from the
+// client's dial to its result frame, spoken by hand on the pool socket
+// (no client start, approval or placement): take-µs/op is dial to the
+// "accepted" frame (the request read, the take, the protected paths
+// planned and mounted), run-µs/op "go" to the result (the command's exec
+// in the sandbox, the kill, the result's encoding). The workspace is a
+// repository as git init makes it. The refill between calls is not timed.
+func BenchmarkPoolCall(b *testing.B) {
+	ps := newTestPools(b)
+	ws := b.TempDir()
+	if out, err := exec.Command("git", "init", "-q", ws).CombinedOutput(); err != nil {
+		b.Fatalf("git init: %v: %s", err, out)
+	}
+	p := PoolSpec{Profile: "bench", Size: 1, Spec: SessionSpec{Config: Config{Workspace: ws, Limits: Limits{Pids: 128}}}}
+	ps.Prepare(p)
+	l, err := ListenPool(ps.StateRoot)
+	require.NoError(b, err)
+	served := make(chan error, 1)
+	go func() {
+		served <- ps.ServePool(b.Context(), l, func(*PoolRequest) (PoolSpec, string) { return p, "" })
+	}()
+	defer func() {
+		l.Close()
+		require.NoError(b, <-served)
+	}()
+	var take, run time.Duration
+	b.StopTimer()
+	for i := 0; i < b.N; i++ {
+		waitReady(b, ps, "bench", 1)
+		b.StartTimer()
+		t0 := time.Now()
+		conn, err := net.Dial("unix", PoolSocket(ps.StateRoot))
+		require.NoError(b, err)
+		require.NoError(b, writeFrame(conn, &poolFrame{Op: poolRun, Request: &PoolRequest{CgroupPrefix: ps.CgroupPrefix, Args: []string{"/bin/true"}}}))
+		var f poolFrame
+		_, err = readFrame(conn, nil, &f)
+		require.NoError(b, err)
+		require.Equal(b, poolAccepted, f.Op, f.Reason)
+		t1 := time.Now()
+		require.NoError(b, writeFrame(conn, &poolFrame{Op: poolGo}))
+		for f.Op != poolResult {
+			f = poolFrame{}
+			_, err = readFrameMax(conn, nil, &f, poolResultFrame)
+			require.NoError(b, err)
+		}
+		t2 := time.Now()
+		b.StopTimer()
+		conn.Close()
+		require.NotNil(b, f.Result, f.Error)
+		require.Equal(b, 0, f.Result.ExitCode)
+		take += t1.Sub(t0)
+		run += t2.Sub(t1)
+	}
+	b.ReportMetric(float64(take.Microseconds())/float64(b.N), "take-µs/op")
+	b.ReportMetric(float64(run.Microseconds())/float64(b.N), "run-µs/op")
 }

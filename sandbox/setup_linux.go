@@ -419,6 +419,7 @@ func (s *sandboxSetup) protectLate(pid int) (notEnforced []string, err error) {
 		}
 	}
 	pr, err := protectFor(s.stateRoot, s.cfg, s.rootless, &notEnforced)
+	Trace("pool protect planned")
 	if err != nil || pr == nil {
 		return nil, err
 	}

@@ -110,10 +110,16 @@ func writeFrameMax(w io.Writer, v any, limit int) error {
 	if len(b) > limit {
 		return fmt.Errorf("encoding frame: %w (%d bytes)", errFrameTooLarge, len(b))
 	}
+	return writeEncodedFrame(w, b)
+}
+
+// writeEncodedFrame writes b, a frame's JSON body already checked against
+// its channel's limit, as one frame.
+func writeEncodedFrame(w io.Writer, b []byte) error {
 	buf := make([]byte, 4+len(b))
 	binary.BigEndian.PutUint32(buf, uint32(len(b)))
 	copy(buf[4:], b)
-	_, err = w.Write(buf)
+	_, err := w.Write(buf)
 	return err
 }
 
