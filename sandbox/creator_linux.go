@@ -390,6 +390,9 @@ func (g *execGateRun) perform(fd int, n *seccompNotif, call createCall, req *cre
 	if call.dev >= 0 {
 		dev = uint64(uint32(n.args[call.dev]))
 	}
+	if call.kind == seccompexec.CreateTruncate {
+		dev = n.args[1] // the length, all 64 bits of it
+	}
 	if creates(call.kind, req.flags) {
 		mode = creationMode(mode, req.dirs[0], req.names[0], call.kind == seccompexec.CreateOpen && req.flags&unix.O_CREAT == 0)
 	}

@@ -97,6 +97,11 @@
 // bind(2) of an AF_UNIX socket to a pathname: name 0 (the last element, at
 // most 107 bytes) in the directory of dirfd[0]; dirfd[1] is the socket.
 #define SECCOMPEXEC_CREATE_BIND 7
+// truncate(2) of name 0 to the length in dev: the helper opens the name
+// without following a symlink (tether followed them and judged where it
+// lands), truncates it only when it is a regular file (EISDIR, EINVAL as
+// the kernel's truncate says otherwise), through its own /proc/self/fd.
+#define SECCOMPEXEC_CREATE_TRUNCATE 8
 // A link's flag beyond linkat's: name 0 is empty and dirfd[0] is the open
 // file to link (the caller's own, which tether took with pidfd_getfd). The
 // helper links it through its own /proc/self/fd with AT_SYMLINK_FOLLOW:
@@ -115,7 +120,7 @@ struct seccompexec_create_req {
 	uint32_t umask;
 	uint64_t flags; // open's, linkat's or renameat2's
 	uint64_t mode;  // mkdir's, mknod's or open's
-	uint64_t dev;   // mknod's
+	uint64_t dev;   // mknod's; truncate's length
 	uint64_t cap_effective;
 	uint32_t fsuid, fsgid, ngroups;
 	// The lengths of name 0, name 1 and a symlink's target, without their NUL.
@@ -124,8 +129,8 @@ struct seccompexec_create_req {
 
 // seccompexec_create_syscalls fills nrs with the system calls the
 // creation gate's filter notifies, and flags_arg with the argument number
-// of the flags whose O_CREAT makes it notify one (-1: always); returns how
-// many.
+// of the flags whose O_CREAT, or access mode or O_TRUNC without O_TMPFILE,
+// makes it notify one (-1: always); returns how many.
 int seccompexec_create_syscalls(int *nrs, int *flags_arg, int max);
 
 // seccompexec_sealed_syscalls is seccompexec_create_syscalls for the calls
