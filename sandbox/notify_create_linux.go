@@ -249,9 +249,21 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 			return
 		}
 		if follow {
-			if parent, rest, e = g.create.follow(int(n.pid), parent, rest); e != 0 {
+			var file *os.File
+			if parent, rest, file, e = g.create.follow(int(n.pid), parent, rest); e != 0 {
 				req.dirs[sl] = nil // closed by follow
 				errno = e
+				return
+			}
+			if file != nil {
+				// A descriptor's link on procfs (/dev/stdout,
+				// /proc/self/fd/N): the helper opens that very file,
+				// judged by its name (rest is the link's text).
+				req.dirs[sl], req.names[sl], req.descriptor = file, "", true
+				if why := g.create.judgeReopened(int(n.pid), rest, file); why != "" {
+					block = &CreateBlock{Op: call.op, Pid: int(n.pid), Path: s, Reason: why}
+					errno = refused
+				}
 				return
 			}
 			req.dirs[sl], req.names[sl], req.nofollow = parent, rest, true
@@ -375,7 +387,11 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	if (errno == unix.EROFS || errno == unix.EXDEV) && g.sealed != nil {
 		// EXDEV: a rename or link across a write tree's boundary (another
 		// mount), refused before the read-only mount is looked at.
-		g.refuseSealed(fd, n, call, names, from, errno) // before the caller has its answer: its cwd is still the call's
+		sealedAs := call
+		if call.kind == seccompexec.CreateOpen && writesOnly(call.kind, flags) {
+			sealedAs.op = "open-write" // as sealedCalls names it
+		}
+		g.refuseSealed(fd, n, sealedAs, names, from, errno) // before the caller has its answer: its cwd is still the call's
 	}
 	if errno != 0 {
 		return answer(seccompNotifResp{id: n.id, error: -int32(errno)})
@@ -557,24 +573,53 @@ const maxFollow = 40
 // rest is a symlink in parent, the directory its target names an entry in
 // (resolved inside the caller's root) and that entry. It takes parent,
 // and the caller must close the directory it returns.
-func (c *createGate) follow(pid int, parent *os.File, rest string) (*os.File, string, unix.Errno) {
+//
+// A symlink on procfs is a magic link (a descriptor's fd/N, which
+// /dev/stdout reaches; cwd, root, exe): its text names no entry to open
+// ("pipe:[…]", "/x (deleted)"), and the kernel follows it to the very
+// file. follow then returns that file instead (an O_PATH descriptor, the
+// caller must close it), with rest the link's text and no directory.
+func (c *createGate) follow(pid int, parent *os.File, rest string) (_ *os.File, _ string, file *os.File, _ unix.Errno) {
 	for range maxFollow {
 		var st unix.Stat_t
 		if unix.Fstatat(int(parent.Fd()), strings.TrimRight(rest, "/"), &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
-			return parent, rest, 0
+			return parent, rest, nil, 0
 		}
 		buf := make([]byte, unix.PathMax)
 		k, err := unix.Readlinkat(int(parent.Fd()), rest, buf)
 		if err != nil {
 			parent.Close()
-			return nil, "", unix.EPERM
+			return nil, "", nil, unix.EPERM
 		}
 		target := string(buf[:k])
+		var fs unix.Statfs_t
+		if unix.Fstatfs(int(parent.Fd()), &fs) == nil && fs.Type == unix.PROC_SUPER_MAGIC {
+			fd, err := unix.Openat(int(parent.Fd()), rest, unix.O_PATH|unix.O_CLOEXEC, 0)
+			parent.Close()
+			if err != nil {
+				e, _ := err.(unix.Errno)
+				if e == 0 {
+					e = unix.EPERM
+				}
+				return nil, "", nil, e
+			}
+			return nil, target, os.NewFile(uintptr(fd), target), 0
+		}
+		if maybeProcSelf(target) {
+			// procfs's self is the caller's (/dev/stdout's
+			// /proc/self/fd/1), not the gate's.
+			cred, err := readCallerCred(pid)
+			if err != nil {
+				parent.Close()
+				return nil, "", nil, unix.EPERM // the caller is gone
+			}
+			target = procSelf(target, cred)
+		}
 		dir, next := splitName(target)
 		root, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			parent.Close()
-			return nil, "", unix.EPERM
+			return nil, "", nil, unix.EPERM
 		}
 		start := ""
 		if !strings.HasPrefix(target, "/") {
@@ -588,12 +633,12 @@ func (c *createGate) follow(pid int, parent *os.File, rest string) (*os.File, st
 			if !errors.As(err, &e) {
 				e = unix.EPERM
 			}
-			return nil, "", e
+			return nil, "", nil, e
 		}
 		parent, rest = os.NewFile(uintptr(fd), dir), next
 	}
 	parent.Close()
-	return nil, "", unix.ELOOP
+	return nil, "", nil, unix.ELOOP
 }
 
 // maxJudgeDepth bounds how far up judge looks for a tree's root.

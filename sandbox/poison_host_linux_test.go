@@ -394,8 +394,9 @@ echo done`, markers, fsmonitorLine("inner.cfg", markers, "include"))
 // to the existing file p by system calls that create nothing, so that
 // the creation gate's O_CREAT test never saw them (C1 of the session-12
 // second red team): truncate(2) to the file's own size, an append by
-// open(O_WRONLY|O_APPEND) and a write at the end by open(O_RDWR). It
-// echoes WROTE-name-how for each that landed.
+// open(O_WRONLY|O_APPEND), a write at the end by open(O_RDWR), and the
+// same through /proc/self/fd/N of a descriptor open for reading (which no
+// gate asks about). It echoes WROTE-name-how for each that landed.
 func writeNoCreate(p, data, name string) string {
 	return fmt.Sprintf(`cat > /tmp/wnc.py <<'PY'
 import os, sys
@@ -405,9 +406,11 @@ try:
     print("WROTE-%%s-truncate" %% name)
 except OSError as e:
     print("refused %%s truncate: %%s" %% (name, e))
-for how, flags in (("append", os.O_WRONLY | os.O_APPEND), ("rdwr", os.O_RDWR)):
+ro = os.open(p, os.O_RDONLY)
+for how, q, flags in (("append", p, os.O_WRONLY | os.O_APPEND), ("rdwr", p, os.O_RDWR),
+                      ("reopen", "/proc/self/fd/%%d" %% ro, os.O_RDWR)):
     try:
-        fd = os.open(p, flags)
+        fd = os.open(q, flags)
         os.lseek(fd, 0, os.SEEK_END)
         os.write(fd, data)
         os.close(fd)
@@ -422,7 +425,7 @@ python3 /tmp/wnc.py %s %s "$(printf '%s')"`, p, name, data)
 // of name landed, each refused as the read-only bind refuses it.
 func assertNoCreateWrites(t *testing.T, out, name string) {
 	t.Helper()
-	for _, how := range []string{"truncate", "append", "rdwr"} {
+	for _, how := range []string{"truncate", "append", "rdwr", "reopen"} {
 		assert.NotContains(t, out, "WROTE-"+name+"-"+how, "a write without O_CREAT after the host's rename")
 		assert.Contains(t, out, "refused "+name+" "+how+": [Errno 30] Read-only file system", "refused as the bind would")
 	}
@@ -486,6 +489,36 @@ grep -c ' %s/.git/config ' /proc/self/mountinfo
 		res, out := sessionRun(t, s, writeNoCreate(".git/config", fsmonitor(markers), "config"))
 		assertNoCreateWrites(t, out, "config")
 		assert.True(t, refusedPath(res.CreateBlocked, ".git/config"), "%+v", res.CreateBlocked)
+		// A second thread flips the name between .gix/config (the
+		// sandbox's own) and .git/config while the first opens it for
+		// writing: the helper opens what the gate read, never the name
+		// as it is in memory afterwards.
+		_, out = sessionRun(t, s, fmt.Sprintf(`mkdir .gix && : > .gix/config
+python3 - <<'PY'
+import ctypes, os, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+name = ctypes.create_string_buffer(b".gix/config")
+line = b'[core]\n\tfsmonitor = "touch %s/race; false"\n'
+done = False
+def flip():
+    while not done:
+        name[3] = b"t"; name[3] = b"x"
+threading.Thread(target=flip).start()
+opened = refused = 0
+deadline = time.time() + 20
+for i in range(1000):
+    if time.time() > deadline: break
+    fd = libc.open(name, os.O_WRONLY | os.O_APPEND)
+    if fd < 0:
+        refused += 1
+        continue
+    opened += 1
+    os.write(fd, line)
+    os.close(fd)
+done = True
+print("race opened", opened, "refused", refused)
+PY`, markers))
+		assert.Contains(t, out, "race opened")
 		end()
 		cfg, err := os.ReadFile(filepath.Join(ws, ".git", "config"))
 		require.NoError(t, err)

@@ -501,14 +501,22 @@ static int64_t creator_call(const struct seccompexec_create_req *rq, const char 
 	case SECCOMPEXEC_CREATE_OPEN:
 		// Close-on-exec is the caller's descriptor's flag, which tether
 		// sets; the helper has no terminal to take.
-		r = openat(dir[0], n0, (int)rq->flags | O_CLOEXEC | O_NOCTTY, (mode_t)rq->mode);
+		if (rq->flags & SECCOMPEXEC_OPEN_DESCRIPTOR) {
+			if (n0[0] != '\0' || dir[0] == AT_FDCWD)
+				return -EINVAL;
+			char self[32];
+			snprintf(self, sizeof self, "/proc/self/fd/%d", dir[0]);
+			r = open(self, (int)(uint32_t)rq->flags | O_CLOEXEC | O_NOCTTY, (mode_t)rq->mode);
+		} else
+			r = openat(dir[0], n0, (int)rq->flags | O_CLOEXEC | O_NOCTTY, (mode_t)rq->mode);
 		if (r >= 0)
 			*newfd = (int)r;
 		break;
 	case SECCOMPEXEC_CREATE_TRUNCATE: {
 		// Opened as a path first: a FIFO or device is neither opened
 		// (which could block, or be a terminal's open) nor truncated.
-		int p = openat(dir[0], n0, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		int p = rq->flags & SECCOMPEXEC_OPEN_DESCRIPTOR ? (n0[0] == '\0' && dir[0] != AT_FDCWD ? fcntl(dir[0], F_DUPFD_CLOEXEC, 0) : (errno = EINVAL, -1))
+		                                                : openat(dir[0], n0, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (p < 0)
 			return -(int64_t)errno;
 		struct stat st;

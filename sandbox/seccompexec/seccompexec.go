@@ -93,6 +93,9 @@ const (
 	CreateTruncate = C.SECCOMPEXEC_CREATE_TRUNCATE
 	// LinkDescriptor: a link of the open file that is the first directory.
 	LinkDescriptor = C.SECCOMPEXEC_LINK_DESCRIPTOR
+	// OpenDescriptor: an open (or truncate) of the file that is the
+	// first directory.
+	OpenDescriptor = C.SECCOMPEXEC_OPEN_DESCRIPTOR
 
 	CreateReqSize   = C.sizeof_struct_seccompexec_create_req
 	CreateMaxGroups = C.SECCOMPEXEC_CREATE_MAX_GROUPS

@@ -108,6 +108,11 @@
 // AT_EMPTY_PATH would need the file's opener's credentials (f_cred) or
 // CAP_DAC_READ_SEARCH, and the helper has neither.
 #define SECCOMPEXEC_LINK_DESCRIPTOR (1ULL << 32)
+// An open's or truncate's flag beyond open's: name 0 is empty and dirfd[0]
+// is the file to open (the O_PATH descriptor of what a magic link such as
+// /proc/self/fd/N reaches, which tether opened): the helper opens it
+// through its own /proc/self/fd, as the kernel follows the caller's link.
+#define SECCOMPEXEC_OPEN_DESCRIPTOR (1ULL << 32)
 // At most this many supplementary groups are taken; a caller with more is
 // refused by tether.
 #define SECCOMPEXEC_CREATE_MAX_GROUPS 256
