@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -81,4 +82,26 @@ echo done`
 			assertHostClean(t, ws, markers, true)
 		})
 	}
+}
+
+// TestCreateGateControllingTerminal: /dev/tty opened for writing (the
+// way getpass, ssh and gpg's pinentry reach the person) is the caller's
+// controlling terminal, though the creation helper that performs the
+// open has none of its own.
+func TestCreateGateControllingTerminal(t *testing.T) {
+	m := newTestSessions(t)
+	s, err := m.Open(t.Context(), "default", "tty", testSpec())
+	require.NoError(t, err)
+	var out syncBuffer
+	res, err := s.Interactive(t.Context(),
+		Command{Shell: `python3 -c 'import os
+fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+os.write(fd, b"via-dev-tty\n")
+print("same terminal", os.tcgetpgrp(fd) == os.tcgetpgrp(1), os.ttyname(1))'; echo done`},
+		Terminal{Stdin: bytes.NewReader(nil), Stdout: &out, Size: Winsize{Rows: 24, Cols: 80}})
+	require.NoError(t, err)
+	t.Log(out.String())
+	assert.Zero(t, res.ExitCode)
+	assert.Contains(t, out.String(), "via-dev-tty")
+	assert.Contains(t, out.String(), "same terminal True")
 }
