@@ -526,6 +526,47 @@ PY`, markers))
 		chownWorkspace(t, ws)
 		assertHostClean(t, ws, markers, true)
 	})
+	t.Run("git init by the host, pooled", func(t *testing.T) {
+		// The red team's pooled race: the host replaces the whole
+		// repository (rm -rf .git && git init) while a pooled call runs.
+		ws, markers := poisonWorkspace(t, true)
+		require.NoError(t, os.Chmod(filepath.Dir(ws), 0o711)) // for the owner's host commands
+		ps := newTestPools(t)
+		p := PoolSpec{Profile: "c1", Size: 1, Spec: SessionSpec{Config: Config{Workspace: ws, Limits: Limits{Pids: 128}}}}
+		ps.Prepare(p)
+		waitReady(t, ps, p.Profile, 1)
+		script := `touch ready; i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
+` + writeNoCreate(".git/config", fsmonitor(markers), "config")
+		type done struct {
+			res *Result
+			out string
+		}
+		ch := make(chan done, 1)
+		go func() {
+			var out bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(60*time.Second))
+			defer cancel()
+			res, err := ps.Run(ctx, p, Command{Shell: script, Stdout: &out, Stderr: &out}, ExecOptions{Timeout: 60 * time.Second})
+			assert.NoError(t, err)
+			ch <- done{res, out.String()}
+		}()
+		waitFile(t, filepath.Join(ws, "ready"))
+		asOwner(t, ws, "rm", "-rf", ".git")
+		ownerGit(t, ws, "init", "-q")
+		require.NoError(t, os.WriteFile(filepath.Join(ws, "go"), nil, 0o644))
+		d := <-ch
+		t.Log(d.out)
+		require.NotNil(t, d.res)
+		assertNoCreateWrites(t, d.out, "config")
+		assert.True(t, refusedPath(d.res.CreateBlocked, ".git/config"), "%+v", d.res.CreateBlocked)
+		require.NoError(t, ps.Close())
+		cfg, err := os.ReadFile(filepath.Join(ws, ".git", "config"))
+		require.NoError(t, err)
+		assert.NotContains(t, string(cfg), "fsmonitor")
+		chownWorkspace(t, ws)
+		hostGit(t, ws, "status")
+		assertEmptyDir(t, markers)
+	})
 	for _, c := range []struct {
 		name, file string
 		home       bool
