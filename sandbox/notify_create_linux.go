@@ -586,7 +586,11 @@ const maxFollow = 40
 // /dev/stdout reaches; cwd, root, exe): its text names no entry to open
 // ("pipe:[…]", "/x (deleted)"), and the kernel follows it to the very
 // file. follow then returns that file instead (an O_PATH descriptor, the
-// caller must close it), with rest the link's text and no directory.
+// caller must close it), with rest the link's text and no directory. It
+// is followed only to a file the caller holds itself: the link must be a
+// descriptor's, and reach the file of the caller's own descriptor of that
+// number (tether, host root, may follow the links of processes the caller
+// may not: the supervisor's, the helper's); else EACCES.
 func (c *createGate) follow(pid int, parent *os.File, rest string) (_ *os.File, _ string, file *os.File, _ unix.Errno) {
 	for range maxFollow {
 		var st unix.Stat_t
@@ -611,7 +615,12 @@ func (c *createGate) follow(pid int, parent *os.File, rest string) (_ *os.File, 
 				}
 				return nil, "", nil, e
 			}
-			return nil, target, os.NewFile(uintptr(fd), target), 0
+			file := os.NewFile(uintptr(fd), target)
+			if !callerHolds(pid, rest, file) {
+				file.Close()
+				return nil, "", nil, unix.EACCES
+			}
+			return nil, target, file, 0
 		}
 		if maybeProcSelf(target) {
 			// procfs's self is the caller's (/dev/stdout's
@@ -647,6 +656,22 @@ func (c *createGate) follow(pid int, parent *os.File, rest string) (_ *os.File, 
 	}
 	parent.Close()
 	return nil, "", nil, unix.ELOOP
+}
+
+// callerHolds reports whether the caller's own descriptor numbered name
+// (a magic link's name, fd/N) is the same file as f.
+func callerHolds(pid int, name string, f *os.File) bool {
+	num, err := strconv.Atoi(name)
+	if err != nil || num < 0 || strconv.Itoa(num) != name {
+		return false
+	}
+	own, e := callerFile(pid, num)
+	if e != 0 {
+		return false
+	}
+	defer own.Close()
+	var a, b unix.Stat_t
+	return unix.Fstat(int(f.Fd()), &a) == nil && unix.Fstat(int(own.Fd()), &b) == nil && a.Dev == b.Dev && a.Ino == b.Ino
 }
 
 // maxJudgeDepth bounds how far up judge looks for a tree's root.

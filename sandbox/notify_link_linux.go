@@ -61,25 +61,38 @@ func (c *createGate) linkSource(n *seccompNotif, call createCall, flags uint64, 
 	default:
 		return nil, 0, ""
 	}
+	src, e := callerFile(pid, num)
+	if e != 0 {
+		if e != unix.EPERM {
+			e = missing
+		}
+		return nil, e, ""
+	}
+	if why := c.judgeOpenFile(pid, num, src, dest); why != "" {
+		src.Close()
+		return nil, 0, why
+	}
+	return src, 0, ""
+}
+
+// callerFile returns the open file of the caller's (thread pid's)
+// descriptor num itself (pidfd_getfd: the very file, not a reopen); EPERM
+// when the caller is gone, EBADF when it has no such descriptor.
+func callerFile(pid, num int) (*os.File, unix.Errno) {
 	pidfd, err := unix.PidfdOpen(pid, pidfdThread)
 	if err == unix.EINVAL {
 		// A kernel before 6.9: a thread group leader's own pidfd.
 		pidfd, err = unix.PidfdOpen(pid, 0)
 	}
 	if err != nil {
-		return nil, unix.EPERM, "" // the caller is gone
+		return nil, unix.EPERM
 	}
-	sfd, err := unix.PidfdGetfd(pidfd, num, 0)
+	fd, err := unix.PidfdGetfd(pidfd, num, 0)
 	unix.Close(pidfd)
 	if err != nil {
-		return nil, missing, ""
+		return nil, unix.EBADF
 	}
-	src := os.NewFile(uintptr(sfd), "link source")
-	if why := c.judgeOpenFile(pid, num, src, dest); why != "" {
-		src.Close()
-		return nil, 0, why
-	}
-	return src, 0, ""
+	return os.NewFile(uintptr(fd), "caller's descriptor"), 0
 }
 
 // callerFdName returns N when name is, inside the caller's root, the
