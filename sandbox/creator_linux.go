@@ -178,7 +178,9 @@ type createRequest struct {
 	// must not follow one again.
 	nofollow bool
 	// descriptor: dirs[0] is a link's existing file itself, the caller's
-	// open file (createGate.linkSource), linked by the helper as it is.
+	// open file (createGate.linkSource), linked by the helper as it is;
+	// or the file an open or truncate reaches by a magic link
+	// (createGate.follow), which the helper opens as it is.
 	descriptor bool
 }
 
@@ -390,6 +392,9 @@ func (g *execGateRun) perform(fd int, n *seccompNotif, call createCall, req *cre
 	if call.dev >= 0 {
 		dev = uint64(uint32(n.args[call.dev]))
 	}
+	if call.kind == seccompexec.CreateTruncate {
+		dev = n.args[1] // the length, all 64 bits of it
+	}
 	if creates(call.kind, req.flags) {
 		mode = creationMode(mode, req.dirs[0], req.names[0], call.kind == seccompexec.CreateOpen && req.flags&unix.O_CREAT == 0)
 	}
@@ -492,7 +497,14 @@ func encodeCreate(kind uint32, req *createRequest, mode, dev uint64, cred caller
 		}
 	}
 	if req.descriptor {
-		flags = seccompexec.LinkDescriptor
+		switch kind {
+		case seccompexec.CreateOpen:
+			flags |= seccompexec.OpenDescriptor
+		case seccompexec.CreateTruncate:
+			flags = seccompexec.OpenDescriptor
+		default:
+			flags = seccompexec.LinkDescriptor
+		}
 	}
 	ne.PutUint64(b[16:], flags)
 	ne.PutUint64(b[24:], mode)

@@ -78,9 +78,12 @@
 // The same listener is the creation gate of every sandbox with a
 // workspace (notify_create_linux.go): every system call that can name a
 // directory entry (mkdir, mknod, symlink, link, rename in all forms,
-// creat, open and openat with O_CREAT) waits while tether reads the names;
-// a .git, or a HEAD outside a frozen git directory, fails with EPERM and is
-// listed in Result.CreateBlocked. Anything else is performed, with the names
+// creat, open and openat with O_CREAT), and every one that writes an
+// existing file through a name (open and openat for writing, truncate),
+// waits while tether reads the names; a .git, or a HEAD outside a frozen
+// git directory, fails with EPERM and is listed in Result.CreateBlocked, as
+// does a protected name (EROFS for a write of an existing file: a host
+// rename can detach the read-only bind that froze it). Anything else is performed, with the names
 // tether checked, by the sandbox's creation helper (creator_linux.go), a
 // process the trampoline or the supervisor forks before the gate's filter
 // is installed: the kernel never reads a checked name again, so no second

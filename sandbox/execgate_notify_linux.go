@@ -31,7 +31,8 @@ import (
 // so what the sandbox's filter refuses stays refused (a mkdir or an
 // open(O_CREAT) with a setuid mode still fails, fileRules), and an open
 // without O_CREAT waits only when observed or, with sealed, when it
-// writes (sealedOpenRules). cfg (shared between sandboxes) is not changed.
+// writes (sealedOpenRules), which the creation gate judges too
+// (gatedOpen). cfg (shared between sandboxes) is not changed.
 func withNotify(cfg *configs.Seccomp, listenerPath string, exec, observe, create, sealed bool) *configs.Seccomp {
 	c := *cfg
 	c.ListenerPath = listenerPath
@@ -40,7 +41,7 @@ func withNotify(cfg *configs.Seccomp, listenerPath string, exec, observe, create
 		if exec && (s.Name == "execve" || s.Name == "execveat") {
 			continue
 		}
-		if sealed && !observe && s.Action == configs.Allow {
+		if (sealed || create) && !observe && s.Action == configs.Allow {
 			if rules := sealedOpenRules(s); rules != nil {
 				c.Syscalls = append(c.Syscalls, rules...)
 				continue
@@ -64,7 +65,7 @@ func withNotify(cfg *configs.Seccomp, listenerPath string, exec, observe, create
 // createNotifies reports whether the allow rule s is one the creation gate
 // turns into a notification: every rule of a system call of its table
 // (createCalls), and of open and openat the one for O_CREAT (fileRules'
-// "creating").
+// "creating"; those that write without it are sealedOpenRules').
 func createNotifies(s *configs.Syscall) bool {
 	c, ok := createCallNamed(s.Name)
 	if !ok {

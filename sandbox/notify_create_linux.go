@@ -116,9 +116,9 @@ type createCall struct {
 	// linkat's or renameat2's flags); fixedFlags are creat's.
 	flags, mode, dev int
 	fixedFlags       uint64
-	// creating is the argument number of the flags whose O_CREAT makes the
-	// call create a name (open and openat; the filter notifies them only
-	// then), or -1: it always may.
+	// creating is the argument number of the flags that make the call
+	// the gate's (open and openat: gatedOpen; the filter notifies them
+	// only then), or -1: it always is.
 	creating int
 }
 
@@ -135,6 +135,9 @@ var createCalls = func() map[int32]createCall {
 		unix.SYS_RENAMEAT:  {name: "renameat", op: "rename", kind: seccompexec.CreateRename, names: []int{1, 3}, dirfds: []int{0, 2}, target: -1, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
 		unix.SYS_RENAMEAT2: {name: "renameat2", op: "rename", kind: seccompexec.CreateRename, names: []int{1, 3}, dirfds: []int{0, 2}, target: -1, from: -1, fromDir: -1, flags: 4, mode: -1, dev: -1, creating: -1},
 		unix.SYS_OPENAT:    {name: "openat", op: "open", kind: seccompexec.CreateOpen, names: []int{1}, dirfds: []int{0}, target: -1, from: -1, fromDir: -1, flags: 2, mode: 3, dev: -1, creating: 2},
+		// truncate writes through a name; its length goes as the
+		// helper's dev (perform).
+		unix.SYS_TRUNCATE: {name: "truncate", op: "truncate", kind: seccompexec.CreateTruncate, names: []int{0}, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
 		// bind's name is in a struct sockaddr_un (answerBind).
 		unix.SYS_BIND: {name: "bind", op: "bind", kind: seccompexec.CreateBind, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
 	}
@@ -195,10 +198,36 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 		}
 		return s
 	}
+	flags := call.fixedFlags
+	if call.flags >= 0 {
+		flags = uint64(uint32(n.args[call.flags]))
+	}
+	// A refused creation fails with EPERM; a refused write of an existing
+	// file with EROFS, as its read-only bind would have it.
+	refused := unix.EPERM
+	if writesOnly(call.kind, flags) {
+		refused = unix.EROFS
+	}
+	if refused == unix.EROFS && (!g.performs || g.initBeforeHelper(n)) {
+		// Not judged: without a helper (a one-shot sandbox whose filter
+		// libcontainer loads, which lists nested-repos in not_enforced)
+		// it could only be continued, which a thread defeats, and
+		// libcontainer's init, under that filter, opens its exec FIFO
+		// for writing by a name outside the sandbox's root.
+		if sc, ok := sealedFor(n); ok && g.sealed != nil {
+			g.recordSealed(fd, n, sc)
+		}
+		if passOn {
+			return false
+		}
+		resp := seccompNotifResp{id: n.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+		_ = ioctlPtr(fd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+		return true
+	}
 	refuse := func(what, s, name string) {
 		block = &CreateBlock{Op: call.op, Pid: int(n.pid), Path: s,
 			Reason: fmt.Sprintf("%s %s is refused: it would make a repository whose config and hooks the host's git runs", what, name)}
-		errno = unix.EPERM
+		errno = refused
 	}
 	var req createRequest
 	defer req.close()
@@ -208,10 +237,6 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 			return 1
 		}
 		return i
-	}
-	flags := call.fixedFlags
-	if call.flags >= 0 {
-		flags = uint64(uint32(n.args[call.flags]))
 	}
 	// place resolves the directory a name is in, as the kernel will, and
 	// judges what the name is there (judge): the helper then acts in that
@@ -232,9 +257,21 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 			return
 		}
 		if follow {
-			if parent, rest, e = g.create.follow(int(n.pid), parent, rest); e != 0 {
+			var file *os.File
+			if parent, rest, file, e = g.create.follow(int(n.pid), parent, rest); e != 0 {
 				req.dirs[sl] = nil // closed by follow
 				errno = e
+				return
+			}
+			if file != nil {
+				// A descriptor's link on procfs (/dev/stdout,
+				// /proc/self/fd/N): the helper opens that very file,
+				// judged by its name (rest is the link's text).
+				req.dirs[sl], req.names[sl], req.descriptor = file, "", true
+				if why := g.create.judgeReopened(int(n.pid), rest, file); why != "" {
+					block = &CreateBlock{Op: call.op, Pid: int(n.pid), Path: s, Reason: why}
+					errno = refused
+				}
 				return
 			}
 			req.dirs[sl], req.names[sl], req.nofollow = parent, rest, true
@@ -252,7 +289,7 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 				return
 			}
 			block = &CreateBlock{Op: call.op, Pid: int(n.pid), Path: s, Reason: why}
-			errno = unix.EPERM
+			errno = refused
 		}
 	}
 	open := call.kind == seccompexec.CreateOpen
@@ -271,17 +308,19 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 			break
 		}
 		// A rename replaces or removes its names; an open that does not
-		// create exclusively may write an existing file; the others make
+		// create exclusively, and truncate, may write an existing file
+		// (following a final symlink, unless O_NOFOLLOW); the others make
 		// a new entry or fail with EEXIST.
-		exclusive := call.kind != seccompexec.CreateRename && (!open || excl)
-		if place(call.dirfds[i], slot(i), s, name == "HEAD", open && flags&unix.O_NOFOLLOW == 0 && !excl, exclusive); errno != 0 {
+		exclusive := call.kind != seccompexec.CreateRename && call.kind != seccompexec.CreateTruncate && (!open || excl)
+		follow := open && flags&unix.O_NOFOLLOW == 0 && !excl || call.kind == seccompexec.CreateTruncate
+		if place(call.dirfds[i], slot(i), s, name == "HEAD", follow, exclusive); errno != 0 {
 			break
 		}
 	}
 	if errno == 0 {
 		if sl, why := cacheRefused(call.kind, flags, &req, cache); why != "" {
 			block = &CreateBlock{Op: call.op, Pid: int(n.pid), Path: names[min(sl, len(names)-1)], Reason: why}
-			errno = unix.EPERM
+			errno = refused
 		}
 	}
 	if errno == 0 && call.target >= 0 {
@@ -356,7 +395,11 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	if (errno == unix.EROFS || errno == unix.EXDEV) && g.sealed != nil {
 		// EXDEV: a rename or link across a write tree's boundary (another
 		// mount), refused before the read-only mount is looked at.
-		g.refuseSealed(fd, n, call, names, from, errno) // before the caller has its answer: its cwd is still the call's
+		sealedAs := call
+		if call.kind == seccompexec.CreateOpen && writesOnly(call.kind, flags) {
+			sealedAs.op = "open-write" // as sealedCalls names it
+		}
+		g.refuseSealed(fd, n, sealedAs, names, from, errno) // before the caller has its answer: its cwd is still the call's
 	}
 	if errno != 0 {
 		return answer(seccompNotifResp{id: n.id, error: -int32(errno)})
@@ -401,6 +444,26 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	return true
 }
 
+// initBeforeHelper reports whether n comes from a supervised sandbox's
+// init (its pid 1) before the supervisor has handed its creation helper
+// over: libcontainer's init, which opens its exec FIFO for writing after
+// it loaded the filter, or the supervisor's constructor, which starts the
+// helper before the Go runtime and anything of the sandbox's runs. Its
+// opens for writing go on as they are: nothing else can run yet, and no
+// helper could perform them (it waits for this very open).
+func (g *execGateRun) initBeforeHelper(n *seccompNotif) bool {
+	if g.creatorSet == nil || g.creator.Load() != nil {
+		return false
+	}
+	select {
+	case <-g.creatorSet:
+		return false // arrived, or never will: perform refuses
+	default:
+	}
+	cred, err := readCallerCred(int(n.pid))
+	return err == nil && cred.tgid == "1"
+}
+
 // seccompNotifAddfd is struct seccomp_notif_addfd.
 type seccompNotifAddfd struct {
 	id         uint64
@@ -410,12 +473,33 @@ type seccompNotifAddfd struct {
 	newfdFlags uint32
 }
 
-// creating reports whether n can create a name: every call of the table
-// but open and openat without O_CREAT, which an observed sandbox's filter
-// notifies too.
+// creating reports whether n is the creation gate's: every call of the
+// table but open and openat that neither create nor write (gatedOpen),
+// which an observed sandbox's filter notifies too.
 func creating(n *seccompNotif) bool {
 	c, ok := createCalls[n.nr]
-	return ok && (c.creating < 0 || n.args[c.creating]&unix.O_CREAT != 0)
+	return ok && (c.creating < 0 || gatedOpen(n.args[c.creating]))
+}
+
+// gatedOpen reports whether an open with these flags is the creation
+// gate's: it can create a name (O_CREAT), or write an existing file
+// through one (an access mode but O_RDONLY, or O_TRUNC: sealedOpenWrites)
+// and is no O_TMPFILE, which names no entry. A frozen file whose bind the
+// host detached (a rename over it from the host's mount namespace: `git
+// config`, `sed -i`) is writable by such an open, so the gate judges the
+// name where it is at call time, as it does a creation (C1 of the
+// session-12 second red team). The filters test the same bits
+// (seccompexec.c notify_gated; sealedOpenRules for libcontainer's).
+func gatedOpen(flags uint64) bool {
+	return flags&unix.O_CREAT != 0 || flags&createFlags == 0 && flags&sealedOpenWrites != 0
+}
+
+// writesOnly reports whether a call of the creation gate with these flags
+// writes through an existing name and creates none: an open for writing
+// without O_CREAT, or truncate. It is refused with EROFS, the answer of
+// the read-only bind it stands in for.
+func writesOnly(kind uint32, flags uint64) bool {
+	return kind == seccompexec.CreateTruncate || kind == seccompexec.CreateOpen && flags&createFlags == 0
 }
 
 // parentOf resolves the directory that p (relative to the caller's
@@ -497,24 +581,62 @@ const maxFollow = 40
 // rest is a symlink in parent, the directory its target names an entry in
 // (resolved inside the caller's root) and that entry. It takes parent,
 // and the caller must close the directory it returns.
-func (c *createGate) follow(pid int, parent *os.File, rest string) (*os.File, string, unix.Errno) {
+//
+// A symlink on procfs is a magic link (a descriptor's fd/N, which
+// /dev/stdout reaches; cwd, root, exe): its text names no entry to open
+// ("pipe:[…]", "/x (deleted)"), and the kernel follows it to the very
+// file. follow then returns that file instead (an O_PATH descriptor, the
+// caller must close it), with rest the link's text and no directory. It
+// is followed only to a file the caller holds itself: the link must be a
+// descriptor's, and reach the file of the caller's own descriptor of that
+// number (tether, host root, may follow the links of processes the caller
+// may not: the supervisor's, the helper's); else EACCES.
+func (c *createGate) follow(pid int, parent *os.File, rest string) (_ *os.File, _ string, file *os.File, _ unix.Errno) {
 	for range maxFollow {
 		var st unix.Stat_t
 		if unix.Fstatat(int(parent.Fd()), strings.TrimRight(rest, "/"), &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
-			return parent, rest, 0
+			return parent, rest, nil, 0
 		}
 		buf := make([]byte, unix.PathMax)
 		k, err := unix.Readlinkat(int(parent.Fd()), rest, buf)
 		if err != nil {
 			parent.Close()
-			return nil, "", unix.EPERM
+			return nil, "", nil, unix.EPERM
 		}
 		target := string(buf[:k])
+		var fs unix.Statfs_t
+		if unix.Fstatfs(int(parent.Fd()), &fs) == nil && fs.Type == unix.PROC_SUPER_MAGIC {
+			fd, err := unix.Openat(int(parent.Fd()), rest, unix.O_PATH|unix.O_CLOEXEC, 0)
+			parent.Close()
+			if err != nil {
+				e, _ := err.(unix.Errno)
+				if e == 0 {
+					e = unix.EPERM
+				}
+				return nil, "", nil, e
+			}
+			file := os.NewFile(uintptr(fd), target)
+			if !callerHolds(pid, rest, file) {
+				file.Close()
+				return nil, "", nil, unix.EACCES
+			}
+			return nil, target, file, 0
+		}
+		if maybeProcSelf(target) {
+			// procfs's self is the caller's (/dev/stdout's
+			// /proc/self/fd/1), not the gate's.
+			cred, err := readCallerCred(pid)
+			if err != nil {
+				parent.Close()
+				return nil, "", nil, unix.EPERM // the caller is gone
+			}
+			target = procSelf(target, cred)
+		}
 		dir, next := splitName(target)
 		root, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			parent.Close()
-			return nil, "", unix.EPERM
+			return nil, "", nil, unix.EPERM
 		}
 		start := ""
 		if !strings.HasPrefix(target, "/") {
@@ -528,12 +650,28 @@ func (c *createGate) follow(pid int, parent *os.File, rest string) (*os.File, st
 			if !errors.As(err, &e) {
 				e = unix.EPERM
 			}
-			return nil, "", e
+			return nil, "", nil, e
 		}
 		parent, rest = os.NewFile(uintptr(fd), dir), next
 	}
 	parent.Close()
-	return nil, "", unix.ELOOP
+	return nil, "", nil, unix.ELOOP
+}
+
+// callerHolds reports whether the caller's own descriptor numbered name
+// (a magic link's name, fd/N) is the same file as f.
+func callerHolds(pid int, name string, f *os.File) bool {
+	num, err := strconv.Atoi(name)
+	if err != nil || num < 0 || strconv.Itoa(num) != name {
+		return false
+	}
+	own, e := callerFile(pid, num)
+	if e != 0 {
+		return false
+	}
+	defer own.Close()
+	var a, b unix.Stat_t
+	return unix.Fstat(int(f.Fd()), &a) == nil && unix.Fstat(int(own.Fd()), &b) == nil && a.Dev == b.Dev && a.Ino == b.Ino
 }
 
 // maxJudgeDepth bounds how far up judge looks for a tree's root.
@@ -666,9 +804,9 @@ func cacheRefused(kind uint32, flags uint64, req *createRequest, cache [2]string
 		if cache[1] != "" {
 			return why(1)
 		}
-	case seccompexec.CreateOpen:
-		// An existing cache directory opened with O_CREAT fails as the
-		// kernel says (EISDIR).
+	case seccompexec.CreateOpen, seccompexec.CreateTruncate:
+		// An existing cache directory opened with O_CREAT or for writing,
+		// or truncated, fails as the kernel says (EISDIR).
 		if cache[0] != "" && !isDir(0) {
 			return why(0)
 		}

@@ -61,25 +61,38 @@ func (c *createGate) linkSource(n *seccompNotif, call createCall, flags uint64, 
 	default:
 		return nil, 0, ""
 	}
+	src, e := callerFile(pid, num)
+	if e != 0 {
+		if e != unix.EPERM {
+			e = missing
+		}
+		return nil, e, ""
+	}
+	if why := c.judgeOpenFile(pid, num, src, dest); why != "" {
+		src.Close()
+		return nil, 0, why
+	}
+	return src, 0, ""
+}
+
+// callerFile returns the open file of the caller's (thread pid's)
+// descriptor num itself (pidfd_getfd: the very file, not a reopen); EPERM
+// when the caller is gone, EBADF when it has no such descriptor.
+func callerFile(pid, num int) (*os.File, unix.Errno) {
 	pidfd, err := unix.PidfdOpen(pid, pidfdThread)
 	if err == unix.EINVAL {
 		// A kernel before 6.9: a thread group leader's own pidfd.
 		pidfd, err = unix.PidfdOpen(pid, 0)
 	}
 	if err != nil {
-		return nil, unix.EPERM, "" // the caller is gone
+		return nil, unix.EPERM
 	}
-	sfd, err := unix.PidfdGetfd(pidfd, num, 0)
+	fd, err := unix.PidfdGetfd(pidfd, num, 0)
 	unix.Close(pidfd)
 	if err != nil {
-		return nil, missing, ""
+		return nil, unix.EBADF
 	}
-	src := os.NewFile(uintptr(sfd), "link source")
-	if why := c.judgeOpenFile(pid, num, src, dest); why != "" {
-		src.Close()
-		return nil, 0, why
-	}
-	return src, 0, ""
+	return os.NewFile(uintptr(fd), "caller's descriptor"), 0
 }
 
 // callerFdName returns N when name is, inside the caller's root, the
@@ -124,6 +137,43 @@ func (c *createGate) callerFdName(n *seccompNotif, name string) int {
 	return num
 }
 
+// judgeReopened returns why the file a magic link reaches (follow: f, an
+// O_PATH descriptor of it; text, the link's text) may not be opened by an
+// open the creation gate judges, or "". A file without a name (a pipe,
+// socket or memfd, an O_TMPFILE, a deleted file) has no protected one; a
+// file with names is judged by the one the link shows, checked to still
+// be that file, and one the gate cannot name is refused.
+func (c *createGate) judgeReopened(pid int, text string, f *os.File) string {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return fmt.Sprintf("the creation gate could not read the file %s: %v", text, err)
+	}
+	if st.Nlink == 0 || !strings.HasPrefix(text, "/") {
+		return ""
+	}
+	return c.judgeNamed(pid, text, &st)
+}
+
+// judgeNamed is judgeReopened and judgeOpenFile for a file (st) with
+// names, p the one the kernel keeps for it.
+func (c *createGate) judgeNamed(pid int, p string, st *unix.Stat_t) string {
+	unnamed := fmt.Sprintf("%s has a name the creation gate cannot judge", p)
+	if strings.HasSuffix(p, " (deleted)") {
+		return unnamed
+	}
+	parent, rest, e := c.parentOf(pid, -1, nil, p)
+	if e != 0 {
+		return unnamed
+	}
+	defer parent.Close()
+	var at unix.Stat_t
+	if unix.Fstatat(int(parent.Fd()), strings.TrimRight(rest, "/"), &at, unix.AT_SYMLINK_NOFOLLOW) != nil || at.Dev != st.Dev || at.Ino != st.Ino {
+		return unnamed + " (it is another file now)"
+	}
+	why, _, _ := c.judge(parent, rest)
+	return why
+}
+
 // judgeOpenFile returns why the caller's open file src (its descriptor
 // num) may not be given another name in dest, or "". A file without a
 // name loses the bits creationMode takes from a new entry.
@@ -145,25 +195,10 @@ func (c *createGate) judgeOpenFile(pid, num int, src, dest *os.File) string {
 		}
 		return ""
 	}
-	unnamed := fmt.Sprintf("the file of descriptor %d has a name the creation gate cannot judge", num)
 	buf := make([]byte, unix.PathMax)
 	k, err := unix.Readlink("/proc/"+strconv.Itoa(pid)+"/fd/"+strconv.Itoa(num), buf)
-	if err != nil {
-		return unnamed
+	if err != nil || !strings.HasPrefix(string(buf[:k]), "/") {
+		return fmt.Sprintf("the file of descriptor %d has a name the creation gate cannot judge", num)
 	}
-	p := string(buf[:k])
-	if !strings.HasPrefix(p, "/") || strings.HasSuffix(p, " (deleted)") {
-		return unnamed
-	}
-	parent, rest, e := c.parentOf(pid, -1, nil, p)
-	if e != 0 {
-		return unnamed
-	}
-	defer parent.Close()
-	var at unix.Stat_t
-	if unix.Fstatat(int(parent.Fd()), strings.TrimRight(rest, "/"), &at, unix.AT_SYMLINK_NOFOLLOW) != nil || at.Dev != st.Dev || at.Ino != st.Ino {
-		return unnamed + " (" + p + " is another file now)"
-	}
-	why, _, _ := c.judge(parent, rest)
-	return why
+	return c.judgeNamed(pid, string(buf[:k]), &st)
 }

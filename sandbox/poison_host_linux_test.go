@@ -416,3 +416,211 @@ echo done`, markers))
 	require.NoError(t, err, "%s", o)
 	assertEmptyDir(t, markers)
 }
+
+// writeNoCreate is a shell fragment that writes data (printf's format)
+// to the existing file p by system calls that create nothing, so that
+// the creation gate's O_CREAT test never saw them (C1 of the session-12
+// second red team): truncate(2) to the file's own size, an append by
+// open(O_WRONLY|O_APPEND), a write at the end by open(O_RDWR), and the
+// same through /proc/self/fd/N of a descriptor open for reading (which no
+// gate asks about). It echoes WROTE-name-how for each that landed.
+func writeNoCreate(p, data, name string) string {
+	return fmt.Sprintf(`cat > /tmp/wnc.py <<'PY'
+import os, sys
+p, name, data = sys.argv[1], sys.argv[2], sys.argv[3].encode()
+try:
+    os.truncate(p, os.path.getsize(p))
+    print("WROTE-%%s-truncate" %% name)
+except OSError as e:
+    print("refused %%s truncate: %%s" %% (name, e))
+ro = os.open(p, os.O_RDONLY)
+for how, q, flags in (("append", p, os.O_WRONLY | os.O_APPEND), ("rdwr", p, os.O_RDWR),
+                      ("reopen", "/proc/self/fd/%%d" %% ro, os.O_RDWR)):
+    try:
+        fd = os.open(q, flags)
+        os.lseek(fd, 0, os.SEEK_END)
+        os.write(fd, data)
+        os.close(fd)
+        print("WROTE-%%s-%%s" %% (name, how))
+    except OSError as e:
+        print("refused %%s %%s: %%s" %% (name, how, e))
+PY
+python3 /tmp/wnc.py %s %s "$(printf '%s')"`, p, name, data)
+}
+
+// assertNoCreateWrites checks writeNoCreate's output: none of its writes
+// of name landed, each refused as the read-only bind refuses it.
+func assertNoCreateWrites(t *testing.T, out, name string) {
+	t.Helper()
+	for _, how := range []string{"truncate", "append", "rdwr", "reopen"} {
+		assert.NotContains(t, out, "WROTE-"+name+"-"+how, "a write without O_CREAT after the host's rename")
+		assert.Contains(t, out, "refused "+name+" "+how+": [Errno 30] Read-only file system", "refused as the bind would")
+	}
+}
+
+// TestPoisonHostRenameWriteOpen (C1 of the session-12 second red team,
+// issue 14): the host replaces a frozen file by rename while a sandbox
+// lives (`git config`, `sed -i ~/.bashrc`, `sed -i .envrc`), which
+// detaches the sandbox's read-only bind of it; the sandbox then writes
+// the new file by open(O_WRONLY), open(O_RDWR) and truncate(2), none of
+// which creates a name. The creation gate judges every open for writing
+// and every truncate by what the name is at call time, so each is
+// refused, and after the sandbox is gone the host's file holds only the
+// host's edit and the host's git runs nothing planted.
+func TestPoisonHostRenameWriteOpen(t *testing.T) {
+	fsmonitor := func(markers string) string {
+		return fmt.Sprintf(`[core]\n\tfsmonitor = "touch %s/fsmonitor; false"\n`, markers)
+	}
+	t.Run("git config, one-shot", func(t *testing.T) {
+		r := newTestRunner(t)
+		ws, markers := poisonWorkspace(t, true)
+		require.NoError(t, os.Chmod(filepath.Dir(ws), 0o711)) // for the owner's host commands
+		script := fmt.Sprintf(`echo x >> .git/config || echo RO-AT-START
+touch ready; i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
+grep -c ' %s/.git/config ' /proc/self/mountinfo
+%s`, ws, writeNoCreate(".git/config", fsmonitor(markers), "config"))
+		type done struct {
+			res *Result
+			out string
+		}
+		ch := make(chan done, 1)
+		go func() {
+			var out bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(60*time.Second))
+			defer cancel()
+			res, err := r.Run(ctx, Config{Workspace: ws, Limits: Limits{Pids: 128, Timeout: 60 * time.Second}}, Command{Shell: script, Stdout: &out, Stderr: &out})
+			assert.NoError(t, err)
+			ch <- done{res, out.String()}
+		}()
+		waitFile(t, filepath.Join(ws, "ready"))
+		ownerGit(t, ws, "config", "c1.y", "1") // config.lock, then rename over .git/config
+		require.NoError(t, os.WriteFile(filepath.Join(ws, "go"), nil, 0o644))
+		d := <-ch
+		t.Log(d.out)
+		require.NotNil(t, d.res)
+		assert.Contains(t, d.out, "RO-AT-START")
+		assertNoCreateWrites(t, d.out, "config")
+		assert.True(t, refusedPath(d.res.CreateBlocked, ".git/config"), "the refusal is reported: %+v", d.res.CreateBlocked)
+		cfg, err := os.ReadFile(filepath.Join(ws, ".git", "config"))
+		require.NoError(t, err)
+		assert.NotContains(t, string(cfg), "fsmonitor")
+		assert.Contains(t, string(cfg), "[c1]", "the host's own edit is there")
+		chownWorkspace(t, ws)
+		assertHostClean(t, ws, markers, true)
+	})
+	t.Run("git config, session", func(t *testing.T) {
+		ws, markers := poisonWorkspace(t, true)
+		s, end := openPoisonSession(t, ws)
+		assert.Contains(t, sessionSh(t, s, "echo x >> .git/config || echo RO-AT-START"), "RO-AT-START")
+		ownerGit(t, ws, "config", "c1.x", "1")
+		res, out := sessionRun(t, s, writeNoCreate(".git/config", fsmonitor(markers), "config"))
+		assertNoCreateWrites(t, out, "config")
+		assert.True(t, refusedPath(res.CreateBlocked, ".git/config"), "%+v", res.CreateBlocked)
+		// A second thread flips the name between .gix/config (the
+		// sandbox's own) and .git/config while the first opens it for
+		// writing: the helper opens what the gate read, never the name
+		// as it is in memory afterwards.
+		_, out = sessionRun(t, s, fmt.Sprintf(`mkdir .gix && : > .gix/config
+python3 - <<'PY'
+import ctypes, os, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+name = ctypes.create_string_buffer(b".gix/config")
+line = b'[core]\n\tfsmonitor = "touch %s/race; false"\n'
+done = False
+def flip():
+    while not done:
+        name[3] = b"t"; name[3] = b"x"
+threading.Thread(target=flip).start()
+opened = refused = 0
+deadline = time.time() + 20
+for i in range(1000):
+    if time.time() > deadline: break
+    fd = libc.open(name, os.O_WRONLY | os.O_APPEND)
+    if fd < 0:
+        refused += 1
+        continue
+    opened += 1
+    os.write(fd, line)
+    os.close(fd)
+done = True
+print("race opened", opened, "refused", refused)
+PY`, markers))
+		assert.Contains(t, out, "race opened")
+		end()
+		cfg, err := os.ReadFile(filepath.Join(ws, ".git", "config"))
+		require.NoError(t, err)
+		assert.NotContains(t, string(cfg), "fsmonitor")
+		chownWorkspace(t, ws)
+		assertHostClean(t, ws, markers, true)
+	})
+	t.Run("git init by the host, pooled", func(t *testing.T) {
+		// The red team's pooled race: the host replaces the whole
+		// repository (rm -rf .git && git init) while a pooled call runs.
+		ws, markers := poisonWorkspace(t, true)
+		require.NoError(t, os.Chmod(filepath.Dir(ws), 0o711)) // for the owner's host commands
+		ps := newTestPools(t)
+		p := PoolSpec{Profile: "c1", Size: 1, Spec: SessionSpec{Config: Config{Workspace: ws, Limits: Limits{Pids: 128}}}}
+		ps.Prepare(p)
+		waitReady(t, ps, p.Profile, 1)
+		script := `touch ready; i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
+` + writeNoCreate(".git/config", fsmonitor(markers), "config")
+		type done struct {
+			res *Result
+			out string
+		}
+		ch := make(chan done, 1)
+		go func() {
+			var out bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(60*time.Second))
+			defer cancel()
+			res, err := ps.Run(ctx, p, Command{Shell: script, Stdout: &out, Stderr: &out}, ExecOptions{Timeout: 60 * time.Second})
+			assert.NoError(t, err)
+			ch <- done{res, out.String()}
+		}()
+		waitFile(t, filepath.Join(ws, "ready"))
+		asOwner(t, ws, "rm", "-rf", ".git")
+		ownerGit(t, ws, "init", "-q")
+		require.NoError(t, os.WriteFile(filepath.Join(ws, "go"), nil, 0o644))
+		d := <-ch
+		t.Log(d.out)
+		require.NotNil(t, d.res)
+		assertNoCreateWrites(t, d.out, "config")
+		assert.True(t, refusedPath(d.res.CreateBlocked, ".git/config"), "%+v", d.res.CreateBlocked)
+		require.NoError(t, ps.Close())
+		cfg, err := os.ReadFile(filepath.Join(ws, ".git", "config"))
+		require.NoError(t, err)
+		assert.NotContains(t, string(cfg), "fsmonitor")
+		chownWorkspace(t, ws)
+		hostGit(t, ws, "status")
+		assertEmptyDir(t, markers)
+	})
+	for _, c := range []struct {
+		name, file string
+		home       bool
+	}{
+		{"sed -i bashrc in a home, session", ".bashrc", true},
+		{"sed -i envrc, session", ".envrc", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws, markers := poisonWorkspace(t, !c.home)
+			p := filepath.Join(ws, c.file)
+			require.NoError(t, os.WriteFile(p, []byte("# user file\n"), 0o644))
+			chownWorkspace(t, ws)
+			if c.home {
+				t.Setenv("HOME", ws)
+			}
+			s, end := openPoisonSession(t, ws)
+			assert.Contains(t, sessionSh(t, s, "echo x >> "+c.file+" || echo RO-AT-START"), "RO-AT-START")
+			asOwner(t, ws, "sed", "-i", "s/user file/user file edited/", p) // a new file renamed over the old one
+			res, out := sessionRun(t, s, writeNoCreate(c.file, `touch `+markers+`/planted\n`, "rc"))
+			assertNoCreateWrites(t, out, "rc")
+			assert.True(t, refusedPath(res.CreateBlocked, c.file), "%+v", res.CreateBlocked)
+			end()
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			assert.Equal(t, "# user file edited\n", string(b), "the host's file holds only the person's edit")
+			chownWorkspace(t, ws)
+			assertHostClean(t, ws, markers, !c.home)
+		})
+	}
+}

@@ -501,10 +501,42 @@ static int64_t creator_call(const struct seccompexec_create_req *rq, const char 
 	case SECCOMPEXEC_CREATE_OPEN:
 		// Close-on-exec is the caller's descriptor's flag, which tether
 		// sets; the helper has no terminal to take.
-		r = openat(dir[0], n0, (int)rq->flags | O_CLOEXEC | O_NOCTTY, (mode_t)rq->mode);
+		if (rq->flags & SECCOMPEXEC_OPEN_DESCRIPTOR) {
+			if (n0[0] != '\0' || dir[0] == AT_FDCWD)
+				return -EINVAL;
+			char self[32];
+			snprintf(self, sizeof self, "/proc/self/fd/%d", dir[0]);
+			r = open(self, (int)(uint32_t)rq->flags | O_CLOEXEC | O_NOCTTY, (mode_t)rq->mode);
+		} else
+			r = openat(dir[0], n0, (int)rq->flags | O_CLOEXEC | O_NOCTTY, (mode_t)rq->mode);
 		if (r >= 0)
 			*newfd = (int)r;
 		break;
+	case SECCOMPEXEC_CREATE_TRUNCATE: {
+		// Opened as a path first: a FIFO or device is neither opened
+		// (which could block, or be a terminal's open) nor truncated.
+		int p = rq->flags & SECCOMPEXEC_OPEN_DESCRIPTOR ? (n0[0] == '\0' && dir[0] != AT_FDCWD ? fcntl(dir[0], F_DUPFD_CLOEXEC, 0) : (errno = EINVAL, -1))
+		                                                : openat(dir[0], n0, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (p < 0)
+			return -(int64_t)errno;
+		struct stat st;
+		int e = fstat(p, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : S_ISLNK(st.st_mode) ? ELOOP : !S_ISREG(st.st_mode) ? EINVAL : 0;
+		int fd = -1;
+		if (e == 0) {
+			char self[32];
+			snprintf(self, sizeof self, "/proc/self/fd/%d", p);
+			if ((fd = open(self, O_WRONLY | O_CLOEXEC | O_NOCTTY)) < 0)
+				e = errno;
+		}
+		close(p);
+		if (e != 0)
+			return -(int64_t)e;
+		r = ftruncate(fd, (off_t)rq->dev);
+		e = errno;
+		close(fd);
+		errno = e;
+		break;
+	}
 	case SECCOMPEXEC_CREATE_BIND: {
 		// bind takes no directory: the helper moves into the checked one
 		// for the call and back to its root after it.
@@ -699,8 +731,8 @@ static int start_creator(int sock)
 #endif
 
 // Room for the gate's filter: 7 instructions of frame, 2 per notified
-// system call, 5 per open-like one.
-#define GATE_MAX_INSNS 128
+// system call, up to 7 per open-like one.
+#define GATE_MAX_INSNS 160
 
 struct gate_prog {
 	struct sock_filter insns[GATE_MAX_INSNS];
@@ -721,15 +753,19 @@ static void notify_nr(struct gate_prog *g, unsigned int nr)
 	emit(g, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
 }
 
-// notify_creating makes system call nr wait for tether's answer when its
-// flags argument (argument number arg) has O_CREAT, and allows it
-// otherwise. The accumulator holds the number again after a miss.
-static void notify_creating(struct gate_prog *g, unsigned int nr, int arg)
+// notify_gated makes system call nr wait for tether's answer when its
+// flags argument (argument number arg) can create a name (O_CREAT) or
+// write an existing file (an access mode but O_RDONLY, or O_TRUNC) and is
+// no O_TMPFILE (which names no entry), and allows it otherwise: the
+// creation gate's opens (gatedOpen in sandbox/notify_create_linux.go).
+static void notify_gated(struct gate_prog *g, unsigned int nr, int arg)
 {
-	emit(g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 4));
+	emit(g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 6));
 	// The flags are an int: the low word of the argument (little-endian).
 	emit(g, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args) + 8 * arg));
-	emit(g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_CREAT, 0, 1));
+	emit(g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_CREAT, 2, 0));
+	emit(g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_TMPFILE & ~O_DIRECTORY, 2, 0));
+	emit(g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_ACCMODE | O_TRUNC, 0, 1));
 	emit(g, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
 	emit(g, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 }
@@ -773,11 +809,12 @@ static const int sealed_nrs[] = {
 
 // create_nrs are the system calls the creation gate's filter notifies
 // whatever their arguments, create_open_nrs those (with the argument
-// number of their flags) it notifies with O_CREAT: every system call that
-// can name a directory entry. sandbox/notify_create_*.go has the same
+// number of their flags) it notifies with O_CREAT or when they open for
+// writing (notify_gated): every system call that can name a directory
+// entry or write an existing file through a name. sandbox/notify_create_*.go has the same
 // table (TestCreateCallsMatchFilter).
 static const int create_nrs[] = {
-	__NR_mkdirat, __NR_mknodat, __NR_symlinkat, __NR_linkat, __NR_renameat2, __NR_bind,
+	__NR_mkdirat, __NR_mknodat, __NR_symlinkat, __NR_linkat, __NR_renameat2, __NR_bind, __NR_truncate,
 #ifdef __NR_renameat
 	__NR_renameat,
 #endif
@@ -886,7 +923,7 @@ static int load_gate(int sock, int noexec, int observe, int create, int sealed, 
 			notify_nr(&g, (unsigned int)create_nrs[i]);
 		if (!observe) // else notified whatever their flags
 			for (size_t i = 0; i < sizeof create_open_nrs / sizeof create_open_nrs[0]; i++)
-				notify_creating(&g, (unsigned int)create_open_nrs[i][0], create_open_nrs[i][1]);
+				notify_gated(&g, (unsigned int)create_open_nrs[i][0], create_open_nrs[i][1]);
 		const struct sock_filter enosys = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA));
 		emit(&g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat2, 0, 1));
 		emit(&g, enosys);

@@ -83,15 +83,19 @@ const Sealed = C.SECCOMPEXEC_SEALED
 // carries, and the variable that asks a session's supervisor for the
 // creation gate.
 const (
-	CreateMkdir   = C.SECCOMPEXEC_CREATE_MKDIR
-	CreateMknod   = C.SECCOMPEXEC_CREATE_MKNOD
-	CreateSymlink = C.SECCOMPEXEC_CREATE_SYMLINK
-	CreateLink    = C.SECCOMPEXEC_CREATE_LINK
-	CreateRename  = C.SECCOMPEXEC_CREATE_RENAME
-	CreateOpen    = C.SECCOMPEXEC_CREATE_OPEN
-	CreateBind    = C.SECCOMPEXEC_CREATE_BIND
+	CreateMkdir    = C.SECCOMPEXEC_CREATE_MKDIR
+	CreateMknod    = C.SECCOMPEXEC_CREATE_MKNOD
+	CreateSymlink  = C.SECCOMPEXEC_CREATE_SYMLINK
+	CreateLink     = C.SECCOMPEXEC_CREATE_LINK
+	CreateRename   = C.SECCOMPEXEC_CREATE_RENAME
+	CreateOpen     = C.SECCOMPEXEC_CREATE_OPEN
+	CreateBind     = C.SECCOMPEXEC_CREATE_BIND
+	CreateTruncate = C.SECCOMPEXEC_CREATE_TRUNCATE
 	// LinkDescriptor: a link of the open file that is the first directory.
 	LinkDescriptor = C.SECCOMPEXEC_LINK_DESCRIPTOR
+	// OpenDescriptor: an open (or truncate) of the file that is the
+	// first directory.
+	OpenDescriptor = C.SECCOMPEXEC_OPEN_DESCRIPTOR
 
 	CreateReqSize   = C.sizeof_struct_seccompexec_create_req
 	CreateMaxGroups = C.SECCOMPEXEC_CREATE_MAX_GROUPS

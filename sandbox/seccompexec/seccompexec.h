@@ -97,12 +97,22 @@
 // bind(2) of an AF_UNIX socket to a pathname: name 0 (the last element, at
 // most 107 bytes) in the directory of dirfd[0]; dirfd[1] is the socket.
 #define SECCOMPEXEC_CREATE_BIND 7
+// truncate(2) of name 0 to the length in dev: the helper opens the name
+// without following a symlink (tether followed them and judged where it
+// lands), truncates it only when it is a regular file (EISDIR, EINVAL as
+// the kernel's truncate says otherwise), through its own /proc/self/fd.
+#define SECCOMPEXEC_CREATE_TRUNCATE 8
 // A link's flag beyond linkat's: name 0 is empty and dirfd[0] is the open
 // file to link (the caller's own, which tether took with pidfd_getfd). The
 // helper links it through its own /proc/self/fd with AT_SYMLINK_FOLLOW:
 // AT_EMPTY_PATH would need the file's opener's credentials (f_cred) or
 // CAP_DAC_READ_SEARCH, and the helper has neither.
 #define SECCOMPEXEC_LINK_DESCRIPTOR (1ULL << 32)
+// An open's or truncate's flag beyond open's: name 0 is empty and dirfd[0]
+// is the file to open (the O_PATH descriptor of what a magic link such as
+// /proc/self/fd/N reaches, which tether opened): the helper opens it
+// through its own /proc/self/fd, as the kernel follows the caller's link.
+#define SECCOMPEXEC_OPEN_DESCRIPTOR (1ULL << 32)
 // At most this many supplementary groups are taken; a caller with more is
 // refused by tether.
 #define SECCOMPEXEC_CREATE_MAX_GROUPS 256
@@ -115,7 +125,7 @@ struct seccompexec_create_req {
 	uint32_t umask;
 	uint64_t flags; // open's, linkat's or renameat2's
 	uint64_t mode;  // mkdir's, mknod's or open's
-	uint64_t dev;   // mknod's
+	uint64_t dev;   // mknod's; truncate's length
 	uint64_t cap_effective;
 	uint32_t fsuid, fsgid, ngroups;
 	// The lengths of name 0, name 1 and a symlink's target, without their NUL.
@@ -124,8 +134,8 @@ struct seccompexec_create_req {
 
 // seccompexec_create_syscalls fills nrs with the system calls the
 // creation gate's filter notifies, and flags_arg with the argument number
-// of the flags whose O_CREAT makes it notify one (-1: always); returns how
-// many.
+// of the flags whose O_CREAT, or access mode or O_TRUNC without O_TMPFILE,
+// makes it notify one (-1: always); returns how many.
 int seccompexec_create_syscalls(int *nrs, int *flags_arg, int max);
 
 // seccompexec_sealed_syscalls is seccompexec_create_syscalls for the calls
