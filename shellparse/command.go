@@ -1,7 +1,6 @@
 package shellparse
 
 import (
-	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -71,19 +70,31 @@ func (w *walker) call(s *syntax.Stmt, ce *syntax.CallExpr, redirs []Redir, c ctx
 // all ("$empty rm -rf /" runs rm).
 func (w *walker) callWords(s *syntax.Stmt, ce *syntax.CallExpr, env []Assign, redirs []Redir, c ctx) string {
 	words := make([]Word, 0, len(ce.Args))
-	nodes, dropped := ce.Args, false // nodes stays aligned with words
+	nodes, copied := ce.Args, false // nodes stays aligned with words
+	var one [1]Word
 	for i, a := range ce.Args {
-		wd := w.convWord(a)
-		if vanishes(a, wd) {
-			if !dropped {
-				nodes, dropped = append([]*syntax.Word(nil), ce.Args[:i]...), true
+		// A list expansion or a known value split by IFS is several
+		// words, or none (expand.go).
+		fields, partial, split := w.argFields(a)
+		if partial {
+			w.addOpaque(OpaquePartialExpansion, "", w.stmtText(s), w.stmtSpan(s))
+		}
+		if !split {
+			one[0] = w.convWord(a)
+			fields = one[:]
+			if vanishes(a, one[0]) {
+				fields = nil
 			}
-			continue
 		}
-		if dropped {
-			nodes = append(nodes, a)
+		if len(fields) != 1 && !copied {
+			nodes, copied = append([]*syntax.Word(nil), ce.Args[:i]...), true
 		}
-		words = append(words, wd)
+		if copied {
+			for range fields {
+				nodes = append(nodes, a)
+			}
+		}
+		words = append(words, fields...)
 	}
 	if len(words) == 0 {
 		w.addBare(s, env, redirs, c)
@@ -274,13 +285,8 @@ func (w *walker) payloadAt(program, text string, at Span, cs *cmdState, c ctx) {
 	sub := &walker{src: text, script: w.script, maxDepth: w.maxDepth, outer: sp, funcs: w.funcs, cr: cr, file: f, codeChars: hasCodeChar(text)}
 	if cs.positional != nil {
 		sub.vars = make(map[string]Word, len(cs.positional)+2)
-		for i, a := range cs.positional {
-			sub.vars[strconv.Itoa(i)] = a
-		}
-		if len(cs.positional) == 2 {
-			// One argument: "$@" and "$*" are that word.
-			sub.vars["@"], sub.vars["*"] = cs.positional[1], cs.positional[1]
-		}
+		sub.vars["0"] = cs.positional[0]
+		bindPositionals(sub.vars, cs.positional[1:])
 	}
 	if sub.funcs == nil {
 		w.funcs = new([]funcDef)
