@@ -171,7 +171,9 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			}
 			w.emit(cs, i, c)
 			if fd := w.defs[name]; fd != nil && i == 0 {
-				w.callFunction(fd, cs.words[1:], preCall, c)
+				if !w.callFunction(fd, cs.words[1:], preCall, c) && w.stopsTracking[name] {
+					w.stopTracking()
+				}
 			} else if name == "read" && !w.isFunction(name) {
 				w.readAssign(cs, i)
 			}
@@ -283,8 +285,23 @@ func (w *walker) payloadAt(program, text string, at Span, cs *cmdState, c ctx) {
 		w.addOpaque(OpaqueDivergence, program, w.stmtText(cs.stmt), *sp)
 	}
 	sub := &walker{src: text, script: w.script, maxDepth: w.maxDepth, outer: sp, funcs: w.funcs, cr: cr, file: f, codeChars: hasCodeChar(text)}
+	if shells()[interpName(program)] {
+		// A shell started with X=v in its environment (X=v sh -c '$X',
+		// env X=v bash -c …) begins with X known.
+		for _, e := range cs.env {
+			if !inheritable(e) {
+				continue
+			}
+			if sub.vars == nil {
+				sub.vars = make(map[string]Word, len(cs.env)+len(cs.positional)+2)
+			}
+			sub.vars[e.Name] = Word{Value: e.Value.Value, Literal: e.Value.Literal}
+		}
+	}
 	if cs.positional != nil {
-		sub.vars = make(map[string]Word, len(cs.positional)+2)
+		if sub.vars == nil {
+			sub.vars = make(map[string]Word, len(cs.positional)+2)
+		}
 		sub.vars["0"] = cs.positional[0]
 		bindPositionals(sub.vars, cs.positional[1:])
 	}
@@ -297,6 +314,14 @@ func (w *walker) payloadAt(program, text string, at Span, cs *cmdState, c ctx) {
 	pc.Pipeline, pc.PipelineLen = 0, 0
 	pc.ExtraArgs = pc.ExtraArgs || cs.extra
 	sub.stmts(f.Stmts, pc)
+}
+
+// inheritable reports whether a started shell sees the environment
+// assignment e as a known variable: a plain name with a value that has no
+// unknown part, and not one bash sets or resets itself (IFS, BASH_*, PWD …).
+func inheritable(e Assign) bool {
+	return syntax.ValidName(e.Name) && !e.Value.Unknown && !e.Value.Glob && e.Name != "IFS" &&
+		!shellManaged[e.Name] && !strings.HasPrefix(e.Name, "BASH") && e.Name != "ENV" && e.Name != "SHELLOPTS"
 }
 
 // joinValues joins the values of words with spaces, as watch and ssh do, and

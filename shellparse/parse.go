@@ -237,6 +237,10 @@ type walker struct {
 	defs   map[string]*syntax.FuncDecl
 	calls  int
 	inCall bool
+	// stopsTracking are the functions whose body, walked at its
+	// definition, stopped the tracking (a computed program, eval): a call
+	// of one that is not walked stops it.
+	stopsTracking map[string]bool
 	// choice binds, while a command is walked once per way bash may
 	// expand it, each unknown variable under ${X:-w}, ${X:+w} … to one
 	// state (see paramChoices); nil otherwise.
@@ -597,7 +601,18 @@ func (w *walker) funcDecl(fd *syntax.FuncDecl, c ctx) {
 		// for every call, and an assignment to it has no effect.
 		w.vars = map[string]Word{"FUNCNAME": {Value: name, Literal: true, Raw: name}}
 	}
+	// The body runs when called: a computed program or an eval in it
+	// stops the tracking at a call that is not walked with known
+	// arguments (see resolve), not at the definition.
+	untracked := w.script.untracked
 	w.stmt(fd.Body, c)
+	if !untracked && w.script.untracked && name != "" {
+		w.script.untracked = false
+		if w.stopsTracking == nil {
+			w.stopsTracking = map[string]bool{}
+		}
+		w.stopsTracking[name] = true
+	}
 	w.vars, w.namerefs = saved, refs
 	def.end = len(w.script.Commands)
 	if name != "" {

@@ -885,13 +885,14 @@ const maxCallWalks = 8
 // positional parameters; after it, the names the body assigned and did not
 // declare local hold what it left (callEffects). A call not walked leaves
 // nothing known (commandVars forgot it).
-func (w *walker) callFunction(fd *syntax.FuncDecl, args []Word, before map[string]Word, c ctx) {
+// It reports whether it walked the call.
+func (w *walker) callFunction(fd *syntax.FuncDecl, args []Word, before map[string]Word, c ctx) bool {
 	if w.inCall || w.calls >= maxCallWalks || len(args) == 0 || len(args) > 9 || !w.tracking() {
-		return
+		return false
 	}
 	for _, a := range args {
 		if a.Unknown {
-			return
+			return false
 		}
 	}
 	w.calls++
@@ -911,6 +912,7 @@ func (w *walker) callFunction(fd *syntax.FuncDecl, args []Word, before map[strin
 	w.inCall = false
 	w.vars = w.callEffects(saved, w.vars)
 	w.namerefs = refs
+	return true
 }
 
 // callEffects returns the values known after a walked call: those before

@@ -179,7 +179,7 @@ func TestShellPositional(t *testing.T) {
 		{`bash -c 'rm -rf $1 "$0"' /a /b`, "rm -rf /b /a"},
 		{`sh -c 'rm -rf "$@"' _ /srv`, "rm -rf /srv"},
 		{`sh -c 'rm -rf "$@"' _ /a /b`, "rm -rf /a /b"},
-		{`sh -c 'rm -rf "$1"' _ "$x"`, "rm -rf $1"},  // not known
+		{`sh -c 'rm -rf "$1"' _ "$x"`, "rm -rf $1"}, // not known
 		{`find . -exec sh -c 'rm "$1"' _ {} \;`, "rm {}"},
 	}
 	for _, tc := range cases {
