@@ -166,6 +166,7 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			return "" // the wrapper handled the rest (payload, find -exec)
 		}
 		if !ok {
+			w.scriptFiles(name, cs, i, c) // a script file the line wrote (filescript.go)
 			if done, stdin := w.interpreter(name, cs, i, c); done {
 				return stdin
 			}
