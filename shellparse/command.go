@@ -24,6 +24,10 @@ type cmdState struct {
 	// feed the arguments xargs builds from it (see feed.go).
 	stdin *feed
 	feed  []Word
+	// stdinBytes are the known bytes on its standard input when they are
+	// not text (a copy of a file, perhaps encoded: codec.go), nil if not
+	// known.
+	stdinBytes *output
 	// positional are the words a shell -c script gets as $0, $1 … ("sh -c
 	// 'rm -rf "$1"' _ ~"), nil when none or one is not known.
 	positional []Word
@@ -101,19 +105,20 @@ func (w *walker) callWords(s *syntax.Stmt, ce *syntax.CallExpr, env []Assign, re
 		return ""
 	}
 	cs := &cmdState{
-		stmt:     s,
-		words:    words,
-		nodes:    nodes,
-		env:      joinEnv(c.env, env),
-		envFlags: c.envFlags,
-		redirs:   joinRedirs(c.redirs, redirs),
-		wrappers: c.wrap,
-		lastWrap: -1,
-		ctx:      c,
-		stdin:    c.stdin,
+		stmt:       s,
+		words:      words,
+		nodes:      nodes,
+		env:        joinEnv(c.env, env),
+		envFlags:   c.envFlags,
+		redirs:     joinRedirs(c.redirs, redirs),
+		wrappers:   c.wrap,
+		lastWrap:   -1,
+		ctx:        c,
+		stdin:      c.stdin,
+		stdinBytes: c.stdinBytes,
 	}
 	if f, replaced := ownFeed(s, redirs); replaced {
-		cs.stdin = f
+		cs.stdin, cs.stdinBytes = f, w.redirectedBytes(s, redirs)
 	}
 	return w.resolve(cs, 0, c)
 }
@@ -226,6 +231,13 @@ func (w *walker) emit(cs *cmdState, i int, c ctx) {
 		w.script.stdins[len(w.script.Commands)] = cs.stdin
 	}
 	w.noteWrites(cs, &cmd)
+	if c.Pipeline > 0 && c.Pipeline < c.PipelineLen {
+		// A stage's output, for the next stage (codec.go).
+		w.stageBytes = nil
+		if o := w.commandOutput(&cmd, cs.stdin, cs.stdinBytes); o.kind == factCopy || o.enc != "" {
+			w.stageBytes = &o
+		}
+	}
 	// The links it makes name paths for the commands after it, not for
 	// itself (ln -s /etc e does not write into /etc).
 	defer w.noteLinks(&cmd)

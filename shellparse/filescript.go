@@ -78,7 +78,7 @@ func (w *walker) fileScript(program string, inv *grammar.Invocation, p string, c
 // Script, what Invocation.ScriptCommand says it does with it.
 func (w *walker) stdinScript(program string, inv *grammar.Invocation, text string, cs *cmdState, c ctx) {
 	fed := *cs
-	fed.stdin = nil
+	fed.stdin, fed.stdinBytes = nil, nil
 	if readsShell(program) {
 		fed.wrappers = append(cs.wrappers[:len(cs.wrappers):len(cs.wrappers)], Wrapper{Program: program})
 		w.payloadAt(program, text, w.stmtSpan(cs.stmt), &fed, c)

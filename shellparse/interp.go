@@ -516,7 +516,7 @@ func (w *walker) stdinFed(program string, cs *cmdState) string {
 		// known, and is the script; the caller still records the pipe.
 		fed := *cs
 		fed.wrappers = append(cs.wrappers[:len(cs.wrappers):len(cs.wrappers)], Wrapper{Program: program})
-		fed.stdin = nil
+		fed.stdin, fed.stdinBytes = nil, nil
 		w.payloadAt(program, f.text, w.stmtSpan(cs.stmt), &fed, cs.ctx)
 	}
 	return program

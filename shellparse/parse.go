@@ -185,6 +185,9 @@ type ctx struct {
 	// stdin is the known standard input of the commands inside (see
 	// feed.go), nil when not known.
 	stdin *feed
+	// stdinBytes are the known bytes of that input when they are not text
+	// (codec.go), nil when not known.
+	stdinBytes *output
 	// dq reports that the word part being walked is inside double quotes
 	// or a here-document body, where bash reads some ${…} operands
 	// differently from mvdan.cc/sh (see quotedOperand).
@@ -199,7 +202,7 @@ func (c ctx) substitution() ctx {
 	c.Pipeline, c.PipelineLen = 0, 0
 	c.wrap, c.redirs = nil, nil
 	c.env, c.envFlags = nil, nil
-	c.stdin = nil
+	c.stdin, c.stdinBytes = nil, nil
 	c.ExtraArgs = false
 	c.dq = false
 	return c
@@ -258,6 +261,9 @@ type walker struct {
 	callSets   map[string]bool
 	callLocals map[string]bool
 	callAll    bool
+	// stageBytes are the known bytes the last pipeline stage walked
+	// prints, when they are a copy (see emit and codec.go).
+	stageBytes *output
 	// substOut are the known outputs of command substitutions walked
 	// (dataflow.go).
 	substOut map[*syntax.CmdSubst]Word
@@ -333,7 +339,7 @@ func (w *walker) stmt(s *syntax.Stmt, c ctx) string {
 		return w.call(s, cmd, redirs, c)
 	default:
 		if f, replaced := ownFeed(s, redirs); replaced {
-			c.stdin = f
+			c.stdin, c.stdinBytes = f, w.redirectedBytes(s, redirs)
 		}
 		if len(redirs) > 0 {
 			c.redirs = append(c.redirs[:len(c.redirs):len(c.redirs)], redirs...)
@@ -535,7 +541,9 @@ func (w *walker) pipeline(b *syntax.BinaryCmd, c ctx) string {
 		w.vars = maps.Clone(entry)
 		if i > 0 {
 			sc.stdin = w.producerFeed(stages[i-1])
+			sc.stdinBytes = w.stageBytes
 		}
+		w.stageBytes = nil
 		r := w.stmt(st, sc)
 		if i == len(stages)-1 {
 			w.vars = joinVars(entry, w.vars)

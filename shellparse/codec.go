@@ -1,0 +1,196 @@
+package shellparse
+
+import (
+	"encoding/base64"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Identity copies. Bytes that go through a program and its inverse are the
+// bytes they started as: "base64 /sbin/reboot | base64 -d > x", "gzip -c
+// /bin/rm | gunzip > x", "xxd /sbin/reboot | xxd -r > x", "tee x <
+// /sbin/reboot" and "cat /bin/rm | dd of=x" all make x a copy of the
+// program, which dataflow.go then runs as that program. The walker keeps,
+// for a command's standard input, the bytes it reads when they are a known
+// text or a copy of a file (a pipeline stage's output, a "< FILE"
+// redirection), and an encoding stack (output.enc): each encoder pushes
+// its codec, its decoder pops it; bytes still encoded are a file whose
+// content is not known as a program or script.
+
+// maxEncodings bounds the codecs stacked on one stream.
+const maxEncodings = 4
+
+// codec is a reversible transformation: the codec's name (programs of one
+// format share it) and whether the invocation decodes.
+type codec struct {
+	name   string
+	decode bool
+}
+
+// compressors are the stream compressors, by program name: the format, and
+// whether the name itself decompresses to standard output (zcat).
+var compressors = map[string]struct {
+	format string
+	decode bool
+	cat    bool
+}{
+	"gzip": {format: "gzip"}, "pigz": {format: "gzip"}, "gunzip": {format: "gzip", decode: true}, "zcat": {format: "gzip", decode: true, cat: true},
+	"unpigz": {format: "gzip", decode: true},
+	"bzip2":  {format: "bzip2"}, "pbzip2": {format: "bzip2"}, "bunzip2": {format: "bzip2", decode: true}, "bzcat": {format: "bzip2", decode: true, cat: true},
+	"xz": {format: "xz"}, "unxz": {format: "xz", decode: true}, "xzcat": {format: "xz", decode: true, cat: true},
+	"lzma": {format: "lzma"}, "unlzma": {format: "lzma", decode: true}, "lzcat": {format: "lzma", decode: true, cat: true},
+	"zstd": {format: "zstd"}, "zstdmt": {format: "zstd"}, "unzstd": {format: "zstd", decode: true}, "zstdcat": {format: "zstd", decode: true, cat: true},
+	"lz4": {format: "lz4"}, "unlz4": {format: "lz4", decode: true}, "lz4cat": {format: "lz4", decode: true, cat: true},
+	"lzip": {format: "lzip"}, "brotli": {format: "brotli"},
+}
+
+// filterStep reads a filter command: the codec it applies (zero for an
+// identity filter such as cat), the one file it reads ("" for standard
+// input) and ok false when the command is not a filter of one stream the
+// walker models (options it does not know, several files, output written
+// elsewhere).
+func filterStep(program string, args []Word) (c codec, file string, ok bool) {
+	var ops []string
+	opts := ""
+	for _, a := range args {
+		v := a.Value
+		switch {
+		case v == "-" || !strings.HasPrefix(v, "-"):
+			ops = append(ops, v)
+		case strings.HasPrefix(v, "--"):
+			opts += " " + v
+		default:
+			opts += " " + v
+		}
+	}
+	if len(ops) > 1 {
+		return codec{}, "", false
+	}
+	if len(ops) == 1 && ops[0] != "-" {
+		file = ops[0]
+	}
+	flags := strings.Fields(opts)
+	switch program {
+	case "cat", "pv":
+		return codec{}, file, len(flags) == 0
+	case "base64", "base32":
+		for _, f := range flags {
+			switch f {
+			case "-d", "--decode", "-di", "-id":
+				c.decode = true
+			case "-i", "--ignore-garbage", "-w0", "--wrap=0":
+			default:
+				return codec{}, "", false
+			}
+		}
+		c.name = program
+		return c, file, true
+	case "xxd":
+		c.name = "xxd"
+		for _, f := range flags {
+			switch f {
+			case "-r", "-revert":
+				c.decode = true
+			case "-p", "-ps", "-postscript", "-plain":
+				c.name = "xxd-p"
+			case "-rp", "-pr":
+				c.decode, c.name = true, "xxd-p"
+			default:
+				return codec{}, "", false
+			}
+		}
+		return c, file, true
+	}
+	z, isZ := compressors[program]
+	if !isZ {
+		return codec{}, "", false
+	}
+	c = codec{name: z.format, decode: z.decode}
+	stdout := z.cat || file == ""
+	for _, f := range flags {
+		switch f {
+		case "--stdout", "--to-stdout", "--decompress", "--uncompress", "--keep", "--force", "--quiet", "--fast", "--best":
+			if f == "--stdout" || f == "--to-stdout" {
+				stdout = true
+			}
+			if f == "--decompress" || f == "--uncompress" {
+				c.decode = true
+			}
+			continue
+		}
+		if strings.HasPrefix(f, "--") {
+			return codec{}, "", false
+		}
+		for _, ch := range f[1:] {
+			switch {
+			case ch == 'c':
+				stdout = true
+			case ch == 'd':
+				c.decode = true
+			case ch == 'k' || ch == 'f' || ch == 'q' || ch == 'n' || ch == 'N' || ch >= '1' && ch <= '9':
+			default:
+				return codec{}, "", false
+			}
+		}
+	}
+	if !stdout {
+		return codec{}, "", false // the file is compressed in place
+	}
+	return c, file, true
+}
+
+// through returns the bytes a filter applying c prints when it reads src.
+func through(c codec, src output) output {
+	unknown := output{kind: factUnknown}
+	if src.kind == factUnknown {
+		return unknown
+	}
+	switch {
+	case c.name == "":
+		return src
+	case !c.decode:
+		if strings.Count(src.enc, "/") >= maxEncodings-1 {
+			return unknown
+		}
+		if src.enc != "" {
+			src.enc += "/"
+		}
+		src.enc += c.name
+		return src
+	case src.enc == c.name || strings.HasSuffix(src.enc, "/"+c.name):
+		src.enc = strings.TrimSuffix(strings.TrimSuffix(src.enc, c.name), "/")
+		return src
+	case src.enc == "" && src.kind == factText && c.name == "base64":
+		// Known text decoded: "echo cmVib290 | base64 -d".
+		if b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(src.text), "")); err == nil {
+			return output{kind: factText, text: string(b), lit: true}
+		}
+	}
+	return unknown
+}
+
+// redirectedBytes returns the bytes a statement's own "< FILE" puts on its
+// standard input when FILE is a literal path (a copy of it, or what this
+// line wrote there); nil otherwise.
+func (w *walker) redirectedBytes(s *syntax.Stmt, redirs []Redir) *output {
+	var out *output
+	for k, r := range s.Redirs {
+		if k >= len(redirs) || (r.N != nil && r.N.Value != "0") {
+			continue
+		}
+		switch r.Op {
+		case syntax.RdrIn:
+			out = nil
+			if t := redirs[k].Target; t.Literal {
+				o := w.fileOutput(t.Value)
+				if o.kind != factUnknown {
+					out = &o
+				}
+			}
+		case syntax.WordHdoc, syntax.Hdoc, syntax.DashHdoc, syntax.DplIn, syntax.RdrInOut:
+			out = nil
+		}
+	}
+	return out
+}
