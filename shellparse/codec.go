@@ -45,6 +45,18 @@ var compressors = map[string]struct {
 	"lzip": {format: "lzip"}, "brotli": {format: "brotli"},
 }
 
+// copies reports whether program may print a copy of bytes it reads (a
+// filter filterStep reads, tee, dd): only their output is followed into
+// the next pipeline stage.
+func copies(program string) bool {
+	switch program {
+	case "cat", "pv", "base64", "base32", "xxd", "tee", "dd":
+		return true
+	}
+	_, ok := compressors[program]
+	return ok
+}
+
 // filterStep reads a filter command: the codec it applies (zero for an
 // identity filter such as cat), the one file it reads ("" for standard
 // input) and ok false when the command is not a filter of one stream the

@@ -234,8 +234,10 @@ func (w *walker) emit(cs *cmdState, i int, c ctx) {
 	if c.Pipeline > 0 && c.Pipeline < c.PipelineLen {
 		// A stage's output, for the next stage (codec.go).
 		w.stageBytes = nil
-		if o := w.commandOutput(&cmd, cs.stdin, cs.stdinBytes); o.kind == factCopy || o.enc != "" {
-			w.stageBytes = &o
+		if copies(cmd.Program) {
+			if o := w.commandOutput(&cmd, cs.stdin, cs.stdinBytes); o.kind == factCopy || o.enc != "" {
+				w.stageBytes = &o
+			}
 		}
 	}
 	// The links it makes name paths for the commands after it, not for

@@ -661,6 +661,9 @@ func (w *walker) fileOutput(p string) output {
 	if strings.HasPrefix(p, "-") || p == "" {
 		return output{kind: factUnknown}
 	}
+	if st := w.script.files; st == nil || len(st.facts) == 0 {
+		return output{kind: factCopy, text: p} // the line wrote no file yet
+	}
 	if cs := w.writtenAt(p); len(cs) == 1 && cs[0].kind != factUnknown {
 		return output{kind: cs[0].kind, text: cs[0].text, lit: true, enc: cs[0].enc}
 	}
