@@ -458,7 +458,9 @@ func (w *walker) valueOp(p *syntax.ParamExp, v Word) (Word, bool) {
 		if p.Repl.With != nil {
 			with = w.convWord(p.Repl.With)
 		}
-		if !pat.Literal || with.Unknown || with.Glob {
+		if !pat.Literal || with.Unknown || with.Glob || strings.ContainsAny(with.Value, "&\\") {
+			// bash 5.2's patsub_replacement puts the match in place of
+			// an unquoted "&": not modelled.
 			return Word{}, false
 		}
 		anchor := ""

@@ -297,8 +297,8 @@ func (w *walker) commandVars(name string, args []Word) {
 				w.forgetAll() // an option may name the variable (-v x, -ax)
 				return
 			}
-			if syntax.ValidName(a.Value) {
-				w.forget(a.Value)
+			if base, _, _ := strings.Cut(a.Value, "["); syntax.ValidName(base) {
+				w.forget(base) // unset 'a[0]', read 'a[1]': the array is not followed
 			}
 		}
 	default:
@@ -434,8 +434,11 @@ func (w *walker) paramValue(p *syntax.ParamExp) (Word, bool) {
 		bare := *p
 		bare.Exp, bare.Repl, bare.Slice = nil, nil, nil
 		v, ok := w.elementValue(&bare)
-		if idx, _ := p.Index.(*syntax.Word); idx != nil && p.Length && (idx.Lit() == "@" || idx.Lit() == "*") {
-			return v, ok // ${#a[@]}: the count, from elementValue
+		if idx, _ := p.Index.(*syntax.Word); idx != nil && (idx.Lit() == "@" || idx.Lit() == "*") {
+			if p.Length || !ok || (p.Exp == nil && p.Repl == nil && p.Slice == nil) {
+				return v, ok // ${#a[@]}: the count, from elementValue
+			}
+			return Word{}, false // an operator on each element, a slice of elements: not modelled
 		}
 		if !ok || !valueOpOf(p) && p.Exp == nil {
 			return v, ok
