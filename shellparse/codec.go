@@ -50,7 +50,7 @@ var compressors = map[string]struct {
 // the next pipeline stage.
 func copies(program string) bool {
 	switch program {
-	case "cat", "pv", "base64", "base32", "xxd", "tee", "dd":
+	case "cat", "pv", "base64", "base32", "xxd", "tee", "dd", "tar":
 		return true
 	}
 	_, ok := compressors[program]
@@ -205,4 +205,147 @@ func (w *walker) redirectedBytes(s *syntax.Stmt, redirs []Redir) *output {
 		}
 	}
 	return out
+}
+
+// tarCall is a tar invocation read for one archive stream: create (c) or
+// extract (x), the archive file ("" or "-" for the standard stream), the
+// directory it works in, and the files it archives.
+type tarCall struct {
+	mode    byte
+	archive string
+	dir     string
+	files   []string
+	stdout  bool // x -O: the files' bytes go to standard output
+}
+
+// readTar reads tar's arguments: a first word of bundled letters (cvf,
+// xzf …) or options (-c -x -f X -C DIR, --create, --extract, --file=X,
+// --directory=X, compression and verbosity), then the files. ok is false
+// for anything else (other modes, options not modelled).
+func readTar(args []Word) (t tarCall, ok bool) {
+	var vals []string
+	for _, a := range args {
+		if !a.Literal {
+			return t, false
+		}
+		vals = append(vals, a.Value)
+	}
+	takes := func(k *int) (string, bool) {
+		if *k+1 >= len(vals) {
+			return "", false
+		}
+		*k++
+		return vals[*k], true
+	}
+	letters := func(s string, k *int) bool {
+		for _, ch := range s {
+			switch ch {
+			case 'c', 'x':
+				if t.mode != 0 {
+					return false
+				}
+				t.mode = byte(ch)
+			case 'f', 'C':
+				v, ok := takes(k)
+				if !ok {
+					return false
+				}
+				if ch == 'f' {
+					t.archive = v
+				} else {
+					t.dir = v
+				}
+			case 'O':
+				t.stdout = true
+			case 'v', 'z', 'j', 'J', 'p', 'o':
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	for k := 0; k < len(vals); k++ {
+		v := vals[k]
+		switch {
+		case k == 0 && v != "" && !strings.HasPrefix(v, "-"):
+			if !letters(v, &k) {
+				return t, false
+			}
+		case v == "--create":
+			t.mode = 'c'
+		case v == "--extract" || v == "--get":
+			t.mode = 'x'
+		case strings.HasPrefix(v, "--file="):
+			t.archive = v[len("--file="):]
+		case strings.HasPrefix(v, "--directory="):
+			t.dir = v[len("--directory="):]
+		case v == "--file" || v == "--directory":
+			x, ok := takes(&k)
+			if !ok {
+				return t, false
+			}
+			if v == "--file" {
+				t.archive = x
+			} else {
+				t.dir = x
+			}
+		case v == "--to-stdout":
+			t.stdout = true
+		case v == "--gzip" || v == "--bzip2" || v == "--xz" || v == "--zstd" || v == "--verbose":
+		case strings.HasPrefix(v, "--"):
+			return t, false
+		case strings.HasPrefix(v, "-") && len(v) > 1:
+			if !letters(v[1:], &k) {
+				return t, false
+			}
+		default:
+			t.files = append(t.files, v)
+		}
+	}
+	return t, t.mode != 0
+}
+
+// stream returns the archive a "tar c" of one file makes: a copy of the
+// file under the "tar" encoding, which extraction undoes.
+func (t tarCall) stream() output {
+	if t.mode != 'c' || len(t.files) != 1 || t.dir != "" {
+		return output{kind: factUnknown}
+	}
+	return output{kind: factCopy, text: t.files[0], enc: "tar"}
+}
+
+// tarInput returns the archive an extraction reads: its file, or its
+// standard input.
+func (w *walker) tarInput(t tarCall, in *feed, bytes *output) output {
+	if t.archive != "" && t.archive != "-" {
+		return w.fileOutput(t.archive)
+	}
+	return stdinOutput(in, bytes)
+}
+
+// noteTar records what a tar command writes: the archive file of a create
+// (tar cf a.tar /sbin/reboot), and the file an extraction of a known
+// one-file archive makes (tar x: the stored path, without its leading "/",
+// under -C DIR or the current directory).
+func (w *walker) noteTar(cs *cmdState, cmd *Command) {
+	t, ok := readTar(cmd.Args)
+	if !ok {
+		return
+	}
+	switch t.mode {
+	case 'c':
+		if t.archive != "" && t.archive != "-" {
+			w.addFact(t.stream().fact(t.archive, false))
+		}
+	case 'x':
+		src := w.tarInput(t, cs.stdin, cs.stdinBytes)
+		if t.stdout || src.kind != factCopy || src.enc != "tar" {
+			return
+		}
+		dir := t.dir
+		if dir == "" {
+			dir = "."
+		}
+		w.addFact(fileFact{path: dir + "/" + strings.TrimLeft(src.text, "/"), kind: factCopy, text: src.text})
+	}
 }

@@ -318,6 +318,8 @@ func (w *walker) noteWrites(cs *cmdState, cmd *Command) {
 		default:
 			w.addFact(w.fileOutput(src).fact(dst, false))
 		}
+	case name == "tar":
+		w.noteTar(cs, cmd)
 	case copiers[name]:
 		w.noteCopy(cmd)
 	}
@@ -615,6 +617,17 @@ func (w *walker) commandOutput(cmd *Command, in *feed, bytes *output) output {
 	switch cmd.Program {
 	case "tee":
 		return stdinOutput(in, bytes) // it prints what it copies
+	case "tar":
+		t, ok := readTar(cmd.Args)
+		switch {
+		case ok && t.mode == 'x' && t.stdout:
+			// tar xO prints the one file a known archive holds.
+			if src := w.tarInput(t, in, bytes); src.kind == factCopy && src.enc == "tar" {
+				return output{kind: factCopy, text: src.text}
+			}
+		case ok && (t.archive == "" || t.archive == "-"):
+			return t.stream() // the archive on standard output
+		}
 	case "dd":
 		src := stdinOutput(in, bytes)
 		for _, a := range cmd.Args {
