@@ -355,11 +355,14 @@ func (w *walker) elementValue(p *syntax.ParamExp) (Word, bool) {
 	switch n := idx.Lit(); {
 	case n == "@" || n == "*":
 		elems, partial, ok := w.arrayElems(name)
-		if !ok || partial || (n == "@" && len(elems) > 1) {
+		if !ok || partial {
 			return Word{}, false
 		}
 		if p.Length {
 			return Word{Value: strconv.Itoa(len(elems)), Literal: true}, true
+		}
+		if n == "@" && len(elems) > 1 {
+			return Word{}, false // several words: argFields reads them
 		}
 		sep := ""
 		if ifs := w.ifs(); ifs != "" {
@@ -465,7 +468,7 @@ func (w *walker) valueOp(p *syntax.ParamExp, v Word) (Word, bool) {
 		}
 		anchor := ""
 		if o := p.Repl.Orig; o != nil && len(o.Parts) > 0 {
-			if l, isLit := o.Parts[0].(*syntax.Lit); isLit && (strings.HasPrefix(l.Value, "#") || strings.HasPrefix(l.Value, "%")) {
+			if l, isLit := o.Parts[0].(*syntax.Lit); isLit && pat.Value != "" && (strings.HasPrefix(l.Value, "#") || strings.HasPrefix(l.Value, "%")) {
 				anchor, pat.Value = l.Value[:1], pat.Value[1:]
 			}
 		}

@@ -23,8 +23,8 @@ import (
 // i reads: the value of an option the grammar lists in Script.From, the
 // first operand of an interpreter or of crontab.
 func (w *walker) scriptFiles(name string, cs *cmdState, i int, c ctx) {
-	if w.script.files == nil || len(w.script.files.facts) == 0 {
-		return // the line wrote no file
+	if spec := grammar.Lookup(name); spec == nil || spec.Stdin == nil || i+1 >= len(cs.words) {
+		return // no script read from a file
 	}
 	args := cs.words[i+1:]
 	inv := grammar.Parse(name, values(args))
