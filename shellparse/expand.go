@@ -228,15 +228,18 @@ func bindPositionals(vars map[string]Word, args []Word) {
 // of the list and whether it is the "*" form; ok false for any other
 // parameter or a list not known.
 func (w *walker) listParam(p *syntax.ParamExp) (elems []Word, star, partial, ok bool) {
-	if p.Param == nil || p.Excl || p.Length || p.Slice != nil || p.Repl != nil || p.Exp != nil || p.Names != 0 || p.NestedParam != nil {
+	if p.Param == nil || p.Excl || p.Length || p.Names != 0 || p.NestedParam != nil || (p.Exp != nil && !valueOpOf(p)) {
 		return nil, false, false, false
 	}
 	name := p.Param.Value
 	if p.Index == nil {
-		if name != "@" && name != "*" {
-			return nil, false, false, false
+		if name != "@" && name != "*" || p.Slice != nil {
+			return nil, false, false, false // ${@:N} counts $0: not modelled
 		}
 		elems, ok = w.positionals()
+		if ok {
+			elems, ok = w.eachElem(p, elems)
+		}
 		return elems, name == "*", false, ok
 	}
 	iw, isWord := p.Index.(*syntax.Word)
@@ -247,7 +250,61 @@ func (w *walker) listParam(p *syntax.ParamExp) (elems []Word, star, partial, ok 
 		return nil, false, false, false
 	}
 	elems, partial, ok = w.arrayElems(name)
+	if ok && p.Slice != nil {
+		elems, ok = w.sliceElems(name, elems, partial, p.Slice)
+	}
+	if ok {
+		elems, ok = w.eachElem(p, elems)
+	}
 	return elems, iw.Lit() == "*", partial, ok
+}
+
+// sliceElems returns ${a[@]:OFF:LEN} of a known dense array (indices 0 …
+// n-1): the elements from OFF (from the end when negative), LEN of them.
+func (w *walker) sliceElems(name string, elems []Word, partial bool, sl *syntax.Slice) ([]Word, bool) {
+	idx, _, _ := w.arrayIndices(name)
+	if partial || len(idx) > 0 && idx[len(idx)-1] != len(idx)-1 {
+		return nil, false // sparse: offsets are indices, not positions
+	}
+	off, ok := arithInt(sl.Offset)
+	if !ok {
+		return nil, false
+	}
+	if off < 0 {
+		off += len(elems)
+		if off < 0 {
+			return nil, true
+		}
+	}
+	off = min(off, len(elems))
+	end := len(elems)
+	if sl.Length != nil {
+		n, ok := arithInt(sl.Length)
+		if !ok || n < 0 {
+			return nil, false // bash: substring expression < 0
+		}
+		end = min(off+n, len(elems))
+	}
+	return elems[off:end], true
+}
+
+// eachElem applies the replacement or case operator of p to each element,
+// as bash does for ${a[@]/x/y} and ${a[*]^^}.
+func (w *walker) eachElem(p *syntax.ParamExp, elems []Word) ([]Word, bool) {
+	if p.Repl == nil && p.Exp == nil {
+		return elems, true
+	}
+	op := *p
+	op.Slice, op.Length = nil, false
+	out := make([]Word, len(elems))
+	for i, el := range elems {
+		v, ok := w.valueOp(&op, el)
+		if !ok {
+			return nil, false
+		}
+		out[i] = v
+	}
+	return out, true
 }
 
 // argFields returns the fields bash makes of the command word sw when it
@@ -461,10 +518,23 @@ func (w *walker) valueOp(p *syntax.ParamExp, v Word) (Word, bool) {
 		if p.Repl.With != nil {
 			with = w.convWord(p.Repl.With)
 		}
-		if !pat.Literal || with.Unknown || with.Glob || strings.ContainsAny(with.Value, "&\\") {
-			// bash 5.2's patsub_replacement puts the match in place of
-			// an unquoted "&": not modelled.
+		if !pat.Literal || with.Unknown || with.Glob {
 			return Word{}, false
+		}
+		anchorLen := 0
+		if o := p.Repl.Orig; o != nil && len(o.Parts) > 0 {
+			if l, isLit := o.Parts[0].(*syntax.Lit); isLit && pat.Value != "" && (strings.HasPrefix(l.Value, "#") || strings.HasPrefix(l.Value, "%")) {
+				anchorLen = 1
+			}
+		}
+		if strings.ContainsAny(with.Value, "&\\") {
+			// bash 5.2's patsub_replacement: an unquoted "&" is the
+			// matched text, "\&" a literal one.
+			r, ok := patsubWith(p.Repl.With, pat.Value[anchorLen:])
+			if !ok {
+				return Word{}, false
+			}
+			with.Value = r
 		}
 		anchor := ""
 		if o := p.Repl.Orig; o != nil && len(o.Parts) > 0 {
@@ -544,4 +614,66 @@ func arithInt(x syntax.ArithmExpr) (int, bool) {
 		n = -n
 	}
 	return n, true
+}
+
+// patsubWith returns the replacement text of ${x/PAT/WITH} under bash 5.2's
+// patsub_replacement, when WITH is unquoted literal text: "&" is the
+// matched text, a backslash quotes the next character. Other words are not
+// modelled.
+func patsubWith(with *syntax.Word, match string) (string, bool) {
+	var b strings.Builder
+	for _, part := range with.Parts {
+		l, ok := part.(*syntax.Lit)
+		if !ok {
+			return "", false
+		}
+		for i := 0; i < len(l.Value); i++ {
+			switch c := l.Value[i]; {
+			case c == '\\' && i+1 < len(l.Value):
+				i++
+				b.WriteByte(l.Value[i])
+			case c == '&':
+				b.WriteString(match)
+			default:
+				b.WriteByte(c)
+			}
+		}
+	}
+	return b.String(), true
+}
+
+// unsetElement applies "unset 'a[N]'" to a known array: element N goes. It
+// reports whether arg had that form.
+func (w *walker) unsetElement(arg string) bool {
+	name, sub, ok := strings.Cut(arg, "[")
+	n, isNum := strings.CutSuffix(sub, "]")
+	if !ok || !isNum || !syntax.ValidName(name) || !isNumberLit(n) || (len(n) > 1 && n[0] == '0') {
+		return false
+	}
+	idx, partial, known := w.arrayIndices(name)
+	if !known || partial {
+		return false
+	}
+	k, _ := strconv.Atoi(n)
+	if _, arr := w.vars[arrayKey(name)]; !arr {
+		// A scalar: x[0] is x.
+		if k == 0 {
+			w.forget(name)
+			w.setArrayElems(name, nil)
+		}
+		return true
+	}
+	w.touch(name)
+	delete(w.vars, name+"["+n+"]")
+	if k == 0 {
+		delete(w.vars, name)
+	}
+	rest := make([]string, 0, len(idx))
+	for _, i := range idx {
+		if i != k {
+			rest = append(rest, strconv.Itoa(i))
+		}
+	}
+	w.vars[arrayKey(name)] = Word{Value: strings.Join(rest, " "), Literal: true}
+	return true
 }

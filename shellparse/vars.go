@@ -297,8 +297,11 @@ func (w *walker) commandVars(name string, args []Word) {
 				w.forgetAll() // an option may name the variable (-v x, -ax)
 				return
 			}
+			if name == "unset" && w.unsetElement(a.Value) {
+				continue
+			}
 			if base, _, _ := strings.Cut(a.Value, "["); syntax.ValidName(base) {
-				w.forget(base) // unset 'a[0]', read 'a[1]': the array is not followed
+				w.forget(base) // read 'a[1]': the array is not followed
 			}
 		}
 	default:
@@ -438,7 +441,17 @@ func (w *walker) paramValue(p *syntax.ParamExp) (Word, bool) {
 			if p.Length || !ok || (p.Exp == nil && p.Repl == nil && p.Slice == nil) {
 				return v, ok // ${#a[@]}: the count, from elementValue
 			}
-			return Word{}, false // an operator on each element, a slice of elements: not modelled
+			// A slice of elements, an operator on each (expand.go).
+			elems, star, partial, ok := w.listParam(p)
+			if !ok || partial || (!star && len(elems) > 1) {
+				return Word{}, false
+			}
+			sep := ""
+			if ifs := w.ifs(); ifs != "" {
+				sep = ifs[:1]
+			}
+			s, lit := joinWith(elems, sep)
+			return Word{Value: s, Literal: lit}, true
 		}
 		if !ok || !valueOpOf(p) && p.Exp == nil {
 			return v, ok
