@@ -23,6 +23,9 @@ import (
 // i reads: the value of an option the grammar lists in Script.From, the
 // first operand of an interpreter or of crontab.
 func (w *walker) scriptFiles(name string, cs *cmdState, i int, c ctx) {
+	if st := w.script.files; (st == nil || len(st.facts) == 0) && len(w.script.Commands) == 0 {
+		return // nothing before it wrote a file
+	}
 	if spec := grammar.Lookup(name); spec == nil || spec.Stdin == nil || i+1 >= len(cs.words) {
 		return // no script read from a file
 	}
