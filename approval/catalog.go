@@ -40,6 +40,7 @@ const (
 	RuleHeredocInt    = "approval.heredoc-to-interpreter"
 	RuleDepthLimit    = "approval.depth-limit"
 	RuleDivergence    = "approval.parser-divergence"
+	RulePartialExp    = "approval.partial-expansion"
 	RuleOpaque        = "approval.opaque"
 	RuleShellPayload  = "approval.shell-payload"
 	RuleInterpPay     = "approval.interpreter-payload"
@@ -186,6 +187,10 @@ var catalog = []Rule{
 		Description: "shell payload nested too deep to analyse",
 		Match:       []string{`bash -c "bash -c \"bash -c 'bash -c \\\"bash -c ls\\\"'\""`},
 		NoMatch:     []string{"bash -c 'ls'"}},
+	{ID: RulePartialExp, Tier: TierApproval,
+		Description: "array expanded whose first element may be set before the line runs (a[1]=x sets one element of an array not known)",
+		Match:       []string{"a[1]=ls; ${a[*]}", `a[2]=x; echo "${a[@]}"`},
+		NoMatch:     []string{"a=(ls -l); ${a[*]}", `a=(x); a[1]=y; echo "${a[@]}"`}},
 	{ID: RuleDivergence, Tier: TierApproval,
 		Description: "construct that mvdan.cc/sh and bash may read differently (arithmetic evaluation of a string, a nameref, let operators, $'\\0', a comment continued by a backslash, an array assignment glued to the next word, single quotes in a double-quoted ${x:-…} operand, a run-time value re-parsed as an array)",
 		Match: []string{`x='a[$(reboot)]'; [[ $x -eq 0 ]]`, `(( 'a[$(id)]' ))`, "let x=1|y", "let x=1>f",

@@ -272,6 +272,8 @@ func (a *analyzer) opaque(o *shellparse.Opaque) {
 		id = RuleDepthLimit
 	case shellparse.OpaqueDivergence:
 		id = RuleDivergence
+	case shellparse.OpaquePartialExpansion:
+		id = RulePartialExp
 	}
 	a.hit(id, o.Text, o.Span)
 }

@@ -13,13 +13,14 @@ func builds() []*Spec {
 		flags("-v -x -n -a -race -msan -asan -cover -short -json -failfast -benchmem -trimpath -buildvcs -linkshared -work -i -u -t -d -f -m -l -fix"))
 	goSub := func(names string) *Spec { s := sub(names, 0); s.Long = Exact; s.Options = goFlags; return s }
 	return []*Spec{
-		{Name: "make", Aliases: []string{"gmake", "bmake", "remake"}, Env: makeEnv, Refine: refineMake, Options: gnu(
-			ops(arg("--directory -C", 0), arg("--file --makefile -f", Code), arg("--include-dir -I", 0), arg("--old-file --assume-old -o", 0),
-				arg("--what-if --new-file --assume-new -W", 0), opt("--jobs -j", 0), opt("--load-average --max-load -l", 0),
-				opt("--output-sync -O", 0), arg("--eval -E", Code), opt("--debug", 0), opt("--shuffle", 0), arg("--jobserver-auth --jobserver-fds", 0)),
-			flags("-d -e --environment-overrides -i --ignore-errors -k --keep-going -S --no-keep-going --stop -n --just-print --dry-run --recon "+
-				"-q --question -r --no-builtin-rules -R --no-builtin-variables -s --silent --quiet -t --touch -v -w --print-directory --no-print-directory "+
-				"-B --always-make --trace -p --print-data-base -L --check-symlink-times --warn-undefined-variables --no-silent"))},
+		{Name: "make", Aliases: []string{"gmake", "bmake", "remake"}, Env: makeEnv, Refine: refineMake,
+			Stdin: &Script{Lang: "make", Shell: MakeRecipes, From: []string{"--file"}}, Options: gnu(
+				ops(arg("--directory -C", 0), arg("--file --makefile -f", Code), arg("--include-dir -I", 0), arg("--old-file --assume-old -o", 0),
+					arg("--what-if --new-file --assume-new -W", 0), opt("--jobs -j", 0), opt("--load-average --max-load -l", 0),
+					opt("--output-sync -O", 0), arg("--eval -E", Code), opt("--debug", 0), opt("--shuffle", 0), arg("--jobserver-auth --jobserver-fds", 0)),
+				flags("-d -e --environment-overrides -i --ignore-errors -k --keep-going -S --no-keep-going --stop -n --just-print --dry-run --recon "+
+					"-q --question -r --no-builtin-rules -R --no-builtin-variables -s --silent --quiet -t --touch -v -w --print-directory --no-print-directory "+
+					"-B --always-make --trace -p --print-data-base -L --check-symlink-times --warn-undefined-variables --no-silent"))},
 		{Name: "go", Long: Exact, Env: map[string]Effect{"GOFLAGS": Options}, Subs: []*Spec{goSub("test build run vet install generate list get mod tool env fmt clean doc work fix")}},
 	}
 }

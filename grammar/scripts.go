@@ -175,6 +175,40 @@ func cronPercent(cmd string) string {
 	return cmd
 }
 
+// MakeRecipes returns the shell commands a makefile runs, one a line: its
+// recipe lines (a tab first, or after "target: ;"), without the @, - and +
+// prefixes, "$$" as "$", and the commands of $(shell …) calls anywhere. A
+// make variable $(X) stays as written: to the shell, a command substitution
+// whose program is not known.
+func MakeRecipes(text string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(text, "\n") {
+		for rest := line; ; {
+			i := strings.Index(rest, "$(shell ")
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len("$(shell "):]
+			if e := strings.IndexByte(rest, ')'); e >= 0 {
+				b.WriteString(strings.ReplaceAll(rest[:e], "$$", "$"))
+				b.WriteByte('\n')
+			}
+		}
+		recipe, ok := strings.CutPrefix(line, "\t")
+		if !ok {
+			t, r, inline := strings.Cut(line, ";")
+			if !inline || !strings.Contains(t, ":") || strings.HasPrefix(strings.TrimSpace(line), "#") {
+				continue
+			}
+			recipe = r
+		}
+		recipe = strings.TrimLeft(recipe, "@+- \t")
+		b.WriteString(strings.ReplaceAll(recipe, "$$", "$"))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
 // EditorShellText returns what one editor or debugger command runs in a
 // shell: vim's and ed's "!cmd" and ":!cmd", gdb's "shell cmd" and "!cmd".
 func EditorShellText(text string) string {

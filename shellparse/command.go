@@ -1,7 +1,6 @@
 package shellparse
 
 import (
-	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -25,6 +24,10 @@ type cmdState struct {
 	// feed the arguments xargs builds from it (see feed.go).
 	stdin *feed
 	feed  []Word
+	// stdinBytes are the known bytes on its standard input when they are
+	// not text (a copy of a file, perhaps encoded: codec.go), nil if not
+	// known.
+	stdinBytes *output
 	// positional are the words a shell -c script gets as $0, $1 … ("sh -c
 	// 'rm -rf "$1"' _ ~"), nil when none or one is not known.
 	positional []Word
@@ -71,38 +74,51 @@ func (w *walker) call(s *syntax.Stmt, ce *syntax.CallExpr, redirs []Redir, c ctx
 // all ("$empty rm -rf /" runs rm).
 func (w *walker) callWords(s *syntax.Stmt, ce *syntax.CallExpr, env []Assign, redirs []Redir, c ctx) string {
 	words := make([]Word, 0, len(ce.Args))
-	nodes, dropped := ce.Args, false // nodes stays aligned with words
+	nodes, copied := ce.Args, false // nodes stays aligned with words
+	var one [1]Word
 	for i, a := range ce.Args {
-		wd := w.convWord(a)
-		if vanishes(a, wd) {
-			if !dropped {
-				nodes, dropped = append([]*syntax.Word(nil), ce.Args[:i]...), true
+		// A list expansion or a known value split by IFS is several
+		// words, or none (expand.go).
+		fields, partial, split := w.argFields(a)
+		if partial {
+			w.addOpaque(OpaquePartialExpansion, "", w.stmtText(s), w.stmtSpan(s))
+		}
+		if !split {
+			one[0] = w.convWord(a)
+			fields = one[:]
+			if vanishes(a, one[0]) {
+				fields = nil
 			}
-			continue
 		}
-		if dropped {
-			nodes = append(nodes, a)
+		if len(fields) != 1 && !copied {
+			nodes, copied = append([]*syntax.Word(nil), ce.Args[:i]...), true
 		}
-		words = append(words, wd)
+		if copied {
+			for range fields {
+				nodes = append(nodes, a)
+			}
+		}
+		words = append(words, fields...)
 	}
 	if len(words) == 0 {
 		w.addBare(s, env, redirs, c)
 		return ""
 	}
 	cs := &cmdState{
-		stmt:     s,
-		words:    words,
-		nodes:    nodes,
-		env:      joinEnv(c.env, env),
-		envFlags: c.envFlags,
-		redirs:   joinRedirs(c.redirs, redirs),
-		wrappers: c.wrap,
-		lastWrap: -1,
-		ctx:      c,
-		stdin:    c.stdin,
+		stmt:       s,
+		words:      words,
+		nodes:      nodes,
+		env:        joinEnv(c.env, env),
+		envFlags:   c.envFlags,
+		redirs:     joinRedirs(c.redirs, redirs),
+		wrappers:   c.wrap,
+		lastWrap:   -1,
+		ctx:        c,
+		stdin:      c.stdin,
+		stdinBytes: c.stdinBytes,
 	}
 	if f, replaced := ownFeed(s, redirs); replaced {
-		cs.stdin = f
+		cs.stdin, cs.stdinBytes = f, w.redirectedBytes(s, redirs)
 	}
 	return w.resolve(cs, 0, c)
 }
@@ -155,12 +171,15 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			return "" // the wrapper handled the rest (payload, find -exec)
 		}
 		if !ok {
+			w.scriptFiles(name, cs, i, c) // a script file the line wrote (filescript.go)
 			if done, stdin := w.interpreter(name, cs, i, c); done {
 				return stdin
 			}
 			w.emit(cs, i, c)
 			if fd := w.defs[name]; fd != nil && i == 0 {
-				w.callFunction(fd, cs.words[1:], preCall, c)
+				if !w.callFunction(fd, cs.words[1:], preCall, c) && w.stopsTracking[name] {
+					w.stopTracking()
+				}
 			} else if name == "read" && !w.isFunction(name) {
 				w.readAssign(cs, i)
 			}
@@ -212,6 +231,15 @@ func (w *walker) emit(cs *cmdState, i int, c ctx) {
 		w.script.stdins[len(w.script.Commands)] = cs.stdin
 	}
 	w.noteWrites(cs, &cmd)
+	if c.Pipeline > 0 && c.Pipeline < c.PipelineLen {
+		// A stage's output, for the next stage (codec.go).
+		w.stageBytes = nil
+		if copies(cmd.Program) {
+			if o := w.commandOutput(&cmd, cs.stdin, cs.stdinBytes); o.kind == factCopy || o.enc != "" {
+				w.stageBytes = &o
+			}
+		}
+	}
 	// The links it makes name paths for the commands after it, not for
 	// itself (ln -s /etc e does not write into /etc).
 	defer w.noteLinks(&cmd)
@@ -272,15 +300,25 @@ func (w *walker) payloadAt(program, text string, at Span, cs *cmdState, c ctx) {
 		w.addOpaque(OpaqueDivergence, program, w.stmtText(cs.stmt), *sp)
 	}
 	sub := &walker{src: text, script: w.script, maxDepth: w.maxDepth, outer: sp, funcs: w.funcs, cr: cr, file: f, codeChars: hasCodeChar(text)}
+	if shells()[interpName(program)] {
+		// A shell started with X=v in its environment (X=v sh -c '$X',
+		// env X=v bash -c …) begins with X known.
+		for _, e := range cs.env {
+			if !inheritable(e) {
+				continue
+			}
+			if sub.vars == nil {
+				sub.vars = make(map[string]Word, len(cs.env)+len(cs.positional)+2)
+			}
+			sub.vars[e.Name] = Word{Value: e.Value.Value, Literal: e.Value.Literal}
+		}
+	}
 	if cs.positional != nil {
-		sub.vars = make(map[string]Word, len(cs.positional)+2)
-		for i, a := range cs.positional {
-			sub.vars[strconv.Itoa(i)] = a
+		if sub.vars == nil {
+			sub.vars = make(map[string]Word, len(cs.positional)+2)
 		}
-		if len(cs.positional) == 2 {
-			// One argument: "$@" and "$*" are that word.
-			sub.vars["@"], sub.vars["*"] = cs.positional[1], cs.positional[1]
-		}
+		sub.vars["0"] = cs.positional[0]
+		bindPositionals(sub.vars, cs.positional[1:])
 	}
 	if sub.funcs == nil {
 		w.funcs = new([]funcDef)
@@ -291,6 +329,14 @@ func (w *walker) payloadAt(program, text string, at Span, cs *cmdState, c ctx) {
 	pc.Pipeline, pc.PipelineLen = 0, 0
 	pc.ExtraArgs = pc.ExtraArgs || cs.extra
 	sub.stmts(f.Stmts, pc)
+}
+
+// inheritable reports whether a started shell sees the environment
+// assignment e as a known variable: a plain name with a value that has no
+// unknown part, and not one bash sets or resets itself (IFS, BASH_*, PWD …).
+func inheritable(e Assign) bool {
+	return syntax.ValidName(e.Name) && !e.Value.Unknown && !e.Value.Glob && e.Name != "IFS" &&
+		!shellManaged[e.Name] && !strings.HasPrefix(e.Name, "BASH") && e.Name != "ENV" && e.Name != "SHELLOPTS"
 }
 
 // joinValues joins the values of words with spaces, as watch and ssh do, and

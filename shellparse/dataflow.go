@@ -1,7 +1,6 @@
 package shellparse
 
 import (
-	"encoding/base64"
 	"path"
 	"strings"
 
@@ -57,6 +56,9 @@ type fileFact struct {
 	kind   factKind
 	text   string // factText: the text; factCopy: the source path
 	append bool   // >> or tee -a: text added to what the file held
+	// enc is the encoding stack the bytes went through (codec.go): ""
+	// when the file holds the text or copy itself.
+	enc string
 }
 
 // fileStore is the writes of one Parse, shared by every walker of it.
@@ -125,6 +127,7 @@ func (w *walker) addFact(f fileFact) {
 type content struct {
 	kind factKind
 	text string // factText: the text; factCopy: the source path
+	enc  string // as fileFact.enc
 }
 
 // maxCopyChain bounds copies of copies followed (cp /bin/rm a; cp a b),
@@ -147,6 +150,11 @@ func (w *walker) written(p string) []content {
 	st.looked[base] = true
 	budget := maxContentSteps
 	out := st.contents(base, false, len(st.facts), 0, &budget)
+	for k := range out {
+		if out[k].enc != "" {
+			out[k] = content{kind: factUnknown} // encoded bytes: neither a program nor a script
+		}
+	}
 	if len(out) == 0 && (st.overflow || w.unknownWrite(base)) {
 		out = append(out, content{kind: factUnknown})
 	}
@@ -177,10 +185,14 @@ func (st *fileStore) contents(key string, exact bool, end, depth int, budget *in
 			return append(out, content{kind: factUnknown})
 		}
 		switch {
+		case f.append && f.enc != "":
+			out = append(out, content{kind: factUnknown})
 		case f.kind == factText && f.append && len(out) > 0:
 			for k := range out {
-				if out[k].kind == factText {
+				if out[k].kind == factText && out[k].enc == "" {
 					out[k].text += f.text
+				} else {
+					out[k] = content{kind: factUnknown}
 				}
 			}
 		case f.kind == factCopy:
@@ -191,13 +203,19 @@ func (st *fileStore) contents(key string, exact bool, end, depth int, budget *in
 			}
 			if depth < maxCopyChain && src != key {
 				if prior := st.contents(src, exact, indexOf(st.facts, f), depth+1, budget); len(prior) > 0 {
-					out = append(out, prior...)
+					for _, pc := range prior {
+						if f.enc != "" && pc.kind != factUnknown {
+							// A copy of a written file through an encoding.
+							pc = through(codec{name: f.enc}, output{kind: pc.kind, text: pc.text, enc: pc.enc}).content()
+						}
+						out = append(out, pc)
+					}
 					continue
 				}
 			}
-			out = append(out, content{kind: factCopy, text: f.text})
+			out = append(out, content{kind: factCopy, text: f.text, enc: f.enc})
 		default:
-			out = append(out, content{kind: f.kind, text: f.text})
+			out = append(out, content{kind: f.kind, text: f.text, enc: f.enc})
 		}
 	}
 	return out
@@ -263,7 +281,7 @@ func (w *walker) noteWrites(cs *cmdState, cmd *Command) {
 			continue
 		}
 		if out == nil {
-			o := w.commandOutput(cmd, cs.stdin)
+			o := w.commandOutput(cmd, cs.stdin, cs.stdinBytes)
 			out = &o
 		}
 		w.addFact(out.fact(r.Target.Value, r.Mode == RedirAppend))
@@ -271,10 +289,7 @@ func (w *walker) noteWrites(cs *cmdState, cmd *Command) {
 	switch name := cmd.Program; {
 	case name == "tee":
 		inv := grammar.Parse("tee", values(cmd.Args))
-		in := output{kind: factUnknown}
-		if cs.stdin != nil && cs.stdin.lit {
-			in = output{kind: factText, text: cs.stdin.text, lit: true}
-		}
+		in := stdinOutput(cs.stdin, cs.stdinBytes)
 		app := inv.Has("--append")
 		for _, op := range inv.Operands {
 			if op.Value != "-" && cmd.Args[op.Arg].Literal {
@@ -296,13 +311,15 @@ func (w *walker) noteWrites(cs *cmdState, cmd *Command) {
 			return
 		}
 		switch {
-		case src == "" && cs.stdin != nil && cs.stdin.lit:
-			w.addFact(fileFact{path: dst, kind: factText, text: cs.stdin.text})
-		case src == "" || !srcKnown:
+		case src == "":
+			w.addFact(stdinOutput(cs.stdin, cs.stdinBytes).fact(dst, false))
+		case !srcKnown:
 			w.addFact(fileFact{path: dst, kind: factUnknown})
 		default:
-			w.addFact(fileFact{path: dst, kind: factCopy, text: src})
+			w.addFact(w.fileOutput(src).fact(dst, false))
 		}
+	case name == "tar":
+		w.noteTar(cs, cmd)
 	case copiers[name]:
 		w.noteCopy(cmd)
 	}
@@ -545,7 +562,10 @@ type output struct {
 	kind factKind
 	text string
 	lit  bool
+	enc  string // the encodings applied (codec.go)
 }
+
+func (o output) content() content { return content{kind: o.kind, text: o.text, enc: o.enc} }
 
 // fact is the write of o to p; a text that is not literal is not known as
 // a file's content.
@@ -553,14 +573,16 @@ func (o output) fact(p string, app bool) fileFact {
 	if o.kind == factText && !o.lit {
 		return fileFact{path: p, kind: factUnknown}
 	}
-	return fileFact{path: p, kind: o.kind, text: o.text, append: app && o.kind == factText}
+	return fileFact{path: p, kind: o.kind, text: o.text, append: app && o.kind == factText, enc: o.enc}
 }
 
 // commandOutput returns what cmd prints given the known input in (nil when
-// not known): the text of echo and printf of known words, cat of its input
-// or of a file the line wrote (a copy of any other file: "cat /bin/rm >
-// x"), base64 -d, rev and tr of known input; anything else is unknown.
-func (w *walker) commandOutput(cmd *Command, in *feed) output {
+// not known) or the known bytes on its standard input (a copy of a file,
+// perhaps encoded; nil when not known): the text of echo and printf of
+// known words, what a filter (cat, tee, base64, gzip, xxd … see codec.go)
+// makes of its file or its input, rev and tr of known input; anything else
+// is unknown.
+func (w *walker) commandOutput(cmd *Command, in *feed, bytes *output) output {
 	unknown := output{kind: factUnknown}
 	// A function or an alias of that name may run instead, and after
 	// eval, source or a computed program name nothing is sure.
@@ -585,26 +607,40 @@ func (w *walker) commandOutput(cmd *Command, in *feed) output {
 			return unknown
 		}
 	}
+	if c, file, ok := filterStep(cmd.Program, cmd.Args); ok {
+		src := stdinOutput(in, bytes)
+		if file != "" {
+			src = w.fileOutput(file)
+		}
+		return through(c, src)
+	}
 	switch cmd.Program {
-	case "cat":
+	case "tee":
+		return stdinOutput(in, bytes) // it prints what it copies
+	case "tar":
+		t, ok := readTar(cmd.Args)
 		switch {
-		case len(cmd.Args) == 0 && known:
-			return output{kind: factText, text: in.text, lit: true}
-		case len(cmd.Args) == 1 && !strings.HasPrefix(cmd.Args[0].Value, "-"):
-			if cs := w.writtenAt(cmd.Args[0].Value); len(cs) == 1 && cs[0].kind == factText {
-				return output{kind: factText, text: cs[0].text, lit: true}
+		case ok && t.mode == 'x' && t.stdout:
+			// tar xO prints the one file a known archive holds.
+			if src := w.tarInput(t, in, bytes); src.kind == factCopy && src.enc == "tar" {
+				return output{kind: factCopy, text: src.text}
 			}
-			if len(w.written(cmd.Args[0].Value)) > 0 {
-				return unknown // the line wrote a file of that name: which one is read is not sure
-			}
-			return output{kind: factCopy, text: cmd.Args[0].Value}
+		case ok && (t.archive == "" || t.archive == "-"):
+			return t.stream() // the archive on standard output
 		}
-	case "base64":
-		if known && len(cmd.Args) == 1 && (cmd.Args[0].Value == "-d" || cmd.Args[0].Value == "--decode") {
-			if b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(in.text), "")); err == nil {
-				return output{kind: factText, text: string(b), lit: true}
+	case "dd":
+		src := stdinOutput(in, bytes)
+		for _, a := range cmd.Args {
+			k, v, _ := strings.Cut(a.Value, "=")
+			switch k {
+			case "if":
+				src = w.fileOutput(v)
+			case "bs", "status", "ibs", "obs":
+			default:
+				return unknown // of=, count=, skip=, conv= …
 			}
 		}
+		return src
 	case "rev":
 		if known && len(cmd.Args) == 0 {
 			return output{kind: factText, text: revLines(in.text), lit: true}
@@ -617,6 +653,37 @@ func (w *walker) commandOutput(cmd *Command, in *feed) output {
 		}
 	}
 	return unknown
+}
+
+// stdinOutput is what a command reads on standard input: the known text
+// in, else the known bytes, else unknown.
+func stdinOutput(in *feed, bytes *output) output {
+	switch {
+	case in != nil && in.lit:
+		return output{kind: factText, text: in.text, lit: true}
+	case bytes != nil:
+		return *bytes
+	}
+	return output{kind: factUnknown}
+}
+
+// fileOutput returns the bytes of the file p: what this line wrote there
+// when that is one thing, else (the line wrote nothing of that name) a
+// copy of the file itself.
+func (w *walker) fileOutput(p string) output {
+	if strings.HasPrefix(p, "-") || p == "" {
+		return output{kind: factUnknown}
+	}
+	if st := w.script.files; st == nil || len(st.facts) == 0 {
+		return output{kind: factCopy, text: p} // the line wrote no file yet
+	}
+	if cs := w.writtenAt(p); len(cs) == 1 && cs[0].kind != factUnknown {
+		return output{kind: cs[0].kind, text: cs[0].text, lit: true, enc: cs[0].enc}
+	}
+	if len(w.written(p)) > 0 {
+		return output{kind: factUnknown} // the line wrote a file of that name: which one is read is not sure
+	}
+	return output{kind: factCopy, text: p}
 }
 
 // revLines reverses the characters of each line, as rev does.
@@ -848,7 +915,7 @@ func (w *walker) substOutput(p *syntax.CmdSubst, start, opaques int) (text strin
 		if f := w.script.stdins[start+k]; f != nil {
 			in = f
 		}
-		o := w.commandOutput(cmd, in)
+		o := w.commandOutput(cmd, in, nil)
 		if away {
 			o = output{kind: factText, lit: true}
 		}

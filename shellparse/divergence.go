@@ -209,7 +209,7 @@ func commandEvaluatesArith(c *Command) bool {
 	for _, a := range c.Args {
 		v := a.Value
 		switch {
-		case strings.Contains(v, "["):
+		case strings.Contains(v, "[") && !numberSubscript(v):
 			return true
 		case (c.Program == "test" || c.Program == "[") && (v == "-v" || v == "-R"):
 			return true
@@ -218,6 +218,14 @@ func commandEvaluatesArith(c *Command) bool {
 		}
 	}
 	return false
+}
+
+// numberSubscript reports whether v is NAME[N] with N a decimal number:
+// evaluating that subscript runs nothing and assigns nothing.
+func numberSubscript(v string) bool {
+	name, sub, ok := strings.Cut(v, "[")
+	n, closed := strings.CutSuffix(sub, "]")
+	return ok && closed && syntax.ValidName(name) && isNumberLit(n)
 }
 
 // testEvaluatesArith reports whether a [[ ]] operator evaluates its operands

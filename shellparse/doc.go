@@ -132,6 +132,8 @@
 //	depth-limit             a payload nested past Options.MaxDepth, or syntax nested past the walker's limit
 //	written-file            a file this command line wrote with content it cannot know (curl -o x …; ./x,
 //	                        cp "$1" x; ./x, wget -O s.sh …; bash s.sh), run as a program, a script or with source
+//	partial-expansion       a list expansion of an array whose element 0 may be set before the line runs
+//	                        (a[1]=rm; ${a[*]}): the known elements are read as well (expand.go)
 //	parser-divergence       text that mvdan.cc/sh and bash may read differently (divergence.go): a script with
 //	                        both an arithmetic-evaluating context ((( )), $(( )), let, [[ -eq ]], test -v,
 //	                        declare -i, ${x:off}, a subscripted name …) and literal text holding "$(", a
@@ -181,7 +183,14 @@
 // function walked at its definition) makes Parse walk the source once more
 // with every write known. The same outputs make a command substitution's
 // known text ("$(echo rm)", "`printf reboot`", "$(base64 -d <<< …)") the
-// word's value, split as bash splits it. read and mapfile/readarray from a
+// word's value, split as bash splits it. Bytes that pass through a filter
+// and its inverse stay a copy (codec.go): "base64 /sbin/reboot | base64 -d
+// > x", "gzip -c … | gunzip", "xxd | xxd -r", "tee x < /sbin/reboot", "cat
+// … | dd of=x"; bytes left encoded are unknown content. A program the
+// grammar gives a Script that reads a file the line wrote (crontab FILE,
+// at -f FILE, batch < FILE, gdb -x FILE, make -f FILE, python3 FILE, bash
+// --rcfile FILE, xargs -a FILE) is read as that program given the file's
+// text (filescript.go). read and mapfile/readarray from a
 // known input bind their variables and array elements (readin.go);
 // namerefs with a known target are followed, and a walked function call
 // starts from the caller's values and leaves the body's assignments to
@@ -227,7 +236,13 @@
 // the expansion's text in the word and sets Word.Unknown (vars.go says which
 // constructs forget or stop the tracking). An operator that yields the value
 // itself when it is set and not empty (${x:?}, ${x:-w}, ${x=w}), ${x:+w}
-// and a trim by a literal pattern (${x%/}, ${x#pre}) have known values too;
+// and a trim by a literal pattern (${x%/}, ${x#pre}) have known values too,
+// as do case changes, literal replacements, number substrings, ${#x},
+// ${!y} through a known name, and array elements (expand.go): "${a[@]}",
+// "$@" and an unquoted known value with IFS characters are the several
+// words bash makes of them, with IFS followed while its value is known;
+// a[N]=v on an array not known reads the known elements beside a
+// partial-expansion segment;
 // $HOME is taken as set, and ${HOME%/} as the home. A choice operator
 // (${x:-w}, ${x-w}, ${x:=w}, ${x=w}, ${x:+w}, ${x+w}) on a variable whose
 // value is not known makes the command be walked once per state of the
@@ -238,8 +253,10 @@
 // dropped ("${X:+sh} -c reboot" with X unset runs "-c"). A function called
 // with known arguments is walked again with $1 … $9 bound to them (once per
 // call, at most 8 calls, not inside another such walk); a shell -c script
-// has $0, $1 … (and with one argument "$@") bound to the known words after
-// it, "{}" under find -exec included.
+// has $0, $1 … and "$@" bound to the known words after it, "{}" under find
+// -exec included, and starts with the known X=v of its environment (X=v sh
+// -c '$X'). A computed program or eval in a function body stops the
+// tracking at a call that is not walked, not at the definition.
 //
 // Known standard input (feed.go): xargs whose input is an echo, printf
 // '%s<sep>' or "ls -d" of known words in the pipeline stage before it, or a

@@ -150,6 +150,17 @@ func ownFeed(s *syntax.Stmt, redirs []Redir) (f *feed, replaced bool) {
 	return f, replaced
 }
 
+// xargsSplits reports whether xargs options run the command more than
+// once over its items (-n, -L, -l, -s, --replace).
+func xargsSplits(opts map[string]string) bool {
+	for _, k := range [...]string{"--max-args", "--max-lines", "-l", "--max-chars", "-s", "--replace", "-I", "-i"} {
+		if _, ok := opts[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // xargsItems splits input as xargs reads it: by NUL with --null, by the
 // --delimiter character, by lines with -I/--replace, and otherwise at
 // blanks with xargs' own quotes and backslashes. It reports false for input

@@ -204,6 +204,14 @@ func isStdinPath(p string) bool {
 // shell command with an opaque segment where its script is unknowable.
 func (w *walker) shell(name string, cs *cmdState, i int, c ctx) (bool, string) {
 	j, cmdMode, stdinMode := scanShellOpts(cs.words, i+1)
+	for k := i + 1; k+1 < j; k++ {
+		if v := cs.words[k].Value; v == "--rcfile" || v == "--init-file" {
+			// An interactive shell first runs its start-up file: one the
+			// line wrote, or a process substitution printing known text.
+			w.procScript(name, cs, k+1, c)
+			w.writtenScript(name, cs, k+1)
+		}
+	}
 	if cmdMode {
 		if j >= len(cs.words) {
 			w.emit(cs, i, c)
@@ -499,6 +507,7 @@ func (w *walker) stdinFed(program string, cs *cmdState) string {
 			return ""
 		case RedirRead, RedirReadWrite:
 			w.addOpaque(OpaquePipedShell, program, w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
+			w.redirectedScript(program, r.Target, cs) // a file the line wrote (filescript.go)
 			return ""
 		}
 	}
@@ -507,7 +516,7 @@ func (w *walker) stdinFed(program string, cs *cmdState) string {
 		// known, and is the script; the caller still records the pipe.
 		fed := *cs
 		fed.wrappers = append(cs.wrappers[:len(cs.wrappers):len(cs.wrappers)], Wrapper{Program: program})
-		fed.stdin = nil
+		fed.stdin, fed.stdinBytes = nil, nil
 		w.payloadAt(program, f.text, w.stmtSpan(cs.stmt), &fed, cs.ctx)
 	}
 	return program

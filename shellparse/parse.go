@@ -185,6 +185,9 @@ type ctx struct {
 	// stdin is the known standard input of the commands inside (see
 	// feed.go), nil when not known.
 	stdin *feed
+	// stdinBytes are the known bytes of that input when they are not text
+	// (codec.go), nil when not known.
+	stdinBytes *output
 	// dq reports that the word part being walked is inside double quotes
 	// or a here-document body, where bash reads some ${…} operands
 	// differently from mvdan.cc/sh (see quotedOperand).
@@ -199,7 +202,7 @@ func (c ctx) substitution() ctx {
 	c.Pipeline, c.PipelineLen = 0, 0
 	c.wrap, c.redirs = nil, nil
 	c.env, c.envFlags = nil, nil
-	c.stdin = nil
+	c.stdin, c.stdinBytes = nil, nil
 	c.ExtraArgs = false
 	c.dq = false
 	return c
@@ -237,6 +240,10 @@ type walker struct {
 	defs   map[string]*syntax.FuncDecl
 	calls  int
 	inCall bool
+	// stopsTracking are the functions whose body, walked at its
+	// definition, stopped the tracking (a computed program, eval): a call
+	// of one that is not walked stops it.
+	stopsTracking map[string]bool
 	// choice binds, while a command is walked once per way bash may
 	// expand it, each unknown variable under ${X:-w}, ${X:+w} … to one
 	// state (see paramChoices); nil otherwise.
@@ -254,6 +261,9 @@ type walker struct {
 	callSets   map[string]bool
 	callLocals map[string]bool
 	callAll    bool
+	// stageBytes are the known bytes the last pipeline stage walked
+	// prints, when they are a copy (see emit and codec.go).
+	stageBytes *output
 	// substOut are the known outputs of command substitutions walked
 	// (dataflow.go).
 	substOut map[*syntax.CmdSubst]Word
@@ -329,7 +339,7 @@ func (w *walker) stmt(s *syntax.Stmt, c ctx) string {
 		return w.call(s, cmd, redirs, c)
 	default:
 		if f, replaced := ownFeed(s, redirs); replaced {
-			c.stdin = f
+			c.stdin, c.stdinBytes = f, w.redirectedBytes(s, redirs)
 		}
 		if len(redirs) > 0 {
 			c.redirs = append(c.redirs[:len(c.redirs):len(c.redirs)], redirs...)
@@ -531,7 +541,9 @@ func (w *walker) pipeline(b *syntax.BinaryCmd, c ctx) string {
 		w.vars = maps.Clone(entry)
 		if i > 0 {
 			sc.stdin = w.producerFeed(stages[i-1])
+			sc.stdinBytes = w.stageBytes
 		}
+		w.stageBytes = nil
 		r := w.stmt(st, sc)
 		if i == len(stages)-1 {
 			w.vars = joinVars(entry, w.vars)
@@ -597,7 +609,18 @@ func (w *walker) funcDecl(fd *syntax.FuncDecl, c ctx) {
 		// for every call, and an assignment to it has no effect.
 		w.vars = map[string]Word{"FUNCNAME": {Value: name, Literal: true, Raw: name}}
 	}
+	// The body runs when called: a computed program or an eval in it
+	// stops the tracking at a call that is not walked with known
+	// arguments (see resolve), not at the definition.
+	untracked := w.script.untracked
 	w.stmt(fd.Body, c)
+	if !untracked && w.script.untracked && name != "" {
+		w.script.untracked = false
+		if w.stopsTracking == nil {
+			w.stopsTracking = map[string]bool{}
+		}
+		w.stopsTracking[name] = true
+	}
 	w.vars, w.namerefs = saved, refs
 	def.end = len(w.script.Commands)
 	if name != "" {

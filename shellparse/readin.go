@@ -176,7 +176,7 @@ func (w *walker) mapfileAssign(cs *cmdState, i int) {
 // commandIFS returns the IFS a builtin runs with: an IFS=… before it, or
 // the default (an assignment to IFS stops the tracking, see setVar).
 func (w *walker) commandIFS(cs *cmdState) (string, bool) {
-	ifs := " \t\n"
+	ifs := w.ifs()
 	for _, e := range cs.env {
 		if e.Name == "IFS" {
 			if !e.Value.Literal {

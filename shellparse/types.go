@@ -203,6 +203,10 @@ const (
 	// OpaqueDivergence marks text that mvdan.cc/sh and bash may read
 	// differently (see divergence.go): the analysis cannot trust its parse.
 	OpaqueDivergence OpaqueKind = "parser-divergence"
+	// OpaquePartialExpansion marks a list expansion whose known elements
+	// are read but whose element 0 may hold a value from the environment
+	// (a[1]=rm; ${a[*]}: a[0] may be set before the line runs).
+	OpaquePartialExpansion OpaqueKind = "partial-expansion"
 )
 
 // Opaque is a segment whose effect cannot be known statically. Text is its

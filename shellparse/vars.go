@@ -78,8 +78,12 @@ func (w *walker) setVar(name string, v Word) {
 	if !ok {
 		return
 	}
-	if name == "IFS" {
+	if name == "IFS" && (v.Unknown || !v.Literal || !w.tracking()) {
 		w.stopTracking() // field splitting changes for every later use
+		return
+	}
+	if _, arr := w.vars[arrayKey(name)]; arr {
+		w.forget(name) // a=v sets a[0] of an array: its other elements stay (not followed)
 		return
 	}
 	if !w.tracking() || v.Unknown || shellManaged[name] || strings.HasPrefix(name, "BASH") {
@@ -174,11 +178,66 @@ func (w *walker) bindAssign(a *syntax.Assign, out Assign) {
 	if a.Name == nil {
 		return
 	}
-	if a.Append || a.Index != nil || a.Array != nil || a.Value == nil {
-		w.forget(a.Name.Value)
-		return
+	name := a.Name.Value
+	switch {
+	case a.Array != nil:
+		w.arrayAssign(name, a.Array, a.Append)
+	case a.Index != nil:
+		n, ok := arithInt(a.Index)
+		if !ok || a.Append || a.Value == nil {
+			w.forget(name)
+			return
+		}
+		w.setElement(name, n, assignValue(out.Value, wordHasTilde(a.Value)))
+	case a.Value == nil:
+		w.forget(name)
+	case a.Append:
+		old, ok := w.vars[name]
+		if _, arr := w.vars[arrayKey(name)]; !ok || arr {
+			w.forget(name)
+			return
+		}
+		v := assignValue(out.Value, wordHasTilde(a.Value))
+		w.setVar(name, Word{Value: old.Value + v.Value, Literal: old.Literal && v.Literal, Unknown: v.Unknown})
+	default:
+		w.setVar(name, assignValue(out.Value, wordHasTilde(a.Value)))
 	}
-	w.setVar(a.Name.Value, assignValue(out.Value, wordHasTilde(a.Value)))
+}
+
+// arrayAssign applies a=(…) or a+=(…): each element word is expanded as a
+// command's words are (split, and a glob is not known); an element with an
+// explicit index or a value not known leaves the array unknown.
+func (w *walker) arrayAssign(name string, arr *syntax.ArrayExpr, app bool) {
+	var elems []Word
+	if app {
+		old, partial, ok := w.arrayElems(name)
+		idx, _, _ := w.arrayIndices(name)
+		if !ok || partial || len(idx) > 0 && idx[len(idx)-1] != len(idx)-1 {
+			w.forget(name) // sparse or not known: where the new ones go is not followed
+			return
+		}
+		elems = old
+	}
+	for _, el := range arr.Elems {
+		if el.Index != nil || el.Value == nil {
+			w.forget(name)
+			return
+		}
+		if f, partial, ok := w.argFields(el.Value); ok && !partial {
+			elems = append(elems, f...)
+			continue
+		}
+		v := w.convWord(el.Value)
+		if vanishes(el.Value, v) {
+			continue // an unquoted empty value is no element
+		}
+		if v.Unknown || v.Glob {
+			w.forget(name)
+			return
+		}
+		elems = append(elems, v)
+	}
+	w.setArrayElems(name, elems)
 }
 
 // wordHasTilde reports whether an assignment's value word has a tilde bash
@@ -238,8 +297,11 @@ func (w *walker) commandVars(name string, args []Word) {
 				w.forgetAll() // an option may name the variable (-v x, -ax)
 				return
 			}
-			if syntax.ValidName(a.Value) {
-				w.forget(a.Value)
+			if name == "unset" && w.unsetElement(a.Value) {
+				continue
+			}
+			if base, _, _ := strings.Cut(a.Value, "["); syntax.ValidName(base) {
+				w.forget(base) // read 'a[1]': the array is not followed
 			}
 		}
 	default:
@@ -269,6 +331,7 @@ func (w *walker) setPositional(args []Word) bool {
 	for i, a := range words {
 		w.setVar(strconv.Itoa(i+1), a)
 	}
+	w.setVar("#", Word{Value: strconv.Itoa(len(words)), Literal: true})
 	if len(words) == 1 {
 		w.setVar("@", words[0])
 		w.setVar("*", words[0])
@@ -360,20 +423,56 @@ func (w *walker) dropTouched(names map[string]bool, all bool) map[string]Word {
 // literal pattern (${x%/}, ${x#pre}). Bash then runs the command with that
 // value, so "rm -rf "${HOME:?}"/*" deletes the home's entries.
 func (w *walker) paramValue(p *syntax.ParamExp) (Word, bool) {
-	if p.Param == nil {
+	if p.Param == nil || p.NestedParam != nil || p.Flags != nil || p.Width || p.Names != 0 {
 		return Word{}, false
+	}
+	if p.Excl {
+		if p.Index != nil {
+			return Word{}, false // ${!a[@]}: the indices
+		}
+		return w.indirectValue(p) // ${!y}: the variable y names (expand.go)
+	}
+	if p.Index != nil {
+		// An array element (expand.go), then an operator on it.
+		bare := *p
+		bare.Exp, bare.Repl, bare.Slice = nil, nil, nil
+		v, ok := w.elementValue(&bare)
+		if idx, _ := p.Index.(*syntax.Word); idx != nil && (idx.Lit() == "@" || idx.Lit() == "*") {
+			if p.Length || !ok || (p.Exp == nil && p.Repl == nil && p.Slice == nil) {
+				return v, ok // ${#a[@]}: the count, from elementValue
+			}
+			// A slice of elements, an operator on each (expand.go).
+			elems, star, partial, ok := w.listParam(p)
+			if !ok || partial || (!star && len(elems) > 1) {
+				return Word{}, false
+			}
+			sep := ""
+			if ifs := w.ifs(); ifs != "" {
+				sep = ifs[:1]
+			}
+			s, lit := joinWith(elems, sep)
+			return Word{Value: s, Literal: lit}, true
+		}
+		if !ok || !valueOpOf(p) && p.Exp == nil {
+			return v, ok
+		}
+		if !valueOpOf(p) {
+			return Word{}, false
+		}
+		return w.valueOp(p, v)
+	}
+	if valueOpOf(p) {
+		// Case, replacement, substring, length of a known value.
+		bare := *p
+		bare.Exp, bare.Repl, bare.Slice, bare.Length = nil, nil, nil, false
+		v, ok := w.paramValue(&bare)
+		if !ok {
+			return Word{}, false
+		}
+		return w.valueOp(p, v)
 	}
 	bare := *p
 	bare.Exp = nil
-	if idx, ok := p.Index.(*syntax.Word); ok && p.Exp == nil {
-		// ${a[N]} of an array read from known input (readin.go).
-		bare.Index = nil
-		if n := idx.Lit(); simpleParam(&bare) && isNumberLit(n) {
-			v, ok := w.vars[p.Param.Value+"["+n+"]"]
-			return v, ok
-		}
-		return Word{}, false
-	}
 	if !simpleParam(&bare) {
 		return Word{}, false
 	}
@@ -659,12 +758,6 @@ func homeParam(p *syntax.ParamExp) bool {
 	return simpleParam(p) && p.Param.Value == "HOME"
 }
 
-// oneField reports whether an unquoted expansion of v is one field under
-// the default IFS.
-func oneField(v string) bool {
-	return v != "" && !strings.ContainsAny(v, " \t\n")
-}
-
 // joinAll joins the values known at the ends of several ways through.
 func joinAll(outs []map[string]Word) map[string]Word {
 	if len(outs) == 0 {
@@ -808,13 +901,14 @@ const maxCallWalks = 8
 // positional parameters; after it, the names the body assigned and did not
 // declare local hold what it left (callEffects). A call not walked leaves
 // nothing known (commandVars forgot it).
-func (w *walker) callFunction(fd *syntax.FuncDecl, args []Word, before map[string]Word, c ctx) {
+// It reports whether it walked the call.
+func (w *walker) callFunction(fd *syntax.FuncDecl, args []Word, before map[string]Word, c ctx) bool {
 	if w.inCall || w.calls >= maxCallWalks || len(args) == 0 || len(args) > 9 || !w.tracking() {
-		return
+		return false
 	}
 	for _, a := range args {
 		if a.Unknown {
-			return
+			return false
 		}
 	}
 	w.calls++
@@ -826,9 +920,7 @@ func (w *walker) callFunction(fd *syntax.FuncDecl, args []Word, before map[strin
 		}
 	}
 	w.vars["FUNCNAME"] = Word{Value: fd.Name.Value, Literal: true, Raw: fd.Name.Value}
-	for i, a := range args {
-		w.vars[strconv.Itoa(i+1)] = a
-	}
+	bindPositionals(w.vars, args)
 	c.Function = fd.Name.Value
 	refs := maps.Clone(w.namerefs)
 	w.inCall, w.callSets, w.callLocals, w.callAll = true, nil, nil, false
@@ -836,6 +928,7 @@ func (w *walker) callFunction(fd *syntax.FuncDecl, args []Word, before map[strin
 	w.inCall = false
 	w.vars = w.callEffects(saved, w.vars)
 	w.namerefs = refs
+	return true
 }
 
 // callEffects returns the values known after a walked call: those before
@@ -944,7 +1037,7 @@ func (w *walker) forClause(fc *syntax.ForClause, c ctx) string {
 		for _, it := range l.Items {
 			w.walkWord(it, c)
 			v := w.convWord(it)
-			if v.Unknown || v.Glob || !oneField(v.Value) {
+			if v.Unknown || v.Glob || !w.oneField(v.Value) {
 				bindable = false
 			}
 			items = append(items, v)
@@ -978,8 +1071,8 @@ func (w *walker) arithOperand(x *syntax.Word) {
 		var name string
 		switch p := x.Parts[0].(type) {
 		case *syntax.Lit:
-			if isNumberLit(p.Value) {
-				return
+			if isNumberLit(p.Value) || p.Value == "@" || p.Value == "*" {
+				return // a number, or the subscript of ${a[@]}
 			}
 			name = p.Value
 		case *syntax.ParamExp:

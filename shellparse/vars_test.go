@@ -28,6 +28,12 @@ func TestVariablesFollowed(t *testing.T) {
 		{`x='*'; rm "/$x"`, "/*", true, false},
 		{`x=/a; x=/b; rm $x`, "/b", true, false},
 		{`x=/a && rm $x`, "/a", true, false},
+		{`set -- /a /b; rm "$@"`, "/b", true, false},
+		{`IFS=/; x=/a; rm "$x"`, "/a", true, false}, // quoted: not split
+		{`IFS=/; x=a/b; rm $x`, "b", true, false},
+		{`x="/a /b"; rm $x`, "/b", true, false},
+		{`x=/a; x+=/b; rm "$x"`, "/a/b", true, false},
+		{`IFS=$y; x=/a; rm "$x"`, "$x", false, true},
 		{`x=/a; rm "$HOME"`, "$HOME", false, false},
 		// unknown
 		{`rm "$x"`, "$x", false, true},
@@ -39,7 +45,6 @@ func TestVariablesFollowed(t *testing.T) {
 		{`x=/a; printf -v x %s *; rm "$x"`, "$x", false, true},
 		{`set -- /a /b; rm "$2"`, "/b", true, false},
 		{`set -- /a; rm "$@"`, "/a", true, false},
-		{`set -- /a /b; rm "$@"`, "$@", false, true},
 		{`set -- "$q"; rm "$1"`, "$1", false, true},
 		{`set -- /a; shift; rm "$1"`, "$1", false, true},
 		{`set -x; rm "$1"`, "$1", false, true},
@@ -52,7 +57,6 @@ func TestVariablesFollowed(t *testing.T) {
 		{`x=/b; declare -n r; r=$y; r=/a; rm "$x"`, "$x", false, true},
 		{`x=/b; f() { declare -gn r=x; }; f; rm "$x"`, "$x", false, true},
 		{`x=/a; declare -l x=/B; rm "$x"`, "$x", false, true},
-		{`IFS=/; x=/a; rm "$x"`, "$x", false, true},
 		{`(x=/a); rm "$x"`, "$x", false, true},
 		{`x=/a | true; rm "$x"`, "$x", false, true},
 		{`x=/a & rm "$x"`, "$x", false, true},
@@ -67,9 +71,7 @@ func TestVariablesFollowed(t *testing.T) {
 		{`x=/a; (( n )); rm "$x"`, "$x", false, true},
 		{`x=/a; y='x=5'; (( y )); rm "$x"`, "$x", false, true},
 		{`x=/a; trap 'x=/b' DEBUG; rm "$x"`, "$x", false, true},
-		{`x="/a /b"; rm $x`, "$x", false, true},
 		{`x=; rm $x`, "$x", false, true},
-		{`x=/a; x+=/b; rm "$x"`, "$x", false, true},
 		{`x=/a rm "$x"`, "$x", false, true},
 		{`PWD=/a; cd /b; rm "$PWD"`, "$PWD", false, true},
 		{`x=/a; for i in 1 2; do read x; done; rm "$x"`, "$x", false, true},
@@ -176,8 +178,8 @@ func TestShellPositional(t *testing.T) {
 		{`sh -c 'rm -rf "$1"' _ /srv`, "rm -rf /srv"},
 		{`bash -c 'rm -rf $1 "$0"' /a /b`, "rm -rf /b /a"},
 		{`sh -c 'rm -rf "$@"' _ /srv`, "rm -rf /srv"},
-		{`sh -c 'rm -rf "$@"' _ /a /b`, "rm -rf $@"}, // several words: not one value
-		{`sh -c 'rm -rf "$1"' _ "$x"`, "rm -rf $1"},  // not known
+		{`sh -c 'rm -rf "$@"' _ /a /b`, "rm -rf /a /b"},
+		{`sh -c 'rm -rf "$1"' _ "$x"`, "rm -rf $1"}, // not known
 		{`find . -exec sh -c 'rm "$1"' _ {} \;`, "rm {}"},
 	}
 	for _, tc := range cases {

@@ -163,14 +163,14 @@ func (w *walker) expansion(st *wordState, p syntax.WordPart, quoted bool) {
 	if pe, ok := p.(*syntax.ParamExp); ok {
 		// An unquoted value that is empty adds nothing to the word.
 		v, ok := w.paramValue(pe)
-		if ok && !quoted && !oneField(v.Value) && v.Value != "" {
-			// Unquoted, the value is split at blanks: one field is
+		if ok && !quoted && !w.oneField(v.Value) && v.Value != "" {
+			// Unquoted, the value is split by IFS: one field is
 			// that field ("reboot\n" from mapfile is reboot).
-			if f := strings.Fields(v.Value); len(f) == 1 {
+			if f := w.splitFields(v.Value); len(f) == 1 {
 				v.Value = f[0]
 			}
 		}
-		if ok && (quoted || oneField(v.Value) || v.Value == "") {
+		if ok && (quoted || w.oneField(v.Value) || v.Value == "") {
 			st.b.WriteString(v.Value)
 			st.literal = st.literal && v.Literal
 			if !quoted && strings.ContainsAny(v.Value, "*?[") {
@@ -208,9 +208,9 @@ func (w *walker) knownSubst(st *wordState, cs *syntax.CmdSubst, quoted bool) boo
 		// Unquoted, the output is split at blanks: it must stay one
 		// field of the word ("$(echo) rm" runs rm; "$(echo a b)" is two
 		// words), or be empty beside other text ("$(echo x >f)reboot").
-		f := strings.Fields(out)
+		f := w.splitFields(out)
 		switch {
-		case !strings.ContainsAny(out, " \t\n") && (out != "" || !st.alone):
+		case (w.ifs() == "" || !strings.ContainsAny(out, w.ifs())) && (out != "" || !st.alone):
 		case st.alone && len(f) == 1:
 			out = f[0]
 		default:

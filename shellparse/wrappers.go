@@ -272,15 +272,40 @@ func (w *walker) peel(name string, cs *cmdState, i int, c ctx) (int, bool) {
 	if replace != "" {
 		cs.replace = replace
 	}
-	if name == "xargs" && cs.stdin != nil {
+	if name == "xargs" {
 		opts := make(map[string]string, len(inv.Options))
 		for _, o := range inv.Options {
 			opts[o.Name] = o.Value
 		}
-		if items, ok := xargsItems(cs.stdin, opts); ok {
-			cs.feed = feedWords(cs.stdin, items)
+		in := cs.stdin
+		if f, ok := opts["--arg-file"]; ok {
+			// xargs -a FILE reads its items from FILE, and the command
+			// keeps the standard input: a file the line wrote with known
+			// text gives the items.
+			in = nil
+			if t, known := w.fileText(f); known {
+				in = &feed{text: t, lit: true}
+				delete(opts, "--arg-file")
+			}
+		} else {
+			cs.stdin = nil // xargs reads it: the command it runs gets none
 		}
-		cs.stdin = nil // xargs reads it: the command it runs gets none
+		if in != nil {
+			if items, ok := xargsItems(in, opts); ok {
+				cs.feed = feedWords(in, items)
+			}
+		}
+		if cs.feed != nil && replace == "" && !xargsSplits(opts) && next < len(cs.words) {
+			// One run with every item appended: the command's own
+			// words, so that a shell or wrapper it is reads them too
+			// (echo reboot | xargs sh -c).
+			last := cs.nodes[len(cs.nodes)-1]
+			cs.words = append(cs.words[:len(cs.words):len(cs.words)], cs.feed...)
+			for range cs.feed {
+				cs.nodes = append(cs.nodes[:len(cs.nodes):len(cs.nodes)], last)
+			}
+			cs.feed = nil
+		}
 	}
 	if shellMode && next < len(cs.words) {
 		// sudo -s/-i CMD…: the user's shell runs the words with -c.
