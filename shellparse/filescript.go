@@ -50,15 +50,17 @@ func (w *walker) scriptFiles(name string, cs *cmdState, i int, c ctx) {
 	if sc.Lang != "crontab" && !(inv.SubSpec != nil && inv.SubSpec.StopAtOperand) {
 		return
 	}
-	for _, op := range inv.Operands {
-		if grammar.IsStdinPath(op.Value) || !args[op.Arg].Literal {
-			return
-		}
-		alt := values(args)
-		alt[op.Arg] = "-"
-		w.fileScript(name, grammar.Parse(name, alt), op.Value, cs, c)
-		return // the first operand is the script; the others are its arguments
+	if len(inv.Operands) == 0 {
+		return
 	}
+	// The first operand is the script; the others are its arguments.
+	op := inv.Operands[0]
+	if grammar.IsStdinPath(op.Value) || !args[op.Arg].Literal {
+		return
+	}
+	alt := values(args)
+	alt[op.Arg] = "-"
+	w.fileScript(name, grammar.Parse(name, alt), op.Value, cs, c)
 }
 
 // fileScript walks what program, invoked as inv with its script on standard
