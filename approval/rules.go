@@ -974,13 +974,7 @@ func (a *analyzer) wrapperExec(c *shellparse.Command, v string, e grammar.Effect
 			v = v[i+1:]
 		}
 	}
-	if sub := a.sub(v); sub != nil {
-		for _, f := range sub.Findings {
-			if f.Tier == TierHardline {
-				a.hit(f.Rule, c.Text, c.Span)
-			}
-		}
-	}
+	a.keepHardline(c, v)
 }
 
 // sshValued are ssh options that take a value.
@@ -1001,13 +995,7 @@ func isDestructiveSQL(v string) bool {
 // is analysed too, and a hardline payload keeps its hardline findings.
 func (a *analyzer) execOption(c *shellparse.Command, v string) {
 	a.hit(RuleExecOption, c.Text, c.Span)
-	if sub := a.sub(v); sub != nil {
-		for _, f := range sub.Findings {
-			if f.Tier == TierHardline {
-				a.hit(f.Rule, c.Text, c.Span)
-			}
-		}
-	}
+	a.keepHardline(c, v)
 }
 
 // hermes is the peer agent's control plane; commands that change its
