@@ -314,6 +314,7 @@ func (a *analyzer) command(c *shellparse.Command) {
 		a.wrapper(c, &c.Wrappers[i])
 	}
 	a.redirs(c, args)
+	a.runsFound(c)
 	if len(args) > 0 && (args[0] == "--help" || args[0] == "--version") {
 		return
 	}
