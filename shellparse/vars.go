@@ -82,6 +82,9 @@ func (w *walker) setVar(name string, v Word) {
 		w.stopTracking() // field splitting changes for every later use
 		return
 	}
+	if name == "PATH" {
+		w.notePath(v.Value) // dataflow.go: a planted program runs by its bare name
+	}
 	if !w.tracking() || v.Unknown || shellManaged[name] || strings.HasPrefix(name, "BASH") {
 		w.forget(name)
 		return
