@@ -109,6 +109,10 @@ const (
 	execL
 	// evalCode: a string is code of the same language.
 	evalCode
+	// pipeOpen: a "|cmd" or "cmd|" string is a shell line, and a "-|" or
+	// "|-" mode string the program and arguments after it (perl's and
+	// ruby's open).
+	pipeOpen
 )
 
 // processFunc is one process function: its shape and the leading
@@ -138,14 +142,14 @@ var processFuncs = map[string]map[string]processFunc{
 	},
 	"perl": {
 		"system": {shape: programArgs}, "exec": {shape: programArgs}, "readpipe": {},
-		"eval": {shape: evalCode},
+		"open": {shape: pipeOpen, skip: 1}, "eval": {shape: evalCode},
 	},
 	"ruby": {
 		"system": {shape: programArgs}, "exec": {shape: programArgs}, "spawn": {shape: programArgs},
 		"popen": {shape: programArgs}, "popen2": {shape: programArgs}, "popen2e": {shape: programArgs}, "popen3": {shape: programArgs},
 		"capture2": {shape: programArgs}, "capture2e": {shape: programArgs}, "capture3": {shape: programArgs},
 		"pipeline": {shape: programArgs}, "pipeline_r": {shape: programArgs}, "pipeline_w": {shape: programArgs},
-		"eval": {shape: evalCode}, "instance_eval": {shape: evalCode},
+		"open": {shape: pipeOpen}, "eval": {shape: evalCode}, "instance_eval": {shape: evalCode},
 	},
 	"node": {
 		"execSync": {}, "exec": {}, "spawnSync": {shape: programArgs}, "spawn": {shape: programArgs},
@@ -229,6 +233,17 @@ func (fn processFunc) command(lang string, args []callArg) (string, bool) {
 			return first.words[0], true
 		}
 		return quotedWords(append([]string{first.words[0]}, words...)), true
+	case pipeOpen:
+		if first.kind != stringArg {
+			return "", false
+		}
+		if m := strings.TrimSpace(first.words[0]); m == "-|" || m == "|-" {
+			return processFunc{shape: programArgs}.command(lang, args[1:])
+		} else if cmd, ok := strings.CutPrefix(m, "|"); ok {
+			return strings.TrimSpace(cmd), true
+		} else if cmd, ok := strings.CutSuffix(m, "|"); ok {
+			return strings.TrimSpace(cmd), true
+		}
 	case execV, execL:
 		if first.kind != stringArg {
 			return "", false
@@ -312,6 +327,10 @@ func argEnd(s string) int {
 			if _, rest, ok := stringLiteral(s[i:]); ok {
 				i = len(s) - len(rest) - 1
 			}
+		case '`':
+			if k := strings.IndexByte(s[i+1:], '`'); k >= 0 {
+				i += k + 1
+			}
 		case '(', '[', '{':
 			depth++
 		case ')', ']', '}':
@@ -332,6 +351,20 @@ func argEnd(s string) int {
 // b” prefixes too), a list of string literals, or anything else.
 func readArg(text string) callArg {
 	t := text
+	for _, kw := range [...]string{"args=", "cmd=", "command="} {
+		// subprocess.run(args=[…]): python's keyword for the command.
+		if rest, ok := strings.CutPrefix(t, kw); ok && !strings.HasPrefix(rest, "=") {
+			t = strings.TrimSpace(rest)
+		}
+	}
+	for _, q := range [...]string{"'''", `"""`, "`"} {
+		// python's triple quotes, javascript's template without ${…}.
+		if body, ok := strings.CutPrefix(t, q); ok {
+			if end := strings.Index(body, q); end >= 0 && strings.TrimSpace(body[end+len(q):]) == "" && !strings.ContainsAny(body[:end], "$\\") {
+				return callArg{kind: stringArg, words: []string{body[:end]}, text: text}
+			}
+		}
+	}
 	if len(t) > 1 && strings.ContainsRune("rRbB", rune(t[0])) && (t[1] == '\'' || t[1] == '"') {
 		t = t[1:]
 	}

@@ -146,6 +146,16 @@ func TestCodeCommands(t *testing.T) {
 		{"node", `require('child_process').spawn('rm', ['-rf', '/'], {stdio: 'inherit'})`, "'rm' '-rf' '/'\n"},
 		{"node", `const cp = require('child_process'); cp.execFile('reboot')`, "reboot\n"},
 		{"node", `cp.spawn(cmd, ['-rf', '/'])`, ""},
+		{"python", `import os; os.system('''reboot''')`, "reboot\n"},
+		{"python", `import subprocess; subprocess.run(args=['reboot'])`, "'reboot'\n"},
+		{"perl", `open(my $f, "|-", "rm", "-rf", "/")`, "'rm' '-rf' '/'\n"},
+		{"perl", `open(F, "reboot |")`, "reboot\n"},
+		{"perl", `open F, "| reboot"`, "reboot\n"},
+		{"perl", `open(F, "<", "x.txt")`, ""},
+		{"ruby", `open("|reboot")`, "reboot\n"},
+		{"ruby", `open("x.txt")`, ""},
+		{"node", "require('child_process').execSync(`reboot`)", "reboot\n"},
+		{"node", "require('child_process').execSync(`rm ${d}`)", ""},
 		{"awk", `system("reboot")`, ""}, // awk has its own reader
 	} {
 		if got := CodeCommands(tc.lang, tc.code); got != tc.want {
