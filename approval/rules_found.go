@@ -17,62 +17,108 @@ import (
 // point, every known program name its -name/-iname tests accept (with no
 // name test, all of them under /, /usr, /sbin … only); for xargs, its known input (echo, printf, ls,
 // which and command -v with literal arguments) put where xargs puts it:
-// in place of the -I string, or after the command's words, all items at
-// once and each alone (-n1, -L1). The hardline findings of those readings
+// in place of the -I string (a line each), or after the command's words,
+// all items at once and each alone (-n1, -L1). The hardline findings of those readings
 // are kept; the command stays approval for the name it cannot know.
 
 // runsFound applies the rules to a command whose program or arguments
-// find or xargs fill in.
+// find or xargs fill in, also through the wrappers after them (xargs -I{}
+// sh -c {} is read as sh -c with each input line).
 func (a *analyzer) runsFound(c *shellparse.Command) {
-	if len(c.Wrappers) == 0 {
+	k := len(c.Wrappers) - 1
+	for k >= 0 && c.Wrappers[k].Program != "find" && c.Wrappers[k].Program != "xargs" {
+		k--
+	}
+	if k < 0 {
 		return
 	}
-	switch w := c.Wrappers[len(c.Wrappers)-1]; w.Program {
-	case "find":
+	w := c.Wrappers[k]
+	after := c.Wrappers[k+1:]
+	if w.Program == "find" {
 		if strings.Contains(c.Program, "{}") {
 			for _, p := range a.foundPrograms(w.Args) {
-				a.keepHardline(c, foundLine(c, "{}", p))
+				a.keepHardline(c, foundLine(c, after, "{}", p))
 			}
 		}
-	case "xargs":
-		items := strings.Fields(a.pipedText(c))
-		if len(items) == 0 {
-			return
-		}
-		if repl := xargsReplace(w.Args); repl != "" {
-			for _, it := range items {
-				a.keepHardline(c, foundLine(c, repl, it))
+		return
+	}
+	text := a.pipedText(c)
+	if text == "" && c.Context.Payload > 0 {
+		text = a.payloadInput(c)
+	}
+	if repl := xargsReplace(w.Args); repl != "" {
+		// -I reads whole lines, blanks at their start dropped.
+		for _, it := range strings.Split(text, "\n") {
+			if it = strings.TrimLeft(it, " \t"); it != "" {
+				a.keepHardline(c, foundLine(c, after, repl, it))
 			}
-			return
 		}
-		a.keepHardline(c, foundLine(c, "", strings.Join(quotedAll(items), " ")))
-		for _, it := range items {
-			a.keepHardline(c, foundLine(c, "", shellQuote(it)))
-		}
+		return
+	}
+	items := strings.Fields(text)
+	if len(items) == 0 {
+		return
+	}
+	a.keepHardline(c, foundLine(c, after, "", strings.Join(quotedAll(items), " ")))
+	for _, it := range items {
+		a.keepHardline(c, foundLine(c, after, "", shellQuote(it)))
 	}
 }
 
-// foundLine is c's command line with repl replaced by value in every word
-// (find's "{}", xargs' -I string), or with value appended when repl is "".
-// A word with an expansion keeps its source text (~, $HOME); value is a
-// literal.
-func foundLine(c *shellparse.Command, repl, value string) string {
-	prog := c.Program
-	if repl != "" {
-		prog = strings.ReplaceAll(prog, repl, value)
-	}
-	var b strings.Builder
-	b.WriteString(shellQuote(prog))
-	for _, w := range c.Args {
-		b.WriteByte(' ')
-		switch {
-		case repl != "" && strings.Contains(w.Value, repl):
-			b.WriteString(shellQuote(strings.ReplaceAll(w.Value, repl, value)))
-		case w.Literal:
-			b.WriteString(shellQuote(w.Value))
-		default:
-			b.WriteString(w.Raw)
+// payloadInput returns what is piped into the xargs whose shell payload
+// c is (echo 'rm -rf ~' | xargs -I{} sh -c {}): the payload's commands are
+// not pipeline stages themselves, so the stage before is the command just
+// before c's source text, when only "| xargs …" stands between them.
+func (a *analyzer) payloadInput(c *shellparse.Command) string {
+	var prev *shellparse.Command
+	for i := range a.script.Commands {
+		p := &a.script.Commands[i]
+		if p.Span.End <= c.Span.Start && p.Context.Payload == 0 && (prev == nil || p.Span.End > prev.Span.End) {
+			prev = p
 		}
+	}
+	src := a.script.Source
+	if prev == nil || prev.Context.Pipeline == 0 || prev.Context.Pipeline >= prev.Context.PipelineLen || c.Span.Start > len(src) {
+		return ""
+	}
+	between := strings.TrimLeft(src[prev.Span.End:c.Span.Start], " \t")
+	if !strings.HasPrefix(between, "|") || strings.ContainsAny(between[1:], "|;&\n") {
+		return ""
+	}
+	stage := *c
+	stage.Context.Pipeline, stage.Context.PipelineLen = prev.Context.Pipeline+1, prev.Context.PipelineLen
+	return a.pipedText(&stage)
+}
+
+// foundLine is the command line find or xargs runs — the wrappers after
+// it, then c — with repl replaced by value in every word (find's "{}",
+// xargs' -I string), or with value appended when repl is "". A word of c
+// with an expansion keeps its source text (~, $HOME); value is a literal.
+func foundLine(c *shellparse.Command, after []shellparse.Wrapper, repl, value string) string {
+	var b strings.Builder
+	word := func(w string) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		if repl != "" {
+			w = strings.ReplaceAll(w, repl, value)
+		}
+		b.WriteString(shellQuote(w))
+	}
+	for _, wr := range after {
+		word(wr.Program)
+		for _, arg := range wr.Args {
+			word(arg)
+		}
+	}
+	word(c.Program)
+	for _, w := range c.Args {
+		if w.Literal || repl != "" && strings.Contains(w.Value, repl) {
+			word(w.Value)
+			continue
+		}
+		b.WriteByte(' ')
+		b.WriteString(w.Raw)
 	}
 	if repl == "" {
 		b.WriteByte(' ')
