@@ -222,6 +222,11 @@ func (fn processFunc) command(lang string, args []callArg) (string, bool) {
 			return quotedWords(first.words), true
 		}
 	case programArgs:
+		if prog, rest, ok := perlIndirect(lang, args); ok {
+			// system { "reboot" } "name", ARGS: the block names the
+			// program, the list after it is argv from argv[0].
+			return processFunc{shape: execL}.command(lang, append([]callArg{prog}, rest...))
+		}
 		if first.kind == listArg {
 			return quotedWords(first.words), true
 		}
@@ -255,6 +260,25 @@ func (fn processFunc) command(lang string, args []callArg) (string, bool) {
 		return quotedWords(append([]string{first.words[0]}, rest...)), true
 	}
 	return "", false
+}
+
+// perlIndirect reads perl's indirect-object call system { PROGRAM } LIST:
+// the program in the block, then the list.
+func perlIndirect(lang string, args []callArg) (callArg, []callArg, bool) {
+	if lang != "perl" || len(args) == 0 || args[0].kind != otherArg || !strings.HasPrefix(args[0].text, "{") {
+		return callArg{}, nil, false
+	}
+	t := args[0].text
+	end := strings.IndexByte(t, '}')
+	if end < 0 {
+		return callArg{}, nil, false
+	}
+	prog := readArg(strings.TrimSpace(t[1:end]))
+	if prog.kind != stringArg {
+		return callArg{}, nil, false
+	}
+	rest := append([]callArg{readArg(strings.TrimSpace(t[end+1:]))}, args[1:]...)
+	return prog, rest, true
 }
 
 // literalWords flattens the literal strings and lists at the start of

@@ -156,6 +156,8 @@ func TestCodeCommands(t *testing.T) {
 		{"ruby", `open("x.txt")`, ""},
 		{"node", "require('child_process').execSync(`reboot`)", "reboot\n"},
 		{"node", "require('child_process').execSync(`rm ${d}`)", ""},
+		{"perl", `system { "/bin/rm" } "rm", "-rf", "/"`, "'/bin/rm' '-rf' '/'\n"},
+		{"perl", `exec { $prog } "x"`, ""},
 		{"awk", `system("reboot")`, ""}, // awk has its own reader
 	} {
 		if got := CodeCommands(tc.lang, tc.code); got != tc.want {
