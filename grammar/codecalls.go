@@ -11,7 +11,9 @@ import (
 // and pty.spawn, perl's and ruby's system and exec, node's child_process
 // calls, lua's os.execute, php's shell_exec …) whose command is a string
 // literal (run by sh) or literal words (run as one program), a literal
-// string given to the language's eval, and the quoted commands of perl's
+// string given to the language's eval, a library delete of a tree
+// (shutil.rmtree, FileUtils.rm_rf) as rm -rf of its literal path or the
+// home, and the quoted commands of perl's
 // qx and backquotes, ruby's %x and backquotes, php's backquotes. Python
 // names are resolved as python binds them first: import … as, from …
 // import, a name assigned a function, __import__('os'),
@@ -113,6 +115,10 @@ const (
 	// "|-" mode string the program and arguments after it (perl's and
 	// ruby's open).
 	pipeOpen
+	// deleteTree: the library call deletes the tree at its literal path
+	// (python's shutil.rmtree, ruby's FileUtils.rm_rf), read as rm -rf of
+	// it; os.path.expanduser('~…') is the home.
+	deleteTree
 )
 
 // processFunc is one process function: its shape and the leading
@@ -139,6 +145,7 @@ var processFuncs = map[string]map[string]processFunc{
 		"os.spawnv": {shape: execV, skip: 1}, "os.spawnve": {shape: execV, skip: 1}, "os.spawnvp": {shape: execV, skip: 1}, "os.spawnvpe": {shape: execV, skip: 1},
 		"os.spawnl": {shape: execL, skip: 1}, "os.spawnle": {shape: execL, skip: 1}, "os.spawnlp": {shape: execL, skip: 1}, "os.spawnlpe": {shape: execL, skip: 1},
 		"exec": {shape: evalCode}, "eval": {shape: evalCode}, "builtins.exec": {shape: evalCode}, "builtins.eval": {shape: evalCode},
+		"shutil.rmtree": {shape: deleteTree},
 	},
 	"perl": {
 		"system": {shape: programArgs}, "exec": {shape: programArgs}, "readpipe": {},
@@ -150,6 +157,8 @@ var processFuncs = map[string]map[string]processFunc{
 		"capture2": {shape: programArgs}, "capture2e": {shape: programArgs}, "capture3": {shape: programArgs},
 		"pipeline": {shape: programArgs}, "pipeline_r": {shape: programArgs}, "pipeline_w": {shape: programArgs},
 		"open": {shape: pipeOpen}, "eval": {shape: evalCode}, "instance_eval": {shape: evalCode},
+		"rm_rf": {shape: deleteTree}, "rm_r": {shape: deleteTree}, "remove_dir": {shape: deleteTree},
+		"remove_entry": {shape: deleteTree}, "remove_entry_secure": {shape: deleteTree},
 	},
 	"node": {
 		"execSync": {}, "exec": {}, "spawnSync": {shape: programArgs}, "spawn": {shape: programArgs},
@@ -238,6 +247,13 @@ func (fn processFunc) command(lang string, args []callArg) (string, bool) {
 			return first.words[0], true
 		}
 		return quotedWords(append([]string{first.words[0]}, words...)), true
+	case deleteTree:
+		if first.kind == stringArg {
+			return "rm -rf -- " + shellWord(first.words[0]), true
+		}
+		if home, ok := expandUser(first.text); ok {
+			return "rm -rf -- ~" + shellWordTail(home), true
+		}
 	case pipeOpen:
 		if first.kind != stringArg {
 			return "", false
@@ -279,6 +295,34 @@ func perlIndirect(lang string, args []callArg) (callArg, []callArg, bool) {
 	}
 	rest := append([]callArg{readArg(strings.TrimSpace(t[end+1:]))}, args[1:]...)
 	return prog, rest, true
+}
+
+// expandUser reads python's os.path.expanduser('~…') (and Path.home(),
+// ruby's Dir.home) of a literal: the text after "~".
+func expandUser(text string) (string, bool) {
+	t := strings.TrimSpace(text)
+	switch t {
+	case "os.path.expanduser('~')", `os.path.expanduser("~")`, "Path.home()", "pathlib.Path.home()", "Dir.home", "Dir.home()", `ENV["HOME"]`, "ENV['HOME']":
+		return "", true
+	}
+	inner, ok := strings.CutPrefix(t, "os.path.expanduser(")
+	if !ok || !strings.HasSuffix(inner, ")") {
+		return "", false
+	}
+	a := readArg(strings.TrimSpace(strings.TrimSuffix(inner, ")")))
+	if a.kind != stringArg || (a.words[0] != "~" && !strings.HasPrefix(a.words[0], "~/")) {
+		return "", false
+	}
+	return a.words[0][1:], true
+}
+
+// shellWordTail quotes the path after "~" (empty or "/…") so that the "~"
+// stays the home: bash expands a "~" only before an unquoted "/".
+func shellWordTail(p string) string {
+	if p == "" || p == "/" {
+		return p
+	}
+	return "/" + shellWord(strings.TrimPrefix(p, "/"))
 }
 
 // literalWords flattens the literal strings and lists at the start of

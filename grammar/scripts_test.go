@@ -158,6 +158,12 @@ func TestCodeCommands(t *testing.T) {
 		{"node", "require('child_process').execSync(`rm ${d}`)", ""},
 		{"perl", `system { "/bin/rm" } "rm", "-rf", "/"`, "'/bin/rm' '-rf' '/'\n"},
 		{"perl", `exec { $prog } "x"`, ""},
+		{"python", `import shutil, os; shutil.rmtree(os.path.expanduser("~"))`, "rm -rf -- ~\n"},
+		{"python", `import shutil, os; shutil.rmtree(os.path.expanduser('~/.ssh'))`, "rm -rf -- ~/'.ssh'\n"},
+		{"python", `import shutil; shutil.rmtree('/etc')`, "rm -rf -- '/etc'\n"},
+		{"python", `import shutil; shutil.rmtree('~')`, "rm -rf -- '~'\n"},
+		{"python", `import shutil; shutil.rmtree(d)`, ""},
+		{"ruby", `require "fileutils"; FileUtils.rm_rf(Dir.home)`, "rm -rf -- ~\n"},
 		{"awk", `system("reboot")`, ""}, // awk has its own reader
 	} {
 		if got := CodeCommands(tc.lang, tc.code); got != tc.want {
