@@ -316,6 +316,7 @@ func (a *analyzer) command(c *shellparse.Command) {
 		a.wrapper(c, &c.Wrappers[i])
 	}
 	a.redirs(c, args)
+	a.runsFound(c)
 	if len(args) > 0 && (args[0] == "--help" || args[0] == "--version") {
 		return
 	}
@@ -976,13 +977,7 @@ func (a *analyzer) wrapperExec(c *shellparse.Command, v string, e grammar.Effect
 			v = v[i+1:]
 		}
 	}
-	if sub := a.sub(v); sub != nil {
-		for _, f := range sub.Findings {
-			if f.Tier == TierHardline {
-				a.hit(f.Rule, c.Text, c.Span)
-			}
-		}
-	}
+	a.keepHardline(c, v)
 }
 
 // sshValued are ssh options that take a value.
@@ -1003,13 +998,7 @@ func isDestructiveSQL(v string) bool {
 // is analysed too, and a hardline payload keeps its hardline findings.
 func (a *analyzer) execOption(c *shellparse.Command, v string) {
 	a.hit(RuleExecOption, c.Text, c.Span)
-	if sub := a.sub(v); sub != nil {
-		for _, f := range sub.Findings {
-			if f.Tier == TierHardline {
-				a.hit(f.Rule, c.Text, c.Span)
-			}
-		}
-	}
+	a.keepHardline(c, v)
 }
 
 // hermes is the peer agent's control plane; commands that change its

@@ -45,6 +45,9 @@ func (a *analyzer) containerCommand(c *shellparse.Command, inv *grammar.Invocati
 			}
 		case "--volume", "--device":
 			parts := strings.Split(o.Value, ":")
+			if o.ValueArg >= 0 && o.ValueArg < len(c.Args) && !c.Args[o.ValueArg].Literal {
+				parts[0] = foldHome(parts[0], "") // -v $HOME:/h is the home; '$HOME:/h' a volume of that name
+			}
 			if len(parts) == 1 && o.Name == "--device" {
 				parts = append(parts, parts[0])
 			}
@@ -149,6 +152,19 @@ func (a *analyzer) containerCommand(c *shellparse.Command, inv *grammar.Invocati
 			}
 		}
 	}
+	// The same command with every path the container's own: a hardline
+	// finding only the host's paths make (echo b > /p/sysrq-trigger with
+	// -v /proc:/p) acts on the host, whatever its rule.
+	own := map[string]bool{}
+	ownWords := make([]string, len(words))
+	for i, w := range words {
+		ownWords[i] = mapContainerPath(w, nil, false)
+	}
+	if sub := a.sub(line(ownWords)); sub != nil {
+		for _, f := range sub.Findings {
+			own[f.Rule] = true
+		}
+	}
 	for _, l := range lines {
 		sub := a.sub(l)
 		if sub == nil {
@@ -159,7 +175,7 @@ func (a *analyzer) containerCommand(c *shellparse.Command, inv *grammar.Invocati
 				continue
 			}
 			switch {
-			case privileged:
+			case privileged, !own[f.Rule]:
 			case f.Rule == RuleRmRoot, f.Rule == RuleDiskFormat, f.Rule == RuleDiskWrite, f.Rule == RuleDeviceUnknown:
 			case f.Rule == RuleKillAll && pidHost:
 			default:

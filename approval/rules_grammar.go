@@ -404,8 +404,11 @@ func (a *analyzer) code(c *shellparse.Command, inv *grammar.Invocation, text str
 }
 
 // keepHardline analyses text as a shell command and keeps its hardline
-// findings on c.
+// findings on c. A leading "!" is dropped: git runs an alias or a config
+// value "!cmd" as sh -c cmd (git -c alias.x='!reboot' x), and for bash
+// "! cmd" still runs cmd.
 func (a *analyzer) keepHardline(c *shellparse.Command, text string) {
+	text = strings.TrimPrefix(strings.TrimLeft(text, " \t"), "!")
 	if text == "" {
 		return
 	}

@@ -339,7 +339,9 @@ func (a *analyzer) fedCommands(c *shellparse.Command, name string, inv *grammar.
 }
 
 // pipedText returns what the command before c in its pipeline prints, when
-// it is echo or printf with literal arguments; "" otherwise.
+// it is echo or printf with literal arguments, or ls or which given
+// literal names (each printed on its own line: ls prints a file operand's
+// name as given, which the path of the program it names); "" otherwise.
 func (a *analyzer) pipedText(c *shellparse.Command) string {
 	var prev *shellparse.Command
 	for i := range a.script.Commands {
@@ -348,7 +350,22 @@ func (a *analyzer) pipedText(c *shellparse.Command) string {
 			prev = p // the last such command before c
 		}
 	}
-	if prev == nil || (prev.Program != "echo" && prev.Program != "printf") {
+	if prev == nil {
+		return ""
+	}
+	if prev.Program == "ls" || prev.Program == "which" {
+		var names []string
+		for _, w := range prev.Args {
+			if !w.Literal {
+				return ""
+			}
+			if !strings.HasPrefix(w.Value, "-") {
+				names = append(names, w.Value)
+			}
+		}
+		return strings.Join(names, "\n")
+	}
+	if prev.Program != "echo" && prev.Program != "printf" {
 		return ""
 	}
 	var b strings.Builder

@@ -18,7 +18,8 @@ func disks() []*Spec {
 		flags("-f -q -v -V -K -S -D -j"))
 	// mke2fs -n and -V, and mkfs.xfs -N, only print what would be done or
 	// the version (-n is a label in mkfs.vfat, so only these have it).
-	extOpts := join(mkfsOpts, ops(flag("-n", DryRun), flag("-V", DryRun)))
+	// -z FILE (the undo file) takes a value, so -vzn is -z "n", not -n.
+	extOpts := join(mkfsOpts, ops(flag("-n", DryRun), flag("-V", DryRun), arg("-z", Write)))
 	xfsOpts := join(mkfsOpts, ops(flag("-N", DryRun), flag("-V", DryRun)))
 	var out []*Spec
 	for _, n := range mkfs {

@@ -171,6 +171,17 @@ func refinePsql(inv *Invocation) {
 	if !inv.Has("--command") && !inv.Has("--file") && !inv.Effects.Has(DryRun) {
 		inv.Effects |= Interactive
 	}
+	// psql opens -o FILE as it reads its options: -V and -? exit where
+	// they stand, so an -o before them is written, and -l lists into it.
+	for _, o := range inv.Options {
+		if o.Name == "-V" || o.Name == "-?" {
+			return
+		}
+		if o.Name == "--output" {
+			inv.Effects &^= DryRun
+			return
+		}
+	}
 }
 
 // refineGDB: with --args, the operands are a program and its arguments

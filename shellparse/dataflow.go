@@ -74,6 +74,8 @@ type fileStore struct {
 	runs int
 	// links are the symbolic links the line made so far, in order.
 	links []symlink
+	// pathDirs are the directories the line assigned into PATH.
+	pathDirs map[string]bool
 }
 
 // symlink is a symbolic link the line made (ln -s TARGET LINK, cp -s): a
@@ -346,7 +348,7 @@ func (w *walker) noteLinks(cmd *Command) {
 		dir, hasDir = ".", true
 	case len(ops) >= 2:
 		last := ops[len(ops)-1]
-		if !cmd.Args[last.Arg].Literal {
+		if !plainPath(cmd.Args[last.Arg]) {
 			return // the link's own name is computed: no path names it
 		}
 		dir, ops = last.Value, ops[:len(ops)-1]
@@ -380,7 +382,7 @@ func (w *walker) noteLinks(cmd *Command) {
 	}
 	for _, op := range ops {
 		t := cmd.Args[op.Arg]
-		target := Word{Value: op.Value, Raw: t.Raw, Literal: t.Literal, Glob: t.Glob, Unknown: t.Unknown || !t.Literal}
+		target := Word{Value: op.Value, Raw: t.Raw, Literal: t.Literal, Glob: t.Glob, Unknown: t.Unknown || !plainPath(t)}
 		for _, n := range names {
 			add(n, target)
 		}
@@ -485,7 +487,7 @@ func (w *walker) noteCopy(cmd *Command) {
 			return
 		}
 		dir, ops = ops[len(ops)-1].Value, ops[:len(ops)-1]
-		if !args[inv.Operands[len(inv.Operands)-1].Arg].Literal {
+		if !plainPath(args[inv.Operands[len(inv.Operands)-1].Arg]) {
 			return
 		}
 	}
@@ -771,11 +773,24 @@ func (w *walker) runWritten(cs *cmdState, i int, c ctx) {
 	}
 	got := w.written(pw.Value)
 	st := w.store()
-	if len(got) == 0 || st.runs >= maxCopyChain {
+	if st.runs >= maxCopyChain {
 		return
 	}
 	st.runs++
 	defer func() { st.runs-- }()
+	if !strings.Contains(pw.Value, "/") {
+		// A link planted on PATH under this name runs its target
+		// (a path with a "/" is read through links by linkReadings).
+		for _, l := range st.links {
+			if path.Base(l.path) == pw.Value && w.pathDir(path.Dir(l.path)) && baseName(l.target.Value) != pw.Value {
+				alt := *cs
+				alt.words = append([]Word(nil), cs.words...)
+				alt.words[i] = l.target
+				alt.words[i].Literal = plainPath(l.target) // ~/x: a path, not a computed name
+				w.resolve(&alt, i, c)
+			}
+		}
+	}
 	for _, ct := range got {
 		switch ct.kind {
 		case factCopy:
@@ -801,19 +816,64 @@ var pathDirs = map[string]bool{
 	"~/bin": true, "~/.local/bin": true, "$HOME/bin": true, "$HOME/.local/bin": true,
 }
 
-// onPath reports whether the line wrote a file named name into a PATH
-// directory.
+// onPath reports whether the line wrote a file, or made a link, named name
+// in a PATH directory.
 func (w *walker) onPath(name string) bool {
 	st := w.script.files
 	if st == nil || name == "" {
 		return false
 	}
 	for _, f := range st.facts {
-		if path.Base(f.path) == name && pathDirs[path.Dir(f.path)] {
+		if path.Base(f.path) == name && w.pathDir(path.Dir(f.path)) {
+			return true
+		}
+	}
+	for _, l := range st.links {
+		if path.Base(l.path) == name && w.pathDir(path.Dir(l.path)) {
 			return true
 		}
 	}
 	return false
+}
+
+// plainPath reports whether word w names a known path: literal, or a
+// home path "~/…" with no other expansion (cp /sbin/reboot ~/bin/ls).
+func plainPath(w Word) bool {
+	return w.Literal || strings.HasPrefix(w.Raw, "~/") && w.Raw == w.Value && !strings.ContainsAny(w.Raw, "$`*?[{\\'\"")
+}
+
+// pathDir reports whether a bare command name may be looked up in dir: one
+// of pathDirs, or a directory the line puts on PATH anywhere (its control
+// flow is not followed); an empty or "." entry is the current directory,
+// which any relative directory may be after a cd.
+func (w *walker) pathDir(dir string) bool {
+	if pathDirs[dir] {
+		return true
+	}
+	st := w.script.files
+	if st == nil {
+		return false
+	}
+	return st.pathDirs[dir] || st.pathDirs["."] && !strings.HasPrefix(dir, "/") && !strings.HasPrefix(dir, "~")
+}
+
+// notePath records the literal directories of a value assigned to PATH.
+func (w *walker) notePath(v string) {
+	st := w.store()
+	for _, d := range strings.Split(v, ":") {
+		switch {
+		case d == "" || d == ".":
+			d = "."
+		case strings.ContainsAny(d, "$`"):
+			continue // $PATH, a computed entry
+		default:
+			d = path.Clean(d)
+		}
+		if st.pathDirs == nil {
+			st.pathDirs = map[string]bool{}
+		}
+		st.pathDirs[d] = true
+	}
 }
 
 // writtenScript handles the script operand at word j of a shell, an

@@ -171,8 +171,9 @@
 // here-document or here-string, base64 -d, rev, tr of known input), and
 // writes of content it cannot know (the grammar's written options and
 // operands: curl -o, wget -O, go build -o …). A later run of such a file as
-// a program (./x, /tmp/x, sudo x, a bare name written into a PATH
-// directory), as a shell's or interpreter's script or with source/. is
+// a program (./x, /tmp/x, sudo x, a bare name written or linked into a
+// PATH directory: ~/bin, /usr/local/bin …, or one the line assigns into
+// PATH, where "." and "" are any relative directory), as a shell's or interpreter's script or with source/. is
 // read as what it holds: a copy of rm is rm (Program "rm", Spelling the
 // copied path), known shell text is walked as a payload (its "#!" line
 // names the reader when the file itself is run; Python goes to the

@@ -82,6 +82,9 @@ func (w *walker) setVar(name string, v Word) {
 		w.stopTracking() // field splitting changes for every later use
 		return
 	}
+	if name == "PATH" {
+		w.notePath(v.Value) // dataflow.go: a planted program runs by its bare name
+	}
 	if _, arr := w.vars[arrayKey(name)]; arr {
 		w.forget(name) // a=v sets a[0] of an array: its other elements stay (not followed)
 		return
