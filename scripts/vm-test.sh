@@ -222,6 +222,16 @@ main() {
 	fi
 	if [ "$suite" = systemd ]; then
 		cmdline+=" systemd.show_status=error"
+		if [ "$accel" = tcg ]; then
+			# systemd's own deadlines follow the time scale, as the tests'
+			# do: its 90 s for a unit to start and its services'
+			# watchdogs (journald's and udevd's 3 min) are real time, which
+			# a guest descheduled by a loaded host does not get (at load
+			# 30-68 journald and udevd failed to start). A watchdog cannot
+			# be stretched from here, so the service watchdogs are off.
+			cmdline+=" systemd.default_timeout_start_sec=$(awk -v s="$time_scale" 'BEGIN { printf "%d", 90 * s }')"
+			cmdline+=" systemd.service_watchdogs=0"
+		fi
 	else
 		cmdline+=" init=/usr/local/sbin/tether-vm-init"
 	fi
