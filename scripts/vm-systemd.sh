@@ -26,7 +26,9 @@ if [ -n "$failed" ]; then
 	for u in $failed; do systemctl status "$u" --no-pager -n 20 >&2 || true; done
 	fail "units failed at boot: $(echo $failed)"
 fi
-echo "vm-systemd: booted with no failed unit; $(systemd-analyze time 2>&1 | head -n 1)"
+# (Not systemd-analyze time: the boot is not finished while this unit runs.)
+reached=$(systemctl show -P ActiveEnterTimestampMonotonic multi-user.target)
+echo "vm-systemd: booted with no failed unit; multi-user.target reached after $(awk -v u="$reached" 'BEGIN { printf "%.1f", u / 1e6 }')s of uptime"
 # The slowest starts, against systemd's deadlines (vm-test.sh stretches
 # them under TCG): the evidence when a boot under load fails.
 systemd-analyze blame --no-pager 2>&1 | head -n 8 | sed 's/^ */vm-systemd: started in /'

@@ -237,6 +237,12 @@ main() {
 	fi
 
 	console=$work/console.log
+	# The guest's "TETHER-VM: ..." markers, one a line. Not anchored at the
+	# line's start: systemd 257 resets the serial terminal when
+	# tether-vm.service opens it, and the reset's escape sequence (no
+	# newline) precedes the first marker, which a ^ missed ("the guest
+	# did not boot" after a passed run).
+	markers() { grep -ao 'TETHER-VM: .*' "$console" | tr -d '\r'; }
 	elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 	echo "vm-test: booting the $suite guest ($accel: ${accel_args[*]}, ${memory}M)"
 	# TMPDIR: qemu's snapshot overlay of the root image lives in the work directory.
@@ -259,7 +265,7 @@ main() {
 			break
 		fi
 		if [ -f "$console" ]; then
-			mapfile -t marks < <(grep -a '^TETHER-VM: ' "$console" | tr -d '\r')
+			mapfile -t marks < <(markers)
 			for ((i = seen; i < ${#marks[@]}; i++)); do
 				m=${marks[i]#TETHER-VM: }
 				case $m in
@@ -291,9 +297,12 @@ main() {
 		tail -n 40 "$console" >&2 2>/dev/null || true
 		exit 1
 	fi
-	if grep -aq '^TETHER-VM: ERROR' "$console"; then
+	# (grep reads the whole list: grep -q could end a pipe early, and
+	# pipefail would take the writer's SIGPIPE for no match.)
+	all_marks=$(markers || true)
+	if grep '^TETHER-VM: ERROR' <<<"$all_marks" >/dev/null; then
 		echo "vm-test: the guest reported an error:" >&2
-		grep -a '^TETHER-VM: ERROR' "$console" >&2
+		grep '^TETHER-VM: ERROR' <<<"$all_marks" >&2
 		exit 1
 	fi
 	echo "vm-test: guest wall time $(elapsed "$boot" "$end")s; $(tr '\n' ';' <"$share/out/guest.info")"
@@ -338,7 +347,7 @@ main() {
 	else
 		report "$suite" "$suite"
 	fi
-	if ! grep -aq '^TETHER-VM: DONE' "$console"; then
+	if ! grep '^TETHER-VM: DONE' <<<"$all_marks" >/dev/null; then
 		echo "vm-test: the guest did not finish its run" >&2
 		tail -n 40 "$console" >&2
 		exit 1
