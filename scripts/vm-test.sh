@@ -262,6 +262,9 @@ main() {
 	while kill -0 "$qemu_pid" 2>/dev/null; do
 		if [ "$(date +%s)" -ge "$deadline" ]; then
 			echo "vm-test: the guest did not finish within ${timeout}s" >&2
+			# Stopped here, not only by cleanup: the wait below would
+			# otherwise wait for the guest (it did, past the limit).
+			kill "$qemu_pid" 2>/dev/null || true
 			break
 		fi
 		if [ -f "$console" ]; then
