@@ -168,8 +168,11 @@ WantedBy=multi-user.target
 EOF
 mkdir -p "$root/etc/systemd/system/multi-user.target.wants"
 ln -sf /etc/systemd/system/tether-vm.service "$root/etc/systemd/system/multi-user.target.wants/tether-vm.service"
-# No logins and no device waits: the guest has no udev, and nothing logs in.
-for unit in getty@tty1.service serial-getty@ttyS0.service systemd-networkd-wait-online.service; do
+# No logins and no network waits: nothing logs in, and the guest has only
+# loopback. logind needs the system bus, which the guest does not have (no
+# D-Bus: tether and systemctl talk to systemd over its private socket);
+# started, it exits at once and fails the boot.
+for unit in getty@tty1.service serial-getty@ttyS0.service systemd-networkd-wait-online.service systemd-logind.service; do
 	ln -sf /dev/null "$root/etc/systemd/system/$unit"
 done
 
