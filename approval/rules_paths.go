@@ -196,6 +196,10 @@ func isCatastrophicTarget(p string) bool {
 	if p == "*" || p == ".*" {
 		return false // relative glob, cwd unknown
 	}
+	if dir := globDirTarget(p); dir != "" {
+		// "~/?*", "~/[!.]*", "/etc/@(*)": every entry of dir.
+		return isCatastrophicTarget(cleanPath(dir))
+	}
 	p = procRoot(p)
 	if systemDirs()[p] {
 		return true
@@ -263,6 +267,9 @@ var blockPrefixes = [...]string{"sd", "hd", "vd", "xvd", "nvme", "ng", "mmcblk",
 // through /proc/PID/root.
 func isBlockDevice(p string) bool {
 	p = procRoot(p)
+	if globMatchesDevice(p) {
+		return true
+	}
 	if !strings.HasPrefix(p, "/dev/") {
 		return false
 	}

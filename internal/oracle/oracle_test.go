@@ -264,6 +264,7 @@ func corpora(t *testing.T) []Corpus {
 	add("approval/testdata/redteam-s10.tsv", filepath.Join(repoRoot, "approval", "testdata", "redteam-s10.tsv"), 2)
 	add("approval/testdata/redteam-s11.tsv", filepath.Join(repoRoot, "approval", "testdata", "redteam-s11.tsv"), 2)
 	add("approval/testdata/redteam-s12.tsv", filepath.Join(repoRoot, "approval", "testdata", "redteam-s12.tsv"), 2)
+	add("approval/testdata/redteam-s13b.tsv", filepath.Join(repoRoot, "approval", "testdata", "redteam-s13b.tsv"), 2)
 	add("approval/testdata/oracle-found.tsv", filepath.Join(repoRoot, "approval", "testdata", "oracle-found.tsv"), 1)
 	add("approval/testdata/variables.tsv", filepath.Join(repoRoot, "approval", "testdata", "variables.tsv"), 2)
 	add("approval/testdata/dataflow.tsv", filepath.Join(repoRoot, "approval", "testdata", "dataflow.tsv"), 2)
