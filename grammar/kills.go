@@ -260,10 +260,23 @@ func matchesAll(pattern string, regex, fold bool) bool {
 	if re.MatchString("") {
 		return true
 	}
+	all, vital := true, 0
 	for _, n := range sampleNames {
-		if !re.MatchString(n) {
-			return false
+		all = all && re.MatchString(n)
+	}
+	for _, n := range vitalNames {
+		if re.MatchString(n) {
+			vital++
 		}
 	}
-	return true
+	// A pattern that spares an odd name ("1", "A") but takes most of
+	// the processes whose loss is the catastrophe ("[a-z]", "s|p|n")
+	// is a kill-all too.
+	return all || 4*vital >= 3*len(vitalNames)
 }
+
+// vitalNames are processes whose loss takes the machine or the session
+// down: init, the login and log daemons, the shell, the agent's own
+// runtimes, container daemons.
+var vitalNames = []string{"init", "systemd", "sshd", "bash", "sh", "tether", "systemd-journald", "dbus-daemon",
+	"cron", "dockerd", "containerd", "agetty", "python3", "node"}
