@@ -318,6 +318,9 @@ func (a *analyzer) command(c *shellparse.Command) {
 	a.redirs(c, args)
 	a.runsFound(c)
 	if len(args) > 0 && (args[0] == "--help" || args[0] == "--version") {
+		// The program still starts with its environment: the loader
+		// reads LD_PRELOAD, git writes GIT_TRACE's file.
+		a.env(c, nil)
 		return
 	}
 	var inv *grammar.Invocation

@@ -81,6 +81,7 @@ func (a *analyzer) invocation(c *shellparse.Command, inv *grammar.Invocation) {
 			a.stdinFed(c, c.Program, inv)
 		}
 		a.unknownTargets(c, inv)
+		a.copyInto(c, inv)
 	}
 	for i := range inv.Options {
 		o := &inv.Options[i]

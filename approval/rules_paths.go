@@ -22,7 +22,7 @@ import (
 
 // fold returns the canonical form of the path word value v.
 func (a *analyzer) fold(v string) string {
-	v = foldHome(v, a.home)
+	v = foldHome(a.procCwd(v), a.home)
 	if v == "" {
 		return v
 	}
@@ -49,6 +49,40 @@ func (a *analyzer) fold(v string) string {
 		}
 	}
 	return procRoot(cleanPath(v))
+}
+
+// procCwd resolves a leading /proc/PID/cwd in v: the kernel follows that
+// link to the process's working directory before it reads what comes after,
+// so "/proc/self/cwd/../dev/sda" is /dev/sda when the shell is in /work, not
+// the /proc/self/dev/sda a lexical clean would make of it. The shell's own
+// (self, thread-self, $$, $BASHPID) is the tracked cwd; another process's,
+// or the shell's when the cwd is unknown, is taken to be "/" (init's is),
+// where a climb with ".." lands on what is most at stake.
+func (a *analyzer) procCwd(v string) string {
+	rest, ok := strings.CutPrefix(v, "/proc/")
+	if !ok {
+		return v
+	}
+	pid, after, _ := strings.Cut(rest, "/")
+	tail, ok := strings.CutPrefix(after, "cwd")
+	if !ok || tail != "" && tail[0] != '/' {
+		return v
+	}
+	dir := "/"
+	switch pid {
+	case "self", "thread-self", "$$", "${$}", "$BASHPID", "${BASHPID}":
+		if a.cwd != "" {
+			dir = a.cwd
+		}
+	default:
+		if strings.Trim(pid, "0123456789") != "" {
+			return v
+		}
+	}
+	if tail == "" || tail == "/" {
+		return dir
+	}
+	return strings.TrimSuffix(dir, "/") + tail
 }
 
 // foldHome rewrites a leading home spelling in v to "~".
@@ -196,6 +230,10 @@ func isCatastrophicTarget(p string) bool {
 	if p == "*" || p == ".*" {
 		return false // relative glob, cwd unknown
 	}
+	if dir := globDirTarget(p); dir != "" {
+		// "~/?*", "~/[!.]*", "/etc/@(*)": every entry of dir.
+		return isCatastrophicTarget(cleanPath(dir))
+	}
 	p = procRoot(p)
 	if systemDirs()[p] {
 		return true
@@ -263,6 +301,9 @@ var blockPrefixes = [...]string{"sd", "hd", "vd", "xvd", "nvme", "ng", "mmcblk",
 // through /proc/PID/root.
 func isBlockDevice(p string) bool {
 	p = procRoot(p)
+	if globMatchesDevice(p) {
+		return true
+	}
 	if !strings.HasPrefix(p, "/dev/") {
 		return false
 	}

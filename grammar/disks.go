@@ -110,7 +110,7 @@ func disks() []*Spec {
 			// writes the list of bad blocks; -h names a host device.
 			ops(flag("-w", Format), flag("-n", Format), argE("-o", Write, 0)), args("-b -c -d -e -i -p -t -h"), flags("-f -s -v -B -X"))},
 		&Spec{Name: "lvremove", Aliases: []string{"vgremove", "pvremove", "lvreduce"}, Effects: Format | Device, Operands: allTargets,
-			Options: gnu(flags("--force -f --yes -y --verbose -v --test -t"))},
+			Options: gnu(flags("--force -f --yes -y --verbose -v"), ops(flag("--test -t", DryRun)))},
 		// ZFS pool members are overwritten by create, add, attach and
 		// replace; they are named as disks ("sda") as often as as paths.
 		&Spec{Name: "zpool", Subs: []*Spec{{Name: "destroy", Aliases: []string{"labelclear", "create", "add", "attach", "replace", "split", "initialize", "trim"},

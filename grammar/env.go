@@ -46,6 +46,7 @@ var programEnv = map[string]bool{
 var writeEnv = map[string]bool{
 	"HISTFILE": true, "LESSHISTFILE": true, "PYTHON_HISTORY": true, "NODE_REPL_HISTORY": true, "MYSQL_HISTFILE": true,
 	"PSQL_HISTORY": true, "SQLITE_HISTORY": true, "REDISCLI_HISTFILE": true, "LESSLOGFILE": true,
+	"SSLKEYLOGFILE": true, // TLS libraries append session keys to it
 }
 
 // execEnvPrefixes and execEnvSuffixes cover families of such variables:
@@ -80,7 +81,9 @@ func EnvEffects(program, name string) Effect {
 			}
 		}
 	}
-	if writeEnv[name] {
+	if writeEnv[name] || strings.HasPrefix(name, "GIT_TRACE") {
+		// GIT_TRACE, GIT_TRACE_PACKET, GIT_TRACE2_EVENT …: an absolute
+		// path is a file git appends its trace to.
 		e |= Write
 	}
 	if programEnv[name] || strings.HasPrefix(name, "CARGO_TARGET_") && strings.HasSuffix(name, "_RUNNER") {

@@ -170,6 +170,9 @@ func refinePkill(inv *Invocation) {
 	if inv.Effects.Has(DryRun) {
 		return // --help, --version, killall --list-signals
 	}
+	if pkillChecksOnly(inv) {
+		return // signal 0 checks that the processes exist, and signals none
+	}
 	inv.Effects |= Kill
 	if inv.Has("--inverse") && inv.Program != "killall" {
 		inv.Effects |= KillAll
@@ -190,6 +193,30 @@ func refinePkill(inv *Invocation) {
 			return
 		}
 	}
+}
+
+// pkillChecksOnly reports whether a pkill or killall invocation sends
+// signal 0 and no other: procps takes the first signal word and getopt
+// then reads another as an option, so when several are given any nonzero
+// one counts (fail closed).
+func pkillChecksOnly(inv *Invocation) bool {
+	zero := false
+	for _, o := range inv.Options {
+		sig := ""
+		switch {
+		case o.Name == "--signal" && o.HasValue:
+			sig = o.Value
+		case signalWord(inv, o.Arg):
+			sig = inv.Args[o.Arg][1:]
+		default:
+			continue
+		}
+		if strings.TrimPrefix(strings.ToUpper(sig), "SIG") != "0" {
+			return false
+		}
+		zero = true
+	}
+	return zero
 }
 
 // signalWord reports whether argument i of inv is a signal given as an
@@ -233,10 +260,23 @@ func matchesAll(pattern string, regex, fold bool) bool {
 	if re.MatchString("") {
 		return true
 	}
+	all, vital := true, 0
 	for _, n := range sampleNames {
-		if !re.MatchString(n) {
-			return false
+		all = all && re.MatchString(n)
+	}
+	for _, n := range vitalNames {
+		if re.MatchString(n) {
+			vital++
 		}
 	}
-	return true
+	// A pattern that spares an odd name ("1", "A") but takes most of
+	// the processes whose loss is the catastrophe ("[a-z]", "s|p|n")
+	// is a kill-all too.
+	return all || 4*vital >= 3*len(vitalNames)
 }
+
+// vitalNames are processes whose loss takes the machine or the session
+// down: init, the login and log daemons, the shell, the agent's own
+// runtimes, container daemons.
+var vitalNames = []string{"init", "systemd", "sshd", "bash", "sh", "tether", "systemd-journald", "dbus-daemon",
+	"cron", "dockerd", "containerd", "agetty", "python3", "node"}

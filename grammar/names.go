@@ -323,6 +323,7 @@ var programNames = [...]struct {
 	{"netcat", 9},
 	{"newfs", 1},
 	{"newfs_msdos", 1},
+	{"newgrp", 12},
 	{"newusers", 12},
 	{"nft", 12},
 	{"nice", 11},

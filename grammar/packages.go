@@ -60,6 +60,8 @@ func packages() []*Spec {
 		{Name: "rpm", Refine: refineRPMEval, Options: gnu(ops(arg("--eval -E", 0), argE("--erase -e", 0, PkgRemove), arg("--root -r", 0), arg("--dbpath", 0),
 			arg("--define -D", 0), arg("--macros", Config), flag("--test", DryRun)), flags("-q --query -a --all -i --install -U --upgrade -v -h --nodeps --force --nosignature --nodigest -l -f"))},
 		{Name: "dpkg", Options: gnu(ops(argE("--remove -r", 0, PkgRemove), argE("--purge -P", 0, PkgRemove), arg("--root", 0), arg("--admindir", 0), arg("--instdir", 0),
+			// Hooks dpkg runs through sh -c, before it reads a package.
+			arg("--pre-invoke --post-invoke --status-logger", Exec),
 			flag("--dry-run --no-act --simulate", DryRun)), flags("-i --install -l --list -L --listfiles -s --status -S --search --configure -a --force-all"))},
 		{Name: "pacman", Options: gnu(ops(flag("--remove -R", PkgRemove), flag("--print -p", DryRun), arg("--root -r", 0), arg("--dbpath -b", 0), arg("--config", Config), arg("--cachedir", 0), arg("--hookdir", Exec)),
 			flags("-S --sync -Q --query -U --upgrade -y --refresh -u --sysupgrade -s --recursive -n --nosave -c --cascade --noconfirm -d --nodeps"))},

@@ -101,7 +101,9 @@ func refineShutdown(inv *Invocation) {
 var powerUnits = func() map[string]Effect {
 	m := map[string]Effect{}
 	for _, u := range strings.Fields("reboot poweroff halt kexec ctrl-alt-del rescue emergency soft-reboot exit shutdown final " +
-		"systemd-reboot systemd-poweroff systemd-halt systemd-kexec systemd-soft-reboot sigpwr") {
+		"systemd-reboot systemd-poweroff systemd-halt systemd-kexec systemd-soft-reboot sigpwr " +
+		// systemd's SysV aliases: runlevel0 is poweroff, 1 rescue, 6 reboot.
+		"runlevel0 runlevel1 runlevel6") {
 		m[u] = Power
 		m[u+".target"] = Power
 		m[u+".service"] = Power
@@ -147,6 +149,8 @@ func systemctl() *Spec {
 			sub("reboot poweroff halt kexec soft-reboot emergency rescue exit", Power),
 			{Name: "start", Aliases: []string{"restart-or-start", "try-start", "reload-or-restart", "restart", "try-restart", "condrestart", "enqueue", "isolate"},
 				Operands: []OperandRule{{All: true, Effects: Target, Values: powerUnits}, {All: true, Values: sleepUnits}}},
+			// enable --now starts what it enables (read in Refine).
+			sub("enable reenable", 0),
 			sub("stop disable mask kill terminate force-reload freeze clean suspend hibernate hybrid-sleep suspend-then-hibernate sleep", stop),
 			// A power target as the default target halts every boot.
 			{Name: "set-default", Operands: []OperandRule{{All: true, Effects: Target, Values: valuesOf(powerUnits, stop)}}},
@@ -158,6 +162,12 @@ func systemctl() *Spec {
 			switch inv.Sub[0] {
 			case "restart", "try-restart", "reload-or-restart", "condrestart", "isolate":
 				inv.Effects |= stop
+			case "enable", "reenable":
+				if inv.Has("--now") {
+					for _, op := range inv.Operands {
+						inv.Effects |= powerUnits[op.Value] | sleepUnits[op.Value]
+					}
+				}
 			case "kill":
 				// A pattern matching every unit ("*", "*.service")
 				// signals every service: journald, logind, sshd, getty.

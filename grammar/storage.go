@@ -17,7 +17,8 @@ func storage() []*Spec {
 		f := strings.Fields(names)
 		return &Spec{Name: f[0], Aliases: f[1:], Effects: Format, Operands: allTargets, Options: gnu(o...)}
 	}
-	lvmOpts := gnu(flags("--force -f --yes -y --verbose -v --test -t --quiet -q --debug -d --noudevsync"),
+	// --test: "commands will not update metadata".
+	lvmOpts := gnu(flags("--force -f --yes -y --verbose -v --quiet -q --debug -d --noudevsync"), ops(flag("--test -t", DryRun)),
 		args("--config --commandprofile --metadatatype -M --reportformat --devices --devicesfile"))
 	return []*Spec{
 		// nwipe --autonuke wipes every disk it finds when none is named:

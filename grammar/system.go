@@ -67,6 +67,9 @@ func system() []*Spec {
 		&Spec{Name: "enable", Options: ops(arg("-f", Exec), flag("-d", 0), flag("-n", 0), flag("-a", 0), flag("-p", 0), flag("-s", 0))},
 		&Spec{Name: "dropdb", Aliases: []string{"dropuser"}, Effects: DBDrop},
 		&Spec{Name: "su", Aliases: []string{"runuser"}, Options: suOpts},
+		// newgrp execs the user's shell, which reads commands from a
+		// standard input that is not a terminal.
+		&Spec{Name: "newgrp", Effects: Interactive, Stdin: &Script{Lang: "shell", Shell: shellScript}, Options: flags("-")},
 		&Spec{Name: "script", Options: gnu(ops(arg("--command -c", Exec), arg("--echo -E", 0), arg("--log-in -I", Write), arg("--log-out -O", Write),
 			arg("--log-io -B", Write), arg("--log-timing -T", Write), opt("--timing -t", Write), arg("--logging-format -m", 0), arg("--output-limit", 0)),
 			flags("--append -a --return -e --flush -f --force --quiet -q")), Operands: []OperandRule{{Index: 0, Effects: Write}},
