@@ -76,23 +76,11 @@ func TestPoisonHostRenameOneShot(t *testing.T) {
 touch ready; i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
 grep -c ' %s/.git/config ' /proc/self/mountinfo
 %s`, ws, fsmonitorLine(".git/config", markers, "fsmonitor"))
-	type done struct {
-		res *Result
-		out string
-	}
-	ch := make(chan done, 1)
-	go func() {
-		var out bytes.Buffer
-		ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(60*time.Second))
-		defer cancel()
-		res, err := r.Run(ctx, Config{Workspace: ws, Limits: Limits{Pids: 128, Timeout: 60 * time.Second}}, Command{Shell: script, Stdout: &out, Stderr: &out})
-		assert.NoError(t, err)
-		ch <- done{res, out.String()}
-	}()
-	waitFile(t, filepath.Join(ws, "ready"))
-	ownerGit(t, ws, "config", "rt14.y", "1") // config.lock, then rename over .git/config
-	require.NoError(t, os.WriteFile(filepath.Join(ws, "go"), nil, 0o644))
-	d := <-ch
+	d := runAcrossHostChange(t, ws, func(ctx context.Context, cmd Command) (*Result, error) {
+		return r.Run(ctx, Config{Workspace: ws, Limits: Limits{Pids: 128, Timeout: 60 * time.Second}}, cmd)
+	}, script, func() {
+		ownerGit(t, ws, "config", "rt14.y", "1") // config.lock, then rename over .git/config
+	})
 	t.Log(d.out)
 	require.NotNil(t, d.res)
 	assert.Contains(t, d.out, "RO-AT-START")
@@ -100,6 +88,33 @@ grep -c ' %s/.git/config ' /proc/self/mountinfo
 	assert.True(t, refusedPath(d.res.CreateBlocked, ".git/config"), "the refusal is reported: %+v", d.res.CreateBlocked)
 	chownWorkspace(t, ws) // what the host's git and the signal files left as root
 	assertHostClean(t, ws, markers, true)
+}
+
+// hostChanged is what runAcrossHostChange returns: the command's result
+// and its output.
+type hostChanged struct {
+	res *Result
+	out string
+}
+
+// runAcrossHostChange runs script (which touches ready, then waits for go)
+// with run, makes the host's change once the sandbox is ready, lets the
+// command go on, and returns what it did.
+func runAcrossHostChange(t *testing.T, ws string, run func(context.Context, Command) (*Result, error), script string, change func()) hostChanged {
+	t.Helper()
+	ch := make(chan hostChanged, 1)
+	go func() {
+		var out bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(60*time.Second))
+		defer cancel()
+		res, err := run(ctx, Command{Shell: script, Stdout: &out, Stderr: &out})
+		assert.NoError(t, err)
+		ch <- hostChanged{res, out.String()}
+	}()
+	waitFile(t, filepath.Join(ws, "ready"))
+	change()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "go"), nil, 0o644))
+	return <-ch
 }
 
 // refusedPath reports whether blocks hold a refusal of path.
@@ -479,23 +494,11 @@ func TestPoisonHostRenameWriteOpen(t *testing.T) {
 touch ready; i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
 grep -c ' %s/.git/config ' /proc/self/mountinfo
 %s`, ws, writeNoCreate(".git/config", fsmonitor(markers), "config"))
-		type done struct {
-			res *Result
-			out string
-		}
-		ch := make(chan done, 1)
-		go func() {
-			var out bytes.Buffer
-			ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(60*time.Second))
-			defer cancel()
-			res, err := r.Run(ctx, Config{Workspace: ws, Limits: Limits{Pids: 128, Timeout: 60 * time.Second}}, Command{Shell: script, Stdout: &out, Stderr: &out})
-			assert.NoError(t, err)
-			ch <- done{res, out.String()}
-		}()
-		waitFile(t, filepath.Join(ws, "ready"))
-		ownerGit(t, ws, "config", "c1.y", "1") // config.lock, then rename over .git/config
-		require.NoError(t, os.WriteFile(filepath.Join(ws, "go"), nil, 0o644))
-		d := <-ch
+		d := runAcrossHostChange(t, ws, func(ctx context.Context, cmd Command) (*Result, error) {
+			return r.Run(ctx, Config{Workspace: ws, Limits: Limits{Pids: 128, Timeout: 60 * time.Second}}, cmd)
+		}, script, func() {
+			ownerGit(t, ws, "config", "c1.y", "1") // config.lock, then rename over .git/config
+		})
 		t.Log(d.out)
 		require.NotNil(t, d.res)
 		assert.Contains(t, d.out, "RO-AT-START")
@@ -564,24 +567,12 @@ PY`, markers))
 		waitReady(t, ps, p.Profile, 1)
 		script := `touch ready; i=0; while [ ! -e go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done
 ` + writeNoCreate(".git/config", fsmonitor(markers), "config")
-		type done struct {
-			res *Result
-			out string
-		}
-		ch := make(chan done, 1)
-		go func() {
-			var out bytes.Buffer
-			ctx, cancel := context.WithTimeout(context.Background(), testenv.Scaled(60*time.Second))
-			defer cancel()
-			res, err := ps.Run(ctx, p, Command{Shell: script, Stdout: &out, Stderr: &out}, ExecOptions{Timeout: 60 * time.Second})
-			assert.NoError(t, err)
-			ch <- done{res, out.String()}
-		}()
-		waitFile(t, filepath.Join(ws, "ready"))
-		asOwner(t, ws, "rm", "-rf", ".git")
-		ownerGit(t, ws, "init", "-q")
-		require.NoError(t, os.WriteFile(filepath.Join(ws, "go"), nil, 0o644))
-		d := <-ch
+		d := runAcrossHostChange(t, ws, func(ctx context.Context, cmd Command) (*Result, error) {
+			return ps.Run(ctx, p, cmd, ExecOptions{Timeout: 60 * time.Second})
+		}, script, func() {
+			asOwner(t, ws, "rm", "-rf", ".git")
+			ownerGit(t, ws, "init", "-q")
+		})
 		t.Log(d.out)
 		require.NotNil(t, d.res)
 		assertNoCreateWrites(t, d.out, "config")
