@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -146,16 +147,7 @@ func TestPoolCleanupFollowsHangup(t *testing.T) {
 	ps.hangupWait = time.Minute // set before any use
 	p := PoolSpec{Profile: "hangup", Size: 1, Spec: SessionSpec{Config: Config{Limits: Limits{Pids: 128}}}}
 	ps.Prepare(p)
-	l, err := ListenPool(ps.StateRoot)
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() {
-		served <- ps.ServePool(t.Context(), l, func(*PoolRequest) (PoolSpec, string) { return p, "" })
-	}()
-	defer func() {
-		l.Close()
-		require.NoError(t, <-served)
-	}()
+	servePool(t, ps, p)
 	stateOf := func(res *Result) string { return filepath.Join(ps.StateRoot, containersDir, res.ContainerID) }
 	waitGone := func(path string) {
 		t.Helper()
@@ -255,16 +247,7 @@ func TestPoolCleanupFollowsClientExit(t *testing.T) {
 	ps.hangupWait = time.Minute // set before any use
 	p := PoolSpec{Profile: "exit", Size: 1, Spec: SessionSpec{Config: Config{Limits: Limits{Pids: 128}}}}
 	ps.Prepare(p)
-	l, err := ListenPool(ps.StateRoot)
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() {
-		served <- ps.ServePool(t.Context(), l, func(*PoolRequest) (PoolSpec, string) { return p, "" })
-	}()
-	defer func() {
-		l.Close()
-		require.NoError(t, <-served)
-	}()
+	servePool(t, ps, p)
 	waitReady(t, ps, "exit", 1)
 
 	exe, err := os.Executable()
@@ -398,16 +381,7 @@ func BenchmarkPoolCall(b *testing.B) {
 	}
 	p := PoolSpec{Profile: "bench", Size: 1, Spec: SessionSpec{Config: Config{Workspace: ws, Limits: Limits{Pids: 128}}}}
 	ps.Prepare(p)
-	l, err := ListenPool(ps.StateRoot)
-	require.NoError(b, err)
-	served := make(chan error, 1)
-	go func() {
-		served <- ps.ServePool(b.Context(), l, func(*PoolRequest) (PoolSpec, string) { return p, "" })
-	}()
-	defer func() {
-		l.Close()
-		require.NoError(b, <-served)
-	}()
+	servePool(b, ps, p)
 	var take, run time.Duration
 	b.StopTimer()
 	for i := 0; i < b.N; i++ {
@@ -438,4 +412,20 @@ func BenchmarkPoolCall(b *testing.B) {
 	}
 	b.ReportMetric(float64(take.Microseconds())/float64(b.N), "take-µs/op")
 	b.ReportMetric(float64(run.Microseconds())/float64(b.N), "run-µs/op")
+}
+
+// servePool serves ps's pool socket, every request placed in p, until the
+// test ends; serving must then end without an error.
+func servePool(tb testing.TB, ps *Pools, p PoolSpec) {
+	tb.Helper()
+	l, err := ListenPool(ps.StateRoot)
+	require.NoError(tb, err)
+	served := make(chan error, 1)
+	go func() {
+		served <- ps.ServePool(context.Background(), l, func(*PoolRequest) (PoolSpec, string) { return p, "" })
+	}()
+	tb.Cleanup(func() {
+		l.Close()
+		require.NoError(tb, <-served)
+	})
 }
