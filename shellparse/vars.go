@@ -782,12 +782,12 @@ func (w *walker) declBind(variant string, a *syntax.Assign, as Assign, nameref, 
 	switch {
 	case a.Naked && a.Name == nil && a.Value != nil:
 		opt := as.Value.Value
-		if as.Value.Literal && unref && opt[0] == '+' {
+		if as.Value.Literal && unref && strings.HasPrefix(opt, "+") {
 			if opt = strings.ReplaceAll(opt, "n", ""); opt == "+" {
 				return // +n: see unref
 			}
 		}
-		if as.Value.Literal && (nameref || variant == "export") && opt[0] == '-' {
+		if as.Value.Literal && (nameref || variant == "export") && strings.HasPrefix(opt, "-") {
 			// declare -n is followed (refs.go), export -n only removes
 			// the export attribute: the other letters decide.
 			if opt = strings.ReplaceAll(opt, "n", ""); opt == "-" {
