@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -72,7 +73,7 @@ echo "done=$i"
 echo "eacces=$(grep -c 'Permission denied' errs)"
 echo "eperm=$(grep -c 'Operation not permitted' errs)"
 `
-	res, out := run(t, r, cfg, script)
+	res, out := runWithin(t, r, cfg, script, 5*time.Minute)
 	t.Logf("%s", out)
 	require.Contains(t, out, "done="+strconv.Itoa(execs))
 
