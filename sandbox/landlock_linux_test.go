@@ -511,3 +511,22 @@ for p in (%d, %d):
 	assert.Contains(t, out, fmt.Sprintf("%d connected", ports[1]))
 	assert.Empty(t, addrs(res))
 }
+
+// TestLandlockNetBelowABI4: where Landlock has no network rights (ABI 3
+// forced on this kernel) a policy confining TCP connects cannot hold: the
+// connect works and the result says landlock_net, never pretending.
+func TestLandlockNetBelowABI4(t *testing.T) {
+	if v := landlockVersion(); v >= 4 {
+		saved := landlockVersion
+		landlockVersion = func() int { return 3 }
+		t.Cleanup(func() { landlockVersion = saved })
+	}
+	ws, _ := llWorkspaceAnyABI(t)
+	script := `python3 -c 'import socket
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(1)
+socket.create_connection(l.getsockname()); print("connected")'`
+	res, out := llRun(t, newTestRunner(t), ws, script, &Landlock{Trees: []string{ws}, RestrictTCPConnect: true})
+	assert.Contains(t, out, "connected")
+	assert.Contains(t, res.NotEnforced, "landlock_net")
+	assert.NotContains(t, res.NotEnforced, "landlock", "the paths ruleset is applied")
+}
