@@ -1084,12 +1084,12 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 				return runs, nil
 			}
 			add(lv)
+			received := lv // what the program receives
 			if argv0 != "" {
-				add(append([]string{argv0}, lv[1:]...))
-				receives(append([]string{argv0}, lv[1:]...))
-			} else {
-				receives(lv)
+				received = append([]string{argv0}, lv[1:]...)
+				add(received)
 			}
+			receives(received)
 			vnames, vf, err := resolveExecFD(pid, unix.AT_FDCWD, lv[0], false)
 			if err != nil {
 				return runs, nil // the loader cannot open it either
