@@ -38,3 +38,14 @@ func TestArgv0Runs(t *testing.T) {
 		assert.Equal(t, c.want, argv0Runs(c.argv), "%q", c.argv)
 	}
 }
+
+// BenchmarkArgv0Runs is what the multi-call table costs a typical exec
+// (nothing to add: the common case).
+func BenchmarkArgv0Runs(b *testing.B) {
+	argv := []string{"/usr/bin/cc", "-c", "-O2", "-o", "main.o", "main.c"}
+	for b.Loop() {
+		if argv0Runs(argv) != nil {
+			b.Fatal("cc is no multi-call program")
+		}
+	}
+}
