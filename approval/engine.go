@@ -235,7 +235,10 @@ type MandateVerdict struct {
 // MandatePaths is an enforced mandate's paths family for the kernel: the
 // rules as written, the directory the relative ones are in, the version.
 type MandatePaths struct {
-	Rules     []string
+	Rules []string
+	// Hosts is the version's hosts family as written: the TCP ports the
+	// kernel holds the sandbox's connects to (mandate.KernelPorts).
+	Hosts     []string
 	Workspace string
 	Version   int
 }

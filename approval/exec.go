@@ -174,6 +174,9 @@ const StageLandlock Stage = "landlock"
 // it.
 type PathRefusal struct {
 	Path string
+	// Addr is, for a TCP connect the kernel refused, its address
+	// ("IP:port"; sandbox.PathRefused.Addr), and Path is empty.
+	Addr string
 	// Op is what the refused call did, for a refusal of the mount plan
 	// (sandbox.PathRefused.Op: unlink, chmod, rename, ...); empty for
 	// Landlock's, which its blockers describe.
@@ -188,9 +191,17 @@ type PathRecorder interface {
 	RecordPathRefused(ctx context.Context, call MandateCall, path, op, blockers string) (driftID string, err error)
 }
 
+// ConnectRecorder is implemented by a MandateHook that records the TCP
+// connects the kernel refused under a job's enforced mandate as drift in
+// the hosts family (package mandate's Hook does).
+type ConnectRecorder interface {
+	RecordConnectRefused(ctx context.Context, call MandateCall, addr string) (driftID string, err error)
+}
+
 // RecordPathRefusals audits each access the kernel refused during call
-// and, in a job, records it as drift through the mandate hook. It returns
-// one decision a refusal, with its drift id.
+// and, in a job, records it as drift through the mandate hook (a refused
+// connect in the hosts family, any other in the paths family). It
+// returns one decision a refusal, with its drift id.
 func (e *Engine) RecordPathRefusals(ctx context.Context, call ExecCall, refused []PathRefusal) []Decision {
 	var out []Decision
 	for _, p := range refused {
@@ -199,15 +210,26 @@ func (e *Engine) RecordPathRefusals(ctx context.Context, call ExecCall, refused 
 			Profile: e.profileName(call.Profile), Session: call.Session, Platform: call.Platform, Job: call.Job,
 			Rules: []string{RuleMandate}, Reason: "outside the job's mandate: the kernel refused " + blockers}
 		d.Command = e.redact(d.Profile, call.Command)
-		d.Paths = []string{e.redact(d.Profile, p.Path)}
-		what := d.Paths[0]
-		if p.Op != "" {
-			what = p.Op + " of " + what
+		mc := MandateCall{Profile: d.Profile, Session: call.Session, Job: call.Job, Platform: call.Platform, Command: d.Command}
+		var record func() (string, error)
+		if p.Addr != "" {
+			d.Message = "refused by the kernel: a connect to " + p.Addr + " is outside the job's mandate (" + blockers + ")"
+			if rec, ok := e.opts.Mandate.(ConnectRecorder); ok {
+				record = func() (string, error) { return rec.RecordConnectRefused(ctx, mc, p.Addr) }
+			}
+		} else {
+			d.Paths = []string{e.redact(d.Profile, p.Path)}
+			what := d.Paths[0]
+			if p.Op != "" {
+				what = p.Op + " of " + what
+			}
+			d.Message = "refused by the kernel: " + what + " is outside the job's mandate (" + blockers + ")"
+			if rec, ok := e.opts.Mandate.(PathRecorder); ok {
+				record = func() (string, error) { return rec.RecordPathRefused(ctx, mc, d.Paths[0], p.Op, blockers) }
+			}
 		}
-		d.Message = "refused by the kernel: " + what + " is outside the job's mandate (" + blockers + ")"
-		if rec, ok := e.opts.Mandate.(PathRecorder); ok && call.Job != "" {
-			id, err := rec.RecordPathRefused(ctx, MandateCall{Profile: d.Profile, Session: call.Session, Job: call.Job,
-				Platform: call.Platform, Command: d.Command}, d.Paths[0], p.Op, blockers)
+		if record != nil && call.Job != "" {
+			id, err := record()
 			if err != nil {
 				e.log.Error("recording a kernel refusal as drift", "job", call.Job, "err", err)
 			}

@@ -200,5 +200,8 @@ func MandateHostsOf(ctx context.Context, store *mandate.Store, job string) (*Man
 	for _, r := range e.Families[mandate.FamilyHosts] {
 		hosts.Rules = append(hosts.Rules, r.Value)
 	}
+	// A rule's port is the kernel's (mandate.KernelPorts): the proxy,
+	// asked for host names, holds the hosts.
+	hosts.Rules = mandate.RuleHosts(hosts.Rules)
 	return hosts, nil
 }

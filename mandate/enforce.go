@@ -79,6 +79,9 @@ type Decision struct {
 	// call may run (allowed, or escalated to a person): what the kernel
 	// is to hold its sandbox to (KernelPaths). Nil in observe mode.
 	Paths []string `json:"-"`
+	// Hosts is its hosts family, as written, with Paths: the TCP ports
+	// the kernel is to hold the sandbox's connects to (KernelPorts).
+	Hosts []string `json:"-"`
 }
 
 // Observe records c as an observation of run, whatever the job's mode. It
@@ -261,6 +264,7 @@ func (s *Store) enforce(ctx context.Context, run Run, c Call, record bool) (Deci
 			return err
 		}
 		d.Paths = append([]string{}, x.pathRules...) // non-nil: enforced, even when empty
+		d.Hosts = append([]string{}, x.hostRules...)
 		switch run.Mode {
 		case RunInteractive, RunCron:
 		default:

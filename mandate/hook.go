@@ -117,7 +117,7 @@ func (h *Hook) CheckCall(ctx context.Context, call approval.MandateCall) (v appr
 		v.Outcome = approval.MandateBlock
 	}
 	if d.Mode == "enforce" && d.Paths != nil && (v.Outcome == approval.MandateAllow || v.Outcome == approval.MandateEscalate) {
-		v.Paths = &approval.MandatePaths{Rules: d.Paths, Workspace: c.Workspace, Version: d.Version}
+		v.Paths = &approval.MandatePaths{Rules: d.Paths, Hosts: d.Hosts, Workspace: c.Workspace, Version: d.Version}
 	}
 	return v
 }
@@ -129,8 +129,31 @@ func (h *Hook) RecordPathRefused(ctx context.Context, call approval.MandateCall,
 	if call.Job == "" {
 		return "", nil
 	}
+	run, c, err := h.refusedCall(call)
+	if err != nil {
+		return "", err
+	}
+	return h.Store.RecordPathRefused(ctx, run, c, path, op, blockers)
+}
+
+// RecordConnectRefused implements approval.ConnectRecorder: a TCP connect
+// the kernel refused in a call of a job becomes drift in the hosts family.
+// Calls without a job record nothing.
+func (h *Hook) RecordConnectRefused(ctx context.Context, call approval.MandateCall, addr string) (string, error) {
+	if call.Job == "" {
+		return "", nil
+	}
+	run, c, err := h.refusedCall(call)
+	if err != nil {
+		return "", err
+	}
+	return h.Store.RecordConnectRefused(ctx, run, c, addr)
+}
+
+// refusedCall is the run and the call a kernel refusal in call belongs to.
+func (h *Hook) refusedCall(call approval.MandateCall) (Run, Call, error) {
 	if h.Store == nil {
-		return "", errors.New("recording a kernel refusal: no mandate store is configured")
+		return Run{}, Call{}, errors.New("recording a kernel refusal: no mandate store is configured")
 	}
 	mode, ident := runMode(call.Platform)
 	run := Run{Job: call.Job, ID: call.Session, Mode: mode, CronIdentity: ident}
@@ -141,7 +164,7 @@ func (h *Hook) RecordPathRefused(ctx context.Context, call approval.MandateCall,
 	if h.Workspace != nil {
 		c.Workspace = h.Workspace(call.Profile)
 	}
-	return h.Store.RecordPathRefused(ctx, run, c, path, op, blockers)
+	return run, c, nil
 }
 
 var _ approval.PathRecorder = (*Hook)(nil)

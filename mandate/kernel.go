@@ -148,3 +148,36 @@ func (s *Store) RecordPathRefused(ctx context.Context, run Run, c Call, path, op
 	}
 	return id, nil
 }
+
+// RecordConnectRefused records a TCP connect the kernel refused to a
+// sandbox of a call of run under the job's enforced mandate (a Landlock
+// ruleset made from its hosts family's ports, KernelPorts) as a blocked
+// call with an open drift record in the hosts family: addr is the
+// address the kernel refused ("IP:port"), and widening the record adds
+// the rule for it, which allows that port (to every host, for the
+// kernel: it knows ports, not addresses).
+func (s *Store) RecordConnectRefused(ctx context.Context, run Run, c Call, addr string) (string, error) {
+	value, err := canonRule(FamilyHosts, addr)
+	if err != nil {
+		return "", fmt.Errorf("recording the kernel's refusal of a connect to %q in %s: %w", addr, run.Job, err)
+	}
+	var id string
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		if err := s.ensureJob(ctx, tx, run.Job); err != nil {
+			return err
+		}
+		// One record a refused address: records fold by call text.
+		c.Command += "  # refused by the kernel: connect " + value
+		callID, err := s.insertCall(ctx, tx, run, c, Facts{Tool: c.Tool, Hosts: []string{value}}, "blocked")
+		if err != nil {
+			return err
+		}
+		id, err = s.insertDrift(ctx, tx, run, callID, c, []Failure{{Family: FamilyHosts, Value: value, Op: "connect"}},
+			"refused by the kernel: connect to "+value+" (Landlock: net.connect_tcp)", Block, "open")
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("recording the kernel's refusal of a connect to %s in %s: %w", addr, run.Job, err)
+	}
+	return id, nil
+}

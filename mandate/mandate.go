@@ -104,12 +104,16 @@ func canonRule(family, v string) (string, error) {
 			}
 			return v, nil
 		}
-		h := v
-		if rest, ok := strings.CutPrefix(v, "*."); ok {
+		hp, port, hasPort := splitHostRule(v)
+		h := hp
+		if rest, ok := strings.CutPrefix(hp, "*."); ok {
 			h = rest
 		}
 		if bh := bareHost(h); bh == "" || bh != strings.ToLower(h) || strings.Contains(h, "*") {
-			return "", fmt.Errorf("host rule %q: want a host name, IP address or *.domain", v)
+			return "", fmt.Errorf("host rule %q: want a host name, IP address or *.domain, optionally with :PORT ([IPv6]:PORT)", v)
+		}
+		if hasPort {
+			return canonHostPort(v, strings.ToLower(hp), port)
 		}
 		return strings.ToLower(v), nil
 	case FamilyCommands:

@@ -23,7 +23,8 @@ type Failure struct {
 	// Op is, for a path the kernel refused under the mount plan
 	// (RecordPathRefused), what the call did: unlink, rmdir, chmod,
 	// chown, utimes, setxattr, truncate, open-write, rename, link, or a
-	// creation (open, mkdir, mknod, symlink). Empty otherwise.
+	// creation (open, mkdir, mknod, symlink); "connect" for an address
+	// the kernel refused (RecordConnectRefused). Empty otherwise.
 	Op string `json:"op,omitempty"`
 }
 
@@ -42,6 +43,7 @@ type Matcher struct {
 	exact        map[string]bool
 	maxWrites    int
 	pathRules    []string // the paths family as written, for the kernel
+	hostRules    []string // the hosts family as written, for the kernel
 }
 
 // NewMatcher compiles m for matching. m must come from Load or Compile (its
@@ -70,10 +72,14 @@ func NewMatcher(m *Mandate) *Matcher {
 		}
 	}
 	for _, r := range m.Hosts {
-		if d, ok := strings.CutPrefix(r.Value, "*."); ok {
+		x.hostRules = append(x.hostRules, r.Value)
+		// A rule's port is the kernel's (KernelPorts): a host fact has
+		// none, and the rule allows its host.
+		h := ruleHost(r.Value)
+		if d, ok := strings.CutPrefix(h, "*."); ok {
 			x.hostSuffixes["."+d] = true
 		} else {
-			x.hosts[r.Value] = true
+			x.hosts[h] = true
 		}
 	}
 	for _, r := range m.Commands {

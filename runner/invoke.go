@@ -178,7 +178,7 @@ func (r *Runner) Invoke(ctx context.Context, inv Invocation) (*Invoked, error) {
 		if err := gate(); err != nil {
 			return out, err
 		}
-		pl.Config.Landlock = KernelPolicy(out.Decision.MandatePaths, env.Root)
+		pl.Config.Landlock = KernelPolicy(out.Decision.MandatePaths, env.Root, pl.Proxy)
 	}
 	res, runErr := r.oneShot(ctx, env, pl, cmd, gate)
 	sandbox.Trace("invoke ran")

@@ -21,13 +21,22 @@ import (
 // which Landlock does not govern, are refused outside them). Nil without
 // an enforced mandate: no ruleset. Every entry point that runs a job's
 // call in a sandbox uses it.
-func KernelPolicy(mp *approval.MandatePaths, root string) *sandbox.Landlock {
+//
+// Where every rule of the hosts family names a port (mandate.KernelPorts;
+// an empty family names none), TCP connects are confined to those ports
+// too, unless proxied: behind the egress proxy every connection goes to
+// the proxy's own port, and the proxy holds the hosts themselves.
+func KernelPolicy(mp *approval.MandatePaths, root string, proxied bool) *sandbox.Landlock {
 	if mp == nil {
 		return nil
 	}
 	k := mandate.KernelPaths(mp.Rules, root)
-	return &sandbox.Landlock{Trees: k.Trees, Files: singleNamed(k.Files), ReadTrees: k.ReadTrees,
+	ll := &sandbox.Landlock{Trees: k.Trees, Files: singleNamed(k.Files), ReadTrees: k.ReadTrees,
 		ReadFiles: singleNamed(k.ReadFiles), ReadOnlyWorkspace: true}
+	if ports, ok := mandate.KernelPorts(mp.Hosts); ok && !proxied {
+		ll.RestrictTCPConnect, ll.TCPConnectPorts = true, ports
+	}
+	return ll
 }
 
 // singleNamed returns files without the regular files that have more
@@ -58,7 +67,12 @@ func pathsRefused(ctx context.Context, env *Env, command string, refused []sandb
 	ds := recordPathRefusals(ctx, env, command, refused)
 	list := make([]map[string]any, len(ds))
 	for i, d := range ds {
-		list[i] = map[string]any{"path": refused[i].Path, "blockers": refused[i].Blockers, "drift_id": d.DriftID}
+		list[i] = map[string]any{"blockers": refused[i].Blockers, "drift_id": d.DriftID}
+		if a := refused[i].Addr; a != "" {
+			list[i]["addr"] = a
+		} else {
+			list[i]["path"] = refused[i].Path
+		}
 		if op := refused[i].Op; op != "" {
 			list[i]["op"] = op
 		}
@@ -72,8 +86,12 @@ func pathsRefused(ctx context.Context, env *Env, command string, refused []sandb
 	if ran.Class == ClassBlocked {
 		return ran
 	}
+	what := refused[0].Path
+	if a := refused[0].Addr; a != "" {
+		what = "a connect to " + a
+	}
 	msg := fmt.Sprintf("the kernel refused access to %s: outside the job's mandate (%s); the command ran with that access refused",
-		refused[0].Path, strings.Join(refused[0].Blockers, ", "))
+		what, strings.Join(refused[0].Blockers, ", "))
 	if len(refused) > 1 {
 		msg += fmt.Sprintf(", and %d more", len(refused)-1)
 	}
@@ -88,11 +106,12 @@ func pathsRefused(ctx context.Context, env *Env, command string, refused []sandb
 
 // recordPathRefusals audits each access the kernel refused during a
 // command of env and, in a job, records it as paths drift (the path
-// relative to the workspace, as the family's rules are).
+// relative to the workspace, as the family's rules are), or a refused
+// connect as hosts drift (its address).
 func recordPathRefusals(ctx context.Context, env *Env, command string, refused []sandbox.PathRefused) []approval.Decision {
 	in := make([]approval.PathRefusal, len(refused))
 	for i, p := range refused {
-		in[i] = approval.PathRefusal{Path: WorkspaceRelative(p.Path, env.Root), Op: p.Op, Blockers: p.Blockers}
+		in[i] = approval.PathRefusal{Path: WorkspaceRelative(p.Path, env.Root), Addr: p.Addr, Op: p.Op, Blockers: p.Blockers}
 	}
 	return env.Runner.Engine.RecordPathRefusals(ctx, approval.ExecCall{Profile: env.Profile.Name, Session: env.Session,
 		Platform: env.Platform, Job: env.Job, Command: command}, in)

@@ -313,9 +313,105 @@ func TestKernelPolicyLeavesOutLinkedFiles(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "secret", "key"), []byte("s"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "ok", "file"), []byte("f"), 0o644))
 	require.NoError(t, os.Link(filepath.Join(ws, "secret", "key"), filepath.Join(ws, "ok", "x")))
-	ll := KernelPolicy(&approval.MandatePaths{Rules: []string{"read:ok/x", "ok/file", "read:ok/missing", "tree/**", "secret/key"}}, ws)
+	ll := KernelPolicy(&approval.MandatePaths{Rules: []string{"read:ok/x", "ok/file", "read:ok/missing", "tree/**", "secret/key"}}, ws, false)
 	require.NotNil(t, ll)
 	assert.Equal(t, []string{filepath.Join(ws, "ok", "file")}, ll.Files, "secret/key has two names")
 	assert.Equal(t, []string{filepath.Join(ws, "ok", "missing")}, ll.ReadFiles, "ok/x has two names")
 	assert.Equal(t, []string{filepath.Join(ws, "tree")}, ll.Trees)
+}
+
+// TestLandlockEnforcedPorts: an enforced mandate whose hosts family names
+// ports (here: none at first) holds the job's TCP connects to them in the
+// kernel. The job's script, seen doing nothing in observe mode, later
+// listens on two loopback ports of its sandbox and connects to both: the
+// kernel refuses each connect (EACCES), each refusal is a hosts drift
+// record naming the address the kernel refused, and widening one adds
+// the rule "127.0.0.1:PORT"; approved, the connect to that port works and
+// the other is still refused. Before, an enforced sandbox's connects were
+// not held at all (both connected, no drift).
+func TestLandlockEnforcedPorts(t *testing.T) {
+	r, store, ws := landlockRunner(t)
+	ctx := t.Context()
+	script := `import errno, os, socket
+if os.path.exists("src/ports"):
+    ports = [int(p) for p in open("src/ports").read().split()]
+    ls = []
+    for p in ports:
+        l = socket.socket(); l.bind(("127.0.0.1", p)); l.listen(1); ls.append(l)
+    for p in ports:
+        c = socket.socket()
+        try:
+            c.connect(("127.0.0.1", p)); print(p, "connected")
+        except OSError as e:
+            print(p, errno.errorcode[e.errno])
+print("conn-done")
+`
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "conn.py"), []byte(script), 0o644))
+	run := func(session string) Result {
+		return r.Execute(ctx, Batch{Platform: approval.PlatformCron, Job: "ported", Session: session,
+			Calls: []RawCall{terminalCall("1", "python3 src/conn.py")}}, nil).Results[0]
+	}
+	for _, res := range r.Execute(ctx, Batch{Platform: approval.PlatformCron, Job: "ported", Session: "obs", Calls: []RawCall{
+		rawCall("1", "read_file", args("path", "src/check.sh")),
+		rawCall("2", "read_file", args("path", "src/data.txt")),
+		terminalCall("3", "python3 src/conn.py"),
+	}}, nil).Results {
+		require.Equal(t, ClassSucceeded, res.Class, res.Message)
+	}
+	v, err := store.Compile(ctx, "ported")
+	require.NoError(t, err)
+	require.NotContains(t, v.Text, "hosts:\n  -", "no connection observed: %s", v.Text)
+	_, err = store.ApproveReviewed(ctx, "ported", v.Number, v.SHA256, "test")
+	require.NoError(t, err)
+
+	a, b := 40000+os.Getpid()%10000, 50000+os.Getpid()%10000
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "src", "ports"), []byte(fmt.Sprintf("%d %d\n", a, b)), 0o644))
+	driftOf := func(res Result, addr string) string {
+		t.Helper()
+		refused, _ := res.Output["paths_refused"].([]map[string]any)
+		for _, p := range refused {
+			if p["addr"] == addr {
+				id, _ := p["drift_id"].(string)
+				require.NotEmpty(t, id, "the refusal is drift")
+				return id
+			}
+		}
+		t.Fatalf("no refusal of %s: %v", addr, res.Output)
+		return ""
+	}
+	aAddr, bAddr := fmt.Sprintf("127.0.0.1:%d", a), fmt.Sprintf("127.0.0.1:%d", b)
+
+	bad := run("")
+	require.Equal(t, ClassBlocked, bad.Class, "%s %v", bad.Message, bad.Output)
+	assert.Equal(t, GateLandlock, bad.Gate)
+	assert.Contains(t, bad.Output["stdout"], fmt.Sprintf("%d EACCES\n%d EACCES\nconn-done", a, b))
+	id := driftOf(bad, aAddr)
+	driftOf(bad, bAddr)
+	recs, err := store.Drift(ctx, "ported")
+	require.NoError(t, err)
+	var rec *mandate.DriftRecord
+	for i := range recs {
+		if recs[i].ID == id {
+			rec = &recs[i]
+		}
+	}
+	require.NotNil(t, rec)
+	assert.Equal(t, []string{mandate.FamilyHosts}, rec.Families)
+	assert.Contains(t, rec.Reason, aAddr)
+
+	w, err := store.Widen(ctx, "ported", id, false)
+	require.NoError(t, err)
+	require.Len(t, w.Added, 1)
+	assert.Equal(t, "hosts: "+aAddr, w.Added[0].Value)
+	_, err = store.ApproveReviewed(ctx, "ported", w.Version.Number, w.Version.SHA256, "test")
+	require.NoError(t, err)
+
+	for _, session := range []string{"", "enf"} {
+		res := run(session)
+		assert.Contains(t, res.Output["stdout"], fmt.Sprintf("%d connected\n%d EACCES\nconn-done", a, b), "session %q: %v", session, res.Output)
+		require.Equal(t, ClassBlocked, res.Class, "%s %v", res.Message, res.Output)
+		driftOf(res, bAddr)
+		refused, _ := res.Output["paths_refused"].([]map[string]any)
+		assert.Len(t, refused, 1, "the allowed port is not refused: %v", refused)
+	}
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"path"
 
 	"github.com/tether-dev/tether/mandate"
@@ -39,10 +40,15 @@ func (env *Env) recordRuntime(ctx context.Context, command string, res *sandbox.
 
 // RuntimeOf is what an observed sandbox's result says the kernel saw
 // command do, as mandate evidence: its files, the programs it executed,
-// and (unless proxied: behind the egress proxy, connections go to the
-// proxy, which records the host names it was asked for itself) the
-// addresses it connected to. workspace is the directory paths are made
-// relative to. tether run and the daemon record the same.
+// and the addresses it connected to, or tried to (the kernel is asked
+// before it connects: a refused or failed connect is what the command
+// tried, as much as one that worked). Proxied, behind the egress proxy,
+// connections to loopback are left out: the proxy is there (it records
+// the host names it was asked for itself) and so are only the sandbox's
+// own servers; any other address went around the proxy, the namespace
+// has no route to it, and it is evidence as outside proxy mode.
+// workspace is the directory paths are made relative to. tether run and
+// the daemon record the same.
 func RuntimeOf(res *sandbox.Result, command, workspace string, proxied bool) mandate.Runtime {
 	rt := mandate.Runtime{Command: command, Workspace: workspace, Lost: res.AccessesLost}
 	for _, a := range res.Accesses {
@@ -63,7 +69,7 @@ func RuntimeOf(res *sandbox.Result, command, workspace string, proxied bool) man
 		case sandbox.AccessExec:
 			rt.Executed = append(rt.Executed, a.Target)
 		case sandbox.AccessConnect:
-			if !proxied {
+			if !proxied || !loopback(a.Target) {
 				rt.Connected = append(rt.Connected, a.Target)
 			}
 		}
@@ -74,4 +80,11 @@ func RuntimeOf(res *sandbox.Result, command, workspace string, proxied bool) man
 		}
 	}
 	return rt
+}
+
+// loopback reports whether target ("IP:port", as the sandbox records a
+// connection) is a loopback address; an unreadable one is not.
+func loopback(target string) bool {
+	ap, err := netip.ParseAddrPort(target)
+	return err == nil && ap.Addr().Unmap().IsLoopback()
 }

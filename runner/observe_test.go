@@ -173,3 +173,57 @@ func hasMark(ll mandate.LeashLine, family string, kind mandate.MarkKind, label s
 	}
 	return false
 }
+
+// TestObserveConnectEvidence: what a job's script tried to connect to is
+// hosts evidence, whether the connect worked or not (the kernel is asked
+// before it connects), with or without the egress proxy. The script
+// connects to a closed loopback port (ECONNREFUSED) and to an address
+// the sandbox has no route to. Behind the proxy the loopback one is left
+// out (the proxy and the sandbox's own servers are there) and the other,
+// which went around the proxy, is evidence: before session 14 nothing the
+// sandbox connected to was recorded behind the proxy, so a direct connect
+// left no trace in the mandate.
+func TestObserveConnectEvidence(t *testing.T) {
+	const script = `import errno, socket
+l = socket.socket(); l.bind(("127.0.0.1", 0)); port = l.getsockname()[1]; l.close()
+for addr in (("127.0.0.1", port), ("192.0.2.7", 80)):
+    s = socket.socket(); s.settimeout(5)
+    try:
+        s.connect(addr); print("connected")
+    except OSError as e:
+        print("failed", errno.errorcode.get(e.errno, e.errno))
+    s.close()
+`
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T) (*Runner, string)
+		hosts []string // the compiled hosts family
+	}{
+		{"no proxy", func(t *testing.T) (*Runner, string) {
+			r, _, _, ws := gateRunner(t)
+			return r, ws
+		}, []string{"127.0.0.1", "192.0.2.7"}},
+		{"proxy", func(t *testing.T) (*Runner, string) { return proxyRunner(t) }, []string{"192.0.2.7"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, ws := tc.setup(t)
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "conn.py"), []byte(script), 0o644))
+			const job = "connector"
+			out := r.Execute(t.Context(), Batch{Platform: approval.PlatformCron, Job: job,
+				Calls: []RawCall{terminalCall("a", "python3 conn.py")}}, nil)
+			res := out.Results[0]
+			require.Equal(t, ClassSucceeded, res.Class, "%s %v", res.Message, res.Output)
+			stdout, _ := res.Output["stdout"].(string)
+			assert.Equal(t, 2, strings.Count(stdout, "failed"), "both connects fail: %s", stdout)
+			v, err := r.Mandates.Compile(t.Context(), job)
+			require.NoError(t, err)
+			m, err := mandate.Load([]byte(v.Text))
+			require.NoError(t, err)
+			var hosts []string
+			for _, h := range m.Hosts {
+				hosts = append(hosts, h.Value)
+			}
+			assert.Equal(t, tc.hosts, hosts, v.Text)
+		})
+	}
+}

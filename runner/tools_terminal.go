@@ -101,7 +101,7 @@ func terminal(ctx context.Context, env *Env, c *Call) Result {
 			res = runHost(ctx, env, command, cmdEnv, timeout, int64(pol.Limits.Output))
 		}
 	} else {
-		res = runSandbox(ctx, env, pol, command, cmdEnv, timeout, useSession, background, KernelPolicy(d.MandatePaths, env.Root))
+		res = runSandbox(ctx, env, pol, command, cmdEnv, timeout, useSession, background, KernelPolicy(d.MandatePaths, env.Root, pol.Network.Mode == config.NetworkProxy))
 	}
 	if res.Decision == nil {
 		res.Decision = &dd

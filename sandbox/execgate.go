@@ -37,9 +37,11 @@ type ExecEvent struct {
 	// Runs are the argument vectors this exec may run as, besides Argv:
 	// Argv with argv[0] replaced by each name the file goes by (its path's
 	// last element, and the targets of the symlinks that path goes
-	// through, resolved inside the sandbox), and for a script the vectors
-	// the kernel builds from its "#!" lines. A gate must refuse the exec
-	// when it refuses any of them.
+	// through, resolved inside the sandbox), for a script the vectors
+	// the kernel builds from its "#!" lines, and for each vector a
+	// program receives, what the multi-call programs (systemctl,
+	// busybox) would act as on it. A gate must refuse the exec when it
+	// refuses any of them.
 	Runs [][]string `json:"runs,omitempty"`
 }
 

@@ -1038,6 +1038,14 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 		}
 		runs = append(runs, v)
 	}
+	// A vector a program receives: also checked as what the multi-call
+	// programs would make of it (execgate_argv0.go), whatever file runs.
+	receives := func(v []string) {
+		for _, r := range argv0Runs(v) {
+			add(r)
+		}
+	}
+	receives(argv)
 	rest := []string(nil)
 	if len(argv) > 1 {
 		rest = argv[1:]
@@ -1071,11 +1079,17 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 			if len(v) > 1 {
 				vrest = v[1:]
 			}
-			lv := loaderArgs(vrest)
+			lv, argv0 := loaderArgs(vrest)
 			if lv == nil {
 				return runs, nil
 			}
 			add(lv)
+			received := lv // what the program receives
+			if argv0 != "" {
+				received = append([]string{argv0}, lv[1:]...)
+				add(received)
+			}
+			receives(received)
 			vnames, vf, err := resolveExecFD(pid, unix.AT_FDCWD, lv[0], false)
 			if err != nil {
 				return runs, nil // the loader cannot open it either
@@ -1091,6 +1105,7 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 			}
 			sv = append(append(sv, name), v[1:]...)
 			add(sv)
+			receives(sv)
 			var inames []string
 			if inames, f, err = resolveExecFD(pid, unix.AT_FDCWD, interp, false); err != nil {
 				return runs, missingFile{err} // the kernel cannot run the interpreter either
@@ -1109,24 +1124,30 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 
 // loaderArgs returns the vector a dynamic loader executed with args
 // (ld.so [OPTION]... PROGRAM [ARG]...) runs, or nil when it runs nothing.
-// With --argv0 the program sees that name; the vector holds the program's
-// path first, and the caller adds it by the names that file goes by.
-func loaderArgs(args []string) []string {
+// The vector holds the program's path first, and the caller adds it by
+// the names that file goes by; with --argv0 the program receives argv0
+// in its place (the last one given, as glibc's loader takes it).
+func loaderArgs(args []string) (v []string, argv0 string) {
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; a {
 		case "--list", "--verify", "--help", "--version", "--list-tunables", "--list-diagnostics":
-			return nil
+			return nil, ""
 		case "--inhibit-cache":
-		case "--inhibit-rpath", "--library-path", "--preload", "--audit", "--argv0", "--glibc-hwcaps-prefix", "--glibc-hwcaps-mask":
+		case "--argv0":
+			if i+1 < len(args) {
+				argv0 = args[i+1]
+			}
+			i++
+		case "--inhibit-rpath", "--library-path", "--preload", "--audit", "--glibc-hwcaps-prefix", "--glibc-hwcaps-mask":
 			i++
 		default:
 			if strings.HasPrefix(a, "--") {
 				continue // an option of a newer loader, with its value attached or none
 			}
-			return append([]string{a}, args[i+1:]...)
+			return append([]string{a}, args[i+1:]...), argv0
 		}
 	}
-	return nil
+	return nil, ""
 }
 
 func equalArgs(a, b []string) bool {

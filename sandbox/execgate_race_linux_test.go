@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -133,4 +135,118 @@ ulimit -s unlimited && set -- $(seq 1 300000) && /bin/true "$@"; echo over=$?`
 	for _, ev := range res.Execs {
 		assert.Less(t, len(strings.Join(ev.Argv, " ")), 32<<10, "the record keeps the argv's first arguments")
 	}
+}
+
+// TestExecGateMultiCallSwapRace attacks E1 through multi-call programs:
+// Debian's reboot, halt, poweroff and shutdown are symlinks to systemctl,
+// which acts as reboot when its argv[0]'s last element contains
+// "reboot", and busybox acts as any applet its argv[0] (or argv[1], after
+// a name starting with "busybox") names. Such a file is no refused
+// program the kernel could refuse (Config.NoExec), so the gate must rate
+// the exec by the vector the program receives, whatever file it is. The
+// stand-in for systemctl, bind-mounted over /usr/bin/systemctl inside the
+// sandbox, is a C program that chooses as systemd's invoked_as does and
+// leaves ws/ran-TOKEN-ARG behind when it would have powered off. Attacks:
+// a link named xreboot swapped 1,000 times between /usr/bin/true and
+// /usr/bin/systemctl while the shell executes it; the loader's --argv0; a
+// copy named sc-poweroff; copies of busybox run as busybox-x and "-touch"
+// (touch is refused for this test). Checked from the host after the
+// sandbox is gone: nothing ran. Before the gate read argv[0] as the
+// multi-call programs do, every attack left its marker.
+func TestExecGateMultiCallSwapRace(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("needs gcc for the systemctl stand-in")
+	}
+	if _, err := os.Stat("/bin/busybox"); err != nil {
+		t.Skip("needs /bin/busybox")
+	}
+	r := newTestRunner(t)
+	ws := t.TempDir()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "standin.c")
+	standin := filepath.Join(dir, "systemctl")
+	require.NoError(t, os.WriteFile(src, []byte(`#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	const char *tok[] = {"halt", "poweroff", "reboot", "shutdown", 0};
+	char *last = strrchr(argv[0], '/');
+	last = last ? last + 1 : argv[0];
+	for (int i = 0; tok[i]; i++) {
+		if (strstr(last, tok[i])) {
+			char p[4096];
+			snprintf(p, sizeof p, "%s/ran-%s-%s", `+strconv.Quote(ws)+`, tok[i], argc > 1 ? argv[1] : "");
+			close(open(p, O_CREAT | O_WRONLY, 0644));
+			return 0;
+		}
+	}
+	return 0;
+}
+`), 0o644))
+	built, err := exec.Command("gcc", "-O2", "-o", standin, src).CombinedOutput()
+	require.NoError(t, err, "%s", built)
+
+	cfg := Config{Workspace: ws, Env: []string{"PATH=/usr/bin:/bin"},
+		Binds: []Bind{{Source: standin, Destination: "/usr/bin/systemctl", ReadOnly: true}}}
+	g := newRefuse("reboot", "halt", "poweroff", "shutdown", "touch")
+	r.ExecGate = g.gate
+
+	const execs = 1000
+	swapper := `import os
+os.chdir(` + strconv.Quote(ws) + `)
+while True:
+    for t in ("/usr/bin/true", "/usr/bin/systemctl"):
+        try:
+            os.unlink("x.new")
+        except FileNotFoundError:
+            pass
+        os.symlink(t, "x.new")
+        os.rename("x.new", "xreboot")
+`
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "swap.py"), []byte(swapper), 0o644))
+	script := `ln -s /usr/bin/true xreboot
+python3 swap.py & swap=$!
+i=0
+while [ $i -lt ` + strconv.Itoa(execs) + ` ]; do
+	i=$((i+1))
+	./xreboot $i 2>/dev/null
+done
+kill $swap
+echo "done=$i"
+/lib64/ld-linux-x86-64.so.2 --argv0 reboot /usr/bin/systemctl ldso 2>/dev/null; echo ldso=$?
+cp /usr/bin/systemctl sc-poweroff && ./sc-poweroff copy 2>/dev/null; echo copy=$?
+cp /bin/busybox busybox-x && ./busybox-x touch bb-mode 2>/dev/null; echo bbmode=$?
+python3 -c 'import os; os.execv("./busybox-x", ["-touch", "bb-dash"])' 2>/dev/null; echo bbdash=$?
+`
+	res, out := run(t, r, cfg, script)
+	t.Logf("%s", out)
+	require.Contains(t, out, "done="+strconv.Itoa(execs))
+
+	// From the host: the stand-in never acted as a power program, and no
+	// busybox applet refused by name ran.
+	ents, err := os.ReadDir(ws)
+	require.NoError(t, err)
+	var ran []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "ran-") || strings.HasPrefix(e.Name(), "bb-") {
+			ran = append(ran, e.Name())
+		}
+	}
+	assert.Empty(t, ran, "refused programs ran through multi-call binaries (%d)", len(ran))
+	for _, want := range []string{"ldso=126", "copy=126", "bbmode=126"} {
+		assert.Contains(t, out, want, "refused at the gate (EPERM: the shell's 126)")
+	}
+	assert.Contains(t, out, "bbdash=1", "python's execv fails (EPERM)")
+	// The swap was live: the gate saw systemctl behind the link.
+	sawSystemctl := false
+	g.mu.Lock()
+	for _, ev := range g.seen {
+		if ev.Path == "./xreboot" && slices.ContainsFunc(ev.Runs, func(v []string) bool { return len(v) > 0 && v[0] == "systemctl" }) {
+			sawSystemctl = true
+		}
+	}
+	g.mu.Unlock()
+	assert.True(t, sawSystemctl, "the gate never saw systemctl behind the link: the race was not run")
+	assert.NotEmpty(t, res.ExecBlocked)
 }

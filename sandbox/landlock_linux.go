@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,7 +31,11 @@ type PathRefused struct {
 	// read-only workspace (blocker "mount.read_only"): open, mkdir, mknod,
 	// symlink, link, rename (creations), chmod, chown, utimes, setxattr,
 	// unlink, rmdir, truncate, open-write. Empty for Landlock's.
-	Op       string   `json:"op,omitempty"`
+	Op string `json:"op,omitempty"`
+	// Addr is a refused TCP connect's address, "IP:port" as the kernel
+	// gives it (blocker "net.connect_tcp", Landlock.RestrictTCPConnect);
+	// Path is then empty.
+	Addr     string   `json:"addr,omitempty"`
 	Blockers []string `json:"blockers"`
 }
 
@@ -77,7 +82,13 @@ func landlockFor(cfg Config, p Placement, notEnforced *[]string) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	return encodeLandlock(abi, rules), nil
+	var net uint64
+	if cfg.Landlock.RestrictTCPConnect {
+		if net = abi.net; net == 0 {
+			*notEnforced = append(*notEnforced, "landlock_net") // below ABI 4
+		}
+	}
+	return encodeLandlock(abi, net, rules, cfg.Landlock.TCPConnectPorts), nil
 }
 
 // systemPaths are the read-only system tree of cfg's root as the sandbox
@@ -395,12 +406,21 @@ func (a *landlockAudit) record(typ uint16, text string) {
 				blockers = append(blockers, b)
 			}
 		}
-		key := p + "\x00" + strings.Join(blockers, ",")
-		if p == "" || len(blockers) == 0 || d.seen[key] || len(d.refused) >= maxPathsRefused {
+		// A refused connect names its destination, no file.
+		var addr string
+		if p == "" {
+			ip, err1 := netip.ParseAddr(f["daddr"])
+			port, err2 := strconv.ParseUint(f["dest"], 10, 16)
+			if err1 == nil && err2 == nil {
+				addr = netip.AddrPortFrom(ip, uint16(port)).String()
+			}
+		}
+		key := p + "\x00" + addr + "\x00" + strings.Join(blockers, ",")
+		if p == "" && addr == "" || len(blockers) == 0 || d.seen[key] || len(d.refused) >= maxPathsRefused {
 			return
 		}
 		d.seen[key] = true
-		d.refused = append(d.refused, PathRefused{Path: p, Blockers: blockers})
+		d.refused = append(d.refused, PathRefused{Path: p, Addr: addr, Blockers: blockers})
 	case auditLandlockDomain:
 		f := auditFields(text)
 		id, err := strconv.ParseUint(f["domain"], 16, 64)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -441,4 +442,91 @@ func TestLandlockReadOnly(t *testing.T) {
 			assert.NoFileExists(t, filepath.Join(ws, "ok", "settings.ini"))
 		})
 	}
+}
+
+// TestLandlockTCPConnect: a ruleset that confines TCP connects to one
+// port lets a script connect there and refuses the same script's connect
+// to another port with EACCES; the refusal names the address the kernel
+// refused. Both listeners are the sandbox's own (its loopback), in a
+// one-shot sandbox and a session. Without the restriction both connect.
+func TestLandlockTCPConnect(t *testing.T) {
+	ws, _ := llWorkspace(t)
+	// Two distinct ports (the sandbox's loopback is its own: any two
+	// would do; the host's kernel picks them).
+	var ports [2]uint16
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		ports[i] = uint16(l.Addr().(*net.TCPAddr).Port)
+		l.Close()
+	}
+	connect := fmt.Sprintf(`import errno, socket
+ls = []
+for p in (%d, %d):
+    l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); l.bind(("127.0.0.1", p)); l.listen(1); ls.append(l)
+for p in (%d, %d):
+    c = socket.socket()
+    try:
+        c.connect(("127.0.0.1", p)); print(p, "connected")
+    except OSError as e:
+        print(p, errno.errorcode[e.errno])
+`, ports[0], ports[1], ports[0], ports[1])
+	inside, outside := fmt.Sprintf("%d connected", ports[0]), fmt.Sprintf("%d EACCES", ports[1])
+	refusedAddr := fmt.Sprintf("127.0.0.1:%d", ports[1])
+	addrs := func(res *Result) []string {
+		var out []string
+		for _, p := range res.PathsRefused {
+			if p.Addr != "" {
+				assert.Equal(t, []string{"net.connect_tcp"}, p.Blockers)
+				assert.Empty(t, p.Path)
+				out = append(out, p.Addr)
+			}
+		}
+		return out
+	}
+	ll := &Landlock{Trees: []string{ws}, RestrictTCPConnect: true, TCPConnectPorts: []uint16{ports[0]}}
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "conn.py"), []byte(connect), 0o644))
+
+	r := newTestRunner(t)
+	res, out := llRun(t, r, ws, "python3 conn.py", ll)
+	assert.Contains(t, out, inside)
+	assert.Contains(t, out, outside)
+	assert.Equal(t, []string{refusedAddr}, addrs(res), "%+v", res.PathsRefused)
+	assert.NotContains(t, res.NotEnforced, "landlock_net")
+
+	// The same in a session's command.
+	m := newTestSessions(t)
+	s, err := m.Open(t.Context(), "default", "llnet", SessionSpec{Config: Config{Workspace: ws, Landlock: ll}})
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	res, err = s.Exec(t.Context(), Command{Shell: "python3 conn.py", Stdout: &buf, Stderr: &buf}, ExecOptions{})
+	require.NoError(t, err)
+	assert.Contains(t, buf.String(), inside)
+	assert.Contains(t, buf.String(), outside)
+	assert.Equal(t, []string{refusedAddr}, addrs(res), "%+v", res.PathsRefused)
+	require.NoError(t, s.Close())
+
+	// Without the restriction the same ruleset lets both connect.
+	res, out = llRun(t, r, ws, "python3 conn.py", &Landlock{Trees: []string{ws}})
+	assert.Contains(t, out, fmt.Sprintf("%d connected", ports[1]))
+	assert.Empty(t, addrs(res))
+}
+
+// TestLandlockNetBelowABI4: where Landlock has no network rights (ABI 3
+// forced on this kernel) a policy confining TCP connects cannot hold: the
+// connect works and the result says landlock_net, never pretending.
+func TestLandlockNetBelowABI4(t *testing.T) {
+	if v := landlockVersion(); v >= 4 {
+		saved := landlockVersion
+		landlockVersion = func() int { return 3 }
+		t.Cleanup(func() { landlockVersion = saved })
+	}
+	ws, _ := llWorkspaceAnyABI(t)
+	script := `python3 -c 'import socket
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(1)
+socket.create_connection(l.getsockname()); print("connected")'`
+	res, out := llRun(t, newTestRunner(t), ws, script, &Landlock{Trees: []string{ws}, RestrictTCPConnect: true})
+	assert.Contains(t, out, "connected")
+	assert.Contains(t, res.NotEnforced, "landlock_net")
+	assert.NotContains(t, res.NotEnforced, "landlock", "the paths ruleset is applied")
 }

@@ -65,7 +65,7 @@ func TestLandlockRules(t *testing.T) {
 
 func TestEncodeLandlock(t *testing.T) {
 	abi := landlockABI(3)
-	b := encodeLandlock(abi, []llRule{tree("/usr", llSystem|llIoctlDev)})
+	b := encodeLandlock(abi, llNetConnectTCP, []llRule{tree("/usr", llSystem|llIoctlDev)}, []uint16{443})
 	require.Len(t, b, 48+24+4)
 	ne := binary.NativeEndian
 	assert.Equal(t, abi.fs, ne.Uint64(b))
@@ -76,7 +76,20 @@ func TestEncodeLandlock(t *testing.T) {
 	assert.Equal(t, uint32(4), ne.Uint32(b[64:]))
 	assert.Equal(t, uint32(4), ne.Uint32(b[68:]), "a system rule is resolved following links")
 	assert.Equal(t, "/usr", string(b[72:]))
+	assert.Zero(t, ne.Uint64(b[8:]), "ABI 3 handles no network right")
+	assert.Zero(t, ne.Uint32(b[44:]), "nor takes ports")
 
-	b = encodeLandlock(abi, []llRule{{path: "/work/proj/src", dir: llReadDir, mount: "/work/proj"}})
+	b = encodeLandlock(abi, 0, []llRule{{path: "/work/proj/src", dir: llReadDir, mount: "/work/proj"}}, nil)
 	assert.Equal(t, uint32(len("/work/proj")), ne.Uint32(b[68:]), "a mandate rule follows links only up to its mount")
+
+	// ABI 4: TCP connects confined to the ports, which follow the rules.
+	b = encodeLandlock(landlockABI(4), llNetConnectTCP, []llRule{tree("/usr", llSystem)}, []uint16{443, 8080})
+	require.Len(t, b, 48+24+4+16)
+	assert.Equal(t, uint64(llNetConnectTCP), ne.Uint64(b[8:]))
+	assert.Equal(t, uint32(2), ne.Uint32(b[44:]))
+	assert.Equal(t, uint64(443), ne.Uint64(b[76:]))
+	assert.Equal(t, uint64(8080), ne.Uint64(b[84:]))
+	b = encodeLandlock(landlockABI(4), 0, nil, []uint16{443})
+	assert.Zero(t, ne.Uint64(b[8:]), "not asked: no network right handled")
+	assert.Len(t, b, 48, "and no port")
 }

@@ -172,6 +172,14 @@ struct ll_path_beneath_attr {
 
 #define LL_RULE_PATH_BENEATH 1
 
+// struct landlock_net_port_attr (ABI 4).
+struct ll_net_port_attr {
+	uint64_t allowed_access;
+	uint64_t port;
+} __attribute__((packed));
+
+#define LL_RULE_NET_PORT 2
+
 // open_rule_path opens a Landlock rule's path (O_PATH): its first follow
 // bytes as usual (tether's own mount point, "/", or the whole path), the
 // rest one component at a time with O_NOFOLLOW from the previous
@@ -241,13 +249,14 @@ int seccompexec_apply_landlock(const char *sec, size_t len, char *why, size_t si
 		return EINVAL;
 	}
 	struct ll_ruleset_attr attr;
-	uint32_t attr_size, flags, count;
+	uint32_t attr_size, flags, count, nports;
 	memcpy(&attr.handled_access_fs, sec, 8);
 	memcpy(&attr.handled_access_net, sec + 8, 8);
 	memcpy(&attr.scoped, sec + 16, 8);
 	memcpy(&attr_size, sec + 32, 4);
 	memcpy(&flags, sec + 36, 4);
 	memcpy(&count, sec + 40, 4);
+	memcpy(&nports, sec + 44, 4);
 	if (attr_size == 0 || attr_size > sizeof attr) {
 		snprintf(why, size, "reading the Landlock ruleset: attr size %u", attr_size);
 		return EINVAL;
@@ -325,6 +334,22 @@ int seccompexec_apply_landlock(const char *sec, size_t len, char *why, size_t si
 			return e;
 		}
 		close(fd);
+	}
+	for (uint32_t i = 0; i < nports; i++) {
+		if (len - off < 8) {
+			snprintf(why, size, "reading the Landlock ruleset: port %u is cut short", i);
+			close(rs);
+			return EINVAL;
+		}
+		struct ll_net_port_attr np = {.allowed_access = attr.handled_access_net};
+		memcpy(&np.port, sec + off, 8);
+		off += 8;
+		if (np.allowed_access != 0 && syscall(__NR_landlock_add_rule, rs, LL_RULE_NET_PORT, &np, 0U) < 0) {
+			int e = errno;
+			snprintf(why, size, "adding the Landlock rule for TCP port %llu", (unsigned long long)np.port);
+			close(rs);
+			return e;
+		}
 	}
 	if (syscall(__NR_landlock_restrict_self, rs, flags) < 0) {
 		int e = errno;

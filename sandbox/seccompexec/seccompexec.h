@@ -55,11 +55,13 @@
 // the program and every process it starts are confined: handled
 // filesystem rights, handled network rights, scopes, padding (uint64
 // each), the size of struct landlock_ruleset_attr to pass,
-// landlock_restrict_self's flags, the rule count (uint32 each), padding
-// (uint32), then each rule: its rights when the path is a directory and
+// landlock_restrict_self's flags, the rule count, the port count (uint32
+// each), then each rule: its rights when the path is a directory and
 // when it is not (uint64 each), the length of its path, the length of
 // the prefix resolved following symbolic links (uint32 each; a mount
-// point of tether's, "/", or the whole path) and the path (no NUL).
+// point of tether's, "/", or the whole path) and the path (no NUL); then
+// each TCP port a connect may go to (uint64 each), granted the handled
+// network rights.
 // Beneath that prefix the path is opened one component at a time with
 // O_PATH|O_NOFOLLOW: a rule with a symbolic link there is left out and
 // said on stderr, never followed. A path
