@@ -219,7 +219,7 @@ cp /usr/bin/systemctl sc-poweroff && ./sc-poweroff copy 2>/dev/null; echo copy=$
 cp /bin/busybox busybox-x && ./busybox-x touch bb-mode 2>/dev/null; echo bbmode=$?
 python3 -c 'import os; os.execv("./busybox-x", ["-touch", "bb-dash"])' 2>/dev/null; echo bbdash=$?
 `
-	res, out := run(t, r, cfg, script)
+	res, out := runWithin(t, r, cfg, script, 5*time.Minute)
 	t.Logf("%s", out)
 	require.Contains(t, out, "done="+strconv.Itoa(execs))
 
