@@ -1288,7 +1288,7 @@ var execEnv = sync.OnceValue(func() map[string]bool {
 		"LESSOPEN": true, "LESSCLOSE": true, "PERL5OPT": true, "PERL5LIB": true, "PERLLIB": true,
 		"PYTHONSTARTUP": true, "PYTHONPATH": true, "PYTHONHOME": true, "NODE_OPTIONS": true,
 		"NODE_PATH": true, "RUBYOPT": true, "RUBYLIB": true, "JAVA_TOOL_OPTIONS": true,
-		"_JAVA_OPTIONS": true, "BROWSER": true, "GCONV_PATH": true, "TAR_OPTIONS": true,
+		"_JAVA_OPTIONS": true, "BROWSER": true, "GCONV_PATH": true,
 	}
 })
 
@@ -1341,23 +1341,66 @@ func (a *analyzer) env(c *shellparse.Command, inv *grammar.Invocation) {
 			asked = true
 		}
 		if !e.Value.Literal || e.Value.Value == "" {
+			if !asked && eff.Has(grammar.Options) && !e.Value.Literal {
+				a.hit(RuleEnvExec, c.Text, c.Span) // options not known: any of them
+				asked = true
+			}
 			continue
 		}
 		if eff.Any(grammar.Exec | grammar.Program) {
-			a.wrapperExec(c, e.Value.Value, 0)
+			for _, v := range grammar.EnvCommands(e.Name, e.Value.Value) {
+				a.wrapperExec(c, v, 0)
+			}
+		}
+		if (e.Name == "BASH_ENV" || e.Name == "ENV") && grammar.IsStdinPath(e.Value.Value) {
+			// The started shell reads its start-up file from its input.
+			a.keepHardline(c, a.fedCommands(c, "", nil))
 		}
 		if eff.Has(grammar.Write) {
 			a.writeTarget(c, e.Value.Value, false)
 		}
-		if eff.Has(grammar.Options) && inv != nil {
-			opts := grammar.Parse(g, append(slices.Clip(inv.Sub), strings.Fields(e.Value.Value)...))
-			for _, o := range opts.Options {
-				if o.HasValue {
-					a.value(c, opts, o.Value, o.ValueEffects, false)
+		if p := grammar.OptionsProgram(e.Name); p != "" && !eff.Has(grammar.Options) {
+			// Inherited by the programs this one runs: read as p given them.
+			text := p + " " + strings.Join(quotedAll(grammar.SplitOptions(e.Value.Value)), " ")
+			if sub := a.sub(text); sub != nil && sub.Verdict > TierAllow {
+				a.keepHardline(c, text)
+				if !asked {
+					a.hit(RuleEnvExec, c.Text, c.Span)
+					asked = true
 				}
 			}
 		}
+		if eff.Has(grammar.Options) && inv != nil {
+			dry := a.dry
+			a.command(withEnvOptions(c, inv, e.Name, grammar.SplitOptions(e.Value.Value)))
+			a.dry = dry
+		}
 	}
+}
+
+// withEnvOptions returns c as the program reads it when variable name
+// holds the options opts (TAR_OPTIONS, ZIPOPT, GOFLAGS …): those options
+// given on its command line, after the subcommand if any, and the
+// variable no longer set. Every rule then reads them as it reads the
+// command line ("TAR_OPTIONS=--to-command=reboot tar xf a.tar" is "tar
+// --to-command=reboot xf a.tar").
+func withEnvOptions(c *shellparse.Command, inv *grammar.Invocation, name string, opts []string) *shellparse.Command {
+	at, j := 0, 0
+	for i, w := range c.Args {
+		if j < len(inv.Sub) && w.Value == inv.Sub[j] {
+			j++
+			at = i + 1
+		}
+	}
+	sub := *c
+	sub.Env = slices.DeleteFunc(slices.Clone(c.Env), func(a shellparse.Assign) bool { return a.Name == name })
+	sub.Args = make([]shellparse.Word, 0, len(c.Args)+len(opts))
+	sub.Args = append(sub.Args, c.Args[:at]...)
+	for _, o := range opts {
+		sub.Args = append(sub.Args, shellparse.Word{Value: o, Literal: true, Raw: o})
+	}
+	sub.Args = append(sub.Args, c.Args[at:]...)
+	return &sub
 }
 
 // hardlineText flags an argument whose whole text is one complete hardline

@@ -393,8 +393,19 @@ func (a *analyzer) code(c *shellparse.Command, inv *grammar.Invocation, text str
 		a.keepHardline(c, grammar.CodeCommands(inv.Spec.Name, text))
 	case "expect", "tclsh":
 		a.keepHardline(c, grammar.TclCommands(text))
-	case "vim", "less", "gdb", "emacs":
+	case "gdb":
 		a.keepHardline(c, grammar.EditorShellText(text))
+		if py, ok := grammar.GdbPython(text); ok {
+			a.keepHardline(c, grammar.CodeCommands("python", py))
+		}
+	case "vim", "less", "emacs":
+		a.keepHardline(c, grammar.EditorShellText(text))
+	default:
+		// A program whose script the grammar reads as shell commands
+		// (make's --eval text: its recipes and $(shell …) calls).
+		if sc := inv.Spec.Stdin; sc != nil && sc.Shell != nil {
+			a.keepHardline(c, sc.Shell(text))
+		}
 	}
 	if isForkLoop(text) && inv.Spec.Name != "vim" {
 		a.hitCmd(RuleForkBomb, c)

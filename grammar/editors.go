@@ -47,7 +47,7 @@ func editors() []*Spec {
 			arg("--style", 0), arg("--theme", 0), arg("--line-range -r", 0), arg("--highlight-line -H", 0), arg("--map-syntax -m", 0), arg("--color", 0), arg("--decorations", 0),
 			arg("--tabs", 0), arg("--wrap", 0), arg("--terminal-width", 0), arg("--file-name", 0), arg("--config-file", Config)),
 			flags("-p --plain -n --number -A --show-all -P -u --unbuffered --list-languages -L --list-themes --diff -d"))},
-		{Name: "man", Env: map[string]Effect{"MANOPT": Options}, Options: gnu(ops(arg("--pager -P", Exec), opt("--html -H", Exec), arg("--config-file -C", Config), arg("--preprocessor -p", 0),
+		{Name: "man", Options: gnu(ops(arg("--pager -P", Exec), opt("--html -H", Exec), arg("--config-file -C", Config), arg("--preprocessor -p", 0),
 			arg("--manpath -M", 0), arg("--prompt -r", 0), arg("--locale -L", 0), arg("--systems -m", 0), arg("--sections -S -s", 0),
 			arg("--extension -e", 0), arg("--recode -R", 0), arg("--encoding -E", 0), opt("--gxditview -X", Exec), flag("--local-file -l", 0)),
 			flags("--all -a --whatis -f --apropos -k --where --path -w --catman -c --ascii -7 --ditroff -Z --troff -t --update -u --no-hyphenation --nh --no-justification --nj"))},

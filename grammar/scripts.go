@@ -221,7 +221,36 @@ func EditorShellText(text string) string {
 	if i := strings.Index(t, "|!"); i >= 0 {
 		return t[i+2:]
 	}
+	// gdb's pipe command: "pipe [COMMAND] | SHELL_COMMAND", "| [COMMAND] |
+	// SHELL_COMMAND", or with "-d DELIM" a delimiter of its own.
+	if rest, ok := strings.CutPrefix(t, "|"); ok || strings.HasPrefix(t, "pipe ") {
+		if !ok {
+			rest = strings.TrimLeft(t[len("pipe "):], " \t")
+		}
+		delim := "|"
+		if d, ok := strings.CutPrefix(rest, "-d "); ok {
+			d = strings.TrimLeft(d, " \t")
+			if i := strings.IndexAny(d, " \t"); i > 0 {
+				delim, rest = d[:i], d[i:]
+			}
+		}
+		if i := strings.Index(rest, delim); i >= 0 {
+			return rest[i+len(delim):]
+		}
+	}
 	return ""
+}
+
+// GdbPython returns the Python code of a gdb "python CODE" command (also
+// "py", "pi", "python-interactive") and whether text is one.
+func GdbPython(text string) (string, bool) {
+	t := strings.TrimLeft(text, " \t")
+	for _, p := range [...]string{"python-interactive ", "python ", "pi ", "py "} {
+		if rest, ok := strings.CutPrefix(t, p); ok {
+			return rest, true
+		}
+	}
+	return "", false
 }
 
 // editorShell is the Shell of ed and ex reading commands: the shell
