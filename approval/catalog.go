@@ -60,6 +60,7 @@ const (
 	RuleEtcWrite      = "approval.etc-write"
 	RuleCredWrite     = "approval.credential-write"
 	RuleRCWrite       = "approval.shell-rc-write"
+	RuleGitConfigFile = "approval.git-config-write"
 	RuleEnvFile       = "approval.env-file-write"
 	RuleAgentConfig   = "approval.agent-config-write"
 	RuleControlPlane  = "approval.control-plane"
@@ -279,6 +280,10 @@ var catalog = []Rule{
 			"echo x | tee -a ${HOME}/.docker/config.json", "sed -i s/a/b/ /home/alice/.gnupg/x", "perl -pi 's/a/b/' /root/.aws/token",
 			"install -m600 in ~/.config/gh", "echo t > ~/.netrc"},
 		NoMatch: []string{"cp ~/.aws/token /tmp/x", "echo x >> ~/.gnupg-backup/t", "echo x > ~/.config/gcloud#backup", "grep -r t ~/.ssh"}},
+	{ID: RuleGitConfigFile, Tier: TierApproval,
+		Description: "write into a git configuration file (its settings can run programs)",
+		Match:       []string{"cp x ~/.gitconfig", "echo '[core]' >> .git/config", "tee -a ~/.config/git/config", "cat x > repo/.git/config"},
+		NoMatch:     []string{"cat ~/.gitconfig", "cp ~/.gitconfig /tmp/gitconfig.bak", "echo x > config", "echo x > .git/config.bak"}},
 	{ID: RuleRCWrite, Tier: TierApproval,
 		Description: "write into a shell start-up file",
 		Match:       []string{"echo 'alias ls=rm' >> ~/.bashrc", "echo x >> $HOME/.zshrc", "cp x ~/.profile", "ruby -i -pe 'gsub(/a/, \"b\")' /root/.zshrc", "unlink ~/.bashrc", "rm ~/.profile"},

@@ -1208,7 +1208,12 @@ func (a *analyzer) checkWrite(c *shellparse.Command, v, p string) {
 			a.hit(RuleRCWrite, c.Text, c.Span)
 		case inList(rel, agentDirs):
 			a.hit(RuleAgentConfig, c.Text, c.Span)
+		case rel == ".gitconfig" || rel == ".config/git/config":
+			a.hit(RuleGitConfigFile, c.Text, c.Span)
 		}
+	}
+	if p == ".git/config" || strings.HasSuffix(p, "/.git/config") {
+		a.hit(RuleGitConfigFile, c.Text, c.Span)
 	}
 	if envPrefixed(v, agentEnvDirs) {
 		a.hit(RuleAgentConfig, c.Text, c.Span)

@@ -88,7 +88,11 @@ func (a *analyzer) invocation(c *shellparse.Command, inv *grammar.Invocation) {
 		if !o.HasValue {
 			continue
 		}
-		a.value(c, inv, o.Value, o.ValueEffects, dry)
+		v := o.Value
+		if o.ValueEffects.Has(grammar.EnvRef) {
+			v = envRef(c, v)
+		}
+		a.value(c, inv, v, o.ValueEffects, dry)
 	}
 	if inv.Spec.Name == "ssh" && !dry {
 		a.sshLoopback(c, inv)
@@ -605,4 +609,21 @@ func (a *analyzer) unknownTargets(c *shellparse.Command, inv *grammar.Invocation
 // run time.
 func unknownArg(c *shellparse.Command, i int) bool {
 	return i >= 0 && i < len(c.Args) && c.Args[i].Unknown
+}
+
+// envRef returns a "key=NAME" setting with NAME replaced by the literal
+// value the command's environment gives the variable, when it does (git
+// --config-env core.fsmonitor=P with P=reboot is core.fsmonitor=reboot);
+// otherwise the setting as written, whose value is then not known.
+func envRef(c *shellparse.Command, kv string) string {
+	k, name, ok := strings.Cut(kv, "=")
+	if !ok {
+		return kv
+	}
+	for i := len(c.Env) - 1; i >= 0; i-- {
+		if e := c.Env[i]; e.Name == name && e.Value.Literal {
+			return k + "=" + e.Value.Value
+		}
+	}
+	return kv
 }

@@ -576,3 +576,94 @@ func tclWords(cmd string) []string {
 	}
 	return out
 }
+
+// ConfigFiles says which configuration files a program reads on every run,
+// besides any its options name, and what their settings run. Package
+// shellparse reads a file the line wrote there with known text as the
+// commands Shell returns, run by the program.
+type ConfigFiles struct {
+	// Paths are read on every run: home-relative ("~/.gitconfig") or
+	// relative to the working directory (".git/config").
+	Paths []string
+	// Env names variables whose value is another file read so
+	// (GIT_CONFIG_GLOBAL).
+	Env []string
+	// Shell returns the shell commands the file's settings run.
+	Shell func(text string) string
+}
+
+// GitConfigCommands returns the shell commands a git configuration file
+// runs, one a line: each setting whose key is one of git's ExecKeys
+// (core.fsmonitor, core.pager, alias.x …), its value unquoted; an alias
+// value "!cmd" is the shell command cmd, any other alias a git command.
+// Comments, sections and settings that run nothing are not commands.
+func GitConfigCommands(text string) string {
+	var b strings.Builder
+	section := ""
+	for _, line := range strings.Split(text, "\n") {
+		l := strings.TrimSpace(line)
+		for strings.HasPrefix(l, "[") {
+			// [section], [section "sub"], [section.sub]; a setting may
+			// follow on the same line.
+			e := strings.IndexByte(l, ']')
+			if e < 0 {
+				break
+			}
+			head := strings.TrimSpace(l[1:e])
+			name, sub, _ := strings.Cut(head, " ")
+			section = strings.ToLower(name)
+			if sub = strings.Trim(strings.TrimSpace(sub), `"`); sub != "" {
+				section += "." + sub
+			}
+			l = strings.TrimSpace(l[e+1:])
+		}
+		if l == "" || l[0] == '#' || l[0] == ';' {
+			continue
+		}
+		k, v, ok := strings.Cut(l, "=")
+		if !ok {
+			continue
+		}
+		key := section + "." + strings.ToLower(strings.TrimSpace(k))
+		v = strings.TrimSpace(v)
+		v = gitConfigValue(v)
+		if !execKeyIn(gitExecKeys, key) || v == "" {
+			continue
+		}
+		if strings.HasPrefix(key, "alias.") && !strings.HasPrefix(v, "!") {
+			v = "git " + v
+		}
+		b.WriteString(strings.TrimPrefix(v, "!"))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// gitConfigValue unquotes a git configuration value: double quotes removed,
+// backslash escapes (\" \\ \n \t) decoded, an unquoted "#" or ";" starting
+// a comment.
+func gitConfigValue(v string) string {
+	var b strings.Builder
+	quoted := false
+	for i := 0; i < len(v); i++ {
+		switch ch := v[i]; {
+		case ch == '"':
+			quoted = !quoted
+		case ch == '\\' && i+1 < len(v):
+			i++
+			switch v[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			default:
+				b.WriteByte(v[i])
+			}
+		case !quoted && (ch == '#' || ch == ';'):
+			return strings.TrimSpace(b.String())
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
