@@ -2,6 +2,7 @@ package approval
 
 import (
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -659,50 +660,117 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string, in
 	}
 }
 
-// scriptHasWord reports whether w appears as a word (or a line or
-// whitespace-separated field of a literal word, a here-string or a heredoc)
-// anywhere in the script.
 // scriptListsEveryProcess reports whether the script is a kill fed by one
-// command that lists every process id: ps -e/-A or BSD "ax", or pgrep with
-// a pattern that matches every name ("ps -eo pid= | xargs kill -9", "pgrep
-// . | xargs kill", "kill $(ps -e -o pid=)"). With a filter between them
-// ("ps aux | grep node | awk …") which pids reach kill is not known.
+// command that lists every process id — ps -e/-A or BSD "ax", pgrep matching
+// every process (grammar.SelectsEveryProcess: "pgrep .", "pgrep -v x"), the
+// pid directories of "ls /proc" — through filters that pass every pid on
+// ("ps -eo pid= | xargs kill -9", "kill $(ls /proc | grep '^[0-9]')",
+// "ps -e | tail -n +2 | awk '{print $1}' | xargs kill"). With a filter that
+// selects ("ps aux | grep node | awk …") which pids reach kill is not known.
 func (a *analyzer) scriptListsEveryProcess() bool {
-	if len(a.script.Commands) != 2 {
-		return false
-	}
+	producer, kills := false, 0
 	for i := range a.script.Commands {
 		c := &a.script.Commands[i]
-		switch c.Program {
-		case "ps":
-			for _, w := range c.Args {
-				v := w.Value
-				if strings.HasPrefix(v, "--") {
-					if v == "--everyone" {
-						return true
-					}
-					continue
-				}
-				cluster := strings.TrimPrefix(v, "-")
-				if cluster == "" || strings.Trim(cluster, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
-					continue // an option value ("pid,comm", "pid=")
-				}
-				if v[0] == '-' && strings.ContainsAny(cluster, "eA") || strings.Contains(cluster, "a") && strings.Contains(cluster, "x") {
-					return true
-				}
+		args := argv(c)
+		switch {
+		case c.Program == "kill":
+			kills++
+		case listsEveryProcess(c.Program, args):
+			if producer {
+				return false
 			}
-		case "pgrep", "pidof":
-			for _, w := range c.Args {
-				switch w.Value {
-				case ".", "", ".*", "^", "$", "^.*$", ".+":
+			producer = true
+		case !passesPids(c.Program, args):
+			return false
+		}
+	}
+	return producer && kills == 1
+}
+
+// listsEveryProcess reports whether program given args prints every
+// process id.
+func listsEveryProcess(program string, args []string) bool {
+	switch program {
+	case "ps":
+		for _, v := range args {
+			if strings.HasPrefix(v, "--") {
+				if v == "--everyone" {
 					return true
 				}
+				continue
+			}
+			cluster := strings.TrimPrefix(v, "-")
+			if cluster == "" || strings.Trim(cluster, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+				continue // an option value ("pid,comm", "pid=")
+			}
+			if v[0] == '-' && strings.ContainsAny(cluster, "eA") || strings.Contains(cluster, "a") && strings.Contains(cluster, "x") {
+				return true
 			}
 		}
+	case "pgrep":
+		return grammar.SelectsEveryProcess(grammar.Parse("pgrep", args))
+	case "pidof":
+		for _, v := range args {
+			switch v {
+			case ".", "", ".*", "^", "$", "^.*$", ".+":
+				return true
+			}
+		}
+	case "ls":
+		ops := operands(args)
+		return len(ops) == 1 && path.Clean(ops[0]) == "/proc"
 	}
 	return false
 }
 
+// samplePidLines are lines a process lister prints for a pid, which a
+// filter that passes pids on keeps.
+var samplePidLines = []string{"1", "42", "31337", "  1 ?        00:00:01 init"}
+
+// passesPids reports whether program given args, reading a list of
+// processes, passes every pid on: it cuts columns or a header (awk
+// '{print $N}', cut, tail -n +N, sed 1d), drops only the lines a "grep -v"
+// names, keeps lines a numeric grep pattern matches, or sorts.
+func passesPids(program string, args []string) bool {
+	switch program {
+	case "cut", "sort", "uniq", "tr", "xargs":
+		return true
+	case "tail":
+		v, _ := optValue(args, "-n", "--lines")
+		return strings.HasPrefix(v, "+") || len(args) == 1 && strings.HasPrefix(args[0], "+")
+	case "sed":
+		return len(args) == 1 && (args[0] == "1d" || args[0] == "-e1d")
+	case "awk", "gawk", "mawk":
+		return len(args) == 1 && awkPrintsField.MatchString(args[0])
+	case "grep", "egrep":
+		if hasShort(args, "v") || hasLong(args, "--invert-match") {
+			return true
+		}
+		ops := operands(args, "-e", "-f", "-m")
+		if len(ops) != 1 {
+			return false
+		}
+		re, err := regexp.Compile(ops[0])
+		if err != nil {
+			return false
+		}
+		for _, l := range samplePidLines[:3] {
+			if !re.MatchString(l) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// awkPrintsField matches an awk program that prints one field of every
+// line: "{print $2}", "{ print $1 }", "NR>1{print $1}".
+var awkPrintsField = regexp.MustCompile(`^\s*(NR\s*>\s*1\s*)?\{\s*print\s+\$[0-9]+\s*;?\s*\}\s*$`)
+
+// scriptHasWord reports whether w appears as a word (or a line or
+// whitespace-separated field of a literal word, a here-string or a heredoc)
+// anywhere in the script.
 func (a *analyzer) scriptHasWord(w string) bool {
 	field := func(v string) bool {
 		for _, f := range strings.Fields(strings.ReplaceAll(v, `\n`, "\n")) {

@@ -592,6 +592,9 @@ const targetEffects = grammar.Delete | grammar.Format | grammar.DeviceWrite | gr
 func (a *analyzer) unknownTargets(c *shellparse.Command, inv *grammar.Invocation) {
 	destructive := inv.Effects.Any(targetEffects)
 	for _, op := range inv.Operands {
+		if inv.Effects.Has(grammar.Signal) && op.Effects.Has(grammar.Target) && ownJobs[op.Value] {
+			continue // pids of the shell's own background jobs
+		}
 		if (destructive && op.Effects.Has(grammar.Target) || op.Effects.Has(grammar.Write)) && unknownArg(c, op.Arg) {
 			a.hitCmd(RuleUnknownTarget, c)
 			return
@@ -604,6 +607,11 @@ func (a *analyzer) unknownTargets(c *shellparse.Command, inv *grammar.Invocation
 		}
 	}
 }
+
+// ownJobs are expansions that give only the pids of the shell's own
+// background jobs ("trap 'kill $(jobs -p)' EXIT", "kill $!"): the shell's
+// children, whatever their number.
+var ownJobs = map[string]bool{"$!": true, "${!}": true, "$(jobs -p)": true, "`jobs -p`": true, "$(jobs -pr)": true, "$(jobs -rp)": true}
 
 // unknownArg reports whether argument i of c holds a value known only at
 // run time.
