@@ -1399,6 +1399,24 @@ func isExecEnvValue(name, value string) bool {
 	return false
 }
 
+// namedDirs reports whether a PATH value lists only absolute literal
+// directories, "$PATH" itself and directories in the home ("~/bin",
+// "$HOME/go/bin"): no other variable's unknown value.
+func namedDirs(v string) bool {
+	for _, e := range strings.Split(v, ":") {
+		switch {
+		case e == "$PATH" || e == "${PATH}":
+		case strings.HasPrefix(e, "$HOME/") || strings.HasPrefix(e, "~/"):
+			if strings.ContainsAny(e[1:], "$`") {
+				return false
+			}
+		case !strings.HasPrefix(e, "/") || strings.ContainsAny(e, "$`"):
+			return false
+		}
+	}
+	return true
+}
+
 // env applies the rules for the command's environment assignments: a
 // variable that makes programs run code needs approval, and a literal
 // command line in it keeps its hardline findings (PAGER=reboot); a build
@@ -1409,7 +1427,10 @@ func (a *analyzer) env(c *shellparse.Command, inv *grammar.Invocation) {
 	asked := false
 	for _, e := range c.Env {
 		eff := grammar.EnvEffects(g, e.Name)
-		if !asked && (isExecEnvValue(e.Name, e.Value.Value) || eff.Has(grammar.Exec)) {
+		// A PATH of named directories is judged by them alone
+		// (isExecEnvValue), as "export PATH=…" is: "env -i PATH=/usr/bin ls"
+		// only picks among installed programs.
+		if !asked && (isExecEnvValue(e.Name, e.Value.Value) || eff.Has(grammar.Exec) && !(e.Name == "PATH" && namedDirs(e.Value.Value))) {
 			a.hit(RuleEnvExec, c.Text, c.Span)
 			asked = true
 		}

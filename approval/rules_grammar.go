@@ -133,6 +133,9 @@ func (a *analyzer) value(c *shellparse.Command, inv *grammar.Invocation, v strin
 		}
 		a.execOption(c, v)
 	}
+	if e.Has(grammar.Program) {
+		a.commandValue(c, v)
+	}
 	if e.Has(grammar.Code) {
 		a.code(c, inv, v)
 	}
@@ -393,7 +396,12 @@ func (a *analyzer) code(c *shellparse.Command, inv *grammar.Invocation, text str
 			a.hitCmd(RuleDBDrop, c)
 		}
 		return
-	case "perl", "ruby", "node", "lua", "php":
+	case "perl":
+		if grammar.PerlFiltersOnly(inv) {
+			return
+		}
+		a.keepHardline(c, grammar.CodeCommands(inv.Spec.Name, text))
+	case "ruby", "node", "lua", "php":
 		a.keepHardline(c, grammar.CodeCommands(inv.Spec.Name, text))
 	case "expect", "tclsh":
 		a.keepHardline(c, grammar.TclCommands(text))
@@ -634,4 +642,18 @@ func envRef(c *shellparse.Command, kv string) string {
 		}
 	}
 	return kv
+}
+
+// commandValue rates a command line that the program runs as it would run
+// on its own (hyperfine's benchmarks): its findings, of every tier, are c's.
+// Past the nesting budget it needs approval.
+func (a *analyzer) commandValue(c *shellparse.Command, v string) {
+	sub := a.sub(v)
+	if sub == nil {
+		a.hit(RuleExecOption, c.Text, c.Span)
+		return
+	}
+	for _, f := range sub.Findings {
+		a.hit(f.Rule, c.Text, c.Span)
+	}
 }

@@ -179,9 +179,9 @@ func wrappers() []*Spec {
 		w("cpulimit", ops(arg("--limit -l", 0), arg("--pid -p", nc), arg("--exe -e", nc), arg("--path -P", nc), flag("--lazy -z", 0), flag("--include-children -i", 0), flag("--verbose -v", 0)), nil),
 		w("proot", ops(arg("-r --rootfs", 0), arg("-b --bind -m --mount", 0), arg("-w --pwd --cwd", Chdir), arg("-q --qemu", Exec), flag("-0 --root-id", 0), flag("-i", 0), flag("-v --verbose", 0)), nil),
 		// hyperfine runs each operand (and its hook options) through the
-		// shell, several times.
-		{Name: "hyperfine", Operands: []OperandRule{{All: true, Effects: Exec}}, Options: gnu(
-			argsV("--prepare -p --conclude --setup -s --cleanup -c --shell -S", Exec),
+		// shell, several times: each is as dangerous as that command.
+		{Name: "hyperfine", Operands: []OperandRule{{All: true, Effects: Program}}, Options: gnu(
+			argsV("--prepare -p --conclude --setup -s --cleanup -c", Program), argsV("--shell -S", Exec),
 			argsV("--export-csv --export-json --export-markdown --export-asciidoc --export-orgmode --output", Write),
 			args("--warmup -w --min-runs -m --max-runs -M --runs -r --parameter-scan -P --parameter-step-size -D --parameter-list -L --style --sort --time-unit -u --command-name -n --input"),
 			flags("-N --ignore-failure -i --show-output"))},
