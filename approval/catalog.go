@@ -22,6 +22,7 @@ const ExampleHome = "/home/alice"
 // Rule ids. The ids are stable: mandates, allowlists and session approvals
 // refer to them.
 const (
+	RuleMoveRoot      = "hardline.move-root"
 	RuleRmRoot        = "hardline.rm-root"
 	RuleDiskFormat    = "hardline.disk-format"
 	RuleDiskWrite     = "hardline.disk-write"
@@ -95,6 +96,10 @@ const (
 
 // catalog is the rule table in its stable order: hardline, approval, safe.
 var catalog = []Rule{
+	{ID: RuleMoveRoot, Tier: TierHardline,
+		Description: "moving /, a system directory or a home directory away",
+		Match:       []string{"mv ~ /tmp/x", "mv / /tmp/x", "mv /usr /usr.old", "mv $HOME/* /tmp/y", "sudo mv /etc /root/etc"},
+		NoMatch:     []string{"mv ~/.ssh /tmp/x", "mv ~/notes.txt ~/doc/", "mv /tmp/a /tmp/b", "mv ./~ x", "mv '$HOME' x"}},
 	{ID: RuleRmRoot, Tier: TierHardline,
 		Description: "recursive delete of /, a system directory or a home directory",
 		Match: []string{"rm -rf /", "rm -rf /*", `rm -rf "/"`, "rm -r -f /", "rm --recursive --force /",

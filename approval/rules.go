@@ -1096,11 +1096,17 @@ func (a *analyzer) hermes(c *shellparse.Command, args []string) {
 }
 
 // moveSource checks a path that mv takes away: moving a credential
-// directory, a shell rc file or /etc content changes it as much as writing.
-func (a *analyzer) moveSource(c *shellparse.Command, v string) {
+// directory, a shell rc file or /etc content changes it as much as writing;
+// moving "/", a system directory or a home away is hardline (the tree is
+// gone from where everything looks for it: mv /usr leaves no mv to undo
+// it, and a home moved across filesystems is copied then deleted, often
+// onto a /tmp cleared at boot).
+func (a *analyzer) moveSource(c *shellparse.Command, op grammar.Operand) {
+	v := op.Value
 	p := a.fold(v)
-	if isCatastrophicTarget(p) {
+	if a.catastrophicWord(c, op) {
 		a.hitCmd(RuleRmRecursive, c)
+		a.hitCmd(RuleMoveRoot, c)
 	}
 	a.checkWrite(c, v, p)
 }

@@ -102,7 +102,7 @@ func (a *analyzer) invocation(c *shellparse.Command, inv *grammar.Invocation) {
 	for i := range inv.Operands {
 		op := &inv.Operands[i]
 		if op.Effects.Has(grammar.Delete) && !dry {
-			a.moveSource(c, op.Value)
+			a.moveSource(c, *op)
 		}
 		if op.Effects.Has(grammar.Env) {
 			if name := grammar.AssignName(op.Value); name != "" {
@@ -265,6 +265,9 @@ func (a *analyzer) deletes(c *shellparse.Command, inv *grammar.Invocation) {
 	case c.Program == "git":
 		if e.Has(grammar.Force) {
 			a.hitCmd(RuleGitClean, c)
+		}
+		if e.Has(grammar.Force|grammar.Recursive) && a.cleansCatastrophic(inv) {
+			a.hitCmd(RuleRmRoot, c)
 		}
 	case e.Has(grammar.Recursive):
 		a.hitCmd(RuleRmRecursive, c)
@@ -656,4 +659,29 @@ func (a *analyzer) commandValue(c *shellparse.Command, v string) {
 	for _, f := range sub.Findings {
 		a.hit(f.Rule, c.Text, c.Span)
 	}
+}
+
+// cleansCatastrophic reports whether git clean -f -d, as inv, deletes the
+// untracked files of a whole home, system directory or "/": its work tree
+// (--work-tree, -C, else the tracked working directory) is one and no
+// pathspec narrows it, or a pathspec names one. In a home that is a git
+// work tree (a dotfiles repository), every file not committed is
+// untracked: "cd ~ && git clean -fdx" empties the home.
+func (a *analyzer) cleansCatastrophic(inv *grammar.Invocation) bool {
+	saved := a.cwd
+	defer func() { a.cwd = saved }()
+	for _, name := range [...]string{"-C", "--work-tree"} {
+		if v, ok := inv.Value(name); ok {
+			a.cwd = a.fold(v)
+		}
+	}
+	if len(inv.Operands) == 0 {
+		return a.cwd != "" && isCatastrophicTarget(a.cwd)
+	}
+	for _, op := range inv.Operands {
+		if isCatastrophicTarget(a.fold(op.Value)) {
+			return true
+		}
+	}
+	return false
 }
