@@ -96,10 +96,6 @@ const (
 
 // catalog is the rule table in its stable order: hardline, approval, safe.
 var catalog = []Rule{
-	{ID: RuleMoveRoot, Tier: TierHardline,
-		Description: "moving /, a system directory or a home directory away",
-		Match:       []string{"mv ~ /tmp/x", "mv / /tmp/x", "mv /usr /usr.old", "mv $HOME/* /tmp/y", "sudo mv /etc /root/etc"},
-		NoMatch:     []string{"mv ~/.ssh /tmp/x", "mv ~/notes.txt ~/doc/", "mv /tmp/a /tmp/b", "mv ./~ x", "mv '$HOME' x"}},
 	{ID: RuleRmRoot, Tier: TierHardline,
 		Description: "recursive delete of /, a system directory or a home directory",
 		Match: []string{"rm -rf /", "rm -rf /*", `rm -rf "/"`, "rm -r -f /", "rm --recursive --force /",
@@ -111,6 +107,10 @@ var catalog = []Rule{
 			"rm -rf /....", "echo rm -rf /", "rm --help",
 			"find / -name node_modules -exec rm -rf {} +", "find / -maxdepth 1 -name tmp -exec rm -rf {} +", "find / -name home -delete",
 			"docker run --rm alpine rm -rf /", "docker run -v ~/proj:/src -w /src alpine rm -rf build"}},
+	{ID: RuleMoveRoot, Tier: TierHardline,
+		Description: "moving /, a system directory or a home directory away",
+		Match:       []string{"mv ~ /tmp/x", "mv / /tmp/x", "mv /usr /usr.old", "mv $HOME/* /tmp/y", "sudo mv /etc /root/etc"},
+		NoMatch:     []string{"mv ~/.ssh /tmp/x", "mv ~/notes.txt ~/doc/", "mv /tmp/a /tmp/b", "mv ./~ x", "mv '$HOME' x"}},
 	{ID: RuleDiskFormat, Tier: TierHardline,
 		Description: "format, wipe or repartition a disk device",
 		Match: []string{"mkfs.ext4 /dev/sda1", "mkfs -t xfs /dev/nvme0n1p2", "wipefs -a /dev/sda", "mkswap /dev/sdb1",

@@ -1023,6 +1023,9 @@ func (a *analyzer) wrapper(c *shellparse.Command, w *shellparse.Wrapper) {
 			}
 		}
 		for _, o := range inv.Options {
+			if o.HasValue && a.pipeValue(c, o.Value, o.ValueEffects) {
+				continue
+			}
 			if o.HasValue && o.ValueEffects.Has(grammar.Write) {
 				a.writeTarget(c, o.Value, false)
 			}
@@ -1036,6 +1039,17 @@ func (a *analyzer) wrapper(c *shellparse.Command, w *shellparse.Wrapper) {
 			}
 		}
 	}
+}
+
+// pipeValue reports whether v, a value with effects e, is a command line
+// that the output is piped to ("|cmd" or "!cmd" where e has grammar.Pipe),
+// and rates that command as an option that runs a program.
+func (a *analyzer) pipeValue(c *shellparse.Command, v string, e grammar.Effect) bool {
+	if !e.Has(grammar.Pipe) || v == "" || v[0] != '|' && v[0] != '!' {
+		return false
+	}
+	a.execOption(c, v[1:])
+	return true
 }
 
 // wrapperExec analyses a command line that a wrapper's option runs besides

@@ -124,6 +124,9 @@ func (a *analyzer) invocation(c *shellparse.Command, inv *grammar.Invocation) {
 
 // value applies the rules for one option value or operand with effects e.
 func (a *analyzer) value(c *shellparse.Command, inv *grammar.Invocation, v string, e grammar.Effect, dry bool) {
+	if a.pipeValue(c, v, e) {
+		return
+	}
 	if e.Has(grammar.Exec) && !inv.Effects.Has(grammar.NoCommand) {
 		if e.Has(grammar.Config) {
 			// "key=value" or "Key value": the value runs.

@@ -51,7 +51,7 @@ func editors() []*Spec {
 			arg("--manpath -M", 0), arg("--prompt -r", 0), arg("--locale -L", 0), arg("--systems -m", 0), arg("--sections -S -s", 0),
 			arg("--extension -e", 0), arg("--recode -R", 0), arg("--encoding -E", 0), opt("--gxditview -X", Exec), flag("--local-file -l", 0)),
 			flags("--all -a --whatis -f --apropos -k --where --path -w --catman -c --ascii -7 --ditroff -Z --troff -t --update -u --no-hyphenation --nh --no-justification --nj"))},
-		{Name: "rg", Aliases: []string{"ripgrep"}, Long: Exact, Options: join(ops(arg("--pre", Exec), arg("--hostname-bin", Exec), arg("--file -f", Read),
+		{Name: "rg", Aliases: []string{"ripgrep"}, Long: Exact, ConfigFiles: &ConfigFiles{Env: []string{"RIPGREP_CONFIG_PATH"}, Shell: RipgrepConfigCommands}, Options: join(ops(arg("--pre", Exec), arg("--hostname-bin", Exec), arg("--file -f", Read),
 			arg("--regexp -e", 0), arg("--glob -g", 0), arg("--iglob", 0), arg("--type -t", 0), arg("--type-not -T", 0), arg("--type-add", 0),
 			arg("--after-context -A", 0), arg("--before-context -B", 0), arg("--context -C", 0), arg("--max-count -m", 0), arg("--threads -j", 0),
 			arg("--max-columns -M", 0), arg("--max-depth --maxdepth -d", 0), arg("--sort", 0), arg("--sortr", 0), arg("--colors", 0), arg("--color", 0),

@@ -21,7 +21,7 @@ var execEnv = map[string]bool{
 	"RSYNC_RSH": true, "RSYNC_CONNECT_PROG": true, "CVS_RSH": true, "RSH": true,
 	"SSH_ASKPASS": true, "SUDO_ASKPASS": true, "SUDO_EDITOR": true, "SYSTEMD_PAGER": true, "SYSTEMD_EDITOR": true,
 	"GIT_SSH": true, "GIT_EXEC_PATH": true, "GIT_DIR": true, "GIT_TEMPLATE_DIR": true, "GIT_EXTERNAL_DIFF": true,
-	"GIT_PROXY_COMMAND": true, "GIT_ASKPASS": true,
+	"GIT_PROXY_COMMAND": true, "GIT_ASKPASS": true, "RIPGREP_CONFIG_PATH": true,
 	"MAKEFLAGS": true, "MFLAGS": true, "MAKEFILES": true, "GNUMAKEFLAGS": true,
 	"TERMINAL": true, "TMUX_TMPDIR": false, "LUA_INIT": true, "LUA_PATH": true, "R_PROFILE_USER": true,
 	"NPM_CONFIG_SCRIPT_SHELL": true, "npm_config_script_shell": true, "npm_config_node_options": true,

@@ -133,6 +133,9 @@ const (
 	// EnvRef: a "key=NAME" value whose setting is the value of environment
 	// variable NAME (git --config-env core.pager=P).
 	EnvRef
+	// Pipe: a Write value that starts with "|" or "!" is instead a command
+	// line run with the output on its input (strace -o '|cmd').
+	Pipe
 )
 
 // Has reports whether e holds every effect in f.

@@ -212,7 +212,7 @@ func MakeRecipes(text string) string {
 // EditorShellText returns what one editor or debugger command runs in a
 // shell: vim's and ed's "!cmd" and ":!cmd", gdb's "shell cmd" and "!cmd".
 func EditorShellText(text string) string {
-	t := strings.TrimLeft(text, ": \t")
+	t := strings.TrimLeft(text, "+: \t") // less +CMD and ++CMD, vim +CMD
 	for _, p := range [...]string{"!", "shell ", "sh ", "r !", "r!", "w !", "w!", "call system(", "silent !", "exe \"!", "execute \"!"} {
 		if rest, ok := strings.CutPrefix(t, p); ok {
 			return strings.Trim(rest, `)"' `)
@@ -666,4 +666,25 @@ func gitConfigValue(v string) string {
 		}
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// RipgrepConfigCommands returns the command ripgrep's configuration file
+// amounts to: rg given each of its lines (blank and "#" lines aside) as one
+// argument, before its command line.
+func RipgrepConfigCommands(text string) string {
+	var b strings.Builder
+	b.WriteString("rg")
+	n := 0
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l == "" || l[0] == '#' {
+			continue
+		}
+		b.WriteByte(' ')
+		b.WriteString(shellWord(l))
+		n++
+	}
+	if n == 0 {
+		return ""
+	}
+	return b.String()
 }

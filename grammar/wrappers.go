@@ -72,7 +72,7 @@ func wrappers() []*Spec {
 			ops(arg("--wd -w", Chdir)), args("--propagation --setgroups --root -R --setuid -S --setgid -G --monotonic --boottime --load-interp -l"),
 			flags("--fork -f --map-root-user -r --map-current-user -c --map-auto --keep-caps")), nil),
 		w("chroot", gnu(args("--userspec --groups"), flags("--skip-chdir")), &Wrap{Operands: 1}),
-		w("strace", ops(arg("-o --output", Write), arg("-e", 0), arg("-p --attach", 0), arg("-u --user", 0), arg("-E --env", Env),
+		w("strace", ops(arg("-o --output", Write|Pipe), arg("-e", 0), arg("-p --attach", 0), arg("-u --user", 0), arg("-E --env", Env),
 			arg("-a --columns", 0), arg("-b --detach-on", 0), arg("-I", 0), arg("-O", 0), arg("-P --trace-path", 0), arg("-s --string-limit", 0),
 			arg("-S --summary-sort-by", 0), arg("-X", 0), arg("-U --summary-columns", 0), opt("--trace", 0), opt("--signal", 0),
 			flag("-V --version", nc|DryRun), flag("-h --help", nc|DryRun), flag("-f", 0), flag("-F", 0), flag("-ff", 0), flag("-q", 0), flag("-c", 0),
