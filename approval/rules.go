@@ -1466,8 +1466,9 @@ func (a *analyzer) env(c *shellparse.Command, inv *grammar.Invocation) {
 				a.wrapperExec(c, v, 0)
 			}
 		}
-		if (e.Name == "BASH_ENV" || e.Name == "ENV") && grammar.IsStdinPath(e.Value.Value) {
-			// The started shell reads its start-up file from its input.
+		if e.Name == "BASH_ENV" && grammar.IsStdinPath(e.Value.Value) {
+			// The started bash reads its start-up file from its input
+			// (sh reads $ENV only when interactive).
 			a.keepHardline(c, a.fedCommands(c, "", nil))
 		}
 		if eff.Has(grammar.Write) {

@@ -407,6 +407,9 @@ func (a *analyzer) code(c *shellparse.Command, inv *grammar.Invocation, text str
 			return
 		}
 		a.keepHardline(c, grammar.CodeCommands(inv.Spec.Name, text))
+		for _, cmd := range grammar.PerlOpenCommands(inv) {
+			a.keepHardline(c, cmd)
+		}
 	case "ruby", "node", "lua", "php":
 		a.keepHardline(c, grammar.CodeCommands(inv.Spec.Name, text))
 	case "expect", "tclsh":

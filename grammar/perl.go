@@ -100,3 +100,22 @@ var perlStatement = func() *regexp.Regexp {
 	}
 	return regexp.MustCompile(`^(?:` + strings.Join(forms, "|") + `)\s*(?:;|\n|$)`)
 }()
+
+// PerlOpenCommands returns the commands perl -n or -p runs by opening its
+// operands with the two-argument open of "<>": an operand "cmd|" is read
+// from cmd's output, "|cmd" written to its input.
+func PerlOpenCommands(inv *Invocation) []string {
+	if inv == nil || inv.Spec == nil || inv.Spec.Name != "perl" || !inv.Has("-n") && !inv.Has("-p") {
+		return nil
+	}
+	var out []string
+	for _, op := range inv.Operands {
+		v := strings.TrimSpace(op.Value)
+		if cmd, ok := strings.CutSuffix(v, "|"); ok {
+			out = append(out, cmd)
+		} else if cmd, ok := strings.CutPrefix(v, "|"); ok {
+			out = append(out, cmd)
+		}
+	}
+	return out
+}
