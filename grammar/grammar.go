@@ -39,7 +39,8 @@ const (
 	// dangerous as that command, and no more.
 	Program
 	// Options: the value holds options for the program, read as if given
-	// on its command line (GOFLAGS for go, MANOPT for man).
+	// on its command line (GOFLAGS for go, TAR_OPTIONS for tar: see
+	// OptionsProgram).
 	Options
 
 	// Delete: the invocation removes its targets.
