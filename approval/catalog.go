@@ -22,6 +22,7 @@ const ExampleHome = "/home/alice"
 // Rule ids. The ids are stable: mandates, allowlists and session approvals
 // refer to them.
 const (
+	RuleMoveRoot      = "hardline.move-root"
 	RuleRmRoot        = "hardline.rm-root"
 	RuleDiskFormat    = "hardline.disk-format"
 	RuleDiskWrite     = "hardline.disk-write"
@@ -60,6 +61,7 @@ const (
 	RuleEtcWrite      = "approval.etc-write"
 	RuleCredWrite     = "approval.credential-write"
 	RuleRCWrite       = "approval.shell-rc-write"
+	RuleGitConfigFile = "approval.git-config-write"
 	RuleEnvFile       = "approval.env-file-write"
 	RuleAgentConfig   = "approval.agent-config-write"
 	RuleControlPlane  = "approval.control-plane"
@@ -105,6 +107,10 @@ var catalog = []Rule{
 			"rm -rf /....", "echo rm -rf /", "rm --help",
 			"find / -name node_modules -exec rm -rf {} +", "find / -maxdepth 1 -name tmp -exec rm -rf {} +", "find / -name home -delete",
 			"docker run --rm alpine rm -rf /", "docker run -v ~/proj:/src -w /src alpine rm -rf build"}},
+	{ID: RuleMoveRoot, Tier: TierHardline,
+		Description: "moving /, a system directory or a home directory away",
+		Match:       []string{"mv ~ /tmp/x", "mv / /tmp/x", "mv /usr /usr.old", "mv $HOME/* /tmp/y", "sudo mv /etc /root/etc"},
+		NoMatch:     []string{"mv ~/.ssh /tmp/x", "mv ~/notes.txt ~/doc/", "mv /tmp/a /tmp/b", "mv ./~ x", "mv '$HOME' x"}},
 	{ID: RuleDiskFormat, Tier: TierHardline,
 		Description: "format, wipe or repartition a disk device",
 		Match: []string{"mkfs.ext4 /dev/sda1", "mkfs -t xfs /dev/nvme0n1p2", "wipefs -a /dev/sda", "mkswap /dev/sdb1",
@@ -279,6 +285,10 @@ var catalog = []Rule{
 			"echo x | tee -a ${HOME}/.docker/config.json", "sed -i s/a/b/ /home/alice/.gnupg/x", "perl -pi 's/a/b/' /root/.aws/token",
 			"install -m600 in ~/.config/gh", "echo t > ~/.netrc"},
 		NoMatch: []string{"cp ~/.aws/token /tmp/x", "echo x >> ~/.gnupg-backup/t", "echo x > ~/.config/gcloud#backup", "grep -r t ~/.ssh"}},
+	{ID: RuleGitConfigFile, Tier: TierApproval,
+		Description: "write into a git configuration file (its settings can run programs)",
+		Match:       []string{"cp x ~/.gitconfig", "echo '[core]' >> .git/config", "tee -a ~/.config/git/config", "cat x > repo/.git/config"},
+		NoMatch:     []string{"cat ~/.gitconfig", "cp ~/.gitconfig /tmp/gitconfig.bak", "echo x > config", "echo x > .git/config.bak"}},
 	{ID: RuleRCWrite, Tier: TierApproval,
 		Description: "write into a shell start-up file",
 		Match:       []string{"echo 'alias ls=rm' >> ~/.bashrc", "echo x >> $HOME/.zshrc", "cp x ~/.profile", "ruby -i -pe 'gsub(/a/, \"b\")' /root/.zshrc", "unlink ~/.bashrc", "rm ~/.profile"},

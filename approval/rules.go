@@ -2,6 +2,7 @@ package approval
 
 import (
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -659,50 +660,117 @@ func (a *analyzer) program(c *shellparse.Command, prog string, args []string, in
 	}
 }
 
-// scriptHasWord reports whether w appears as a word (or a line or
-// whitespace-separated field of a literal word, a here-string or a heredoc)
-// anywhere in the script.
 // scriptListsEveryProcess reports whether the script is a kill fed by one
-// command that lists every process id: ps -e/-A or BSD "ax", or pgrep with
-// a pattern that matches every name ("ps -eo pid= | xargs kill -9", "pgrep
-// . | xargs kill", "kill $(ps -e -o pid=)"). With a filter between them
-// ("ps aux | grep node | awk …") which pids reach kill is not known.
+// command that lists every process id — ps -e/-A or BSD "ax", pgrep matching
+// every process (grammar.SelectsEveryProcess: "pgrep .", "pgrep -v x"), the
+// pid directories of "ls /proc" — through filters that pass every pid on
+// ("ps -eo pid= | xargs kill -9", "kill $(ls /proc | grep '^[0-9]')",
+// "ps -e | tail -n +2 | awk '{print $1}' | xargs kill"). With a filter that
+// selects ("ps aux | grep node | awk …") which pids reach kill is not known.
 func (a *analyzer) scriptListsEveryProcess() bool {
-	if len(a.script.Commands) != 2 {
-		return false
-	}
+	producer, kills := false, 0
 	for i := range a.script.Commands {
 		c := &a.script.Commands[i]
-		switch c.Program {
-		case "ps":
-			for _, w := range c.Args {
-				v := w.Value
-				if strings.HasPrefix(v, "--") {
-					if v == "--everyone" {
-						return true
-					}
-					continue
-				}
-				cluster := strings.TrimPrefix(v, "-")
-				if cluster == "" || strings.Trim(cluster, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
-					continue // an option value ("pid,comm", "pid=")
-				}
-				if v[0] == '-' && strings.ContainsAny(cluster, "eA") || strings.Contains(cluster, "a") && strings.Contains(cluster, "x") {
-					return true
-				}
+		args := argv(c)
+		switch {
+		case c.Program == "kill":
+			kills++
+		case listsEveryProcess(c.Program, args):
+			if producer {
+				return false
 			}
-		case "pgrep", "pidof":
-			for _, w := range c.Args {
-				switch w.Value {
-				case ".", "", ".*", "^", "$", "^.*$", ".+":
+			producer = true
+		case !passesPids(c.Program, args):
+			return false
+		}
+	}
+	return producer && kills == 1
+}
+
+// listsEveryProcess reports whether program given args prints every
+// process id.
+func listsEveryProcess(program string, args []string) bool {
+	switch program {
+	case "ps":
+		for _, v := range args {
+			if strings.HasPrefix(v, "--") {
+				if v == "--everyone" {
 					return true
 				}
+				continue
+			}
+			cluster := strings.TrimPrefix(v, "-")
+			if cluster == "" || strings.Trim(cluster, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+				continue // an option value ("pid,comm", "pid=")
+			}
+			if v[0] == '-' && strings.ContainsAny(cluster, "eA") || strings.Contains(cluster, "a") && strings.Contains(cluster, "x") {
+				return true
 			}
 		}
+	case "pgrep":
+		return grammar.SelectsEveryProcess(grammar.Parse("pgrep", args))
+	case "pidof":
+		for _, v := range args {
+			switch v {
+			case ".", "", ".*", "^", "$", "^.*$", ".+":
+				return true
+			}
+		}
+	case "ls":
+		ops := operands(args)
+		return len(ops) == 1 && path.Clean(ops[0]) == "/proc"
 	}
 	return false
 }
 
+// samplePidLines are lines a process lister prints for a pid, which a
+// filter that passes pids on keeps.
+var samplePidLines = []string{"1", "42", "31337", "  1 ?        00:00:01 init"}
+
+// passesPids reports whether program given args, reading a list of
+// processes, passes every pid on: it cuts columns or a header (awk
+// '{print $N}', cut, tail -n +N, sed 1d), drops only the lines a "grep -v"
+// names, keeps lines a numeric grep pattern matches, or sorts.
+func passesPids(program string, args []string) bool {
+	switch program {
+	case "cut", "sort", "uniq", "tr", "xargs":
+		return true
+	case "tail":
+		v, _ := optValue(args, "-n", "--lines")
+		return strings.HasPrefix(v, "+") || len(args) == 1 && strings.HasPrefix(args[0], "+")
+	case "sed":
+		return len(args) == 1 && (args[0] == "1d" || args[0] == "-e1d")
+	case "awk", "gawk", "mawk":
+		return len(args) == 1 && awkPrintsField.MatchString(args[0])
+	case "grep", "egrep":
+		if hasShort(args, "v") || hasLong(args, "--invert-match") {
+			return true
+		}
+		ops := operands(args, "-e", "-f", "-m")
+		if len(ops) != 1 {
+			return false
+		}
+		re, err := regexp.Compile(ops[0])
+		if err != nil {
+			return false
+		}
+		for _, l := range samplePidLines[:3] {
+			if !re.MatchString(l) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// awkPrintsField matches an awk program that prints one field of every
+// line: "{print $2}", "{ print $1 }", "NR>1{print $1}".
+var awkPrintsField = regexp.MustCompile(`^\s*(NR\s*>\s*1\s*)?\{\s*print\s+\$[0-9]+\s*;?\s*\}\s*$`)
+
+// scriptHasWord reports whether w appears as a word (or a line or
+// whitespace-separated field of a literal word, a here-string or a heredoc)
+// anywhere in the script.
 func (a *analyzer) scriptHasWord(w string) bool {
 	field := func(v string) bool {
 		for _, f := range strings.Fields(strings.ReplaceAll(v, `\n`, "\n")) {
@@ -955,6 +1023,9 @@ func (a *analyzer) wrapper(c *shellparse.Command, w *shellparse.Wrapper) {
 			}
 		}
 		for _, o := range inv.Options {
+			if o.HasValue && a.pipeValue(c, o.Value, o.ValueEffects) {
+				continue
+			}
 			if o.HasValue && o.ValueEffects.Has(grammar.Write) {
 				a.writeTarget(c, o.Value, false)
 			}
@@ -968,6 +1039,17 @@ func (a *analyzer) wrapper(c *shellparse.Command, w *shellparse.Wrapper) {
 			}
 		}
 	}
+}
+
+// pipeValue reports whether v, a value with effects e, is a command line
+// that the output is piped to ("|cmd" or "!cmd" where e has grammar.Pipe),
+// and rates that command as an option that runs a program.
+func (a *analyzer) pipeValue(c *shellparse.Command, v string, e grammar.Effect) bool {
+	if !e.Has(grammar.Pipe) || v == "" || v[0] != '|' && v[0] != '!' {
+		return false
+	}
+	a.execOption(c, v[1:])
+	return true
 }
 
 // wrapperExec analyses a command line that a wrapper's option runs besides
@@ -1028,11 +1110,17 @@ func (a *analyzer) hermes(c *shellparse.Command, args []string) {
 }
 
 // moveSource checks a path that mv takes away: moving a credential
-// directory, a shell rc file or /etc content changes it as much as writing.
-func (a *analyzer) moveSource(c *shellparse.Command, v string) {
+// directory, a shell rc file or /etc content changes it as much as writing;
+// moving "/", a system directory or a home away is hardline (the tree is
+// gone from where everything looks for it: mv /usr leaves no mv to undo
+// it, and a home moved across filesystems is copied then deleted, often
+// onto a /tmp cleared at boot).
+func (a *analyzer) moveSource(c *shellparse.Command, op grammar.Operand) {
+	v := op.Value
 	p := a.fold(v)
-	if isCatastrophicTarget(p) {
+	if a.catastrophicWord(c, op) {
 		a.hitCmd(RuleRmRecursive, c)
+		a.hitCmd(RuleMoveRoot, c)
 	}
 	a.checkWrite(c, v, p)
 }
@@ -1208,7 +1296,12 @@ func (a *analyzer) checkWrite(c *shellparse.Command, v, p string) {
 			a.hit(RuleRCWrite, c.Text, c.Span)
 		case inList(rel, agentDirs):
 			a.hit(RuleAgentConfig, c.Text, c.Span)
+		case rel == ".gitconfig" || rel == ".config/git/config":
+			a.hit(RuleGitConfigFile, c.Text, c.Span)
 		}
+	}
+	if p == ".git/config" || strings.HasSuffix(p, "/.git/config") {
+		a.hit(RuleGitConfigFile, c.Text, c.Span)
 	}
 	if envPrefixed(v, agentEnvDirs) {
 		a.hit(RuleAgentConfig, c.Text, c.Span)
@@ -1288,7 +1381,7 @@ var execEnv = sync.OnceValue(func() map[string]bool {
 		"LESSOPEN": true, "LESSCLOSE": true, "PERL5OPT": true, "PERL5LIB": true, "PERLLIB": true,
 		"PYTHONSTARTUP": true, "PYTHONPATH": true, "PYTHONHOME": true, "NODE_OPTIONS": true,
 		"NODE_PATH": true, "RUBYOPT": true, "RUBYLIB": true, "JAVA_TOOL_OPTIONS": true,
-		"_JAVA_OPTIONS": true, "BROWSER": true, "GCONV_PATH": true, "TAR_OPTIONS": true,
+		"_JAVA_OPTIONS": true, "BROWSER": true, "GCONV_PATH": true,
 	}
 })
 
@@ -1326,6 +1419,24 @@ func isExecEnvValue(name, value string) bool {
 	return false
 }
 
+// namedDirs reports whether a PATH value lists only absolute literal
+// directories, "$PATH" itself and directories in the home ("~/bin",
+// "$HOME/go/bin"): no other variable's unknown value.
+func namedDirs(v string) bool {
+	for _, e := range strings.Split(v, ":") {
+		switch {
+		case e == "$PATH" || e == "${PATH}":
+		case strings.HasPrefix(e, "$HOME/") || strings.HasPrefix(e, "~/"):
+			if strings.ContainsAny(e[1:], "$`") {
+				return false
+			}
+		case !strings.HasPrefix(e, "/") || strings.ContainsAny(e, "$`"):
+			return false
+		}
+	}
+	return true
+}
+
 // env applies the rules for the command's environment assignments: a
 // variable that makes programs run code needs approval, and a literal
 // command line in it keeps its hardline findings (PAGER=reboot); a build
@@ -1336,28 +1447,75 @@ func (a *analyzer) env(c *shellparse.Command, inv *grammar.Invocation) {
 	asked := false
 	for _, e := range c.Env {
 		eff := grammar.EnvEffects(g, e.Name)
-		if !asked && (isExecEnvValue(e.Name, e.Value.Value) || eff.Has(grammar.Exec)) {
+		// A PATH of named directories is judged by them alone
+		// (isExecEnvValue), as "export PATH=…" is: "env -i PATH=/usr/bin ls"
+		// only picks among installed programs.
+		if !asked && (isExecEnvValue(e.Name, e.Value.Value) || eff.Has(grammar.Exec) && !(e.Name == "PATH" && namedDirs(e.Value.Value))) {
 			a.hit(RuleEnvExec, c.Text, c.Span)
 			asked = true
 		}
 		if !e.Value.Literal || e.Value.Value == "" {
+			if !asked && eff.Has(grammar.Options) && !e.Value.Literal {
+				a.hit(RuleEnvExec, c.Text, c.Span) // options not known: any of them
+				asked = true
+			}
 			continue
 		}
 		if eff.Any(grammar.Exec | grammar.Program) {
-			a.wrapperExec(c, e.Value.Value, 0)
+			for _, v := range grammar.EnvCommands(e.Name, e.Value.Value) {
+				a.wrapperExec(c, v, 0)
+			}
+		}
+		if e.Name == "BASH_ENV" && grammar.IsStdinPath(e.Value.Value) {
+			// The started bash reads its start-up file from its input
+			// (sh reads $ENV only when interactive).
+			a.keepHardline(c, a.fedCommands(c, "", nil))
 		}
 		if eff.Has(grammar.Write) {
 			a.writeTarget(c, e.Value.Value, false)
 		}
-		if eff.Has(grammar.Options) && inv != nil {
-			opts := grammar.Parse(g, append(slices.Clip(inv.Sub), strings.Fields(e.Value.Value)...))
-			for _, o := range opts.Options {
-				if o.HasValue {
-					a.value(c, opts, o.Value, o.ValueEffects, false)
+		if p := grammar.OptionsProgram(e.Name); p != "" && !eff.Has(grammar.Options) {
+			// Inherited by the programs this one runs: read as p given them.
+			text := p + " " + strings.Join(quotedAll(grammar.SplitOptions(e.Value.Value)), " ")
+			if sub := a.sub(text); sub != nil && sub.Verdict > TierAllow {
+				a.keepHardline(c, text)
+				if !asked {
+					a.hit(RuleEnvExec, c.Text, c.Span)
+					asked = true
 				}
 			}
 		}
+		if eff.Has(grammar.Options) && inv != nil {
+			dry := a.dry
+			a.command(withEnvOptions(c, inv, e.Name, grammar.SplitOptions(e.Value.Value)))
+			a.dry = dry
+		}
 	}
+}
+
+// withEnvOptions returns c as the program reads it when variable name
+// holds the options opts (TAR_OPTIONS, ZIPOPT, GOFLAGS …): those options
+// given on its command line, after the subcommand if any, and the
+// variable no longer set. Every rule then reads them as it reads the
+// command line ("TAR_OPTIONS=--to-command=reboot tar xf a.tar" is "tar
+// --to-command=reboot xf a.tar").
+func withEnvOptions(c *shellparse.Command, inv *grammar.Invocation, name string, opts []string) *shellparse.Command {
+	at, j := 0, 0
+	for i, w := range c.Args {
+		if j < len(inv.Sub) && w.Value == inv.Sub[j] {
+			j++
+			at = i + 1
+		}
+	}
+	sub := *c
+	sub.Env = slices.DeleteFunc(slices.Clone(c.Env), func(a shellparse.Assign) bool { return a.Name == name })
+	sub.Args = make([]shellparse.Word, 0, len(c.Args)+len(opts))
+	sub.Args = append(sub.Args, c.Args[:at]...)
+	for _, o := range opts {
+		sub.Args = append(sub.Args, shellparse.Word{Value: o, Literal: true, Raw: o})
+	}
+	sub.Args = append(sub.Args, c.Args[at:]...)
+	return &sub
 }
 
 // hardlineText flags an argument whose whole text is one complete hardline

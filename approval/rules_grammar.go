@@ -88,7 +88,11 @@ func (a *analyzer) invocation(c *shellparse.Command, inv *grammar.Invocation) {
 		if !o.HasValue {
 			continue
 		}
-		a.value(c, inv, o.Value, o.ValueEffects, dry)
+		v := o.Value
+		if o.ValueEffects.Has(grammar.EnvRef) {
+			v = envRef(c, v)
+		}
+		a.value(c, inv, v, o.ValueEffects, dry)
 	}
 	if inv.Spec.Name == "ssh" && !dry {
 		a.sshLoopback(c, inv)
@@ -98,7 +102,7 @@ func (a *analyzer) invocation(c *shellparse.Command, inv *grammar.Invocation) {
 	for i := range inv.Operands {
 		op := &inv.Operands[i]
 		if op.Effects.Has(grammar.Delete) && !dry {
-			a.moveSource(c, op.Value)
+			a.moveSource(c, *op)
 		}
 		if op.Effects.Has(grammar.Env) {
 			if name := grammar.AssignName(op.Value); name != "" {
@@ -120,6 +124,9 @@ func (a *analyzer) invocation(c *shellparse.Command, inv *grammar.Invocation) {
 
 // value applies the rules for one option value or operand with effects e.
 func (a *analyzer) value(c *shellparse.Command, inv *grammar.Invocation, v string, e grammar.Effect, dry bool) {
+	if a.pipeValue(c, v, e) {
+		return
+	}
 	if e.Has(grammar.Exec) && !inv.Effects.Has(grammar.NoCommand) {
 		if e.Has(grammar.Config) {
 			// "key=value" or "Key value": the value runs.
@@ -128,6 +135,9 @@ func (a *analyzer) value(c *shellparse.Command, inv *grammar.Invocation, v strin
 			}
 		}
 		a.execOption(c, v)
+	}
+	if e.Has(grammar.Program) {
+		a.commandValue(c, v)
 	}
 	if e.Has(grammar.Code) {
 		a.code(c, inv, v)
@@ -259,6 +269,9 @@ func (a *analyzer) deletes(c *shellparse.Command, inv *grammar.Invocation) {
 		if e.Has(grammar.Force) {
 			a.hitCmd(RuleGitClean, c)
 		}
+		if e.Has(grammar.Force|grammar.Recursive) && a.cleansCatastrophic(inv) {
+			a.hitCmd(RuleRmRoot, c)
+		}
 	case e.Has(grammar.Recursive):
 		a.hitCmd(RuleRmRecursive, c)
 	case e.Has(grammar.Force) && c.Program == "rm":
@@ -389,12 +402,31 @@ func (a *analyzer) code(c *shellparse.Command, inv *grammar.Invocation, text str
 			a.hitCmd(RuleDBDrop, c)
 		}
 		return
-	case "perl", "ruby", "node", "lua", "php":
+	case "perl":
+		if grammar.PerlFiltersOnly(inv) {
+			return
+		}
+		a.keepHardline(c, grammar.CodeCommands(inv.Spec.Name, text))
+		for _, cmd := range grammar.PerlOpenCommands(inv) {
+			a.keepHardline(c, cmd)
+		}
+	case "ruby", "node", "lua", "php":
 		a.keepHardline(c, grammar.CodeCommands(inv.Spec.Name, text))
 	case "expect", "tclsh":
 		a.keepHardline(c, grammar.TclCommands(text))
-	case "vim", "less", "gdb", "emacs":
+	case "gdb":
 		a.keepHardline(c, grammar.EditorShellText(text))
+		if py, ok := grammar.GdbPython(text); ok {
+			a.keepHardline(c, grammar.CodeCommands("python", py))
+		}
+	case "vim", "less", "emacs":
+		a.keepHardline(c, grammar.EditorShellText(text))
+	default:
+		// A program whose script the grammar reads as shell commands
+		// (make's --eval text: its recipes and $(shell …) calls).
+		if sc := inv.Spec.Stdin; sc != nil && sc.Shell != nil {
+			a.keepHardline(c, sc.Shell(text))
+		}
 	}
 	if isForkLoop(text) && inv.Spec.Name != "vim" {
 		a.hitCmd(RuleForkBomb, c)
@@ -577,6 +609,9 @@ const targetEffects = grammar.Delete | grammar.Format | grammar.DeviceWrite | gr
 func (a *analyzer) unknownTargets(c *shellparse.Command, inv *grammar.Invocation) {
 	destructive := inv.Effects.Any(targetEffects)
 	for _, op := range inv.Operands {
+		if inv.Effects.Has(grammar.Signal) && op.Effects.Has(grammar.Target) && ownJobs[op.Value] {
+			continue // pids of the shell's own background jobs
+		}
 		if (destructive && op.Effects.Has(grammar.Target) || op.Effects.Has(grammar.Write)) && unknownArg(c, op.Arg) {
 			a.hitCmd(RuleUnknownTarget, c)
 			return
@@ -590,8 +625,69 @@ func (a *analyzer) unknownTargets(c *shellparse.Command, inv *grammar.Invocation
 	}
 }
 
+// ownJobs are expansions that give only the pids of the shell's own
+// background jobs ("trap 'kill $(jobs -p)' EXIT", "kill $!"): the shell's
+// children, whatever their number.
+var ownJobs = map[string]bool{"$!": true, "${!}": true, "$(jobs -p)": true, "`jobs -p`": true, "$(jobs -pr)": true, "$(jobs -rp)": true}
+
 // unknownArg reports whether argument i of c holds a value known only at
 // run time.
 func unknownArg(c *shellparse.Command, i int) bool {
 	return i >= 0 && i < len(c.Args) && c.Args[i].Unknown
+}
+
+// envRef returns a "key=NAME" setting with NAME replaced by the literal
+// value the command's environment gives the variable, when it does (git
+// --config-env core.fsmonitor=P with P=reboot is core.fsmonitor=reboot);
+// otherwise the setting as written, whose value is then not known.
+func envRef(c *shellparse.Command, kv string) string {
+	k, name, ok := strings.Cut(kv, "=")
+	if !ok {
+		return kv
+	}
+	for i := len(c.Env) - 1; i >= 0; i-- {
+		if e := c.Env[i]; e.Name == name && e.Value.Literal {
+			return k + "=" + e.Value.Value
+		}
+	}
+	return kv
+}
+
+// commandValue rates a command line that the program runs as it would run
+// on its own (hyperfine's benchmarks): its findings, of every tier, are c's.
+// Past the nesting budget it needs approval.
+func (a *analyzer) commandValue(c *shellparse.Command, v string) {
+	sub := a.sub(v)
+	if sub == nil {
+		a.hit(RuleExecOption, c.Text, c.Span)
+		return
+	}
+	for _, f := range sub.Findings {
+		a.hit(f.Rule, c.Text, c.Span)
+	}
+}
+
+// cleansCatastrophic reports whether git clean -f -d, as inv, deletes the
+// untracked files of a whole home, system directory or "/": its work tree
+// (--work-tree, -C, else the tracked working directory) is one and no
+// pathspec narrows it, or a pathspec names one. In a home that is a git
+// work tree (a dotfiles repository), every file not committed is
+// untracked: "cd ~ && git clean -fdx" empties the home.
+func (a *analyzer) cleansCatastrophic(inv *grammar.Invocation) bool {
+	saved := a.cwd
+	defer func() { a.cwd = saved }()
+	for _, name := range [...]string{"-C", "--work-tree"} {
+		if v, ok := inv.Value(name); ok {
+			a.cwd = a.fold(v)
+		}
+	}
+	if len(inv.Operands) == 0 {
+		return a.cwd != "" && isCatastrophicTarget(a.cwd)
+	}
+	for _, op := range inv.Operands {
+		if isCatastrophicTarget(a.fold(op.Value)) {
+			return true
+		}
+	}
+	return false
 }

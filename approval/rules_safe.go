@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tether-dev/tether/grammar"
 	"github.com/tether-dev/tether/shellparse"
 )
 
@@ -112,6 +113,9 @@ func isSafeCommand(c *shellparse.Command) bool {
 		case "sudo", "doas", "su", "runuser", "chroot", "unshare", "nsenter", "setpriv", "capsh":
 			return false
 		}
+		if wrapperWrites(w) {
+			return false // strace -o FILE, time -o FILE: the wrapper writes
+		}
 	}
 	for _, e := range c.Env {
 		if !safeEnv()[e.Name] {
@@ -144,6 +148,26 @@ func isSafeCommand(c *shellparse.Command) bool {
 func trustedBin(sp string) bool {
 	for _, d := range [...]string{"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/"} {
 		if strings.HasPrefix(sp, d) && !strings.Contains(sp[len(d):], "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// wrapperWrites reports whether a peeled wrapper's own options or operands
+// write a file or run a command (strace -o trace.txt, time -o t).
+func wrapperWrites(w shellparse.Wrapper) bool {
+	if grammar.Lookup(w.Program) == nil {
+		return false
+	}
+	inv := grammar.Parse(w.Program, w.Args)
+	for _, o := range inv.Options {
+		if o.HasValue && o.ValueEffects.Any(grammar.Write|grammar.Exec|grammar.Program) {
+			return true
+		}
+	}
+	for _, op := range inv.Operands {
+		if op.Effects.Any(grammar.Write | grammar.Exec) {
 			return true
 		}
 	}

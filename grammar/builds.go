@@ -4,8 +4,8 @@ package grammar
 // (SHELL, .SHELLFLAGS, MAKEFLAGS run commands), --eval; go's -exec and
 // -toolexec.
 func builds() []*Spec {
-	makeEnv := map[string]Effect{"SHELL": Exec, ".SHELLFLAGS": Exec, "MAKEFLAGS": Exec, "MFLAGS": Exec, "MAKEFILES": Exec,
-		"MAKE": Exec, "MAKESHELL": Exec, "GNUMAKEFLAGS": Exec, ".RECIPEPREFIX": Exec, "MAKEOVERRIDES": Exec}
+	makeEnv := map[string]Effect{"SHELL": Exec, ".SHELLFLAGS": Exec, "MAKEFLAGS": Exec | Options, "MFLAGS": Exec | Options, "MAKEFILES": Exec,
+		"MAKE": Exec, "MAKESHELL": Exec, "GNUMAKEFLAGS": Exec | Options, ".RECIPEPREFIX": Exec, "MAKEOVERRIDES": Exec}
 	goFlags := join(ops(arg("-exec", Exec), arg("-toolexec", Exec), arg("-vettool", Exec), arg("-o", Write), arg("-coverprofile", Write),
 		arg("-cpuprofile", Write), arg("-memprofile", Write), arg("-blockprofile", Write), arg("-mutexprofile", Write), arg("-trace", Write),
 		arg("-outputdir", Write), arg("-modfile", Read), arg("-overlay", Read), arg("-pgo", Read)),
@@ -21,7 +21,7 @@ func builds() []*Spec {
 				flags("-d -e --environment-overrides -i --ignore-errors -k --keep-going -S --no-keep-going --stop -n --just-print --dry-run --recon "+
 					"-q --question -r --no-builtin-rules -R --no-builtin-variables -s --silent --quiet -t --touch -v -w --print-directory --no-print-directory "+
 					"-B --always-make --trace -p --print-data-base -L --check-symlink-times --warn-undefined-variables --no-silent"))},
-		{Name: "go", Long: Exact, Env: map[string]Effect{"GOFLAGS": Options}, Subs: []*Spec{goSub("test build run vet install generate list get mod tool env fmt clean doc work fix")}},
+		{Name: "go", Long: Exact, Subs: []*Spec{goSub("test build run vet install generate list get mod tool env fmt clean doc work fix")}},
 	}
 }
 

@@ -40,10 +40,14 @@
 //     operands) that run something; EnvEffects adds the variables that do
 //     so for every program (LD_PRELOAD, BASH_ENV, PAGER, GIT_SSH_COMMAND …),
 //     the build-tool variables rated as the program they name (Program:
-//     CC, RUSTC_WRAPPER) and those that hold a program's options (Options:
-//     GOFLAGS, MANOPT).
+//     CC, RUSTC_WRAPPER) and those that hold a program's options (Options,
+//     one table in env.go: TAR_OPTIONS, ZIPOPT, MAKEFLAGS, GOFLAGS, MANOPT
+//     …; OptionsProgram names the program that reads one).
 //   - ExecKeys: configuration keys whose value runs a program ("git -c
 //     core.pager=…", "ssh -o ProxyCommand=…").
+//   - ConfigFiles: configuration files read on every run (~/.gitconfig,
+//     .git/config, $GIT_CONFIG_GLOBAL, $RIPGREP_CONFIG_PATH) and the
+//     commands their text runs.
 //   - Wrap: for wrappers, how many operands precede the command and
 //     whether NAME=VALUE words are environment.
 //   - Refine: a small function for semantics data cannot state (dd's

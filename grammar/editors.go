@@ -47,11 +47,11 @@ func editors() []*Spec {
 			arg("--style", 0), arg("--theme", 0), arg("--line-range -r", 0), arg("--highlight-line -H", 0), arg("--map-syntax -m", 0), arg("--color", 0), arg("--decorations", 0),
 			arg("--tabs", 0), arg("--wrap", 0), arg("--terminal-width", 0), arg("--file-name", 0), arg("--config-file", Config)),
 			flags("-p --plain -n --number -A --show-all -P -u --unbuffered --list-languages -L --list-themes --diff -d"))},
-		{Name: "man", Env: map[string]Effect{"MANOPT": Options}, Options: gnu(ops(arg("--pager -P", Exec), opt("--html -H", Exec), arg("--config-file -C", Config), arg("--preprocessor -p", 0),
+		{Name: "man", Options: gnu(ops(arg("--pager -P", Exec), opt("--html -H", Exec), arg("--config-file -C", Config), arg("--preprocessor -p", 0),
 			arg("--manpath -M", 0), arg("--prompt -r", 0), arg("--locale -L", 0), arg("--systems -m", 0), arg("--sections -S -s", 0),
 			arg("--extension -e", 0), arg("--recode -R", 0), arg("--encoding -E", 0), opt("--gxditview -X", Exec), flag("--local-file -l", 0)),
 			flags("--all -a --whatis -f --apropos -k --where --path -w --catman -c --ascii -7 --ditroff -Z --troff -t --update -u --no-hyphenation --nh --no-justification --nj"))},
-		{Name: "rg", Aliases: []string{"ripgrep"}, Long: Exact, Options: join(ops(arg("--pre", Exec), arg("--hostname-bin", Exec), arg("--file -f", Read),
+		{Name: "rg", Aliases: []string{"ripgrep"}, Long: Exact, ConfigFiles: &ConfigFiles{Env: []string{"RIPGREP_CONFIG_PATH"}, Shell: RipgrepConfigCommands}, Options: join(ops(arg("--pre", Exec), arg("--hostname-bin", Exec), arg("--file -f", Read),
 			arg("--regexp -e", 0), arg("--glob -g", 0), arg("--iglob", 0), arg("--type -t", 0), arg("--type-not -T", 0), arg("--type-add", 0),
 			arg("--after-context -A", 0), arg("--before-context -B", 0), arg("--context -C", 0), arg("--max-count -m", 0), arg("--threads -j", 0),
 			arg("--max-columns -M", 0), arg("--max-depth --maxdepth -d", 0), arg("--sort", 0), arg("--sortr", 0), arg("--colors", 0), arg("--color", 0),
@@ -62,6 +62,22 @@ func editors() []*Spec {
 		{Name: "zip", Operands: []OperandRule{{Index: 0, Effects: Write}, {All: true, From: 1, Effects: Target}},
 			Options: ops(arg("--unzip-command -TT", Exec), arg("-b", 0), arg("-t -tt", 0), arg("-x --exclude", 0), arg("-i --include", 0), arg("-P --password", 0), arg("-O --output-file", Write),
 				flag("--move -m", Delete), flag("--recurse-paths -r", Recursive), flag("--recurse-patterns -R", Recursive))},
+		// sdiff and diff3 run --diff-program to compare; sdiff -o writes
+		// the merge.
+		{Name: "sdiff", Aliases: []string{"diff3"}, Options: gnu(ops(arg("--diff-program", Exec), arg("--output -o", Write), arg("--width -w", 0),
+			arg("--tabsize", 0), arg("--ignore-matching-lines -I", 0), arg("--label -L", 0)))},
+		// pandoc runs its --filter programs (and Lua filters in-process)
+		// on the document, and writes -o.
+		{Name: "pandoc", Options: gnu(ops(arg("--filter -F", Exec), arg("--lua-filter -L", Code), arg("--output -o", Write),
+			arg("--from --read -f -r", 0), arg("--to --write -t -w", 0), arg("--template", Read), arg("--metadata -M", 0),
+			arg("--variable -V", 0), arg("--resource-path", 0), arg("--data-dir", Config), arg("--defaults -d", Config)))},
+		// mysql pipes results through --pager (optional value).
+		{Name: "mysql", Aliases: []string{"mariadb"}, Options: ops(opt("--pager", Exec), arg("--execute -e", 0), arg("--user -u", 0),
+			arg("--host -h", 0), arg("--port -P", 0), arg("--database -D", 0), opt("--password -p", 0), arg("--defaults-file", Config),
+			arg("--defaults-extra-file", Config), arg("--init-command", 0), arg("--tee", Write), flag("--help -?", DryRun), flag("--version -V", DryRun))},
+		// nano runs --speller on the buffer when spell checking is asked.
+		{Name: "nano", Aliases: []string{"rnano"}, Options: gnu(ops(arg("--speller -s", Exec), arg("--operatingdir -o", 0), arg("--rcfile -f", Config),
+			arg("--tabsize -T", 0), arg("--fill -r", 0), arg("--syntax -Y", 0), arg("--backupdir -C", 0)))},
 	}
 }
 

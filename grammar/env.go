@@ -18,10 +18,10 @@ var execEnv = map[string]bool{
 	"PYTHONSTARTUP": true, "PYTHONPATH": true, "PYTHONHOME": true, "PYTHONINSPECT": true, "PYTHONBREAKPOINT": true,
 	"NODE_OPTIONS": true, "NODE_PATH": true, "RUBYOPT": true, "RUBYLIB": true,
 	"JAVA_TOOL_OPTIONS": true, "_JAVA_OPTIONS": true, "JDK_JAVA_OPTIONS": true, "CLASSPATH": true,
-	"TAR_OPTIONS": true, "RSYNC_RSH": true, "RSYNC_CONNECT_PROG": true, "CVS_RSH": true, "RSH": true,
+	"RSYNC_RSH": true, "RSYNC_CONNECT_PROG": true, "CVS_RSH": true, "RSH": true,
 	"SSH_ASKPASS": true, "SUDO_ASKPASS": true, "SUDO_EDITOR": true, "SYSTEMD_PAGER": true, "SYSTEMD_EDITOR": true,
 	"GIT_SSH": true, "GIT_EXEC_PATH": true, "GIT_DIR": true, "GIT_TEMPLATE_DIR": true, "GIT_EXTERNAL_DIFF": true,
-	"GIT_PROXY_COMMAND": true, "GIT_ASKPASS": true,
+	"GIT_PROXY_COMMAND": true, "GIT_ASKPASS": true, "RIPGREP_CONFIG_PATH": true,
 	"MAKEFLAGS": true, "MFLAGS": true, "MAKEFILES": true, "GNUMAKEFLAGS": true,
 	"TERMINAL": true, "TMUX_TMPDIR": false, "LUA_INIT": true, "LUA_PATH": true, "R_PROFILE_USER": true,
 	"NPM_CONFIG_SCRIPT_SHELL": true, "npm_config_script_shell": true, "npm_config_node_options": true,
@@ -48,6 +48,22 @@ var writeEnv = map[string]bool{
 	"PSQL_HISTORY": true, "SQLITE_HISTORY": true, "REDISCLI_HISTFILE": true, "LESSLOGFILE": true,
 	"SSLKEYLOGFILE": true, // TLS libraries append session keys to it
 }
+
+// optionsEnv are variables that hold a program's options, read as if given
+// first on its command line (after the subcommand), by the program (grammar
+// name) that reads them. They are inherited like any variable: set for make,
+// TAR_OPTIONS still reaches the tar a recipe runs. GNU grep has ignored
+// GREP_OPTIONS since 3.6.
+var optionsEnv = map[string]string{
+	"TAR_OPTIONS": "tar", "ZIPOPT": "zip", "PARALLEL": "parallel",
+	"LESS": "less", "MORE": "less", "GZIP": "gzip", "BZIP2": "gzip", "BZIP": "gzip", "XZ_OPT": "gzip",
+	"XZ_DEFAULTS": "gzip", "LZOP": "gzip", "MAKEFLAGS": "make", "GNUMAKEFLAGS": "make", "MFLAGS": "make",
+	"GOFLAGS": "go", "MANOPT": "man",
+}
+
+// OptionsProgram returns the program (grammar name) whose options the
+// variable name holds, or "".
+func OptionsProgram(name string) string { return optionsEnv[name] }
 
 // execEnvPrefixes and execEnvSuffixes cover families of such variables:
 // BASH_ENV, BASH_FUNC_x%%, BASH_ALIASES…; GIT_CONFIG_*; *_EDITOR, *_PAGER,
@@ -91,6 +107,76 @@ func EnvEffects(program, name string) Effect {
 	}
 	if s := Lookup(program); s != nil {
 		e |= s.Env[name]
+		if optionsEnv[name] == s.Name {
+			e |= Options
+		}
 	}
 	return e
+}
+
+// SplitOptions splits the value of a variable that holds a program's
+// options (TAR_OPTIONS, ZIPOPT, MAKEFLAGS …) into the words the program
+// reads: fields separated by blanks, with single and double quotes and
+// backslashes quoting as in a shell (tar splits so; the others split on
+// blanks alone, which this reads the same way for words without quotes).
+func SplitOptions(v string) []string {
+	var out []string
+	var b strings.Builder
+	in, quote := false, byte(0)
+	for i := 0; i < len(v); i++ {
+		ch := v[i]
+		switch {
+		case quote == '\'':
+			if ch == '\'' {
+				quote = 0
+				continue
+			}
+		case ch == '\\' && i+1 < len(v) && quote != '\'':
+			i++
+			ch = v[i]
+		case quote == '"':
+			if ch == '"' {
+				quote = 0
+				continue
+			}
+		case ch == '\'' || ch == '"':
+			quote, in = ch, true
+			continue
+		case ch == ' ' || ch == '\t' || ch == '\n':
+			if in {
+				out = append(out, b.String())
+				b.Reset()
+				in = false
+			}
+			continue
+		}
+		b.WriteByte(ch)
+		in = true
+	}
+	if in {
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// EnvCommands returns the command lines that the value of an environment
+// variable naming a command runs: the value itself, except for less's
+// input preprocessor ("|cmd %s", "||cmd %s", "|-cmd %s": the markers say how
+// its output is read, "%s" is the file) and GIT_CONFIG_PARAMETERS (the
+// values of its quoted 'key'='value' entries, as git -c's).
+func EnvCommands(name, value string) []string {
+	switch name {
+	case "LESSOPEN", "LESSCLOSE":
+		v := strings.TrimPrefix(strings.TrimPrefix(value, "|"), "|")
+		return []string{strings.ReplaceAll(strings.TrimPrefix(v, "-"), "%s", "f")}
+	case "GIT_CONFIG_PARAMETERS":
+		var out []string
+		for _, w := range SplitOptions(value) {
+			if _, v, ok := strings.Cut(w, "="); ok {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	return []string{value}
 }

@@ -19,20 +19,25 @@ func gitFamily() []*Spec {
 		opt("--gpg-sign -S", 0), arg("--trailer", 0), arg("--pathspec-from-file", Read))
 	return []*Spec{{
 		Name: "git", Long: Exact,
-		Options: ops(arg("-C", 0), arg("-c", Config), arg("--config-env", Config), opt("--exec-path", Exec),
+		Options: ops(arg("-C", 0), arg("-c", Config), arg("--config-env", Config|EnvRef), opt("--exec-path", Exec),
 			arg("--git-dir", Config), arg("--work-tree", 0), arg("--namespace", 0), arg("--super-prefix", 0),
 			arg("--list-cmds", 0), flag("--no-pager -P", 0), flag("--paginate -p", 0), flag("--bare", 0),
 			flag("--literal-pathspecs", 0), flag("--glob-pathspecs", 0), flag("--noglob-pathspecs", 0),
 			flag("--icase-pathspecs", 0), flag("--no-replace-objects", 0), flag("--no-optional-locks", 0),
 			flag("--no-advice", 0), flag("--html-path", DryRun), flag("--man-path", DryRun), flag("--info-path", DryRun),
 			flag("--help -h", DryRun), flag("--version -v", DryRun)),
-		ExecKeys: []string{"pager", "sshcommand", "editor", "fsmonitor", "hookspath", "external", "helper", "textconv",
-			".command", "askpass", "proxy", "process", ".clean", ".smudge", "alias.", "program", "driver",
-			"hook", "include", "insteadof", "protocol.", "cmd", "tool.", "sendmail", "smtpserver", "exec", "uploadpack", "receivepack"},
+		ExecKeys: gitExecKeys,
+		ConfigFiles: &ConfigFiles{Paths: []string{"~/.gitconfig", "~/.config/git/config", ".git/config"},
+			Env: []string{"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"}, Shell: GitConfigCommands},
 		Env:  map[string]Effect{"GIT_SSH": Exec, "GIT_SSH_COMMAND": Exec, "GIT_PAGER": Exec, "GIT_EDITOR": Exec, "GIT_SEQUENCE_EDITOR": Exec},
 		Subs: gitSubs(remote, diffOut),
 	}}
 }
+
+// gitExecKeys are git's configuration keys whose value runs a program.
+var gitExecKeys = []string{"pager", "sshcommand", "editor", "fsmonitor", "hookspath", "external", "helper", "textconv",
+	".command", "askpass", "proxy", "process", ".clean", ".smudge", "alias.", "program", "driver",
+	"hook", "include", "insteadof", "protocol.", "cmd", "tool.", "sendmail", "smtpserver", "exec", "uploadpack", "receivepack"}
 
 func gitSubs(remote, diffOut []Option) []*Spec {
 	s := func(names string, eff Effect, o ...[]Option) *Spec {

@@ -39,7 +39,8 @@ const (
 	// dangerous as that command, and no more.
 	Program
 	// Options: the value holds options for the program, read as if given
-	// on its command line (GOFLAGS for go, MANOPT for man).
+	// on its command line (GOFLAGS for go, TAR_OPTIONS for tar: see
+	// OptionsProgram).
 	Options
 
 	// Delete: the invocation removes its targets.
@@ -130,6 +131,12 @@ const (
 	// kernel drop devices (insmod, rmmod, modprobe -r, udevadm trigger
 	// --action=remove): code in the kernel, or a disk's driver gone.
 	Kernel
+	// EnvRef: a "key=NAME" value whose setting is the value of environment
+	// variable NAME (git --config-env core.pager=P).
+	EnvRef
+	// Pipe: a Write value that starts with "|" or "!" is instead a command
+	// line run with the output on its input (strace -o '|cmd').
+	Pipe
 )
 
 // Has reports whether e holds every effect in f.
@@ -263,6 +270,9 @@ type Spec struct {
 	// Stdin, when set, says how the program reads commands given as text
 	// (on standard input, or from a file option naming it): see Script.
 	Stdin *Script
+	// ConfigFiles, when set, are configuration files the program reads on
+	// every run whose settings can run commands (git's ~/.gitconfig).
+	ConfigFiles *ConfigFiles
 	// Refine, if set, adjusts a parsed invocation for semantics the data
 	// cannot express (dd's key=value operands, kill's pid -1, find's
 	// expression). It must not allocate more than it needs: it runs for

@@ -1,6 +1,9 @@
 package grammar
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // Interpreters: the options that take inline code (in a cluster the code
 // follows the code letter: "perl -lne CODE", "python3 -Ic CODE"), the
@@ -139,11 +142,56 @@ func AwkRunsCommands(prog string) bool {
 }
 
 // AwkCommandStrings returns the shell commands an awk program runs that are
-// spelled as one string literal: the argument of system("…"), the command
-// of print … | "…" (or |&) and of "…" | getline. awk hands each to sh -c.
-// Commands built at run time (concatenations, variables) are not returned;
-// AwkRunsCommands still reports them.
+// spelled as string literals: the argument of system("…"), the command of
+// print … | "…" (or |&) and of "…" | getline, awk handing each to sh -c;
+// also such a command written as a concatenation of literals
+// (system("re" "boot")) or as a variable assigned one (c = "re" "boot";
+// system(c): every value assigned to it counts). Commands built otherwise
+// at run time are not returned; AwkRunsCommands still reports them.
 func AwkCommandStrings(prog string) []string {
+	return append(awkLiteralCommands(prog), awkFoldedCommands(prog)...)
+}
+
+// awkConcat is a concatenation of string literals; awkAssign assigns one to
+// a variable; awkUse is where a command is expected: NAME or a
+// concatenation as system's argument, after "|" or "|&", before "| getline".
+var (
+	awkConcat = `(?:"(?:[^"\\\n]|\\.)*"[ \t]*)+`
+	awkAssign = regexp.MustCompile(`(?:^|[;{}\s(])([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*(` + awkConcat + `)(?:[;}\n)]|$)`)
+	awkUse    = regexp.MustCompile(`system[ \t]*\([ \t]*([A-Za-z_][A-Za-z0-9_]*|` + awkConcat + `)[ \t]*\)|\|&?[ \t]*([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*)[ \t]*\|&?[ \t]*getline`)
+	awkPart   = regexp.MustCompile(`"((?:[^"\\\n]|\\.)*)"`)
+)
+
+// awkFoldedCommands returns the commands AwkCommandStrings finds through
+// concatenations and variables.
+func awkFoldedCommands(prog string) []string {
+	join := func(concat string) string {
+		var b strings.Builder
+		for _, m := range awkPart.FindAllStringSubmatch(concat, -1) {
+			b.WriteString(awkUnescape(m[1]))
+		}
+		return b.String()
+	}
+	vals := map[string][]string{}
+	for _, m := range awkAssign.FindAllStringSubmatch(prog, -1) {
+		vals[m[1]] = append(vals[m[1]], join(m[2]))
+	}
+	var out []string
+	for _, m := range awkUse.FindAllStringSubmatch(prog, -1) {
+		switch name := m[1] + m[2] + m[3]; {
+		case strings.HasPrefix(m[1], `"`):
+			if len(awkPart.FindAllString(m[1], -1)) > 1 {
+				out = append(out, join(m[1])) // one literal: awkLiteralCommands
+			}
+		default:
+			out = append(out, vals[name]...)
+		}
+	}
+	return out
+}
+
+// awkLiteralCommands returns the commands spelled as one string literal.
+func awkLiteralCommands(prog string) []string {
 	return awkLiterals(prog, func(before, after string) bool {
 		before = strings.TrimRight(before, " \t\n\\")
 		after = strings.TrimLeft(after, " \t\n\\")

@@ -40,12 +40,14 @@ func kills() []*Spec {
 // -1 signals every process, unless the signal is 0 (a check).
 func refineKill(inv *Invocation) {
 	args := inv.Args
-	sig, pids := "", []string(nil)
+	sig, pids := "", []int(nil) // pids: indices in args
 	for i := 0; i < len(args); i++ {
 		v := args[i]
 		switch {
 		case v == "--":
-			pids = append(pids, args[i+1:]...)
+			for j := i + 1; j < len(args); j++ {
+				pids = append(pids, j)
+			}
 			i = len(args)
 		case v == "-l" || v == "-L" || v == "--list" || v == "--table" || strings.HasPrefix(v, "--list="):
 			inv.Effects |= DryRun
@@ -62,17 +64,18 @@ func refineKill(inv *Invocation) {
 		case len(v) > 1 && v[0] == '-' && sig == "" && len(pids) == 0 && len(args) == 1:
 			// "kill -1" alone: a usage error in bash, but procps kill reads
 			// -1 as the pid; count it as one.
-			pids = append(pids, v)
+			pids = append(pids, i)
 		default:
-			pids = append(pids, v)
+			pids = append(pids, i)
 		}
 	}
 	s := strings.ToUpper(strings.TrimPrefix(strings.ToUpper(sig), "SIG"))
 	if len(pids) > 0 && s != "0" {
 		inv.Effects |= Signal
 	}
-	for _, p := range pids {
-		inv.Operands = append(inv.Operands, Operand{Value: p, Effects: Target})
+	for _, i := range pids {
+		p := args[i]
+		inv.Operands = append(inv.Operands, Operand{Value: p, Arg: i, Effects: Target})
 		if s == "0" {
 			continue
 		}
@@ -174,25 +177,36 @@ func refinePkill(inv *Invocation) {
 		return // signal 0 checks that the processes exist, and signals none
 	}
 	inv.Effects |= Kill
-	if inv.Has("--inverse") && inv.Program != "killall" {
+	if SelectsEveryProcess(inv) {
 		inv.Effects |= KillAll
-		return
+	}
+}
+
+// SelectsEveryProcess reports whether a pkill, pgrep or killall invocation
+// matches every process: with --inverse (procps), with a pattern that
+// matches every name or most vital ones, or with no pattern and an option
+// that selects processes instead (a user, group, session, namespace,
+// cgroup, age, run state: the program refuses to run with neither). pgrep
+// then lists every pid, which a kill fed by it signals.
+func SelectsEveryProcess(inv *Invocation) bool {
+	if inv.Has("--inverse") && inv.Program != "killall" {
+		return true
 	}
 	if len(inv.Operands) == 0 {
 		for _, o := range inv.Options {
 			if !pkillModifiers[o.Name] && !signalWord(inv, o.Arg) {
-				inv.Effects |= KillAll
+				return true
 			}
 		}
-		return
+		return false
 	}
 	regex := inv.Program != "killall" || inv.Has("--regexp")
 	for _, op := range inv.Operands {
 		if matchesAll(op.Value, regex, inv.Has("--ignore-case")) {
-			inv.Effects |= KillAll
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // pkillChecksOnly reports whether a pkill or killall invocation sends

@@ -410,8 +410,14 @@ func ExecKey(s *Spec, key string) bool {
 	if s == nil {
 		return false
 	}
+	return execKeyIn(s.ExecKeys, key)
+}
+
+// execKeyIn reports whether key (any case) is one of keys: a key ending in
+// "." is a prefix, any other a substring.
+func execKeyIn(keys []string, key string) bool {
 	k := strings.ToLower(key)
-	for _, x := range s.ExecKeys {
+	for _, x := range keys {
 		if strings.HasSuffix(x, ".") {
 			if strings.HasPrefix(k, x) {
 				return true

@@ -212,7 +212,7 @@ func MakeRecipes(text string) string {
 // EditorShellText returns what one editor or debugger command runs in a
 // shell: vim's and ed's "!cmd" and ":!cmd", gdb's "shell cmd" and "!cmd".
 func EditorShellText(text string) string {
-	t := strings.TrimLeft(text, ": \t")
+	t := strings.TrimLeft(text, "+: \t") // less +CMD and ++CMD, vim +CMD
 	for _, p := range [...]string{"!", "shell ", "sh ", "r !", "r!", "w !", "w!", "call system(", "silent !", "exe \"!", "execute \"!"} {
 		if rest, ok := strings.CutPrefix(t, p); ok {
 			return strings.Trim(rest, `)"' `)
@@ -221,7 +221,36 @@ func EditorShellText(text string) string {
 	if i := strings.Index(t, "|!"); i >= 0 {
 		return t[i+2:]
 	}
+	// gdb's pipe command: "pipe [COMMAND] | SHELL_COMMAND", "| [COMMAND] |
+	// SHELL_COMMAND", or with "-d DELIM" a delimiter of its own.
+	if rest, ok := strings.CutPrefix(t, "|"); ok || strings.HasPrefix(t, "pipe ") {
+		if !ok {
+			rest = strings.TrimLeft(t[len("pipe "):], " \t")
+		}
+		delim := "|"
+		if d, ok := strings.CutPrefix(rest, "-d "); ok {
+			d = strings.TrimLeft(d, " \t")
+			if i := strings.IndexAny(d, " \t"); i > 0 {
+				delim, rest = d[:i], d[i:]
+			}
+		}
+		if i := strings.Index(rest, delim); i >= 0 {
+			return rest[i+len(delim):]
+		}
+	}
 	return ""
+}
+
+// GdbPython returns the Python code of a gdb "python CODE" command (also
+// "py", "pi", "python-interactive") and whether text is one.
+func GdbPython(text string) (string, bool) {
+	t := strings.TrimLeft(text, " \t")
+	for _, p := range [...]string{"python-interactive ", "python ", "pi ", "py "} {
+		if rest, ok := strings.CutPrefix(t, p); ok {
+			return rest, true
+		}
+	}
+	return "", false
 }
 
 // editorShell is the Shell of ed and ex reading commands: the shell
@@ -546,4 +575,116 @@ func tclWords(cmd string) []string {
 		}
 	}
 	return out
+}
+
+// ConfigFiles says which configuration files a program reads on every run,
+// besides any its options name, and what their settings run. Package
+// shellparse reads a file the line wrote there with known text as the
+// commands Shell returns, run by the program.
+type ConfigFiles struct {
+	// Paths are read on every run: home-relative ("~/.gitconfig") or
+	// relative to the working directory (".git/config").
+	Paths []string
+	// Env names variables whose value is another file read so
+	// (GIT_CONFIG_GLOBAL).
+	Env []string
+	// Shell returns the shell commands the file's settings run.
+	Shell func(text string) string
+}
+
+// GitConfigCommands returns the shell commands a git configuration file
+// runs, one a line: each setting whose key is one of git's ExecKeys
+// (core.fsmonitor, core.pager, alias.x …), its value unquoted; an alias
+// value "!cmd" is the shell command cmd, any other alias a git command.
+// Comments, sections and settings that run nothing are not commands.
+func GitConfigCommands(text string) string {
+	var b strings.Builder
+	section := ""
+	for _, line := range strings.Split(text, "\n") {
+		l := strings.TrimSpace(line)
+		for strings.HasPrefix(l, "[") {
+			// [section], [section "sub"], [section.sub]; a setting may
+			// follow on the same line.
+			e := strings.IndexByte(l, ']')
+			if e < 0 {
+				break
+			}
+			head := strings.TrimSpace(l[1:e])
+			name, sub, _ := strings.Cut(head, " ")
+			section = strings.ToLower(name)
+			if sub = strings.Trim(strings.TrimSpace(sub), `"`); sub != "" {
+				section += "." + sub
+			}
+			l = strings.TrimSpace(l[e+1:])
+		}
+		if l == "" || l[0] == '#' || l[0] == ';' {
+			continue
+		}
+		k, v, ok := strings.Cut(l, "=")
+		if !ok {
+			continue
+		}
+		key := section + "." + strings.ToLower(strings.TrimSpace(k))
+		v = strings.TrimSpace(v)
+		v = gitConfigValue(v)
+		if !execKeyIn(gitExecKeys, key) || v == "" {
+			continue
+		}
+		if strings.HasPrefix(key, "alias.") && !strings.HasPrefix(v, "!") {
+			v = "git " + v
+		}
+		b.WriteString(strings.TrimPrefix(v, "!"))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// gitConfigValue unquotes a git configuration value: double quotes removed,
+// backslash escapes (\" \\ \n \t) decoded, an unquoted "#" or ";" starting
+// a comment.
+func gitConfigValue(v string) string {
+	var b strings.Builder
+	quoted := false
+	for i := 0; i < len(v); i++ {
+		switch ch := v[i]; {
+		case ch == '"':
+			quoted = !quoted
+		case ch == '\\' && i+1 < len(v):
+			i++
+			switch v[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			default:
+				b.WriteByte(v[i])
+			}
+		case !quoted && (ch == '#' || ch == ';'):
+			return strings.TrimSpace(b.String())
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// RipgrepConfigCommands returns the command ripgrep's configuration file
+// amounts to: rg given each of its lines (blank and "#" lines aside) as one
+// argument, before its command line.
+func RipgrepConfigCommands(text string) string {
+	var b strings.Builder
+	b.WriteString("rg")
+	n := 0
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l == "" || l[0] == '#' {
+			continue
+		}
+		b.WriteByte(' ')
+		b.WriteString(shellWord(l))
+		n++
+	}
+	if n == 0 {
+		return ""
+	}
+	return b.String()
 }

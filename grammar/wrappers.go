@@ -72,7 +72,7 @@ func wrappers() []*Spec {
 			ops(arg("--wd -w", Chdir)), args("--propagation --setgroups --root -R --setuid -S --setgid -G --monotonic --boottime --load-interp -l"),
 			flags("--fork -f --map-root-user -r --map-current-user -c --map-auto --keep-caps")), nil),
 		w("chroot", gnu(args("--userspec --groups"), flags("--skip-chdir")), &Wrap{Operands: 1}),
-		w("strace", ops(arg("-o --output", Write), arg("-e", 0), arg("-p --attach", 0), arg("-u --user", 0), arg("-E --env", Env),
+		w("strace", ops(arg("-o --output", Write|Pipe), arg("-e", 0), arg("-p --attach", 0), arg("-u --user", 0), arg("-E --env", Env),
 			arg("-a --columns", 0), arg("-b --detach-on", 0), arg("-I", 0), arg("-O", 0), arg("-P --trace-path", 0), arg("-s --string-limit", 0),
 			arg("-S --summary-sort-by", 0), arg("-X", 0), arg("-U --summary-columns", 0), opt("--trace", 0), opt("--signal", 0),
 			flag("-V --version", nc|DryRun), flag("-h --help", nc|DryRun), flag("-f", 0), flag("-F", 0), flag("-ff", 0), flag("-q", 0), flag("-c", 0),
@@ -179,9 +179,9 @@ func wrappers() []*Spec {
 		w("cpulimit", ops(arg("--limit -l", 0), arg("--pid -p", nc), arg("--exe -e", nc), arg("--path -P", nc), flag("--lazy -z", 0), flag("--include-children -i", 0), flag("--verbose -v", 0)), nil),
 		w("proot", ops(arg("-r --rootfs", 0), arg("-b --bind -m --mount", 0), arg("-w --pwd --cwd", Chdir), arg("-q --qemu", Exec), flag("-0 --root-id", 0), flag("-i", 0), flag("-v --verbose", 0)), nil),
 		// hyperfine runs each operand (and its hook options) through the
-		// shell, several times.
-		{Name: "hyperfine", Operands: []OperandRule{{All: true, Effects: Exec}}, Options: gnu(
-			argsV("--prepare -p --conclude --setup -s --cleanup -c --shell -S", Exec),
+		// shell, several times: each is as dangerous as that command.
+		{Name: "hyperfine", Operands: []OperandRule{{All: true, Effects: Program}}, Options: gnu(
+			argsV("--prepare -p --conclude --setup -s --cleanup -c", Program), argsV("--shell -S", Exec),
 			argsV("--export-csv --export-json --export-markdown --export-asciidoc --export-orgmode --output", Write),
 			args("--warmup -w --min-runs -m --max-runs -M --runs -r --parameter-scan -P --parameter-step-size -D --parameter-list -L --style --sort --time-unit -u --command-name -n --input"),
 			flags("-N --ignore-failure -i --show-output"))},

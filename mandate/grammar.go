@@ -24,7 +24,7 @@ const (
 // Grammar effects that make an option risky, by the effect the mandate
 // reports.
 const (
-	execEffects   = grammar.Exec | grammar.Code | grammar.Remote | grammar.Listen | grammar.Schedule
+	execEffects   = grammar.Exec | grammar.Code | grammar.Program | grammar.Remote | grammar.Listen | grammar.Schedule
 	writeEffects  = grammar.Write | grammar.DeviceWrite | grammar.Format | grammar.Truncate
 	configEffects = grammar.Config | grammar.ConfigWrite
 )

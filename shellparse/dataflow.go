@@ -279,7 +279,7 @@ func (w *walker) noteWrites(cs *cmdState, cmd *Command) {
 		if (r.Mode != RedirWrite && r.Mode != RedirAppend) || (r.Fd != "" && r.Fd != "1" && r.Fd != "&") {
 			continue
 		}
-		if !r.Target.Literal {
+		if !r.Target.Literal && !homeWord(r.Target) {
 			continue
 		}
 		if out == nil {
@@ -985,4 +985,15 @@ func (w *walker) substOutput(p *syntax.CmdSubst, start, opaques int) (text strin
 		in = &feed{text: o.text, lit: o.lit}
 	}
 	return strings.TrimRight(in.text, "\n"), in.lit, true
+}
+
+// homeWord reports whether wd is a path in the home whose only expansion is
+// a leading "~/" or "$HOME/" (> ~/.gitconfig): files match by their last
+// path element, which such a word names literally.
+func homeWord(wd Word) bool {
+	rest, ok := strings.CutPrefix(wd.Raw, "~/")
+	if !ok {
+		rest, ok = strings.CutPrefix(wd.Raw, "$HOME/")
+	}
+	return ok && !wd.Glob && rest != "" && !strings.ContainsAny(rest, "$`'\"\\~")
 }

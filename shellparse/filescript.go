@@ -26,6 +26,7 @@ func (w *walker) scriptFiles(name string, cs *cmdState, i int, c ctx) {
 	if st := w.script.files; (st == nil || len(st.facts) == 0) && len(w.script.Commands) == 0 {
 		return // nothing before it wrote a file
 	}
+	w.configFiles(name, cs, c)
 	if spec := grammar.Lookup(name); spec == nil || spec.Stdin == nil || i+1 >= len(cs.words) {
 		return // no script read from a file
 	}
@@ -61,6 +62,41 @@ func (w *walker) scriptFiles(name string, cs *cmdState, i int, c ctx) {
 	alt := values(args)
 	alt[op.Arg] = "-"
 	w.fileScript(name, grammar.Parse(name, alt), op.Value, cs, c)
+}
+
+// configFiles walks, for a program the grammar gives ConfigFiles (git), the
+// commands the settings of each such file run when this line wrote it with
+// known text ("printf '[core]\n\tfsmonitor = reboot\n' > ~/.gitconfig; git
+// status"), as commands the program runs. A file the line wrote without
+// known text is approval's business: writing it is a configuration change.
+func (w *walker) configFiles(name string, cs *cmdState, c ctx) {
+	spec := grammar.Lookup(name)
+	if spec == nil || spec.ConfigFiles == nil {
+		return
+	}
+	if slices.ContainsFunc(cs.wrappers, func(wr Wrapper) bool { return wr.Program == name }) {
+		return // a command the file's settings run: read once
+	}
+	cf := spec.ConfigFiles
+	files := slices.Clone(cf.Paths)
+	for _, a := range cs.env {
+		if slices.Contains(cf.Env, a.Name) && a.Value.Literal {
+			files = append(files, a.Value.Value)
+		}
+	}
+	for _, p := range files {
+		for _, ct := range w.written(p) {
+			if ct.kind != factText {
+				continue
+			}
+			if cmds := cf.Shell(ct.text); cmds != "" {
+				fed := *cs
+				fed.stdin, fed.stdinBytes = nil, nil
+				fed.wrappers = append(cs.wrappers[:len(cs.wrappers):len(cs.wrappers)], Wrapper{Program: name})
+				w.payloadAt(name, cmds, w.stmtSpan(cs.stmt), &fed, c)
+			}
+		}
+	}
 }
 
 // fileScript walks what program, invoked as inv with its script on standard

@@ -619,8 +619,8 @@ func (w *walker) interpGrammar(g, name string, cs *cmdState, i int) string {
 		}
 	}
 	inv := grammar.Parse(g, values(cs.words[i+1:]))
-	if grammar.PythonPrintsOnly(inv) {
-		return "" // python3 -c 'print(1)': nothing hidden
+	if grammar.CodeInert(inv) {
+		return "" // python3 -c 'print(1)', perl -ne 'print if /x/': nothing hidden
 	}
 	for _, o := range inv.Options {
 		if o.HasValue && o.ValueEffects.Has(grammar.Code) {

@@ -419,7 +419,7 @@ func TestOpaque(t *testing.T) {
 		{`su -c "$CMD"`, OpaquePayload, "su", `su -c "$CMD"`},
 		{`python3 -c 'import os'`, OpaquePayload, "python3", `python3 -c 'import os'`},
 		{`python3 -Ic 'print(1)'`, OpaquePayload, "python3", `python3 -Ic 'print(1)'`},
-		{`perl -ne 'print'`, OpaquePayload, "perl", `perl -ne 'print'`},
+		{`perl -ne 'system 1'`, OpaquePayload, "perl", `perl -ne 'system 1'`},
 		{`ruby -e 'x'`, OpaquePayload, "ruby", `ruby -e 'x'`},
 		{`node --eval 'x'`, OpaquePayload, "node", `node --eval 'x'`},
 		{`node -e 'x'`, OpaquePayload, "node", `node -e 'x'`},
@@ -592,7 +592,9 @@ func TestMoreOpaque(t *testing.T) {
 		kind OpaqueKind // "" for none
 		text string
 	}{
-		{`perl -pi -e 's/a/b/' f`, OpaquePayload, `perl -pi -e 's/a/b/' f`},
+		{`perl -pi -e 's/a/b/e' f`, OpaquePayload, `perl -pi -e 's/a/b/e' f`},
+		{`perl -pi -e 's/a/b/' f`, "", ""}, // grammar.PerlFiltersOnly
+		{`perl -ne 'print' 'x|'`, OpaquePayload, `perl -ne 'print' 'x|'`},
 		{`perl -I lib -ne 'print' f`, OpaquePayload, `perl -I lib -ne 'print' f`},
 		{`perl -Mstrict script.pl`, "", ""},
 		{`ruby -rjson -e 'x'`, OpaquePayload, `ruby -rjson -e 'x'`},
