@@ -472,12 +472,16 @@ func (s *supervisor) exec(req *request) {
 // instruction: the supervisor raises its own around the fork (the fork
 // waits for the command's exec) and lowers it back, which needs no
 // privilege as long as it does not go below where it started
-// (oom_score_adj_min). Writing each command's /proc/PID/oom_score_adj
-// instead came after its exec (a short command was gone before it), and
-// its open for writing, in a sandbox with a workspace, was one round trip
-// through the creation gate and its helper per command. Opened once here,
-// for writing only (no O_CREAT, no O_TRUNC: what a Landlock ruleset's
-// write right on /proc allows).
+// (oom_score_adj_min). Limit: while the fork waits for the exec (the
+// exec gate's check included) the supervisor has the command's score too,
+// so an OOM kill in that window may pick it (the kernel takes the largest
+// process among equal scores; a command can also lower its own score to
+// the supervisor's, before as now). Writing each command's
+// /proc/PID/oom_score_adj instead came after its exec (a short command was
+// gone before it), and its open for writing, in a sandbox with a
+// workspace, was one round trip through the creation gate and its helper
+// per command. Opened once here, for writing only (no O_CREAT, no
+// O_TRUNC: what a Landlock ruleset's write right on /proc allows).
 func openOwnOOMScore() (int, []byte) {
 	own, err := os.ReadFile("/proc/self/oom_score_adj")
 	if err != nil {
