@@ -409,6 +409,40 @@ func TestSessionOOMKillReported(t *testing.T) {
 	assert.False(t, res.OOMKilled)
 }
 
+// TestSessionCommandOOMScore: every command is the OOM killer's choice
+// over the supervisor from its first instruction (it inherits
+// commandOOMScoreAdj from the fork), with a workspace (whose creation gate
+// judges opens for writing) and without; the supervisor keeps the score
+// it started with. Before, the supervisor wrote each command's
+// /proc/PID/oom_score_adj after its exec, so a short command ran with the
+// supervisor's score (and, with a workspace, that open was a creation-gate
+// round trip per command).
+func TestSessionCommandOOMScore(t *testing.T) {
+	own, err := os.ReadFile("/proc/self/oom_score_adj")
+	require.NoError(t, err)
+	require.NotEqual(t, commandOOMScoreAdj, strings.TrimSpace(string(own)), "the test needs a score of its own other than the commands'")
+	for _, ws := range []bool{false, true} {
+		t.Run(fmt.Sprintf("workspace=%v", ws), func(t *testing.T) {
+			m := newTestSessions(t)
+			spec := testSpec()
+			if ws {
+				spec.Config.Workspace = t.TempDir()
+			}
+			s, err := m.Open(t.Context(), "default", "oom-score", spec)
+			require.NoError(t, err)
+			for i := range 10 {
+				var out bytes.Buffer
+				res, err := s.Run(t.Context(), Command{Args: []string{"/bin/cat", "/proc/self/oom_score_adj"}, Stdout: &out})
+				require.NoError(t, err)
+				require.Equal(t, 0, res.ExitCode)
+				assert.Equal(t, commandOOMScoreAdj+"\n", out.String(), "command %d", i)
+			}
+			out, _ := sh(t, s, "cat /proc/self/oom_score_adj; cat /proc/1/oom_score_adj")
+			assert.Equal(t, commandOOMScoreAdj+"\n"+string(own), out, "a shell's command, then the supervisor's own")
+		})
+	}
+}
+
 func TestSessionNoGoroutineLeak(t *testing.T) {
 	m := newTestSessions(t)
 	before := runtime.NumGoroutine()

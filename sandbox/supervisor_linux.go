@@ -7,7 +7,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -73,6 +72,12 @@ type supervisor struct {
 	byID  map[uint64]*supProc // by request id
 	env   []string            // persisted environment
 	cwd   string              // persisted working directory
+
+	// oomFD is the supervisor's own oom_score_adj, open for writing (-1
+	// when it could not be opened), and oomOwn the value it had at start:
+	// raised to commandOOMScoreAdj around each fork (exec).
+	oomFD  int
+	oomOwn []byte
 }
 
 // supProc is one command run by the supervisor.
@@ -145,6 +150,7 @@ func runSupervisor() int {
 		}
 	}
 	s := &supervisor{conn: conn, procs: map[int]*supProc{}, byID: map[uint64]*supProc{}, env: env, cwd: cwd}
+	s.oomFD, s.oomOwn = openOwnOOMScore()
 	// The first decode of a frame type builds its decoder by reflection
 	// (~0.1 ms on a loaded 2-CPU VM, 2 µs after): paid here, before
 	// ready, a pooled sandbox does not pay it on its one command's way.
@@ -408,7 +414,11 @@ func (s *supervisor) exec(req *request) {
 	}
 
 	s.mu.Lock()
+	raised := s.setOOMScore([]byte(commandOOMScoreAdj))
 	pid, err := syscall.ForkExec(path, args, &syscall.ProcAttr{Dir: cwd, Env: env, Files: files, Sys: attr})
+	if raised {
+		s.setOOMScore(s.oomOwn)
+	}
 	if err == nil {
 		p.pid = pid
 		s.procs[pid] = p
@@ -416,18 +426,6 @@ func (s *supervisor) exec(req *request) {
 	}
 	s.mu.Unlock()
 	closeChildEnds()
-	if err == nil {
-		// A command exceeding the session's memory limit must be what the
-		// OOM killer picks, not the supervisor, whose death ends the
-		// session. Raising a child's score needs no privilege (lowering
-		// the supervisor's would need CAP_SYS_RESOURCE).
-		// Opened for writing only (no O_CREAT, no O_TRUNC): what a
-		// Landlock ruleset's write right on /proc allows.
-		if fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", unix.O_WRONLY|unix.O_CLOEXEC, 0); err == nil {
-			_, _ = unix.Write(fd, []byte(commandOOMScoreAdj))
-			unix.Close(fd)
-		}
-	}
 	if err != nil {
 		for _, f := range []*os.File{outR, errR, stateR, p.stdin} {
 			if f != nil {
@@ -463,6 +461,48 @@ func (s *supervisor) exec(req *request) {
 		go p.readState(stateR)
 	}
 	go s.wait(p, time.Duration(req.TimeoutMS)*time.Millisecond, time.Duration(req.GraceMS)*time.Millisecond)
+}
+
+// openOwnOOMScore opens the supervisor's own oom_score_adj for writing
+// and reads its value, for setOOMScore; -1 when it cannot.
+//
+// A command exceeding the session's memory limit must be what the OOM
+// killer picks, not the supervisor, whose death ends the session. The
+// command inherits the score from the fork, so it has it from its first
+// instruction: the supervisor raises its own around the fork (the fork
+// waits for the command's exec) and lowers it back, which needs no
+// privilege as long as it does not go below where it started
+// (oom_score_adj_min). Limit: while the fork waits for the exec (the
+// exec gate's check included) the supervisor has the command's score too,
+// so an OOM kill in that window may pick it (the kernel takes the largest
+// process among equal scores; a command can also lower its own score to
+// the supervisor's, before as now). Writing each command's
+// /proc/PID/oom_score_adj instead came after its exec (a short command was
+// gone before it), and its open for writing, in a sandbox with a
+// workspace, was one round trip through the creation gate and its helper
+// per command. Opened once here, for writing only (no O_CREAT, no
+// O_TRUNC: what a Landlock ruleset's write right on /proc allows).
+func openOwnOOMScore() (int, []byte) {
+	own, err := os.ReadFile("/proc/self/oom_score_adj")
+	if err != nil {
+		return -1, nil
+	}
+	fd, err := unix.Open("/proc/self/oom_score_adj", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, nil
+	}
+	return fd, bytes.TrimSpace(own)
+}
+
+// setOOMScore writes v to the supervisor's own oom_score_adj and reports
+// whether it took. Preconditions: s.mu is held (the score is the next
+// fork's).
+func (s *supervisor) setOOMScore(v []byte) bool {
+	if s.oomFD < 0 {
+		return false
+	}
+	_, err := unix.Write(s.oomFD, v)
+	return err == nil
 }
 
 // childPipe makes a pipe for a command: the end this process keeps, as a
