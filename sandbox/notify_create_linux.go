@@ -140,6 +140,8 @@ var createCalls = func() map[int32]createCall {
 		unix.SYS_TRUNCATE: {name: "truncate", op: "truncate", kind: seccompexec.CreateTruncate, names: []int{0}, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
 		// bind's name is in a struct sockaddr_un (answerBind).
 		unix.SYS_BIND: {name: "bind", op: "bind", kind: seccompexec.CreateBind, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
+		// connect reaches a listener through a name (answerConnect).
+		unix.SYS_CONNECT: {name: "connect", op: "connect", kind: seccompexec.CreateConnect, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
 	}
 	for nr, c := range legacyCreateCalls {
 		m[nr] = c
@@ -178,8 +180,11 @@ func createCallNamed(name string) (createCall, bool) {
 // goes on; with passOn (an observed call, which answerObserved records)
 // it is then not answered here: answerCreate reports whether it answered.
 func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, passOn bool) bool {
-	if call.kind == seccompexec.CreateBind {
+	switch call.kind {
+	case seccompexec.CreateBind:
 		return g.answerBind(fd, n, call, passOn)
+	case seccompexec.CreateConnect:
+		return g.answerConnect(fd, n, call, passOn)
 	}
 	r := memReader{pid: int(n.pid)}
 	var errno unix.Errno

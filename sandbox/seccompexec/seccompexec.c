@@ -457,6 +457,12 @@ static int creator_become(const struct creator_self *self, const struct seccompe
 	return 0;
 }
 
+// hex_digit is the value of the lowercase hex digit c, or -1.
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
 // creator_call performs the request. Returns the call's result or -errno;
 // *newfd is an open's descriptor.
 static int64_t creator_call(const struct seccompexec_create_req *rq, const char *n0, const char *n1, const char *target,
@@ -553,6 +559,41 @@ static int64_t creator_call(const struct seccompexec_create_req *rq, const char 
 		int e = errno;
 		if (chdir("/") < 0)
 			_exit(1); // it would act in the wrong directory next
+		errno = e;
+		break;
+	}
+	case SECCOMPEXEC_CREATE_CONNECT: {
+		if (rq->dirfd[0] < 0 || rq->dirfd[1] >= nfds)
+			return -EBADF;
+		union {
+			struct sockaddr_un un;
+			unsigned char raw[sizeof(struct sockaddr_un)];
+		} a = {.un = {.sun_family = AF_UNIX}};
+		socklen_t alen;
+		if (rq->dirfd[1] >= 0) {
+			int k = snprintf(a.un.sun_path, sizeof a.un.sun_path, "/proc/self/fd/%d", fds[rq->dirfd[1]]);
+			alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)k + 1);
+		} else {
+			size_t l = rq->len[0];
+			if (l % 2 != 0 || l / 2 > sizeof a.raw)
+				return -EINVAL;
+			for (size_t i = 0; i < l / 2; i++) {
+				int hi = hex_digit(n0[2 * i]), lo = hex_digit(n0[2 * i + 1]);
+				if (hi < 0 || lo < 0)
+					return -EINVAL;
+				a.raw[i] = (unsigned char)(hi << 4 | lo);
+			}
+			alen = (socklen_t)(l / 2);
+		}
+		int fl = fcntl(dir[0], F_GETFL);
+		if (fl < 0)
+			return -(int64_t)errno;
+		if (!(fl & O_NONBLOCK) && fcntl(dir[0], F_SETFL, fl | O_NONBLOCK) < 0)
+			return -(int64_t)errno;
+		r = connect(dir[0], (struct sockaddr *)&a, alen);
+		int e = errno;
+		if (!(fl & O_NONBLOCK))
+			fcntl(dir[0], F_SETFL, fl);
 		errno = e;
 		break;
 	}
@@ -814,7 +855,7 @@ static const int sealed_nrs[] = {
 // entry or write an existing file through a name. sandbox/notify_create_*.go has the same
 // table (TestCreateCallsMatchFilter).
 static const int create_nrs[] = {
-	__NR_mkdirat, __NR_mknodat, __NR_symlinkat, __NR_linkat, __NR_renameat2, __NR_bind, __NR_truncate,
+	__NR_mkdirat, __NR_mknodat, __NR_symlinkat, __NR_linkat, __NR_renameat2, __NR_bind, __NR_connect, __NR_truncate,
 #ifdef __NR_renameat
 	__NR_renameat,
 #endif

@@ -91,6 +91,7 @@ const (
 	CreateOpen     = C.SECCOMPEXEC_CREATE_OPEN
 	CreateBind     = C.SECCOMPEXEC_CREATE_BIND
 	CreateTruncate = C.SECCOMPEXEC_CREATE_TRUNCATE
+	CreateConnect  = C.SECCOMPEXEC_CREATE_CONNECT
 	// LinkDescriptor: a link of the open file that is the first directory.
 	LinkDescriptor = C.SECCOMPEXEC_LINK_DESCRIPTOR
 	// OpenDescriptor: an open (or truncate) of the file that is the
