@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -218,7 +219,7 @@ func (g *execGateRun) answerBind(fd int, n *seccompNotif, call createCall, passO
 		return fail(unix.EMFILE)
 	}
 	req.dirs[1] = os.NewFile(uintptr(dup), "socket") // closed with req
-	if e := g.performSocket(fd, n, call, &req, p, addr); e != 0 {
+	if e := g.performSocket(fd, n, call, &req, sock, p, addr); e != 0 {
 		return fail(e)
 	}
 	// What the helper bound is the sandbox's own from now on (a pathname
@@ -285,7 +286,7 @@ func (g *execGateRun) answerConnect(fd int, n *seccompNotif, call createCall, pa
 			return fail(unix.EACCES)
 		}
 	}
-	if e := g.performSocket(fd, n, call, &req, p, addr); e != 0 {
+	if e := g.performSocket(fd, n, call, &req, sock, p, addr); e != 0 {
 		return fail(e)
 	}
 	return true
@@ -326,13 +327,19 @@ func (g *execGateRun) connectTarget(n *seccompNotif, p string) (*os.File, unix.E
 	return file, 0
 }
 
-// performSocket has the helper perform a bind or connect (req, its
-// socket in dirs) and sends the caller the result; an error it returns
-// unsent instead. A restart of an interrupted call finds the
-// first result: bound or connected twice, it would fail with EADDRINUSE
-// or EISCONN.
-func (g *execGateRun) performSocket(fd int, n *seccompNotif, call createCall, req *createRequest, p string, addr []byte) unix.Errno {
-	key := createKey{n.pid, n.nr, n.args, string(addr)}
+// performSocket has the helper perform a bind or connect of the caller's
+// socket sock (req, with a descriptor of sock in dirs) and sends the caller the result; an error it returns
+// unsent instead. A restart of an interrupted call finds the first
+// result: bound or connected twice, it would fail with EADDRINUSE or
+// EISCONN. The socket's own inode is part of what makes a call the same:
+// a loop that makes a socket and connects it gets the same descriptor
+// number and address every time, and each is a new connection.
+func (g *execGateRun) performSocket(fd int, n *seccompNotif, call createCall, req *createRequest, sock *os.File, p string, addr []byte) unix.Errno {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(sock.Fd()), &st); err != nil {
+		return unix.EBADF
+	}
+	key := createKey{n.pid, n.nr, n.args, string(addr) + "\x00" + strconv.FormatUint(st.Ino, 10)}
 	var val int64
 	if rp := g.takeReplay(key); rp != nil {
 		val = rp.val

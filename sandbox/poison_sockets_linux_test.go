@@ -88,6 +88,16 @@ c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 c.connect("proj/own.sock")
 print("OWN-" + c.recv(10).decode())
 c.close()
+# The same descriptor number and address, a new socket each time: each
+# connect is its own connection (none is taken for a restart of the last).
+got = 0
+for i in range(50):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.settimeout(5)
+    c.connect("proj/own.sock")
+    got += c.recv(10) == b"own"
+    c.close()
+print("OWN-LOOP-%d" % got)
 os.rename("proj/own.sock", "proj/own2.sock")
 c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 c.connect("proj/own2.sock")
@@ -171,7 +181,7 @@ func TestPoisonHostSockets(t *testing.T) {
 		require.Contains(t, out, "done")
 		assert.NotContains(t, out, "REACHED-")
 		assert.NotContains(t, out, "RACE-WON")
-		for _, w := range []string{"OWN-own", "RENAMED-OWN-own", "ABSTRACT-OK", "DGRAM-x", "race held"} {
+		for _, w := range []string{"OWN-own", "OWN-LOOP-50", "RENAMED-OWN-own", "ABSTRACT-OK", "DGRAM-x", "race held"} {
 			assert.Contains(t, out, w)
 		}
 		for i, h := range hs {
