@@ -897,7 +897,7 @@ func (c *createGate) protect(pr *protection) {
 	}
 	var trees []gateTree
 	for _, t := range pr.trees() {
-		trees = append(trees, gateTree{id: t.rootID, set: t.set, ws: t.ws, repos: t.repos, git: &protect.ConfigView{}})
+		trees = append(trees, gateTree{id: t.rootID, set: t.set, ws: t.ws, repos: t.repos, git: &protect.ConfigView{Host: hostTrustedView(t.ws, t.repos)}})
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
