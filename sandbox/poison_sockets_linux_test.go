@@ -1,14 +1,18 @@
 package sandbox
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tether-dev/tether/internal/testenv"
 )
 
 // hostListener is a person's daemon listening in the workspace (git's
@@ -212,4 +216,71 @@ func TestPoisonHostSockets(t *testing.T) {
 		end()
 		check(t, ws, markers, out, hs)
 	})
+}
+
+// TestPoisonHostNetworkAbstractSockets: a sandbox that shares the host's
+// network namespace (network host) reaches the host's abstract unix
+// sockets by name, which no mount or file rule covers. Landlock's
+// abstract-socket scope refuses the connect; the sandbox's own abstract
+// socket works. From the host afterwards: its listener accepted nothing.
+// On the old code the sandbox read the listener's secret.
+func TestPoisonHostNetworkAbstractSockets(t *testing.T) {
+	if landlockABI(landlockVersion()).scoped&llScopeAbstractUnix == 0 {
+		testenv.SkipOrFail(t, "Landlock ABI 6 (abstract unix socket scope) is not available")
+	}
+	name := fmt.Sprintf("tether-host-abstract-%d", os.Getpid())
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: "@" + name, Net: "unix"})
+	require.NoError(t, err)
+	defer ln.Close()
+	h := &hostListener{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			h.accepted.Add(1)
+			_, _ = c.Write([]byte("password=hunter2\n"))
+			c.Close()
+		}
+	}()
+	script := fmt.Sprintf(`python3 - <<'EOF'
+import os, socket
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(5)
+try:
+    s.connect("\0%s")
+    print("REACHED-host", s.recv(100))
+except OSError as e:
+    print("refused", e)
+own = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+own.bind("\0tether-own-%%d" %% os.getpid())
+own.listen(1)
+c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+c.connect("\0tether-own-%%d" %% os.getpid())
+print("OWN-OK")
+EOF
+echo done`, name)
+	ws, markers := poisonWorkspace(t, false)
+	cfg := Config{Workspace: ws, Network: NetworkHost, AllowHostNetwork: true, Limits: Limits{Pids: 64, Timeout: 60 * time.Second}}
+	t.Run("one-shot", func(t *testing.T) {
+		res, out := run(t, newTestRunner(t), cfg, script)
+		t.Log(out)
+		assert.NotContains(t, res.NotEnforced, "abstract-unix-scope")
+		assert.Contains(t, out, "OWN-OK")
+		assert.NotContains(t, out, "REACHED-host")
+	})
+	t.Run("session", func(t *testing.T) {
+		m := newTestSessions(t)
+		spec := testSpec()
+		spec.Config = cfg
+		s, err := m.Open(t.Context(), "default", "host-abstract", spec)
+		require.NoError(t, err)
+		_, out := sessionRun(t, s, script)
+		require.NoError(t, m.CloseSession("default", "host-abstract"))
+		assert.Contains(t, out, "OWN-OK")
+		assert.NotContains(t, out, "REACHED-host")
+	})
+	assert.Zero(t, h.accepted.Load(), "the host's abstract listener accepted connections from the sandbox")
+	assertHostClean(t, ws, markers, false)
 }
