@@ -142,6 +142,11 @@ var createCalls = func() map[int32]createCall {
 		unix.SYS_BIND: {name: "bind", op: "bind", kind: seccompexec.CreateBind, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
 		// connect reaches a listener through a name (answerConnect).
 		unix.SYS_CONNECT: {name: "connect", op: "connect", kind: seccompexec.CreateConnect, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
+		// A chmod is the gate's when its mode gives the group write
+		// (creating: the mode; answerChmod).
+		unix.SYS_FCHMOD:    {name: "fchmod", op: "chmod", kind: seccompexec.CreateChmod, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: 1, dev: -1, creating: 1},
+		unix.SYS_FCHMODAT:  {name: "fchmodat", op: "chmod", kind: seccompexec.CreateChmod, names: []int{1}, dirfds: []int{0}, target: -1, from: -1, fromDir: -1, flags: -1, mode: 2, dev: -1, creating: 2},
+		unix.SYS_FCHMODAT2: {name: "fchmodat2", op: "chmod", kind: seccompexec.CreateChmod, names: []int{1}, dirfds: []int{0}, target: -1, from: -1, fromDir: -1, flags: -1, mode: 2, dev: -1, creating: 2},
 	}
 	for nr, c := range legacyCreateCalls {
 		m[nr] = c
@@ -185,6 +190,8 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 		return g.answerBind(fd, n, call, passOn)
 	case seccompexec.CreateConnect:
 		return g.answerConnect(fd, n, call, passOn)
+	case seccompexec.CreateChmod:
+		return g.answerChmod(fd, n, call)
 	}
 	r := memReader{pid: int(n.pid)}
 	var errno unix.Errno
@@ -483,6 +490,9 @@ type seccompNotifAddfd struct {
 // which an observed sandbox's filter notifies too.
 func creating(n *seccompNotif) bool {
 	c, ok := createCalls[n.nr]
+	if ok && c.kind == seccompexec.CreateChmod {
+		return n.args[c.creating]&unix.S_IWGRP != 0
+	}
 	return ok && (c.creating < 0 || gatedOpen(n.args[c.creating]))
 }
 

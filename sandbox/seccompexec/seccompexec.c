@@ -597,6 +597,12 @@ static int64_t creator_call(const struct seccompexec_create_req *rq, const char 
 		errno = e;
 		break;
 	}
+	case SECCOMPEXEC_CREATE_CHMOD: {
+		char self[32];
+		snprintf(self, sizeof self, "/proc/self/fd/%d", dir[0]);
+		r = chmod(self, (mode_t)rq->mode);
+		break;
+	}
 	default:
 		return -EINVAL;
 	}
@@ -827,6 +833,18 @@ static void notify_writing(struct gate_prog *g, unsigned int nr, int arg)
 #ifndef __NR_fchmodat2
 #define __NR_fchmodat2 452 // Linux 6.6; the same number on every architecture
 #endif
+
+// notify_mode_bit makes system call nr wait for tether's answer when its
+// mode argument (argument number arg) has bit, and goes on to the next
+// rule otherwise, with the number in the accumulator again.
+static void notify_mode_bit(struct gate_prog *g, unsigned int nr, int arg, unsigned int bit)
+{
+	emit(g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 4));
+	emit(g, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args) + 8 * arg));
+	emit(g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, bit, 0, 1));
+	emit(g, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
+	emit(g, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+}
 #ifndef __NR_setxattrat
 #define __NR_setxattrat 463 // Linux 6.13; likewise
 #endif
@@ -873,6 +891,20 @@ static const int create_open_nrs[][2] = {
 #endif
 };
 
+// create_mode_nrs are the system calls (with the argument number of their
+// mode) the creation gate's filter notifies when the mode gives the group
+// write (notify_mode_bit): chmod in every form. The sandbox's own filter
+// has refused write for others and the set-id bits already; tether takes
+// group write off (sandbox/notify_chmod_linux.go).
+static const int create_mode_nrs[][2] = {
+	{__NR_fchmod, 1},
+	{__NR_fchmodat, 2},
+	{__NR_fchmodat2, 2},
+#ifdef __NR_chmod
+	{__NR_chmod, 1},
+#endif
+};
+
 int seccompexec_create_syscalls(int *nrs, int *flags_arg, int max)
 {
 	int n = 0;
@@ -883,6 +915,10 @@ int seccompexec_create_syscalls(int *nrs, int *flags_arg, int max)
 	for (size_t i = 0; i < sizeof create_open_nrs / sizeof create_open_nrs[0] && n < max; i++, n++) {
 		nrs[n] = create_open_nrs[i][0];
 		flags_arg[n] = create_open_nrs[i][1];
+	}
+	for (size_t i = 0; i < sizeof create_mode_nrs / sizeof create_mode_nrs[0] && n < max; i++, n++) {
+		nrs[n] = create_mode_nrs[i][0];
+		flags_arg[n] = create_mode_nrs[i][1];
 	}
 	return n;
 }
@@ -962,6 +998,8 @@ static int load_gate(int sock, int noexec, int observe, int create, int sealed, 
 	if (create) {
 		for (size_t i = 0; i < sizeof create_nrs / sizeof create_nrs[0]; i++)
 			notify_nr(&g, (unsigned int)create_nrs[i]);
+		for (size_t i = 0; i < sizeof create_mode_nrs / sizeof create_mode_nrs[0]; i++)
+			notify_mode_bit(&g, (unsigned int)create_mode_nrs[i][0], create_mode_nrs[i][1], S_IWGRP);
 		if (!observe) // else notified whatever their flags
 			for (size_t i = 0; i < sizeof create_open_nrs / sizeof create_open_nrs[0]; i++)
 				notify_gated(&g, (unsigned int)create_open_nrs[i][0], create_open_nrs[i][1]);
