@@ -20,7 +20,9 @@ import (
 //     file a chmod names, and a world-writable workspace root or .git
 //     (the pinned parents of the frozen control surface) lets any local
 //     account replace .git/config, which host root then runs; so no
-//     chmod may add write for others anywhere;
+//     chmod may add write for others anywhere. One with group write has
+//     a rule of its own, which the creation gate notifies and performs
+//     without the bit (notify_chmod_linux.go);
 //   - setxattr, lsetxattr, fsetxattr and setxattrat fail with EOPNOTSUPP
 //     (as on a file system without xattrs, so that cp -a, cp -p and mv
 //     across file systems fall back to the mode instead of failing): the
