@@ -177,6 +177,9 @@ type createRequest struct {
 	// link's AT_SYMLINK_FOLLOW) and judged where it lands; the helper
 	// must not follow one again.
 	nofollow bool
+	// groupShared: a chmod's file is in a directory its group shares,
+	// where it may keep group write (notify_chmod_linux.go).
+	groupShared bool
 	// descriptor: dirs[0] is a link's existing file itself, the caller's
 	// open file (createGate.linkSource), linked by the helper as it is;
 	// or the file an open or truncate reaches by a magic link
@@ -397,6 +400,9 @@ func (g *execGateRun) perform(fd int, n *seccompNotif, call createCall, req *cre
 	}
 	if creates(call.kind, req.flags) {
 		mode = creationMode(mode, req.dirs[0], req.names[0], call.kind == seccompexec.CreateOpen && req.flags&unix.O_CREAT == 0)
+	}
+	if call.kind == seccompexec.CreateChmod && !req.groupShared {
+		mode &^= unix.S_IWGRP
 	}
 	if call.kind == seccompexec.CreateBind {
 		// A socket's mode is the umask's alone: the same bits go.

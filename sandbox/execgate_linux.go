@@ -103,6 +103,10 @@ type execGateRun struct {
 	// replays are the last call the helper performed for each thread,
 	// for a restart of it (serve's goroutine only; see createReplay).
 	replays map[uint32]*createReplay
+	// boundSockets are the socket files the helper bound for the sandbox
+	// (serve's goroutine only): the only ones a pathname connect may
+	// reach (notify_socket_linux.go).
+	boundSockets map[socketID]bool
 	// createChild is the supervisor's end of the creation gate's socket
 	// (a supervised sandbox's), until the supervisor has it.
 	createChild *os.File

@@ -11,6 +11,8 @@ import (
 
 	"github.com/opencontainers/runc/libcontainer/configs"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/sandbox/seccompexec"
 )
 
 // The exec gate through libcontainer's own seccomp plumbing, for sandboxes
@@ -64,8 +66,9 @@ func withNotify(cfg *configs.Seccomp, listenerPath string, exec, observe, create
 
 // createNotifies reports whether the allow rule s is one the creation gate
 // turns into a notification: every rule of a system call of its table
-// (createCalls), and of open and openat the one for O_CREAT (fileRules'
-// "creating"; those that write without it are sealedOpenRules').
+// (createCalls), of open and openat the one for O_CREAT (fileRules'
+// "creating"; those that write without it are sealedOpenRules'), and of
+// the chmod calls the one for group write (fileRules' "groupWrite").
 func createNotifies(s *configs.Syscall) bool {
 	c, ok := createCallNamed(s.Name)
 	if !ok {
@@ -74,8 +77,12 @@ func createNotifies(s *configs.Syscall) bool {
 	if c.creating < 0 {
 		return true
 	}
+	mask, want := uint64(createFlags), uint64(unix.O_CREAT)
+	if c.kind == seccompexec.CreateChmod {
+		mask, want = chmodBits|unix.S_IWGRP, unix.S_IWGRP // fileRules' groupWrite
+	}
 	for _, a := range s.Args {
-		if a.Index == uint(c.creating) && a.Op == configs.MaskEqualTo && a.Value == createFlags && a.ValueTwo == unix.O_CREAT {
+		if a.Index == uint(c.creating) && a.Op == configs.MaskEqualTo && a.Value == mask && a.ValueTwo == want {
 			return true
 		}
 	}

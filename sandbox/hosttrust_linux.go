@@ -59,8 +59,16 @@ func trustedHomes(ws string) []string {
 // (a hooks directory every file of the workspace would be a hook of)
 // cannot be frozen without freezing the whole workspace: refused
 // (ErrUnsafeWorkspace).
-func hostTrusted(root int, ws string, repos []gitRepo) ([]configPath, error) {
-	var out []configPath
+//
+// look is called with every host path whose content or presence decides
+// the answer, before it is read (the configuration files, each .git
+// looked for above the workspace, the directories holding the homes'
+// per-user entries, where a new link would appear): the creation gate's
+// view reads it all again when one of them changes
+// (protect.ConfigView.Host), so a host that changes its configuration in
+// the middle of a session is followed at the session's next write.
+func hostTrusted(root int, ws string, repos []gitRepo, look func(hostPath string)) ([]protect.Named, error) {
+	var out []protect.Named
 	var unsafe error
 	wsReal := fspath.Real(ws)
 	inWS := func(p string) (string, bool) {
@@ -75,6 +83,7 @@ func hostTrusted(root int, ws string, repos []gitRepo) ([]configPath, error) {
 		if depth > protect.MaxIncludeDepth {
 			return
 		}
+		look(file)
 		real := fspath.Real(file)
 		data, err := protect.ReadHostConfig(real)
 		if errors.Is(err, protect.ErrConfigTooLarge) && unsafe == nil {
@@ -104,7 +113,7 @@ func hostTrusted(root int, ws string, repos []gitRepo) ([]configPath, error) {
 				// Relative to the top of whichever work tree git runs in.
 				for _, r := range repos {
 					if rel, ok := ref.Resolve(ws, "", r.top); ok && rel != r.top && rel != "." && ref.Frozen(root, rel) {
-						out = append(out, configPath{rel: rel, kind: ref.Kind, reserve: ref.Missing})
+						out = append(out, protect.Named{Rel: rel, Kind: ref.Kind, Reserve: ref.Missing, Key: file + "'s " + ref.Key})
 					}
 				}
 				continue
@@ -117,7 +126,7 @@ func hostTrusted(root int, ws string, repos []gitRepo) ([]configPath, error) {
 					unsafe = fmt.Errorf("%w: %s's %s names %s, which holds the workspace: every file of it would be read or run", ErrUnsafeWorkspace, file, ref.Key, ref.Path)
 				}
 				if rel, ok := inWS(p); ok && ref.Frozen(root, rel) {
-					out = append(out, configPath{rel: rel, kind: ref.Kind, reserve: ref.Missing})
+					out = append(out, protect.Named{Rel: rel, Kind: ref.Kind, Reserve: ref.Missing, Key: file + "'s " + ref.Key})
 				}
 			}
 		}
@@ -126,12 +135,18 @@ func hostTrusted(root int, ws string, repos []gitRepo) ([]configPath, error) {
 		if fspath.Real(h) == wsReal {
 			continue
 		}
+		dirs := map[string]bool{}
 		for _, e := range protect.Workspace() {
 			if !e.Home {
 				continue
 			}
-			if rel, ok := inWS(filepath.Join(h, e.Path)); ok {
-				out = append(out, configPath{rel: rel, kind: e.Kind, reserve: true})
+			p := filepath.Join(h, e.Path)
+			if d := filepath.Dir(p); !dirs[d] {
+				dirs[d] = true
+				look(d)
+			}
+			if rel, ok := inWS(p); ok {
+				out = append(out, protect.Named{Rel: rel, Kind: e.Kind, Reserve: true, Key: p})
 			}
 		}
 		readConfig(filepath.Join(h, ".gitconfig"), h, "", 0)
@@ -140,7 +155,7 @@ func hostTrusted(root int, ws string, repos []gitRepo) ([]configPath, error) {
 	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
 		readConfig("/etc/gitconfig", "", "", 0)
 	}
-	if top, gitDir, ok := enclosingRepo(wsReal); ok {
+	if top, gitDir, ok := enclosingRepo(wsReal, look); ok {
 		for _, f := range []string{"config", "config.worktree"} {
 			readConfig(filepath.Join(gitDir, f), "", top, 0)
 		}
@@ -148,13 +163,28 @@ func hostTrusted(root int, ws string, repos []gitRepo) ([]configPath, error) {
 	return out, unsafe
 }
 
+// hostTrustedView is hostTrusted as the creation gate's configuration
+// view of the tree at ws asks it (protect.ConfigView.Host), with the
+// repositories frozen there at start.
+func hostTrustedView(ws string, repos []protect.GitRepo) func(root int, look func(string)) ([]protect.Named, error) {
+	rs := make([]gitRepo, len(repos))
+	for i, r := range repos {
+		rs[i] = gitRepo{dir: r.Dir, top: r.Top}
+	}
+	return func(root int, look func(string)) ([]protect.Named, error) {
+		return hostTrusted(root, ws, rs, look)
+	}
+}
+
 // enclosingRepo returns the work tree's top and git directory of the
 // nearest repository above the directory ws (a .git directory, or a .git
 // file's "gitdir:"), as git's discovery from a directory of ws that has
-// no repository of its own would find it.
-func enclosingRepo(ws string) (top, gitDir string, ok bool) {
+// no repository of its own would find it. It calls look with each .git it
+// looks for.
+func enclosingRepo(ws string, look func(string)) (top, gitDir string, ok bool) {
 	for d := filepath.Dir(ws); ; d = filepath.Dir(d) {
 		g := filepath.Join(d, protect.GitDirName)
+		look(g)
 		if fi, err := os.Lstat(g); err == nil {
 			switch {
 			case fi.IsDir():

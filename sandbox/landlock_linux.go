@@ -91,6 +91,28 @@ func landlockFor(cfg Config, p Placement, notEnforced *[]string) ([]byte, error)
 	return encodeLandlock(abi, net, rules, cfg.Landlock.TCPConnectPorts), nil
 }
 
+// hostNetworkScope returns, for a sandbox that shares the host's network
+// namespace (NetworkHost) and has no Landlock policy of its own, a
+// ruleset that only scopes abstract unix sockets. An abstract name lives
+// in the network namespace and has no file: neither the mounts nor the
+// creation gate's rule for pathname sockets (notify_socket_linux.go) stand
+// between such a sandbox and the host's listeners (an X server's
+// @/tmp/.X11-unix/X0, a session bus). Landlock's scope (ABI 6) lets a
+// process connect only to abstract sockets made inside its own domain.
+// Without it, "abstract-unix-scope" is listed in notEnforced. nil for
+// any other sandbox.
+func hostNetworkScope(cfg Config, notEnforced *[]string) []byte {
+	if cfg.Network != NetworkHost {
+		return nil
+	}
+	abi := landlockABI(landlockVersion())
+	if abi.scoped&llScopeAbstractUnix == 0 {
+		*notEnforced = append(*notEnforced, "abstract-unix-scope")
+		return nil
+	}
+	return encodeLandlock(llABI{version: abi.version, scoped: llScopeAbstractUnix, attrSize: abi.attrSize}, nil)
+}
+
 // systemPaths are the read-only system tree of cfg's root as the sandbox
 // sees it: the host layout's binds (and /etc when they are snapshotted
 // there), or a prepared root's top-level entries, descending into those

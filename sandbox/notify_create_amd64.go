@@ -19,6 +19,7 @@ var legacyCreateCalls = map[int32]createCall{
 	unix.SYS_RENAME:  {name: "rename", op: "rename", kind: seccompexec.CreateRename, names: []int{0, 1}, dirfds: []int{-1, -1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
 	unix.SYS_OPEN:    {name: "open", op: "open", kind: seccompexec.CreateOpen, names: []int{0}, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: 1, mode: 2, dev: -1, creating: 1},
 	// creat(path, mode) is open(path, O_CREAT|O_WRONLY|O_TRUNC, mode).
+	unix.SYS_CHMOD: {name: "chmod", op: "chmod", kind: seccompexec.CreateChmod, names: []int{0}, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: 1, dev: -1, creating: 1},
 	unix.SYS_CREAT: {name: "creat", op: "open", kind: seccompexec.CreateOpen, names: []int{0}, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, fixedFlags: unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC, mode: 1, dev: -1, creating: -1},
 }
 

@@ -140,6 +140,13 @@ var createCalls = func() map[int32]createCall {
 		unix.SYS_TRUNCATE: {name: "truncate", op: "truncate", kind: seccompexec.CreateTruncate, names: []int{0}, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
 		// bind's name is in a struct sockaddr_un (answerBind).
 		unix.SYS_BIND: {name: "bind", op: "bind", kind: seccompexec.CreateBind, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
+		// connect reaches a listener through a name (answerConnect).
+		unix.SYS_CONNECT: {name: "connect", op: "connect", kind: seccompexec.CreateConnect, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: -1, dev: -1, creating: -1},
+		// A chmod is the gate's when its mode gives the group write
+		// (creating: the mode; answerChmod).
+		unix.SYS_FCHMOD:    {name: "fchmod", op: "chmod", kind: seccompexec.CreateChmod, dirfds: []int{-1}, target: -1, from: -1, fromDir: -1, flags: -1, mode: 1, dev: -1, creating: 1},
+		unix.SYS_FCHMODAT:  {name: "fchmodat", op: "chmod", kind: seccompexec.CreateChmod, names: []int{1}, dirfds: []int{0}, target: -1, from: -1, fromDir: -1, flags: -1, mode: 2, dev: -1, creating: 2},
+		unix.SYS_FCHMODAT2: {name: "fchmodat2", op: "chmod", kind: seccompexec.CreateChmod, names: []int{1}, dirfds: []int{0}, target: -1, from: -1, fromDir: -1, flags: -1, mode: 2, dev: -1, creating: 2},
 	}
 	for nr, c := range legacyCreateCalls {
 		m[nr] = c
@@ -178,8 +185,13 @@ func createCallNamed(name string) (createCall, bool) {
 // goes on; with passOn (an observed call, which answerObserved records)
 // it is then not answered here: answerCreate reports whether it answered.
 func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, passOn bool) bool {
-	if call.kind == seccompexec.CreateBind {
+	switch call.kind {
+	case seccompexec.CreateBind:
 		return g.answerBind(fd, n, call, passOn)
+	case seccompexec.CreateConnect:
+		return g.answerConnect(fd, n, call, passOn)
+	case seccompexec.CreateChmod:
+		return g.answerChmod(fd, n, call)
 	}
 	r := memReader{pid: int(n.pid)}
 	var errno unix.Errno
@@ -478,6 +490,9 @@ type seccompNotifAddfd struct {
 // which an observed sandbox's filter notifies too.
 func creating(n *seccompNotif) bool {
 	c, ok := createCalls[n.nr]
+	if ok && c.kind == seccompexec.CreateChmod {
+		return n.args[c.creating]&unix.S_IWGRP != 0
+	}
 	return ok && (c.creating < 0 || gatedOpen(n.args[c.creating]))
 }
 
@@ -892,7 +907,7 @@ func (c *createGate) protect(pr *protection) {
 	}
 	var trees []gateTree
 	for _, t := range pr.trees() {
-		trees = append(trees, gateTree{id: t.rootID, set: t.set, ws: t.ws, repos: t.repos, git: &protect.ConfigView{}})
+		trees = append(trees, gateTree{id: t.rootID, set: t.set, ws: t.ws, repos: t.repos, git: &protect.ConfigView{Host: hostTrustedView(t.ws, t.repos)}})
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

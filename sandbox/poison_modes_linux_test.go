@@ -320,7 +320,8 @@ func TestPoisonHomeSockets(t *testing.T) {
 
 // TestPoisonRootlessSockets: a rootless tether's gate takes the caller's
 // socket as root's does (pidfd_getfd of its own sandbox's processes), so
-// binds work there and a path's socket gets no write for others.
+// binds work there and a path's socket gets no write for others, and a
+// connect to the sandbox's own socket works.
 func TestPoisonRootlessSockets(t *testing.T) {
 	ru := newRootlessUser(t)
 	ws := filepath.Join(ru.base, "ws-sock")
@@ -328,16 +329,22 @@ func TestPoisonRootlessSockets(t *testing.T) {
 	ru.mkdir(filepath.Join(ws, "proj"))
 	d := ru.run("", ws, `umask 0; python3 -c '
 import socket
+kept = []
 for p in ["proj/ok.sock", "\0tether-rootless"]:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.bind(p)
+    kept.append(s)
     print("BOUND-" + p.lstrip("\0"))
 t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 t.bind(("127.0.0.1", 0))
 print("BOUND-inet")
+kept[0].listen(1)
+c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+c.connect("proj/ok.sock")
+print("CONNECTED-own")
 '`)
 	require.Empty(t, d.Error)
-	for _, w := range []string{"BOUND-proj/ok.sock", "BOUND-tether-rootless", "BOUND-inet"} {
+	for _, w := range []string{"BOUND-proj/ok.sock", "BOUND-tether-rootless", "BOUND-inet", "CONNECTED-own"} {
 		assert.Contains(t, d.Output, w)
 	}
 	var st unix.Stat_t

@@ -899,11 +899,13 @@ func planProtection(ws, wsMount string, home bool, hide ...string) (_ *protectio
 	// What the host trusts outside the workspace and really is, or names,
 	// in it: a ~/.bashrc linked into a dotfiles checkout, a global
 	// core.hooksPath (hosttrust_linux.go).
-	trusted, err := hostTrusted(root, ws, repos)
+	trusted, err := hostTrusted(root, ws, repos, func(string) {})
 	if err != nil {
 		return nil, err
 	}
-	named = append(named, trusted...)
+	for _, n := range trusted {
+		named = append(named, configPath{rel: n.Rel, kind: n.Kind, reserve: n.Reserve})
+	}
 	for _, p := range named {
 		if err := protectEntry(p.rel, p.kind, p.reserve); err != nil {
 			return nil, err

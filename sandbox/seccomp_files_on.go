@@ -20,7 +20,9 @@ import (
 //     file a chmod names, and a world-writable workspace root or .git
 //     (the pinned parents of the frozen control surface) lets any local
 //     account replace .git/config, which host root then runs; so no
-//     chmod may add write for others anywhere;
+//     chmod may add write for others anywhere. One with group write has
+//     a rule of its own, which the creation gate notifies and performs
+//     without the bit (notify_chmod_linux.go);
 //   - setxattr, lsetxattr, fsetxattr and setxattrat fail with EOPNOTSUPP
 //     (as on a file system without xattrs, so that cp -a, cp -p and mv
 //     across file systems fall back to the mode instead of failing): the
@@ -56,13 +58,6 @@ import (
 // (EPERM). They are kept apart from the rest of the profile so that other
 // rule sets (the exec gate's notify rule) stay separate.
 
-// privBits are the mode bits no sandbox may set.
-const privBits = unix.S_ISUID | unix.S_ISGID
-
-// chmodBits are the bits no sandbox may give a chmod: privBits and write
-// for others.
-const chmodBits = privBits | unix.S_IWOTH
-
 // fileRuleSyscalls are the syscalls fileRules governs.
 var fileRuleSyscalls = []string{"chmod", "fchmod", "fchmodat", "fchmodat2", "open", "openat", "openat2", "creat", "mkdir", "mkdirat", "mknod", "mknodat", "renameat2", "setxattr", "lsetxattr", "fsetxattr", "setxattrat"}
 
@@ -86,7 +81,6 @@ func fileRules(prof *specs.LinuxSeccomp) {
 		return specs.LinuxSeccompArg{Index: index, Value: mask, ValueTwo: want, Op: specs.OpMaskedEqual}
 	}
 	noPriv := func(modeArg uint) specs.LinuxSeccompArg { return masked(modeArg, privBits, 0) }
-	chmodable := func(modeArg uint) specs.LinuxSeccompArg { return masked(modeArg, chmodBits, 0) }
 	// The flags' creating bits (createFlags): none, O_CREAT, O_TMPFILE.
 	// O_CREAT|O_TMPFILE together, which the kernel refuses (EINVAL),
 	// matches no rule (EPERM).
@@ -96,11 +90,16 @@ func fileRules(prof *specs.LinuxSeccomp) {
 		return masked(flagsArg, createFlags, unix.O_TMPFILE&^unix.O_DIRECTORY)
 	}
 	enosys, enotsup := uint(unix.ENOSYS), uint(unix.EOPNOTSUPP)
+	// A chmod that gives the group write has a rule of its own, which the
+	// creation gate turns into a notification (createNotifies): it takes
+	// the bit off (notify_chmod_linux.go).
+	groupWrite := func(modeArg uint) specs.LinuxSeccompArg { return masked(modeArg, chmodBits|unix.S_IWGRP, unix.S_IWGRP) }
+	noGroupWrite := func(modeArg uint) specs.LinuxSeccompArg { return masked(modeArg, chmodBits|unix.S_IWGRP, 0) }
 	prof.Syscalls = append(prof.Syscalls,
-		allow("chmod", chmodable(1)),
-		allow("fchmod", chmodable(1)),
-		allow("fchmodat", chmodable(2)),
-		allow("fchmodat2", chmodable(2)),
+		allow("chmod", noGroupWrite(1)), allow("chmod", groupWrite(1)),
+		allow("fchmod", noGroupWrite(1)), allow("fchmod", groupWrite(1)),
+		allow("fchmodat", noGroupWrite(2)), allow("fchmodat", groupWrite(2)),
+		allow("fchmodat2", noGroupWrite(2)), allow("fchmodat2", groupWrite(2)),
 		allow("creat", noPriv(1)),
 		allow("open", noCreate(1)), allow("open", creating(1), noPriv(2)), allow("open", tmpfile(1), noPriv(2)),
 		allow("openat", noCreate(2)), allow("openat", creating(2), noPriv(3)), allow("openat", tmpfile(2), noPriv(3)),

@@ -159,7 +159,7 @@ func setUp(cfg Config, o setupOptions) (_ *sandboxSetup, err error) {
 	if o.trampoline {
 		filter := s.cfg.Seccomp != SeccompOff && seccompAvailable && !s.rootless && !o.libcontainerSeccomp
 		gate := o.execGate != nil || s.createGate()
-		wantLandlock := s.cfg.Landlock != nil && landlockVersion() > 0
+		wantLandlock := (s.cfg.Landlock != nil || s.cfg.Network == NetworkHost) && landlockVersion() > 0
 		if filter || gate || wantLandlock {
 			prep := prepareTrampoline(s.stateRoot, s.cfg.Rootfs.Kind == rootfs.KindHost, filter, gate, wantLandlock)
 			s.prep = prep
@@ -478,11 +478,16 @@ func (s *sandboxSetup) seccomp(o setupOptions) error {
 }
 
 // landlockRuleset encodes the sandbox's Landlock ruleset, when it has one
-// and the kernel has Landlock, for the trampoline (one-shot) or the
+// (or shares the host's network namespace: hostNetworkScope) and the
+// kernel has Landlock, for the trampoline (one-shot) or the
 // supervisor (sessions, pooled sandboxes) to apply before anything of the
 // sandbox's runs, and opens the kernel's audit records that name what it
 // refused.
 func (s *sandboxSetup) landlockRuleset(setupOptions) error {
+	if s.cfg.Landlock == nil {
+		s.landlock = hostNetworkScope(s.cfg, &s.notEnforced)
+		return nil
+	}
 	ll, err := landlockFor(s.cfg, s.placement, &s.notEnforced)
 	if err != nil || ll == nil {
 		return err

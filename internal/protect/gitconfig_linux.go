@@ -179,8 +179,19 @@ func repoNamed(root int, ws string, r GitRepo, look func(file string)) ([]Named,
 // of the stamp goes unseen until the file changes again. The zero value is ready
 // for use; it is safe for concurrent use.
 type ConfigView struct {
+	// Host, when set, returns what the host trusts outside the workspace
+	// whose root is root and that is, or names, a path in it: the global,
+	// system and an enclosing repository's configuration, a per-user
+	// file linked into it (sandbox/hosttrust_linux.go). It calls look with
+	// every absolute host path whose content or presence decides its
+	// answer, before reading it; the answer is read again when one of
+	// them changes, so a host that sets a global core.hooksPath in the
+	// middle of a session is followed at the session's next write.
+	Host func(root int, look func(hostPath string)) ([]Named, error)
+
 	mu      sync.Mutex
 	answers map[GitRepo]viewAnswer
+	host    *viewAnswer // Host's answer, once read
 }
 
 // maxViewRepos bounds the repositories a ConfigView keeps answers for
@@ -271,6 +282,22 @@ func (v *ConfigView) named(root int, ws string, r GitRepo) ([]Named, error) {
 		v.answers = map[GitRepo]viewAnswer{}
 	}
 	v.answers[r] = a
+	return a.named, a.err
+}
+
+// hostNamed returns v.Host's answer, read again unless every path it
+// looked at is as it was.
+func (v *ConfigView) hostNamed(root int) ([]Named, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.host != nil && v.host.fresh(root) {
+		return v.host.named, v.host.err
+	}
+	a := &viewAnswer{}
+	a.named, a.err = v.Host(root, func(p string) {
+		a.stamps = append(a.stamps, viewStamp{p, stampHost(p)})
+	})
+	v.host = a
 	return a.named, a.err
 }
 
@@ -562,6 +589,17 @@ func (v *ConfigView) Reason(root, dirfd int, ws, dir, name string, known []GitRe
 		for _, n := range named {
 			if namedMatch(root, n, levels, target, hasTarget) {
 				return fmt.Sprintf("%s is protected: the repository's configuration names it (%s), and git runs or reads it", n.Rel, n.Key), nil
+			}
+		}
+	}
+	if v != nil && v.Host != nil {
+		named, err := v.hostNamed(root)
+		if err != nil {
+			return "", err
+		}
+		for _, n := range named {
+			if namedMatch(root, n, levels, target, hasTarget) {
+				return fmt.Sprintf("%s is protected: the host trusts it (%s), and runs or reads it", n.Rel, n.Key), nil
 			}
 		}
 	}

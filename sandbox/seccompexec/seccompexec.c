@@ -482,6 +482,12 @@ static int creator_become(const struct creator_self *self, const struct seccompe
 	return 0;
 }
 
+// hex_digit is the value of the lowercase hex digit c, or -1.
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
 // creator_call performs the request. Returns the call's result or -errno;
 // *newfd is an open's descriptor.
 static int64_t creator_call(const struct seccompexec_create_req *rq, const char *n0, const char *n1, const char *target,
@@ -579,6 +585,47 @@ static int64_t creator_call(const struct seccompexec_create_req *rq, const char 
 		if (chdir("/") < 0)
 			_exit(1); // it would act in the wrong directory next
 		errno = e;
+		break;
+	}
+	case SECCOMPEXEC_CREATE_CONNECT: {
+		if (rq->dirfd[0] < 0 || rq->dirfd[1] >= nfds)
+			return -EBADF;
+		union {
+			struct sockaddr_un un;
+			unsigned char raw[sizeof(struct sockaddr_un)];
+		} a = {.un = {.sun_family = AF_UNIX}};
+		socklen_t alen;
+		if (rq->dirfd[1] >= 0) {
+			int k = snprintf(a.un.sun_path, sizeof a.un.sun_path, "/proc/self/fd/%d", fds[rq->dirfd[1]]);
+			alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + (size_t)k + 1);
+		} else {
+			size_t l = rq->len[0];
+			if (l % 2 != 0 || l / 2 > sizeof a.raw)
+				return -EINVAL;
+			for (size_t i = 0; i < l / 2; i++) {
+				int hi = hex_digit(n0[2 * i]), lo = hex_digit(n0[2 * i + 1]);
+				if (hi < 0 || lo < 0)
+					return -EINVAL;
+				a.raw[i] = (unsigned char)(hi << 4 | lo);
+			}
+			alen = (socklen_t)(l / 2);
+		}
+		int fl = fcntl(dir[0], F_GETFL);
+		if (fl < 0)
+			return -(int64_t)errno;
+		if (!(fl & O_NONBLOCK) && fcntl(dir[0], F_SETFL, fl | O_NONBLOCK) < 0)
+			return -(int64_t)errno;
+		r = connect(dir[0], (struct sockaddr *)&a, alen);
+		int e = errno;
+		if (!(fl & O_NONBLOCK))
+			fcntl(dir[0], F_SETFL, fl);
+		errno = e;
+		break;
+	}
+	case SECCOMPEXEC_CREATE_CHMOD: {
+		char self[32];
+		snprintf(self, sizeof self, "/proc/self/fd/%d", dir[0]);
+		r = chmod(self, (mode_t)rq->mode);
 		break;
 	}
 	default:
@@ -811,6 +858,18 @@ static void notify_writing(struct gate_prog *g, unsigned int nr, int arg)
 #ifndef __NR_fchmodat2
 #define __NR_fchmodat2 452 // Linux 6.6; the same number on every architecture
 #endif
+
+// notify_mode_bit makes system call nr wait for tether's answer when its
+// mode argument (argument number arg) has bit, and goes on to the next
+// rule otherwise, with the number in the accumulator again.
+static void notify_mode_bit(struct gate_prog *g, unsigned int nr, int arg, unsigned int bit)
+{
+	emit(g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 4));
+	emit(g, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args) + 8 * arg));
+	emit(g, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, bit, 0, 1));
+	emit(g, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
+	emit(g, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+}
 #ifndef __NR_setxattrat
 #define __NR_setxattrat 463 // Linux 6.13; likewise
 #endif
@@ -839,7 +898,7 @@ static const int sealed_nrs[] = {
 // entry or write an existing file through a name. sandbox/notify_create_*.go has the same
 // table (TestCreateCallsMatchFilter).
 static const int create_nrs[] = {
-	__NR_mkdirat, __NR_mknodat, __NR_symlinkat, __NR_linkat, __NR_renameat2, __NR_bind, __NR_truncate,
+	__NR_mkdirat, __NR_mknodat, __NR_symlinkat, __NR_linkat, __NR_renameat2, __NR_bind, __NR_connect, __NR_truncate,
 #ifdef __NR_renameat
 	__NR_renameat,
 #endif
@@ -857,6 +916,20 @@ static const int create_open_nrs[][2] = {
 #endif
 };
 
+// create_mode_nrs are the system calls (with the argument number of their
+// mode) the creation gate's filter notifies when the mode gives the group
+// write (notify_mode_bit): chmod in every form. The sandbox's own filter
+// has refused write for others and the set-id bits already; tether takes
+// group write off (sandbox/notify_chmod_linux.go).
+static const int create_mode_nrs[][2] = {
+	{__NR_fchmod, 1},
+	{__NR_fchmodat, 2},
+	{__NR_fchmodat2, 2},
+#ifdef __NR_chmod
+	{__NR_chmod, 1},
+#endif
+};
+
 int seccompexec_create_syscalls(int *nrs, int *flags_arg, int max)
 {
 	int n = 0;
@@ -867,6 +940,10 @@ int seccompexec_create_syscalls(int *nrs, int *flags_arg, int max)
 	for (size_t i = 0; i < sizeof create_open_nrs / sizeof create_open_nrs[0] && n < max; i++, n++) {
 		nrs[n] = create_open_nrs[i][0];
 		flags_arg[n] = create_open_nrs[i][1];
+	}
+	for (size_t i = 0; i < sizeof create_mode_nrs / sizeof create_mode_nrs[0] && n < max; i++, n++) {
+		nrs[n] = create_mode_nrs[i][0];
+		flags_arg[n] = create_mode_nrs[i][1];
 	}
 	return n;
 }
@@ -946,6 +1023,8 @@ static int load_gate(int sock, int noexec, int observe, int create, int sealed, 
 	if (create) {
 		for (size_t i = 0; i < sizeof create_nrs / sizeof create_nrs[0]; i++)
 			notify_nr(&g, (unsigned int)create_nrs[i]);
+		for (size_t i = 0; i < sizeof create_mode_nrs / sizeof create_mode_nrs[0]; i++)
+			notify_mode_bit(&g, (unsigned int)create_mode_nrs[i][0], create_mode_nrs[i][1], S_IWGRP);
 		if (!observe) // else notified whatever their flags
 			for (size_t i = 0; i < sizeof create_open_nrs / sizeof create_open_nrs[0]; i++)
 				notify_gated(&g, (unsigned int)create_open_nrs[i][0], create_open_nrs[i][1]);

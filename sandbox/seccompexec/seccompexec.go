@@ -91,6 +91,8 @@ const (
 	CreateOpen     = C.SECCOMPEXEC_CREATE_OPEN
 	CreateBind     = C.SECCOMPEXEC_CREATE_BIND
 	CreateTruncate = C.SECCOMPEXEC_CREATE_TRUNCATE
+	CreateConnect  = C.SECCOMPEXEC_CREATE_CONNECT
+	CreateChmod    = C.SECCOMPEXEC_CREATE_CHMOD
 	// LinkDescriptor: a link of the open file that is the first directory.
 	LinkDescriptor = C.SECCOMPEXEC_LINK_DESCRIPTOR
 	// OpenDescriptor: an open (or truncate) of the file that is the
@@ -103,7 +105,8 @@ const (
 )
 
 // CreateSyscall is a system call the creation gate's filter notifies:
-// always, or (FlagsArg >= 0) when that argument has O_CREAT.
+// always, or (FlagsArg >= 0) when that argument makes it the gate's (an
+// open's flags, a chmod's mode).
 type CreateSyscall struct {
 	Nr, FlagsArg int
 }

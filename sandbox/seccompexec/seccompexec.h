@@ -104,6 +104,18 @@
 // lands), truncates it only when it is a regular file (EISDIR, EINVAL as
 // the kernel's truncate says otherwise), through its own /proc/self/fd.
 #define SECCOMPEXEC_CREATE_TRUNCATE 8
+// connect(2) of the AF_UNIX socket dirfd[0]: to the socket file dirfd[1]
+// (an O_PATH descriptor of what tether resolved and judged), through the
+// helper's own /proc/self/fd; or, when dirfd[1] is -1, to the address in
+// name 0, hex-encoded (an abstract name may hold any byte). The socket is
+// non-blocking for the call: a listener whose backlog is full fails it
+// with EAGAIN rather than holding the helper, and with it every creation
+// of the sandbox.
+#define SECCOMPEXEC_CREATE_CONNECT 9
+// chmod(2) of the file dirfd[0] (an O_PATH descriptor of what tether
+// resolved, or the caller's own descriptor of an fchmod) to mode, through
+// the helper's own /proc/self/fd.
+#define SECCOMPEXEC_CREATE_CHMOD 10
 // A link's flag beyond linkat's: name 0 is empty and dirfd[0] is the open
 // file to link (the caller's own, which tether took with pidfd_getfd). The
 // helper links it through its own /proc/self/fd with AT_SYMLINK_FOLLOW:
@@ -137,7 +149,8 @@ struct seccompexec_create_req {
 // seccompexec_create_syscalls fills nrs with the system calls the
 // creation gate's filter notifies, and flags_arg with the argument number
 // of the flags whose O_CREAT, or access mode or O_TRUNC without O_TMPFILE,
-// makes it notify one (-1: always); returns how many.
+// makes it notify an open, or of the mode whose group write makes it
+// notify a chmod (-1: always); returns how many.
 int seccompexec_create_syscalls(int *nrs, int *flags_arg, int max);
 
 // seccompexec_sealed_syscalls is seccompexec_create_syscalls for the calls
