@@ -110,7 +110,7 @@ func hostNetworkScope(cfg Config, notEnforced *[]string) []byte {
 		*notEnforced = append(*notEnforced, "abstract-unix-scope")
 		return nil
 	}
-	return encodeLandlock(llABI{version: abi.version, scoped: llScopeAbstractUnix, attrSize: abi.attrSize}, nil)
+	return encodeLandlock(llABI{version: abi.version, scoped: llScopeAbstractUnix, attrSize: abi.attrSize}, 0, nil, nil)
 }
 
 // systemPaths are the read-only system tree of cfg's root as the sandbox
