@@ -159,13 +159,12 @@ func joinArgs(args []string) string {
 // (protect_nested_linux.go). Between pooled calls the host, one change at
 // a time (each alone would leave the rest of the last walk as it was),
 // makes a repository deep in a tree the last walk read (only its parent
-// directory changes), rewrites in place a HEAD the last walk found
-// invalid (no listing changes) so that its directory becomes a bare
-// repository, and renames the parent of a nested repository the last
-// call froze. The next call removes that repository's config and changes
-// its mode: the creation gate does not see unlink or chmod, only the
-// freeze stops them. The host finds the config as it was after the
-// sandbox is gone.
+// directory changes), renames the parent of a nested repository the last
+// call froze, and rewrites in place a HEAD the last walk found invalid
+// (no listing changes) so that its directory becomes a bare repository.
+// The next call removes that repository's config and changes its mode:
+// the creation gate does not see unlink or chmod, only the freeze stops
+// them. The host finds the config as it was after the sandbox is gone.
 func TestPoolProtectsWhatTheHostChangedSinceTheLastCall(t *testing.T) {
 	ps := newTestPools(t)
 	ws, _ := poisonWorkspace(t, true)
@@ -178,6 +177,9 @@ func TestPoolProtectsWhatTheHostChangedSinceTheLastCall(t *testing.T) {
 	chownWorkspace(t, ws)
 	p := PoolSpec{Profile: "kept", Size: 1, Spec: SessionSpec{Config: Config{Workspace: ws, Limits: Limits{Pids: 128}}}}
 	ps.Prepare(p)
+	// What changed less than racyStamp ago is not trusted by its stamp
+	// (keepable): the HEAD would keep the first walk from being kept.
+	time.Sleep(racyStamp + 100*time.Millisecond)
 	res, out := pooledRun(t, ps, p, "echo first")
 	require.Equal(t, 0, res.ExitCode, out)
 
@@ -191,15 +193,17 @@ func TestPoolProtectsWhatTheHostChangedSinceTheLastCall(t *testing.T) {
 			// of the rest would change every stamp the last walk took.
 			chownWorkspace(t, filepath.Join(ws, "a/b/c/.git"))
 		}},
+		{"parent renamed", "y/sub/.git/config", func() {
+			require.NoError(t, os.Rename(filepath.Join(ws, "x"), filepath.Join(ws, "y")))
+		}},
+		// Last: a walk that read a HEAD changed within racyStamp is not
+		// kept, so the next step would find none.
 		{"HEAD rewritten in place", "bare/config", func() {
 			head, err := os.OpenFile(filepath.Join(ws, "bare/HEAD"), os.O_WRONLY|os.O_TRUNC, 0)
 			require.NoError(t, err)
 			_, err = head.WriteString("ref: refs/heads/main\n")
 			require.NoError(t, err)
 			require.NoError(t, head.Close())
-		}},
-		{"parent renamed", "y/sub/.git/config", func() {
-			require.NoError(t, os.Rename(filepath.Join(ws, "x"), filepath.Join(ws, "y")))
 		}},
 	} {
 		require.True(t, keptWalkOf(t, ws), "before %s: the last call's walk was not kept, so the next would not test it", step.name)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -90,8 +91,9 @@ func scanNested(root int, skip []string) (nestedScan, error) {
 			return sc, nil
 		}
 	}
+	start := time.Now()
 	sc, stamps, err := walkNested(root, skip)
-	if err == nil && keep && !sc.truncated && keepable(stamps, key.dev) {
+	if err == nil && keep && !sc.truncated && keepable(stamps, key.dev, start) {
 		nestedScans.put(key, sc, stamps)
 	}
 	return sc, err
@@ -267,21 +269,37 @@ func nestedKeyOf(root int, skip []string) (nestedKey, bool) {
 	return nestedKey{dev: st.Dev, ino: st.Ino, skip: strings.Join(skip, "\x00")}, protect.DistinctChangeTimes(root)
 }
 
-// keepable reports whether a walk with these stamps may be kept: it
-// stamped the workspace's root first, and every stamp is of an object on
-// the workspace's device dev (a file system mounted inside it may tell
-// changes apart less finely; a stamp of an errno has no device).
-func keepable(stamps []nestedStamp, dev uint64) bool {
+// keepable reports whether a walk that started at start with these
+// stamps may be kept: it stamped the workspace's root first, and every
+// stamp is of an object on the workspace's device dev (a file system
+// mounted inside it may tell changes apart less finely; a stamp of an
+// errno has no device). An object changed less than racyStamp before the
+// walk could change again within its file system's timestamp granularity
+// (a second on ext2 and ext3 with small inodes) and keep its times: such a
+// HEAD makes the walk not kept, such a directory is listed again at every
+// check (its stamp is cleared; no stamp taken is the zero one).
+func keepable(stamps []nestedStamp, dev uint64, start time.Time) bool {
 	if len(stamps) == 0 || stamps[0].rel != "." {
 		return false
 	}
-	for _, s := range stamps {
+	settled := start.Add(-racyStamp)
+	for i, s := range stamps {
 		if s.st.Dev() != dev {
 			return false
+		}
+		if !s.st.ChangedBefore(settled) {
+			if !s.dir {
+				return false
+			}
+			stamps[i].st = protect.Stamp{}
 		}
 	}
 	return true
 }
+
+// racyStamp is how long before a walk an object must have last changed for
+// its stamp to be trusted (keepable).
+const racyStamp = 2 * time.Second
 
 // maxKeptScans bounds the workspaces whose walks are kept; past it one
 // is dropped.

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -253,6 +254,12 @@ func StampFd(fd int) (Stamp, error) {
 
 // Dev is the device of the stamped object (0 for a stamp of an errno).
 func (s Stamp) Dev() uint64 { return s.dev }
+
+// ChangedBefore reports whether the stamped object's change time is
+// before t (false for a stamp of an errno).
+func (s Stamp) ChangedBefore(t time.Time) bool {
+	return s.errno == 0 && time.Unix(s.ctime.Unix()).Before(t)
+}
 
 // StampBeneath takes rel's stamp beneath root, following no symlink (the
 // readers refuse them too).
