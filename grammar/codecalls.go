@@ -3,6 +3,7 @@ package grammar
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // CodeCommands returns the shell commands that literal calls in
@@ -486,22 +487,26 @@ func isIdentByte(c byte) bool {
 	return isIdentStart(c) || c >= '0' && c <= '9'
 }
 
-// Python spellings of a module or an attribute by a string, rewritten to
-// the name itself before calls are read.
-var (
-	pyImportCall = regexp.MustCompile(`(?:\b__import__|\bimportlib\.import_module)\(\s*['"]([\w.]+)['"]\s*\)|\bsys\.modules\[\s*['"]([\w.]+)['"]\s*\]`)
-	pyGetattr    = regexp.MustCompile(`\bgetattr\(\s*([\w.]+)\s*,\s*['"](\w+)['"]\s*\)`)
-	pyImport     = regexp.MustCompile(`^import\s+([\w., \t]+)$`)
-	pyFromImport = regexp.MustCompile(`^from\s+([\w.]+)\s+import\s+\(?([\w., \t*]+?)\)?$`)
-	pyAssign     = regexp.MustCompile(`^(\w+)\s*=\s*([\w.]+)$`)
-)
+// pyRE are the Python spellings of a module or an attribute by a string,
+// rewritten to the name itself before calls are read, and of the
+// statements that bind names. Compiled on first use: every tether process
+// links this package, few read Python.
+var pyRE = sync.OnceValue(func() (re struct{ importCall, getattr, imp, fromImport, assign *regexp.Regexp }) {
+	re.importCall = regexp.MustCompile(`(?:\b__import__|\bimportlib\.import_module)\(\s*['"]([\w.]+)['"]\s*\)|\bsys\.modules\[\s*['"]([\w.]+)['"]\s*\]`)
+	re.getattr = regexp.MustCompile(`\bgetattr\(\s*([\w.]+)\s*,\s*['"](\w+)['"]\s*\)`)
+	re.imp = regexp.MustCompile(`^import\s+([\w., \t]+)$`)
+	re.fromImport = regexp.MustCompile(`^from\s+([\w.]+)\s+import\s+\(?([\w., \t*]+?)\)?$`)
+	re.assign = regexp.MustCompile(`^(\w+)\s*=\s*([\w.]+)$`)
+	return re
+})
 
 // pythonCanonical rewrites __import__('os'), importlib.import_module('os'),
 // sys.modules['os'] and getattr(os, 'system') as the names they denote.
 func pythonCanonical(code string) string {
-	code = pyImportCall.ReplaceAllString(code, "$1$2")
+	re := pyRE()
+	code = re.importCall.ReplaceAllString(code, "$1$2")
 	for range 4 { // getattr(getattr(…), …)
-		next := pyGetattr.ReplaceAllString(code, "$1.$2")
+		next := re.getattr.ReplaceAllString(code, "$1.$2")
 		if next == code {
 			break
 		}
@@ -514,16 +519,17 @@ func pythonCanonical(code string) string {
 // import os as o (o: os), from os import system as s (s: os.system), f =
 // os.system (f: os.system); from os import * binds "os.*".
 func pythonBindings(code string) map[string]string {
+	re := pyRE()
 	names := map[string]string{}
 	for _, stmt := range strings.FieldsFunc(code, func(r rune) bool { return r == ';' || r == '\n' }) {
 		stmt = strings.TrimSpace(stmt)
-		if m := pyImport.FindStringSubmatch(stmt); m != nil {
+		if m := re.imp.FindStringSubmatch(stmt); m != nil {
 			for _, part := range strings.Split(m[1], ",") {
 				if f := strings.Fields(part); len(f) == 3 && f[1] == "as" {
 					names[f[2]] = f[0]
 				}
 			}
-		} else if m := pyFromImport.FindStringSubmatch(stmt); m != nil {
+		} else if m := re.fromImport.FindStringSubmatch(stmt); m != nil {
 			for _, part := range strings.Split(m[2], ",") {
 				switch f := strings.Fields(part); {
 				case len(f) == 1 && f[0] == "*":
@@ -534,7 +540,7 @@ func pythonBindings(code string) map[string]string {
 					names[f[2]] = m[1] + "." + f[0]
 				}
 			}
-		} else if m := pyAssign.FindStringSubmatch(stmt); m != nil && m[1] != m[2] {
+		} else if m := re.assign.FindStringSubmatch(stmt); m != nil && m[1] != m[2] {
 			names[m[1]] = m[2]
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -151,4 +152,92 @@ func joinArgs(args []string) string {
 		s += "'" + a + "' "
 	}
 	return s
+}
+
+// The nested-repository walk of one pooled call is kept for the next one
+// of the same workspace only while nothing it read changed
+// (protect_nested_linux.go). Between pooled calls the host, one change at
+// a time (each alone would leave the rest of the last walk as it was),
+// makes a repository deep in a tree the last walk read (only its parent
+// directory changes), renames the parent of a nested repository the last
+// call froze, and rewrites in place a HEAD the last walk found invalid
+// (no listing changes) so that its directory becomes a bare repository.
+// The next call removes that repository's config and changes its mode:
+// the creation gate does not see unlink or chmod, only the freeze stops
+// them. The host finds the config as it was after the sandbox is gone.
+func TestPoolProtectsWhatTheHostChangedSinceTheLastCall(t *testing.T) {
+	ps := newTestPools(t)
+	ws, _ := poisonWorkspace(t, true)
+	for _, d := range []string{"a/b/c", "x/sub", "bare/objects", "bare/refs"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
+	}
+	hostGit(t, filepath.Join(ws, "x/sub"), "init", "-q")
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "bare/HEAD"), []byte("not yet\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "bare/config"), []byte("[core]\n"), 0o644))
+	chownWorkspace(t, ws)
+	p := PoolSpec{Profile: "kept", Size: 1, Spec: SessionSpec{Config: Config{Workspace: ws, Limits: Limits{Pids: 128}}}}
+	ps.Prepare(p)
+	// What changed less than racyStamp ago is not trusted by its stamp
+	// (keepable): the HEAD would keep the first walk from being kept.
+	time.Sleep(racyStamp + 100*time.Millisecond)
+	res, out := pooledRun(t, ps, p, "echo first")
+	require.Equal(t, 0, res.ExitCode, out)
+
+	for _, step := range []struct {
+		name, file string
+		change     func()
+	}{
+		{"nested git init", "a/b/c/.git/config", func() {
+			hostGit(t, filepath.Join(ws, "a/b/c"), "init", "-q")
+			// Only the new repository is the sandbox identity's: a chown
+			// of the rest would change every stamp the last walk took.
+			chownWorkspace(t, filepath.Join(ws, "a/b/c/.git"))
+		}},
+		{"parent renamed", "y/sub/.git/config", func() {
+			require.NoError(t, os.Rename(filepath.Join(ws, "x"), filepath.Join(ws, "y")))
+		}},
+		// Last: a walk that read a HEAD changed within racyStamp is not
+		// kept, so the next step would find none.
+		{"HEAD rewritten in place", "bare/config", func() {
+			head, err := os.OpenFile(filepath.Join(ws, "bare/HEAD"), os.O_WRONLY|os.O_TRUNC, 0)
+			require.NoError(t, err)
+			_, err = head.WriteString("ref: refs/heads/main\n")
+			require.NoError(t, err)
+			require.NoError(t, head.Close())
+		}},
+	} {
+		require.True(t, keptWalkOf(t, ws), "before %s: the last call's walk was not kept, so the next would not test it", step.name)
+		step.change()
+		before := hostSnapshot(t, ws, step.file)
+		fi, err := os.Lstat(filepath.Join(ws, step.file))
+		require.NoError(t, err)
+		_, out := pooledRun(t, ps, p, "f="+joinArgs([]string{step.file})+`
+chmod 0666 "$f" 2>/dev/null && echo CHMOD
+rm -f "$f" 2>/dev/null && echo REMOVED
+echo done`)
+		assert.Contains(t, out, "done", step.name)
+		assert.NotContains(t, out, "CHMOD", "%s: a pooled command changed the mode of %s", step.name, step.file)
+		assert.NotContains(t, out, "REMOVED", "%s: a pooled command removed %s", step.name, step.file)
+		assert.Equal(t, before, hostSnapshot(t, ws, step.file), step.name)
+		after, err := os.Lstat(filepath.Join(ws, step.file))
+		require.NoError(t, err)
+		assert.Equal(t, fi.Mode(), after.Mode(), "%s: %s's mode changed", step.name, step.file)
+	}
+}
+
+// keptWalkOf reports whether this process keeps a nested-repository walk
+// of the workspace ws.
+func keptWalkOf(t *testing.T, ws string) bool {
+	t.Helper()
+	fi, err := os.Stat(ws)
+	require.NoError(t, err)
+	st := fi.Sys().(*syscall.Stat_t)
+	nestedScans.mu.Lock()
+	defer nestedScans.mu.Unlock()
+	for k := range nestedScans.scans {
+		if k.dev == st.Dev && k.ino == st.Ino {
+			return true
+		}
+	}
+	return false
 }

@@ -331,7 +331,7 @@ func freezeHome(root int, hide []string, freeze func(string) error) error {
 	for len(queue) > 0 {
 		dir := queue[0]
 		queue = queue[1:]
-		entries, err := readDirBeneath(root, dir, dirlist.MaxEntries)
+		entries, _, err := readDirBeneath(root, dir, dirlist.MaxEntries)
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 				continue // gone meanwhile, or a file where a directory was

@@ -1,12 +1,15 @@
 package sandbox
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
 	"path"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -41,6 +44,23 @@ import (
 // NotEnforced, never a clean workspace. It does not descend into git
 // directories (they are frozen as a whole, modules/ and worktrees/
 // included), into tether's own hidden directories, or through symlinks.
+//
+// A complete walk is kept (nestedScans) with the stamp (protect.Stamp,
+// taken before the read) of every directory it listed and every HEAD it
+// looked at, and serves the next sandbox of the same workspace only while
+// each of those is as it was: what the walk found is a function of those
+// listings and HEADs alone (a name made, removed or renamed changes its
+// directory's times, a symlink cannot be rewritten in place, a HEAD
+// rewritten in place changes its own), so an unchanged set of stamps is
+// the same answer. A directory whose stamp changed is listed again, and
+// still holds when its names and types are those of the kept walk but for
+// reservation placeholders (links to reservedTarget, other than a .git or
+// HEAD), which the walk passes over and which every sandbox makes and
+// removes in the workspace's root as it comes and goes. Only where a change after a stat always gets a
+// distinct change time (protect.DistinctChangeTimes: ext4, xfs, btrfs and
+// tmpfs since Linux 6.13), and only when every stamped object is on the
+// workspace's own file system, is a walk kept; elsewhere each sandbox
+// walks again. A truncated walk is never kept.
 
 const (
 	// maxNestedDirs bounds the directories the walk reads: about 25 ms on
@@ -59,11 +79,31 @@ type nestedScan struct {
 	truncated bool     // the walk did not read every directory
 }
 
-// scanNested walks the workspace under root (an O_PATH descriptor) for
-// nested repositories. skip are workspace-relative paths not to enter
-// (the root's .git, tether's hidden paths).
+// scanNested returns the nested repositories of the workspace under root
+// (an O_PATH descriptor): the kept walk of this workspace while its
+// stamps hold, else a new walk (kept when it may be). skip are
+// workspace-relative paths not to enter (the root's .git, tether's hidden
+// paths).
 func scanNested(root int, skip []string) (nestedScan, error) {
+	key, keep := nestedKeyOf(root, skip)
+	if keep {
+		if sc, ok := nestedScans.get(root, key); ok {
+			return sc, nil
+		}
+	}
+	start := time.Now()
+	sc, stamps, err := walkNested(root, skip)
+	if err == nil && keep && !sc.truncated && keepable(stamps, key.dev, start) {
+		nestedScans.put(key, sc, stamps)
+	}
+	return sc, err
+}
+
+// walkNested walks the workspace under root for nested repositories,
+// returning what it found and the stamps of what it read.
+func walkNested(root int, skip []string) (nestedScan, []nestedStamp, error) {
 	var sc nestedScan
+	var stamps []nestedStamp
 	queue := []string{"."}
 	read := 0 // names read so far
 	for dirs := 0; len(queue) > 0; dirs++ {
@@ -74,8 +114,13 @@ func scanNested(root int, skip []string) (nestedScan, error) {
 		dir := queue[0]
 		queue = queue[1:]
 		max := min(dirlist.MaxEntries, maxNestedEntries-read)
-		entries, err := readDirBeneath(root, dir, max)
+		entries, st, err := readDirBeneath(root, dir, max)
 		read += len(entries)
+		if err == nil {
+			stamps = append(stamps, nestedStamp{rel: dir, st: st, dir: true, sum: listingSum(root, dir, entries)})
+		} else if st != (protect.Stamp{}) {
+			stamps = append(stamps, nestedStamp{rel: dir, st: st})
+		}
 		if err != nil {
 			switch {
 			case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
@@ -87,7 +132,7 @@ func scanNested(root int, skip []string) (nestedScan, error) {
 				read += max
 				continue
 			}
-			return sc, err
+			return sc, nil, err
 		}
 		rel := func(name string) string {
 			if dir == "." {
@@ -96,12 +141,15 @@ func scanNested(root int, skip []string) (nestedScan, error) {
 			return dir + "/" + name
 		}
 		if head, ok := findName(entries, "HEAD"); ok && dir != "." && !isGitName(dir) {
+			// Before the read: a rewrite after it changes the stamp.
+			p := rel(head.Name())
+			stamps = append(stamps, nestedStamp{rel: p, st: protect.StampBeneath(root, p)})
 			switch isBareRepo(root, dir, head) {
 			case protect.HeadValid:
 				sc.repos = append(sc.repos, dir)
 				continue // its inside is frozen as a git directory's
 			case protect.HeadSeed:
-				sc.heads = append(sc.heads, rel(head.Name()))
+				sc.heads = append(sc.heads, p)
 			}
 		}
 		for _, e := range entries {
@@ -115,33 +163,203 @@ func scanNested(root int, skip []string) (nestedScan, error) {
 					sc.repos = append(sc.repos, p)
 				}
 			case e.Type() == os.ModeSymlink:
+				// Its target cannot change in place: replacing it
+				// changes this directory's stamp.
 				if err := checkLinkTarget(root, p); err != nil {
-					return sc, err
+					return sc, nil, err
 				}
 			case e.IsDir():
 				queue = append(queue, p)
 			}
 		}
 	}
-	return sc, nil
+	return sc, stamps, nil
 }
 
 // readDirBeneath lists the directory rel under root without following
-// symlinks, failing with dirlist.ErrTooLarge past max names.
-func readDirBeneath(root int, rel string, max int) ([]os.DirEntry, error) {
+// symlinks, failing with dirlist.ErrTooLarge past max names. The stamp is
+// the directory's, taken before the listing (zero when it could not be
+// opened).
+func readDirBeneath(root int, rel string, max int) ([]os.DirEntry, protect.Stamp, error) {
 	fd, err := protect.OpenBeneath(root, rel, &unix.OpenHow{
 		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
 	if err != nil {
-		return nil, unsafePath(rel, err)
+		return nil, protect.Stamp{}, unsafePath(rel, err)
 	}
 	defer unix.Close(fd)
+	st, err := protect.StampFd(fd)
+	if err != nil {
+		return nil, protect.Stamp{}, fmt.Errorf("reading %s: %w", rel, err)
+	}
 	entries, err := dirlist.Read(fd, rel, max, dirlist.Always)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", rel, err)
+		return nil, st, fmt.Errorf("reading %s: %w", rel, err)
 	}
-	return entries, nil
+	return entries, st, nil
+}
+
+// nestedStamp is the stamp of a directory or HEAD a walk read
+// (workspace-relative); for a directory it listed, dir is set and sum is
+// the listing's (listingSum).
+type nestedStamp struct {
+	rel string
+	st  protect.Stamp
+	dir bool
+	sum [sha256.Size]byte
+}
+
+// holds reports whether s is still true of the workspace under root: the
+// stamp is the same, or s is a listed directory whose listing, read again,
+// has the same sum.
+func (s nestedStamp) holds(root int) bool {
+	if protect.StampBeneath(root, s.rel) == s.st {
+		return true
+	}
+	if !s.dir {
+		return false
+	}
+	entries, _, err := readDirBeneath(root, s.rel, dirlist.MaxEntries)
+	return err == nil && listingSum(root, s.rel, entries) == s.sum
+}
+
+// listingSum is the digest of what the walk reads of the listing entries
+// of dir: each name and type, but for reservation placeholders that are
+// not named .git or HEAD (the walk passes over them: checkLinkTarget).
+func listingSum(root int, dir string, entries []os.DirEntry) [sha256.Size]byte {
+	h := sha256.New()
+	for _, e := range entries {
+		name := e.Name()
+		if e.Type() == os.ModeSymlink && !isGitName(name) && !strings.EqualFold(name, "HEAD") && isReservationLink(root, path.Join(dir, name)) {
+			continue
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", name, e.Type())
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// isReservationLink reports whether rel under root is a symlink to
+// reservedTarget (a reservation of any tether).
+func isReservationLink(root int, rel string) bool {
+	fd, err := openBeneath(root, rel)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	return strings.HasPrefix(linkTarget(fd), reservedTarget)
+}
+
+// nestedKey is what a kept walk is found by: the workspace's identity and
+// what the walk skipped.
+type nestedKey struct {
+	dev, ino uint64
+	skip     string // skip's paths, NUL-separated
+}
+
+// nestedKeyOf returns the key of a walk of root, and whether a walk of it
+// may be kept (protect.DistinctChangeTimes).
+func nestedKeyOf(root int, skip []string) (nestedKey, bool) {
+	var st unix.Stat_t
+	if err := unix.Fstat(root, &st); err != nil {
+		return nestedKey{}, false
+	}
+	return nestedKey{dev: st.Dev, ino: st.Ino, skip: strings.Join(skip, "\x00")}, protect.DistinctChangeTimes(root)
+}
+
+// keepable reports whether a walk that started at start with these
+// stamps may be kept: it stamped the workspace's root first, and every
+// stamp is of an object on the workspace's device dev (a file system
+// mounted inside it may tell changes apart less finely; a stamp of an
+// errno has no device). An object changed less than racyStamp before the
+// walk could change again within its file system's timestamp granularity
+// (a second on ext2 and ext3 with small inodes) and keep its times: such a
+// HEAD makes the walk not kept, such a directory is listed again at every
+// check (its stamp is cleared; no stamp taken is the zero one).
+func keepable(stamps []nestedStamp, dev uint64, start time.Time) bool {
+	if len(stamps) == 0 || stamps[0].rel != "." {
+		return false
+	}
+	settled := start.Add(-racyStamp)
+	for i, s := range stamps {
+		if s.st.Dev() != dev {
+			return false
+		}
+		if !s.st.ChangedBefore(settled) {
+			if !s.dir {
+				return false
+			}
+			stamps[i].st = protect.Stamp{}
+		}
+	}
+	return true
+}
+
+// racyStamp is how long before a walk an object must have last changed for
+// its stamp to be trusted (keepable).
+const racyStamp = 2 * time.Second
+
+// maxKeptScans bounds the workspaces whose walks are kept; past it one
+// is dropped.
+const maxKeptScans = 32
+
+// nestedScans are the kept walks of this process (see above).
+var nestedScans scanCache
+
+// scanCache keeps complete walks by workspace. The zero value is ready for
+// use; it is safe for concurrent use.
+type scanCache struct {
+	mu    sync.Mutex
+	scans map[nestedKey]keptScan
+}
+
+// keptScan is a walk's answer and the stamps it holds while.
+type keptScan struct {
+	sc     nestedScan
+	stamps []nestedStamp
+}
+
+// get returns the kept walk of key when every one of its stamps is, under
+// root, what it was; one that no longer holds is dropped.
+func (c *scanCache) get(root int, key nestedKey) (nestedScan, bool) {
+	c.mu.Lock()
+	k, ok := c.scans[key]
+	c.mu.Unlock()
+	if !ok {
+		return nestedScan{}, false
+	}
+	for _, s := range k.stamps {
+		if !s.holds(root) {
+			c.mu.Lock()
+			delete(c.scans, key)
+			c.mu.Unlock()
+			return nestedScan{}, false
+		}
+	}
+	return k.sc.clone(), true
+}
+
+// put keeps the walk sc of key with its stamps.
+func (c *scanCache) put(key nestedKey, sc nestedScan, stamps []nestedStamp) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.scans == nil {
+		c.scans = map[nestedKey]keptScan{}
+	}
+	if _, ok := c.scans[key]; !ok && len(c.scans) >= maxKeptScans {
+		for k := range c.scans {
+			delete(c.scans, k)
+			break
+		}
+	}
+	c.scans[key] = keptScan{sc: sc.clone(), stamps: stamps}
+}
+
+// clone is a copy of sc that shares no slice with it.
+func (sc nestedScan) clone() nestedScan {
+	return nestedScan{repos: slices.Clone(sc.repos), heads: slices.Clone(sc.heads), truncated: sc.truncated}
 }
 
 func findName(entries []os.DirEntry, name string) (os.DirEntry, bool) {

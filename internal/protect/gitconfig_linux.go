@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -210,44 +211,70 @@ type viewAnswer struct {
 // file outside it, absolute) was when an answer was read.
 type viewStamp struct {
 	rel string
-	st  pathStamp
+	st  Stamp
 }
 
-// pathStamp is lstat's view of a path, or its errno.
-type pathStamp struct {
+// Stamp is lstat's view of a path (its device, inode, mode, size,
+// modification and change times), or its errno: what a reader compares
+// to tell whether the object changed since it was stamped (see
+// ConfigView for when a change is seen). Stamps are comparable with ==.
+type Stamp struct {
 	dev, ino, size uint64
 	mode           uint32
 	mtime, ctime   unix.Timespec
 	errno          unix.Errno
 }
 
-// stampOf is stampBeneath for a workspace-relative path and stampHost for
+// stampOf is StampBeneath for a workspace-relative path and stampHost for
 // the absolute host path of an included file outside the workspace.
-func stampOf(root int, p string) pathStamp {
+func stampOf(root int, p string) Stamp {
 	if path.IsAbs(p) {
 		return stampHost(p)
 	}
-	return stampBeneath(root, p)
+	return StampBeneath(root, p)
 }
 
 // stampHost takes the stamp of the host file p as ReadHostConfig (and the
 // host's git) reads it, following symlinks: an edit of the file, or a link
 // moved to another one, changes it.
-func stampHost(p string) pathStamp {
+func stampHost(p string) Stamp {
 	var st unix.Stat_t
 	if err := unix.Stat(p, &st); err != nil {
 		e, ok := err.(unix.Errno)
 		if !ok || e == 0 {
 			e = unix.EIO
 		}
-		return pathStamp{errno: e}
+		return Stamp{errno: e}
 	}
-	return pathStamp{dev: uint64(st.Dev), ino: st.Ino, size: uint64(st.Size), mode: st.Mode, mtime: st.Mtim, ctime: st.Ctim}
+	return statStamp(&st)
 }
 
-// stampBeneath takes rel's stamp beneath root, following no symlink (the
+// statStamp is the stamp of what st describes.
+func statStamp(st *unix.Stat_t) Stamp {
+	return Stamp{dev: uint64(st.Dev), ino: st.Ino, size: uint64(st.Size), mode: st.Mode, mtime: st.Mtim, ctime: st.Ctim}
+}
+
+// StampFd takes the stamp of the open file fd.
+func StampFd(fd int) (Stamp, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return Stamp{}, err
+	}
+	return statStamp(&st), nil
+}
+
+// Dev is the device of the stamped object (0 for a stamp of an errno).
+func (s Stamp) Dev() uint64 { return s.dev }
+
+// ChangedBefore reports whether the stamped object's change time is
+// before t (false for a stamp of an errno).
+func (s Stamp) ChangedBefore(t time.Time) bool {
+	return s.errno == 0 && time.Unix(s.ctime.Unix()).Before(t)
+}
+
+// StampBeneath takes rel's stamp beneath root, following no symlink (the
 // readers refuse them too).
-func stampBeneath(root int, rel string) pathStamp {
+func StampBeneath(root int, rel string) Stamp {
 	fd, err := OpenBeneath(root, rel, &unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
@@ -256,14 +283,14 @@ func stampBeneath(root int, rel string) pathStamp {
 		defer unix.Close(fd)
 		var st unix.Stat_t
 		if err = unix.Fstat(fd, &st); err == nil {
-			return pathStamp{dev: uint64(st.Dev), ino: st.Ino, size: uint64(st.Size), mode: st.Mode, mtime: st.Mtim, ctime: st.Ctim}
+			return statStamp(&st)
 		}
 	}
 	e, ok := err.(unix.Errno)
 	if !ok || e == 0 {
 		e = unix.EIO
 	}
-	return pathStamp{errno: e}
+	return Stamp{errno: e}
 }
 
 // named returns ConfigNamed's answer for r, read again unless every path
