@@ -708,7 +708,7 @@ time.sleep(60)'`})
 }
 
 // chownWorkspace gives everything in ws to wsOwner, as poisonWorkspace does.
-func chownWorkspace(t *testing.T, ws string) {
+func chownWorkspace(t testing.TB, ws string) {
 	t.Helper()
 	require.NoError(t, filepath.WalkDir(ws, func(p string, _ fs.DirEntry, err error) error {
 		if err != nil {
