@@ -437,3 +437,54 @@ echo done`
 		})
 	}
 }
+
+// TestPoisonGitPacks: F7's pack half. With a repository's objects packed
+// on the host, a sandbox that deletes or moves the pack and writes a loose
+// object of another content under a tracked blob's name, or adds a pack
+// of its own, is refused (objects/pack is frozen): from the host after
+// the sandbox is gone, the pack is there and git checkout restores the
+// committed bytes, not the sandbox's. (A replaced loose object is still
+// read: docs/workspace.md, "Objects are writable".)
+func TestPoisonGitPacks(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, true)
+	hostGit(t, ws, "repack", "-adq")
+	hostGit(t, ws, "prune-packed")
+	chownWorkspace(t, ws)
+	packs, err := filepath.Glob(filepath.Join(ws, ".git/objects/pack/pack-*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, packs)
+	const script = `
+oid=$(git -c safe.directory=* rev-parse HEAD:README)
+rm -f .git/objects/pack/pack-* && echo RM-PACK
+mv .git/objects/pack .git/objects/pack-old && echo MOVED-PACK
+OID=$oid python3 - <<'PY'
+import os, zlib
+oid = os.environ["OID"]
+d = b"planted\n"
+os.makedirs(".git/objects/" + oid[:2], exist_ok=True)
+with open(".git/objects/%s/%s" % (oid[:2], oid[2:]), "wb") as f:
+    f.write(zlib.compress(b"blob %d\0" % len(d) + d))
+print("LOOSE", oid)
+PY
+echo x > .git/objects/pack/pack-0000.pack && echo NEW-PACK
+git -c safe.directory=* repack -aq && echo REPACKED
+echo done`
+	_, out := sandboxRun(t, r, ws, script)
+	t.Log(out)
+	require.Contains(t, out, "done")
+	for _, w := range []string{"RM-PACK", "MOVED-PACK", "NEW-PACK", "REPACKED"} {
+		assert.NotContains(t, out, w)
+	}
+	// From the host, after the sandbox is gone.
+	for _, p := range packs {
+		assert.FileExists(t, p)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "README"), []byte("changed\n"), 0o644))
+	hostGit(t, ws, "checkout", "--", "README")
+	got, err := os.ReadFile(filepath.Join(ws, "README"))
+	require.NoError(t, err)
+	assert.Equal(t, "hello\n", string(got), "git checkout restored the sandbox's bytes")
+	chownWorkspace(t, ws) // what the host's git (root) just wrote
+	assertHostClean(t, ws, markers, true)
+}
