@@ -125,18 +125,20 @@ func TestFileToolsRefuseHookLinkTargets(t *testing.T) {
 
 // TestFileToolsHomeDotEntries: in a home workspace the file tools refuse
 // every dot-entry at the root, listed or not (rt14 F1 addendum: write_file
-// .tmux.conf and the home owner's tether allowlist were written), and
-// ~/go/bin, and write the caches builds use. Outside a home the same
-// names are a project's own files.
+// .tmux.conf and the home owner's tether allowlist were written), the
+// caches the host runs from (~/.cache/jedi, Go's toolchains in
+// ~/go/pkg/mod), and ~/go/bin, and write the rest of ~/go. Outside a home
+// the same names are a project's own files.
 func TestFileToolsHomeDotEntries(t *testing.T) {
 	cfg, ws := testConfig(t, "")
 	t.Setenv("HOME", ws)
-	refused := []string{".tmux.conf", ".config/gdb/gdbinit", ".kube/config", "go/bin/ls", ".local/state/tether/allowlist/default.json"}
+	refused := []string{".tmux.conf", ".config/gdb/gdbinit", ".kube/config", "go/bin/ls", ".local/state/tether/allowlist/default.json",
+		".cache/jedi/CPython-311-33/os-0.pkl", ".cache/pip/x", ".npm/_npx/1/x", "go/pkg/mod/golang.org/toolchain@v0.0.1-go1.99.0.linux-amd64/bin/go"}
 	var calls []RawCall
 	for i, p := range refused {
 		calls = append(calls, rawCall(string(rune('a'+i)), "write_file", map[string]any{"path": p, "content": "x\n"}))
 	}
-	calls = append(calls, rawCall("ok", "write_file", map[string]any{"path": ".cache/pip/x", "content": "x\n"}))
+	calls = append(calls, rawCall("ok", "write_file", map[string]any{"path": "go/src/example.com/x/x.go", "content": "x\n"}))
 	r := &Runner{Config: cfg}
 	out := r.Execute(t.Context(), Batch{Calls: calls}, nil)
 	for i, p := range refused {

@@ -243,7 +243,6 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 	}
 	var req createRequest
 	defer req.close()
-	var cache [2]string       // a slot's name when it is a home's writable cache (cacheRefused)
 	slot := func(i int) int { // the request's name for call.names[i]
 		if call.kind == seccompexec.CreateLink {
 			return 1
@@ -288,10 +287,7 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 			}
 			req.dirs[sl], req.names[sl], req.nofollow = parent, rest, true
 		}
-		why, tree, at := g.create.judge(parent, rest)
-		if why == "" && tree != nil && tree.set.HomeCache(at) {
-			cache[sl] = at
-		}
+		why, _, _ := g.create.judge(parent, rest)
 		if why != "" {
 			var st unix.Stat_t
 			if exclusive && unix.Fstatat(int(parent.Fd()), strings.TrimRight(rest, "/"), &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
@@ -327,12 +323,6 @@ func (g *execGateRun) answerCreate(fd int, n *seccompNotif, call createCall, pas
 		follow := open && flags&unix.O_NOFOLLOW == 0 && !excl || call.kind == seccompexec.CreateTruncate
 		if place(call.dirfds[i], slot(i), s, name == "HEAD", follow, exclusive); errno != 0 {
 			break
-		}
-	}
-	if errno == 0 {
-		if sl, why := cacheRefused(call.kind, flags, &req, cache); why != "" {
-			block = &CreateBlock{Op: call.op, Pid: int(n.pid), Path: names[min(sl, len(names)-1)], Reason: why}
-			errno = refused
 		}
 	}
 	if errno == 0 && call.target >= 0 {
@@ -787,50 +777,6 @@ func (c *createGate) judge(parent *os.File, rest string) (why string, _ *gateTre
 		return fmt.Sprintf("the creation gate could not judge %s: %v", at, err), nil, ""
 	}
 	return why, tree, at
-}
-
-// cacheRefused returns why a call of this kind (with these flags) may not
-// make what it would at a home's writable cache (cache: the names, by the
-// request's slot, that are one), and the slot refused. Only a directory
-// may appear there (protect.Set.HomeCache): a symlink, hard link, FIFO or
-// file at .cache would send what the host's programs keep in their cache
-// elsewhere, and the next sandbox refuses such a home. A rename may move
-// only a directory onto one (either way, for RENAME_EXCHANGE); what the
-// old name is, is looked at here, so a rename racing to swap it for a
-// link afterwards is caught by the next sandbox's check alone.
-func cacheRefused(kind uint32, flags uint64, req *createRequest, cache [2]string) (int, string) {
-	isDir := func(sl int) bool {
-		var st unix.Stat_t
-		return req.dirs[sl] != nil && unix.Fstatat(int(req.dirs[sl].Fd()), strings.TrimRight(req.names[sl], "/"), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
-	}
-	why := func(sl int) (int, string) {
-		return sl, fmt.Sprintf("%s is a home's writable cache: only a directory may be made there (a link or a file at its name would send what the host's programs keep in it elsewhere)", cache[sl])
-	}
-	switch kind {
-	case seccompexec.CreateMkdir:
-	case seccompexec.CreateRename:
-		if cache[1] != "" && !isDir(0) {
-			return why(1)
-		}
-		if cache[0] != "" && flags&unix.RENAME_EXCHANGE != 0 && !isDir(1) {
-			return why(0)
-		}
-	case seccompexec.CreateLink:
-		if cache[1] != "" {
-			return why(1)
-		}
-	case seccompexec.CreateOpen, seccompexec.CreateTruncate:
-		// An existing cache directory opened with O_CREAT or for writing,
-		// or truncated, fails as the kernel says (EISDIR).
-		if cache[0] != "" && !isDir(0) {
-			return why(0)
-		}
-	default: // symlink, mknod
-		if cache[0] != "" {
-			return why(0)
-		}
-	}
-	return 0, ""
 }
 
 // headAllowed reports whether a HEAD in the directory parent (resolved

@@ -21,7 +21,7 @@ import (
 // others (issue 14, the second red-team pass: a sandbox in a home bound
 // its own listener at ~/.cache/git/credential/socket, and the host's next
 // `git credential approve` handed it a password). In a home, no socket
-// may be bound under a dot-entry at all, the writable caches included
+// may be bound under a dot-entry at all
 // (protect.Set.SocketReason).
 //
 // connect(2) to a pathname reaches whatever listens there, and a

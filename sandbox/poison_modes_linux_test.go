@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"bytes"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -97,12 +99,14 @@ func TestPoisonCreatedModes(t *testing.T) {
 	})
 }
 
-// TestPoisonHomeCacheLinks: a home's writable caches (.cache, .npm,
-// .cargo/registry …) stay directories. A sandbox that moves .cache away
-// and puts a link to .config (or a FIFO, or a hard link) in its place is
-// refused by the creation gate, by every call that could do it; and a
-// home whose cache is a link (left by the host, or by an older tether)
-// makes the next sandbox refuse to start, as a linked dot-entry does.
+// TestPoisonHomeCacheLinks: a home's caches (.cache, .npm,
+// .cargo/registry …) are frozen dot-entries: a sandbox cannot move .cache
+// away and put a link to .config (or a FIFO, a hard link, a file, another
+// directory) in its place, by any call that could do it; from the host
+// afterwards .cache is the same directory, and the next sandbox of the
+// profile finds it frozen still. A home whose cache is a link (left by the
+// host, or by an older tether, which let the sandbox move it) makes the
+// next sandbox refuse to start, as any linked dot-entry does.
 func TestPoisonHomeCacheLinks(t *testing.T) {
 	r := newTestRunner(t)
 	ws, markers := poisonWorkspace(t, false)
@@ -112,41 +116,48 @@ func TestPoisonHomeCacheLinks(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(ws, ".config/git/config"), []byte("[user]\n\tname = me\n"), 0o644))
 	chownWorkspace(t, ws)
+	var before unix.Stat_t
+	require.NoError(t, unix.Lstat(filepath.Join(ws, ".cache"), &before))
 	const script = `
-mv .cache cache-old && echo MOVED || echo no-MOVED
+mv .cache cache-old && echo MOVED || echo no-move
 ln -s .config .cache && echo LINKED-SYMLINK || echo no
 ln -s .config x && mv -T x .cache && echo LINKED-RENAME || echo no
 python3 -c 'import os; os.symlink(".config", "y"); os.rename("y", ".npm")' && echo LINKED-OVER || echo no
 touch f && ln f .cache && echo LINKED-HARD || echo no
 mkfifo .cache && echo LINKED-FIFO || echo no
 (: > .cache) && echo LINKED-FILE || echo no
-mkdir .cache && echo DIR-OK || echo no-DIR-OK
+mkdir .cache && echo DIR-OK || echo no-dir
 mkdir z && python3 -c 'import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); r = libc.renameat2(-100, b"z", -100, b".cache", 2); print("EXCHANGED-DIR" if r == 0 else "exchange refused %d" % ctypes.get_errno())'
 ln -s .config w && python3 -c 'import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); r = libc.renameat2(-100, b".cargo/registry", -100, b"w", 2); print("EXCHANGED-LINK" if r == 0 else "exchange refused %d" % ctypes.get_errno())'
 echo done`
 	res, out := sandboxRun(t, r, ws, script)
 	t.Log(out)
 	require.Contains(t, out, "done")
-	assert.Contains(t, out, "MOVED", "a cache may be moved away")
-	assert.Contains(t, out, "DIR-OK", "and made again as a directory")
-	assert.Contains(t, out, "EXCHANGED-DIR", "or exchanged with a directory")
-	for _, w := range []string{"LINKED-SYMLINK", "LINKED-RENAME", "LINKED-OVER", "LINKED-HARD", "LINKED-FIFO", "LINKED-FILE", "EXCHANGED-LINK"} {
+	for _, w := range []string{"MOVED", "DIR-OK", "EXCHANGED-DIR", "LINKED-SYMLINK", "LINKED-RENAME", "LINKED-OVER", "LINKED-HARD", "LINKED-FIFO", "LINKED-FILE", "EXCHANGED-LINK"} {
 		assert.NotContains(t, out, w)
 	}
 	assert.True(t, refusedPath(res.CreateBlocked, ".cache"), "%+v", res.CreateBlocked)
 	// From the host, after the sandbox is gone: every cache is a
-	// directory, and the next sandbox starts.
+	// directory, .cache the one it was, and the next sandbox of the
+	// profile starts with it frozen.
 	for _, c := range []string{".cache", ".npm", ".cargo/registry"} {
 		fi, err := os.Lstat(filepath.Join(ws, c))
 		require.NoError(t, err, c)
 		assert.True(t, fi.IsDir(), "%s is %v", c, fi.Mode())
 	}
-	_, out = sandboxRun(t, r, ws, "echo next-ok")
+	var after unix.Stat_t
+	require.NoError(t, unix.Lstat(filepath.Join(ws, ".cache"), &after))
+	assert.Equal(t, before.Ino, after.Ino, ".cache was replaced")
+	assert.NoDirExists(t, filepath.Join(ws, "cache-old"))
+	_, out = sandboxRun(t, r, ws, "echo next-ok; echo x > .cache/pip/f && echo NEXT-WROTE; mv .cache c2 && echo NEXT-MOVED; true")
 	assert.Contains(t, out, "next-ok")
+	assert.NotContains(t, out, "NEXT-WROTE")
+	assert.NotContains(t, out, "NEXT-MOVED")
+	assert.NoFileExists(t, filepath.Join(ws, ".cache/pip/f"))
 	assertHostClean(t, ws, markers, false)
 
 	// A cache that is a link when a sandbox starts refuses it.
-	for _, c := range []string{".cache", ".cargo/registry"} {
+	for _, c := range []string{".cache", ".npm"} {
 		p := filepath.Join(ws, c)
 		require.NoError(t, os.Rename(p, p+"-host"))
 		require.NoError(t, os.Symlink(filepath.Join(ws, ".config"), p))
@@ -350,4 +361,137 @@ print("CONNECTED-own")
 	var st unix.Stat_t
 	require.NoError(t, unix.Lstat(filepath.Join(ws, "proj/ok.sock"), &st))
 	assert.Zero(t, st.Mode&unix.S_IWOTH, "%o", st.Mode)
+}
+
+// TestPoisonHomeCaches: in a home workspace the caches the host's programs
+// run from are frozen like every other dot-entry (session-11 red team: a
+// pickle in ~/.cache/jedi ran at the host's next completion; Go runs a
+// toolchain from ~/go/pkg/mod/golang.org/toolchain@… when a project asks
+// for a newer Go). Planted into caches that exist when the sandbox starts
+// and into ones that do not: from the host afterwards, every cache is as it
+// was, nothing was planted, and a cache under the sandbox's own HOME (/tmp)
+// is still written, as builds write theirs.
+func TestPoisonHomeCaches(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, false)
+	t.Setenv("HOME", ws)
+	const toolchain = "go/pkg/mod/golang.org/toolchain@v0.0.1-go1.99.0.linux-amd64"
+	present := map[string]string{
+		".cache/jedi/CPython-311-33/os-0.pkl":   "host pickle\n",
+		".cache/go-build/00/00-d":               "host object\n",
+		".npm/_cacache/index-v5/00/x":           "host index\n",
+		".cargo/registry/src/x/y-1.0/build.rs":  "fn main() {}\n",
+		".m2/repository/x/y.jar":                "host jar\n",
+		".gradle/wrapper/dists/x/gradle":        "host gradle\n",
+		"go/pkg/mod/example.com/m@v1.0.0/m.go":  "package m\n",
+		toolchain + "/bin/go":                   "host go\n",
+		"go/pkg/mod/cache/download/x/@v/v1.zip": "host zip\n",
+	}
+	for p, content := range present {
+		require.NoError(t, os.MkdirAll(filepath.Join(ws, filepath.Dir(p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(ws, p), []byte(content), 0o644))
+	}
+	chownWorkspace(t, ws)
+	planted := []string{
+		// Existing files rewritten, and new ones beside them.
+		".cache/jedi/CPython-311-33/os-0.pkl", ".cache/go-build/00/00-d", ".npm/_cacache/index-v5/00/x",
+		".cargo/registry/src/x/y-1.0/build.rs", ".m2/repository/x/y.jar", ".gradle/wrapper/dists/x/gradle",
+		"go/pkg/mod/example.com/m@v1.0.0/m.go", toolchain + "/bin/go",
+		".cache/pre-commit/repo1/hook", ".npm/_npx/1/node_modules/.bin/x", ".cargo/git/checkouts/x/build.rs",
+		"go/pkg/mod/golang.org/toolchain@v0.0.1-go1.98.0.linux-amd64/bin/go",
+		"go/pkg/mod/cache/download/golang.org/toolchain/@v/v0.0.1-go1.98.0.linux-amd64.ziphash",
+		// Caches missing at the start: the creation gate refuses them.
+		".cache/pip/wheels/x.whl", ".gradle/caches/x.jar", ".yarn/berry/cache/x.zip",
+	}
+	script := "m=" + markers + "\n"
+	for _, p := range planted {
+		script += fmt.Sprintf("mkdir -p %s 2>/dev/null; printf '#!/bin/sh\\ntouch $m/%s\\n' >> %s && chmod 755 %s && echo WROTE %s\n",
+			filepath.Dir(p), filepath.Base(p), p, p, p)
+	}
+	script += `mv .cache cache-old && echo RENAMED .cache
+mv go/pkg go/pkg-old && echo RENAMED go/pkg
+rm -rf .npm/_cacache 2>/dev/null; [ -d .npm/_cacache ] || echo REMOVED .npm/_cacache
+mkdir -p "$HOME/.cache/go-build" && echo own > "$HOME/.cache/go-build/x" && echo OWN-CACHE "$HOME"
+echo done`
+	for _, mode := range []string{"one-shot", "session"} {
+		t.Run(mode, func(t *testing.T) {
+			var out string
+			if mode == "one-shot" {
+				_, out = sandboxRun(t, r, ws, script)
+			} else {
+				s, end := openPoisonSession(t, ws)
+				out = sessionSh(t, s, script)
+				end()
+			}
+			require.Contains(t, out, "done")
+			assert.NotContains(t, out, "WROTE")
+			assert.NotContains(t, out, "RENAMED")
+			assert.NotContains(t, out, "REMOVED")
+			assert.Contains(t, out, "OWN-CACHE /tmp", "the sandbox's own HOME keeps its caches")
+			// From the host, after the sandbox is gone.
+			for _, p := range planted {
+				got, err := os.ReadFile(filepath.Join(ws, p))
+				if want, ok := present[p]; ok {
+					require.NoError(t, err, p)
+					assert.Equal(t, want, string(got), "%s changed on the host", p)
+				} else {
+					assert.ErrorIs(t, err, fs.ErrNotExist, "%s was planted", p)
+				}
+			}
+			assert.NoDirExists(t, filepath.Join(ws, "cache-old"))
+			assert.NoDirExists(t, filepath.Join(ws, "go/pkg-old"))
+			assertHostClean(t, ws, markers, false)
+		})
+	}
+}
+
+// TestPoisonGitPacks: F7's pack half. With a repository's objects packed
+// on the host, a sandbox that deletes or moves the pack and writes a loose
+// object of another content under a tracked blob's name, or adds a pack
+// of its own, is refused (objects/pack is frozen): from the host after
+// the sandbox is gone, the pack is there and git checkout restores the
+// committed bytes, not the sandbox's. (A replaced loose object is still
+// read: docs/workspace.md, "Objects are writable".)
+func TestPoisonGitPacks(t *testing.T) {
+	r := newTestRunner(t)
+	ws, markers := poisonWorkspace(t, true)
+	hostGit(t, ws, "repack", "-adq")
+	hostGit(t, ws, "prune-packed")
+	chownWorkspace(t, ws)
+	packs, err := filepath.Glob(filepath.Join(ws, ".git/objects/pack/pack-*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, packs)
+	const script = `
+oid=$(git -c safe.directory=* rev-parse HEAD:README)
+rm -f .git/objects/pack/pack-* && echo RM-PACK
+mv .git/objects/pack .git/objects/pack-old && echo MOVED-PACK
+OID=$oid python3 - <<'PY'
+import os, zlib
+oid = os.environ["OID"]
+d = b"planted\n"
+os.makedirs(".git/objects/" + oid[:2], exist_ok=True)
+with open(".git/objects/%s/%s" % (oid[:2], oid[2:]), "wb") as f:
+    f.write(zlib.compress(b"blob %d\0" % len(d) + d))
+print("LOOSE", oid)
+PY
+echo x > .git/objects/pack/pack-0000.pack && echo NEW-PACK
+git -c safe.directory=* repack -aq && echo REPACKED
+echo done`
+	_, out := sandboxRun(t, r, ws, script)
+	t.Log(out)
+	require.Contains(t, out, "done")
+	for _, w := range []string{"RM-PACK", "MOVED-PACK", "NEW-PACK", "REPACKED"} {
+		assert.NotContains(t, out, w)
+	}
+	// From the host, after the sandbox is gone.
+	for _, p := range packs {
+		assert.FileExists(t, p)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "README"), []byte("changed\n"), 0o644))
+	hostGit(t, ws, "checkout", "--", "README")
+	got, err := os.ReadFile(filepath.Join(ws, "README"))
+	require.NoError(t, err)
+	assert.Equal(t, "hello\n", string(got), "git checkout restored the sandbox's bytes")
+	chownWorkspace(t, ws) // what the host's git (root) just wrote
+	assertHostClean(t, ws, markers, true)
 }

@@ -324,8 +324,7 @@ func IsHome(ws string) bool {
 // entry below it. hide are tether's hidden paths, handled apart. A name
 // that does not exist yet is not reserved here (nobody can list them):
 // ~/bin, ~/go/bin and the list's own entries are (the caller), the rest
-// only by the creation gate's refusal of protected names. A writable cache
-// that is not a directory refuses the workspace (protect.Set.HomeCache).
+// only by the creation gate's refusal of protected names.
 func freezeHome(root int, hide []string, freeze func(string) error) error {
 	queue := []string{"."}
 	for len(queue) > 0 {
@@ -340,12 +339,6 @@ func freezeHome(root int, hide []string, freeze func(string) error) error {
 		}
 		for _, e := range entries {
 			rel := path.Join(dir, e.Name())
-			if (protect.Set{Home: true}).HomeCache(rel) && !e.IsDir() {
-				// Writable, so not frozen: but a link there (.cache ->
-				// .config) sends what the host's programs write in the
-				// cache to what it names.
-				return fmt.Errorf("%w: %s of the home workspace is not a directory (%s): a cache the sandbox may write must be one", ErrUnsafeWorkspace, rel, e.Type())
-			}
 			switch protect.HomeTreat(rel, hide) {
 			case protect.HomeFreeze:
 				if err := freeze(rel); err != nil {

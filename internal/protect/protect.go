@@ -24,7 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"slices"
 	"strings"
 )
 
@@ -75,10 +74,13 @@ type Entry struct {
 const GitDirName = ".git"
 
 // gitDir is git's control surface inside a git directory: everything git
-// reads to decide what programs to run or where the repository really is.
-// Objects, refs, logs, the index and HEAD are not on it: ordinary git work
-// (add, commit, checkout -b, stash) writes them, and they make git run
-// nothing.
+// reads to decide what programs to run or where the repository really is,
+// and objects/pack, whose objects git reads before loose ones and does not
+// re-hash at checkout (a pack holding an existing object's name with other
+// bytes would have the host's git reset restore them; ordinary work writes
+// loose objects only). Loose objects, refs, logs, the index and HEAD are
+// not on it: ordinary git work (add, commit, checkout -b, stash) writes
+// them, and they make git run nothing.
 var gitDir = []Entry{
 	{"config", File, "git reads it on every command (core.fsmonitor, core.hooksPath, core.sshCommand, aliases and filters run programs)", false},
 	{"config.worktree", File, "git reads it as configuration when extensions.worktreeConfig is set", false},
@@ -89,6 +91,7 @@ var gitDir = []Entry{
 	{"info", Dir, "git reads attributes (filter and diff drivers), exclude, sparse-checkout and grafts from it", false},
 	{"objects/info/alternates", File, "git reads objects from the directories it names", false},
 	{"objects/info/http-alternates", File, "git fetches objects from the URLs it names", false},
+	{"objects/pack", Dir, "git reads the objects of its packs before loose ones and does not re-hash them when it checks them out", false},
 }
 
 // workspace are the entries relative to the workspace root (the home
@@ -214,8 +217,8 @@ type Set struct {
 	// one, where a project's own .zlogin runs nothing.
 	NotHome bool
 	// Home says the workspace is a home directory: every entry at its
-	// root whose name begins with "." is protected, and ~/bin and
-	// ~/go/bin, except the caches builds write (homeReason).
+	// root whose name begins with "." is protected, and ~/bin, ~/go/bin
+	// and ~/go/pkg (homeReason).
 	Home bool
 }
 
@@ -280,43 +283,10 @@ func (s Set) Reason(rel string) string {
 	return ""
 }
 
-// homeWritable are the paths under a home directory's protected entries
-// (homeReason) that builds and package managers write, and so a sandbox
-// working in a home may write too. Each still holds code the host later
-// runs (docs/workspace.md, "A home directory's dot-entries"): they are
-// allowed because a build cannot work without them, and what they hold is
-// what the build it serves asked for, re-verified by the next resolver
-// that checks hashes (go.sum, Cargo.lock, npm's integrity fields) only for
-// downloads, not for what is already there.
-var homeWritable = []string{
-	".cache",          // pip, go-build, yarn v1, pre-commit, node-gyp …: caches
-	".npm",            // npm's cache (_cacache) and npx's installs (_npx)
-	".cargo/registry", // cargo's downloaded crates and their sources
-	".cargo/git",      // cargo's git dependencies
-	".m2/repository",  // Maven's downloaded artifacts
-	".gradle/caches",  // Gradle's caches and downloaded artifacts
-	".gradle/wrapper", // the Gradle distributions gradlew downloads
-}
-
-// HomeCache reports whether rel (workspace-relative) is one of the
-// writable caches of a home workspace itself (.cache, .npm,
-// .cargo/registry …): a directory the home rule leaves writable, which
-// must stay a directory. A symlink (or any other file) at its name would
-// send what the host's programs write there, or read from it, to whatever
-// it names (.cache -> .config): the sandbox may make only a directory
-// there, and a workspace holding anything else is refused.
-func (s Set) HomeCache(rel string) bool {
-	if !s.Home {
-		return false
-	}
-	rel = path.Clean(strings.TrimPrefix(rel, "/"))
-	return slices.Contains(homeWritable, rel)
-}
-
 // SocketReason returns why a unix socket may not be bound at rel
 // (workspace-relative), or "": where Reason refuses any name, and in a
 // home anywhere under a dot-entry or a PATH directory (homeRoots), the
-// writable caches included. The person's programs connect to sockets
+// caches included (Reason freezes them too). The person's programs connect to sockets
 // there (git's credential-cache daemon at ~/.cache/git/credential/socket,
 // ssh's ControlMaster in ~/.ssh, gpg-agent's): a listener the sandbox
 // bound in a socket's place would be handed their secrets.
@@ -335,43 +305,58 @@ func (s Set) SocketReason(rel string) string {
 }
 
 // homeRoots are the entries at a home directory's root that are protected
-// besides its dot-entries: directories on PATH by default (Debian's
-// .profile puts ~/bin there; go install writes ~/go/bin, which go's
-// installer and most guides put there).
-var homeRoots = []string{"bin", "go/bin"}
+// besides its dot-entries, with why: directories on PATH by default
+// (Debian's .profile puts ~/bin there; go install writes ~/go/bin, which
+// go's installer and most guides put there), and Go's module cache, which
+// is not a dot-entry.
+var homeRoots = []struct{ path, why string }{
+	{"bin", "in a home directory bin is on PATH by default"},
+	{"go/bin", "in a home directory go/bin is on PATH by default"},
+	{"go/pkg", "the host's go runs the toolchains in go/pkg/mod/golang.org/toolchain@… and compiles the module sources beside them"},
+}
 
 // HomeRoots returns the entries at a home directory's root that the home
-// rule protects besides its dot-entries (~/bin, ~/go/bin). The caller may
-// modify the returned slice.
-func HomeRoots() []string { return append([]string(nil), homeRoots...) }
+// rule protects besides its dot-entries (~/bin, ~/go/bin, ~/go/pkg).
+func HomeRoots() []string {
+	var ps []string
+	for _, r := range homeRoots {
+		ps = append(ps, r.path)
+	}
+	return ps
+}
 
 // homeReason is the reason for parts (a path relative to a home directory
 // that is the workspace) under the home rule, or "": every entry at the
-// root whose name begins with "." is protected, and homeRoots, except
-// homeWritable. The programs a person runs read their startup files,
-// configuration, plugins and shims from their home's dot-entries, and no
-// list of them can be complete (tmux, gdb, sqlite, kubectl, docker's
-// cli-plugins, pyenv's shims, rustup's toolchains …).
+// root whose name begins with "." is protected, and homeRoots. The
+// programs a person runs read their startup files, configuration, plugins
+// and shims from their home's dot-entries, and no list of them can be
+// complete (tmux, gdb, sqlite, kubectl, docker's cli-plugins, pyenv's
+// shims, rustup's toolchains …).
+//
+// The caches are no exception (.cache, .npm, .cargo/registry, .m2,
+// .gradle, go/pkg/mod): the host runs what they hold without checking it
+// against anything outside them. jedi unpickles ~/.cache/jedi at the next
+// completion, pre-commit runs its hook environments, npx its _npx
+// installs, go a toolchain whose ziphash file (not its bytes) matches
+// go.sum, cargo the build scripts of unpacked sources, Go links the
+// compiled packages of go-build; the resolvers check hashes when they
+// download, not for what is already there. A sandbox's own HOME is /tmp
+// (sandbox.DefaultEnv), where its builds keep their caches.
 func homeReason(parts []string) string {
 	if hasPrefix(parts, GitDirName) {
 		return "" // a dotfiles repository: git's own rules (gitDir) decide
 	}
-	for _, w := range homeWritable {
-		if hasPrefix(parts, w) {
-			return ""
-		}
-	}
 	rel := path.Join(parts...)
 	for _, r := range homeRoots {
-		if hasPrefix(parts, r) {
-			return fmt.Sprintf("%s is protected: in a home directory %s is on PATH by default", rel, r)
+		if hasPrefix(parts, r.path) {
+			return fmt.Sprintf("%s is protected: %s", rel, r.why)
 		}
-		if len(parts) < len(split(r)) && hasPrefix(split(r), rel) {
-			return fmt.Sprintf("%s is protected: it holds %s", rel, r)
+		if len(parts) < len(split(r.path)) && hasPrefix(split(r.path), rel) {
+			return fmt.Sprintf("%s is protected: it holds %s", rel, r.path)
 		}
 	}
 	if strings.HasPrefix(parts[0], ".") {
-		return fmt.Sprintf("%s is protected: in a home directory every entry whose name begins with \".\" is (programs read their configuration, plugins and startup files from them); only %s may be written", rel, strings.Join(homeWritable, ", "))
+		return fmt.Sprintf("%s is protected: in a home directory every entry whose name begins with \".\" is (programs read their configuration, plugins and startup files from them, and run what their caches hold)", rel)
 	}
 	return ""
 }
@@ -570,14 +555,13 @@ func GitDirReason(dir, rest string) string {
 type HomeTreatment uint8
 
 const (
-	// HomeFree: the entry may be written (a cache of homeWritable, a
-	// name the rule does not cover, a hole the caller handles itself).
+	// HomeFree: the entry may be written (a name the rule does not
+	// cover, a hole the caller handles itself).
 	HomeFree HomeTreatment = iota
 	// HomeFreeze: the entry is protected as a whole.
 	HomeFreeze
-	// HomeDescend: the entry holds something that must stay writable (a
-	// cache of homeWritable), or is not protected but holds an entry that
-	// is (~/go for ~/go/bin): its own entries are treated one by one.
+	// HomeDescend: the entry is not protected but holds an entry that is
+	// (~/go for ~/go/bin): its own entries are treated one by one.
 	HomeDescend
 )
 
@@ -598,18 +582,13 @@ func HomeTreat(rel string, holes []string) HomeTreatment {
 	}
 	if homeReason(parts) == "" {
 		for _, r := range homeRoots {
-			if below(r) {
+			if below(r.path) {
 				return HomeDescend
 			}
 		}
 		return HomeFree
 	}
-	// Only what must stay writable splits an entry: the list's own
+	// Nothing under a protected entry stays writable: the list's own
 	// entries and the holes get their mounts on top of its freeze.
-	for _, p := range append(append([]string(nil), homeWritable...), homeRoots...) {
-		if below(p) {
-			return HomeDescend
-		}
-	}
 	return HomeFreeze
 }

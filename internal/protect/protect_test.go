@@ -23,13 +23,14 @@ func TestReason(t *testing.T) {
 		".gitconfig", ".config/git/config", ".config/git/attributes", ".envrc", "sub/.envrc", ".tether.yaml",
 		".ssh/authorized_keys", ".ssh/config", ".ssh/rc", ".ssh", "/.bashrc", "./.git/config", "a/../.git/hooks",
 		"HEAD", "src/HEAD", "src/head", "bare/HEAD", "x/.git/../HEAD",
+		".git/objects/pack", ".git/objects/pack/p.pack", ".git/objects/pack/tmp_pack_x", ".git/objects",
 	}
 	for _, p := range protected {
 		assert.NotEmpty(t, Reason(p), p)
 	}
 	free := []string{
 		".", "", "src/main.go", ".git/HEAD", ".git/index", ".git/index.lock", ".git/refs/heads/main",
-		".git/objects/ab/cdef", ".git/objects/pack/p.pack", ".git/logs/HEAD", ".git/COMMIT_EDITMSG",
+		".git/objects/ab/cdef", ".git/objects/packs", ".git/logs/HEAD", ".git/COMMIT_EDITMSG",
 		".git/ORIG_HEAD", ".git/packed-refs", ".git/refs/stash", ".gitignore", ".gitattributes", "git/config",
 		"x.git/config", ".github/workflows/ci.yml", ".ssh/id_ed25519.pub", "bashrc",
 		"docs/.profile.md", ".git-orig", ".gitmodules", "sub/.git/HEAD", ".git/refs/remotes/origin/HEAD", "src/HEADER", "HEAD.md",
@@ -253,6 +254,12 @@ func TestReasonHomeInverse(t *testing.T) {
 		".ipython/profile_default/startup/00.py", ".config/Code/User/settings.json", ".terraformrc", ".mailcap",
 		".psqlrc", ".Rprofile", ".irbrc", ".git-credentials", "bin/ls", "bin", "go", ".cargo", ".m2/settings.xml",
 		".gradle/gradle.properties", ".TMUX.CONF",
+		// The caches the host runs from (session-11 red team).
+		".cache", ".cache/jedi/x.pkl", ".cache/pre-commit/repo/hook", ".cache/pip/wheels/x.whl", ".cache/go-build/00/x",
+		".npm/_cacache/index-v5/x", ".npm/_npx/1/node_modules/.bin/x", ".cargo/registry/src/x/build.rs", ".cargo/git/db/x",
+		".m2/repository/org/x.jar", ".gradle/caches/modules-2/x", ".gradle/wrapper/dists/x", ".yarn/berry/cache/x.zip",
+		"go/pkg", "go/pkg/mod/example.com/x@v1/x.go", "go/pkg/mod/golang.org/toolchain@v0.0.1-go1.99.0.linux-amd64/bin/go",
+		"go/pkg/mod/cache/download/golang.org/toolchain/@v/v0.0.1-go1.99.0.linux-amd64.ziphash",
 	}
 	for _, p := range planted {
 		assert.NotEmpty(t, home.Reason(p), "%s in a home", p)
@@ -261,9 +268,7 @@ func TestReasonHomeInverse(t *testing.T) {
 		assert.Empty(t, Set{Root: "/srv/proj"}.Reason(p), "%s outside a home: a project's own file", p)
 	}
 	writable := []string{
-		".cache", ".cache/pip/wheels/x.whl", ".cache/go-build/00/x", ".npm/_cacache/index-v5/x", ".cargo/registry/src/x/lib.rs",
-		".cargo/git/db/x", ".m2/repository/org/x.jar", ".gradle/caches/modules-2/x", ".gradle/wrapper/dists/x",
-		"go/pkg/mod/example.com/x@v1/x.go", "src/.tmux.conf", "proj/.config/x", "proj/bin/tool", "notes.txt",
+		"go/src/example.com/x/x.go", "go/x", "src/.tmux.conf", "proj/.config/x", "proj/bin/tool", "proj/go/pkg/mod/x", "notes.txt",
 		".git/objects/ab/cdef", ".git/refs/heads/main", // a dotfiles repository: git's rules decide
 	}
 	for _, p := range writable {
@@ -271,4 +276,5 @@ func TestReasonHomeInverse(t *testing.T) {
 	}
 	assert.Contains(t, home.Reason(".tmux.conf"), "begins with \".\"")
 	assert.Contains(t, home.Reason("go/bin/x"), "on PATH")
+	assert.Contains(t, home.Reason("go/pkg/mod/x"), "toolchains")
 }
