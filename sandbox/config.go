@@ -285,6 +285,11 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// denyFilter reports whether the sandbox has its seccomp filter (Spec),
+// which with the capabilities dockerCaps refuses every way to change a
+// process's root: chroot, pivot_root, setns, mount and new namespaces.
+func (c Config) denyFilter() bool { return c.Seccomp != SeccompOff && seccompAvailable }
+
 // workspaceMount returns where the workspace appears inside the sandbox.
 func (c Config) workspaceMount() string {
 	if c.WorkspaceMount != "" {

@@ -145,6 +145,15 @@ type execGateRun struct {
 	accounted bool
 	// reader reads the callers' memory (serve's goroutine only).
 	reader memReader
+	// root is the sandbox's root directory, opened once from the first
+	// exec's caller (serve's goroutine only; -1 until then, and always
+	// without fixedRoot). fixedRoot: the sandbox has its seccomp filter
+	// and no CAP_SYS_CHROOT, so no process of it can have another root
+	// (Config.denyFilter); without it every exec opens its caller's
+	// /proc/PID/root, the largest part of the gate's work on an exec (the
+	// kernel builds a new pid's /proc entries on that first look-up).
+	root      int
+	fixedRoot bool
 	// tid is the thread serve answers on (it is locked to it), for
 	// benchmarks that read its CPU time.
 	tid int
@@ -172,7 +181,7 @@ func newExecGate(profile string, check ExecGate, cfg Config) (*execGateRun, erro
 	if err != nil {
 		return nil, fmt.Errorf("creating the exec gate: %w", err)
 	}
-	g := &execGateRun{check: check, profile: profile, stop: efd}
+	g := &execGateRun{check: check, profile: profile, stop: efd, root: -1, fixedRoot: cfg.denyFilter()}
 	if cfg.Observe {
 		g.observe, g.shared = true, cfg.sharedDirs()
 	}
@@ -282,6 +291,9 @@ func (g *execGateRun) shut() {
 	_, _ = unix.Write(g.stop, one[:])
 	g.serving.Wait()
 	_ = unix.Close(g.stop)
+	if g.root >= 0 {
+		_ = unix.Close(g.root)
+	}
 	for _, r := range g.replays {
 		r.close()
 	}
@@ -758,10 +770,28 @@ func (g *execGateRun) read(fd int, n *seccompNotif) (ExecEvent, error) {
 	}
 	// One check after the reads and the resolution below covers both: a
 	// notification still valid then had its caller waiting throughout.
-	ev.Runs, err = runsAs(ev.Pid, dirfd, ev.Path, flags&unix.AT_EMPTY_PATH != 0, ev.Argv)
+	root := g.root
+	if root < 0 {
+		if root, err = openProc(strconv.Itoa(ev.Pid)+"/root", unix.O_PATH|unix.O_DIRECTORY); err != nil {
+			if !idValid(fd, n.id) {
+				return ev, errGone
+			}
+			return ev, missingFile{err}
+		}
+	}
+	ev.Runs, err = runsAs(ev.Pid, root, dirfd, ev.Path, flags&unix.AT_EMPTY_PATH != 0, ev.Argv)
 	// The names were resolved through the caller's root and working
-	// directory: make sure they were still the waiting caller's.
-	if !idValid(fd, n.id) {
+	// directory: make sure they were still the waiting caller's (and so
+	// is the root, before it is kept for the sandbox's other execs).
+	valid := idValid(fd, n.id)
+	if root != g.root {
+		if valid && g.fixedRoot {
+			g.root = root
+		} else {
+			_ = unix.Close(root)
+		}
+	}
+	if !valid {
 		return ev, errGone
 	}
 	return ev, err
@@ -1018,7 +1048,8 @@ func argvBlock(addr uint64) int {
 }
 
 // runsAs lists the argument vectors an exec of path (relative to dirfd of
-// process pid; the descriptor itself with emptyPath) with argv may run as,
+// process pid, whose root is the directory root; the descriptor itself
+// with emptyPath) with argv may run as,
 // besides argv itself: argv[0] replaced by each name the file goes by,
 // and for a "#!" script, its interpreter's vectors (recursively, as the
 // kernel does). Names are resolved inside the caller's root.
@@ -1031,7 +1062,7 @@ func argvBlock(addr uint64) int {
 // regular file's first bytes cannot be read (tether, rootless, may not
 // read a file the caller can execute: the kernel reads it whatever its
 // mode) the error is ErrExecUnchecked: the exec is refused.
-func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (runs [][]string, err error) {
+func runsAs(pid, root int, dirfd int32, file string, emptyPath bool, argv []string) (runs [][]string, err error) {
 	// Vectors that differ only in argv[0]'s directory are one check: the
 	// analyser names a program by its last element.
 	add := func(v []string) {
@@ -1054,7 +1085,7 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 	if len(argv) > 1 {
 		rest = argv[1:]
 	}
-	names, f, err := resolveExecFD(pid, dirfd, file, emptyPath)
+	names, f, err := resolveExecFD(pid, root, dirfd, file, emptyPath)
 	if err != nil {
 		return nil, missingFile{err}
 	}
@@ -1094,7 +1125,7 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 				add(received)
 			}
 			receives(received)
-			vnames, vf, err := resolveExecFD(pid, unix.AT_FDCWD, lv[0], false)
+			vnames, vf, err := resolveExecFD(pid, root, unix.AT_FDCWD, lv[0], false)
 			if err != nil {
 				return runs, nil // the loader cannot open it either
 			}
@@ -1111,7 +1142,7 @@ func runsAs(pid int, dirfd int32, file string, emptyPath bool, argv []string) (r
 			add(sv)
 			receives(sv)
 			var inames []string
-			if inames, f, err = resolveExecFD(pid, unix.AT_FDCWD, interp, false); err != nil {
+			if inames, f, err = resolveExecFD(pid, root, unix.AT_FDCWD, interp, false); err != nil {
 				return runs, missingFile{err} // the kernel cannot run the interpreter either
 			}
 			for _, n := range inames {
@@ -1345,27 +1376,28 @@ var selfPathRE = sync.OnceValue(func() *regexp.Regexp {
 // of the symlinks' targets it goes through (last elements), and the file,
 // opened O_PATH, or nil with the error that stopped the walk.
 func resolveExec(pid int, dirfd int32, file string, emptyPath bool) ([]string, *os.File, error) {
-	names, fd, err := resolveExecFD(pid, dirfd, file, emptyPath)
+	root, err := openProc(strconv.Itoa(pid)+"/root", unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unix.Close(root)
+	names, fd, err := resolveExecFD(pid, root, dirfd, file, emptyPath)
 	if err != nil {
 		return names, nil, err
 	}
 	return names, os.NewFile(uintptr(fd), file), nil
 }
 
-// resolveExecFD is resolveExec returning the bare descriptor (the exec
-// gate's path, where an *os.File costs system calls of its own).
-func resolveExecFD(pid int, dirfd int32, file string, emptyPath bool) ([]string, int, error) {
+// resolveExecFD is resolveExec inside root, the caller's root directory
+// (the exec gate's: opened once per sandbox where that is fixed), returning
+// the bare descriptor (an *os.File costs system calls of its own).
+func resolveExecFD(pid, root int, dirfd int32, file string, emptyPath bool) ([]string, int, error) {
 	// A descriptor's own file (fexecve): its /proc/PID entry on this host,
 	// opened (which follows the magic link to the file, as the kernel
 	// does), its text giving the file's name.
 	if emptyPath && file == "" {
 		return openMagic(pid, "fd/"+strconv.Itoa(int(dirfd)))
 	}
-	root, err := openProc(strconv.Itoa(pid)+"/root", unix.O_PATH|unix.O_DIRECTORY)
-	if err != nil {
-		return nil, -1, err
-	}
-	defer unix.Close(root)
 	// A name of the caller's own descriptor or executable: the same, but
 	// only where the name means that for the caller, its /proc the
 	// sandbox's procfs (and /dev/fd its link there). In a directory the

@@ -64,8 +64,14 @@ func standIns(t *testing.T, ws string, names ...string) {
 
 func gateRun(t *testing.T, r *Runner, ws, script string) (*Result, string) {
 	t.Helper()
+	return gateRunSeccomp(t, r, ws, "", script)
+}
+
+// gateRunSeccomp is gateRun in seccomp mode mode.
+func gateRunSeccomp(t *testing.T, r *Runner, ws string, mode SeccompMode, script string) (*Result, string) {
+	t.Helper()
 	var out bytes.Buffer
-	cfg := Config{Workspace: ws, Env: []string{"PATH=" + filepath.Join(ws, "bin") + ":/usr/bin:/bin"}}
+	cfg := Config{Workspace: ws, Seccomp: mode, Env: []string{"PATH=" + filepath.Join(ws, "bin") + ":/usr/bin:/bin"}}
 	res, err := r.Run(context.Background(), cfg, Command{Shell: script, Stdout: &out, Stderr: &out})
 	require.NoError(t, err)
 	return res, out.String()
@@ -473,8 +479,14 @@ func TestRunsAsUnreadableScript(t *testing.T) {
 			return
 		}
 		var out [2]result
+		root, err := openDir("/")
+		if err != nil {
+			done <- [2]result{{err: err}, {err: err}}
+			return
+		}
+		defer unix.Close(root)
 		for i, f := range []string{script, readable} {
-			out[i].runs, out[i].err = runsAs(os.Getpid(), unix.AT_FDCWD, f, false, []string{f})
+			out[i].runs, out[i].err = runsAs(os.Getpid(), root, unix.AT_FDCWD, f, false, []string{f})
 		}
 		done <- out
 	}()
@@ -485,13 +497,16 @@ func TestRunsAsUnreadableScript(t *testing.T) {
 }
 
 // TestExecGateChrootedSelfNames: a caller that chroots into a directory
-// of its own makes /proc/self/fd/N, /dev/fd/N and /proc/self/exe there
-// any symlink it likes; the kernel follows those, so the gate must too,
-// and not take the names for the caller's descriptor or executable (it
-// did for the descriptor forms, and a program named reboot ran). The
+// of its own (possible only with seccomp off, in a user namespace of its
+// own: the sandbox has no CAP_SYS_CHROOT) makes /proc/self/fd/N,
+// /dev/fd/N and /proc/self/exe there any symlink it likes; the kernel
+// follows those, so the gate must too, and not take the names for the
+// caller's descriptor or executable (it did for the descriptor forms, and
+// a program named reboot ran). The
 // payload is a static binary named reboot behind each symlink: each exec
 // is refused and it never runs. Outside the chroot the same names are the
-// caller's own, as TestExecGateSelfExe checks.
+// caller's own, as TestExecGateSelfExe checks. With seccomp off the gate
+// opens each caller's root: with the root opened once the payload ran.
 func TestExecGateChrootedSelfNames(t *testing.T) {
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("needs gcc for a static payload")
@@ -501,12 +516,12 @@ func TestExecGateChrootedSelfNames(t *testing.T) {
 	r.ExecGate = refuse.gate
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "m.c"), []byte("#include <stdio.h>\nint main(void){puts(\"payload ran\");return 0;}\n"), 0o644))
-	res, out := gateRun(t, r, ws, `gcc -static -o m m.c || exit 1
+	res, out := gateRunSeccomp(t, r, ws, SeccompOff, `gcc -static -o m m.c || exit 1
 mkdir -p D/proc/self/fd D/dev && cp m D/reboot
 ln -s /reboot D/proc/self/fd/5 && ln -s /reboot D/proc/self/exe && ln -s /proc/self/fd D/dev/fd
 exec 5<m.c
 for p in /proc/self/fd/5 /dev/fd/5 /proc/self/exe; do
-python3 -c 'import os, sys; os.chroot("D"); os.execv(sys.argv[1], ["x"])' $p 2>/dev/null; echo rc=$?
+python3 -c 'import ctypes, os, sys; ctypes.CDLL(None).unshare(0x10000000); os.chroot("D"); os.execv(sys.argv[1], ["x"])' $p 2>/dev/null; echo rc=$?
 done`)
 	assert.NotContains(t, out, "payload ran")
 	assert.Equal(t, "rc=1\nrc=1\nrc=1\n", out)
@@ -583,4 +598,52 @@ func TestExecGateLoaderByContent(t *testing.T) {
 		assert.Empty(t, res.ExecBlocked, out)
 		assert.Contains(t, out, "reboot\nreboot\nlisted\n")
 	})
+}
+
+// TestExecGateRootIsFixed: the gate resolves every exec of a sandbox with
+// seccomp on in the root it opened once, so no process of it may have
+// another root. A caller tries each way to change its root (chroot by
+// system call and by chroot(8), in a new user namespace, a new mount
+// namespace, pivot_root, setns into pid 1's mount namespace), each into a
+// directory where /usr/bin/true is a symlink to a payload named reboot,
+// and execs /usr/bin/true there: had a root change worked, the gate would
+// check the sandbox's /usr/bin/true while the kernel ran the payload.
+// Every attempt is refused and the payload never runs (checked from the
+// host, after the sandbox is gone); the plain /usr/bin/true still runs.
+// With CAP_SYS_CHROOT kept, the system call and chroot(8) succeed: the
+// gate that opened each caller's root refused the payload by its link's
+// name; with the root opened once the payload ran, twice.
+func TestExecGateRootIsFixed(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("needs gcc for a static payload")
+	}
+	r := newTestRunner(t)
+	refuse := newRefuse("reboot")
+	r.ExecGate = refuse.gate
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "m.c"), []byte("#include <stdio.h>\nint main(void){puts(\"payload ran\");return 0;}\n"), 0o644))
+	res, out := gateRun(t, r, ws, `gcc -static -o m m.c || exit 1
+mkdir -p D/usr/bin N/old && cp m D/reboot && ln -s /reboot D/usr/bin/true
+python3 -c '
+import os
+try:
+    os.chroot("D")
+except OSError as e:
+    print("chroot", e.strerror); raise SystemExit(1)
+os.execv("/usr/bin/true", ["true"])'; echo syscall=$?
+/usr/sbin/chroot D /usr/bin/true; echo chroot=$?
+unshare -Ur /usr/sbin/chroot D /usr/bin/true; echo userns=$?
+unshare -m /usr/sbin/chroot D /usr/bin/true; echo mountns=$?
+/usr/sbin/pivot_root N N/old; echo pivot=$?
+nsenter -t 1 -m /usr/sbin/chroot D /usr/bin/true; echo setns=$?
+/usr/bin/true; echo plain=$?`)
+	t.Log(out)
+	assert.NotContains(t, out, "payload ran")
+	assert.NotContains(t, out, "not found")
+	assert.Contains(t, out, "chroot Operation not permitted")
+	for _, how := range []string{"syscall", "chroot", "userns", "mountns", "pivot", "setns"} {
+		assert.Regexp(t, "(?m)^"+how+"=[1-9][0-9]*$", out, "%s must fail", how)
+	}
+	assert.Contains(t, out, "plain=0\n")
+	assert.Empty(t, res.ExecBlocked, "nothing reached the payload")
 }

@@ -157,7 +157,7 @@ func setUp(cfg Config, o setupOptions) (_ *sandboxSetup, err error) {
 	// The compiled filter and the trampoline's descriptors are prepared
 	// alongside the stages below.
 	if o.trampoline {
-		filter := s.cfg.Seccomp != SeccompOff && seccompAvailable && !s.rootless && !o.libcontainerSeccomp
+		filter := s.cfg.denyFilter() && !s.rootless && !o.libcontainerSeccomp
 		gate := o.execGate != nil || s.createGate()
 		wantLandlock := (s.cfg.Landlock != nil || s.cfg.Network == NetworkHost) && landlockVersion() > 0
 		if filter || gate || wantLandlock {

@@ -66,12 +66,16 @@ type Owner struct{ UID, GID int }
 // or raw packets, and both widen the attack surface; see DESIGN.md §5),
 // CAP_SETFCAP (file capabilities written on the workspace would be
 // honoured by the host) and CAP_FSETID (it keeps setuid and setgid bits
-// through writes and chowns). Every capability is the sandbox's user
-// namespace's, never the host's.
+// through writes and chowns), and CAP_SYS_CHROOT: without it (and without
+// CAP_SYS_ADMIN, so with the filter no pivot_root, setns, mount or new
+// user namespace either) no process of a sandbox with seccomp on can
+// change its root, and the exec gate resolves every exec in the one root
+// it opened once (execGateRun.root). Every capability is the sandbox's
+// user namespace's, never the host's.
 var dockerCaps = []string{
 	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER",
 	"CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP",
-	"CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE",
+	"CAP_NET_BIND_SERVICE", "CAP_KILL", "CAP_AUDIT_WRITE",
 }
 
 // maskedPaths and readonlyPaths are Docker's (moby oci/defaults.go).
