@@ -35,6 +35,10 @@ type cmdState struct {
 	lastWrap int
 	// ctx is the context the command was found in.
 	ctx ctx
+	// dirs and anyDir are where the shell is when the command starts
+	// (Command.Dirs).
+	dirs   []string
+	anyDir bool
 }
 
 // call walks a simple command: first the commands inside its words (they run
@@ -117,6 +121,9 @@ func (w *walker) callWords(s *syntax.Stmt, ce *syntax.CallExpr, env []Assign, re
 		stdin:      c.stdin,
 		stdinBytes: c.stdinBytes,
 	}
+	// The command runs where the shell is before it: a cd, or an eval
+	// that may cd, moves the commands after it.
+	cs.dirs, cs.anyDir = w.commandDirs()
 	if f, replaced := ownFeed(s, redirs); replaced {
 		cs.stdin, cs.stdinBytes = f, w.redirectedBytes(s, redirs)
 	}
@@ -139,7 +146,7 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 		}
 		pw := cs.words[i]
 		if !pw.Literal {
-			w.stopTracking() // it may be eval or source
+			w.runsUnknownCode() // it may be eval, source or cd
 			w.addOpaque(OpaqueDynamicProgram, "", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
 			w.emit(cs, i, c)
 			w.staticProgram(cs, i, c)
@@ -166,6 +173,9 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			preCall = w.saveVars() // for the call's walk (callFunction)
 		}
 		w.commandVars(name, cs.words[i+1:])
+		if dirCommands[name] && shellDirCommand(cs, i) && (i > 0 || w.defs[name] == nil) {
+			w.chdirCommand(cs.stmt, name, cs.words[i+1:], cs.env)
+		}
 		next, ok := w.peel(name, cs, i, c)
 		if next < 0 {
 			return "" // the wrapper handled the rest (payload, find -exec)
@@ -177,7 +187,9 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			}
 			w.emit(cs, i, c)
 			if fd := w.defs[name]; fd != nil && i == 0 {
-				if !w.callFunction(fd, cs.words[1:], preCall, c) && w.stopsTracking[name] {
+				if walked := w.callFunction(fd, cs.words[1:], preCall, c); !walked && w.cdFuncs[name] {
+					w.runsUnknownCode() // a body that changes directory, not followed
+				} else if !walked && w.stopsTracking[name] {
 					w.stopTracking()
 				}
 			} else if name == "read" && !w.isFunction(name) {
@@ -213,6 +225,8 @@ func (w *walker) emit(cs *cmdState, i int, c ctx) {
 		Redirs:   cs.redirs,
 		Wrappers: cs.wrappers,
 		Context:  c.Context,
+		Dirs:     cs.dirs,
+		AnyDir:   cs.anyDir,
 		Text:     w.stmtText(cs.stmt),
 		Span:     w.stmtSpan(cs.stmt),
 	}
@@ -311,6 +325,15 @@ func (w *walker) payloadAt(program, text string, at Span, cs *cmdState, c ctx) {
 				sub.vars = make(map[string]Word, len(cs.env)+len(cs.positional)+2)
 			}
 			sub.vars[e.Name] = Word{Value: e.Value.Value, Literal: e.Value.Literal}
+		}
+	}
+	// The shell starts where the command runs, with no directory stack.
+	for _, k := range [...]string{cwdKey, "PWD"} {
+		if v, ok := w.vars[k]; ok {
+			if sub.vars == nil {
+				sub.vars = make(map[string]Word, len(cs.env)+len(cs.positional)+2)
+			}
+			sub.vars[k] = v
 		}
 	}
 	if cs.positional != nil {

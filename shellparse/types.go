@@ -81,6 +81,16 @@ type Command struct {
 	Wrappers []Wrapper `json:"wrappers,omitempty"`
 	// Context says where in the script the command sits.
 	Context Context `json:"context"`
+	// Dirs are the directories bash may run the command in, after the
+	// cd, pushd and popd before it (cwd.go): "" is the directory the
+	// script started in, a relative name is relative to it, "~" is the
+	// home. Several when which one is not known statically (a cd that
+	// may fail, a branch). Nil is the start directory alone.
+	Dirs []string `json:"dirs,omitempty"`
+	// AnyDir reports that bash's directory is not known at all (a cd to
+	// a computed directory, eval, a popd of a stack not known): the
+	// command may run anywhere.
+	AnyDir bool `json:"any_dir,omitempty"`
 	// Text is the exact source text of the simple command (in the source it
 	// was parsed from; for payload commands, the payload's source).
 	Text string `json:"text"`

@@ -71,6 +71,14 @@ func (w *walker) stopTracking() {
 	w.forgetAll()
 }
 
+// runsUnknownCode records that the shell itself runs code not known here
+// (eval, source, a computed program, a function call not walked whose body
+// changes directory): it may be in any directory after it.
+func (w *walker) runsUnknownCode() {
+	w.stopTracking()
+	w.unknownDirs()
+}
+
 // setVar records that name now holds v (forgotten when v is not known).
 // An assignment to a nameref assigns its target (refs.go).
 func (w *walker) setVar(name string, v Word) {
@@ -125,7 +133,7 @@ func (w *walker) forgetAll() {
 	if w.inCall {
 		w.callAll = true
 	}
-	w.vars = nil
+	w.vars = keepDirs(w.vars) // what a command assigns does not move the shell
 }
 
 func (w *walker) touch(name string) {
@@ -150,14 +158,38 @@ func (w *walker) restoreVars(m map[string]Word) { w.vars = m }
 
 // joinVars keeps the values a and b agree on: what is known after either of
 // two ways through.
+// The directory state is the exception (cwd.go): bash may be in either
+// way's directory, and a stack the two ways leave differently is not known.
 func joinVars(a, b map[string]Word) map[string]Word {
 	var out map[string]Word
 	for k, v := range a {
+		if k == cwdKey || k == stackKey {
+			continue
+		}
 		if bv, ok := b[k]; ok && bv == v {
 			if out == nil {
 				out = make(map[string]Word)
 			}
 			out[k] = v
+		}
+	}
+	av, aok := a[cwdKey]
+	bv, bok := b[cwdKey]
+	if v, ok := joinDirs(av, aok, bv, bok); ok {
+		if out == nil {
+			out = make(map[string]Word)
+		}
+		out[cwdKey] = v
+	}
+	as, asok := a[stackKey]
+	bs, bsok := b[stackKey]
+	if asok || bsok {
+		if out == nil {
+			out = make(map[string]Word)
+		}
+		out[stackKey] = as
+		if as != bs || asok != bsok {
+			out[stackKey] = unknownDir
 		}
 	}
 	return out
@@ -276,9 +308,13 @@ func (w *walker) commandVars(name string, args []Word) {
 		w.probe.jumps = true
 	}
 	switch name {
-	case "eval", "source", ".", "trap", "enable", "shopt":
-		// They run text as script or change how later assignments
-		// behave: no value is known after them.
+	case "eval", "source", ".", "trap":
+		// They run text as script: no value, and not the directory, is
+		// known after them.
+		w.runsUnknownCode()
+	case "enable", "shopt":
+		// They change how later assignments behave: no value is known
+		// after them.
 		w.stopTracking()
 	case "shift", "set":
 		// They change the positional parameters a call walk knows.
@@ -415,6 +451,9 @@ func (w *walker) dropTouched(names map[string]bool, all bool) map[string]Word {
 	}
 	for n := range names {
 		delete(w.vars, n)
+	}
+	if names[cwdKey] || names[stackKey] {
+		w.unknownDirs() // a later pass may be anywhere
 	}
 	return w.saveVars()
 }
@@ -940,7 +979,7 @@ func (w *walker) callFunction(fd *syntax.FuncDecl, args []Word, before map[strin
 // and the caller here is the script itself, so they are global.
 func (w *walker) callEffects(before, after map[string]Word) map[string]Word {
 	if w.callAll {
-		return nil
+		return keepDirs(after)
 	}
 	out := before
 	for name := range w.callSets {
@@ -984,14 +1023,6 @@ func (w *walker) dedupeFrom(start, funcs int) {
 	seen := make(map[string]bool)
 	out := cmds[:start]
 	for _, c := range cmds[start:] {
-		if changesDir(&c) {
-			// The commands after a cd resolve relative names against
-			// it: one walk's "echo x > sda" after "cd /dev" is not
-			// another's after "cd x".
-			clear(seen)
-			out = append(out, c)
-			continue
-		}
 		k := commandKey(&c)
 		if seen[k] {
 			continue
@@ -1002,20 +1033,13 @@ func (w *walker) dedupeFrom(start, funcs int) {
 	w.script.Commands = out
 }
 
-// changesDir reports whether c changes the shell's working directory.
-func changesDir(c *Command) bool {
-	switch c.Program {
-	case "cd", "pushd", "popd":
-		return true
-	}
-	return false
-}
-
 // commandKey identifies a command by where it is and the values it runs
 // with.
 func commandKey(c *Command) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d:%d:%s:%v", c.Span.Start, c.Span.End, c.Spelling, c.Context)
+	// One walk's "echo x > sda" after "cd /dev" is not another's after
+	// "cd x": the directories are part of the key.
+	fmt.Fprintf(&b, "%d:%d:%s:%v:%q:%t", c.Span.Start, c.Span.End, c.Spelling, c.Context, c.Dirs, c.AnyDir)
 	for _, a := range c.Args {
 		fmt.Fprintf(&b, "\x00%q%t%t%t", a.Value, a.Literal, a.Unknown, a.Glob)
 	}
