@@ -173,8 +173,15 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			preCall = w.saveVars() // for the call's walk (callFunction)
 		}
 		w.commandVars(name, cs.words[i+1:])
-		if dirCommands[name] && shellDirCommand(cs, i) && (i > 0 || w.defs[name] == nil) {
+		if ownBuiltin := shellDirCommand(cs, i) && (i > 0 || w.defs[name] == nil); ownBuiltin && dirCommands[name] {
 			w.chdirCommand(cs.stmt, name, cs.words[i+1:], cs.env)
+		} else if ownBuiltin && runsText[name] {
+			// The text it runs (walked as a payload, from the
+			// directory before it) may cd: after it, bash may be
+			// anywhere.
+			defer w.unknownDirs()
+		} else if ownBuiltin && (name == "history" || name == "set") {
+			w.noteHistory(name, cs.words[i+1:])
 		}
 		next, ok := w.peel(name, cs, i, c)
 		if next < 0 {

@@ -38,6 +38,9 @@ const (
 // dirCommands are the builtins that read or change the directory state.
 var dirCommands = map[string]bool{"cd": true, "pushd": true, "popd": true, "dirs": true}
 
+// runsText are the builtins that run text as the shell's own commands.
+var runsText = map[string]bool{"eval": true, "source": true, ".": true, "trap": true, "fc": true}
+
 // unknownDir is the value of cwdKey (and stackKey) when it is not known.
 var unknownDir = Word{Unknown: true}
 

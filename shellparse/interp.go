@@ -97,6 +97,10 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 			}
 		}
 		return true, ""
+	case "fc":
+		w.emit(cs, i, c)
+		w.fc(cs, i, c)
+		return true, ""
 	case "alias":
 		// An alias value is code that runs wherever the name is used
 		// later (with expand_aliases, or in an interactive shell): expose

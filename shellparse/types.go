@@ -54,6 +54,10 @@ type Script struct {
 	// aliases is set once the script defines an alias: a later command
 	// name may run its text (see commandOutput).
 	aliases bool
+	// history are the entries the script added to bash's history list,
+	// historyOpen set once entries not known may be there (history.go).
+	history     []string
+	historyOpen bool
 }
 
 // Command is one simple command reachable in the script, after wrappers have

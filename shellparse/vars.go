@@ -72,8 +72,8 @@ func (w *walker) stopTracking() {
 }
 
 // runsUnknownCode records that the shell itself runs code not known here
-// (eval, source, a computed program, a function call not walked whose body
-// changes directory): it may be in any directory after it.
+// (a computed program, a function call not walked whose body changes
+// directory): it may be in any directory after it.
 func (w *walker) runsUnknownCode() {
 	w.stopTracking()
 	w.unknownDirs()
@@ -308,13 +308,10 @@ func (w *walker) commandVars(name string, args []Word) {
 		w.probe.jumps = true
 	}
 	switch name {
-	case "eval", "source", ".", "trap":
-		// They run text as script: no value, and not the directory, is
-		// known after them.
-		w.runsUnknownCode()
-	case "enable", "shopt":
-		// They change how later assignments behave: no value is known
-		// after them.
+	case "eval", "source", ".", "trap", "enable", "shopt", "fc":
+		// They run text as script or change how later assignments
+		// behave: no value is known after them (nor the directory after
+		// the text ran: see resolve).
 		w.stopTracking()
 	case "shift", "set":
 		// They change the positional parameters a call walk knows.
