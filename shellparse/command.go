@@ -157,6 +157,9 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			i++
 			continue
 		}
+		if i == 0 && len(w.script.aliasDefs) > 0 && len(cs.ctx.wrap) == len(cs.wrappers) {
+			w.expandAlias(cs, c)
+		}
 		if i == 0 {
 			// The shell's own lookup: a hash table entry may name
 			// another program (hashtable.go).

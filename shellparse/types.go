@@ -58,6 +58,10 @@ type Script struct {
 	// historyOpen set once entries not known may be there (history.go).
 	history     []string
 	historyOpen bool
+	// aliasDefs are the aliases defined with known values, expanding
+	// those being expanded (alias.go).
+	aliasDefs map[string]string
+	expanding map[string]bool
 }
 
 // Command is one simple command reachable in the script, after wrappers have
