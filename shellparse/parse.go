@@ -369,6 +369,11 @@ func (w *walker) compound(cmd syntax.Command, c ctx) string {
 		var r string
 		var first map[string]Word
 		stmts, ops := flattenOps(cmd, buf[:0], opBuf[:0])
+		var firstCd cdSeen
+		// The chain may end after any operand: bash is in the directory
+		// one of them left.
+		var dirs Word
+		var dirsSet bool
 		for i, st := range stmts {
 			if i > 0 && ops[i] == syntax.AndStmt && w.cd.stmt == stmts[i-1] {
 				// "cd DIR && …": what follows runs where the cd went.
@@ -377,15 +382,22 @@ func (w *walker) compound(cmd syntax.Command, c ctx) string {
 			if x := w.stmt(st, c); r == "" {
 				r = x
 			}
+			d, ok := w.vars[cwdKey]
 			if i == 0 {
-				first = w.saveVars()
+				first, firstCd = w.saveVars(), w.cd
+				dirs, dirsSet = d, ok
+			} else {
+				dirs, dirsSet = joinDirs(dirs, dirsSet, d, ok)
 			}
 		}
 		// Only the first command of a chain surely ran.
 		w.vars = joinVars(first, w.vars)
-		if len(stmts) == 2 && ops[1] == syntax.OrStmt && w.cd.stmt == stmts[0] && exits(stmts[1]) {
+		if cur, ok := w.vars[cwdKey]; dirsSet && (!ok || cur != dirs) {
+			w.setDirs(dirs)
+		}
+		if len(stmts) == 2 && ops[1] == syntax.OrStmt && firstCd.stmt == stmts[0] && exits(stmts[1]) {
 			// "cd DIR || exit": the script goes on only where the cd went.
-			w.setDirs(w.cd.ok)
+			w.setDirs(firstCd.ok)
 		}
 		return r
 	case *syntax.Subshell:

@@ -1,0 +1,103 @@
+package shellparse
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDirsFollowBash checks where the script's last command runs, as bash
+// keeps its directory (each expectation checked with bash 5.2.15): nil is
+// the start directory alone, "any" not known.
+func TestDirsFollowBash(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		src  string
+		dirs []string
+	}{
+		{`ls`, nil},
+		{`cd /; ls`, []string{"/"}},
+		{`cd /; (cd /tmp); ls`, []string{"/"}},
+		{`cd /; (cd /tmp; ls)`, []string{"/tmp"}},
+		{`cd /; cd /tmp | cat; ls`, []string{"/"}},
+		{`cd /; { cd /tmp; } | cat; ls`, []string{"/"}},
+		{`cd /; cd /tmp & ls`, []string{"/"}},
+		{`cd /; x=$(cd /tmp); ls`, []string{"/"}},
+		{`cd /; if a; then cd /tmp; fi; ls`, []string{"/", "/tmp"}},
+		{`cd /; a && cd /tmp || cd /etc; ls`, []string{"/", "/etc", "/tmp"}},
+		{`cd /; case x in y) cd /tmp;; esac; ls`, []string{"/", "/tmp"}},
+		{`cd /; while a; do cd /tmp; done; ls`, []string{"any"}},
+		{`cd /; cd /x; ls`, []string{"/", "/x"}},
+		{`cd /; cd /x && ls`, []string{"/x"}},
+		{`cd /; cd /x || exit; ls`, []string{"/x"}},
+		{`cd /; cd x; ls`, []string{"/", "/x"}},
+		{`cd build; ls`, []string{"", "build"}},
+		{`cd /; cd ""; ls`, []string{"/"}},
+		{`cd /; cd /a /b; ls`, []string{"/"}},
+		{`cd /; cd -q /tmp; ls`, []string{"/"}},
+		{`cd /; cd -P -e -- /tmp; ls`, []string{"/tmp"}},
+		{`cd /; cd; ls`, []string{"~"}},
+		{`cd /; cd /tmp; cd -; ls`, []string{"/"}},
+		{`cd -; ls`, []string{"any"}},
+		{`cd /; pushd /tmp; popd; ls`, []string{"/"}},
+		{`cd /; pushd /tmp; pushd; ls`, []string{"/"}},
+		{`popd; ls`, nil},
+		{`CDPATH=/ cd dev; ls`, []string{"", "/dev", "dev"}},
+		{`cd /; f() { cd /tmp; }; ls`, []string{"/"}},
+		{`cd /; f() { cd /tmp; }; f; ls`, []string{"any"}},
+		{`cd /; f() { cd "$1"; }; f /tmp; ls`, []string{"/tmp"}},
+		{`cd /; sudo cd /tmp; ls`, []string{"/"}},
+		{`cd /; env cd /tmp; ls`, []string{"/"}},
+		{`cd /; builtin cd /tmp; ls`, []string{"/tmp"}},
+		{`cd "$d"; ls`, []string{"any"}},
+		{`cd /; eval "$x"; ls`, []string{"any"}},
+		{`cd /; eval 'cd /tmp'; ls`, []string{"any"}},
+		{`cd /; $cmd; ls`, []string{"any"}},
+		{`cd /; shopt -s nullglob; read x; ls`, []string{"/"}},
+		{`cd /; bash -c 'cd /tmp'; ls`, []string{"/"}},
+		{`cd /dev; bash -c 'ls'`, []string{"/dev"}},
+		{`cd ~; cd ..; ls`, []string{"any"}},
+	}
+	for _, tc := range cases {
+		s, err := Parse(tc.src, Options{})
+		require.NoError(t, err, tc.src)
+		require.NotEmpty(t, s.Commands, tc.src)
+		last := s.Commands[len(s.Commands)-1]
+		require.Equal(t, "ls", last.Program, tc.src)
+		got := last.Dirs
+		if last.AnyDir {
+			got = []string{"any"}
+		}
+		assert.Equal(t, tc.dirs, got, tc.src)
+	}
+}
+
+// TestDirsExpand checks $PWD, $OLDPWD, ~+, ~- and $(pwd) after a cd.
+func TestDirsExpand(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		src, value string
+		unknown    bool
+	}{
+		{`cd /tmp; rm "$PWD"`, "/tmp", false},
+		{`cd /; cd /tmp; rm "$OLDPWD"`, "/", false},
+		{`cd /; cd /tmp; rm ~-/x`, "//x", false},
+		{`cd /tmp; rm ~+/x`, "/tmp/x", false},
+		{`cd /tmp; rm "$(pwd)"`, "/tmp", false},
+		{`cd /tmp; rm "$(pwd -P)"`, "/tmp", false},
+		{`cd /; cd /x; rm "$PWD"`, "$PWD", true},
+		{`cd /; a && cd /tmp || cd /; rm "$PWD"`, "$PWD", true},
+		{`rm ~+`, "~+", true},
+		{`rm "$PWD"`, "$PWD", true},
+	}
+	for _, tc := range cases {
+		s, err := Parse(tc.src, Options{})
+		require.NoError(t, err, tc.src)
+		last := s.Commands[len(s.Commands)-1]
+		require.Equal(t, "rm", last.Program, tc.src)
+		a := last.Args[len(last.Args)-1]
+		assert.Equal(t, tc.value, a.Value, tc.src)
+		assert.Equal(t, tc.unknown, a.Unknown, tc.src)
+	}
+}
