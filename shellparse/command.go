@@ -185,6 +185,10 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			defer w.unknownDirs()
 		} else if ownBuiltin && (name == "history" || name == "set") {
 			w.noteHistory(name, cs.words[i+1:])
+		} else if name == "shopt" {
+			for _, a := range cs.words[i+1:] {
+				w.script.cdableVars = w.script.cdableVars || a.Unknown || a.Value == "cdable_vars"
+			}
 		}
 		next, ok := w.peel(name, cs, i, c)
 		if next < 0 {

@@ -211,7 +211,26 @@ func (w *walker) chdirCommand(s *syntax.Stmt, name string, args []Word, env []As
 		w.unknownDirs()
 		return
 	}
+	if w.script.cdableVars && syntax.ValidName(dir) {
+		// shopt -s cdable_vars: a name that is no directory is a
+		// variable holding one.
+		w.unknownDirs()
+		return
+	}
 	targets := []string{dir}
+	if st := w.script.files; st != nil {
+		// A symbolic link the line made leads where it points
+		// (dataflow.go): cd r after ln -s / r is in /.
+		for _, l := range st.links {
+			if t, ok := throughLink(Word{Value: dir, Literal: true}, l); ok {
+				if t.Unknown {
+					w.unknownDirs()
+					return
+				}
+				targets = append(targets, t.Value)
+			}
+		}
+	}
 	if cdpath, ok := w.cdPath(env); ok && !strings.HasPrefix(dir, "/") && !strings.HasPrefix(dir, "~") &&
 		dir != "." && dir != ".." && !strings.HasPrefix(dir, "./") && !strings.HasPrefix(dir, "../") {
 		// A relative name is looked up in CDPATH's directories first.

@@ -62,6 +62,8 @@ type Script struct {
 	// those being expanded (alias.go).
 	aliasDefs map[string]string
 	expanding map[string]bool
+	// cdableVars is set once shopt may have set cdable_vars (cwd.go).
+	cdableVars bool
 }
 
 // Command is one simple command reachable in the script, after wrappers have
