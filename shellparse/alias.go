@@ -56,8 +56,14 @@ func (w *walker) expandAlias(cs *cmdState, c ctx) {
 	}
 	ac := *cs
 	ac.wrappers = append(cs.wrappers[:len(cs.wrappers):len(cs.wrappers)], Wrapper{Program: "alias", Args: used})
+	cur, curSet := w.vars[cwdKey]
 	w.payload("alias", b.String(), cs.nodes[0], cs.nodes[len(cs.nodes)-1], &ac, c)
 	for _, n := range used {
 		delete(w.script.expanding, n)
+	}
+	// The expansion runs in the shell itself: a cd in it moves the
+	// shell (alias c='cd /'), or not when aliases are not expanded.
+	if d, ok := joinDirs(cur, curSet, w.payloadEnd.dirs, w.payloadEnd.set); ok && (d != cur || !curSet) {
+		w.setDirs(d)
 	}
 }

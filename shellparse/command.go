@@ -308,6 +308,7 @@ func (w *walker) payload(program, text string, first, last syntax.Node, cs *cmdS
 
 // payloadAt is payload with the span of the payload text in w.src given.
 func (w *walker) payloadAt(program, text string, at Span, cs *cmdState, c ctx) {
+	w.payloadEnd.dirs, w.payloadEnd.set = w.vars[cwdKey] // a payload not walked moves nothing
 	sp := w.outer
 	if sp == nil {
 		sp = &at
@@ -366,6 +367,7 @@ func (w *walker) payloadAt(program, text string, at Span, cs *cmdState, c ctx) {
 	pc.Pipeline, pc.PipelineLen = 0, 0
 	pc.ExtraArgs = pc.ExtraArgs || cs.extra
 	sub.stmts(f.Stmts, pc)
+	w.payloadEnd.dirs, w.payloadEnd.set = sub.vars[cwdKey]
 }
 
 // inheritable reports whether a started shell sees the environment

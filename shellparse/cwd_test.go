@@ -58,6 +58,7 @@ func TestDirsFollowBash(t *testing.T) {
 		{`cd /; bash -c 'cd /tmp'; ls`, []string{"/"}},
 		{`cd /dev; bash -c 'ls'`, []string{"/dev"}},
 		{`cd ~; cd ..; ls`, []string{"any"}},
+		{"alias c='cd /tmp'\ncd /; c; ls", []string{"/", "/tmp"}},
 		{`cd /tmp; cd ..; ls`, []string{"/"}},
 		{`cd /tmp; ln -s / r; cd r; ls`, []string{"/", "/tmp", "/tmp/r"}},
 		{`cd /tmp; shopt -s cdable_vars; r=/; cd r; ls`, []string{"any"}},

@@ -67,7 +67,7 @@ func (w *walker) producerFeed(st *syntax.Stmt) *feed {
 		}
 		return nil
 	case "ls":
-		if len(words) == 1 {
+		if lsListsNames(words[1:]) {
 			// The names of the directory's entries, as "*" expands.
 			return &feed{text: "*\n", glob: true}
 		}
@@ -333,6 +333,19 @@ func procAssign(sw *syntax.Word) (string, *syntax.ProcSubst) {
 		return "", nil
 	}
 	return strings.TrimSuffix(l.Value, "="), ps
+}
+
+// lsListsNames reports whether ls with args prints the names of the
+// directory's entries and nothing else: no operand, and only options that
+// order, lay out or add to them (-1, -A, -a, -F …; not -l, whose other
+// columns xargs would pass too).
+func lsListsNames(args []Word) bool {
+	for _, a := range args {
+		if len(a.Value) < 2 || a.Value[0] != '-' || a.Value[1] == '-' || strings.Trim(a.Value[1:], "1AaCxFprtSUXcuv") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // findStarts returns what a find prints when its expression holds no test

@@ -273,6 +273,12 @@ type walker struct {
 	cd         cdSeen
 	dirChanges int
 	cdFuncs    map[string]bool
+	// payloadEnd is the directory state the last payload walked ended
+	// in, for one the shell runs itself (an alias's expansion).
+	payloadEnd struct {
+		dirs Word
+		set  bool
+	}
 }
 
 type funcDef struct {
