@@ -73,7 +73,16 @@ func (a *analyzer) sub(text string) *Analysis {
 	if a.depth >= maxSubDepth || text == "" {
 		return nil
 	}
-	an, err := analyze(text, a.opts, a.depth+1, a.posix)
+	// The text runs where the command does: python3 -c 'os.system("rm
+	// -rf *")' after cd / runs its rm in /.
+	opts := a.opts
+	switch {
+	case strings.HasPrefix(a.cwd, "/"):
+		opts.Cwd = a.cwd
+	case strings.HasPrefix(a.cwd, "~") && a.home != "":
+		opts.Cwd = a.home + a.cwd[1:]
+	}
+	an, err := analyze(text, opts, a.depth+1, a.posix)
 	if err != nil {
 		return nil
 	}
