@@ -1,6 +1,7 @@
 package shellparse
 
 import (
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -411,4 +412,50 @@ func keepDirs(vars map[string]Word) map[string]Word {
 		}
 	}
 	return out
+}
+
+// maxDirSplits bounds the dirChoices walks nested in one another: each
+// walks the rest of its list once per directory.
+const maxDirSplits = 2
+
+// dirSplit returns the directories bash may be in before statement s when
+// there are several and s reads which one it is in ($PWD, $OLDPWD, ~+, ~-,
+// pwd, dirs); nil otherwise.
+func (w *walker) dirSplit(s *syntax.Stmt) []string {
+	v, ok := w.vars[cwdKey]
+	if !ok || v.Unknown || !strings.Contains(v.Value, "\x00") || w.dirSplits >= maxDirSplits {
+		return nil
+	}
+	t := w.text(s)
+	if !strings.Contains(t, "PWD") && !strings.Contains(t, "~+") && !strings.Contains(t, "~-") &&
+		!strings.Contains(t, "pwd") && !strings.Contains(t, "dirs") {
+		return nil
+	}
+	return strings.Split(v.Value, "\x00")
+}
+
+// dirChoices walks (walk) once in each directory of ds, as paramChoices
+// walks once per variable state, and joins what the walks leave.
+func (w *walker) dirChoices(ds []string, walk func() string) string {
+	start, funcs := len(w.script.Commands), w.funcCount()
+	entry := w.vars
+	untracked, stopped := w.script.untracked, false
+	outs := make([]map[string]Word, 0, len(ds))
+	ret := ""
+	w.dirSplits++
+	for _, d := range ds {
+		w.vars = maps.Clone(entry)
+		w.script.untracked = untracked
+		w.setDirs(dirsWord([]string{d}))
+		if r := walk(); r != "" {
+			ret = r
+		}
+		stopped = stopped || w.script.untracked
+		outs = append(outs, w.vars)
+	}
+	w.dirSplits--
+	w.script.untracked = stopped
+	w.vars = joinAll(outs)
+	w.dedupeFrom(start, funcs)
+	return ret
 }

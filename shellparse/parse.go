@@ -273,6 +273,8 @@ type walker struct {
 	cd         cdSeen
 	dirChanges int
 	cdFuncs    map[string]bool
+	// dirSplits counts the dirChoices walks open (cwd.go).
+	dirSplits int
 	// payloadEnd is the directory state the last payload walked ended
 	// in, for one the shell runs itself (an alias's expansion).
 	payloadEnd struct {
@@ -522,6 +524,16 @@ func (w *walker) compound(cmd syntax.Command, c ctx) string {
 func (w *walker) stmtsStdin(list []*syntax.Stmt, c ctx) string {
 	var r string
 	for k, s := range list {
+		if ds := w.dirSplit(s); ds != nil {
+			// "cd /; cd /x; rm -rf "$PWD"/*": $PWD, ~+ and $(pwd) are
+			// the one directory bash is in, so the rest of the list is
+			// walked once in each it may be in (cwd.go).
+			x := w.dirChoices(ds, func() string { return w.stmtsStdin(list[k:], c) })
+			if r == "" {
+				r = x
+			}
+			return r
+		}
 		if names := w.stmtChoices(s); len(names) > 0 {
 			// "D=${D:-~}; rm -rf "$D"", "cd ${X:+/dev} && echo x > sda":
 			// what the statement leaves (a variable's value, the working
