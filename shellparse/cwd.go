@@ -423,7 +423,7 @@ const maxDirSplits = 2
 // pwd, dirs); nil otherwise.
 func (w *walker) dirSplit(s *syntax.Stmt) []string {
 	v, ok := w.vars[cwdKey]
-	if !ok || v.Unknown || !strings.Contains(v.Value, "\x00") || w.dirSplits >= maxDirSplits {
+	if !ok || v.Unknown || !strings.Contains(v.Value, "\x00") || w.script.dirSplits >= maxDirSplits {
 		return nil
 	}
 	t := w.text(s)
@@ -442,7 +442,7 @@ func (w *walker) dirChoices(ds []string, walk func() string) string {
 	untracked, stopped := w.script.untracked, false
 	outs := make([]map[string]Word, 0, len(ds))
 	ret := ""
-	w.dirSplits++
+	w.script.dirSplits++
 	for _, d := range ds {
 		w.vars = maps.Clone(entry)
 		w.script.untracked = untracked
@@ -453,7 +453,7 @@ func (w *walker) dirChoices(ds []string, walk func() string) string {
 		stopped = stopped || w.script.untracked
 		outs = append(outs, w.vars)
 	}
-	w.dirSplits--
+	w.script.dirSplits--
 	w.script.untracked = stopped
 	w.vars = joinAll(outs)
 	w.dedupeFrom(start, funcs)

@@ -273,8 +273,6 @@ type walker struct {
 	cd         cdSeen
 	dirChanges int
 	cdFuncs    map[string]bool
-	// dirSplits counts the dirChoices walks open (cwd.go).
-	dirSplits int
 	// payloadEnd is the directory state the last payload walked ended
 	// in, for one the shell runs itself (an alias's expansion).
 	payloadEnd struct {

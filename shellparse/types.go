@@ -62,8 +62,10 @@ type Script struct {
 	// those being expanded (alias.go).
 	aliasDefs map[string]string
 	expanding map[string]bool
-	// cdableVars is set once shopt may have set cdable_vars (cwd.go).
+	// cdableVars is set once shopt may have set cdable_vars; dirSplits
+	// counts the dirChoices walks open, payloads' included (cwd.go).
 	cdableVars bool
+	dirSplits  int
 }
 
 // Command is one simple command reachable in the script, after wrappers have
