@@ -449,9 +449,6 @@ func (w *walker) dropTouched(names map[string]bool, all bool) map[string]Word {
 	for n := range names {
 		delete(w.vars, n)
 	}
-	if names[cwdKey] || names[stackKey] {
-		w.unknownDirs() // a later pass may be anywhere
-	}
 	return w.saveVars()
 }
 
@@ -916,14 +913,38 @@ func (w *walker) loop(name string, items []Word, bindable bool, body func()) {
 		w.forget(name)
 	}
 	body()
+	d1, ok1 := w.vars[cwdKey]
 	body()
+	d2, ok2 := w.vars[cwdKey]
 	w.vars = maps.Clone(entry)
 	general := w.dropTouched(names, all)
+	moves := names[cwdKey] || names[stackKey]
+	if moves {
+		// Any number of passes may have run: bash is where the loop
+		// started or where a pass left it. The first two passes give
+		// the candidates; when a pass from any of them leaves another,
+		// they are not all known (cd .. in a loop).
+		d, ok := entry[cwdKey]
+		d, ok = joinDirs(d, ok, d1, ok1)
+		d, ok = joinDirs(d, ok, d2, ok2)
+		w.vars = general
+		if ok {
+			w.setDirs(d)
+		} else {
+			w.setDirs(Word{})
+		}
+		w.setStack("\x02")
+		general = w.saveVars()
+	}
 	if name != "" {
 		w.forget(name)
 	}
 	body()
+	before, beforeOK := general[cwdKey]
 	w.vars = joinVars(general, w.vars)
+	if after, ok := w.vars[cwdKey]; moves && (ok != beforeOK || after != before) {
+		w.unknownDirs()
+	}
 }
 
 // maxCallWalks bounds the function calls walked with their arguments.
