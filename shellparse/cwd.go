@@ -103,6 +103,10 @@ func (w *walker) setDirs(v Word) {
 	w.touch("PWD")
 	delete(w.vars, "PWD")
 	w.dirChanges++
+	if ds, ok := dirsOf(v, true); ok && len(w.script.visited) <= 4*maxDirs {
+		// Past the bound backToVisited has more than maxDirs anyway.
+		w.script.visited = append(w.script.visited, ds...)
+	}
 	if ds, ok := dirsOf(v, true); ok && len(ds) == 1 && (strings.HasPrefix(ds[0], "/") || strings.HasPrefix(ds[0], "~")) {
 		w.vars["PWD"] = Word{Value: ds[0], Literal: !strings.HasPrefix(ds[0], "~")}
 	}
@@ -152,7 +156,7 @@ func (w *walker) chdirCommand(s *syntax.Stmt, name string, args []Word, env []As
 			return // "directory stack empty": nothing changes
 		}
 		if stack.Unknown {
-			w.unknownDirs()
+			w.backToVisited()
 			return
 		}
 		top, rest, _ := strings.Cut(stack.Value, "\x01")
@@ -202,7 +206,7 @@ func (w *walker) chdirCommand(s *syntax.Stmt, name string, args []Word, env []As
 	if dir == "-" && name == "cd" {
 		o, ok := w.vars["OLDPWD"]
 		if !ok {
-			w.unknownDirs() // OLDPWD from the environment
+			w.backToVisited()
 			return
 		}
 		dir = o.Value
@@ -276,6 +280,7 @@ func (w *walker) chdirCommand(s *syntax.Stmt, name string, args []Word, env []As
 		w.setOldPwd(nil) // set only when the cd succeeds
 	} else {
 		w.setOldPwd(old)
+		w.script.cdSure = true
 	}
 	w.setDirs(dirsWord(next))
 	w.cd = cdSeen{stmt: s, ok: okState}
@@ -347,6 +352,21 @@ func (w *walker) cdPath(env []Assign) (string, bool) {
 	}
 	v, ok := w.vars["CDPATH"]
 	return v.Value, ok && v.Value != ""
+}
+
+// backToVisited is a cd - or popd whose OLDPWD or stack is not known:
+// it returns to a directory the line was in, when a cd that surely
+// succeeded set OLDPWD and the stack's entries from those; else it may
+// go anywhere (OLDPWD from the environment).
+func (w *walker) backToVisited() {
+	v := dirsWord(append([]string{""}, w.script.visited...))
+	if !w.script.cdSure || v.Unknown {
+		w.unknownDirs()
+		return
+	}
+	w.setOldPwd(nil)
+	w.setStack("\x02")
+	w.setDirs(v)
 }
 
 // unknownDirs records that bash may now be in any directory.

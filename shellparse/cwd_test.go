@@ -44,6 +44,8 @@ func TestDirsFollowBash(t *testing.T) {
 		{`cd /; cd; ls`, []string{"~"}},
 		{`cd /; cd /tmp; cd -; ls`, []string{"/"}},
 		{`cd -; ls`, []string{"any"}},
+		{`cd /dev; cd /work; cd -; ls`, []string{"", "/dev", "/work"}},
+		{`cd /dev; pushd /work; popd; ls`, []string{"", "/dev", "/work"}},
 		{`cd /; pushd /tmp; popd; ls`, []string{"/"}},
 		{`cd /; pushd /tmp; pushd; ls`, []string{"/"}},
 		{`popd; ls`, nil},

@@ -66,6 +66,10 @@ type Script struct {
 	// counts the dirChoices walks open, payloads' included (cwd.go).
 	cdableVars bool
 	dirSplits  int
+	// visited are the directories the walk has seen bash in, cdSure set
+	// once a cd surely succeeded (cwd.go).
+	visited []string
+	cdSure  bool
 }
 
 // Command is one simple command reachable in the script, after wrappers have
