@@ -123,11 +123,13 @@ func (w *walker) commandDirs() ([]string, bool) {
 	return ds, !known
 }
 
-// alwaysThere are directories every Linux system has: a cd to one does not
-// fail.
+// alwaysThere are directories every Linux system has, a sandbox's minimal
+// root too: a cd to one does not fail. Not /var, /var/tmp, /run or
+// /dev/shm: the oracle's sandbox root has none of them (cd ~; cd /var/tmp;
+// ls | xargs rm -rf emptied the home there).
 var alwaysThere = map[string]bool{"/": true, "~": true, "/tmp": true, "/dev": true, "/etc": true, "/usr": true,
-	"/var": true, "/proc": true, "/sys": true, "/bin": true, "/sbin": true, "/lib": true, "/home": true,
-	"/root": true, "/run": true, "/usr/bin": true, "/usr/lib": true, "/var/tmp": true, "/dev/shm": true}
+	"/proc": true, "/sys": true, "/bin": true, "/sbin": true, "/lib": true, "/home": true,
+	"/root": true, "/usr/bin": true, "/usr/lib": true}
 
 // chdirCommand applies a cd, pushd, popd or dirs that the shell itself
 // runs (name with the words after it; env is the command's own
