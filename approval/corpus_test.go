@@ -85,7 +85,7 @@ type corpusRow struct {
 
 // ownCorpora are the corpus files of testdata/ in corpus.tsv's format: the
 // hand-written corpus and the red-team findings fixed by class.
-var ownCorpora = []string{"corpus.tsv", "redteam-s10.tsv", "redteam-s11.tsv", "redteam-s12.tsv", "redteam-s13.tsv", "redteam-s13g.tsv", "redteam-s13b.tsv", "redteam-s14g.tsv"}
+var ownCorpora = []string{"corpus.tsv", "redteam-s10.tsv", "redteam-s11.tsv", "redteam-s12.tsv", "redteam-s13.tsv", "redteam-s13g.tsv", "redteam-s13b.tsv", "redteam-s14.tsv", "redteam-s14g.tsv"}
 
 // readOwnCorpus reads testdata/NAME (one of ownCorpora):
 // expected_tier<TAB>safe(yes|no)<TAB>command<TAB>note. Lines starting with

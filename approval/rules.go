@@ -38,6 +38,8 @@ type analyzer struct {
 	// devLinks are the canonical names of links the script made to disk
 	// devices (followLink).
 	devLinks map[string]bool
+	// dirBuf holds commandDirs' result.
+	dirBuf [1 + len(anywhere)]string
 }
 
 // maxSubDepth bounds the analyses nested inside one Analyze call.
@@ -72,7 +74,16 @@ func (a *analyzer) sub(text string) *Analysis {
 	if a.depth >= maxSubDepth || text == "" {
 		return nil
 	}
-	an, err := analyze(text, a.opts, a.depth+1, a.posix)
+	// The text runs where the command does: python3 -c 'os.system("rm
+	// -rf *")' after cd / runs its rm in /.
+	opts := a.opts
+	switch {
+	case strings.HasPrefix(a.cwd, "/"):
+		opts.Cwd = a.cwd
+	case strings.HasPrefix(a.cwd, "~") && a.home != "":
+		opts.Cwd = a.home + a.cwd[1:]
+	}
+	an, err := analyze(text, opts, a.depth+1, a.posix)
 	if err != nil {
 		return nil
 	}
@@ -94,33 +105,53 @@ func (a *analyzer) run() {
 	for _, sp := range s.ForkLoops {
 		a.hit(RuleForkBomb, a.text(sp), sp)
 	}
-	// Each shell has its own working directory: the script's, and that of
-	// every shell payload (bash -c '…', su -c '…') its commands ran in,
-	// keyed by the wrappers that lead to that shell.
+	// shellparse follows bash's directory (Command.Dirs): a command whose
+	// directory is not one known is checked in each it may run in, and
+	// its worst finding counts.
 	cwd := a.cwd
-	cwds := map[string]string{}
 	for i := range s.Commands {
 		c := &s.Commands[i]
-		// The innermost shell around c that changed directory decides;
-		// else the script's own.
-		a.cwd = cwd
-		if d, ok := cwds[""]; ok {
+		for _, d := range a.commandDirs(c, cwd) {
 			a.cwd = d
+			a.command(c)
 		}
-		for k := len(c.Wrappers); k > 0; k-- {
-			if d, ok := cwds[wrapperKey(c.Wrappers[:k])]; ok {
-				a.cwd = d
-				break
-			}
-		}
-		key := wrapperKey(c.Wrappers)
-		a.command(c)
-		if a.followCd(c) {
-			cwds[key] = a.cwd
-		}
+		a.cwd = cwd
 		a.followLink(c)
 	}
-	a.cwd = cwd
+}
+
+// anywhere are the directories a command whose directory is not known is
+// checked in besides the start directory: where relative names are most at
+// stake (every entry of the root or of the home, its rc files). Not /dev:
+// there every relative name with one slash (a/b) would read as an LVM
+// volume.
+var anywhere = [...]string{"/", "~"}
+
+// commandDirs returns the canonical directories c may run in (see
+// shellparse.Command.Dirs), start being the script's ("" when not known:
+// relative names then stay relative).
+func (a *analyzer) commandDirs(c *shellparse.Command, start string) []string {
+	out := a.dirBuf[:0]
+	if c.AnyDir {
+		return append(append(out, start), anywhere[:]...)
+	}
+	if c.Dirs == nil {
+		return append(out, start)
+	}
+	for _, d := range c.Dirs {
+		switch {
+		case d == "":
+			d = start
+		case d[0] == '/' || d[0] == '~':
+			d = a.fold(d)
+		case start != "":
+			d = cleanPath(start + "/" + d)
+		default:
+			d = "" // relative to a start not known
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // followLink tracks "ln [-s] DEVICE NAME": a later write to NAME writes the
@@ -180,66 +211,6 @@ func (a *analyzer) followLink(c *shellparse.Command) {
 // name (isBlockDevice), or as a link the script made to one (followLink).
 func (a *analyzer) isDevice(p string) bool {
 	return isBlockDevice(p) || a.devLinks[p]
-}
-
-// wrapperKey names the chain of wrappers a command ran under.
-func wrapperKey(ws []shellparse.Wrapper) string {
-	var b strings.Builder
-	for _, w := range ws {
-		b.WriteString(w.Program)
-		for _, a := range w.Args {
-			b.WriteByte(1)
-			b.WriteString(a)
-		}
-		b.WriteByte(0)
-	}
-	return b.String()
-}
-
-// payloadShells are the wrappers that run their command words as a shell
-// script: a cd among them changes that shell's directory for the
-// payload's later commands.
-var payloadShells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true,
-	"mksh": true, "ash": true, "yash": true, "posh": true, "su": true, "runuser": true}
-
-// followCd tracks "cd DIR" (and pushd) so that relative names in the
-// commands after it resolve where bash will look them up ("cd /dev; dd
-// of=sda"). A cd inside a subshell does not outlive it in bash; following it
-// anyway only makes later names resolve against a directory the analysis
-// also considers, never weaker.
-//
-// It reports whether c was a cd it followed. A cd under a wrapper that is
-// not a shell (sudo cd, env cd) changes no shell's directory.
-func (a *analyzer) followCd(c *shellparse.Command) bool {
-	if c.Program != "cd" && c.Program != "pushd" {
-		return false
-	}
-	if n := len(c.Wrappers); n > 0 && !payloadShells[c.Wrappers[n-1].Program] {
-		return false
-	}
-	var dir *shellparse.Word
-	for i := range c.Args {
-		if v := c.Args[i].Value; v == "--" || (strings.HasPrefix(v, "-") && len(v) > 1) {
-			continue
-		}
-		dir = &c.Args[i]
-		break
-	}
-	if dir == nil {
-		a.cwd = "~"
-		return true
-	}
-	if !dir.Literal && !strings.HasPrefix(dir.Value, "~") && !strings.HasPrefix(dir.Value, "$HOME") && !strings.HasPrefix(dir.Value, "${HOME}") {
-		a.cwd = "" // unknown: relative names stay relative
-		return true
-	}
-	p := a.fold(dir.Value)
-	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
-		a.cwd = p
-	} else {
-		a.cwd = ""
-	}
-	return true
 }
 
 // text returns the source text at span, or the whole source when the span

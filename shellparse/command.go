@@ -35,6 +35,10 @@ type cmdState struct {
 	lastWrap int
 	// ctx is the context the command was found in.
 	ctx ctx
+	// dirs and anyDir are where the shell is when the command starts
+	// (Command.Dirs).
+	dirs   []string
+	anyDir bool
 }
 
 // call walks a simple command: first the commands inside its words (they run
@@ -117,6 +121,9 @@ func (w *walker) callWords(s *syntax.Stmt, ce *syntax.CallExpr, env []Assign, re
 		stdin:      c.stdin,
 		stdinBytes: c.stdinBytes,
 	}
+	// The command runs where the shell is before it: a cd, or an eval
+	// that may cd, moves the commands after it.
+	cs.dirs, cs.anyDir = w.commandDirs()
 	if f, replaced := ownFeed(s, redirs); replaced {
 		cs.stdin, cs.stdinBytes = f, w.redirectedBytes(s, redirs)
 	}
@@ -139,7 +146,7 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 		}
 		pw := cs.words[i]
 		if !pw.Literal {
-			w.stopTracking() // it may be eval or source
+			w.runsUnknownCode() // it may be eval, source or cd
 			w.addOpaque(OpaqueDynamicProgram, "", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
 			w.emit(cs, i, c)
 			w.staticProgram(cs, i, c)
@@ -149,6 +156,9 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			// bash's time keyword takes "--" before its command.
 			i++
 			continue
+		}
+		if i == 0 && len(w.script.aliasDefs) > 0 && len(cs.ctx.wrap) == len(cs.wrappers) {
+			w.expandAlias(cs, c)
 		}
 		if i == 0 {
 			// The shell's own lookup: a hash table entry may name
@@ -166,6 +176,20 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			preCall = w.saveVars() // for the call's walk (callFunction)
 		}
 		w.commandVars(name, cs.words[i+1:])
+		if ownBuiltin := shellDirCommand(cs, i) && (i > 0 || w.defs[name] == nil); ownBuiltin && dirCommands[name] {
+			w.chdirCommand(cs.stmt, name, cs.words[i+1:], cs.env)
+		} else if ownBuiltin && runsText[name] {
+			// The text it runs (walked as a payload, from the
+			// directory before it) may cd: after it, bash may be
+			// anywhere.
+			defer w.unknownDirs()
+		} else if ownBuiltin && (name == "history" || name == "set") {
+			w.noteHistory(name, cs.words[i+1:])
+		} else if name == "shopt" {
+			for _, a := range cs.words[i+1:] {
+				w.script.cdableVars = w.script.cdableVars || a.Unknown || a.Value == "cdable_vars"
+			}
+		}
 		next, ok := w.peel(name, cs, i, c)
 		if next < 0 {
 			return "" // the wrapper handled the rest (payload, find -exec)
@@ -177,7 +201,9 @@ func (w *walker) resolve(cs *cmdState, i int, c ctx) string {
 			}
 			w.emit(cs, i, c)
 			if fd := w.defs[name]; fd != nil && i == 0 {
-				if !w.callFunction(fd, cs.words[1:], preCall, c) && w.stopsTracking[name] {
+				if walked := w.callFunction(fd, cs.words[1:], preCall, c); !walked && w.cdFuncs[name] {
+					w.runsUnknownCode() // a body that changes directory, not followed
+				} else if !walked && w.stopsTracking[name] {
 					w.stopTracking()
 				}
 			} else if name == "read" && !w.isFunction(name) {
@@ -213,6 +239,8 @@ func (w *walker) emit(cs *cmdState, i int, c ctx) {
 		Redirs:   cs.redirs,
 		Wrappers: cs.wrappers,
 		Context:  c.Context,
+		Dirs:     cs.dirs,
+		AnyDir:   cs.anyDir,
 		Text:     w.stmtText(cs.stmt),
 		Span:     w.stmtSpan(cs.stmt),
 	}
@@ -280,6 +308,7 @@ func (w *walker) payload(program, text string, first, last syntax.Node, cs *cmdS
 
 // payloadAt is payload with the span of the payload text in w.src given.
 func (w *walker) payloadAt(program, text string, at Span, cs *cmdState, c ctx) {
+	w.payloadEnd.dirs, w.payloadEnd.set = w.vars[cwdKey] // a payload not walked moves nothing
 	sp := w.outer
 	if sp == nil {
 		sp = &at
@@ -313,6 +342,15 @@ func (w *walker) payloadAt(program, text string, at Span, cs *cmdState, c ctx) {
 			sub.vars[e.Name] = Word{Value: e.Value.Value, Literal: e.Value.Literal}
 		}
 	}
+	// The shell starts where the command runs, with no directory stack.
+	for _, k := range [...]string{cwdKey, "PWD"} {
+		if v, ok := w.vars[k]; ok {
+			if sub.vars == nil {
+				sub.vars = make(map[string]Word, len(cs.env)+len(cs.positional)+2)
+			}
+			sub.vars[k] = v
+		}
+	}
 	if cs.positional != nil {
 		if sub.vars == nil {
 			sub.vars = make(map[string]Word, len(cs.positional)+2)
@@ -329,6 +367,7 @@ func (w *walker) payloadAt(program, text string, at Span, cs *cmdState, c ctx) {
 	pc.Pipeline, pc.PipelineLen = 0, 0
 	pc.ExtraArgs = pc.ExtraArgs || cs.extra
 	sub.stmts(f.Stmts, pc)
+	w.payloadEnd.dirs, w.payloadEnd.set = sub.vars[cwdKey]
 }
 
 // inheritable reports whether a started shell sees the environment

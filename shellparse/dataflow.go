@@ -603,6 +603,17 @@ func (w *walker) commandOutput(cmd *Command, in *feed, bytes *output) output {
 			return output{kind: factText, text: f.text, lit: f.lit}
 		}
 		return unknown
+	case "pwd":
+		// The directory when it is one known (cwd.go); -P prints it
+		// without symbolic links, which are not followed here either.
+		d, ok := w.vars["PWD"]
+		for _, a := range cmd.Args {
+			ok = ok && (a.Value == "-L" || a.Value == "-P" || a.Value == "-LP" || a.Value == "-PL")
+		}
+		if !ok {
+			return unknown
+		}
+		return output{kind: factText, text: d.Value + "\n", lit: d.Literal}
 	}
 	for _, a := range cmd.Args {
 		if !a.Literal {

@@ -26,10 +26,12 @@ type feed struct {
 
 // producerFeed returns what the pipeline stage st writes to its standard
 // output when that is known: echo, printf '%s<sep>' or "ls -d" of words
-// with no unknown expansion.
+// with no unknown expansion, pwd in a known directory (cwd.go), the start
+// points of a find that prints them, every entry of the directory for a
+// bare ls (a glob).
 func (w *walker) producerFeed(st *syntax.Stmt) *feed {
 	ce, ok := st.Cmd.(*syntax.CallExpr)
-	if !ok || st.Negated || st.Background || len(st.Redirs) > 0 || len(ce.Assigns) > 0 || len(ce.Args) < 2 {
+	if !ok || st.Negated || st.Background || len(st.Redirs) > 0 || len(ce.Assigns) > 0 || len(ce.Args) == 0 {
 		return nil
 	}
 	// Most stages print something else: look at the program before
@@ -37,7 +39,11 @@ func (w *walker) producerFeed(st *syntax.Stmt) *feed {
 	if len(ce.Args[0].Parts) != 1 {
 		return nil
 	}
-	if l, ok := ce.Args[0].Parts[0].(*syntax.Lit); !ok || (l.Value != "echo" && l.Value != "printf" && l.Value != "ls") {
+	l, ok := ce.Args[0].Parts[0].(*syntax.Lit)
+	if !ok || (l.Value != "echo" && l.Value != "printf" && l.Value != "ls" && l.Value != "pwd" && l.Value != "find") {
+		return nil
+	}
+	if len(ce.Args) < 2 && l.Value != "pwd" && l.Value != "ls" {
 		return nil
 	}
 	words := make([]Word, len(ce.Args))
@@ -49,6 +55,22 @@ func (w *walker) producerFeed(st *syntax.Stmt) *feed {
 	}
 	if !words[0].Literal {
 		return nil
+	}
+	switch words[0].Value {
+	case "pwd", "find":
+		c := Command{Program: words[0].Value, Args: words[1:]}
+		if c.Program == "find" {
+			return findStarts(words[1:])
+		}
+		if o := w.commandOutput(&c, nil, nil); o.kind == factText {
+			return &feed{text: o.text, lit: o.lit}
+		}
+		return nil
+	case "ls":
+		if lsListsNames(words[1:]) {
+			// The names of the directory's entries, as "*" expands.
+			return &feed{text: "*\n", glob: true}
+		}
 	}
 	if words[0].Value == "ls" {
 		args := words[1:]
@@ -311,4 +333,56 @@ func procAssign(sw *syntax.Word) (string, *syntax.ProcSubst) {
 		return "", nil
 	}
 	return strings.TrimSuffix(l.Value, "="), ps
+}
+
+// lsListsNames reports whether ls with args prints the names of the
+// directory's entries and nothing else: no operand, and only options that
+// order, lay out or add to them (-1, -A, -a, -F …; not -l, whose other
+// columns xargs would pass too).
+func lsListsNames(args []Word) bool {
+	for _, a := range args {
+		if len(a.Value) < 2 || a.Value[0] != '-' || a.Value[1] == '-' || strings.Trim(a.Value[1:], "1AaCxFprtSUXcuv") != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// findStarts returns what a find prints when its expression holds no test
+// or action but -print: each start point first ("find ~ -maxdepth 0 |
+// xargs rm -rf" removes the home). Options that only bound the walk
+// (-maxdepth, -xdev, -depth …) keep that; -mindepth N>0 does not.
+func findStarts(args []Word) *feed {
+	f := &feed{lit: true}
+	var b strings.Builder
+	i := 0
+	for i < len(args) && (args[i].Value == "-H" || args[i].Value == "-L" || args[i].Value == "-P") {
+		i++
+	}
+	for ; i < len(args) && !strings.HasPrefix(args[i].Value, "-") && args[i].Value != "(" && args[i].Value != "!"; i++ {
+		b.WriteString(args[i].Value)
+		b.WriteByte('\n')
+		f.lit = f.lit && args[i].Literal
+		f.glob = f.glob || args[i].Glob
+	}
+	if b.Len() == 0 {
+		b.WriteString(".\n") // no start point: the directory
+	}
+	for ; i < len(args); i++ {
+		switch args[i].Value {
+		case "-xdev", "-mount", "-depth", "-follow", "-print", "-noleaf", "-ignore_readdir_race":
+		case "-maxdepth":
+			i++
+		case "-mindepth":
+			if i+1 < len(args) && args[i+1].Value == "0" {
+				i++
+				continue
+			}
+			return nil
+		default:
+			return nil
+		}
+	}
+	f.text = b.String()
+	return f
 }

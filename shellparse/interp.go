@@ -97,6 +97,10 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 			}
 		}
 		return true, ""
+	case "fc":
+		w.emit(cs, i, c)
+		w.fc(cs, i, c)
+		return true, ""
 	case "alias":
 		// An alias value is code that runs wherever the name is used
 		// later (with expand_aliases, or in an interactive shell): expose
@@ -112,6 +116,10 @@ func (w *walker) interpreter(name string, cs *cmdState, i int, c ctx) (bool, str
 				w.addOpaque(OpaquePayload, "alias", w.stmtText(cs.stmt), w.stmtSpan(cs.stmt))
 				continue
 			}
+			if w.script.aliasDefs == nil {
+				w.script.aliasDefs = map[string]string{}
+			}
+			w.script.aliasDefs[a.Name] = a.Value.Value
 			ac := *cs
 			ac.wrappers = append(cs.wrappers[:len(cs.wrappers):len(cs.wrappers)], Wrapper{Program: "alias", Args: []string{a.Name}})
 			w.payload("alias", a.Value.Value, cs.nodes[k], cs.nodes[k], &ac, c)

@@ -267,6 +267,18 @@ type walker struct {
 	// substOut are the known outputs of command substitutions walked
 	// (dataflow.go).
 	substOut map[*syntax.CmdSubst]Word
+	// cd is the last simple cd statement walked, dirChanges counts the
+	// changes of directory state, cdFuncs are the functions whose body
+	// changes it (cwd.go).
+	cd         cdSeen
+	dirChanges int
+	cdFuncs    map[string]bool
+	// payloadEnd is the directory state the last payload walked ended
+	// in, for one the shell runs itself (an alias's expansion).
+	payloadEnd struct {
+		dirs Word
+		set  bool
+	}
 }
 
 type funcDef struct {
@@ -317,6 +329,7 @@ func (w *walker) stmts(list []*syntax.Stmt, c ctx) {
 // that reads its program from standard input in this statement ("" if
 // none), used to spot data piped into an interpreter.
 func (w *walker) stmt(s *syntax.Stmt, c ctx) string {
+	w.cd = cdSeen{}
 	c.nest++
 	if w.tooDeep(s, c) {
 		return ""
@@ -358,18 +371,40 @@ func (w *walker) compound(cmd syntax.Command, c ctx) string {
 		// a && b || c nests to the left; walk the chain as a list so a long
 		// chain costs no nesting depth.
 		var buf [8]*syntax.Stmt
+		var opBuf [8]syntax.BinCmdOperator
 		var r string
 		var first map[string]Word
-		for i, st := range flatten(cmd, buf[:0], false) {
+		stmts, ops := flattenOps(cmd, buf[:0], opBuf[:0])
+		var firstCd cdSeen
+		// The chain may end after any operand: bash is in the directory
+		// one of them left.
+		var dirs Word
+		var dirsSet bool
+		for i, st := range stmts {
+			if i > 0 && ops[i] == syntax.AndStmt && w.cd.stmt == stmts[i-1] {
+				// "cd DIR && …": what follows runs where the cd went.
+				w.setDirs(w.cd.ok)
+			}
 			if x := w.stmt(st, c); r == "" {
 				r = x
 			}
+			d, ok := w.vars[cwdKey]
 			if i == 0 {
-				first = w.saveVars()
+				first, firstCd = w.saveVars(), w.cd
+				dirs, dirsSet = d, ok
+			} else {
+				dirs, dirsSet = joinDirs(dirs, dirsSet, d, ok)
 			}
 		}
 		// Only the first command of a chain surely ran.
 		w.vars = joinVars(first, w.vars)
+		if cur, ok := w.vars[cwdKey]; dirsSet && (!ok || cur != dirs) {
+			w.setDirs(dirs)
+		}
+		if len(stmts) == 2 && ops[1] == syntax.OrStmt && firstCd.stmt == stmts[0] && exits(stmts[1]) {
+			// "cd DIR || exit": the script goes on only where the cd went.
+			w.setDirs(firstCd.ok)
+		}
 		return r
 	case *syntax.Subshell:
 		c.Subshell = true
@@ -487,6 +522,16 @@ func (w *walker) compound(cmd syntax.Command, c ctx) string {
 func (w *walker) stmtsStdin(list []*syntax.Stmt, c ctx) string {
 	var r string
 	for k, s := range list {
+		if ds := w.dirSplit(s); ds != nil {
+			// "cd /; cd /x; rm -rf "$PWD"/*": $PWD, ~+ and $(pwd) are
+			// the one directory bash is in, so the rest of the list is
+			// walked once in each it may be in (cwd.go).
+			x := w.dirChoices(ds, func() string { return w.stmtsStdin(list[k:], c) })
+			if r == "" {
+				r = x
+			}
+			return r
+		}
 		if names := w.stmtChoices(s); len(names) > 0 {
 			// "D=${D:-~}; rm -rf "$D"", "cd ${X:+/dev} && echo x > sda":
 			// what the statement leaves (a variable's value, the working
@@ -561,20 +606,51 @@ func (w *walker) pipeline(b *syntax.BinaryCmd, c ctx) string {
 // || (pipe false) in source order, without recursion. An operand that is
 // itself negated, redirected or backgrounded stays whole.
 func flatten(b *syntax.BinaryCmd, out []*syntax.Stmt, pipe bool) []*syntax.Stmt {
+	out, _ = flattenChain(b, out, nil, pipe)
+	return out
+}
+
+// flattenOps is flatten for a chain of && and ||, with the operator before
+// each operand (ops[0], before the first, is 0).
+func flattenOps(b *syntax.BinaryCmd, out []*syntax.Stmt, ops []syntax.BinCmdOperator) ([]*syntax.Stmt, []syntax.BinCmdOperator) {
+	return flattenChain(b, out, ops, false)
+}
+
+func flattenChain(b *syntax.BinaryCmd, out []*syntax.Stmt, ops []syntax.BinCmdOperator, pipe bool) ([]*syntax.Stmt, []syntax.BinCmdOperator) {
 	start := len(out)
 	for {
 		out = append(out, b.Y)
+		if !pipe {
+			ops = append(ops, b.Op)
+		}
 		x, ok := b.X.Cmd.(*syntax.BinaryCmd)
 		if !ok || isPipe(x) != pipe || b.X.Negated || len(b.X.Redirs) > 0 || b.X.Background {
 			out = append(out, b.X)
+			if !pipe {
+				ops = append(ops, 0)
+			}
 			break
 		}
 		b = x
 	}
 	for i, j := start, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
+		if !pipe {
+			ops[i], ops[j] = ops[j], ops[i]
+		}
 	}
-	return out
+	return out, ops
+}
+
+// exits reports whether s is a simple exit or return: the script does not
+// go on after it.
+func exits(s *syntax.Stmt) bool {
+	ce, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(ce.Args) == 0 || s.Negated || s.Background {
+		return false
+	}
+	n := ce.Args[0].Lit()
+	return n == "exit" || n == "return"
 }
 
 func isPipe(b *syntax.BinaryCmd) bool { return b.Op == syntax.Pipe || b.Op == syntax.PipeAll }
@@ -603,12 +679,18 @@ func (w *walker) funcDecl(fd *syntax.FuncDecl, c ctx) {
 	// The body runs when called, with the values of that moment: it starts
 	// with nothing known.
 	saved, refs := w.saveVars(), maps.Clone(w.namerefs)
-	w.vars = nil
+	// The directory is the definition's: where the body most likely runs
+	// (a call walked with its arguments runs it where the call is).
+	w.vars = keepDirs(w.vars)
 	if name != "" && w.tracking() {
 		// In the body $FUNCNAME is the function's own name: bash sets it
 		// for every call, and an assignment to it has no effect.
-		w.vars = map[string]Word{"FUNCNAME": {Value: name, Literal: true, Raw: name}}
+		if w.vars == nil {
+			w.vars = make(map[string]Word, 1)
+		}
+		w.vars["FUNCNAME"] = Word{Value: name, Literal: true, Raw: name}
 	}
+	changes := w.dirChanges
 	// The body runs when called: a computed program or an eval in it
 	// stops the tracking at a call that is not walked with known
 	// arguments (see resolve), not at the definition.
@@ -622,6 +704,12 @@ func (w *walker) funcDecl(fd *syntax.FuncDecl, c ctx) {
 		w.stopsTracking[name] = true
 	}
 	w.vars, w.namerefs = saved, refs
+	if w.dirChanges != changes && name != "" {
+		if w.cdFuncs == nil {
+			w.cdFuncs = map[string]bool{}
+		}
+		w.cdFuncs[name] = true
+	}
 	def.end = len(w.script.Commands)
 	if name != "" {
 		if w.defs == nil {
@@ -1083,7 +1171,7 @@ func (w *walker) decl(d *syntax.DeclClause, c ctx) {
 			args = append(args, Word{Value: as.Name + eq + as.Value.Value, Literal: as.Value.Literal && a.Index == nil, Raw: raw, Glob: as.Value.Glob})
 		}
 	}
-	w.addCommand(Command{
+	w.addHere(Command{
 		Program:  d.Variant.Value,
 		Spelling: d.Variant.Value,
 		Args:     args,
@@ -1105,10 +1193,16 @@ func (w *walker) let(l *syntax.LetClause, c ctx) {
 		}
 		args = append(args, Word{Value: t, Raw: t})
 	}
-	w.addCommand(Command{
+	w.addHere(Command{
 		Program: "let", Spelling: "let", Args: args, Redirs: c.redirs,
 		Wrappers: c.wrap, Context: c.Context, Text: w.text(l), Span: w.span(l),
 	})
+}
+
+// addHere records cmd as run in the shell's directory now (cwd.go).
+func (w *walker) addHere(cmd Command) {
+	cmd.Dirs, cmd.AnyDir = w.commandDirs()
+	w.addCommand(cmd)
 }
 
 func (w *walker) addCommand(cmd Command) {
@@ -1126,7 +1220,7 @@ func (w *walker) addCommand(cmd Command) {
 // addBare records a statement without a program: only assignments and/or
 // redirections ("X=1", "> file"). Its Program is empty.
 func (w *walker) addBare(s *syntax.Stmt, env []Assign, redirs []Redir, c ctx) {
-	w.addCommand(Command{
+	w.addHere(Command{
 		Env:      joinEnv(c.env, env),
 		EnvFlags: c.envFlags,
 		Redirs:   joinRedirs(c.redirs, redirs),

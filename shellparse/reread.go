@@ -65,6 +65,14 @@ func (w *walker) reread(text string, at Span, c ctx) bool {
 		w.funcs = new([]funcDef)
 		sub.funcs = w.funcs
 	}
+	// The shell reads the text where it is (cwd.go).
+	sub.vars = keepDirs(w.vars)
+	if v, ok := w.vars["PWD"]; ok {
+		if sub.vars == nil {
+			sub.vars = map[string]Word{}
+		}
+		sub.vars["PWD"] = v
+	}
 	c.Payload++
 	c.dq = false
 	sub.stmts(f.Stmts, c)

@@ -54,6 +54,22 @@ type Script struct {
 	// aliases is set once the script defines an alias: a later command
 	// name may run its text (see commandOutput).
 	aliases bool
+	// history are the entries the script added to bash's history list,
+	// historyOpen set once entries not known may be there (history.go).
+	history     []string
+	historyOpen bool
+	// aliasDefs are the aliases defined with known values, expanding
+	// those being expanded (alias.go).
+	aliasDefs map[string]string
+	expanding map[string]bool
+	// cdableVars is set once shopt may have set cdable_vars; dirSplits
+	// counts the dirChoices walks open, payloads' included (cwd.go).
+	cdableVars bool
+	dirSplits  int
+	// visited are the directories the walk has seen bash in, cdSure set
+	// once a cd surely succeeded (cwd.go).
+	visited []string
+	cdSure  bool
 }
 
 // Command is one simple command reachable in the script, after wrappers have
@@ -81,6 +97,16 @@ type Command struct {
 	Wrappers []Wrapper `json:"wrappers,omitempty"`
 	// Context says where in the script the command sits.
 	Context Context `json:"context"`
+	// Dirs are the directories bash may run the command in, after the
+	// cd, pushd and popd before it (cwd.go): "" is the directory the
+	// script started in, a relative name is relative to it, "~" is the
+	// home. Several when which one is not known statically (a cd that
+	// may fail, a branch). Nil is the start directory alone.
+	Dirs []string `json:"dirs,omitempty"`
+	// AnyDir reports that bash's directory is not known at all (a cd to
+	// a computed directory, eval, a popd of a stack not known): the
+	// command may run anywhere.
+	AnyDir bool `json:"any_dir,omitempty"`
 	// Text is the exact source text of the simple command (in the source it
 	// was parsed from; for payload commands, the payload's source).
 	Text string `json:"text"`

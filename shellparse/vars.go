@@ -71,6 +71,14 @@ func (w *walker) stopTracking() {
 	w.forgetAll()
 }
 
+// runsUnknownCode records that the shell itself runs code not known here
+// (a computed program, a function call not walked whose body changes
+// directory): it may be in any directory after it.
+func (w *walker) runsUnknownCode() {
+	w.stopTracking()
+	w.unknownDirs()
+}
+
 // setVar records that name now holds v (forgotten when v is not known).
 // An assignment to a nameref assigns its target (refs.go).
 func (w *walker) setVar(name string, v Word) {
@@ -125,7 +133,7 @@ func (w *walker) forgetAll() {
 	if w.inCall {
 		w.callAll = true
 	}
-	w.vars = nil
+	w.vars = keepDirs(w.vars) // what a command assigns does not move the shell
 }
 
 func (w *walker) touch(name string) {
@@ -150,14 +158,38 @@ func (w *walker) restoreVars(m map[string]Word) { w.vars = m }
 
 // joinVars keeps the values a and b agree on: what is known after either of
 // two ways through.
+// The directory state is the exception (cwd.go): bash may be in either
+// way's directory, and a stack the two ways leave differently is not known.
 func joinVars(a, b map[string]Word) map[string]Word {
 	var out map[string]Word
 	for k, v := range a {
+		if k == cwdKey || k == stackKey {
+			continue
+		}
 		if bv, ok := b[k]; ok && bv == v {
 			if out == nil {
 				out = make(map[string]Word)
 			}
 			out[k] = v
+		}
+	}
+	av, aok := a[cwdKey]
+	bv, bok := b[cwdKey]
+	if v, ok := joinDirs(av, aok, bv, bok); ok {
+		if out == nil {
+			out = make(map[string]Word)
+		}
+		out[cwdKey] = v
+	}
+	as, asok := a[stackKey]
+	bs, bsok := b[stackKey]
+	if asok || bsok {
+		if out == nil {
+			out = make(map[string]Word)
+		}
+		out[stackKey] = as
+		if as != bs || asok != bsok {
+			out[stackKey] = unknownDir
 		}
 	}
 	return out
@@ -276,9 +308,10 @@ func (w *walker) commandVars(name string, args []Word) {
 		w.probe.jumps = true
 	}
 	switch name {
-	case "eval", "source", ".", "trap", "enable", "shopt":
+	case "eval", "source", ".", "trap", "enable", "shopt", "fc":
 		// They run text as script or change how later assignments
-		// behave: no value is known after them.
+		// behave: no value is known after them (nor the directory after
+		// the text ran: see resolve).
 		w.stopTracking()
 	case "shift", "set":
 		// They change the positional parameters a call walk knows.
@@ -880,14 +913,38 @@ func (w *walker) loop(name string, items []Word, bindable bool, body func()) {
 		w.forget(name)
 	}
 	body()
+	d1, ok1 := w.vars[cwdKey]
 	body()
+	d2, ok2 := w.vars[cwdKey]
 	w.vars = maps.Clone(entry)
 	general := w.dropTouched(names, all)
+	moves := names[cwdKey] || names[stackKey]
+	if moves {
+		// Any number of passes may have run: bash is where the loop
+		// started or where a pass left it. The first two passes give
+		// the candidates; when a pass from any of them leaves another,
+		// they are not all known (cd .. in a loop).
+		d, ok := entry[cwdKey]
+		d, ok = joinDirs(d, ok, d1, ok1)
+		d, ok = joinDirs(d, ok, d2, ok2)
+		w.vars = general
+		if ok {
+			w.setDirs(d)
+		} else {
+			w.setDirs(Word{})
+		}
+		w.setStack("\x02")
+		general = w.saveVars()
+	}
 	if name != "" {
 		w.forget(name)
 	}
 	body()
+	before, beforeOK := general[cwdKey]
 	w.vars = joinVars(general, w.vars)
+	if after, ok := w.vars[cwdKey]; moves && (ok != beforeOK || after != before) {
+		w.unknownDirs()
+	}
 }
 
 // maxCallWalks bounds the function calls walked with their arguments.
@@ -940,7 +997,7 @@ func (w *walker) callFunction(fd *syntax.FuncDecl, args []Word, before map[strin
 // and the caller here is the script itself, so they are global.
 func (w *walker) callEffects(before, after map[string]Word) map[string]Word {
 	if w.callAll {
-		return nil
+		return keepDirs(after)
 	}
 	out := before
 	for name := range w.callSets {
@@ -984,14 +1041,6 @@ func (w *walker) dedupeFrom(start, funcs int) {
 	seen := make(map[string]bool)
 	out := cmds[:start]
 	for _, c := range cmds[start:] {
-		if changesDir(&c) {
-			// The commands after a cd resolve relative names against
-			// it: one walk's "echo x > sda" after "cd /dev" is not
-			// another's after "cd x".
-			clear(seen)
-			out = append(out, c)
-			continue
-		}
 		k := commandKey(&c)
 		if seen[k] {
 			continue
@@ -1002,20 +1051,13 @@ func (w *walker) dedupeFrom(start, funcs int) {
 	w.script.Commands = out
 }
 
-// changesDir reports whether c changes the shell's working directory.
-func changesDir(c *Command) bool {
-	switch c.Program {
-	case "cd", "pushd", "popd":
-		return true
-	}
-	return false
-}
-
 // commandKey identifies a command by where it is and the values it runs
 // with.
 func commandKey(c *Command) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d:%d:%s:%v", c.Span.Start, c.Span.End, c.Spelling, c.Context)
+	// One walk's "echo x > sda" after "cd /dev" is not another's after
+	// "cd x": the directories are part of the key.
+	fmt.Fprintf(&b, "%d:%d:%s:%v:%q:%t", c.Span.Start, c.Span.End, c.Spelling, c.Context, c.Dirs, c.AnyDir)
 	for _, a := range c.Args {
 		fmt.Fprintf(&b, "\x00%q%t%t%t", a.Value, a.Literal, a.Unknown, a.Glob)
 	}

@@ -64,6 +64,19 @@ func (w *walker) convWord(sw *syntax.Word) Word {
 	if w.cr != 0 {
 		v = strings.ReplaceAll(v, string(rune(w.cr)), "\r")
 	}
+	if l, ok := sw.Parts[0].(*syntax.Lit); ok && len(l.Value) >= 2 && l.Value[0] == '~' && (l.Value[1] == '+' || l.Value[1] == '-') &&
+		(len(l.Value) == 2 || l.Value[2] == '/') {
+		// ~+ and ~- are $PWD and $OLDPWD (cwd.go), not the home.
+		d, known := w.vars["PWD"]
+		if l.Value[1] == '-' {
+			d, known = w.vars["OLDPWD"]
+		}
+		if !known {
+			return Word{Value: v, Raw: raw, Glob: st.glob, Unknown: true}
+		}
+		v = d.Value + v[2:]
+		st.literal = st.literal && d.Literal
+	}
 	return Word{Value: v, Literal: st.literal, Raw: raw, Glob: st.glob, Unknown: st.unknown}
 }
 

@@ -528,7 +528,7 @@ func (w *walker) tmuxCommand(cs *cmdState, i, j, end int, c ctx) bool {
 		return false
 	}
 	sub := &cmdState{stmt: cs.stmt, words: cs.words[:end], nodes: cs.nodes[:end], env: cs.env, envFlags: cs.envFlags,
-		redirs: cs.redirs, wrappers: cs.wrappers, lastWrap: -1, ctx: cs.ctx}
+		redirs: cs.redirs, wrappers: cs.wrappers, lastWrap: -1, ctx: cs.ctx, dirs: cs.dirs, anyDir: cs.anyDir}
 	// The command's own options, read as tmux NAME OPTIONS…: its first
 	// operand starts the shell command (or the keys).
 	_, k := readOpts("tmux", sub.words, j-1, end)
@@ -819,6 +819,8 @@ func (w *walker) find(cs *cmdState, i int, c ctx) {
 				redirs:   cs.redirs,
 				lastWrap: -1,
 				ctx:      cs.ctx,
+				dirs:     cs.dirs,
+				anyDir:   cs.anyDir,
 			}
 			sub.wrappers = append(cs.wrappers[:len(cs.wrappers):len(cs.wrappers)], Wrapper{Program: "find", Args: values(cs.words[i+1 : j])})
 			sub.extra = end < len(cs.words) && cs.words[end].Value == "+"

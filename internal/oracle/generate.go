@@ -182,8 +182,46 @@ func command(r chooser) string {
 	return templateCommand(r)
 }
 
+// dirConstructs leave bash in directory D or S, or either, by the ways bash
+// keeps or drops a cd (subshells, pipeline stages, & jobs, substitutions,
+// branches not taken, a failed cd, cd -, popd, functions, CDPATH); the
+// relative action after them (dirActions, for D) shows which directory
+// bash really ended in. Some do end in S: the analysis must not rate those
+// as D's either way round only by the last cd it saw.
+var (
+	dirConstructs = []string{"cd D; (cd S); CMD", "cd D; (cd S) && CMD", "cd D; cd S | cat; CMD", "cd D; { cd S; } | cat; CMD",
+		"cd D; cd S & wait; CMD", "cd D; x=$(cd S; pwd); CMD", "cd D; if false; then cd S; fi; CMD", "cd D; false && cd S; CMD",
+		"cd D; true || cd S; CMD", "cd D; case x in y) cd S;; esac; CMD", "cd D; for i in; do cd S; done; CMD",
+		"cd D; while false; do cd S; done; CMD", "cd D; cd /nonexistent; CMD", "cd D; cd /nonexistent || true; CMD",
+		"cd D; cd S S; CMD", "cd D; cd -Z S; CMD", "cd D; cd ''; CMD", "cd D; cd S; cd -; CMD", "cd D; cd S; cd - >/dev/null; CMD",
+		"cd D; pushd S; popd; CMD", "cd D; pushd S; pushd; CMD", "cd D; f() { cd S; }; CMD", "cd S; f() { cd D; }; f x; CMD",
+		"cd D; eval 'cd S'; cd -; CMD", "cd S; cd D && CMD", "cd D; cd S; CMD", "cd D; (cd S; CMD)", "cd D && cd S && CMD",
+		"cd D; cd /nonexistent && CMD", "cd D; builtin cd S; CMD", "cd S; command cd D; CMD", "cd S; sudo cd D; CMD",
+		"cd S; bash -c 'cd D'; CMD", "cd S; cd ..; cd D; CMD"}
+	dirActions = map[string][]string{
+		"/":    {"rm -rf *", "rm -rf ./*", "rm -rf \"$PWD\"/*", "rm -rf ~+/*", "rm -rf \"$(pwd)\"/*", "pwd | xargs -I{} rm -rf {}/usr"},
+		"~":    {"rm -rf *", "rm -rf ./*", "rm -rf \"$PWD\"", "rm -rf ~+", "ls | xargs rm -rf", "pwd | xargs rm -rf", "echo 'rm -rf ~' >> .bashrc"},
+		"/dev": {"echo x > sda", "dd if=/dev/zero of=sda count=1", "cp README.md sda", ": > ~+/sda", "echo x > \"$PWD\"/sda"},
+	}
+	dirSafe = []string{"/tmp", "/var/tmp", "/work", "/usr/share"}
+)
+
+// dirCommand writes one command from dirConstructs.
+func dirCommand(r chooser) string {
+	d := pick(r, []string{"/", "~", "/dev"})
+	act := pick(r, dirActions[d])
+	if d == "~" && r.IntN(2) == 0 {
+		d = pick(r, []string{"/home/alice", "$HOME", ""})
+	}
+	cmd := strings.NewReplacer("CMD", act, "S", pick(r, dirSafe), "D", d).Replace(pick(r, dirConstructs))
+	return strings.ReplaceAll(cmd, "cd ;", "cd;")
+}
+
 // templateCommand writes one command from the templates.
 func templateCommand(r chooser) string {
+	if r.IntN(5) == 0 {
+		return dirCommand(r)
+	}
 	{
 		a := pick(r, actions)
 		prog := pick(r, progFor[progKind(a)])

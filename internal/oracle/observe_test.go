@@ -203,6 +203,13 @@ func TestGenerateWritesSetForms(t *testing.T) {
 			posix++
 		}
 	}
+	dirs := 0
+	for _, c := range Generate(1, 2000) {
+		if strings.HasPrefix(c, "cd ") {
+			dirs++
+		}
+	}
+	assert.Greater(t, dirs, 20, "commands after a directory construct (dirConstructs)")
 	assert.Greater(t, choices, 50, "commands with a choice expansion")
 	assert.Greater(t, posix, 50, "commands with POSIXLY_CORRECT in their environment")
 }

@@ -267,6 +267,7 @@ func corpora(t *testing.T) []Corpus {
 	add("approval/testdata/redteam-s13.tsv", filepath.Join(repoRoot, "approval", "testdata", "redteam-s13.tsv"), 2)
 	add("approval/testdata/redteam-s13g.tsv", filepath.Join(repoRoot, "approval", "testdata", "redteam-s13g.tsv"), 2)
 	add("approval/testdata/redteam-s13b.tsv", filepath.Join(repoRoot, "approval", "testdata", "redteam-s13b.tsv"), 2)
+	add("approval/testdata/redteam-s14.tsv", filepath.Join(repoRoot, "approval", "testdata", "redteam-s14.tsv"), 2)
 	add("approval/testdata/redteam-s14g.tsv", filepath.Join(repoRoot, "approval", "testdata", "redteam-s14g.tsv"), 2)
 	add("approval/testdata/oracle-found.tsv", filepath.Join(repoRoot, "approval", "testdata", "oracle-found.tsv"), 1)
 	add("approval/testdata/variables.tsv", filepath.Join(repoRoot, "approval", "testdata", "variables.tsv"), 2)
