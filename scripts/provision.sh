@@ -44,7 +44,7 @@ guest_packages=(
 	uidmap passwd iproute2 python3 git  # as in the test profile
 	e2fsprogs xfsprogs                  # disk-limit tests
 	gcc libc6-dev make perl             # the exec-gate test compiles a helper and runs make and perl
-	curl ca-certificates                # egress tests' clients
+	curl ca-certificates jq             # egress tests' clients; cmd/tether's docs_api script (curl, jq)
 )
 
 list=0
