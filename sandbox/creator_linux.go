@@ -404,6 +404,12 @@ func (g *execGateRun) perform(fd int, n *seccompNotif, call createCall, req *cre
 	if call.kind == seccompexec.CreateChmod && !req.groupShared {
 		mode &^= unix.S_IWGRP
 	}
+	if call.kind == seccompexec.CreateRename || call.kind == seccompexec.CreateLink {
+		exchange := call.kind == seccompexec.CreateRename && req.flags&unix.RENAME_EXCHANGE != 0
+		if e := groupWriteStays(req, exchange); e != 0 {
+			return 0, nil, e, ""
+		}
+	}
 	if call.kind == seccompexec.CreateBind {
 		// A socket's mode is the umask's alone: the same bits go.
 		cred.umask |= uint32(0o777 &^ creationMode(0o777, req.dirs[0], "", false))
@@ -475,6 +481,53 @@ func groupShared(dir *os.File, name string, tmpfile bool) bool {
 		err = unix.Fstat(int(dir.Fd()), &st)
 	}
 	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mode&(unix.S_IWGRP|unix.S_ISGID) == unix.S_IWGRP|unix.S_ISGID
+}
+
+// Group write stays where a group shares a directory (red team s14 F2).
+// A creation or chmod keeps group write only in a directory that is
+// group-writable and setgid (groupShared); a directory made in one is
+// shared too (the kernel's setgid inheritance). A rename or link that
+// would put a group-writable entry, or a setgid directory, in a directory
+// that is not shared fails with EXDEV (mv then copies, and the copies are
+// made by the rules above), so what the sandbox makes group-writable
+// stays inside shared directories. The gate's view of the names cannot be
+// swapped before the helper acts: every creation, rename and link of the
+// sandbox is performed by the helper, one call at a time. Not covered: a
+// chmod that takes group write and setgid off a shared directory is not
+// notified (the filter notifies a chmod that gives group write), and the
+// directory can then be moved out with the group-writable entries in it.
+
+// groupWriteStays refuses (EXDEV) a rename or link (req: each name's
+// directory, as the gate resolved and judged it, and the name in it) that
+// puts a group-writable entry in a directory that is not shared: the
+// link's or rename's existing entry under the new name, and for an
+// exchange the other way too.
+func groupWriteStays(req *createRequest, exchange bool) unix.Errno {
+	moves := [][2]int{{0, 1}}
+	if exchange {
+		moves = append(moves, [2]int{1, 0})
+	}
+	for _, m := range moves {
+		from, to := req.dirs[m[0]], req.dirs[m[1]]
+		if from == nil || to == nil {
+			return unix.EPERM // not resolved by the gate: nothing to judge by
+		}
+		var st unix.Stat_t
+		var err error
+		if m[0] == 0 && req.descriptor {
+			err = unix.Fstat(int(from.Fd()), &st) // a link's open file itself
+		} else {
+			err = unix.Fstatat(int(from.Fd()), strings.TrimRight(req.names[m[0]], "/"), &st, unix.AT_SYMLINK_NOFOLLOW)
+		}
+		if err != nil {
+			continue // nothing there: the kernel's own answer follows
+		}
+		setgidDir := st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mode&unix.S_ISGID != 0
+		if (st.Mode&unix.S_IFMT != unix.S_IFLNK && st.Mode&unix.S_IWGRP != 0 || setgidDir) && !groupShared(to, "", false) {
+			return unix.EXDEV
+		}
+	}
+	return 0
 }
 
 // encodeCreate lays out struct seccompexec_create_req, the groups and the

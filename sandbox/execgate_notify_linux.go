@@ -233,10 +233,10 @@ func recvFromSelf(conn *net.UnixConn) (int, error) {
 // creation helper on the socket in g.createChild, which the caller passes
 // to it. The creation gate performs the calls it lets through
 // (g.performs) except in a one-shot sandbox without the trampoline, where
-// no helper can run (the caller reports "nested-repos" as not enforced). It returns nil when
-// the sandbox has no filter to carry the gate (seccomp off, or a build
-// without seccomp, and no trampoline): the caller reports "exec_gate" and
-// "nested-repos" as not enforced. The caller must call close on the
+// no helper can run (the caller reports helperRules as not enforced). It
+// returns nil when the sandbox has no filter to carry the gate (seccomp
+// off, or a build without seccomp, and no trampoline): the caller reports
+// "exec_gate" and helperRules as not enforced. The caller must call close on the
 // result.
 func startExecGate(profile string, check ExecGate, cfg Config, create *createGate, lc *configs.Config, tramp *trampoline, supervised bool) (_ *execGateRun, err error) {
 	if tramp != nil && tramp.gateHost != nil {
@@ -289,7 +289,14 @@ func gateNotEnforced(exec, create bool) []string {
 		names = append(names, "exec_gate")
 	}
 	if create {
-		names = append(names, "nested-repos")
+		names = append(names, helperRules...)
 	}
 	return names
 }
+
+// helperRules names, for not_enforced, the rules of the creation gate
+// that only its helper performs: nested repositories judged without a swap
+// window, a unix connect reaching only the sandbox's own sockets, no
+// group- or world-writable creation whatever the umask, a chmod losing
+// group write. A sandbox whose gate has no helper lists each of them.
+var helperRules = []string{"nested-repos", "unix-connect", "created-modes", "group-write"}

@@ -35,6 +35,33 @@ print("PYTHON-OK")
 '
 mkdir x && tar xf t.tar -C x && echo TAR-OK
 touch shared/f && chmod g+w shared/f && echo SHARED-OK
+touch shared/src && chmod g+w shared/src
+python3 -c '
+import os
+os.umask(0)
+def tried(name, fn):
+    try:
+        fn()
+        print(name, "went")
+    except OSError as e:
+        print(name, "refused", e.errno)
+os.close(os.open("shared/mv", os.O_CREAT | os.O_WRONLY, 0o666))
+tried("RENAME-FILE", lambda: os.rename("shared/mv", "moved"))
+tried("LINK-FILE", lambda: os.link("shared/src", "hl"))
+os.mkdir("shared/sub", 0o777)
+os.close(os.open("shared/sub/inner", os.O_CREAT | os.O_WRONLY, 0o666))
+tried("RENAME-DIR", lambda: os.rename("shared/sub", "sub"))
+def exchange(a, b):
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.renameat2(-100, a, -100, b, 2) != 0:  # AT_FDCWD, RENAME_EXCHANGE
+        raise OSError(ctypes.get_errno(), "renameat2")
+os.mkdir("xchg", 0o755)
+tried("EXCHANGE", lambda: exchange(b"shared/sub", b"xchg"))
+os.mkdir("shared/sub2", 0o777)
+tried("SHARED-MOVE", lambda: os.rename("shared/mv", "shared/sub2/mv"))
+'
+mkdir -p shared/sub3 && mv shared/sub3 sub3; echo mv=$?
 echo done`
 
 // TestPoisonGroupWrite: no chmod gives the group write on what the
@@ -69,6 +96,12 @@ func TestPoisonGroupWrite(t *testing.T) {
 		for _, w := range []string{"CHMOD-OK", "OCTAL-OK", "RECURSIVE-OK", "INSTALL-OK", "MKDIR-OK", "PYTHON-OK", "TAR-OK", "SHARED-OK"} {
 			assert.Contains(t, out, w)
 		}
+		// Out of a shared directory by rename, link or exchange: EXDEV
+		// (mv copies instead); a shared directory keeps its bits; within
+		// shared directories a move goes.
+		for _, w := range []string{"RENAME-FILE refused 18", "LINK-FILE refused 18", "RENAME-DIR refused 18", "EXCHANGE refused 18", "SHARED-MOVE went"} {
+			assert.Contains(t, out, w)
+		}
 		require.NoError(t, filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -87,7 +120,14 @@ func TestPoisonGroupWrite(t *testing.T) {
 		assert.NotZero(t, st.Mode&unix.S_IWGRP, "shared/f: a g+ws directory keeps group write (%o)", st.Mode)
 		require.NoError(t, unix.Lstat(filepath.Join(ws, "x/d/f"), &st))
 		assert.Equal(t, uint32(0o644), st.Mode&0o7777, "x/d/f: %o", st.Mode)
-		require.NoError(t, unix.Chmod(filepath.Join(ws, "shared"), 0o755)) // the host's own setgid directory
+		// The host's own setgid directory, and those made in it (the
+		// kernel's setgid inheritance).
+		require.NoError(t, filepath.WalkDir(filepath.Join(ws, "shared"), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				err = unix.Chmod(p, 0o755)
+			}
+			return err
+		}))
 		assertHostClean(t, ws, markers, false)
 	}
 	t.Run("one-shot", func(t *testing.T) {
