@@ -147,9 +147,6 @@ func setUp(cfg Config, o setupOptions) (_ *sandboxSetup, err error) {
 	if err := s.stateDirs(o); err != nil {
 		return nil, err
 	}
-	if err := s.helperRunsIn(o); err != nil {
-		return nil, err
-	}
 	// From here on the sandbox may leave something behind: the keeper
 	// reaps it if this process dies before the release (the last undo).
 	release, keeperUp, err := keep(s.stateRoot, relPrefix(s.prefix))
@@ -523,23 +520,6 @@ func (s *sandboxSetup) createGate() bool {
 		}
 	}
 	return false
-}
-
-// helperRunsIn refuses (ErrDynamicBinary) a one-shot sandbox with a
-// writable workspace on a prepared root when this binary is dynamically
-// linked. The creation helper, which performs the rules of the creation
-// gate (unix connects reach only the sandbox's own sockets, no creation is
-// group- or world-writable, chmod loses group write, nested repositories
-// are judged without a swap window), is this binary run as the trampoline
-// inside the root, where its loader is missing; without it each of those
-// rules would be off (red team s14 F5: a host listener in the workspace
-// was reached, umask 0 left 0777 directories). A session's supervisor has
-// the same need (supervisorRunsIn).
-func (s *sandboxSetup) helperRunsIn(o setupOptions) error {
-	if !o.trampoline || !s.createGate() || s.cfg.Rootfs.Kind == rootfs.KindHost || !seccompAvailable || selfIsStatic() {
-		return nil
-	}
-	return fmt.Errorf("%w: the creation helper that applies a workspace's rules runs tether inside the root %s; build tether statically with `make build` (or use the host layout)", ErrDynamicBinary, s.cfg.Rootfs.Dir)
 }
 
 // translate makes the libcontainer config of the sandbox (a pure
