@@ -493,6 +493,7 @@ for p in (%d, %d):
 	assert.Contains(t, out, outside)
 	assert.Equal(t, []string{refusedAddr}, addrs(res), "%+v", res.PathsRefused)
 	assert.NotContains(t, res.NotEnforced, "landlock_net")
+	assert.Contains(t, res.NotEnforced, "udp_ports", "datagrams are not under the port rules")
 
 	// The same in a session's command.
 	m := newTestSessions(t)
