@@ -538,8 +538,9 @@ socket.create_connection(l.getsockname()); print("connected")'`
 // creation with EPROTONOSUPPORT when TCP connects are confined, so an
 // MPTCP connect to a refused port of the host (network host) reaches
 // nothing: the host's listener, counted after the sandbox is gone, accepted
-// no connection. Plain TCP to the same port is refused by Landlock, and
-// without the restriction the MPTCP socket connects.
+// no connection, one-shot and in a session. Plain TCP to the same port is
+// refused by Landlock, and without the restriction the MPTCP socket
+// connects.
 func TestLandlockTCPConnectOtherProtocols(t *testing.T) {
 	ws, _ := llWorkspace(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -588,8 +589,19 @@ for name, fam, typ, proto, addr in (
 	for _, want := range []string{"mptcp EPROTONOSUPPORT", "mptcp6 EPROTONOSUPPORT", "mptcpcloexec EPROTONOSUPPORT", "sctp EPROTONOSUPPORT", "sctpseq EPROTONOSUPPORT", "tcp EACCES"} {
 		assert.Contains(t, out, want)
 	}
+	// The same in a session's command (libcontainer loads the filter).
+	ll := &Landlock{Trees: []string{ws}, RestrictTCPConnect: true, TCPConnectPorts: []uint16{uint16(port) + 1}}
+	s, err := newTestSessions(t).Open(t.Context(), "default", "llmptcp", SessionSpec{Config: Config{Workspace: ws, Landlock: ll, Network: NetworkHost, AllowHostNetwork: true}})
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	_, err = s.Exec(t.Context(), Command{Shell: "python3 conn.py", Stdout: &buf, Stderr: &buf}, ExecOptions{})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	for _, want := range []string{"mptcp EPROTONOSUPPORT", "mptcp6 EPROTONOSUPPORT", "sctp EPROTONOSUPPORT", "tcp EACCES"} {
+		assert.Contains(t, buf.String(), want, "session")
+	}
 	mu.Lock()
-	assert.Zero(t, count, "the host's listener accepted a connection from the confined sandbox:\n%s", out)
+	assert.Zero(t, count, "the host's listener accepted a connection from the confined sandbox:\n%s\n%s", out, buf.String())
 	mu.Unlock()
 
 	// Without the restriction the same MPTCP socket reaches the listener.
