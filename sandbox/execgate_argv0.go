@@ -18,14 +18,22 @@ import (
 // file than the gate resolved, but the vector is the one checked (E1 in
 // docs/exec-gate.md). Programs that choose by argv[0]'s exact last
 // element (lvm as lvremove, kmod as rmmod) need no entry.
-var multiCall = []struct {
-	name string // the program, for the docs and tests
+var multiCall = []multiCallProgram{
+	{"systemctl", systemctlAs, true},
+	{"busybox", busyboxAs, false},
+}
+
+// multiCallProgram is one multi-call program of the table.
+type multiCallProgram struct {
+	name string // the program's file name
 	// as returns the vectors the program acts as when it receives argv
 	// (len(argv) > 0), or nil when it acts as itself.
 	as func(argv []string) [][]string
-}{
-	{"systemctl", systemctlAs},
-	{"busybox", busyboxAs},
+	// floor: where a program the hardline floor refuses is a link to this
+	// one, its file is mounted noexec too (noExecFiles), which closes an
+	// argv[0] rewritten after the gate's read. Not busybox: a prepared
+	// busybox root (--rootfs) is made of it.
+	floor bool
 }
 
 // systemctlTokens are the names systemd's systemctl looks for in its

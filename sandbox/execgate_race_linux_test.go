@@ -250,3 +250,102 @@ python3 -c 'import os; os.execv("./busybox-x", ["-touch", "bb-dash"])' 2>/dev/nu
 	assert.True(t, sawSystemctl, "the gate never saw systemctl behind the link: the race was not run")
 	assert.NotEmpty(t, res.ExecBlocked)
 }
+
+// TestExecGateArgv0RewriteRace (F6 of session 14's red team): a thread
+// rewrites argv[0] in memory between the gate's read and the kernel's,
+// flipping an allowed name and "reboot" while the main thread vforks and
+// execs the multi-call program 500 times; before the floor took in the
+// file behind a refused link, the stand-in acted as reboot 13 times in
+// 500. The refused "reboot" is a link to the stand-in "systemctl" (as on
+// Debian) in a read-only system directory of the test's own; the stand-in
+// leaves ws/ran-reboot-N behind when it acts as reboot. With Config.NoExec
+// naming only the link, the kernel refuses every exec of the stand-in;
+// checked from the host after the sandbox is gone.
+func TestExecGateArgv0RewriteRace(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("needs gcc for the stand-in and the racer")
+	}
+	r := newTestRunner(t)
+	ws := t.TempDir()
+	sys, err := os.MkdirTemp("", "tether-sys-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(sys) })
+	require.NoError(t, os.Chmod(sys, 0o755))
+	standin := filepath.Join(sys, "systemctl")
+	cc := func(out, src string) {
+		t.Helper()
+		require.NoError(t, os.WriteFile(out+".c", []byte(src), 0o644))
+		built, err := exec.Command("gcc", "-O0", "-pthread", "-o", out, out+".c").CombinedOutput()
+		require.NoError(t, err, "%s", built)
+	}
+	cc(standin, `#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	char *last = strrchr(argv[0], '/');
+	last = last ? last + 1 : argv[0];
+	if (strstr(last, "reboot")) {
+		char p[4096];
+		snprintf(p, sizeof p, "%s/ran-reboot-%s", `+strconv.Quote(ws)+`, argc > 1 ? argv[1] : "");
+		close(open(p, O_CREAT | O_WRONLY, 0644));
+	}
+	return 0;
+}
+`)
+	require.NoError(t, os.Symlink("systemctl", filepath.Join(sys, "reboot")))
+	cc(filepath.Join(ws, "race"), `#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+static volatile char buf[16] = "xtrue";
+static volatile int stop;
+static void spin(int n) { for (volatile int i = 0; i < n; i++); }
+static void *flip(void *a) {
+	unsigned r = 1;
+	while (!stop) {
+		r = r * 1103515245 + 12345;
+		memcpy((char *)buf, "reboot", 7); spin(1000 + (r >> 16) % 40000);
+		memcpy((char *)buf, "xtrue\0", 7); spin(1000 + (r >> 8) % 40000);
+	}
+	return 0;
+}
+int main(void) {
+	pthread_t t; pthread_create(&t, 0, flip, 0);
+	int refused = 0;
+	for (int i = 0; i < 500; i++) {
+		char n[16]; snprintf(n, sizeof n, "%d", i);
+		char *argv[] = {(char *)buf, n, 0}; char *envp[] = {0};
+		pid_t p = vfork();
+		if (p == 0) { execve(`+strconv.Quote(standin)+`, argv, envp); _exit(126); }
+		int st; waitpid(p, &st, 0);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 126) refused++;
+	}
+	stop = 1; pthread_join(t, 0);
+	printf("refused=%d\n", refused);
+	return 0;
+}
+`)
+	layout, err := rootfs.HostLayout()
+	require.NoError(t, err)
+	layout.Binds = append(layout.Binds, sys)
+	cfg := Config{Rootfs: layout, Workspace: ws, NoExec: []string{filepath.Join(sys, "reboot")},
+		Env: []string{"PATH=/usr/bin:/bin"}, Limits: Limits{Timeout: 5 * time.Minute}}
+	r.ExecGate = newRefuse("reboot").gate
+	_, out := runWithin(t, r, cfg, "cd "+ws+" && ./race", 5*time.Minute)
+	t.Logf("%s", out)
+	require.Contains(t, out, "refused=")
+
+	// From the host: the stand-in never acted as reboot.
+	ents, err := os.ReadDir(ws)
+	require.NoError(t, err)
+	var ran []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "ran-") {
+			ran = append(ran, e.Name())
+		}
+	}
+	assert.Empty(t, ran, "the multi-call program acted as reboot %d times in 500 execs", len(ran))
+	assert.Contains(t, out, "refused=500", "the kernel refuses every exec of the multi-call file")
+}

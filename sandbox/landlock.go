@@ -59,6 +59,9 @@ type Landlock struct {
 	// confined and Result.NotEnforced lists "landlock_net". A refused
 	// connect fails with EACCES and is reported in Result.PathsRefused
 	// with its address (PathRefused.Addr). Binding is not confined.
+	// The other stream protocols of AF_INET and AF_INET6 (MPTCP, SCTP),
+	// which Landlock does not check, fail with EPROTONOSUPPORT; UDP and
+	// ICMP datagrams are not confined (Result.NotEnforced: "udp_ports").
 	RestrictTCPConnect bool     `json:"restrict_tcp_connect,omitempty"`
 	TCPConnectPorts    []uint16 `json:"tcp_connect_ports,omitempty"`
 }

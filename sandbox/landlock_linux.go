@@ -84,6 +84,10 @@ func landlockFor(cfg Config, p Placement, notEnforced *[]string) ([]byte, error)
 	}
 	var net uint64
 	if cfg.Landlock.RestrictTCPConnect {
+		// The port rules confine TCP connects alone (and the other stream
+		// protocols are refused, tcpOnlyRules): UDP and ICMP datagrams
+		// still go to any port (docs/landlock.md).
+		*notEnforced = append(*notEnforced, "udp_ports")
 		if net = abi.net; net == 0 {
 			*notEnforced = append(*notEnforced, "landlock_net") // below ABI 4
 		}

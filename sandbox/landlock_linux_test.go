@@ -493,6 +493,7 @@ for p in (%d, %d):
 	assert.Contains(t, out, outside)
 	assert.Equal(t, []string{refusedAddr}, addrs(res), "%+v", res.PathsRefused)
 	assert.NotContains(t, res.NotEnforced, "landlock_net")
+	assert.Contains(t, res.NotEnforced, "udp_ports", "datagrams are not under the port rules")
 
 	// The same in a session's command.
 	m := newTestSessions(t)
@@ -529,4 +530,84 @@ socket.create_connection(l.getsockname()); print("connected")'`
 	assert.Contains(t, out, "connected")
 	assert.Contains(t, res.NotEnforced, "landlock_net")
 	assert.NotContains(t, res.NotEnforced, "landlock", "the paths ruleset is applied")
+}
+
+// TestLandlockTCPConnectOtherProtocols: from the attacker's side, the
+// stream protocols Landlock's port rules do not check (Multipath TCP,
+// which falls back to TCP with any peer; SCTP) are refused at socket
+// creation with EPROTONOSUPPORT when TCP connects are confined, so an
+// MPTCP connect to a refused port of the host (network host) reaches
+// nothing: the host's listener, counted after the sandbox is gone, accepted
+// no connection, one-shot and in a session. Plain TCP to the same port is
+// refused by Landlock, and without the restriction the MPTCP socket
+// connects.
+func TestLandlockTCPConnectOtherProtocols(t *testing.T) {
+	ws, _ := llWorkspace(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	var accepted sync.WaitGroup
+	var mu sync.Mutex
+	count := 0
+	accepted.Add(1)
+	go func() {
+		defer accepted.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			count++
+			mu.Unlock()
+			c.Close()
+		}
+	}()
+	port := l.Addr().(*net.TCPAddr).Port
+	script := fmt.Sprintf(`import errno, socket
+for name, fam, typ, proto, addr in (
+        ("mptcp", socket.AF_INET, socket.SOCK_STREAM, 262, "127.0.0.1"),
+        ("mptcp6", socket.AF_INET6, socket.SOCK_STREAM, 262, "::ffff:127.0.0.1"),
+        ("mptcpcloexec", socket.AF_INET, socket.SOCK_STREAM|socket.SOCK_CLOEXEC, 262, "127.0.0.1"),
+        ("sctp", socket.AF_INET, socket.SOCK_STREAM, 132, "127.0.0.1"),
+        ("sctpseq", socket.AF_INET, socket.SOCK_SEQPACKET, 132, "127.0.0.1"),
+        ("tcp", socket.AF_INET, socket.SOCK_STREAM, 0, "127.0.0.1")):
+    try:
+        c = socket.socket(fam, typ, proto); c.connect((addr, %d)); print(name, "connected")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+`, port)
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "conn.py"), []byte(script), 0o644))
+	run := func(ll *Landlock) string {
+		var out bytes.Buffer
+		cfg := Config{Workspace: ws, Landlock: ll, Network: NetworkHost, AllowHostNetwork: true}
+		_, err := newTestRunner(t).Run(context.Background(), cfg, Command{Shell: "python3 conn.py", Stdout: &out, Stderr: &out})
+		require.NoError(t, err, out.String())
+		return out.String()
+	}
+	out := run(&Landlock{Trees: []string{ws}, RestrictTCPConnect: true, TCPConnectPorts: []uint16{uint16(port) + 1}})
+	for _, want := range []string{"mptcp EPROTONOSUPPORT", "mptcp6 EPROTONOSUPPORT", "mptcpcloexec EPROTONOSUPPORT", "sctp EPROTONOSUPPORT", "sctpseq EPROTONOSUPPORT", "tcp EACCES"} {
+		assert.Contains(t, out, want)
+	}
+	// The same in a session's command (libcontainer loads the filter).
+	ll := &Landlock{Trees: []string{ws}, RestrictTCPConnect: true, TCPConnectPorts: []uint16{uint16(port) + 1}}
+	s, err := newTestSessions(t).Open(t.Context(), "default", "llmptcp", SessionSpec{Config: Config{Workspace: ws, Landlock: ll, Network: NetworkHost, AllowHostNetwork: true}})
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	_, err = s.Exec(t.Context(), Command{Shell: "python3 conn.py", Stdout: &buf, Stderr: &buf}, ExecOptions{})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	for _, want := range []string{"mptcp EPROTONOSUPPORT", "mptcp6 EPROTONOSUPPORT", "sctp EPROTONOSUPPORT", "tcp EACCES"} {
+		assert.Contains(t, buf.String(), want, "session")
+	}
+	mu.Lock()
+	assert.Zero(t, count, "the host's listener accepted a connection from the confined sandbox:\n%s\n%s", out, buf.String())
+	mu.Unlock()
+
+	// Without the restriction the same MPTCP socket reaches the listener.
+	out = run(&Landlock{Trees: []string{ws}})
+	assert.Contains(t, out, "mptcp connected")
+	l.Close()
+	accepted.Wait()
+	assert.NotZero(t, count)
 }

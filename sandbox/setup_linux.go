@@ -161,7 +161,7 @@ func setUp(cfg Config, o setupOptions) (_ *sandboxSetup, err error) {
 		gate := o.execGate != nil || s.createGate()
 		wantLandlock := (s.cfg.Landlock != nil || s.cfg.Network == NetworkHost) && landlockVersion() > 0
 		if filter || gate || wantLandlock {
-			prep := prepareTrampoline(s.stateRoot, s.cfg.Rootfs.Kind == rootfs.KindHost, filter, gate, wantLandlock)
+			prep := prepareTrampoline(s.stateRoot, s.cfg.Rootfs.Kind == rootfs.KindHost, filter, s.cfg.tcpOnly(), gate, wantLandlock)
 			s.prep = prep
 			s.undo.addFunc(func() {
 				if t := prep.wait(); t != nil {

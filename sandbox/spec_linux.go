@@ -186,7 +186,7 @@ func (c Config) Spec(p Placement) (*specs.Spec, error) {
 		} else {
 			// Every sandbox has the capabilities dockerCaps, and so the
 			// one filter of sandboxFilters.
-			f, err := sandboxFilters()
+			f, err := sandboxFilters(c.tcpOnly())
 			if err != nil {
 				return nil, fmt.Errorf("building seccomp profile: %w", err)
 			}
@@ -314,7 +314,7 @@ func (c Config) Libcontainer(id string, p Placement) (*configs.Config, error) {
 	// The filter's translation is made once (sandboxFilters), not for
 	// every sandbox.
 	var filter *configs.Seccomp
-	if f, err := sandboxFilters(); err == nil && s.Linux.Seccomp == f.spec {
+	if f, err := sandboxFilters(c.tcpOnly()); err == nil && s.Linux.Seccomp == f.spec {
 		s.Linux.Seccomp, filter = nil, f.lc
 	}
 	specconvMu.Lock()

@@ -68,14 +68,14 @@ func selfIsStatic() bool {
 
 // prepareTrampoline starts preparing the trampoline of a sandbox under
 // stateRoot, whose root is the host layout when hostLayout; filter asks
-// for the compiled seccomp filter, gate for the exec gate, landlock for a
+// for the compiled seccomp filter (sandboxFilters(tcpOnly)), gate for the exec gate, landlock for a
 // Landlock ruleset (its section is added later). Its result is
 // nil when this binary cannot be the trampoline in that root, or the
 // descriptors cannot be made, or the filter cannot be compiled here (the
 // compiler needs root's ptrace) and neither a gate nor a ruleset is
 // wanted: libcontainer then loads the filter as usual. With a gate or a
 // ruleset and no compiled filter the trampoline applies those only.
-func prepareTrampoline(stateRoot string, hostLayout, filter, gate, landlock bool) *trampolinePrep {
+func prepareTrampoline(stateRoot string, hostLayout, filter, tcpOnly, gate, landlock bool) *trampolinePrep {
 	p := &trampolinePrep{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
@@ -84,7 +84,7 @@ func prepareTrampoline(stateRoot string, hostLayout, filter, gate, landlock bool
 		}
 		t := &trampoline{}
 		if filter {
-			if f, err := sandboxFilters(); err == nil {
+			if f, err := sandboxFilters(tcpOnly); err == nil {
 				if prog, flags, err := compiledSeccomp(stateRoot, f.lc); err == nil {
 					t.cfg, t.prog, t.flags = f.lc, prog, flags
 				}

@@ -27,7 +27,7 @@ func TestSeccompKeyCoversConfig(t *testing.T) {
 	assert.Equal(t, 4, reflect.TypeFor[configs.Syscall]().NumField(), "configs.Syscall changed: update appendSeccompKey")
 	assert.Equal(t, 4, reflect.TypeFor[configs.Arg]().NumField(), "configs.Arg changed: update appendSeccompKey")
 
-	f, err := sandboxFilters()
+	f, err := sandboxFilters(false)
 	require.NoError(t, err)
 	base := string(appendSeccompKey(nil, f.lc))
 	other := uint(7) // E2BIG: not an errno the profile uses
@@ -63,7 +63,7 @@ func TestSeccompKeyCoversConfig(t *testing.T) {
 // compiled again.
 func TestCompiledSeccompIsCached(t *testing.T) {
 	requireSandbox(t)
-	f, err := sandboxFilters()
+	f, err := sandboxFilters(false)
 	require.NoError(t, err)
 	key, persist := seccompCacheKey(f.lc)
 	require.True(t, persist, "test binaries carry their build info")
@@ -130,7 +130,7 @@ func TestCompiledSeccompIsCached(t *testing.T) {
 // loads, compiled by the helper. Read back from a process in each sandbox.
 func TestTrampolineLoadsWhatLibcontainerLoads(t *testing.T) {
 	r := newTestRunner(t)
-	f, err := sandboxFilters()
+	f, err := sandboxFilters(false)
 	require.NoError(t, err)
 	want, _, err := compiledSeccomp(r.StateRoot, f.lc)
 	require.NoError(t, err)
