@@ -205,6 +205,13 @@ func (w *walker) chdirCommand(s *syntax.Stmt, name string, args []Word, env []As
 	if dir == "" {
 		return // cd "" stays where it is
 	}
+	// $HOME keeps its spelling in a word's value (vars.go) and is read as
+	// the home everywhere else: so here (cd $HOME; rm -rf * empties it).
+	for _, spelling := range [...]string{"$HOME", "${HOME}"} {
+		if rest, ok := strings.CutPrefix(dir, spelling); ok && (rest == "" || rest[0] == '/') {
+			dir = "~" + rest
+		}
+	}
 	if dir == "-" && name == "cd" {
 		o, ok := w.vars["OLDPWD"]
 		if !ok {
