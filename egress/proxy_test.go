@@ -21,6 +21,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	xproxy "golang.org/x/net/proxy"
+
+	"github.com/tether-dev/tether/internal/testenv"
 )
 
 // harness is a proxy on a host loopback listener with recorded events and
@@ -76,17 +78,21 @@ func startProxy(t *testing.T, pol Policy, lim Limits) *harness {
 // connection is closed. waitEvents polls for n events without timing.
 func (h *harness) waitEvents(t *testing.T, n int) []Event {
 	t.Helper()
-	for i := 0; ; i++ {
+	// A deadline, not a count of yields: on a quiet machine a million
+	// yields took 0.33 s, less than the 500 ms idle timeout an event
+	// waited for (CI4, session 14: TestProxyRefusesSplitClientHello).
+	deadline := time.Now().Add(testenv.Scaled(10 * time.Second))
+	for {
 		h.mu.Lock()
 		ev := append([]Event(nil), h.events...)
 		h.mu.Unlock()
 		if len(ev) >= n {
 			return ev
 		}
-		if i > 1e6 {
+		if time.Now().After(deadline) {
 			t.Fatalf("got %d events, want %d", len(ev), n)
 		}
-		runtimeGosched()
+		time.Sleep(time.Millisecond)
 	}
 }
 

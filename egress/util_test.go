@@ -1,5 +1,0 @@
-package egress
-
-import "runtime"
-
-func runtimeGosched() { runtime.Gosched() }
