@@ -74,13 +74,10 @@ type Entry struct {
 const GitDirName = ".git"
 
 // gitDir is git's control surface inside a git directory: everything git
-// reads to decide what programs to run or where the repository really is,
-// and objects/pack, whose objects git reads before loose ones and does not
-// re-hash at checkout (a pack holding an existing object's name with other
-// bytes would have the host's git reset restore them; ordinary work writes
-// loose objects only). Loose objects, refs, logs, the index and HEAD are
-// not on it: ordinary git work (add, commit, checkout -b, stash) writes
-// them, and they make git run nothing.
+// reads to decide what programs to run or where the repository really is.
+// Objects, refs, logs, the index and HEAD are not on it: ordinary git work
+// (add, commit, checkout -b, stash) writes them, and they make git run
+// nothing.
 var gitDir = []Entry{
 	{"config", File, "git reads it on every command (core.fsmonitor, core.hooksPath, core.sshCommand, aliases and filters run programs)", false},
 	{"config.worktree", File, "git reads it as configuration when extensions.worktreeConfig is set", false},
@@ -91,7 +88,6 @@ var gitDir = []Entry{
 	{"info", Dir, "git reads attributes (filter and diff drivers), exclude, sparse-checkout and grafts from it", false},
 	{"objects/info/alternates", File, "git reads objects from the directories it names", false},
 	{"objects/info/http-alternates", File, "git fetches objects from the URLs it names", false},
-	{"objects/pack", Dir, "git reads the objects of its packs before loose ones and does not re-hash them when it checks them out", false},
 }
 
 // workspace are the entries relative to the workspace root (the home

@@ -23,14 +23,13 @@ func TestReason(t *testing.T) {
 		".gitconfig", ".config/git/config", ".config/git/attributes", ".envrc", "sub/.envrc", ".tether.yaml",
 		".ssh/authorized_keys", ".ssh/config", ".ssh/rc", ".ssh", "/.bashrc", "./.git/config", "a/../.git/hooks",
 		"HEAD", "src/HEAD", "src/head", "bare/HEAD", "x/.git/../HEAD",
-		".git/objects/pack", ".git/objects/pack/p.pack", ".git/objects/pack/tmp_pack_x", ".git/objects",
 	}
 	for _, p := range protected {
 		assert.NotEmpty(t, Reason(p), p)
 	}
 	free := []string{
 		".", "", "src/main.go", ".git/HEAD", ".git/index", ".git/index.lock", ".git/refs/heads/main",
-		".git/objects/ab/cdef", ".git/objects/packs", ".git/logs/HEAD", ".git/COMMIT_EDITMSG",
+		".git/objects/ab/cdef", ".git/objects/pack/p.pack", ".git/logs/HEAD", ".git/COMMIT_EDITMSG",
 		".git/ORIG_HEAD", ".git/packed-refs", ".git/refs/stash", ".gitignore", ".gitattributes", "git/config",
 		"x.git/config", ".github/workflows/ci.yml", ".ssh/id_ed25519.pub", "bashrc",
 		"docs/.profile.md", ".git-orig", ".gitmodules", "sub/.git/HEAD", ".git/refs/remotes/origin/HEAD", "src/HEADER", "HEAD.md",
